@@ -1,0 +1,272 @@
+//! The 3.5D-blocked engine (sections V-C..V-E of the 3.5D paper): each pass advances `depth`
+//! time steps while reading and writing the grid once.
+//!
+//! The XY interior is cut into tiles (see [`super::tiling`]); all threads of a pinned team work
+//! on one tile at a time and stream through z. Level `j` (time step `j` of the pass) keeps its
+//! last `2R + 2` planes of the tile in a ring buffer; at pipeline step `s` level `j` computes
+//! plane `z = R + s - (j-1)(R+1)` from level `j-1`'s planes `z-R ..= z+R`, which were all
+//! finished at earlier steps, so every level advances in the same step and one spin-barrier per
+//! step is the only synchronisation (the prolog and epilog are the steps where some levels have
+//! no plane yet / any more). Level 0 is read straight from the source grid and the last level
+//! writes only the tile's valid output into the destination grid. Each level's rows are split
+//! evenly among the threads, as in the paper's figure 3(b).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::barrier::{PoisonOnPanic, SpinBarrier};
+use super::naive;
+use super::rows::{RowKernel, RowSources, WithKernel};
+use super::team::Team;
+use super::tiling::Tiling;
+use super::Failure;
+use crate::aligned::AlignedBuf;
+use crate::grid::padded_stride;
+use crate::{Grid, Real, SimdVec};
+
+/// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
+pub(crate) struct BlockedRun<'a, T: Real> {
+    pub(crate) grid: &'a mut Grid<T>,
+    pub(crate) scratch: &'a mut Grid<T>,
+    pub(crate) steps: usize,
+    pub(crate) dim_t: usize,
+    pub(crate) tile: [usize; 2],
+    pub(crate) team: &'a Team,
+}
+
+impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
+    type Output = Result<(), Failure>;
+
+    fn call<K: RowKernel<T>>(self, kernel: K) -> Self::Output {
+        let r = K::RADIUS;
+        let mut ring: Option<AlignedBuf<T>> = None;
+        let mut done = 0;
+        while done < self.steps {
+            let depth = self.dim_t.min(self.steps - done);
+            let tiling = Tiling::new(self.grid.dims(), r, self.tile, depth);
+            let layout = RingLayout::new::<T>(&tiling, r, depth);
+            if ring.as_ref().is_none_or(|b| b.len() < layout.len) {
+                ring = Some(
+                    AlignedBuf::zeroed(layout.len)
+                        .expect("ring buffers are a few cache-sized planes"),
+                );
+            }
+            let ring_buf = ring.as_mut().expect("allocated above");
+            let finite = Pass::new(
+                &kernel,
+                &tiling,
+                layout,
+                ring_buf,
+                self.grid,
+                self.scratch,
+                depth,
+                self.team.size(),
+            )
+            .run(self.team);
+            if finite {
+                self.grid.swap_storage(self.scratch);
+            } else {
+                // Replay the pass one step at a time to find the first step that went bad and
+                // leave the grid at the step before it.
+                for i in 1..=depth {
+                    if !naive::step(&kernel, self.grid, self.scratch) {
+                        return Err(Failure::locate(self.scratch, r, done + i));
+                    }
+                    self.grid.swap_storage(self.scratch);
+                }
+            }
+            done += depth;
+        }
+        Ok(())
+    }
+}
+
+/// Shape of the ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized plane.
+#[derive(Clone, Copy, Debug)]
+struct RingLayout {
+    pitch: usize,
+    slot: usize,
+    slots: usize,
+    len: usize,
+}
+
+impl RingLayout {
+    fn new<T>(tiling: &Tiling, r: usize, depth: usize) -> Self {
+        let pitch = padded_stride::<T>(tiling.buf_w);
+        let slot = pitch * tiling.buf_h;
+        let slots = 2 * r + 2;
+        RingLayout {
+            pitch,
+            slot,
+            slots,
+            len: (depth - 1) * slots * slot,
+        }
+    }
+}
+
+/// One pass over the grid: shared, read-only state of every team member.
+struct Pass<'a, T: Real, K> {
+    kernel: &'a K,
+    tiling: &'a Tiling,
+    depth: usize,
+    dims: [usize; 3],
+    pitch: usize,
+    plane: usize,
+    src: *const T,
+    dst: *mut T,
+    ring: *mut T,
+    layout: RingLayout,
+    barrier: SpinBarrier,
+    non_finite: AtomicBool,
+    threads: usize,
+}
+
+// SAFETY: the raw pointers are shared among the team under the schedule described in the module
+// docs: in each pipeline step every thread writes only its own rows of one plane per level (into
+// ring slots or dst rows no other thread reads or writes in that step), reads only planes
+// finished in earlier steps (separated by the barrier), and `src` is never written.
+unsafe impl<T: Real, K: Sync> Sync for Pass<'_, T, K> {}
+
+impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        kernel: &'a K,
+        tiling: &'a Tiling,
+        layout: RingLayout,
+        ring: &'a mut AlignedBuf<T>,
+        src: &'a Grid<T>,
+        dst: &'a mut Grid<T>,
+        depth: usize,
+        threads: usize,
+    ) -> Self {
+        Pass {
+            kernel,
+            tiling,
+            depth,
+            dims: src.dims(),
+            pitch: src.pitch(),
+            plane: src.plane_stride(),
+            src: src.storage().as_ptr(),
+            dst: dst.storage_mut().as_mut_ptr(),
+            ring: ring.as_mut_ptr(),
+            layout,
+            barrier: SpinBarrier::new(threads),
+            non_finite: AtomicBool::new(false),
+            threads,
+        }
+    }
+
+    /// Runs the pass on the team; false if any value written is infinite or NaN.
+    fn run(self, team: &Team) -> bool {
+        team.run(&|tid| self.work(tid));
+        !self.non_finite.load(Ordering::Relaxed)
+    }
+
+    /// Rows of `rows` that thread `tid` computes.
+    fn share(&self, rows: Range<usize>, tid: usize) -> Range<usize> {
+        let len = rows.len();
+        rows.start + len * tid / self.threads..rows.start + len * (tid + 1) / self.threads
+    }
+
+    /// Row (z, y) of the source grid, indexable by global column.
+    #[inline]
+    fn src_row(&self, z: usize, y: usize) -> *const T {
+        self.src.wrapping_add(z * self.plane + y * self.pitch)
+    }
+
+    /// Row (z, y) of level `level`'s ring buffer, indexable by global column.
+    #[inline]
+    fn ring_row(&self, level: usize, z: usize, y: usize, origin: [usize; 2]) -> *mut T {
+        let slot = (level - 1) * self.layout.slots + z % self.layout.slots;
+        self.ring
+            .wrapping_add(slot * self.layout.slot + (y - origin[1]) * self.layout.pitch)
+            .wrapping_sub(origin[0])
+    }
+
+    /// Where level `level`'s value of row (z, y) lives: the source grid for level 0 and for the
+    /// fixed boundary (it never changes), the level's ring buffer otherwise.
+    #[inline]
+    fn read_row(&self, level: usize, z: isize, y: isize, origin: [usize; 2]) -> *const T {
+        let (z, y) = (z as usize, y as usize);
+        let r = K::RADIUS;
+        let boundary = z < r || z >= self.dims[2] - r || y < r || y >= self.dims[1] - r;
+        if level == 0 || boundary {
+            self.src_row(z, y)
+        } else {
+            self.ring_row(level, z, y, origin)
+        }
+    }
+
+    fn work(&self, tid: usize) {
+        let _poison = PoisonOnPanic(&self.barrier);
+        let r = K::RADIUS;
+        let [nx, ny, nz] = self.dims;
+        let depth = self.depth;
+        let zero = T::Simd::splat(T::zero());
+        let (mut check, mut unchecked) = (zero, zero);
+        let pipeline_steps = (nz - 2 * r) + (depth - 1) * (r + 1);
+        let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
+        for tile in &self.tiling.tiles {
+            let origin = tile.buffer_origin(depth, r);
+            levels.clear();
+            levels.extend((1..=depth).map(|j| {
+                (
+                    tile.level_x(j, depth, r, nx),
+                    self.share(tile.level_y(j, depth, r, ny), tid),
+                )
+            }));
+            for s in 0..pipeline_steps {
+                for (j, (xs, ys)) in (1..=depth).zip(&levels) {
+                    let z = (r + s) as isize - ((j - 1) * (r + 1)) as isize;
+                    if z < r as isize || z >= (nz - r) as isize {
+                        continue;
+                    }
+                    let z = z as usize;
+                    for y in ys.clone() {
+                        let sources = RowSources::gather(r, K::BOX, |dz, dy| {
+                            self.read_row(j - 1, z as isize + dz, y as isize + dy, origin)
+                        });
+                        if j == depth {
+                            let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
+                            // SAFETY: level j-1 holds columns xs ± R of rows y ± R, z ± R (the
+                            // tiling grows each level by R); out is this thread's row of dst.
+                            unsafe { self.kernel.row(&sources, out, xs.start, xs.end, &mut check) };
+                        } else {
+                            let out = self.ring_row(j, z, y, origin);
+                            // SAFETY: as above; out is this thread's row of a ring slot that no
+                            // thread reads in this step, and it holds the buffered columns.
+                            unsafe {
+                                self.kernel
+                                    .row(&sources, out, xs.start, xs.end, &mut unchecked)
+                            };
+                            self.copy_boundary_columns(z, y, out, xs);
+                        }
+                    }
+                }
+                if self.barrier.wait().is_err() {
+                    return;
+                }
+            }
+        }
+        if !check.sum().is_finite() {
+            self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies the fixed boundary columns of row (z, y) into a ring row when the level's
+    /// columns reach the grid's edge (the next level reads them).
+    fn copy_boundary_columns(&self, z: usize, y: usize, out: *mut T, xs: &Range<usize>) {
+        let r = K::RADIUS;
+        let nx = self.dims[0];
+        let src = self.src_row(z, y);
+        let columns = (xs.start == r)
+            .then_some(0..r)
+            .into_iter()
+            .chain((xs.end == nx - r).then_some(nx - r..nx));
+        for x in columns.flatten() {
+            // SAFETY: when the level starts at column r (ends at nx - r) the tile's buffer
+            // starts at column 0 (ends at nx), so column x exists in both rows.
+            unsafe { *out.wrapping_add(x) = *src.wrapping_add(x) };
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! A persistent team of worker threads, each pinned to its own core, that runs one job at a time
+//! with every member taking part: the execution model of the 3.5D engine (all threads share each
+//! XY tile, synchronised by a spin barrier). Threads live as long as the team, so a run pays no
+//! spawn cost and keeps its cache and core affinity from pass to pass.
+
+use std::any::Any;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::{Error, Result};
+
+/// A job: called once on every member with the member's index.
+type JobFn = dyn Fn(usize) + Sync + 'static;
+
+#[derive(Clone, Copy)]
+struct JobPtr(*const JobFn);
+// SAFETY: the pointee is Sync, and Team::run keeps it alive until every worker is done with it.
+unsafe impl Send for JobPtr {}
+
+struct Slot {
+    generation: u64,
+    job: Option<JobPtr>,
+    pending: usize,
+    panic: Option<Box<dyn Any + Send>>,
+    shutdown: bool,
+}
+
+struct Shared {
+    slot: Mutex<Slot>,
+    start: Condvar,
+    done: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        // Workers never panic while holding the lock (jobs run outside it), so poisoning can
+        // only come from a bug; recover the data rather than cascade.
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A fixed-size team of (optionally pinned) worker threads.
+pub(crate) struct Team {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+    pinned: bool,
+}
+
+impl Team {
+    /// Starts `size` workers; with `pin`, worker `i` is pinned to the `i`-th core this process
+    /// may run on (wrapping around when there are fewer cores than workers).
+    pub(crate) fn new(size: usize, pin: bool) -> Result<Team> {
+        if size == 0 {
+            return Err(Error::InvalidPlan(
+                "a team needs at least one thread".into(),
+            ));
+        }
+        let shared = Arc::new(Shared {
+            slot: Mutex::new(Slot {
+                generation: 0,
+                job: None,
+                pending: 0,
+                panic: None,
+                shutdown: false,
+            }),
+            start: Condvar::new(),
+            done: Condvar::new(),
+        });
+        let cores = if pin {
+            core_affinity::get_core_ids().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let pinned = pin && !cores.is_empty();
+        let mut handles = Vec::with_capacity(size);
+        for index in 0..size {
+            let shared = Arc::clone(&shared);
+            let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
+            let handle = std::thread::Builder::new()
+                .name(format!("stencil35d-{index}"))
+                .spawn(move || {
+                    if let Some(core) = core {
+                        core_affinity::set_for_current(core);
+                    }
+                    worker_loop(&shared, index);
+                })
+                .map_err(|e| Error::InvalidPlan(format!("cannot start worker thread: {e}")))?;
+            handles.push(handle);
+        }
+        Ok(Team {
+            shared,
+            handles,
+            pinned,
+        })
+    }
+
+    /// Number of workers.
+    pub(crate) fn size(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Whether the workers were pinned to cores.
+    pub(crate) fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Runs `job(i)` on every worker `i` and returns when all have finished. A panic in any
+    /// worker is re-raised here after all workers have finished.
+    pub(crate) fn run<'a>(&self, job: &'a (dyn Fn(usize) + Sync + 'a)) {
+        let job: *const (dyn Fn(usize) + Sync + 'a) = job;
+        // SAFETY: only the lifetime is erased. This function does not return until `pending`
+        // is back to zero, i.e. until every worker has returned from its call of the job, and
+        // the pointer is cleared before returning, so it is never used after `job` dies.
+        let ptr = JobPtr(unsafe {
+            std::mem::transmute::<*const (dyn Fn(usize) + Sync + 'a), *const JobFn>(job)
+        });
+        let mut slot = self.shared.lock();
+        slot.job = Some(ptr);
+        slot.pending = self.size();
+        slot.generation += 1;
+        self.shared.start.notify_all();
+        while slot.pending > 0 {
+            slot = self
+                .shared
+                .done
+                .wait(slot)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        slot.job = None;
+        if let Some(panic) = slot.panic.take() {
+            drop(slot);
+            std::panic::resume_unwind(panic);
+        }
+    }
+}
+
+fn worker_loop(shared: &Shared, index: usize) {
+    let mut seen = 0u64;
+    loop {
+        let job = {
+            let mut slot = shared.lock();
+            while slot.generation == seen && !slot.shutdown {
+                slot = shared.start.wait(slot).unwrap_or_else(|e| e.into_inner());
+            }
+            if slot.shutdown {
+                return;
+            }
+            seen = slot.generation;
+            slot.job.expect("a new generation always carries a job")
+        };
+        // SAFETY: Team::run keeps the job alive until this worker decrements `pending` below.
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*job.0)(index) }));
+        let mut slot = shared.lock();
+        if let Err(panic) = outcome {
+            slot.panic.get_or_insert(panic);
+        }
+        slot.pending -= 1;
+        if slot.pending == 0 {
+            shared.done.notify_all();
+        }
+    }
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        self.shared.lock().shutdown = true;
+        self.shared.start.notify_all();
+        for handle in self.handles.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn every_member_runs_every_job() {
+        let team = Team::new(3, true).unwrap();
+        let hits = AtomicUsize::new(0);
+        for _ in 0..50 {
+            team.run(&|i| {
+                hits.fetch_add(1 << (8 * i), Ordering::Relaxed);
+            });
+        }
+        assert_eq!(
+            hits.load(Ordering::Relaxed),
+            50 * (1 + (1 << 8) + (1 << 16))
+        );
+    }
+
+    #[test]
+    fn a_panicking_job_is_reported_and_the_team_survives() {
+        let team = Team::new(2, false).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            team.run(&|i| assert!(i != 1, "worker one fails"));
+        }));
+        assert!(caught.is_err());
+        let hits = AtomicUsize::new(0);
+        team.run(&|_| {
+            hits.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(hits.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn zero_threads_is_an_error() {
+        assert!(Team::new(0, false).is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! Geometry of 3.5D blocking: how the XY interior is cut into tiles, which region of a tile
+//! each time level computes, and how much work the overlapping ghost zones redo (κ).
+//!
+//! A tile is given by its *loaded* size `dim_X × dim_Y` (the 3.5D paper's convention): with
+//! `depth` time levels per pass, the valid output is `dim - 2·R·depth` wide, and level `j`
+//! computes the output region grown by `R·(depth - j)` on each side, clipped to the interior.
+
+use std::ops::Range;
+
+/// One tile: the part of the XY interior whose final values it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Tile {
+    /// Output columns.
+    pub(crate) x: Range<usize>,
+    /// Output rows.
+    pub(crate) y: Range<usize>,
+}
+
+/// The tiles of one pass and the buffer size every tile fits in.
+#[derive(Clone, Debug)]
+pub(crate) struct Tiling {
+    pub(crate) tiles: Vec<Tile>,
+    /// Width of the widest tile's buffered region (output + ghost zones + boundary columns).
+    pub(crate) buf_w: usize,
+    /// Height of the tallest tile's buffered region.
+    pub(crate) buf_h: usize,
+}
+
+/// Cuts `[r, n - r)` into the fewest near-equal pieces no longer than `max_len`.
+fn split_even(n: usize, r: usize, max_len: usize) -> Vec<Range<usize>> {
+    let len = n - 2 * r;
+    let pieces = len.div_ceil(max_len.max(1));
+    (0..pieces)
+        .map(|i| r + i * len / pieces..r + (i + 1) * len / pieces)
+        .collect()
+}
+
+/// The output range grown by `grow` on each side and clipped to the interior `[r, n - r)`.
+#[inline]
+pub(crate) fn grown(out: &Range<usize>, grow: usize, r: usize, n: usize) -> Range<usize> {
+    out.start.saturating_sub(grow).max(r)..(out.end + grow).min(n - r)
+}
+
+impl Tiling {
+    /// Tiles for a grid of `dims`, radius `r`, loaded tile size `tile` and `depth` levels per
+    /// pass. The caller guarantees `tile[i] > 2·r·depth`.
+    pub(crate) fn new(dims: [usize; 3], r: usize, tile: [usize; 2], depth: usize) -> Tiling {
+        let ghost = 2 * r * depth;
+        let xs = split_even(dims[0], r, tile[0] - ghost);
+        let ys = split_even(dims[1], r, tile[1] - ghost);
+        let buf = |ranges: &[Range<usize>], n: usize| {
+            ranges
+                .iter()
+                .map(|o| o.start.saturating_sub(r * depth)..(o.end + r * depth).min(n))
+                .map(|b| b.len())
+                .max()
+                .unwrap_or(0)
+        };
+        let (buf_w, buf_h) = (buf(&xs, dims[0]), buf(&ys, dims[1]));
+        let tiles = ys
+            .iter()
+            .flat_map(|y| {
+                xs.iter().map(move |x| Tile {
+                    x: x.clone(),
+                    y: y.clone(),
+                })
+            })
+            .collect();
+        Tiling {
+            tiles,
+            buf_w,
+            buf_h,
+        }
+    }
+}
+
+impl Tile {
+    /// Columns that level `j` (1-based) of a pass with `depth` levels computes.
+    #[inline]
+    pub(crate) fn level_x(&self, j: usize, depth: usize, r: usize, nx: usize) -> Range<usize> {
+        grown(&self.x, r * (depth - j), r, nx)
+    }
+
+    /// Rows that level `j` of a pass with `depth` levels computes.
+    #[inline]
+    pub(crate) fn level_y(&self, j: usize, depth: usize, r: usize, ny: usize) -> Range<usize> {
+        grown(&self.y, r * (depth - j), r, ny)
+    }
+
+    /// Global (x, y) of the first cell of this tile's buffered region.
+    #[inline]
+    pub(crate) fn buffer_origin(&self, depth: usize, r: usize) -> [usize; 2] {
+        [
+            self.x.start.saturating_sub(r * depth),
+            self.y.start.saturating_sub(r * depth),
+        ]
+    }
+}
+
+/// κ: cells computed per useful cell update for this tiling (1.0 = no redundant work), counted
+/// exactly over the actual tiles rather than with eq. (2)'s infinite-grid approximation.
+pub(crate) fn redundancy(dims: [usize; 3], r: usize, tile: [usize; 2], depth: usize) -> f64 {
+    let tiling = Tiling::new(dims, r, tile, depth);
+    let computed: usize = tiling
+        .tiles
+        .iter()
+        .map(|t| {
+            (1..=depth)
+                .map(|j| {
+                    t.level_x(j, depth, r, dims[0]).len() * t.level_y(j, depth, r, dims[1]).len()
+                })
+                .sum::<usize>()
+        })
+        .sum();
+    let useful = depth * (dims[0] - 2 * r) * (dims[1] - 2 * r);
+    computed as f64 / useful as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_the_interior_once() {
+        let dims = [37, 29, 5];
+        for (r, depth, tile) in [
+            (1, 1, [8, 8]),
+            (1, 3, [16, 9]),
+            (2, 2, [64, 64]),
+            (4, 1, [10, 12]),
+        ] {
+            let t = Tiling::new(dims, r, tile, depth);
+            let mut hits = vec![0u8; dims[0] * dims[1]];
+            for tile_ in &t.tiles {
+                assert!(tile_.x.len() + 2 * r * depth <= tile[0]);
+                for y in tile_.y.clone() {
+                    for x in tile_.x.clone() {
+                        hits[y * dims[0] + x] += 1;
+                    }
+                }
+            }
+            for y in 0..dims[1] {
+                for x in 0..dims[0] {
+                    let interior = (r..dims[0] - r).contains(&x) && (r..dims[1] - r).contains(&y);
+                    assert_eq!(
+                        hits[y * dims[0] + x],
+                        interior as u8,
+                        "r={r} depth={depth} ({x},{y})"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn levels_shrink_by_r_per_step() {
+        let t = Tile { x: 10..20, y: 5..8 };
+        assert_eq!(t.level_x(3, 3, 2, 100), 10..20);
+        assert_eq!(t.level_x(1, 3, 2, 100), 6..24);
+        assert_eq!(t.level_y(1, 3, 2, 100), 2..11, "clipped to the interior");
+    }
+
+    #[test]
+    fn one_tile_has_no_redundancy() {
+        assert_eq!(redundancy([50, 50, 50], 1, [64, 64], 2), 1.0);
+        let k = redundancy([514, 514, 8], 1, [100, 100], 2);
+        assert!(k > 1.0 && k < 1.2, "{k}");
+    }
+}

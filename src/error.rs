@@ -1,0 +1,112 @@
+//! The one error type of the crate: every failure a user can cause or meet is a variant with a
+//! message that says what was wrong and what to do, never a panic.
+
+use std::path::PathBuf;
+
+/// Errors returned by planning, solving and I/O.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A grid or lattice dimension is too small for the kernel's fixed boundary layer.
+    #[error(
+        "grid {nx}x{ny}x{nz} is too small for a radius-{radius} kernel: every side needs at least \
+         {min} cells ({radius} boundary cells on each side and at least one interior cell)",
+        nx = dims[0], ny = dims[1], nz = dims[2], min = 2 * radius + 1
+    )]
+    GridTooSmall {
+        /// The dimensions given.
+        dims: [usize; 3],
+        /// The kernel radius (boundary-layer width).
+        radius: usize,
+    },
+
+    /// A stencil definition the engines do not support (radius out of range, wrong number or
+    /// non-finite coefficients).
+    #[error("unsupported stencil: {0}")]
+    UnsupportedStencil(String),
+
+    /// A plan setting that cannot work (zero threads, a tile too small for dim_T, ...).
+    #[error("invalid plan: {0}")]
+    InvalidPlan(String),
+
+    /// A plan made for another kernel, precision or size than the state it is run on.
+    #[error("plan does not match the data: {0}")]
+    PlanMismatch(String),
+
+    /// `run` was asked for zero time steps.
+    #[error("zero time steps requested: ask for at least one step")]
+    ZeroSteps,
+
+    /// The input already holds an infinity or NaN; nothing was computed.
+    #[error("the input holds a non-finite value {value} at cell ({x}, {y}, {z}); nothing was computed", x = cell[0], y = cell[1], z = cell[2])]
+    NonFiniteInput {
+        /// The first non-finite cell found, as (x, y, z).
+        cell: [usize; 3],
+        /// Its value.
+        value: f64,
+    },
+
+    /// A value became infinite or NaN during the run. The state passed to `run` holds the last
+    /// finite state, `step - 1` steps after the start of this run.
+    #[error(
+        "a non-finite value ({value}) appeared at cell ({x}, {y}, {z}) in time step {step} of this run; \
+         the data holds the last finite state, after step {last}: the scheme is probably unstable \
+         for these coefficients", x = cell[0], y = cell[1], z = cell[2], last = step - 1
+    )]
+    NonFinite {
+        /// 1-based step of this run in which the value appeared.
+        step: usize,
+        /// A cell holding the value, as (x, y, z).
+        cell: [usize; 3],
+        /// The value (infinity or NaN).
+        value: f64,
+    },
+
+    /// Physical parameters that make a lattice-Boltzmann run unstable or meaningless.
+    #[error("unstable or invalid physics: {0}")]
+    Unstable(String),
+
+    /// No usable NVIDIA GPU: no driver, no NVRTC, or no device.
+    #[error("no usable GPU: {0}")]
+    NoGpu(String),
+
+    /// The GPU does not have the memory a run needs.
+    #[error("GPU out of memory: this run needs {needed} MiB of device memory, {free} MiB are free", needed = needed >> 20, free = free >> 20)]
+    GpuOutOfMemory {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes free on the device.
+        free: usize,
+    },
+
+    /// A CUDA driver or NVRTC call failed.
+    #[error("GPU error: {0}")]
+    Gpu(String),
+
+    /// Reading or writing a file failed.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A malformed argument (a kernel name, a size string, a file's contents).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

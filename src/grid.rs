@@ -1,0 +1,347 @@
+//! [`Grid`]: a 3D field of `f32` or `f64`, x fastest, every row starting on a cache line.
+//!
+//! The outermost `R` cells on each side (R = the stencil radius) are the fixed (Dirichlet)
+//! boundary: solvers read them and never change them, the convention of the 3.5D and AN5D papers.
+
+use std::ops::{Index, IndexMut};
+
+use rand::{Rng, SeedableRng};
+
+use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::{Error, Real, Result};
+
+/// A dense 3D grid of `T` with padded, aligned rows.
+///
+/// ```
+/// use stencil35d::Grid;
+/// let mut g = Grid::<f32>::new([8, 6, 4]).unwrap();
+/// g[[1, 2, 3]] = 5.0;
+/// assert_eq!(g.get(1, 2, 3), 5.0);
+/// assert_eq!(g.dims(), [8, 6, 4]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Grid<T: Real> {
+    dims: [usize; 3],
+    pitch: usize,
+    plane: usize,
+    data: AlignedBuf<T>,
+}
+
+/// Pads a stride (in elements) to whole cache lines and away from multiples of 4 KiB, so the
+/// rows and planes a stencil reads together do not all map to the same cache sets.
+pub(crate) fn padded_stride<T>(len: usize) -> usize {
+    let line = CACHE_LINE / std::mem::size_of::<T>();
+    let mut stride = len.div_ceil(line) * line;
+    if (stride * std::mem::size_of::<T>()) % 4096 == 0 && stride > line {
+        stride += line;
+    }
+    stride
+}
+
+impl<T: Real> Grid<T> {
+    /// A grid of zeros with dimensions `[nx, ny, nz]`.
+    pub fn new(dims: [usize; 3]) -> Result<Self> {
+        if dims.contains(&0) {
+            return Err(Error::InvalidArgument(format!(
+                "grid dimensions must be positive, got {}x{}x{}",
+                dims[0], dims[1], dims[2]
+            )));
+        }
+        let pitch = padded_stride::<T>(dims[0]);
+        let plane = padded_stride::<T>(pitch.checked_mul(dims[1]).ok_or_else(|| too_large(dims))?);
+        let len = plane.checked_mul(dims[2]).ok_or_else(|| too_large(dims))?;
+        let data = AlignedBuf::zeroed(len).ok_or_else(|| too_large(dims))?;
+        Ok(Self {
+            dims,
+            pitch,
+            plane,
+            data,
+        })
+    }
+
+    /// A grid whose cell (x, y, z) is `f(x, y, z)`.
+    pub fn from_fn(dims: [usize; 3], mut f: impl FnMut(usize, usize, usize) -> T) -> Result<Self> {
+        let mut g = Self::new(dims)?;
+        for z in 0..dims[2] {
+            for y in 0..dims[1] {
+                for (x, v) in g.row_mut(y, z).iter_mut().enumerate() {
+                    *v = f(x, y, z);
+                }
+            }
+        }
+        Ok(g)
+    }
+
+    /// A grid from dense data in x-fastest order (`data.len() == nx * ny * nz`).
+    pub fn from_slice(dims: [usize; 3], data: &[T]) -> Result<Self> {
+        let n = dims.iter().product::<usize>();
+        if data.len() != n {
+            return Err(Error::InvalidArgument(format!(
+                "{} values given for a {}x{}x{} grid of {n} cells",
+                data.len(),
+                dims[0],
+                dims[1],
+                dims[2]
+            )));
+        }
+        let mut g = Self::new(dims)?;
+        for (i, row) in data.chunks_exact(dims[0]).enumerate() {
+            g.row_mut(i % dims[1], i / dims[1]).copy_from_slice(row);
+        }
+        Ok(g)
+    }
+
+    /// A grid of independent uniform random values in `[lo, hi)`, reproducible from `seed`.
+    pub fn random(dims: [usize; 3], lo: f64, hi: f64, seed: u64) -> Result<Self> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        Self::from_fn(dims, |_, _, _| T::of(rng.random_range(lo..hi)))
+    }
+
+    /// `[nx, ny, nz]`.
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+
+    /// Number of cells, `nx * ny * nz`.
+    pub fn cells(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Value at (x, y, z). Panics when out of bounds, like slice indexing.
+    #[inline]
+    pub fn get(&self, x: usize, y: usize, z: usize) -> T {
+        self[[x, y, z]]
+    }
+
+    /// Sets the value at (x, y, z). Panics when out of bounds, like slice indexing.
+    #[inline]
+    pub fn set(&mut self, x: usize, y: usize, z: usize, v: T) {
+        self[[x, y, z]] = v;
+    }
+
+    /// The `nx` values of row (y, z).
+    #[inline]
+    pub fn row(&self, y: usize, z: usize) -> &[T] {
+        let o = self.offset(0, y, z);
+        &self.data[o..o + self.dims[0]]
+    }
+
+    /// The `nx` values of row (y, z), mutable.
+    #[inline]
+    pub fn row_mut(&mut self, y: usize, z: usize) -> &mut [T] {
+        let o = self.offset(0, y, z);
+        let nx = self.dims[0];
+        &mut self.data[o..o + nx]
+    }
+
+    /// Sets every cell to `v`.
+    pub fn fill(&mut self, v: T) {
+        self.data.fill(v);
+    }
+
+    /// The values in x-fastest order without padding.
+    pub fn to_vec(&self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.cells());
+        for z in 0..self.dims[2] {
+            for y in 0..self.dims[1] {
+                out.extend_from_slice(self.row(y, z));
+            }
+        }
+        out
+    }
+
+    /// Iterates over `((x, y, z), value)` in x-fastest order.
+    pub fn iter(&self) -> impl Iterator<Item = ([usize; 3], T)> + '_ {
+        let [nx, ny, nz] = self.dims;
+        (0..nz).flat_map(move |z| {
+            (0..ny).flat_map(move |y| (0..nx).map(move |x| ([x, y, z], self.get(x, y, z))))
+        })
+    }
+
+    /// `max |self - other| / max |other|` over all cells: the relative error measure the tests
+    /// and `bench --verify` use (`other` is the reference). Dimensions must match.
+    pub fn max_rel_diff(&self, other: &Grid<T>) -> Result<f64> {
+        if self.dims != other.dims {
+            return Err(Error::InvalidArgument(format!(
+                "cannot compare grids of sizes {:?} and {:?}",
+                self.dims, other.dims
+            )));
+        }
+        let mut diff = 0.0f64;
+        let mut scale = 0.0f64;
+        for z in 0..self.dims[2] {
+            for y in 0..self.dims[1] {
+                for (a, b) in self.row(y, z).iter().zip(other.row(y, z)) {
+                    let (a, b) = (
+                        a.to_f64().unwrap_or(f64::NAN),
+                        b.to_f64().unwrap_or(f64::NAN),
+                    );
+                    let d = (a - b).abs();
+                    // A NaN anywhere must fail the comparison, not vanish in max().
+                    diff = if d.is_nan() || diff.is_nan() {
+                        f64::NAN
+                    } else {
+                        diff.max(d)
+                    };
+                    scale = scale.max(b.abs());
+                }
+            }
+        }
+        Ok(if scale > 0.0 { diff / scale } else { diff })
+    }
+
+    /// The first non-finite cell in x-fastest order, with its value.
+    pub fn find_non_finite(&self) -> Option<([usize; 3], f64)> {
+        self.iter()
+            .find(|(_, v)| !v.is_finite())
+            .map(|(c, v)| (c, v.to_f64().unwrap_or(f64::NAN)))
+    }
+
+    /// Row stride in elements (>= nx, a whole number of cache lines).
+    #[inline]
+    pub(crate) fn pitch(&self) -> usize {
+        self.pitch
+    }
+
+    /// Plane stride in elements.
+    #[inline]
+    pub(crate) fn plane_stride(&self) -> usize {
+        self.plane
+    }
+
+    /// Linear index of (x, y, z) in the padded storage.
+    #[inline]
+    pub(crate) fn offset(&self, x: usize, y: usize, z: usize) -> usize {
+        z * self.plane + y * self.pitch + x
+    }
+
+    /// The padded storage (rows `pitch` apart, planes `plane_stride` apart).
+    #[inline]
+    pub(crate) fn storage(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The padded storage, mutable.
+    #[inline]
+    pub(crate) fn storage_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// Exchanges the contents of two grids of the same shape in O(1) (engines ping-pong
+    /// between the user's grid and a scratch grid and hand the final buffer back this way).
+    pub(crate) fn swap_storage(&mut self, other: &mut Grid<T>) {
+        debug_assert_eq!(self.dims, other.dims);
+        std::mem::swap(&mut self.data, &mut other.data);
+    }
+
+    /// Copies every cell within `width` of a face of the grid from `src` (same shape).
+    pub(crate) fn copy_boundary_from(&mut self, src: &Grid<T>, width: usize) {
+        let [nx, ny, nz] = self.dims;
+        for z in 0..nz {
+            for y in 0..ny {
+                let whole_row = z < width || z + width >= nz || y < width || y + width >= ny;
+                let (dst, s) = (self.row_mut(y, z), src.row(y, z));
+                if whole_row || 2 * width >= nx {
+                    dst.copy_from_slice(s);
+                } else {
+                    dst[..width].copy_from_slice(&s[..width]);
+                    dst[nx - width..].copy_from_slice(&s[nx - width..]);
+                }
+            }
+        }
+    }
+}
+
+fn too_large(dims: [usize; 3]) -> Error {
+    Error::InvalidArgument(format!(
+        "a {}x{}x{} grid does not fit in memory",
+        dims[0], dims[1], dims[2]
+    ))
+}
+
+impl<T: Real> Index<[usize; 3]> for Grid<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, [x, y, z]: [usize; 3]) -> &T {
+        assert!(
+            x < self.dims[0] && y < self.dims[1] && z < self.dims[2],
+            "cell ({x}, {y}, {z}) is outside a {:?} grid",
+            self.dims
+        );
+        &self.data[self.offset(x, y, z)]
+    }
+}
+
+impl<T: Real> IndexMut<[usize; 3]> for Grid<T> {
+    #[inline]
+    fn index_mut(&mut self, [x, y, z]: [usize; 3]) -> &mut T {
+        assert!(
+            x < self.dims[0] && y < self.dims[1] && z < self.dims[2],
+            "cell ({x}, {y}, {z}) is outside a {:?} grid",
+            self.dims
+        );
+        let o = self.offset(x, y, z);
+        &mut self.data[o]
+    }
+}
+
+impl<T: Real> PartialEq for Grid<T> {
+    /// Equal when the dimensions and every cell value are equal (padding is ignored).
+    fn eq(&self, other: &Self) -> bool {
+        self.dims == other.dims
+            && (0..self.dims[2])
+                .all(|z| (0..self.dims[1]).all(|y| self.row(y, z) == other.row(y, z)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_padded_and_aligned() {
+        let g = Grid::<f32>::new([37, 29, 23]).unwrap();
+        assert_eq!(g.pitch() % 16, 0);
+        assert!(g.pitch() >= 37);
+        assert_eq!(g.storage().as_ptr() as usize % 64, 0);
+        let big = Grid::<f32>::new([1024, 4, 2]).unwrap();
+        assert_ne!(
+            big.pitch() * 4 % 4096,
+            0,
+            "rows 4 KiB apart alias in cache sets"
+        );
+    }
+
+    #[test]
+    fn slice_round_trip_and_indexing() {
+        let dims = [5, 3, 2];
+        let data: Vec<f64> = (0..30).map(|i| i as f64).collect();
+        let g = Grid::from_slice(dims, &data).unwrap();
+        assert_eq!(g.to_vec(), data);
+        assert_eq!(g.get(4, 2, 1), 29.0);
+        assert_eq!(g[[1, 1, 0]], 6.0);
+        assert!(Grid::<f64>::from_slice(dims, &data[1..]).is_err());
+        assert!(Grid::<f64>::new([0, 1, 1]).is_err());
+    }
+
+    #[test]
+    fn rel_diff_sees_nan() {
+        let a = Grid::<f32>::random([4, 4, 4], 0.0, 1.0, 1).unwrap();
+        let mut b = a.clone();
+        assert_eq!(a.max_rel_diff(&b).unwrap(), 0.0);
+        b.set(1, 2, 3, f32::NAN);
+        assert!(b.max_rel_diff(&a).unwrap().is_nan());
+        assert_eq!(b.find_non_finite().unwrap().0, [1, 2, 3]);
+    }
+
+    #[test]
+    fn boundary_copy_touches_only_the_layer() {
+        let src = Grid::<f64>::from_fn([6, 6, 6], |x, y, z| (x + 10 * y + 100 * z) as f64).unwrap();
+        let mut dst = Grid::<f64>::new([6, 6, 6]).unwrap();
+        dst.copy_boundary_from(&src, 1);
+        for ([x, y, z], v) in dst.iter() {
+            let inner = (1..5).contains(&x) && (1..5).contains(&y) && (1..5).contains(&z);
+            assert_eq!(v, if inner { 0.0 } else { src.get(x, y, z) });
+        }
+    }
+}

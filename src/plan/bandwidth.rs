@@ -1,0 +1,152 @@
+//! The memory-bandwidth probe: a short multi-threaded STREAM-style "scale" sweep (`b = s·a`, one
+//! read and one ordinary store per element, the same traffic pattern as a naive stencil sweep)
+//! over arrays several times larger than the last-level cache, best of a few repetitions.
+//!
+//! The result is cached on disk per boot (the key includes `/proc/sys/kernel/random/boot_id`),
+//! so CLI calls and test binaries after the first do not re-measure. Set
+//! `STENCIL35D_BANDWIDTH_GBS` to skip the probe, `STENCIL35D_CACHE_DIR` to move the cache.
+
+use std::path::PathBuf;
+use std::sync::Barrier;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+/// Bandwidth in GB/s and where it came from: the environment override, the cache, or a fresh
+/// measurement.
+pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
+    if let Some(gbs) = std::env::var("STENCIL35D_BANDWIDTH_GBS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| *v > 0.0)
+    {
+        return (gbs, "STENCIL35D_BANDWIDTH_GBS".into());
+    }
+    let key = cache_key(threads, llc_bytes);
+    if !refresh {
+        if let Some(gbs) = read_cache(&key) {
+            return (gbs, "measured earlier this boot".into());
+        }
+    }
+    let gbs = measure(threads, llc_bytes);
+    write_cache(&key, gbs);
+    (gbs, "measured".into())
+}
+
+/// Measures the copy-scale bandwidth with `threads` threads; bytes read plus bytes written.
+pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
+    let bytes = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
+    let n = bytes / std::mem::size_of::<f64>();
+    let threads = threads.max(1);
+    let chunk = n.div_ceil(threads);
+    let mut a = vec![0.0f64; n];
+    let mut b = vec![0.0f64; n];
+    // First touch from the threads that will use each chunk (NUMA placement).
+    std::thread::scope(|s| {
+        for (ca, cb) in a.chunks_mut(chunk).zip(b.chunks_mut(chunk)) {
+            s.spawn(move || {
+                ca.iter_mut().enumerate().for_each(|(i, v)| *v = i as f64);
+                cb.fill(1.0);
+            });
+        }
+    });
+    let mut best = f64::INFINITY;
+    for rep in 0..6 {
+        let start = Barrier::new(threads);
+        let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
+            let handles: Vec<_> = a
+                .chunks(chunk)
+                .zip(b.chunks_mut(chunk))
+                .map(|(ca, cb)| {
+                    let start = &start;
+                    s.spawn(move || {
+                        start.wait();
+                        let t0 = Instant::now();
+                        let factor = 1.000_001 + rep as f64 * 1e-9;
+                        for (o, i) in cb.iter_mut().zip(ca) {
+                            *o = i * factor;
+                        }
+                        std::hint::black_box(&cb);
+                        (t0, Instant::now())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("probe thread"))
+                .collect()
+        });
+        let t0 = spans
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .expect("at least one thread");
+        let t1 = spans
+            .iter()
+            .map(|s| s.1)
+            .max()
+            .expect("at least one thread");
+        if rep > 0 {
+            best = best.min((t1 - t0).as_secs_f64());
+        }
+    }
+    (2 * n * std::mem::size_of::<f64>()) as f64 / best / 1e9
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    key: String,
+    bandwidth_gbs: f64,
+}
+
+fn cache_key(threads: usize, llc_bytes: usize) -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    format!("v1 boot={} threads={threads} llc={llc_bytes}", boot.trim())
+}
+
+/// The cache directory: `$STENCIL35D_CACHE_DIR`, else `$XDG_CACHE_HOME/stencil35d`, else
+/// `~/.cache/stencil35d`.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("STENCIL35D_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok()
+        .map(|d| d.join("stencil35d"))
+}
+
+fn cache_file() -> Option<PathBuf> {
+    cache_dir().map(|d| d.join("bandwidth.json"))
+}
+
+fn read_cache(key: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(cache_file()?).ok()?;
+    let entries: Vec<CacheEntry> = serde_json::from_str(&text).ok()?;
+    entries
+        .into_iter()
+        .find(|e| e.key == key)
+        .map(|e| e.bandwidth_gbs)
+}
+
+/// Best effort: a read-only home directory just means the next process measures again.
+fn write_cache(key: &str, gbs: f64) {
+    let Some(file) = cache_file() else { return };
+    let mut entries: Vec<CacheEntry> = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    entries.retain(|e| e.key != key);
+    entries.push(CacheEntry {
+        key: key.to_string(),
+        bandwidth_gbs: gbs,
+    });
+    if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
+        let _ = std::fs::create_dir_all(dir);
+        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &file);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! [`Kernel`]: what a plan computes, and [`KernelCost`]: the few numbers about it the planner's
+//! model needs (the 3.5D paper's R, E, γ).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DType, Result, Stencil};
+
+/// The computation a plan is for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Kernel {
+    /// A linear stencil on a [`crate::Grid`].
+    Stencil(Stencil),
+}
+
+impl From<Stencil> for Kernel {
+    fn from(s: Stencil) -> Self {
+        Kernel::Stencil(s)
+    }
+}
+
+/// The kernel's side of the bytes-per-op balance.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelCost {
+    /// R: how far an update reads, and the width of the fixed boundary.
+    pub radius: usize,
+    /// E: bytes of state per cell kept in the blocking buffers.
+    pub element_bytes: usize,
+    /// Fewest bytes moved to or from memory per cell update.
+    pub bytes_per_update: usize,
+    /// Operations per update in the paper's sense (arithmetic, loads, stores).
+    pub ops_per_update: usize,
+    /// Floating-point operations per update.
+    pub flops_per_update: usize,
+}
+
+impl KernelCost {
+    /// γ: bytes per op the kernel demands (0.5 for the SP 7-point stencil).
+    pub fn bytes_per_op(&self) -> f64 {
+        self.bytes_per_update as f64 / self.ops_per_update as f64
+    }
+}
+
+impl Kernel {
+    /// Checks the kernel's definition.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Kernel::Stencil(s) => s.validate(),
+        }
+    }
+
+    /// The cost figures for `dtype`.
+    pub fn cost(&self, dtype: DType) -> KernelCost {
+        match self {
+            Kernel::Stencil(s) => KernelCost {
+                radius: s.radius(),
+                element_bytes: dtype.size(),
+                bytes_per_update: s.min_bytes_per_update(dtype),
+                ops_per_update: s.ops_per_update(),
+                flops_per_update: s.flops_per_update(),
+            },
+        }
+    }
+
+    /// Machine-readable name (`star7`, `box:2`, ...).
+    pub fn name(&self) -> String {
+        match self {
+            Kernel::Stencil(s) => s.kind_name(),
+        }
+    }
+
+    /// The stencil, if this is a stencil kernel.
+    pub fn stencil(&self) -> Option<&Stencil> {
+        match self {
+            Kernel::Stencil(s) => Some(s),
+        }
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kernel::Stencil(s) => s.fmt(f),
+        }
+    }
+}

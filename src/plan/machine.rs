@@ -1,0 +1,296 @@
+//! [`Machine`]: what the planner knows about the CPU it runs on — cores, SIMD width, caches (read
+//! from the OS), clock, measured memory bandwidth — and the derived peak op rate and bytes-per-op
+//! ratio Γ of the 3.5D paper (section III-E).
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::bandwidth;
+use crate::real::{simd_isa, simd_lanes};
+use crate::DType;
+
+/// One level of the cache hierarchy, as reported by the OS.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheLevel {
+    /// 1, 2, 3, ...
+    pub level: u32,
+    /// Size of one instance in bytes.
+    pub bytes: usize,
+    /// Number of logical CPUs sharing one instance.
+    pub shared_by: usize,
+}
+
+/// The CPU facts the planner works from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Processor name.
+    pub cpu_model: String,
+    /// Logical cores this process may use.
+    pub cores: usize,
+    /// Clock used for the peak estimate, GHz.
+    pub freq_ghz: f64,
+    /// SIMD instruction set the engines were built for.
+    pub simd_isa: String,
+    /// f32 lanes per SIMD vector in this build (f64 has half).
+    pub f32_lanes: usize,
+    /// Floating-point vector operations issued per cycle per core (2 on current x86 cores:
+    /// two FMA/add pipes; the paper's Core i7 issues one add and one multiply).
+    pub fp_ops_per_cycle: usize,
+    /// Data and unified caches, smallest level first.
+    pub caches: Vec<CacheLevel>,
+    /// Memory bandwidth the planner uses, GB/s (bytes read + written per second).
+    pub bandwidth_gbs: f64,
+    /// Where the bandwidth figure came from ("measured", "cached", a spec sheet, ...).
+    pub bandwidth_source: String,
+}
+
+impl Machine {
+    /// The machine this process runs on. Detection (including a ~0.3 s memory-bandwidth probe)
+    /// runs once per process; the bandwidth is also cached on disk per boot (see
+    /// [`bandwidth::measured_or_cached`]), so most processes do not probe at all.
+    pub fn detect() -> &'static Machine {
+        static MACHINE: OnceLock<Machine> = OnceLock::new();
+        MACHINE.get_or_init(|| Machine::probe(false))
+    }
+
+    /// Detects the machine now; with `refresh`, re-measures the bandwidth even if cached.
+    pub fn probe(refresh: bool) -> Machine {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let caches = read_caches();
+        let llc = caches.last().map_or(8 << 20, |c| c.bytes);
+        let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);
+        Machine {
+            cpu_model: read_cpu_model(),
+            cores,
+            freq_ghz: read_freq_ghz(),
+            simd_isa: simd_isa().to_string(),
+            f32_lanes: simd_lanes(DType::F32),
+            fp_ops_per_cycle: 2,
+            caches,
+            bandwidth_gbs,
+            bandwidth_source,
+        }
+    }
+
+    /// The 3.5D paper's quad-core Intel Core i7 (section III-D, table I): 3.2 GHz, 4-wide SSE,
+    /// one add and one multiply per cycle, 8 MB shared LLC, 30 GB/s peak bandwidth. Used to check
+    /// the planner against the paper's own numbers.
+    pub fn paper_core_i7() -> Machine {
+        Machine {
+            cpu_model: "Intel Core i7 (Nehalem, 3.5D paper table I)".into(),
+            cores: 4,
+            freq_ghz: 3.2,
+            simd_isa: "SSE".into(),
+            f32_lanes: 4,
+            fp_ops_per_cycle: 2,
+            caches: vec![
+                CacheLevel {
+                    level: 1,
+                    bytes: 32 << 10,
+                    shared_by: 1,
+                },
+                CacheLevel {
+                    level: 2,
+                    bytes: 256 << 10,
+                    shared_by: 1,
+                },
+                CacheLevel {
+                    level: 3,
+                    bytes: 8 << 20,
+                    shared_by: 4,
+                },
+            ],
+            bandwidth_gbs: 30.0,
+            bandwidth_source: "peak, table I".into(),
+        }
+    }
+
+    /// SIMD lanes for `dtype`.
+    pub fn lanes(&self, dtype: DType) -> usize {
+        match dtype {
+            DType::F32 => self.f32_lanes,
+            DType::F64 => (self.f32_lanes / 2).max(1),
+        }
+    }
+
+    /// Peak operations per second in units of 10⁹ (Gops) for `dtype` on `threads` cores:
+    /// cores × clock × lanes × ops per cycle (102 SP / 51 DP Gops for the paper's Core i7).
+    pub fn peak_gops(&self, dtype: DType, threads: usize) -> f64 {
+        threads.min(self.cores) as f64
+            * self.freq_ghz
+            * self.lanes(dtype) as f64
+            * self.fp_ops_per_cycle as f64
+    }
+
+    /// Γ: bytes of memory traffic the machine delivers per operation at full speed
+    /// (bandwidth / peak ops; 0.29 SP and 0.59 DP for the paper's Core i7).
+    pub fn bytes_per_op(&self, dtype: DType) -> f64 {
+        self.bandwidth_gbs / self.peak_gops(dtype, self.cores)
+    }
+
+    /// Size of the last-level cache in bytes.
+    pub fn llc_bytes(&self) -> usize {
+        self.caches.last().map_or(8 << 20, |c| c.bytes)
+    }
+
+    /// Size of the last private (per-core) cache in bytes.
+    pub fn private_cache_bytes(&self) -> usize {
+        self.caches
+            .iter()
+            .filter(|c| c.shared_by <= 1)
+            .map(|c| c.bytes)
+            .max()
+            .unwrap_or(256 << 10)
+    }
+}
+
+/// Data and unified caches from Linux sysfs, one entry per level (largest instance), sorted.
+fn read_caches() -> Vec<CacheLevel> {
+    let mut caches: Vec<CacheLevel> = Vec::new();
+    let base = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    for index in 0..16 {
+        let dir = base.join(format!("index{index}"));
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), parse_size(size.trim()))
+        else {
+            continue;
+        };
+        let shared_by = read("shared_cpu_list").map_or(1, |l| count_cpu_list(l.trim()));
+        if let Some(existing) = caches.iter_mut().find(|c| c.level == level) {
+            existing.bytes = existing.bytes.max(bytes);
+        } else {
+            caches.push(CacheLevel {
+                level,
+                bytes,
+                shared_by,
+            });
+        }
+    }
+    if caches.is_empty() {
+        // Not Linux, or sysfs hidden: a conservative typical hierarchy.
+        caches = vec![
+            CacheLevel {
+                level: 1,
+                bytes: 32 << 10,
+                shared_by: 1,
+            },
+            CacheLevel {
+                level: 2,
+                bytes: 512 << 10,
+                shared_by: 1,
+            },
+            CacheLevel {
+                level: 3,
+                bytes: 8 << 20,
+                shared_by: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            },
+        ];
+    }
+    caches.sort_by_key(|c| c.level);
+    caches
+}
+
+/// Parses sysfs sizes such as `32K`, `1024K`, `32M`.
+fn parse_size(s: &str) -> Option<usize> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: usize = digits.parse().ok()?;
+    Some(match unit {
+        "" => n,
+        "K" => n << 10,
+        "M" => n << 20,
+        "G" => n << 30,
+        _ => return None,
+    })
+}
+
+/// Counts the CPUs in a list such as `0-3,8,10-11`.
+fn count_cpu_list(list: &str) -> usize {
+    list.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|part| match part.split_once('-') {
+            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
+                (Ok(a), Ok(b)) if b >= a => b - a + 1,
+                _ => 1,
+            },
+            None => 1,
+        })
+        .sum::<usize>()
+        .max(1)
+}
+
+fn read_cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, name)| name.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// The highest clock the OS reports (cpufreq maximum, else /proc/cpuinfo), 2.5 GHz if none.
+fn read_freq_ghz() -> f64 {
+    let cpufreq = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .map(|khz| khz / 1e6);
+    let cpuinfo = || {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines()
+                    .filter(|l| l.starts_with("cpu MHz"))
+                    .filter_map(|l| {
+                        l.split_once(':')
+                            .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+                    })
+                    .reduce(f64::max)
+                    .map(|mhz| mhz / 1e3)
+            })
+    };
+    cpufreq.or_else(cpuinfo).filter(|&g| g > 0.1).unwrap_or(2.5)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_machine_matches_table_one() {
+        let m = Machine::paper_core_i7();
+        assert!((m.peak_gops(DType::F32, 4) - 102.4).abs() < 1e-9);
+        assert!((m.peak_gops(DType::F64, 4) - 51.2).abs() < 1e-9);
+        assert!((m.bytes_per_op(DType::F32) - 0.29).abs() < 0.005);
+        assert!((m.bytes_per_op(DType::F64) - 0.59).abs() < 0.005);
+    }
+
+    #[test]
+    fn sysfs_parsing() {
+        assert_eq!(parse_size("32K"), Some(32 << 10));
+        assert_eq!(parse_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_size("8M"), Some(8 << 20));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(count_cpu_list("0-3,8,10-11"), 7);
+        assert_eq!(count_cpu_list("0"), 1);
+    }
+
+    #[test]
+    fn detection_is_sane() {
+        let m = Machine::detect();
+        assert!(m.cores >= 1);
+        assert!(m.freq_ghz > 0.1);
+        assert!(m.bandwidth_gbs > 0.1, "{m:?}");
+        assert!(!m.caches.is_empty());
+        assert!(m.llc_bytes() >= m.caches[0].bytes);
+    }
+}

@@ -1,0 +1,616 @@
+//! The planner: reads the machine and the kernel and chooses the engine, `dim_T` (time steps per
+//! pass) and tile size with the 3.5D paper's model (section V), explaining its choice.
+//!
+//! ```no_run
+//! use stencil35d::{DType, Plan, Stencil};
+//! let plan = Plan::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512, 512, 512]).unwrap();
+//! println!("{plan}"); // engine, dim_T, tile, κ, predicted MUPS and why
+//! let tuned = plan.rebuild().dim_t(3).tile([256, 256]).build().unwrap();
+//! assert_eq!(tuned.dim_t(), 3);
+//! ```
+
+mod bandwidth;
+mod engine;
+mod kernel;
+mod machine;
+pub mod model;
+
+use std::fmt::{self, Display};
+
+use serde::Serialize;
+
+pub use bandwidth::measure as measure_bandwidth;
+pub use engine::Engine;
+pub use kernel::{Kernel, KernelCost};
+pub use machine::{CacheLevel, Machine};
+pub use model::{Bound, Candidate};
+
+use model::ModelInput;
+
+use crate::{DType, Error, Grid, Real, Result, Stencil};
+
+/// Largest `dim_T` the planner considers on its own.
+pub const PLANNER_MAX_DIM_T: usize = 8;
+/// Largest `dim_T` a plan accepts.
+pub const MAX_DIM_T: usize = 16;
+/// Share of the last-level cache the planner budgets for blocking buffers (the paper uses half:
+/// the rest holds streamed data, other structures and other processes).
+pub const DEFAULT_CACHE_SHARE: f64 = 0.5;
+
+/// Which choices the user fixed rather than the planner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Overrides {
+    /// Engine fixed by the user.
+    pub engine: bool,
+    /// `dim_T` fixed by the user.
+    pub dim_t: bool,
+    /// Tile fixed by the user.
+    pub tile: bool,
+    /// Thread count fixed by the user.
+    pub threads: bool,
+}
+
+/// A complete, validated recipe for running a kernel on data of one type and size: the engine,
+/// its parameters, and the model's reasoning. `Display` prints a report a person can read.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    kernel: Kernel,
+    dtype: DType,
+    dims: [usize; 3],
+    engine: Engine,
+    threads: usize,
+    pin: bool,
+    dim_t: usize,
+    tile: [usize; 2],
+    cache_bytes: usize,
+    kernel_bytes_per_op: f64,
+    machine_bytes_per_op: f64,
+    eta: usize,
+    chosen: Candidate,
+    candidates: Vec<Candidate>,
+    overrides: Overrides,
+    machine: Machine,
+}
+
+/// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
+#[derive(Clone, Debug)]
+pub struct PlanBuilder {
+    kernel: Kernel,
+    dtype: DType,
+    dims: [usize; 3],
+    engine: Option<Engine>,
+    dim_t: Option<usize>,
+    tile: Option<[usize; 2]>,
+    threads: Option<usize>,
+    pin: bool,
+    cache_share: f64,
+    machine: Option<Machine>,
+}
+
+impl PlanBuilder {
+    /// Starts a plan for `kernel` on `dims` cells of `dtype`, every choice left to the planner.
+    pub fn new(kernel: impl Into<Kernel>, dtype: DType, dims: [usize; 3]) -> Self {
+        PlanBuilder {
+            kernel: kernel.into(),
+            dtype,
+            dims,
+            engine: None,
+            dim_t: None,
+            tile: None,
+            threads: None,
+            pin: true,
+            cache_share: DEFAULT_CACHE_SHARE,
+            machine: None,
+        }
+    }
+
+    /// Fixes the engine.
+    pub fn engine(mut self, engine: Engine) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// Fixes `dim_T`, the time steps per pass (implies the blocked engine unless one is fixed).
+    pub fn dim_t(mut self, dim_t: usize) -> Self {
+        self.dim_t = Some(dim_t);
+        self
+    }
+
+    /// Fixes the loaded tile size `[dim_X, dim_Y]` (implies the blocked engine).
+    pub fn tile(mut self, tile: [usize; 2]) -> Self {
+        self.tile = Some(tile);
+        self
+    }
+
+    /// Fixes the number of threads.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Whether worker threads are pinned to cores (default: yes).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Share of the last-level cache to budget for blocking buffers (default 0.5).
+    pub fn cache_share(mut self, share: f64) -> Self {
+        self.cache_share = share;
+        self
+    }
+
+    /// Plans for `machine` instead of the detected one (what-if planning, tests).
+    pub fn machine(mut self, machine: Machine) -> Self {
+        self.machine = Some(machine);
+        self
+    }
+
+    /// Validates the request and runs the model.
+    pub fn build(self) -> Result<Plan> {
+        self.kernel.validate()?;
+        let cost = self.kernel.cost(self.dtype);
+        let r = cost.radius;
+        if self.dims.iter().any(|&n| n < 2 * r + 1) {
+            return Err(Error::GridTooSmall {
+                dims: self.dims,
+                radius: r,
+            });
+        }
+        if self.threads == Some(0) {
+            return Err(Error::InvalidPlan("threads must be at least 1".into()));
+        }
+        if let Some(d) = self.dim_t {
+            if !(1..=MAX_DIM_T).contains(&d) {
+                return Err(Error::InvalidPlan(format!(
+                    "dim_T = {d} is outside 1..={MAX_DIM_T}"
+                )));
+            }
+        }
+        if !(self.cache_share > 0.0 && self.cache_share <= 1.0) {
+            return Err(Error::InvalidPlan(format!(
+                "cache share {} must be in (0, 1]",
+                self.cache_share
+            )));
+        }
+        if let Some(engine) = self.engine {
+            if !engine.is_blocked() && (self.dim_t.is_some_and(|d| d > 1) || self.tile.is_some()) {
+                return Err(Error::InvalidPlan(format!(
+                    "dim_T and tile apply to the blocked engine, not to '{engine}'"
+                )));
+            }
+        }
+        let machine = self.machine.unwrap_or_else(|| Machine::detect().clone());
+        let threads = self.threads.unwrap_or(machine.cores);
+        let cache_bytes = (machine.llc_bytes() as f64 * self.cache_share) as usize;
+        let input = ModelInput {
+            cost,
+            dtype: self.dtype,
+            dims: self.dims,
+            threads,
+            cache_bytes,
+            machine: &machine,
+        };
+
+        let mut candidates = vec![input.naive()];
+        for d in 1..=PLANNER_MAX_DIM_T.max(self.dim_t.unwrap_or(1)) {
+            let tile = self.tile.unwrap_or_else(|| input.fitted_tile(d));
+            candidates.extend(input.blocked(d, tile));
+        }
+        let wanted_engine = self
+            .engine
+            .or((self.dim_t.is_some() || self.tile.is_some()).then_some(Engine::Blocked));
+        let chosen = match wanted_engine {
+            Some(Engine::Reference) => input.reference(),
+            Some(Engine::Naive) => input.naive(),
+            Some(Engine::Blocked) => {
+                let dim_t = self.dim_t.unwrap_or_else(|| {
+                    best(candidates.iter().filter(|c| c.engine == Engine::Blocked))
+                        .map_or(1, |c| c.dim_t)
+                });
+                let tile = self.tile.unwrap_or_else(|| input.fitted_tile(dim_t));
+                input.blocked(dim_t, tile).ok_or_else(|| {
+                    Error::InvalidPlan(format!(
+                        "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
+                        tile[0],
+                        tile[1],
+                        2 * r * dim_t
+                    ))
+                })?
+            }
+            None => best(candidates.iter())
+                .cloned()
+                .expect("the naive candidate always exists"),
+        };
+        let tile = if chosen.engine.is_blocked() {
+            // A tile larger than the grid needs covers it once; report what will be used.
+            let full = |n: usize| n - 2 * r + 2 * r * chosen.dim_t;
+            [
+                chosen.tile[0].min(full(self.dims[0])),
+                chosen.tile[1].min(full(self.dims[1])),
+            ]
+        } else {
+            chosen.tile
+        };
+        Ok(Plan {
+            eta: model::eta(cost.bytes_per_op(), machine.bytes_per_op(self.dtype)),
+            kernel_bytes_per_op: cost.bytes_per_op(),
+            machine_bytes_per_op: machine.bytes_per_op(self.dtype),
+            engine: chosen.engine,
+            dim_t: chosen.dim_t,
+            tile,
+            chosen,
+            candidates,
+            overrides: Overrides {
+                engine: self.engine.is_some(),
+                dim_t: self.dim_t.is_some(),
+                tile: self.tile.is_some(),
+                threads: self.threads.is_some(),
+            },
+            kernel: self.kernel,
+            dtype: self.dtype,
+            dims: self.dims,
+            threads,
+            pin: self.pin,
+            cache_bytes,
+            machine,
+        })
+    }
+}
+
+/// The candidate with the highest predicted rate; near-ties (within 2%) go to the simpler
+/// configuration (the naive engine, then fewer time steps per pass), as the paper picks the
+/// smallest `dim_T` that reaches the compute bound.
+fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candidate> {
+    let all: Vec<&Candidate> = candidates.collect();
+    let top = all
+        .iter()
+        .map(|c| c.predicted_mups)
+        .fold(f64::NAN, f64::max);
+    all.into_iter().find(|c| c.predicted_mups >= 0.98 * top)
+}
+
+impl Plan {
+    /// The planner's choice for `kernel` on `dims` cells of `dtype` on this machine.
+    pub fn new(kernel: impl Into<Kernel>, dtype: DType, dims: [usize; 3]) -> Result<Plan> {
+        PlanBuilder::new(kernel, dtype, dims).build()
+    }
+
+    /// The planner's choice for running `stencil` on `grid`.
+    pub fn for_grid<T: Real>(stencil: &Stencil, grid: &Grid<T>) -> Result<Plan> {
+        Plan::new(stencil.clone(), T::DTYPE, grid.dims())
+    }
+
+    /// A builder holding this plan's request (kernel, size and the user's overrides), to change
+    /// a choice and plan again.
+    pub fn rebuild(&self) -> PlanBuilder {
+        PlanBuilder {
+            kernel: self.kernel.clone(),
+            dtype: self.dtype,
+            dims: self.dims,
+            engine: self.overrides.engine.then_some(self.engine),
+            dim_t: self.overrides.dim_t.then_some(self.dim_t),
+            tile: self.overrides.tile.then_some(self.tile),
+            threads: self.overrides.threads.then_some(self.threads),
+            pin: self.pin,
+            cache_share: self.cache_bytes as f64 / self.machine.llc_bytes() as f64,
+            machine: Some(self.machine.clone()),
+        }
+    }
+
+    /// This plan with the engine fixed to `engine` (other choices re-planned around it).
+    pub fn with_engine(&self, engine: Engine) -> Result<Plan> {
+        let mut b = self.rebuild().engine(engine);
+        if !engine.is_blocked() {
+            b.dim_t = None;
+            b.tile = None;
+        }
+        b.build()
+    }
+
+    /// This plan with `threads` threads.
+    pub fn with_threads(&self, threads: usize) -> Result<Plan> {
+        self.rebuild().threads(threads).build()
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// Grid dimensions `[nx, ny, nz]`.
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+    /// The chosen engine.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Whether workers are pinned to cores.
+    pub fn pin(&self) -> bool {
+        self.pin
+    }
+    /// Time steps per pass over memory (1 for unblocked engines).
+    pub fn dim_t(&self) -> usize {
+        self.dim_t
+    }
+    /// Loaded tile `[dim_X, dim_Y]` (the whole plane for unblocked engines).
+    pub fn tile(&self) -> [usize; 2] {
+        self.tile
+    }
+    /// The model's prediction for the chosen configuration, million updates per second.
+    pub fn predicted_mups(&self) -> f64 {
+        self.chosen.predicted_mups
+    }
+    /// The chosen configuration with the model's numbers.
+    pub fn chosen(&self) -> &Candidate {
+        &self.chosen
+    }
+    /// Every configuration the planner weighed.
+    pub fn candidates(&self) -> &[Candidate] {
+        &self.candidates
+    }
+    /// Which choices the user fixed.
+    pub fn overrides(&self) -> Overrides {
+        self.overrides
+    }
+    /// The machine the plan was made for.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    /// Number of cells a time step updates (the interior).
+    pub fn interior_cells(&self) -> u64 {
+        let r = self.kernel.cost(self.dtype).radius;
+        self.dims.iter().map(|&n| (n - 2 * r) as u64).product()
+    }
+}
+
+impl Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &self.machine;
+        let cost = self.kernel.cost(self.dtype);
+        let [nx, ny, nz] = self.dims;
+        let mark = |fixed: bool| if fixed { " (set by user)" } else { "" };
+        writeln!(
+            f,
+            "plan: {} {} on {nx}x{ny}x{nz} ({} interior cells)",
+            self.kernel,
+            self.dtype,
+            self.interior_cells()
+        )?;
+        let caches: Vec<String> = m
+            .caches
+            .iter()
+            .map(|c| format!("L{} {}", c.level, human_bytes(c.bytes)))
+            .collect();
+        writeln!(
+            f,
+            "machine: {} | {} cores @ {:.2} GHz | {} ({} {} lanes) | {} | memory {:.1} GB/s ({})",
+            m.cpu_model,
+            m.cores,
+            m.freq_ghz,
+            m.simd_isa,
+            m.lanes(self.dtype),
+            self.dtype,
+            caches.join(", "),
+            m.bandwidth_gbs,
+            m.bandwidth_source
+        )?;
+        writeln!(
+            f,
+            "kernel:  {} flop + {} loads + 1 store = {} ops/update, {} B/update -> γ = {:.3} B/op",
+            cost.flops_per_update,
+            cost.ops_per_update - cost.flops_per_update - 1,
+            cost.ops_per_update,
+            cost.bytes_per_update,
+            self.kernel_bytes_per_op
+        )?;
+        writeln!(
+            f,
+            "balance: Γ = {:.1} GB/s / {:.1} Gops = {:.3} B/op -> η = ⌈γ/Γ⌉ = {} (eq. 3){}",
+            m.bandwidth_gbs,
+            m.peak_gops(self.dtype, m.cores),
+            self.machine_bytes_per_op,
+            self.eta,
+            if self.eta <= 1 {
+                ": compute-bound without temporal blocking"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(
+            f,
+            "cache:   C = {} ({:.0}% of the {} LLC); eq. (4) tile side for dim_T = η: {}",
+            human_bytes(self.cache_bytes),
+            100.0 * self.cache_bytes as f64 / m.llc_bytes() as f64,
+            human_bytes(m.llc_bytes()),
+            model::square_tile(
+                self.cache_bytes,
+                cost.element_bytes,
+                cost.radius,
+                self.eta,
+                m.lanes(self.dtype)
+            )
+        )?;
+        writeln!(
+            f,
+            "choice:  engine {}{}, threads {}{}{}",
+            self.engine,
+            mark(self.overrides.engine),
+            self.threads,
+            mark(self.overrides.threads),
+            if self.pin { " (pinned)" } else { "" }
+        )?;
+        if self.engine.is_blocked() {
+            let r = cost.radius;
+            writeln!(
+                f,
+                "         dim_T {}{}, tile {}x{}{} (valid output {}x{}), κ = {:.3}, working set {}",
+                self.dim_t,
+                mark(self.overrides.dim_t),
+                self.tile[0],
+                self.tile[1],
+                mark(self.overrides.tile),
+                self.tile[0] - 2 * r * self.dim_t,
+                self.tile[1] - 2 * r * self.dim_t,
+                self.chosen.kappa,
+                human_bytes(self.chosen.working_set)
+            )?;
+            if self.chosen.working_set > m.llc_bytes() {
+                writeln!(f, "         warning: the working set exceeds the last-level cache; expect memory-bound speed")?;
+            }
+        }
+        writeln!(
+            f,
+            "predict: {:.0} MUPS, {:.1} GFLOP/s, {}-bound (compute {:.0}, memory {:.0} MUPS before κ)",
+            self.chosen.predicted_mups,
+            self.chosen.predicted_mups * cost.flops_per_update as f64 / 1e3,
+            self.chosen.bound,
+            self.chosen.compute_mups,
+            self.chosen.memory_mups
+        )?;
+        writeln!(f, "candidates:")?;
+        writeln!(
+            f,
+            "  {:<9} {:>5} {:>11} {:>7} {:>10} {:>10} {:>8}",
+            "engine", "dim_T", "tile", "κ", "set", "MUPS", "bound"
+        )?;
+        for c in &self.candidates {
+            let chosen = c.engine == self.chosen.engine
+                && c.dim_t == self.chosen.dim_t
+                && c.tile == self.chosen.tile;
+            writeln!(
+                f,
+                "{} {:<9} {:>5} {:>11} {:>7.3} {:>10} {:>10.0} {:>8}",
+                if chosen { "*" } else { " " },
+                c.engine.name(),
+                c.dim_t,
+                format!("{}x{}", c.tile[0], c.tile[1]),
+                c.kappa,
+                human_bytes(c.working_set),
+                c.predicted_mups,
+                c.bound.to_string()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `1536` -> `1.5 KiB`.
+pub fn human_bytes(bytes: usize) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1 << 20) as f64 {
+        format!("{:.1} MiB", b / (1 << 20) as f64)
+    } else if b >= 1024.0 {
+        format!("{:.0} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paper_plan(stencil: Stencil, dtype: DType) -> PlanBuilder {
+        PlanBuilder::new(stencil, dtype, [512, 512, 512])
+            .machine(Machine::paper_core_i7())
+            .cache_share(0.5)
+    }
+
+    #[test]
+    fn reproduces_the_papers_7_point_choice() {
+        let plan = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32)
+            .build()
+            .unwrap();
+        assert_eq!(plan.engine(), Engine::Blocked);
+        assert_eq!(plan.dim_t(), 2);
+        assert_eq!(plan.tile(), [360, 360]);
+        let dp = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F64)
+            .build()
+            .unwrap();
+        assert_eq!((dp.dim_t(), dp.tile()), (2, [256, 256]));
+    }
+
+    #[test]
+    fn overrides_are_respected_and_validated() {
+        let base = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32);
+        let p = base
+            .clone()
+            .dim_t(4)
+            .tile([100, 80])
+            .threads(3)
+            .build()
+            .unwrap();
+        assert_eq!(
+            (p.engine(), p.dim_t(), p.tile(), p.threads()),
+            (Engine::Blocked, 4, [100, 80], 3)
+        );
+        assert!(p.overrides().tile && p.overrides().dim_t);
+        assert!(matches!(
+            base.clone().dim_t(4).tile([8, 8]).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        assert!(matches!(
+            base.clone().threads(0).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        assert!(matches!(
+            base.clone().dim_t(0).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        assert!(matches!(
+            base.clone().engine(Engine::Naive).dim_t(3).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        let naive = p.with_engine(Engine::Naive).unwrap();
+        assert_eq!((naive.engine(), naive.dim_t()), (Engine::Naive, 1));
+        let text = p.to_string();
+        assert!(
+            text.contains("set by user") && text.contains("dim_T 4"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn rejects_grids_thinner_than_the_halo() {
+        let err = PlanBuilder::new(Stencil::from_name("star:3").unwrap(), DType::F64, [7, 6, 7])
+            .machine(Machine::paper_core_i7())
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::GridTooSmall { radius: 3, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("at least 7 cells"));
+    }
+
+    #[test]
+    fn compute_bound_kernels_skip_temporal_blocking() {
+        // 27-point: γ = 8 B / 81 ops ≈ 0.1 < Γ: no temporal blocking pays.
+        let plan = paper_plan(Stencil::from_name("box27").unwrap(), DType::F32)
+            .build()
+            .unwrap();
+        assert_eq!(plan.dim_t(), 1);
+    }
+
+    #[test]
+    fn small_grids_get_one_tile() {
+        let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [40, 30, 20])
+            .machine(Machine::paper_core_i7())
+            .dim_t(3)
+            .build()
+            .unwrap();
+        assert_eq!(plan.tile(), [44, 34]);
+        assert_eq!(plan.chosen().kappa, 1.0);
+    }
+}

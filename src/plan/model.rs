@@ -1,0 +1,241 @@
+//! The CPU performance model: the 3.5D paper's equations (1)-(4) and a bound-and-bottleneck
+//! prediction for each candidate configuration.
+//!
+//! Predicted rate = min(compute rate, memory rate) / κ, where the compute rate is the peak op rate
+//! over the kernel's ops per update, the memory rate is the bandwidth times `dim_T` over the bytes
+//! per update, and κ is the redundant work of the tile ghost zones.
+
+use serde::{Deserialize, Serialize};
+
+use super::kernel::KernelCost;
+use super::machine::Machine;
+use super::Engine;
+use crate::cpu::tiling;
+use crate::DType;
+
+/// Eq. (3): η = ⌈γ / Γ⌉, the fewest time steps per pass that lift a kernel demanding γ bytes
+/// per op off a machine's memory roofline of Γ bytes per op (at least 1).
+pub fn eta(kernel_bytes_per_op: f64, machine_bytes_per_op: f64) -> usize {
+    ((kernel_bytes_per_op / machine_bytes_per_op).ceil() as usize).max(1)
+}
+
+/// Eq. (1): bytes of on-chip storage a `dim_X × dim_Y` tile needs with `dim_T` levels of
+/// `2R + 2` planes of `E`-byte elements.
+pub fn working_set(e: usize, r: usize, dim_t: usize, dim_x: usize, dim_y: usize) -> usize {
+    e * (2 * r + 2) * dim_t * dim_x * dim_y
+}
+
+/// Eq. (2): κ, the overestimation of bandwidth and compute from ghost zones, for tiles on an
+/// unbounded grid.
+pub fn kappa(r: usize, dim_t: usize, dim_x: usize, dim_y: usize) -> f64 {
+    let shrink = |d: usize| 1.0 - (2 * r * dim_t) as f64 / d as f64;
+    1.0 / (shrink(dim_x) * shrink(dim_y))
+}
+
+/// Eq. (4): the side of the square tile that fills `cache_bytes` (minimising κ), rounded down
+/// to a multiple of `lanes` so rows are whole SIMD vectors (362 → 360 for the paper's SP
+/// 7-point stencil with 4 MB).
+pub fn square_tile(cache_bytes: usize, e: usize, r: usize, dim_t: usize, lanes: usize) -> usize {
+    let side = (cache_bytes as f64 / (e * (2 * r + 2) * dim_t) as f64)
+        .sqrt()
+        .floor() as usize;
+    let lanes = lanes.max(1);
+    (side / lanes * lanes).max(lanes)
+}
+
+/// What limits a configuration in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    /// Memory bandwidth.
+    Memory,
+    /// Arithmetic and load/store throughput.
+    Compute,
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Bound::Memory => "memory",
+            Bound::Compute => "compute",
+        })
+    }
+}
+
+/// One configuration the planner considered, with the model's verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Engine.
+    pub engine: Engine,
+    /// Time steps per pass.
+    pub dim_t: usize,
+    /// Loaded tile `dim_X × dim_Y` (the whole XY plane for unblocked engines).
+    pub tile: [usize; 2],
+    /// Redundant-work factor for this grid and tiling (1.0 = none).
+    pub kappa: f64,
+    /// Bytes of on-chip storage the configuration keeps live (eq. 1).
+    pub working_set: usize,
+    /// Compute-bound rate, million updates per second.
+    pub compute_mups: f64,
+    /// Memory-bound rate, million updates per second.
+    pub memory_mups: f64,
+    /// min(compute, memory) / κ.
+    pub predicted_mups: f64,
+    /// Which of the two limits.
+    pub bound: Bound,
+}
+
+/// Inputs common to every candidate.
+pub(crate) struct ModelInput<'a> {
+    pub(crate) cost: KernelCost,
+    pub(crate) dtype: DType,
+    pub(crate) dims: [usize; 3],
+    pub(crate) threads: usize,
+    pub(crate) cache_bytes: usize,
+    pub(crate) machine: &'a Machine,
+}
+
+impl ModelInput<'_> {
+    fn compute_mups(&self) -> f64 {
+        self.machine.peak_gops(self.dtype, self.threads) * 1e3 / self.cost.ops_per_update as f64
+    }
+
+    fn finish(
+        &self,
+        engine: Engine,
+        dim_t: usize,
+        tile: [usize; 2],
+        kappa: f64,
+        working_set: usize,
+        memory_mups: f64,
+    ) -> Candidate {
+        let compute_mups = self.compute_mups();
+        let (rate, bound) = if compute_mups <= memory_mups {
+            (compute_mups, Bound::Compute)
+        } else {
+            (memory_mups, Bound::Memory)
+        };
+        Candidate {
+            engine,
+            dim_t,
+            tile,
+            kappa,
+            working_set,
+            compute_mups,
+            memory_mups,
+            predicted_mups: rate / kappa,
+            bound,
+        }
+    }
+
+    /// The naive sweep: κ = 1; each value is read once while the `2R + 2` planes it touches stay
+    /// in cache, otherwise the planes around it are re-read from memory.
+    pub(crate) fn naive(&self) -> Candidate {
+        let [nx, ny, _] = self.dims;
+        let r = self.cost.radius;
+        let planes = working_set(self.cost.element_bytes, r, 1, nx, ny);
+        let bytes = if planes <= self.cache_bytes {
+            self.cost.bytes_per_update
+        } else {
+            self.cost.bytes_per_update + 2 * r * self.cost.element_bytes
+        };
+        let memory = self.machine.bandwidth_gbs * 1e3 / bytes as f64;
+        self.finish(Engine::Naive, 1, [nx, ny], 1.0, planes, memory)
+    }
+
+    /// The reference loop: one scalar lane on one core, whatever the plan's thread count.
+    pub(crate) fn reference(&self) -> Candidate {
+        let mut c = self.naive();
+        c.engine = Engine::Reference;
+        let scalar = self.machine.peak_gops(self.dtype, 1) * 1e3
+            / self.machine.lanes(self.dtype) as f64
+            / self.cost.ops_per_update as f64;
+        c.compute_mups = scalar;
+        if scalar < c.memory_mups {
+            c.bound = Bound::Compute;
+            c.predicted_mups = scalar;
+        }
+        c
+    }
+
+    /// The blocked engine with `dim_t` levels and loaded tile `tile`; `None` when the tile
+    /// leaves no valid output.
+    pub(crate) fn blocked(&self, dim_t: usize, tile: [usize; 2]) -> Option<Candidate> {
+        let r = self.cost.radius;
+        if tile[0] <= 2 * r * dim_t || tile[1] <= 2 * r * dim_t {
+            return None;
+        }
+        let kappa = tiling::redundancy(self.dims, r, tile, dim_t);
+        let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
+        let memory =
+            self.machine.bandwidth_gbs * 1e3 * dim_t as f64 / self.cost.bytes_per_update as f64;
+        Some(self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory))
+    }
+
+    /// Eq. (4)'s tile for `dim_t`, fitted to this grid: a side longer than the grid (interior
+    /// plus ghost zones) is clipped, and the cache area it frees goes to the other side.
+    pub(crate) fn fitted_tile(&self, dim_t: usize) -> [usize; 2] {
+        let r = self.cost.radius;
+        let e = self.cost.element_bytes;
+        let lanes = self.machine.lanes(self.dtype);
+        let side = square_tile(self.cache_bytes, e, r, dim_t, lanes);
+        let area = self.cache_bytes / (e * (2 * r + 2) * dim_t);
+        let full = |n: usize| n - 2 * r + 2 * r * dim_t;
+        let (fx, fy) = (full(self.dims[0]), full(self.dims[1]));
+        if side >= fx {
+            [fx, (area / fx).min(fy)]
+        } else if side >= fy {
+            let x = (area / fy).min(fx);
+            [if x == fx { fx } else { x / lanes * lanes }, fy]
+        } else {
+            [side, side]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Stencil;
+
+    /// Section VI-A/B of the 3.5D paper, with C = 4 MB (half the Core i7's LLC).
+    #[test]
+    fn paper_tile_sizes_and_overestimation() {
+        const C: usize = 4 << 20;
+        // SP 7-point: γ = 0.5 > Γ = 0.29 gives η = 2; eq. (4) gives 362, used as 360; κ ≈ 1.02.
+        let m = Machine::paper_core_i7();
+        let s7 = Stencil::seven_point(0.4, 0.1);
+        let gamma = 8.0 / s7.ops_per_update() as f64;
+        assert_eq!(gamma, 0.5);
+        assert_eq!(eta(gamma, m.bytes_per_op(DType::F32)), 2);
+        assert_eq!(square_tile(C, 4, 1, 2, 4), 360);
+        assert!(working_set(4, 1, 2, 360, 360) <= C);
+        assert!((kappa(1, 2, 360, 360) - 1.02).abs() < 0.005);
+        // DP 7-point: γ = 1.0 > Γ = 0.59, η = 2, tile 256, κ ≈ 1.03 (the paper rounds to 1.04).
+        assert_eq!(eta(1.0, m.bytes_per_op(DType::F64)), 2);
+        assert_eq!(square_tile(C, 8, 1, 2, 2), 256);
+        assert!((kappa(1, 2, 256, 256) - 1.03).abs() < 0.01);
+        // LBM (E = 80 / 160 bytes, dim_T = 3): 66 -> 64 (κ 1.21) and 46 -> 44 (κ 1.34).
+        assert_eq!(square_tile(C, 80, 1, 3, 4), 64);
+        assert!((kappa(1, 3, 64, 64) - 1.21).abs() < 0.01);
+        assert_eq!(square_tile(C, 160, 1, 3, 4), 44);
+        assert!((kappa(1, 3, 44, 44) - 1.34).abs() < 0.01);
+    }
+
+    #[test]
+    fn fitted_tile_uses_freed_area() {
+        let m = Machine::paper_core_i7();
+        let s7 = Stencil::seven_point(0.4, 0.1);
+        let input = ModelInput {
+            cost: crate::Kernel::from(s7).cost(DType::F32),
+            dtype: DType::F32,
+            dims: [66, 4000, 100],
+            threads: 4,
+            cache_bytes: 4 << 20,
+            machine: &m,
+        };
+        let [tx, ty] = input.fitted_tile(2);
+        assert_eq!(tx, 68, "whole width: interior 64 + 2·R·dim_T");
+        assert!(ty > 360 && working_set(4, 1, 2, tx, ty) <= 4 << 20, "{ty}");
+    }
+}

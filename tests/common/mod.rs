@@ -1,0 +1,95 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use rand::{Rng, SeedableRng};
+use stencil35d::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
+
+/// Relative tolerance (max-norm) for comparing an engine with the reference: a few ulps per
+/// step of rounding from a different summation order and FMA use, times the step count.
+/// f32: ulp ≈ 6e-8, so 1e-5 leaves room for ~20 steps of 8-ulp differences; f64 ulp ≈ 1e-16.
+pub fn tolerance<T: Real>() -> f64 {
+    match T::DTYPE {
+        stencil35d::DType::F32 => 1e-5,
+        stencil35d::DType::F64 => 1e-12,
+    }
+}
+
+/// A stencil of `kind` ("star" or "box") and radius `r` with random positive, asymmetric
+/// (for boxes) coefficients summing to one, so values stay in [0, 1).
+pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let n = if kind == "box" {
+        (2 * r + 1).pow(3)
+    } else {
+        r + 1
+    };
+    let raw: Vec<f64> = (0..n).map(|_| rng.random_range(0.5..1.5)).collect();
+    let weight_sum: f64 = if kind == "box" {
+        raw.iter().sum()
+    } else {
+        raw[0] + 6.0 * raw[1..].iter().sum::<f64>()
+    };
+    let c: Vec<f64> = raw.iter().map(|v| v / weight_sum).collect();
+    if kind == "box" {
+        Stencil::boxed(r, &c).unwrap()
+    } else {
+        Stencil::star(r, &c).unwrap()
+    }
+}
+
+/// Engine settings for one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub engine: Engine,
+    pub dim_t: usize,
+    pub tile: Option<[usize; 2]>,
+    pub threads: usize,
+}
+
+impl Setup {
+    pub fn reference() -> Self {
+        Setup {
+            engine: Engine::Reference,
+            dim_t: 1,
+            tile: None,
+            threads: 1,
+        }
+    }
+    pub fn naive(threads: usize) -> Self {
+        Setup {
+            engine: Engine::Naive,
+            dim_t: 1,
+            tile: None,
+            threads,
+        }
+    }
+    pub fn blocked(dim_t: usize, tile: [usize; 2], threads: usize) -> Self {
+        Setup {
+            engine: Engine::Blocked,
+            dim_t,
+            tile: Some(tile),
+            threads,
+        }
+    }
+}
+
+/// Runs `steps` steps of `stencil` on a copy of `input` with `setup`.
+pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usize) -> Grid<T> {
+    let mut b = PlanBuilder::new(stencil.clone(), T::DTYPE, input.dims())
+        .engine(setup.engine)
+        .threads(setup.threads);
+    if setup.engine == Engine::Blocked {
+        b = b.dim_t(setup.dim_t);
+        if let Some(t) = setup.tile {
+            b = b.tile(t);
+        }
+    }
+    let plan = b
+        .build()
+        .unwrap_or_else(|e| panic!("{setup:?} on {:?}: {e}", input.dims()));
+    let mut grid = input.clone();
+    Solver::new(plan)
+        .run(&mut grid, steps)
+        .unwrap_or_else(|e| panic!("{setup:?}: {e}"));
+    grid
+}

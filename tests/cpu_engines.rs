@@ -1,0 +1,182 @@
+//! The naive and blocked engines against the reference engine on random data: every supported
+//! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=6,
+//! tiles that do not divide the grid, 1-3 threads, step counts that are not multiples of dim_T.
+
+mod common;
+
+use common::{random_stencil, run, tolerance, Setup};
+use proptest::prelude::*;
+use stencil35d::{Grid, Real, Stencil};
+
+const STENCILS: [(&str, usize); 6] = [
+    ("star", 1),
+    ("star", 2),
+    ("star", 3),
+    ("star", 4),
+    ("box", 1),
+    ("box", 2),
+];
+
+fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Setup]) {
+    let expected = run(stencil, input, Setup::reference(), steps);
+    assert_ne!(
+        &expected, input,
+        "the reference must change the grid, or the test proves nothing"
+    );
+    for &setup in setups {
+        let got = run(stencil, input, setup, steps);
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= tolerance::<T>(),
+            "{stencil} {} {:?} {setup:?} steps={steps}: max rel err {err:e}",
+            T::DTYPE,
+            input.dims()
+        );
+    }
+}
+
+/// Blocked settings covering dim_T 1..=6 with small tiles that do not divide the grid (many
+/// tiles, clipped edge tiles), alternating 1 and 2 threads.
+fn blocked_sweep(r: usize) -> Vec<Setup> {
+    (1..=6)
+        .map(|d| Setup::blocked(d, [2 * r * d + 9, 2 * r * d + 5], 1 + d % 2))
+        .collect()
+}
+
+fn odd_sizes<T: Real>() {
+    for (i, (kind, r)) in STENCILS.into_iter().enumerate() {
+        let stencil = random_stencil(kind, r, 10 + i as u64);
+        let input = Grid::<T>::random([37, 29, 23], 0.0, 1.0, i as u64).unwrap();
+        let mut setups = vec![Setup::naive(1), Setup::naive(2)];
+        setups.extend(blocked_sweep(r));
+        check(&stencil, &input, 7, &setups);
+    }
+}
+
+#[test]
+fn odd_sizes_f32() {
+    odd_sizes::<f32>();
+}
+
+#[test]
+fn odd_sizes_f64() {
+    odd_sizes::<f64>();
+}
+
+fn tiny_grids<T: Real>() {
+    for (i, (kind, r)) in STENCILS.into_iter().enumerate() {
+        let stencil = random_stencil(kind, r, 20 + i as u64);
+        let h = 2 * r + 1; // one interior cell along the axis
+        for dims in [
+            [h, h, h],
+            [h + 1, h, h + 2],
+            [h, h + 3, h + 1],
+            [h + 17, h + 2, h],
+        ] {
+            let input = Grid::<T>::random(dims, 0.0, 1.0, 99).unwrap();
+            let mut setups = vec![Setup::naive(2)];
+            setups.extend((1..=6).map(|d| Setup::blocked(d, [2 * r * d + 1, 2 * r * d + 2], 2)));
+            check(&stencil, &input, 5, &setups);
+        }
+    }
+}
+
+#[test]
+fn tiny_grids_f32() {
+    tiny_grids::<f32>();
+}
+
+#[test]
+fn tiny_grids_f64() {
+    tiny_grids::<f64>();
+}
+
+#[test]
+fn planner_defaults_match_reference() {
+    // Whatever the planner picks on this machine must be right too.
+    for name in ["star7", "box27", "star:4", "box:2"] {
+        let stencil = Stencil::from_name(name).unwrap();
+        let input = Grid::<f32>::random([70, 45, 33], 0.0, 1.0, 5).unwrap();
+        let expected = run(&stencil, &input, Setup::reference(), 9);
+        let plan = stencil35d::Plan::for_grid(&stencil, &input).unwrap();
+        let mut got = input.clone();
+        stencil35d::Solver::new(plan.clone())
+            .run(&mut got, 9)
+            .unwrap();
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= 1e-5,
+            "{name} with the planner's choice\n{plan}\nerr {err:e}"
+        );
+    }
+}
+
+#[test]
+fn boundary_layer_never_changes() {
+    let stencil = random_stencil("star", 2, 3);
+    let input = Grid::<f64>::random([30, 21, 17], 0.0, 1.0, 8).unwrap();
+    for setup in [
+        Setup::naive(2),
+        Setup::blocked(3, [25, 19], 2),
+        Setup::reference(),
+    ] {
+        let out = run(&stencil, &input, setup, 5);
+        for ([x, y, z], v) in out.iter() {
+            let boundary = x < 2 || y < 2 || z < 2 || x >= 28 || y >= 19 || z >= 15;
+            if boundary {
+                assert_eq!(
+                    v,
+                    input.get(x, y, z),
+                    "{setup:?} changed boundary cell ({x},{y},{z})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn repeated_runs_continue_where_they_stopped() {
+    // Two runs of 4 and 5 steps on one solver equal one run of 9 (scratch reuse across runs).
+    let stencil = random_stencil("box", 1, 4);
+    let input = Grid::<f64>::random([33, 26, 19], 0.0, 1.0, 6).unwrap();
+    let expected = run(&stencil, &input, Setup::reference(), 9);
+    let plan = stencil35d::PlanBuilder::new(stencil.clone(), stencil35d::DType::F64, input.dims())
+        .dim_t(3)
+        .tile([17, 11])
+        .threads(2)
+        .build()
+        .unwrap();
+    let mut solver = stencil35d::Solver::new(plan);
+    let mut grid = input.clone();
+    solver.run(&mut grid, 4).unwrap();
+    solver.run(&mut grid, 5).unwrap();
+    assert!(grid.max_rel_diff(&expected).unwrap() <= 1e-12);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    /// Random shapes, sizes, dim_T, tiles, thread counts and step counts.
+    #[test]
+    fn random_configurations_match_reference(
+        which in 0usize..6,
+        extra in (0usize..14, 0usize..14, 0usize..14),
+        dim_t in 1usize..=6,
+        tile_extra in (1usize..20, 1usize..20),
+        threads in 1usize..=3,
+        steps in 1usize..=9,
+        double in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let (kind, r) = STENCILS[which];
+        let stencil = random_stencil(kind, r, seed);
+        let dims = [2 * r + 1 + extra.0, 2 * r + 1 + extra.1, 2 * r + 1 + extra.2];
+        let tile = [2 * r * dim_t + tile_extra.0, 2 * r * dim_t + tile_extra.1];
+        let setups = [Setup::blocked(dim_t, tile, threads), Setup::naive(threads)];
+        if double {
+            check(&stencil, &Grid::<f64>::random(dims, -1.0, 1.0, seed).unwrap(), steps, &setups);
+        } else {
+            check(&stencil, &Grid::<f32>::random(dims, -1.0, 1.0, seed).unwrap(), steps, &setups);
+        }
+    }
+}

@@ -22,11 +22,13 @@
 //! sweep per step) and `blocked` (3.5D).
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 mod aligned;
 mod cpu;
 mod error;
 mod grid;
+pub mod output;
 pub mod plan;
 mod real;
 mod solver;
@@ -35,6 +37,6 @@ mod stencil;
 pub use error::{Error, Result};
 pub use grid::Grid;
 pub use plan::{Engine, Kernel, Machine, Plan, PlanBuilder};
-pub use real::{simd_lanes, DType, Real, SimdVec};
+pub use real::{simd_lanes, DType, Lane, Real, SimdVec};
 pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};

@@ -76,25 +76,25 @@ pub trait Real:
     + Send
     + Sync
     + 'static
+    + Lane<Scalar = Self>
     + sealed::Sealed
 {
     /// The run-time tag of this type.
     const DTYPE: DType;
     /// The SIMD vector of this scalar for the compile-time target.
-    type Simd: SimdVec<Scalar = Self>;
+    type Simd: SimdVec + Lane<Scalar = Self>;
 
     /// Converts an `f64` coefficient or value into this type (rounding for `f32`).
     fn of(x: f64) -> Self;
 }
 
-/// The few vector operations the stencil kernels need, over `wide`'s vector types.
-pub trait SimdVec:
+/// A value the kernels compute with — a SIMD vector or one scalar lane — so each kernel body is
+/// written once and serves both the vector loop and the scalar tail, rounding identically.
+pub trait Lane:
     Copy + Send + Sync + Debug + Add<Output = Self> + Mul<Output = Self> + 'static
 {
     /// The scalar in each lane.
     type Scalar: Real;
-    /// Number of lanes.
-    const LANES: usize;
 
     /// All lanes set to `x`.
     fn splat(x: Self::Scalar) -> Self;
@@ -102,14 +102,20 @@ pub trait SimdVec:
     /// `self * a + b`, fused where the target has FMA.
     fn mul_add(self, a: Self, b: Self) -> Self;
 
-    /// Sum of the lanes.
-    fn sum(self) -> Self::Scalar;
-
-    /// Loads `LANES` consecutive scalars from `p`.
+    /// Loads one value per lane from consecutive scalars at `p`.
     ///
     /// # Safety
-    /// `p .. p + LANES` must be valid for reads; no alignment is required.
+    /// One scalar per lane from `p` on must be valid for reads; no alignment is required.
     unsafe fn load(p: *const Self::Scalar) -> Self;
+}
+
+/// The vector operations beyond [`Lane`] the engines need, over `wide`'s vector types.
+pub trait SimdVec: Lane {
+    /// Number of lanes.
+    const LANES: usize;
+
+    /// Sum of the lanes.
+    fn sum(self) -> Self::Scalar;
 
     /// Stores the lanes to `p .. p + LANES`.
     ///
@@ -125,11 +131,37 @@ pub trait SimdVec:
     }
 }
 
+macro_rules! impl_scalar_lane {
+    ($t:ty) => {
+        impl Lane for $t {
+            type Scalar = $t;
+
+            #[inline(always)]
+            fn splat(x: $t) -> Self {
+                x
+            }
+
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
+            }
+
+            #[inline(always)]
+            unsafe fn load(p: *const $t) -> Self {
+                // SAFETY: the caller guarantees p is readable.
+                unsafe { *p }
+            }
+        }
+    };
+}
+
+impl_scalar_lane!(f32);
+impl_scalar_lane!(f64);
+
 macro_rules! impl_simd {
     ($vec:ty, $scalar:ty, $lanes:expr) => {
-        impl SimdVec for $vec {
+        impl Lane for $vec {
             type Scalar = $scalar;
-            const LANES: usize = $lanes;
 
             #[inline(always)]
             fn splat(x: $scalar) -> Self {
@@ -142,15 +174,19 @@ macro_rules! impl_simd {
             }
 
             #[inline(always)]
-            fn sum(self) -> $scalar {
-                self.to_array().iter().sum()
-            }
-
-            #[inline(always)]
             unsafe fn load(p: *const $scalar) -> Self {
                 // SAFETY: the caller guarantees LANES readable scalars at p; read_unaligned has no
                 // alignment requirement and the vector type is plain-old-data.
                 unsafe { std::ptr::read_unaligned(p.cast::<$vec>()) }
+            }
+        }
+
+        impl SimdVec for $vec {
+            const LANES: usize = $lanes;
+
+            #[inline(always)]
+            fn sum(self) -> $scalar {
+                self.to_array().iter().sum()
             }
 
             #[inline(always)]

@@ -16,13 +16,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::barrier::{PoisonOnPanic, SpinBarrier};
 use super::naive;
-use super::rows::{RowKernel, RowSources, WithKernel};
+use super::prefetch::prefetch_row;
+use super::rows::{Planes, RowKernel, WithKernel};
 use super::team::Team;
-use super::tiling::Tiling;
+use super::tiling::{Tile, Tiling};
 use super::Failure;
 use crate::aligned::AlignedBuf;
 use crate::grid::padded_stride;
-use crate::{Grid, Real, SimdVec};
+use crate::{Grid, Lane, Real, SimdVec};
 
 /// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
 pub(crate) struct BlockedRun<'a, T: Real> {
@@ -93,7 +94,9 @@ struct RingLayout {
 impl RingLayout {
     fn new<T>(tiling: &Tiling, r: usize, depth: usize) -> Self {
         let pitch = padded_stride::<T>(tiling.buf_w);
-        let slot = pitch * tiling.buf_h;
+        // Padded like the grid's planes: slots a multiple of 4 KiB apart would put the same row
+        // of every plane a level reads into the same cache sets.
+        let slot = padded_stride::<T>(pitch * tiling.buf_h);
         let slots = 2 * r + 2;
         RingLayout {
             pitch,
@@ -183,21 +186,45 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             .wrapping_sub(origin[0])
     }
 
-    /// Where level `level`'s value of row (z, y) lives: the source grid for level 0 and for the
-    /// fixed boundary (it never changes), the level's ring buffer otherwise.
+    /// Where level `level` keeps plane `z`, as (base, pitch) with `base + y·pitch + x` the cell
+    /// (x, y): the source grid for level 0 and for the fixed boundary planes (they never
+    /// change), the level's ring buffer otherwise.
     #[inline]
-    fn read_row(&self, level: usize, z: isize, y: isize, origin: [usize; 2]) -> *const T {
-        let (z, y) = (z as usize, y as usize);
+    fn plane(&self, level: usize, z: usize, origin: [usize; 2]) -> (*const T, usize) {
         let r = K::RADIUS;
-        let boundary = z < r || z >= self.dims[2] - r || y < r || y >= self.dims[1] - r;
-        if level == 0 || boundary {
-            self.src_row(z, y)
+        if level == 0 || z < r || z >= self.dims[2] - r {
+            (self.src.wrapping_add(z * self.plane), self.pitch)
         } else {
-            self.ring_row(level, z, y, origin)
+            let slot = (level - 1) * self.layout.slots + z % self.layout.slots;
+            let base = self
+                .ring
+                .wrapping_add(slot * self.layout.slot)
+                .wrapping_sub(origin[1] * self.layout.pitch + origin[0]);
+            (base.cast_const(), self.layout.pitch)
         }
     }
 
+    /// Rows of level `j` this thread handles: its share of the computed rows, plus, for levels
+    /// kept in ring buffers, the fixed boundary rows next to them (copied, not computed, so the
+    /// next level finds every row it reads in the ring).
+    fn level_rows(&self, tile: &Tile, j: usize, tid: usize) -> Range<usize> {
+        let (r, ny) = (K::RADIUS, self.dims[1]);
+        let mut rows = tile.level_y(j, self.depth, r, ny);
+        if j < self.depth {
+            if rows.start == r {
+                rows.start = 0;
+            }
+            if rows.end == ny - r {
+                rows.end = ny;
+            }
+        }
+        self.share(rows, tid)
+    }
+
     fn work(&self, tid: usize) {
+        if self.depth == 1 {
+            return self.work_spatial(tid);
+        }
         let _poison = PoisonOnPanic(&self.barrier);
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
@@ -205,16 +232,16 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let zero = T::Simd::splat(T::zero());
         let (mut check, mut unchecked) = (zero, zero);
         let pipeline_steps = (nz - 2 * r) + (depth - 1) * (r + 1);
+        // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
+        // short row segments, so ask for the next step's memory rows explicitly.
+        let prefetch = self.tiling.buf_w < nx && std::env::var_os("NOPF").is_none();
         let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
         for tile in &self.tiling.tiles {
             let origin = tile.buffer_origin(depth, r);
             levels.clear();
-            levels.extend((1..=depth).map(|j| {
-                (
-                    tile.level_x(j, depth, r, nx),
-                    self.share(tile.level_y(j, depth, r, ny), tid),
-                )
-            }));
+            levels.extend(
+                (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, tid))),
+            );
             for s in 0..pipeline_steps {
                 for (j, (xs, ys)) in (1..=depth).zip(&levels) {
                     let z = (r + s) as isize - ((j - 1) * (r + 1)) as isize;
@@ -222,22 +249,49 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                         continue;
                     }
                     let z = z as usize;
+                    let planes = Planes::gather(r, |dz| {
+                        self.plane(j - 1, (z as isize + dz) as usize, origin)
+                    });
+                    let prefetch_src = (prefetch && j == 1 && z + r + 1 < nz).then_some(z + r + 1);
+                    let prefetch_dst = (prefetch && j == depth && z + 1 < nz - r).then_some(z + 1);
                     for y in ys.clone() {
-                        let sources = RowSources::gather(r, K::BOX, |dz, dy| {
-                            self.read_row(j - 1, z as isize + dz, y as isize + dy, origin)
-                        });
+                        if y < r || y >= ny - r {
+                            // A fixed boundary row: copy it into the ring for the next level.
+                            let (from, to) = (self.src_row(z, y), self.ring_row(j, z, y, origin));
+                            for x in xs.start - r..xs.end + r {
+                                // SAFETY: columns xs ± R lie inside the tile's buffered columns
+                                // and inside the grid row; this thread owns this ring row.
+                                unsafe { *to.wrapping_add(x) = *from.wrapping_add(x) };
+                            }
+                            continue;
+                        }
+                        if let Some(pz) = prefetch_src {
+                            let first = xs.start - r;
+                            prefetch_row(
+                                self.src_row(pz, y).wrapping_add(first),
+                                xs.end + r - first,
+                            );
+                        }
+                        if let Some(pz) = prefetch_dst {
+                            let row = self.dst.wrapping_add(pz * self.plane + y * self.pitch);
+                            prefetch_row(row.wrapping_add(xs.start), xs.len());
+                        }
                         if j == depth {
                             let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
                             // SAFETY: level j-1 holds columns xs ± R of rows y ± R, z ± R (the
-                            // tiling grows each level by R); out is this thread's row of dst.
-                            unsafe { self.kernel.row(&sources, out, xs.start, xs.end, &mut check) };
+                            // tiling grows each level by R, boundary rows and columns are copied
+                            // in); out is this thread's row of dst.
+                            unsafe {
+                                self.kernel
+                                    .row(&planes, y, out, xs.start, xs.end, &mut check)
+                            };
                         } else {
                             let out = self.ring_row(j, z, y, origin);
                             // SAFETY: as above; out is this thread's row of a ring slot that no
                             // thread reads in this step, and it holds the buffered columns.
                             unsafe {
                                 self.kernel
-                                    .row(&sources, out, xs.start, xs.end, &mut unchecked)
+                                    .row(&planes, y, out, xs.start, xs.end, &mut unchecked)
                             };
                             self.copy_boundary_columns(z, y, out, xs);
                         }
@@ -245,6 +299,35 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                 }
                 if self.barrier.wait().is_err() {
                     return;
+                }
+            }
+        }
+        if !check.sum().is_finite() {
+            self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// One time step per pass is 2.5D spatial blocking alone: no level reads another, so each
+    /// thread streams its own range of planes through every tile without any barrier.
+    fn work_spatial(&self, tid: usize) {
+        let r = K::RADIUS;
+        let [nx, ny, nz] = self.dims;
+        let mut check = T::Simd::splat(T::zero());
+        let planes_z = self.share(r..nz - r, tid);
+        for tile in &self.tiling.tiles {
+            let xs = tile.level_x(1, 1, r, nx);
+            let ys = tile.level_y(1, 1, r, ny);
+            for z in planes_z.clone() {
+                let planes =
+                    Planes::gather(r, |dz| self.plane(0, (z as isize + dz) as usize, [0, 0]));
+                for y in ys.clone() {
+                    let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
+                    // SAFETY: the source grid holds rows y ± R of planes z ± R with all columns;
+                    // out is row y of plane z of dst, which only this thread writes.
+                    unsafe {
+                        self.kernel
+                            .row(&planes, y, out, xs.start, xs.end, &mut check)
+                    };
                 }
             }
         }

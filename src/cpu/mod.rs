@@ -4,6 +4,7 @@
 pub(crate) mod barrier;
 pub(crate) mod blocked;
 pub(crate) mod naive;
+pub(crate) mod prefetch;
 pub(crate) mod reference;
 pub(crate) mod rows;
 pub(crate) mod team;

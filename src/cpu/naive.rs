@@ -4,9 +4,9 @@
 
 use rayon::prelude::*;
 
-use super::rows::{RowKernel, RowSources, WithKernel};
+use super::rows::{Planes, RowKernel, WithKernel};
 use super::Failure;
-use crate::{Grid, Real, SimdVec};
+use crate::{Grid, Lane, Real, SimdVec};
 
 /// Computes one time step of every interior cell from `src` into `dst` on the current rayon
 /// pool; returns false if any computed value is infinite or NaN.
@@ -20,19 +20,18 @@ pub(crate) fn step<T: Real, K: RowKernel<T>>(kernel: &K, src: &Grid<T>, dst: &mu
         .filter(|(z, _)| (r..nz - r).contains(z))
         .map(|(z, out)| {
             let base = src.storage().as_ptr();
+            let planes = Planes::gather(r, |dz| {
+                (base.wrapping_add((z as isize + dz) as usize * plane), pitch)
+            });
             let mut check = T::Simd::splat(T::zero());
             for y in r..ny - r {
-                let sources = RowSources::gather(r, K::BOX, |dz, dy| {
-                    let row =
-                        (z as isize + dz) * plane as isize + (y as isize + dy) * pitch as isize;
-                    base.wrapping_offset(row)
-                });
-                // SAFETY: rows z-r..=z+r, y-r..=y+r exist in src and hold columns 0..nx, so the
+                // SAFETY: planes z-r..=z+r of src hold rows y-r..=y+r with columns 0..nx, so the
                 // reads at r-R .. nx-r+R stay inside them; `out` is plane z of dst (disjoint from
                 // src) and row y of it holds columns r..nx-r.
                 unsafe {
                     kernel.row(
-                        &sources,
+                        &planes,
+                        y,
                         out.as_mut_ptr().add(y * pitch),
                         r,
                         nx - r,

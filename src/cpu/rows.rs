@@ -3,39 +3,61 @@
 //! supported (shape, radius) pair by [`dispatch`]. Every CPU engine (naive and blocked) calls
 //! these, so they all compute bitwise the same values for the same inputs.
 
-use crate::stencil::{Shape, MAX_STAR_RADIUS};
-use crate::{Real, SimdVec, Stencil};
+use std::mem::MaybeUninit;
 
-/// Side of the table of source rows: offsets `-4..=4`.
+use crate::stencil::{Shape, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
+use crate::{Lane, Real, SimdVec, Stencil};
+
+/// Most planes a kernel reads: offsets `-4..=4`.
 pub(crate) const SPAN: usize = 2 * MAX_STAR_RADIUS + 1;
 
-/// Pointers to the source rows around one output row: `rows[dz + R][dy + R]` points at row
-/// `(y + dy, z + dz)` such that `rows[..][..][x]` is the cell at global column `x`. Each pointer
-/// may point outside its buffer by a column offset; it is only dereferenced at columns that the
-/// buffer holds.
+/// Where the planes `z - R ..= z + R` around an output plane live: the address
+/// `base[dz + R] + y·pitch[dz + R] + x` holds cell (x, y, z + dz). Planes may sit in different buffers (the grid, a ring
+/// buffer) with different pitches; a base pointer may point outside its buffer by a row and
+/// column offset, and only addresses of cells the buffer holds are dereferenced.
+#[derive(Clone, Copy)]
+pub(crate) struct Planes<T> {
+    pub(crate) base: [*const T; SPAN],
+    pub(crate) pitch: [usize; SPAN],
+}
+
+impl<T> Planes<T> {
+    /// The planes for radius `r`, asking `plane(dz)` for each (base, pitch).
+    #[inline]
+    pub(crate) fn gather(r: usize, mut plane: impl FnMut(isize) -> (*const T, usize)) -> Self {
+        let mut p = Planes {
+            base: [std::ptr::null(); SPAN],
+            pitch: [0; SPAN],
+        };
+        for (i, dz) in (-(r as isize)..=r as isize).enumerate() {
+            (p.base[i], p.pitch[i]) = plane(dz);
+        }
+        p
+    }
+
+    /// Row `y` of plane `i` (`i = dz + R`), indexable by global column.
+    #[inline(always)]
+    pub(crate) fn row(&self, i: usize, y: usize) -> *const T {
+        self.base[i].wrapping_add(y * self.pitch[i])
+    }
+}
+
+/// Pointers to the source rows around one output row: entry `[dz + R][dy + R]` is row
+/// `(y + dy, z + dz)`, indexable by global column. Only the rows the kernel's shape reads are set
+/// (the rest stay uninitialised, so building the table costs no clearing).
 pub(crate) struct RowSources<T> {
-    pub(crate) rows: [[*const T; SPAN]; SPAN],
+    rows: [[MaybeUninit<*const T>; SPAN]; SPAN],
 }
 
 impl<T> RowSources<T> {
-    /// Fills the rows a kernel of radius `r` reads (`boxed`: the whole `(2r+1)²` table; star:
-    /// the centre plane's column and the centre row of the other planes), asking `row(dz, dy)`.
-    #[inline]
-    pub(crate) fn gather(
-        r: usize,
-        boxed: bool,
-        mut row: impl FnMut(isize, isize) -> *const T,
-    ) -> Self {
-        let mut rows = [[std::ptr::null(); SPAN]; SPAN];
-        let ri = r as isize;
-        for dz in -ri..=ri {
-            for dy in -ri..=ri {
-                if boxed || dz == 0 || dy == 0 {
-                    rows[(dz + ri) as usize][(dy + ri) as usize] = row(dz, dy);
-                }
-            }
-        }
-        RowSources { rows }
+    /// Row `[dz][dy]` (indices offset by R).
+    ///
+    /// # Safety
+    /// The entry must have been set by [`RowKernel::sources`] for this kernel's shape.
+    #[inline(always)]
+    unsafe fn get(&self, dz: usize, dy: usize) -> *const T {
+        // SAFETY: the caller only asks for entries its shape set.
+        unsafe { self.rows[dz][dy].assume_init() }
     }
 }
 
@@ -58,30 +80,52 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
     /// Every source row must be readable at columns `x - R ..= x + R`.
     unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T;
 
-    /// Writes the outputs for columns `x0 .. x1` to `out[x0 .. x1]` and folds them into the
-    /// finiteness tracker `check` (see [`SimdVec::track_finite`]).
+    /// The source rows around row `y` of the planes: only the ones this shape reads are set.
+    #[inline(always)]
+    fn sources(planes: &Planes<T>, y: usize) -> RowSources<T> {
+        let r = Self::RADIUS;
+        let mut rows = RowSources {
+            rows: [[MaybeUninit::uninit(); SPAN]; SPAN],
+        };
+        for dz in 0..=2 * r {
+            for dy in 0..=2 * r {
+                if Self::BOX || dz == r || dy == r {
+                    rows.rows[dz][dy] = MaybeUninit::new(planes.row(dz, y + dy - r));
+                }
+            }
+        }
+        rows
+    }
+
+    /// Computes row `y` for columns `x0 .. x1` into `out[x0 .. x1]` and folds the outputs into
+    /// the finiteness tracker `check` (see [`SimdVec::track_finite`]).
     ///
     /// # Safety
-    /// Sources must be readable at `x0 - R .. x1 + R`, `out` writable at `x0 .. x1`, and `out`
-    /// must not alias a source.
+    /// Rows `y - R ..= y + R` of every plane must be readable at columns `x0 - R .. x1 + R`,
+    /// `out` writable at `x0 .. x1`, and `out` must not alias a source.
     #[inline(always)]
     unsafe fn row(
         &self,
-        src: &RowSources<T>,
+        planes: &Planes<T>,
+        y: usize,
         out: *mut T,
         x0: usize,
         x1: usize,
         check: &mut T::Simd,
     ) {
+        let src = &Self::sources(planes, y);
         let lanes = T::Simd::LANES;
         let mut x = x0;
+        // A local accumulator stays in a register; updating `*check` in the loop would carry a
+        // store-to-load dependency through memory from one vector to the next.
+        let mut acc = *check;
         // SAFETY (whole body): the caller's contract covers every column touched: vectors start
         // at x >= x0 and end at x + lanes <= x1; the tail vector starts at x1 - lanes >= x0.
         unsafe {
             while x + lanes <= x1 {
                 let v = self.vector(src, x);
                 v.store(out.wrapping_add(x));
-                *check = T::Simd::track_finite(*check, v);
+                acc = T::Simd::track_finite(acc, v);
                 x += lanes;
             }
             if x < x1 {
@@ -89,16 +133,17 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
                     // Recompute the last full vector; the overlap rewrites identical values.
                     let v = self.vector(src, x1 - lanes);
                     v.store(out.wrapping_add(x1 - lanes));
-                    *check = T::Simd::track_finite(*check, v);
+                    acc = T::Simd::track_finite(acc, v);
                 } else {
                     for xs in x..x1 {
                         let v = self.scalar(src, xs);
                         *out.wrapping_add(xs) = v;
-                        *check = T::Simd::track_finite(*check, T::Simd::splat(v));
+                        acc = T::Simd::track_finite(acc, T::Simd::splat(v));
                     }
                 }
             }
         }
+        *check = acc;
     }
 }
 
@@ -121,6 +166,32 @@ impl<T: Real, const R: usize> Star<T, R> {
             s,
         }
     }
+
+    /// The star update at column `x` for one lane type (a vector or a scalar).
+    ///
+    /// # Safety
+    /// The shape's rows must be set in `src` and readable at columns `x - R .. x + lanes + R`.
+    #[inline(always)]
+    unsafe fn point<L: Lane<Scalar = T>>(
+        src: &RowSources<T>,
+        x: usize,
+        c: &[L; MAX_STAR_RADIUS + 1],
+    ) -> L {
+        // SAFETY: the star's rows ([R][*] and [*][R]) were set, and the caller guarantees the
+        // columns read here are inside them.
+        unsafe {
+            let ld = |p: *const T, i: usize| L::load(p.wrapping_add(i));
+            let centre = src.get(R, R);
+            let mut acc = ld(centre, x) * c[0];
+            for (d, &cd) in c.iter().enumerate().take(R + 1).skip(1) {
+                let xy = (ld(centre, x - d) + ld(centre, x + d))
+                    + (ld(src.get(R, R - d), x) + ld(src.get(R, R + d), x));
+                let sum = xy + (ld(src.get(R - d, R), x) + ld(src.get(R + d, R), x));
+                acc = sum.mul_add(cd, acc);
+            }
+            acc
+        }
+    }
 }
 
 impl<T: Real, const R: usize> RowKernel<T> for Star<T, R> {
@@ -129,55 +200,66 @@ impl<T: Real, const R: usize> RowKernel<T> for Star<T, R> {
 
     #[inline(always)]
     unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> T::Simd {
-        let ld = |p: *const T, i: usize| {
-            // SAFETY: the caller guarantees columns x - R .. x + LANES + R are readable.
-            unsafe { T::Simd::load(p.wrapping_add(i)) }
-        };
-        let c = src.rows[R][R];
-        let mut acc = ld(c, x) * self.v[0];
-        for d in 1..=R {
-            let xy = (ld(c, x - d) + ld(c, x + d))
-                + (ld(src.rows[R][R - d], x) + ld(src.rows[R][R + d], x));
-            let s = xy + (ld(src.rows[R - d][R], x) + ld(src.rows[R + d][R], x));
-            acc = s.mul_add(self.v[d], acc);
-        }
-        acc
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::point(src, x, &self.v) }
     }
 
     #[inline(always)]
     unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T {
-        let ld = |p: *const T, i: usize| {
-            // SAFETY: the caller guarantees columns x - R ..= x + R are readable.
-            unsafe { *p.wrapping_add(i) }
-        };
-        let c = src.rows[R][R];
-        let mut acc = ld(c, x) * self.s[0];
-        for d in 1..=R {
-            let xy = (ld(c, x - d) + ld(c, x + d))
-                + (ld(src.rows[R][R - d], x) + ld(src.rows[R][R + d], x));
-            let s = xy + (ld(src.rows[R - d][R], x) + ld(src.rows[R + d][R], x));
-            acc = s.mul_add(self.s[d], acc);
-        }
-        acc
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::point(src, x, &self.s) }
     }
 }
+
+/// Coefficients of the largest box stencil, `(2·MAX_BOX_RADIUS + 1)³`.
+const CUBE_MAX: usize = (2 * MAX_BOX_RADIUS + 1).pow(3);
 
 /// Box stencil of radius `R`: one fused multiply-add per point of the cube, accumulated in one
 /// independent partial sum per z-plane (associative partial sums keep the FMA units busy
 /// instead of waiting on one long dependency chain).
 pub(crate) struct Cube<T: Real, const R: usize> {
-    v: Vec<T::Simd>,
-    s: Vec<T>,
+    // Fixed-size arrays, not Vecs: with constant indices after unrolling there are no bounds
+    // checks, and no length to reload after every store through the output pointer.
+    v: [T::Simd; CUBE_MAX],
+    s: [T; CUBE_MAX],
 }
 
 impl<T: Real, const R: usize> Cube<T, R> {
     fn new(coeffs: &[f64]) -> Self {
         debug_assert_eq!(coeffs.len(), (2 * R + 1).pow(3));
-        let s: Vec<T> = coeffs.iter().map(|&c| T::of(c)).collect();
+        let mut s = [T::zero(); CUBE_MAX];
+        for (dst, &c) in s.iter_mut().zip(coeffs) {
+            *dst = T::of(c);
+        }
         Cube {
-            v: s.iter().map(|&c| T::Simd::splat(c)).collect(),
+            v: s.map(T::Simd::splat),
             s,
         }
+    }
+
+    /// The box update at column `x` for one lane type (a vector or a scalar).
+    ///
+    /// # Safety
+    /// Every row of the cube must be set in `src` and readable at `x - R .. x + lanes + R`.
+    #[inline(always)]
+    unsafe fn point<L: Lane<Scalar = T>>(src: &RowSources<T>, x: usize, c: &[L; CUBE_MAX]) -> L {
+        let w = 2 * R + 1;
+        let zero = L::splat(T::zero());
+        let mut total = zero;
+        for dz in 0..w {
+            let mut part = zero;
+            for dy in 0..w {
+                // SAFETY: all (2R+1)² rows were set; the caller guarantees the columns.
+                let p = unsafe { src.get(dz, dy) }.wrapping_add(x).wrapping_sub(R);
+                for dx in 0..w {
+                    // SAFETY: as above.
+                    let v = unsafe { L::load(p.wrapping_add(dx)) };
+                    part = v.mul_add(c[(dz * w + dy) * w + dx], part);
+                }
+            }
+            total = if dz == 0 { part } else { total + part };
+        }
+        total
     }
 }
 
@@ -187,53 +269,15 @@ impl<T: Real, const R: usize> RowKernel<T> for Cube<T, R> {
 
     #[inline(always)]
     unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> T::Simd {
-        let w = 2 * R + 1;
-        let zero = T::Simd::splat(T::zero());
-        let mut planes = [zero; 2 * crate::stencil::MAX_BOX_RADIUS + 1];
-        for (dz, part) in planes.iter_mut().enumerate().take(w) {
-            let mut acc = zero;
-            for dy in 0..w {
-                let p = src.rows[dz][dy].wrapping_add(x).wrapping_sub(R);
-                for dx in 0..w {
-                    // SAFETY: columns x - R .. x + LANES + R of every row are readable.
-                    let v = unsafe { T::Simd::load(p.wrapping_add(dx)) };
-                    acc = v.mul_add(self.v[(dz * w + dy) * w + dx], acc);
-                }
-            }
-            *part = acc;
-        }
-        sum_planes::<T::Simd>(&planes[..w])
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::point(src, x, &self.v) }
     }
 
     #[inline(always)]
     unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T {
-        let w = 2 * R + 1;
-        let mut planes = [T::zero(); 2 * crate::stencil::MAX_BOX_RADIUS + 1];
-        for (dz, part) in planes.iter_mut().enumerate().take(w) {
-            let mut acc = T::zero();
-            for dy in 0..w {
-                let p = src.rows[dz][dy].wrapping_add(x).wrapping_sub(R);
-                for dx in 0..w {
-                    // SAFETY: columns x - R ..= x + R of every row are readable.
-                    let v = unsafe { *p.wrapping_add(dx) };
-                    acc = v.mul_add(self.s[(dz * w + dy) * w + dx], acc);
-                }
-            }
-            *part = acc;
-        }
-        sum_planes::<T>(&planes[..w])
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::point(src, x, &self.s) }
     }
-}
-
-/// Adds the per-plane partial sums in a fixed order (shared by the vector and scalar paths so
-/// both round identically).
-#[inline(always)]
-fn sum_planes<V: Copy + std::ops::Add<Output = V>>(parts: &[V]) -> V {
-    let mut total = parts[0];
-    for &p in &parts[1..] {
-        total = total + p;
-    }
-    total
 }
 
 /// A computation that is generic over the row kernel (Rust has no generic closures).

@@ -157,7 +157,7 @@ mod tests {
         let t = Tile { x: 10..20, y: 5..8 };
         assert_eq!(t.level_x(3, 3, 2, 100), 10..20);
         assert_eq!(t.level_x(1, 3, 2, 100), 6..24);
-        assert_eq!(t.level_y(1, 3, 2, 100), 2..11, "clipped to the interior");
+        assert_eq!(t.level_y(1, 3, 2, 100), 2..12, "clipped to the interior");
     }
 
     #[test]

@@ -522,7 +522,8 @@ mod tests {
     use super::*;
 
     fn paper_plan(stencil: Stencil, dtype: DType) -> PlanBuilder {
-        PlanBuilder::new(stencil, dtype, [512, 512, 512])
+        // Planes too wide for a full-width strip, so eq. (4)'s square tile is the best choice.
+        PlanBuilder::new(stencil, dtype, [2048, 2048, 64])
             .machine(Machine::paper_core_i7())
             .cache_share(0.5)
     }

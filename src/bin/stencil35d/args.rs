@@ -1,0 +1,115 @@
+//! Argument types shared by the subcommands: kernels, sizes, tiles and engine lists.
+
+use clap::Args;
+use stencil35d::{DType, Engine, Error, PlanBuilder, Stencil};
+
+/// A grid size: `N` (a cube) or `NXxNYxNZ`.
+#[derive(Clone, Copy, Debug)]
+pub struct Size(pub [usize; 3]);
+
+impl std::str::FromStr for Size {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "size '{s}' is not N or NXxNYxNZ with positive integers"
+            ))
+        };
+        let parts: Vec<usize> = s
+            .split('x')
+            .map(|p| p.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        match parts[..] {
+            [n] if n > 0 => Ok(Size([n, n, n])),
+            [x, y, z] if x > 0 && y > 0 && z > 0 => Ok(Size([x, y, z])),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// A tile: `XxY`.
+#[derive(Clone, Copy, Debug)]
+pub struct Tile(pub [usize; 2]);
+
+impl std::str::FromStr for Tile {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad =
+            || Error::InvalidArgument(format!("tile '{s}' is not XxY with positive integers"));
+        let (x, y) = s.split_once('x').ok_or_else(bad)?;
+        let (x, y): (usize, usize) = (x.parse().map_err(|_| bad())?, y.parse().map_err(|_| bad())?);
+        if x == 0 || y == 0 {
+            return Err(bad());
+        }
+        Ok(Tile([x, y]))
+    }
+}
+
+/// Parses `naive,blocked` into engines.
+pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim().parse())
+        .collect()
+}
+
+/// The options that pick a kernel, precision and size, shared by `plan` and `bench`.
+#[derive(Args, Debug, Clone)]
+pub struct Problem {
+    /// Kernel: star7, box27, star:R (R = 1..4) or box:R (R = 1..2).
+    #[arg(long, default_value = "star7")]
+    pub kernel: String,
+    /// Precision: f32 or f64.
+    #[arg(long, default_value = "f32")]
+    pub dtype: DType,
+    /// Grid size: N for N³, or NXxNYxNZ.
+    #[arg(long, default_value = "256")]
+    pub size: Size,
+}
+
+impl Problem {
+    /// The stencil named by `--kernel`.
+    pub fn stencil(&self) -> Result<Stencil, Error> {
+        Stencil::from_name(&self.kernel)
+    }
+}
+
+/// The plan overrides shared by `plan` and `bench`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Overrides {
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Time steps per pass for the blocked engine (default: the planner's choice).
+    #[arg(long = "dim-t")]
+    pub dim_t: Option<usize>,
+    /// Loaded tile XxY for the blocked engine (default: the planner's choice).
+    #[arg(long)]
+    pub tile: Option<Tile>,
+    /// Do not pin worker threads to cores.
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+impl Overrides {
+    /// Applies the overrides to a plan builder for `engine` (dim_T and tile only to blocked
+    /// engines, so `--engine naive,blocked --dim-t 3` means what it says).
+    pub fn apply(&self, mut b: PlanBuilder, engine: Option<Engine>) -> PlanBuilder {
+        if let Some(e) = engine {
+            b = b.engine(e);
+        }
+        if let Some(t) = self.threads {
+            b = b.threads(t);
+        }
+        let blocked = engine.is_none_or(|e| e.is_blocked());
+        if blocked {
+            if let Some(d) = self.dim_t {
+                b = b.dim_t(d);
+            }
+            if let Some(t) = self.tile {
+                b = b.tile(t.0);
+            }
+        }
+        b.pin(!self.no_pin)
+    }
+}

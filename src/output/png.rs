@@ -1,0 +1,123 @@
+//! PNG pictures of a 2D slice of a field, coloured with a perceptually uniform colour map.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use crate::{Error, Result};
+
+/// Colour maps (from the `colorous` crate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorMap {
+    /// Black–red–yellow–white: temperatures, speeds.
+    Inferno,
+    /// Dark blue–green–yellow: general scalar fields.
+    Viridis,
+    /// Blue–white–red, for signed fields centred on zero.
+    RedBlue,
+}
+
+impl ColorMap {
+    fn gradient(self) -> colorous::Gradient {
+        match self {
+            ColorMap::Inferno => colorous::INFERNO,
+            ColorMap::Viridis => colorous::VIRIDIS,
+            ColorMap::RedBlue => colorous::RED_BLUE,
+        }
+    }
+}
+
+/// A 2D scalar field to draw: `width × height` values, row-major, first row at the top.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// `width * height` values.
+    pub values: Vec<f64>,
+}
+
+impl Slice {
+    /// The plane `z` of a grid, +y pointing up in the picture.
+    pub fn z_plane<T: crate::Real>(grid: &crate::Grid<T>, z: usize) -> Slice {
+        let [nx, ny, _] = grid.dims();
+        let values = (0..ny)
+            .rev()
+            .flat_map(|y| {
+                grid.row(y, z)
+                    .iter()
+                    .map(|v| v.to_f64().unwrap_or(f64::NAN))
+            })
+            .collect();
+        Slice {
+            width: nx,
+            height: ny,
+            values,
+        }
+    }
+
+    /// The smallest and largest finite value (0, 1 when there is none).
+    pub fn range(&self) -> (f64, f64) {
+        let finite = self.values.iter().copied().filter(|v| v.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if lo.is_finite() {
+            (lo, hi)
+        } else {
+            (0.0, 1.0)
+        }
+    }
+}
+
+/// Writes `slice` as an RGB PNG at `path`, mapping `range` (default: the slice's own range) onto
+/// the colour map, each cell drawn as a square of `scale` pixels. Non-finite values are grey.
+pub fn write_png(
+    path: &Path,
+    slice: &Slice,
+    map: ColorMap,
+    range: Option<(f64, f64)>,
+    scale: usize,
+) -> Result<()> {
+    if slice.values.len() != slice.width * slice.height || slice.width == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "a {}x{} slice needs {} values, got {}",
+            slice.width,
+            slice.height,
+            slice.width * slice.height,
+            slice.values.len()
+        )));
+    }
+    let scale = scale.max(1);
+    let (lo, hi) = range.unwrap_or_else(|| slice.range());
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let gradient = map.gradient();
+    let (w, h) = (slice.width * scale, slice.height * scale);
+    let mut pixels = Vec::with_capacity(w * h * 3);
+    for row in 0..slice.height {
+        let mut line = Vec::with_capacity(w * 3);
+        for &v in &slice.values[row * slice.width..(row + 1) * slice.width] {
+            let rgb = if v.is_finite() {
+                let c = gradient.eval_continuous(((v - lo) / span).clamp(0.0, 1.0));
+                [c.r, c.g, c.b]
+            } else {
+                [128, 128, 128]
+            };
+            for _ in 0..scale {
+                line.extend_from_slice(&rgb);
+            }
+        }
+        for _ in 0..scale {
+            pixels.extend_from_slice(&line);
+        }
+    }
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut encoder = png::Encoder::new(BufWriter::new(file), w as u32, h as u32);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let io = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
+    let mut writer = encoder.write_header().map_err(io)?;
+    writer.write_image_data(&pixels).map_err(io)?;
+    writer.finish().map_err(io)
+}

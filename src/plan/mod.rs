@@ -467,14 +467,18 @@ impl Display for Plan {
                 writeln!(f, "         warning: the working set exceeds the last-level cache; expect memory-bound speed")?;
             }
         }
+        let memory = if self.chosen.memory_mups.is_finite() {
+            format!("memory {:.0} MUPS", self.chosen.memory_mups)
+        } else {
+            "the data fits in cache".to_string()
+        };
         writeln!(
             f,
-            "predict: {:.0} MUPS, {:.1} GFLOP/s, {}-bound (compute {:.0}, memory {:.0} MUPS before κ)",
+            "predict: {:.0} MUPS, {:.1} GFLOP/s, {}-bound (compute {:.0} MUPS, {memory}, before κ)",
             self.chosen.predicted_mups,
             self.chosen.predicted_mups * cost.flops_per_update as f64 / 1e3,
             self.chosen.bound,
             self.chosen.compute_mups,
-            self.chosen.memory_mups
         )?;
         writeln!(f, "candidates:")?;
         writeln!(

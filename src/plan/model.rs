@@ -96,6 +96,22 @@ pub(crate) struct ModelInput<'a> {
 }
 
 impl ModelInput<'_> {
+    /// True when both copies of the data fit in the usable cache: sweeps then hardly touch
+    /// memory, and every engine is compute-bound.
+    fn fits_in_cache(&self) -> bool {
+        let cells: usize = self.dims.iter().product();
+        2 * cells * self.cost.element_bytes <= self.cache_bytes
+    }
+
+    /// The memory-bound rate for `bytes` of traffic per update (unbounded for in-cache data).
+    fn memory_mups(&self, bytes: f64) -> f64 {
+        if self.fits_in_cache() {
+            f64::INFINITY
+        } else {
+            self.machine.bandwidth_gbs * 1e3 / bytes
+        }
+    }
+
     fn compute_mups(&self) -> f64 {
         self.machine.peak_gops(self.dtype, self.threads) * 1e3 / self.cost.ops_per_update as f64
     }
@@ -139,7 +155,7 @@ impl ModelInput<'_> {
         } else {
             self.cost.bytes_per_update + 2 * r * self.cost.element_bytes
         };
-        let memory = self.machine.bandwidth_gbs * 1e3 / bytes as f64;
+        let memory = self.memory_mups(bytes as f64);
         self.finish(Engine::Naive, 1, [nx, ny], 1.0, planes, memory)
     }
 
@@ -167,8 +183,7 @@ impl ModelInput<'_> {
         }
         let kappa = tiling::redundancy(self.dims, r, tile, dim_t);
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
-        let memory =
-            self.machine.bandwidth_gbs * 1e3 * dim_t as f64 / self.cost.bytes_per_update as f64;
+        let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64);
         Some(self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory))
     }
 

@@ -27,6 +27,7 @@
 mod aligned;
 mod cpu;
 mod error;
+pub mod gpu;
 mod grid;
 pub mod output;
 pub mod plan;

@@ -77,6 +77,8 @@ pub trait Real:
     + Sync
     + 'static
     + Lane<Scalar = Self>
+    + cudarc::driver::DeviceRepr
+    + cudarc::driver::ValidAsZeroBits
     + sealed::Sealed
 {
     /// The run-time tag of this type.
@@ -86,6 +88,12 @@ pub trait Real:
 
     /// Converts an `f64` coefficient or value into this type (rounding for `f32`).
     fn of(x: f64) -> Self;
+
+    /// The CUDA C name of this type (`float`, `double`).
+    const CUDA_NAME: &'static str;
+
+    /// A CUDA C literal that denotes exactly this value (`0.1f`, `0.1`).
+    fn cuda_literal(self) -> String;
 }
 
 /// A value the kernels compute with — a SIMD vector or one scalar lane — so each kernel body is
@@ -221,18 +229,27 @@ impl_simd!(wide::f64x4, f64, 4);
 impl Real for f32 {
     const DTYPE: DType = DType::F32;
     type Simd = lanes::F32;
+    const CUDA_NAME: &'static str = "float";
     #[inline(always)]
     fn of(x: f64) -> Self {
         x as f32
+    }
+    fn cuda_literal(self) -> String {
+        // Debug prints the shortest decimal that reads back as exactly this f32.
+        format!("{self:?}f")
     }
 }
 
 impl Real for f64 {
     const DTYPE: DType = DType::F64;
     type Simd = lanes::F64;
+    const CUDA_NAME: &'static str = "double";
     #[inline(always)]
     fn of(x: f64) -> Self {
         x
+    }
+    fn cuda_literal(self) -> String {
+        format!("{self:?}")
     }
 }
 

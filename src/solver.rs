@@ -6,9 +6,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use cudarc::driver::CudaSlice;
+
 use crate::cpu::{self, CpuWorkers};
+use crate::gpu::{self, stencil::Layout, DeviceGrid};
 use crate::plan::Engine;
-use crate::{Error, Grid, Plan, Real, Result};
+use crate::{Error, Grid, Plan, Real, Result, Stencil};
 
 /// What a run did and how fast.
 #[derive(Clone, Debug, Serialize)]
@@ -17,9 +20,11 @@ pub struct RunReport {
     pub engine: Engine,
     /// Time steps advanced.
     pub steps: usize,
-    /// Wall-clock seconds of the whole `run` call (transfers included).
+    /// Seconds of computation (the rates below are per this time); GPU runs on a host grid
+    /// spend `transfer_seconds` more copying the grid to the device and back.
     pub seconds: f64,
-    /// Seconds spent copying data between host and device (0 for CPU engines).
+    /// Seconds spent copying data between host and device (0 for CPU engines and for grids
+    /// resident on the GPU).
     pub transfer_seconds: f64,
     /// Cell updates performed (interior cells × steps).
     pub updates: u64,
@@ -136,9 +141,11 @@ impl Solver {
 mod sealed {
     pub trait Sealed {}
     impl<T: crate::Real> Sealed for crate::Grid<T> {}
+    impl<T: crate::Real> Sealed for crate::gpu::DeviceGrid<T> {}
 }
 
-/// Data a [`Solver`] can advance in time: [`Grid`] for stencils.
+/// Data a [`Solver`] can advance in time: [`Grid`] for stencils on any engine, and
+/// [`DeviceGrid`] (a grid kept in GPU memory) for GPU engines.
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
@@ -160,6 +167,9 @@ impl<T: Real> State for Grid<T> {
         if let Some((cell, value)) = grid.find_non_finite() {
             return Err(Error::NonFiniteInput { cell, value });
         }
+        if plan.engine().is_gpu() {
+            return run_gpu_host(solver, &plan, stencil, grid, steps);
+        }
         let start = Instant::now();
         let r = stencil.radius();
         let scratch = solver.scratch(
@@ -170,6 +180,115 @@ impl<T: Real> State for Grid<T> {
         let mut scratch_grid = std::mem::replace(scratch, Grid::new([1, 1, 1])?);
         let outcome = cpu::run_stencil(&plan, &mut solver.workers, grid, &mut scratch_grid, steps);
         *solver.scratch(|_: &Grid<T>| true, || unreachable!("kept above"))? = scratch_grid;
+        outcome?;
+        Ok(RunReport::new(
+            &plan,
+            steps,
+            start.elapsed().as_secs_f64(),
+            0.0,
+        ))
+    }
+}
+
+/// Device buffers for GPU runs on host grids: the state uploaded for the run, and the scratch.
+struct HostRunBuffers<T: Real> {
+    cur: CudaSlice<T>,
+    scratch: gpu::stencil::Scratch<T>,
+}
+
+/// Uploads `grid`, runs the plan on the GPU and downloads the result (also the last finite
+/// state when a value blows up); transfers are timed apart from the computation.
+fn run_gpu_host<T: Real>(
+    solver: &mut Solver,
+    plan: &Plan,
+    stencil: &Stencil,
+    grid: &mut Grid<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    let device = gpu::gpu()?;
+    let layout = Layout {
+        dims: grid.dims(),
+        pitch: grid.pitch(),
+        plane: grid.plane_stride(),
+    };
+    let bytes = layout.len() * std::mem::size_of::<T>();
+    let buffers = solver.scratch(
+        |b: &HostRunBuffers<T>| b.scratch.layout == layout,
+        || {
+            let scratch = gpu::stencil::Scratch::new(device, layout, bytes)?;
+            let cur = device
+                .stream
+                .alloc_zeros::<T>(layout.len())
+                .map_err(gpu::stencil::gpu_err)?;
+            Ok(HostRunBuffers { cur, scratch })
+        },
+    )?;
+    let upload = Instant::now();
+    device
+        .stream
+        .memcpy_htod(grid.storage(), &mut buffers.cur)
+        .map_err(gpu::stencil::gpu_err)?;
+    device.stream.synchronize().map_err(gpu::stencil::gpu_err)?;
+    let mut transfer = upload.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let outcome = gpu::stencil::advance(
+        device,
+        stencil,
+        plan.chosen(),
+        layout,
+        &mut buffers.cur,
+        &mut buffers.scratch,
+        steps,
+    );
+    device.stream.synchronize().map_err(gpu::stencil::gpu_err)?;
+    let compute = start.elapsed().as_secs_f64();
+    let download = Instant::now();
+    device
+        .stream
+        .memcpy_dtoh(&buffers.cur, grid.storage_mut())
+        .map_err(gpu::stencil::gpu_err)?;
+    device.stream.synchronize().map_err(gpu::stencil::gpu_err)?;
+    transfer += download.elapsed().as_secs_f64();
+    outcome?;
+    Ok(RunReport::new(plan, steps, compute, transfer))
+}
+
+impl<T: Real> State for DeviceGrid<T> {
+    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
+        let plan = solver.plan.clone();
+        let stencil = plan.kernel().stencil().ok_or_else(|| {
+            Error::PlanMismatch(format!(
+                "the plan is for {}, not for a stencil grid",
+                plan.kernel()
+            ))
+        })?;
+        if !plan.engine().is_gpu() {
+            return Err(Error::PlanMismatch(format!(
+                "a grid in GPU memory needs a GPU engine, the plan uses '{}': download it first",
+                plan.engine()
+            )));
+        }
+        check_shape(&plan, T::DTYPE, grid.dims())?;
+        if steps == 0 {
+            return Err(Error::ZeroSteps);
+        }
+        let device = gpu::gpu()?;
+        let layout = grid.layout;
+        let scratch = solver.scratch(
+            |s: &gpu::stencil::Scratch<T>| s.layout == layout,
+            || gpu::stencil::Scratch::new(device, layout, 0),
+        )?;
+        let start = Instant::now();
+        let outcome = gpu::stencil::advance(
+            device,
+            stencil,
+            plan.chosen(),
+            layout,
+            &mut grid.data,
+            scratch,
+            steps,
+        );
+        device.stream.synchronize().map_err(gpu::stencil::gpu_err)?;
         outcome?;
         Ok(RunReport::new(
             &plan,

@@ -142,5 +142,8 @@ pub(crate) fn run_stencil<T: Real>(
             };
             rows::dispatch(stencil, run).map_err(Error::from)
         }
+        other => Err(Error::PlanMismatch(format!(
+            "engine {other} does not run on the CPU"
+        ))),
     }
 }

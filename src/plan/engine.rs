@@ -18,11 +18,22 @@ pub enum Engine {
     Naive,
     /// 3.5D blocking: 2.5D tiles streamed through z, `dim_T` steps per pass, pinned team.
     Blocked,
+    /// CUDA: one thread per (x, y) column streaming along z, one launch per time step.
+    GpuNaive,
+    /// CUDA: N.5D blocking (AN5D): 2.5D tiles streamed along z, `dim_T` steps per launch,
+    /// register and shared-memory buffering.
+    GpuBlocked,
 }
 
 impl Engine {
     /// All engines, in the order reports list them.
-    pub const ALL: [Engine; 3] = [Engine::Reference, Engine::Naive, Engine::Blocked];
+    pub const ALL: [Engine; 5] = [
+        Engine::Reference,
+        Engine::Naive,
+        Engine::Blocked,
+        Engine::GpuNaive,
+        Engine::GpuBlocked,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -30,12 +41,19 @@ impl Engine {
             Engine::Reference => "reference",
             Engine::Naive => "naive",
             Engine::Blocked => "blocked",
+            Engine::GpuNaive => "gpu-naive",
+            Engine::GpuBlocked => "gpu-blocked",
         }
+    }
+
+    /// Whether the engine runs on the GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Engine::GpuNaive | Engine::GpuBlocked)
     }
 
     /// Whether the engine advances several time steps per pass (uses `dim_T` and tiles).
     pub fn is_blocked(self) -> bool {
-        matches!(self, Engine::Blocked)
+        matches!(self, Engine::Blocked | Engine::GpuBlocked)
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod bandwidth;
 mod engine;
+pub mod gpu_model;
 mod kernel;
 mod machine;
 pub mod model;
@@ -19,8 +20,10 @@ use std::fmt::{self, Display};
 
 use serde::Serialize;
 
+pub(crate) use bandwidth::cache_dir;
 pub use bandwidth::measure as measure_bandwidth;
 pub use engine::Engine;
+pub use gpu_model::{GpuLaunch, GpuShape};
 pub use kernel::{Kernel, KernelCost};
 pub use machine::{CacheLevel, Machine};
 pub use model::{Bound, Candidate};
@@ -31,6 +34,8 @@ use crate::{DType, Error, Grid, Real, Result, Stencil};
 
 /// Largest `dim_T` the planner considers on its own.
 pub const PLANNER_MAX_DIM_T: usize = 8;
+/// GPU blocking configurations listed in a plan besides the chosen one.
+const GPU_CANDIDATES_SHOWN: usize = 6;
 /// Largest `dim_T` a plan accepts.
 pub const MAX_DIM_T: usize = 16;
 /// Share of the last-level cache the planner budgets for blocking buffers (the paper uses half:
@@ -48,6 +53,8 @@ pub struct Overrides {
     pub tile: bool,
     /// Thread count fixed by the user.
     pub threads: bool,
+    /// GPU launch shape fixed by the user.
+    pub gpu_shape: bool,
 }
 
 /// A complete, validated recipe for running a kernel on data of one type and size: the engine,
@@ -70,6 +77,7 @@ pub struct Plan {
     candidates: Vec<Candidate>,
     overrides: Overrides,
     machine: Machine,
+    gpu: Option<crate::gpu::GpuInfo>,
 }
 
 /// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
@@ -85,6 +93,8 @@ pub struct PlanBuilder {
     pin: bool,
     cache_share: f64,
     machine: Option<Machine>,
+    autotune: bool,
+    gpu_shape: Option<GpuShape>,
 }
 
 impl PlanBuilder {
@@ -101,6 +111,8 @@ impl PlanBuilder {
             pin: true,
             cache_share: DEFAULT_CACHE_SHARE,
             machine: None,
+            autotune: false,
+            gpu_shape: None,
         }
     }
 
@@ -137,6 +149,21 @@ impl PlanBuilder {
     /// Share of the last-level cache to budget for blocking buffers (default 0.5).
     pub fn cache_share(mut self, share: f64) -> Self {
         self.cache_share = share;
+        self
+    }
+
+    /// Times the GPU model's best five blocking configurations on the device and keeps the
+    /// fastest (remembered per device, kernel, precision and size, in this process and on disk).
+    pub fn autotune(mut self, on: bool) -> Self {
+        self.autotune = on;
+        self
+    }
+
+    /// Fixes the GPU blocked kernel's launch shape (threads per block, cells per thread in y,
+    /// planes per stream block); with it, `dim_t` and the tile height follow from `block` and
+    /// `ry`, and configurations the model would prune for register pressure are allowed.
+    pub fn gpu_shape(mut self, shape: GpuShape) -> Self {
+        self.gpu_shape = Some(shape);
         self
     }
 
@@ -197,32 +224,123 @@ impl PlanBuilder {
             let tile = self.tile.unwrap_or_else(|| input.fitted_tile(d));
             candidates.extend(input.blocked(d, tile));
         }
-        let wanted_engine = self
-            .engine
-            .or((self.dim_t.is_some() || self.tile.is_some()).then_some(Engine::Blocked));
-        let chosen = match wanted_engine {
+        let best_cpu_dim_t =
+            best(candidates.iter().filter(|c| c.engine == Engine::Blocked)).map_or(1, |c| c.dim_t);
+        let cpu_blocked = |dim_t: Option<usize>| -> Result<Candidate> {
+            let dim_t = dim_t.unwrap_or(best_cpu_dim_t);
+            let tile = self.tile.unwrap_or_else(|| input.fitted_tile(dim_t));
+            input.blocked(dim_t, tile).ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
+                    tile[0],
+                    tile[1],
+                    2 * r * dim_t
+                ))
+            })
+        };
+
+        // The GPU is asked for only when the plan may use it (CPU-only plans never load CUDA).
+        let gpu = match self.engine {
+            Some(e) if !e.is_gpu() => None,
+            forced => match (crate::gpu::detect_gpu(), self.kernel.stencil()) {
+                (Ok(info), Some(stencil)) => Some((info, stencil.is_box())),
+                (Err(e), _) if forced.is_some() => return Err(e),
+                (Ok(_), None) if forced.is_some() => {
+                    return Err(Error::InvalidPlan(format!(
+                        "{} has no GPU engine",
+                        self.kernel
+                    )));
+                }
+                _ => None,
+            },
+        };
+        let mut gpu_blocked: Vec<Candidate> = Vec::new();
+        if let Some((info, boxed)) = gpu {
+            if let Some(t) = self.tile.filter(|t| t[0] % 32 != 0) {
+                if self.engine == Some(Engine::GpuBlocked) {
+                    return Err(Error::InvalidPlan(format!(
+                        "a GPU tile's width must be a multiple of the 32-thread warp, got {}",
+                        t[0]
+                    )));
+                }
+            }
+            let gm = gpu_model::GpuModel {
+                cost,
+                boxed,
+                dtype: self.dtype,
+                dims: self.dims,
+                gpu: info,
+            };
+            candidates.push(gm.naive());
+            gpu_blocked = match self.gpu_shape {
+                Some(shape) => {
+                    if self.engine.is_some_and(|e| e != Engine::GpuBlocked) {
+                        return Err(Error::InvalidPlan(
+                            "a GPU launch shape applies to the gpu-blocked engine".into(),
+                        ));
+                    }
+                    let bt = self.dim_t.unwrap_or(1);
+                    let blocked = crate::gpu::BlockedShape {
+                        bt,
+                        bx: shape.block[0],
+                        by: shape.block[1],
+                        ry: shape.ry,
+                    };
+                    let c = gm.blocked(blocked, shape.stream_block, true).ok_or_else(|| {
+                        Error::InvalidPlan(format!(
+                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32, tiles wider and taller than 2·R·dim_T = {} and fit in shared memory",
+                            2 * r * bt
+                        ))
+                    })?;
+                    vec![c]
+                }
+                None => gm.search(self.dim_t, self.tile),
+            };
+            if self.autotune {
+                crate::gpu::tune::tune(&self.kernel, self.dtype, self.dims, &mut gpu_blocked)?;
+            }
+            candidates.extend(gpu_blocked.iter().take(GPU_CANDIDATES_SHOWN).cloned());
+        }
+        let best_gpu_blocked = || {
+            gpu_blocked.first().cloned().ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "no GPU blocking configuration fits this device for {} {} with dim_T = {:?}, tile = {:?}",
+                    self.kernel, self.dtype, self.dim_t, self.tile
+                ))
+            })
+        };
+        let chosen = match self.engine {
             Some(Engine::Reference) => input.reference(),
             Some(Engine::Naive) => input.naive(),
-            Some(Engine::Blocked) => {
-                let dim_t = self.dim_t.unwrap_or_else(|| {
-                    best(candidates.iter().filter(|c| c.engine == Engine::Blocked))
-                        .map_or(1, |c| c.dim_t)
-                });
-                let tile = self.tile.unwrap_or_else(|| input.fitted_tile(dim_t));
-                input.blocked(dim_t, tile).ok_or_else(|| {
-                    Error::InvalidPlan(format!(
-                        "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
-                        tile[0],
-                        tile[1],
-                        2 * r * dim_t
-                    ))
-                })?
+            Some(Engine::Blocked) => cpu_blocked(self.dim_t)?,
+            Some(Engine::GpuNaive) => candidates
+                .iter()
+                .find(|c| c.engine == Engine::GpuNaive)
+                .cloned()
+                .expect("added above"),
+            Some(Engine::GpuBlocked) => best_gpu_blocked()?,
+            None if self.gpu_shape.is_some() => best_gpu_blocked()?,
+            None if self.dim_t.is_some() || self.tile.is_some() => {
+                // Overrides of dim_T or tile ask for a blocked engine: the better of the two.
+                let cpu = cpu_blocked(self.dim_t);
+                match (cpu, best_gpu_blocked()) {
+                    (Ok(c), Ok(g)) => {
+                        if g.predicted_mups > c.predicted_mups {
+                            g
+                        } else {
+                            c
+                        }
+                    }
+                    (Ok(c), Err(_)) => c,
+                    (Err(_), Ok(g)) => g,
+                    (Err(e), Err(_)) => return Err(e),
+                }
             }
             None => best(candidates.iter())
                 .cloned()
                 .expect("the naive candidate always exists"),
         };
-        let tile = if chosen.engine.is_blocked() {
+        let tile = if chosen.engine == Engine::Blocked {
             // A tile larger than the grid needs covers it once; report what will be used.
             let full = |n: usize| n - 2 * r + 2 * r * chosen.dim_t;
             [
@@ -246,6 +364,7 @@ impl PlanBuilder {
                 dim_t: self.dim_t.is_some(),
                 tile: self.tile.is_some(),
                 threads: self.threads.is_some(),
+                gpu_shape: self.gpu_shape.is_some(),
             },
             kernel: self.kernel,
             dtype: self.dtype,
@@ -254,6 +373,7 @@ impl PlanBuilder {
             pin: self.pin,
             cache_bytes,
             machine,
+            gpu: gpu.map(|(info, _)| info.clone()),
         })
     }
 }
@@ -295,6 +415,19 @@ impl Plan {
             pin: self.pin,
             cache_share: self.cache_bytes as f64 / self.machine.llc_bytes() as f64,
             machine: Some(self.machine.clone()),
+            autotune: self.chosen.measured_mups.is_some(),
+            gpu_shape: self.overrides.gpu_shape.then(|| {
+                let l = self
+                    .chosen
+                    .gpu
+                    .as_ref()
+                    .expect("GPU overrides come with launch parameters");
+                GpuShape {
+                    block: l.block,
+                    ry: l.ry,
+                    stream_block: l.stream_block,
+                }
+            }),
         }
     }
 
@@ -364,6 +497,10 @@ impl Plan {
     /// The machine the plan was made for.
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+    /// The GPU the plan considered, when one was found.
+    pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
+        self.gpu.as_ref()
     }
     /// Number of cells a time step updates (the interior).
     pub fn interior_cells(&self) -> u64 {
@@ -439,16 +576,76 @@ impl Display for Plan {
                 m.lanes(self.dtype)
             )
         )?;
-        writeln!(
-            f,
-            "choice:  engine {}{}, threads {}{}{}",
-            self.engine,
-            mark(self.overrides.engine),
-            self.threads,
-            mark(self.overrides.threads),
-            if self.pin { " (pinned)" } else { "" }
-        )?;
-        if self.engine.is_blocked() {
+        if let Some(g) = &self.gpu {
+            writeln!(
+                f,
+                "gpu:     {} | {} SMs @ {:.2} GHz | {:.0} GFLOP/s {} | {:.0} GB/s measured ({:.0} peak) | {} shared/SM, L2 {}",
+                g.name,
+                g.sms,
+                g.clock_ghz,
+                g.peak_gflops(self.dtype),
+                self.dtype,
+                g.bandwidth_gbs,
+                g.peak_bandwidth_gbs,
+                human_bytes(g.shared_per_sm),
+                human_bytes(g.l2_bytes)
+            )?;
+        }
+        if self.engine.is_gpu() {
+            writeln!(
+                f,
+                "choice:  engine {}{}",
+                self.engine,
+                mark(self.overrides.engine)
+            )?;
+        } else {
+            writeln!(
+                f,
+                "choice:  engine {}{}, threads {}{}{}",
+                self.engine,
+                mark(self.overrides.engine),
+                self.threads,
+                mark(self.overrides.threads),
+                if self.pin { " (pinned)" } else { "" }
+            )?;
+        }
+        if let Some(l) = &self.chosen.gpu {
+            writeln!(
+                f,
+                "         b_T {}{}, tile {}x{} (block {}x{} threads, {} cells each in y{}), {} planes per stream block, {} blocks",
+                self.dim_t,
+                mark(self.overrides.dim_t),
+                self.tile[0],
+                self.tile[1],
+                l.block[0],
+                l.block[1],
+                l.ry,
+                mark(self.overrides.gpu_shape),
+                l.stream_block,
+                l.blocks
+            )?;
+            writeln!(
+                f,
+                "         ~{} registers/thread, {} shared/block, {} blocks/SM; threads' work per useful update {:.2}",
+                l.registers,
+                human_bytes(l.shared_bytes),
+                l.blocks_per_sm,
+                self.chosen.kappa
+            )?;
+            writeln!(
+                f,
+                "         model per pass: compute {:.3} ms, shared memory {:.3} ms, global memory {:.3} ms, SM efficiency {:.2}",
+                l.times_ms[0], l.times_ms[1], l.times_ms[2], l.sm_efficiency
+            )?;
+            if let Some(m) = self.chosen.measured_mups {
+                writeln!(
+                    f,
+                    "         autotuned: measured {m:.0} MUPS vs model {:.0} MUPS",
+                    self.chosen.predicted_mups
+                )?;
+            }
+        }
+        if self.engine == Engine::Blocked {
             let r = cost.radius;
             writeln!(
                 f,

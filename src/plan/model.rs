@@ -51,6 +51,8 @@ pub enum Bound {
     Memory,
     /// Arithmetic and load/store throughput.
     Compute,
+    /// GPU shared-memory bandwidth.
+    SharedMemory,
 }
 
 impl std::fmt::Display for Bound {
@@ -58,6 +60,7 @@ impl std::fmt::Display for Bound {
         f.write_str(match self {
             Bound::Memory => "memory",
             Bound::Compute => "compute",
+            Bound::SharedMemory => "shared",
         })
     }
 }
@@ -81,8 +84,12 @@ pub struct Candidate {
     pub memory_mups: f64,
     /// min(compute, memory) / κ.
     pub predicted_mups: f64,
-    /// Which of the two limits.
+    /// Which limit binds.
     pub bound: Bound,
+    /// GPU launch parameters and model details (GPU engines only).
+    pub gpu: Option<super::gpu_model::GpuLaunch>,
+    /// Measured rate, million updates per second, when the configuration was autotuned.
+    pub measured_mups: Option<f64>,
 }
 
 /// Inputs common to every candidate.
@@ -141,6 +148,8 @@ impl ModelInput<'_> {
             memory_mups,
             predicted_mups: rate / kappa,
             bound,
+            gpu: None,
+            measured_mups: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Argument types shared by the subcommands: kernels, sizes, tiles and engine lists.
 
 use clap::Args;
+use stencil35d::plan::GpuShape;
 use stencil35d::{DType, Engine, Error, PlanBuilder, Stencil};
 
 /// A grid size: `N` (a cube) or `NXxNYxNZ`.
@@ -89,6 +90,18 @@ pub struct Overrides {
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
+    /// GPU blocked kernel: threads per block XxY (X a multiple of 32).
+    #[arg(long)]
+    pub block: Option<Tile>,
+    /// GPU blocked kernel: cells per thread along y.
+    #[arg(long, default_value_t = 4)]
+    pub ry: usize,
+    /// GPU blocked kernel: output planes per thread block along z.
+    #[arg(long = "stream-block", default_value_t = 128)]
+    pub stream_block: usize,
+    /// GPU: time the model's five best configurations and keep the fastest.
+    #[arg(long)]
+    pub autotune: bool,
 }
 
 impl Overrides {
@@ -102,6 +115,18 @@ impl Overrides {
             b = b.threads(t);
         }
         let blocked = engine.is_none_or(|e| e.is_blocked());
+        if engine.is_none_or(|e| e == Engine::GpuBlocked) {
+            if let Some(block) = self.block {
+                b = b.gpu_shape(GpuShape {
+                    block: block.0,
+                    ry: self.ry,
+                    stream_block: self.stream_block,
+                });
+            }
+        }
+        if engine.is_none_or(|e| e.is_gpu()) {
+            b = b.autotune(self.autotune);
+        }
         if blocked {
             if let Some(d) = self.dim_t {
                 b = b.dim_t(d);

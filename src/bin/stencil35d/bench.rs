@@ -39,6 +39,7 @@ struct Row {
     report: RunReport,
     seconds: Vec<f64>,
     max_rel_err: Option<f64>,
+    resources: Option<stencil35d::gpu::KernelResources>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), Error> {
@@ -92,10 +93,12 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
         } else {
             None
         };
+        let resources = stencil35d::gpu::compiled_resources(solver.plan())?;
         let row = Row {
             report: median,
             seconds,
             max_rel_err,
+            resources,
         };
         if args.json {
             println!("{}", json_line(args, &row));
@@ -141,7 +144,24 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "repeat": args.repeat,
         "seconds_all": row.seconds,
         "memory_gbs": r.plan.machine().bandwidth_gbs,
+        "transfer_seconds": r.transfer_seconds,
     });
+    if let Some(g) = r.plan.chosen().gpu.as_ref() {
+        v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));
+        v["gpu_ry"] = json!(g.ry);
+        v["gpu_stream_block"] = json!(g.stream_block);
+    }
+    if let Some(k) = row.resources {
+        v["registers"] = json!(k.registers);
+        v["spill_bytes"] = json!(k.spill_bytes);
+    }
+    if let Some(m) = r.plan.chosen().measured_mups {
+        v["autotuned_mups"] = json!(m);
+    }
+    if let Some(g) = r.plan.gpu().filter(|_| r.engine.is_gpu()) {
+        v["device"] = json!(g.name);
+        v["device_gbs"] = json!(g.bandwidth_gbs);
+    }
     if let Some(e) = row.max_rel_err {
         v["max_rel_err"] = json!(e);
     }

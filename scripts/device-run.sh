@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the binaries bundled by scripts/gpu-bundle.sh on a GPU machine (no Rust needed).
+#   run.sh tests [filter]      every test suite, GPU suites included
+#   run.sh bench [args...]     stencil35d bench ...      (run.sh cli <subcommand> ... for others)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# NVRTC ships with the CUDA toolkit (or the nvidia-cuda-nvrtc Python wheel); put it on the path.
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+           $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, "cu13", "lib") for p in nvidia.__path__))' 2>/dev/null); do
+  if ls "$dir"/libnvrtc.so* >/dev/null 2>&1; then
+    export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"
+    break
+  fi
+done
+export STENCIL35D_CACHE_DIR="${STENCIL35D_CACHE_DIR:-/tmp/stencil35d-cache}"
+cmd=${1:-tests}
+shift || true
+case "$cmd" in
+  tests)
+    status=0
+    for t in "$here"/tests/*; do
+      echo "== $(basename "$t")"
+      "$t" --test-threads="${TEST_THREADS:-8}" "$@" 2>&1 | grep -E "^test |test result|panicked|skipping|max rel err|GPU:" || status=1
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    exit $status ;;
+  bench) exec "$here/stencil35d" bench "$@" ;;
+  cli) exec "$here/stencil35d" "$@" ;;
+  *) echo "usage: run.sh tests|bench|cli ..." >&2; exit 2 ;;
+esac

@@ -1,0 +1,225 @@
+// stencil35d GPU stencil kernels: one templated source, specialised at run time by NVRTC.
+//
+// The host prepends these definitions (see src/gpu/source.rs):
+//   REAL            float or double
+//   RADIUS          stencil radius R
+//   IS_BOX          1 for a full (2R+1)^3 cube, 0 for a star
+//   COEF            the coefficients as a brace list: star: R+1 values (centre, then one per
+//                   distance); box: (2R+1)^3 values, index ((dz+R)(2R+1) + dy+R)(2R+1) + dx+R
+//   BT              time steps per pass (blocked kernel)
+//   BX, BY, RY      threads per block in x and y, cells per thread in y (blocked kernel)
+//
+// Grids are dense, x fastest, rows `pitch` elements apart and planes `plane` apart (the host
+// Grid's own padded layout, so one memcpy moves a whole grid). The outer R cells on every side
+// are the fixed boundary: kernels never write them.
+
+#define W (2 * RADIUS + 1)
+
+__device__ __forceinline__ bool finite_value(REAL v) { return isfinite(v); }
+
+// ---------------------------------------------------------------------------------------------
+// gpu-naive: one thread per (x, y) column, streaming along z, one time step per launch; every
+// neighbour is read through the read-only data cache. The honest bandwidth-bound baseline.
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __restrict__ dst,
+                                         int nx, int ny, int nz, long long pitch, long long plane,
+                                         int* __restrict__ non_finite)
+{
+    constexpr REAL c[] = COEF;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < RADIUS || x >= nx - RADIUS || y < RADIUS || y >= ny - RADIUS) return;
+    bool bad = false;
+    for (int z = RADIUS; z < nz - RADIUS; ++z) {
+        const REAL* p = src + z * plane + y * pitch + x;
+        REAL acc;
+#if IS_BOX
+        acc = 0;
+#pragma unroll
+        for (int dz = -RADIUS; dz <= RADIUS; ++dz)
+#pragma unroll
+            for (int dy = -RADIUS; dy <= RADIUS; ++dy)
+#pragma unroll
+                for (int dx = -RADIUS; dx <= RADIUS; ++dx)
+                    acc = fma(__ldg(p + dz * plane + dy * pitch + dx),
+                              c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS], acc);
+#else
+        acc = __ldg(p) * c[0];
+#pragma unroll
+        for (int d = 1; d <= RADIUS; ++d) {
+            REAL s = (__ldg(p - d) + __ldg(p + d)) + (__ldg(p - d * pitch) + __ldg(p + d * pitch));
+            s += __ldg(p - d * plane) + __ldg(p + d * plane);
+            acc = fma(s, c[d], acc);
+        }
+#endif
+        dst[z * plane + y * pitch + x] = acc;
+        bad |= !finite_value(acc);
+    }
+    if (bad) *non_finite = 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked: N.5D blocking (AN5D): 2.5D tiles streamed along z, BT time steps per pass.
+//
+// A block owns a tile of TX x TY cells (TX = BX, TY = BY*RY); thread (tx, ty) owns column x = tx
+// and the RY rows ty*RY .. ty*RY+RY-1 (register tiling in y). The block streams the planes of
+// its z-chunk. When level t's new plane arrives (level 0: a load from memory), the block
+// exchanges it once through double-buffered shared memory and each thread adds the plane's
+// contributions to 2R+1 register accumulators, one per output plane q = p-R .. p+R
+// (associative partial sums; a star's off-plane terms need only the thread's own value). The
+// accumulator of plane p-R is then complete: it is level t+1's new plane, handed on within the
+// same step. Accumulators sit in a fixed ring of registers indexed by (step mod 2R+1); the step
+// loop is unrolled 2R+1 times so every index is a compile-time constant. Tile edges read
+// stale shared memory: those cells lie in the ghost zone of width R*BT that the pass discards.
+// Fixed boundary cells are reloaded from the source instead of computed.
+// ---------------------------------------------------------------------------------------------
+#ifdef BT
+#define TX BX
+#define TY (BY * RY)
+#define SW (TX + 2 * RADIUS)
+#define SH (TY + 2 * RADIUS)
+#define SLOT(k) ((((k) % W) + W) % W)
+
+extern "C" __global__ void __launch_bounds__(BX * BY)
+stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny, int nz,
+                long long pitch, long long plane, int hz, int* __restrict__ non_finite)
+{
+    constexpr REAL c[] = COEF;
+    extern __shared__ unsigned char smem_raw[];
+    REAL* smem = reinterpret_cast<REAL*>(smem_raw);
+
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int vx = TX - 2 * RADIUS * BT, vy = TY - 2 * RADIUS * BT; // valid output per tile
+    const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
+    const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
+    const int gx = ox0 - RADIUS * BT + tx;
+    const int gy0 = oy0 - RADIUS * BT + ty * RY;
+    const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
+    const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
+    const int steps = (z1 - zl) + BT * RADIUS;
+
+    // Zero both buffers once so the halo that no thread writes holds finite junk.
+    for (int i = ty * BX + tx; i < 2 * SW * SH; i += BX * BY) smem[i] = 0;
+
+    bool in_grid[RY], interior[RY], store[RY];
+    long long offset[RY];
+#pragma unroll
+    for (int i = 0; i < RY; ++i) {
+        const int gy = gy0 + i;
+        in_grid[i] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+        interior[i] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        store[i] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
+        offset[i] = in_grid[i] ? (long long)gy * pitch + gx : 0;
+    }
+
+    REAL acc[BT][W][RY];
+#pragma unroll
+    for (int t = 0; t < BT; ++t)
+#pragma unroll
+        for (int a = 0; a < W; ++a)
+#pragma unroll
+            for (int i = 0; i < RY; ++i) acc[t][a][i] = 0;
+    bool bad = false;
+    int buffer = 0;
+    __syncthreads();
+
+    for (int k0 = 0; k0 < steps; k0 += W) {
+#pragma unroll
+        for (int ph = 0; ph < W; ++ph) {
+            const int k = k0 + ph;
+            if (k < steps) { // block-uniform: every thread takes the same path to the barriers
+            const int p = zl + k;
+            REAL v[RY];
+#pragma unroll
+            for (int i = 0; i < RY; ++i)
+                v[i] = (p < zh && in_grid[i]) ? __ldg(src + p * plane + offset[i]) : REAL(0);
+
+#pragma unroll
+            for (int t = 0; t < BT; ++t) {
+                // v holds level t's plane pt = p - t*R; exchange it through shared memory.
+                REAL* s = smem + buffer * (SW * SH);
+                buffer ^= 1;
+#pragma unroll
+                for (int i = 0; i < RY; ++i) s[(ty * RY + i + RADIUS) * SW + tx + RADIUS] = v[i];
+                __syncthreads();
+                const REAL* row0 = s + (ty * RY + RADIUS) * SW + tx + RADIUS; // own first cell
+
+#if IS_BOX
+                // Each shared row r (relative to the thread's first row) is read once, 2R+1
+                // values, and contributes to every own cell i within R rows of it, for every
+                // output plane offset dz: the plane is at z-offset dz from output q = pt - dz.
+#pragma unroll
+                for (int r = -RADIUS; r < RY + RADIUS; ++r) {
+                    REAL row[W];
+#pragma unroll
+                    for (int dx = -RADIUS; dx <= RADIUS; ++dx)
+                        row[dx + RADIUS] = (dx == 0 && r >= 0 && r < RY) ? v[r] : row0[r * SW + dx];
+#pragma unroll
+                    for (int i = 0; i < RY; ++i) {
+                        const int dy = r - i;
+                        if (dy < -RADIUS || dy > RADIUS) continue;
+#pragma unroll
+                        for (int dz = -RADIUS; dz <= RADIUS; ++dz) {
+                            const int a = SLOT(ph - t * RADIUS - dz);
+#pragma unroll
+                            for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
+                                const REAL w = c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS];
+                                const bool first = (dz == -RADIUS) && (r == i - RADIUS) && (dx == -RADIUS);
+                                acc[t][a][i] = first ? row[dx + RADIUS] * w
+                                                     : fma(row[dx + RADIUS], w, acc[t][a][i]);
+                            }
+                        }
+                    }
+                }
+#else
+#pragma unroll
+                for (int i = 0; i < RY; ++i) {
+                    // In-plane part of output q = pt (dz = 0).
+                    REAL in_plane = v[i] * c[0];
+#pragma unroll
+                    for (int d = 1; d <= RADIUS; ++d) {
+                        const REAL up = (i - d >= 0) ? v[i - d] : row0[(i - d) * SW];
+                        const REAL down = (i + d < RY) ? v[i + d] : row0[(i + d) * SW];
+                        const REAL sum = (row0[i * SW - d] + row0[i * SW + d]) + (up + down);
+                        in_plane = fma(sum, c[d], in_plane);
+                    }
+                    // Output q = pt + R starts with this plane's term; the others add to it.
+                    const int first = SLOT(ph - t * RADIUS + RADIUS);
+                    acc[t][first][i] = v[i] * c[RADIUS];
+#pragma unroll
+                    for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
+                        const int a = SLOT(ph - t * RADIUS - dz);
+                        acc[t][a][i] = (dz == 0) ? acc[t][a][i] + in_plane
+                                                 : fma(v[i], c[dz < 0 ? -dz : dz], acc[t][a][i]);
+                    }
+                }
+#endif
+                // Plane q = pt - R of level t+1 is complete.
+                const int q = p - t * RADIUS - RADIUS;
+                const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
+                const int done = SLOT(ph - t * RADIUS - RADIUS);
+#pragma unroll
+                for (int i = 0; i < RY; ++i) {
+                    REAL out = acc[t][done][i];
+                    if (fixed_plane || !interior[i])
+                        out = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i]) : REAL(0);
+                    v[i] = out;
+                }
+            }
+
+            // v holds the pass's last level at plane q = p - BT*R: write the valid part.
+            const int q = p - BT * RADIUS;
+            if (q >= z0 && q < z1) {
+#pragma unroll
+                for (int i = 0; i < RY; ++i)
+                    if (store[i]) {
+                        dst[q * plane + offset[i]] = v[i];
+                        bad |= !finite_value(v[i]);
+                    }
+            }
+            }
+        }
+    }
+    if (bad) *non_finite = 1;
+}
+#endif

@@ -1,0 +1,19 @@
+//! The CUDA backend: `gpu-naive` and `gpu-blocked` (N.5D register/shared-memory temporal
+//! blocking after AN5D) stencil engines. The kernels are CUDA C sources in `kernels/`,
+//! specialised at run time (shape, radius, coefficients, precision, b_T, block shape) and
+//! compiled with NVRTC for the device's own architecture, once per configuration per process.
+//! CUDA is loaded dynamically: without a driver, NVRTC or a device every GPU entry point returns
+//! [`crate::Error::NoGpu`] saying which is missing, and the CPU engines serve.
+
+mod compile;
+mod device;
+mod device_grid;
+mod source;
+pub(crate) mod stencil;
+pub use stencil::{compiled_resources, KernelResources};
+pub(crate) mod tune;
+
+pub(crate) use device::gpu;
+pub use device::{detect_gpu, GpuInfo};
+pub use device_grid::DeviceGrid;
+pub(crate) use source::BlockedShape;

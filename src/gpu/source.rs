@@ -1,0 +1,146 @@
+//! Specialising the kernel sources: the stencil's shape, radius and coefficients, the
+//! precision and the blocking parameters become compile-time constants in front of the one
+//! templated CUDA source, so NVRTC unrolls every loop and folds every coefficient.
+
+use crate::stencil::Shape;
+use crate::{Real, Stencil};
+
+/// The CUDA source of the stencil kernels.
+const STENCIL_CU: &str = include_str!("kernels/stencil.cu");
+
+/// Blocking parameters of the `stencil_blocked` kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BlockedShape {
+    /// Time steps per pass (b_T).
+    pub(crate) bt: usize,
+    /// Threads per block in x (= tile width).
+    pub(crate) bx: usize,
+    /// Threads per block in y.
+    pub(crate) by: usize,
+    /// Cells per thread in y (tile height = by * ry).
+    pub(crate) ry: usize,
+}
+
+impl BlockedShape {
+    /// Tile height in cells.
+    pub(crate) fn ty(&self) -> usize {
+        self.by * self.ry
+    }
+
+    /// Dynamic shared memory the kernel needs: two buffers of the tile plus an R-wide halo.
+    pub(crate) fn shared_bytes(&self, radius: usize, elem: usize) -> usize {
+        2 * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * elem
+    }
+}
+
+/// The specialised source for `stencil` in `T`, with the blocked kernel when `blocked` is set.
+pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<BlockedShape>) -> String {
+    let coeffs: Vec<String> = stencil
+        .coeffs()
+        .iter()
+        .map(|&c| T::of(c).cuda_literal())
+        .collect();
+    let mut text = format!(
+        "#define REAL {}\n#define RADIUS {}\n#define IS_BOX {}\n#define COEF {{{}}}\n",
+        T::CUDA_NAME,
+        stencil.radius(),
+        matches!(stencil.shape(), Shape::Box { .. }) as u8,
+        coeffs.join(", ")
+    );
+    if let Some(b) = blocked {
+        text += &format!(
+            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n",
+            b.bt, b.bx, b.by, b.ry
+        );
+    }
+    text + STENCIL_CU
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel variant compiles with NVRTC when NVRTC is installed, even without a GPU
+    /// (compiled for sm_90 PTX): all shapes, both precisions, b_T 1..=8.
+    #[test]
+    fn nvrtc_compiles_every_variant() {
+        // SAFETY: only tries to dlopen NVRTC.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            println!("skipping: NVRTC (libnvrtc.so) is not installed");
+            return;
+        }
+        let compile = |src: String, what: &str| {
+            let opts = cudarc::nvrtc::CompileOptions {
+                options: vec!["--gpu-architecture=compute_90".into(), "--std=c++17".into()],
+                ..Default::default()
+            };
+            let start = std::time::Instant::now();
+            cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            start.elapsed().as_secs_f64()
+        };
+        let mut total = 0.0;
+        for name in ["star:1", "star:2", "star:3", "star:4", "box:1", "box:2"] {
+            let s = Stencil::from_name(name).unwrap();
+            let r = s.radius();
+            total += compile(stencil_source::<f32>(&s, None), name);
+            total += compile(stencil_source::<f64>(&s, None), name);
+            for bt in [1, 2, 4, 8] {
+                let need = 2 * r * bt + 8;
+                let bx = need.div_ceil(32) * 32;
+                let mut ry = 2;
+                while bx * need.div_ceil(ry) > 1024 {
+                    ry += 1;
+                }
+                let shape = BlockedShape {
+                    bt,
+                    bx,
+                    by: need.div_ceil(ry),
+                    ry,
+                };
+                let t = compile(
+                    stencil_source::<f32>(&s, Some(shape)),
+                    &format!("{name} {shape:?}"),
+                );
+                total += t;
+                println!("{name} f32 {shape:?}: {t:.2} s");
+                total += compile(
+                    stencil_source::<f64>(&s, Some(shape)),
+                    &format!("{name} f64 {shape:?}"),
+                );
+            }
+        }
+        println!("total NVRTC time {total:.1} s");
+    }
+
+    #[test]
+    fn sources_carry_exact_constants() {
+        let s = Stencil::seven_point(0.4, 0.1);
+        let src = stencil_source::<f32>(
+            &s,
+            Some(BlockedShape {
+                bt: 4,
+                bx: 32,
+                by: 8,
+                ry: 4,
+            }),
+        );
+        assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
+        assert!(src.contains("#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n"));
+        let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None);
+        assert!(
+            d.contains("#define REAL double")
+                && d.contains("#define IS_BOX 1")
+                && !d.contains("#define BT")
+        );
+        // The f32 literal reads back as exactly the rounded coefficient.
+        let lit = 0.1f64 as f32;
+        assert_eq!(
+            lit.cuda_literal()
+                .trim_end_matches('f')
+                .parse::<f32>()
+                .unwrap(),
+            lit
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! Running stencil plans on the GPU: `gpu-naive` (one launch per time step) and `gpu-blocked`
+//! (one launch per pass of `dim_T` steps), ping-ponging between two device buffers laid out
+//! like the host grid. Every pass raises a device flag when it writes a non-finite value; the
+//! failing pass is then replayed one step at a time to find the step, and the newest finite
+//! state is kept.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::compile::Kernel;
+use super::device::Gpu;
+use super::source::{stencil_source, BlockedShape};
+use crate::plan::{Candidate, Engine};
+use crate::{Error, Real, Result, Stencil};
+
+/// Where the cells are: dimensions and the padded row and plane strides (the host grid's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) dims: [usize; 3],
+    pub(crate) pitch: usize,
+    pub(crate) plane: usize,
+}
+
+impl Layout {
+    /// Elements in one buffer.
+    pub(crate) fn len(&self) -> usize {
+        self.plane * self.dims[2]
+    }
+}
+
+/// The second buffer and the non-finite flag a run needs besides the state itself.
+pub(crate) struct Scratch<T> {
+    pub(crate) layout: Layout,
+    pub(crate) next: CudaSlice<T>,
+    pub(crate) flag: CudaSlice<i32>,
+}
+
+impl<T: Real> Scratch<T> {
+    /// Allocates scratch for `layout`, failing with [`Error::GpuOutOfMemory`] when the device
+    /// lacks the memory (`extra` bytes are needed besides it).
+    pub(crate) fn new(gpu: &Gpu, layout: Layout, extra: usize) -> Result<Self> {
+        ensure_memory(gpu, layout.len() * std::mem::size_of::<T>() + extra)?;
+        let next = gpu.stream.alloc_zeros::<T>(layout.len()).map_err(gpu_err)?;
+        let flag = gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?;
+        Ok(Scratch { layout, next, flag })
+    }
+}
+
+/// Fails when `bytes` more device memory would not fit (with a 64 MiB margin).
+pub(crate) fn ensure_memory(gpu: &Gpu, bytes: usize) -> Result<()> {
+    let (free, _) = gpu.ctx.mem_get_info().map_err(gpu_err)?;
+    if bytes + (64 << 20) > free {
+        return Err(Error::GpuOutOfMemory {
+            needed: bytes,
+            free,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn gpu_err(e: impl std::fmt::Display) -> Error {
+    Error::Gpu(e.to_string())
+}
+
+/// Advances the state in `cur` by `steps` steps of `stencil` with the GPU configuration
+/// `config` (a plan's chosen candidate); on return `cur` holds
+/// the newest finite state (on error, the state before the failing step).
+pub(crate) fn advance<T: Real>(
+    gpu: &Gpu,
+    stencil: &Stencil,
+    config: &Candidate,
+    layout: Layout,
+    cur: &mut CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+    steps: usize,
+) -> Result<()> {
+    // The second buffer must carry the same fixed boundary layer.
+    gpu.stream
+        .memcpy_dtod(cur, &mut scratch.next)
+        .map_err(gpu_err)?;
+    let r = stencil.radius();
+    match config.engine {
+        Engine::GpuNaive => {
+            let naive = naive_kernel::<T>(gpu, stencil)?;
+            for s in 1..=steps {
+                launch_naive(gpu, &naive, layout, cur, scratch)?;
+                if flag_raised(gpu, scratch)? {
+                    return Err(locate(gpu, layout, &scratch.next, r, s));
+                }
+                std::mem::swap(cur, &mut scratch.next);
+            }
+            Ok(())
+        }
+        Engine::GpuBlocked => {
+            let launch = config
+                .gpu
+                .as_ref()
+                .expect("a gpu-blocked configuration has launch parameters");
+            let shape = |bt| BlockedShape {
+                bt,
+                bx: launch.block[0],
+                by: launch.block[1],
+                ry: launch.ry,
+            };
+            // Compiled (or fetched from the cache) once per run: the full-depth kernel and, when
+            // the step count is not a multiple of dim_T, the one for the last, shorter pass.
+            let full = blocked_kernel::<T>(gpu, stencil, shape(config.dim_t))?;
+            let tail = steps % config.dim_t;
+            let short = if tail > 0 {
+                Some(blocked_kernel::<T>(gpu, stencil, shape(tail))?)
+            } else {
+                None
+            };
+            let mut done = 0;
+            while done < steps {
+                let depth = config.dim_t.min(steps - done);
+                let kernel = if depth == config.dim_t {
+                    &full
+                } else {
+                    short.as_ref().expect("made above")
+                };
+                launch_blocked(
+                    gpu,
+                    kernel,
+                    r,
+                    shape(depth),
+                    launch.stream_block,
+                    layout,
+                    cur,
+                    scratch,
+                )?;
+                if flag_raised(gpu, scratch)? {
+                    // Replay this pass a step at a time to find the step that went bad.
+                    let naive = naive_kernel::<T>(gpu, stencil)?;
+                    for i in 1..=depth {
+                        launch_naive(gpu, &naive, layout, cur, scratch)?;
+                        if flag_raised(gpu, scratch)? {
+                            return Err(locate(gpu, layout, &scratch.next, r, done + i));
+                        }
+                        std::mem::swap(cur, &mut scratch.next);
+                    }
+                } else {
+                    std::mem::swap(cur, &mut scratch.next);
+                }
+                done += depth;
+            }
+            Ok(())
+        }
+        other => Err(Error::PlanMismatch(format!(
+            "engine {other} does not run on the GPU"
+        ))),
+    }
+}
+
+/// What the compiler made of the kernel a GPU plan runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KernelResources {
+    /// Registers per thread.
+    pub registers: usize,
+    /// Bytes per thread spilled to local memory (0 is what one wants).
+    pub spill_bytes: usize,
+}
+
+/// Compiles (or fetches from the cache) the kernel `plan` runs and reports its register use and
+/// spills; `None` for CPU plans.
+pub fn compiled_resources(plan: &crate::Plan) -> Result<Option<KernelResources>> {
+    fn typed<T: Real>(plan: &crate::Plan, stencil: &Stencil) -> Result<Kernel> {
+        let gpu = super::gpu()?;
+        match &plan.chosen().gpu {
+            Some(l) => {
+                let shape = BlockedShape {
+                    bt: plan.dim_t(),
+                    bx: l.block[0],
+                    by: l.block[1],
+                    ry: l.ry,
+                };
+                Ok(blocked_kernel::<T>(gpu, stencil, shape)?.0)
+            }
+            None => naive_kernel::<T>(gpu, stencil),
+        }
+    }
+    let Some(stencil) = plan.kernel().stencil().filter(|_| plan.engine().is_gpu()) else {
+        return Ok(None);
+    };
+    let kernel = match plan.dtype() {
+        crate::DType::F32 => typed::<f32>(plan, stencil)?,
+        crate::DType::F64 => typed::<f64>(plan, stencil)?,
+    };
+    Ok(Some(KernelResources {
+        registers: kernel.registers,
+        spill_bytes: kernel.spill_bytes,
+    }))
+}
+
+fn naive_kernel<T: Real>(gpu: &Gpu, stencil: &Stencil) -> Result<Kernel> {
+    gpu.kernel(&stencil_source::<T>(stencil, None), "stencil_naive", 0)
+}
+
+/// The blocked kernel for `shape`, with its shared-memory size.
+pub(crate) fn blocked_kernel<T: Real>(
+    gpu: &Gpu,
+    stencil: &Stencil,
+    shape: BlockedShape,
+) -> Result<(Kernel, usize)> {
+    let shared = shape.shared_bytes(stencil.radius(), std::mem::size_of::<T>());
+    let kernel = gpu.kernel(
+        &stencil_source::<T>(stencil, Some(shape)),
+        "stencil_blocked",
+        shared,
+    )?;
+    Ok((kernel, shared))
+}
+
+fn dims_args(layout: Layout) -> ([i32; 3], i64, i64) {
+    let [nx, ny, nz] = layout.dims;
+    (
+        [nx as i32, ny as i32, nz as i32],
+        layout.pitch as i64,
+        layout.plane as i64,
+    )
+}
+
+fn launch_naive<T: Real>(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    layout: Layout,
+    src: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+) -> Result<()> {
+    let ([nx, ny, nz], pitch, plane) = dims_args(layout);
+    let cfg = LaunchConfig {
+        grid_dim: ((nx as u32).div_ceil(32), (ny as u32).div_ceil(8), 1),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut args = gpu.stream.launch_builder(&kernel.function);
+    args.arg(src)
+        .arg(&mut scratch.next)
+        .arg(&nx)
+        .arg(&ny)
+        .arg(&nz)
+        .arg(&pitch)
+        .arg(&plane)
+        .arg(&mut scratch.flag);
+    // SAFETY: the arguments match stencil_naive's parameter list in type and order; both
+    // buffers hold `layout.len()` elements and the kernel only touches cells inside `dims`.
+    unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_blocked<T: Real>(
+    gpu: &Gpu,
+    (kernel, shared): &(Kernel, usize),
+    r: usize,
+    shape: BlockedShape,
+    stream_block: usize,
+    layout: Layout,
+    src: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+) -> Result<()> {
+    let [nx, ny, nz] = layout.dims;
+    let (vx, vy) = (shape.bx - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
+    let hz = stream_block.max(1);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            (nx - 2 * r).div_ceil(vx) as u32,
+            (ny - 2 * r).div_ceil(vy) as u32,
+            (nz - 2 * r).div_ceil(hz) as u32,
+        ),
+        block_dim: (shape.bx as u32, shape.by as u32, 1),
+        shared_mem_bytes: *shared as u32,
+    };
+    let ([nx, ny, nz], pitch, plane) = dims_args(layout);
+    let hz = hz as i32;
+    let mut args = gpu.stream.launch_builder(&kernel.function);
+    args.arg(src)
+        .arg(&mut scratch.next)
+        .arg(&nx)
+        .arg(&ny)
+        .arg(&nz)
+        .arg(&pitch)
+        .arg(&plane)
+        .arg(&hz)
+        .arg(&mut scratch.flag);
+    // SAFETY: the arguments match stencil_blocked's parameter list; the grid covers the
+    // interior with tiles of valid width vx x vy and z-chunks of hz planes exactly as the kernel
+    // computes them; the kernel reads and writes only cells inside `dims`.
+    unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+    Ok(())
+}
+
+/// Waits for the pass, reads and clears the non-finite flag.
+fn flag_raised<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<bool> {
+    let mut host = [0i32; 1];
+    gpu.stream
+        .memcpy_dtoh(&scratch.flag, &mut host[..])
+        .map_err(gpu_err)?;
+    gpu.stream.synchronize().map_err(gpu_err)?;
+    if host[0] != 0 {
+        gpu.stream
+            .memset_zeros(&mut scratch.flag)
+            .map_err(gpu_err)?;
+    }
+    Ok(host[0] != 0)
+}
+
+/// The error for a step whose output `bad` holds a non-finite interior value.
+fn locate<T: Real>(gpu: &Gpu, layout: Layout, bad: &CudaSlice<T>, r: usize, step: usize) -> Error {
+    let mut host = vec![T::zero(); layout.len()];
+    if let Err(e) = gpu
+        .stream
+        .memcpy_dtoh(bad, &mut host)
+        .and_then(|_| gpu.stream.synchronize())
+    {
+        return gpu_err(e);
+    }
+    let [nx, ny, nz] = layout.dims;
+    for z in r..nz - r {
+        for y in r..ny - r {
+            for x in r..nx - r {
+                let v = host[z * layout.plane + y * layout.pitch + x];
+                if !v.is_finite() {
+                    return Error::NonFinite {
+                        step,
+                        cell: [x, y, z],
+                        value: v.to_f64().unwrap_or(f64::NAN),
+                    };
+                }
+            }
+        }
+    }
+    Error::NonFinite {
+        step,
+        cell: [r, r, r],
+        value: f64::NAN,
+    }
+}

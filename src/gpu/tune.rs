@@ -1,0 +1,169 @@
+//! Autotuning (AN5D section 6.3): the performance model ranks every blocking configuration;
+//! the best five are timed on the device with the plan's own grid size, and the fastest wins.
+//! Winners are remembered per device, kernel, precision and grid size, in the process and in a
+//! JSON file in the cache directory, so a later plan for the same problem does not re-time.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::device::gpu;
+use super::stencil::{advance, Layout, Scratch};
+use crate::plan::{Candidate, Kernel};
+use crate::{DType, Grid, Real, Result, Stencil};
+
+/// Configurations timed per tuning.
+const TIMED: usize = 5;
+/// Passes timed per configuration (after one warm-up pass that also compiles).
+const PASSES: usize = 3;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Winner {
+    key: String,
+    dim_t: usize,
+    block: [usize; 2],
+    ry: usize,
+    stream_block: usize,
+    measured_mups: f64,
+}
+
+impl Winner {
+    fn matches(&self, c: &Candidate) -> bool {
+        c.dim_t == self.dim_t
+            && c.gpu.as_ref().is_some_and(|l| {
+                l.block == self.block && l.ry == self.ry && l.stream_block == self.stream_block
+            })
+    }
+}
+
+static REMEMBERED: Mutex<Option<HashMap<String, Winner>>> = Mutex::new(None);
+
+/// Reorders `candidates` (best model prediction first) so the fastest measured configuration
+/// comes first, filling in `measured_mups` for the timed ones.
+pub(crate) fn tune(
+    kernel: &Kernel,
+    dtype: DType,
+    dims: [usize; 3],
+    candidates: &mut [Candidate],
+) -> Result<()> {
+    let Some(stencil) = kernel.stencil() else {
+        return Ok(());
+    };
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let gpu = gpu()?;
+    let key = format!(
+        "{} | {} | {dtype} | {}x{}x{}",
+        gpu.info.name,
+        kernel.name(),
+        dims[0],
+        dims[1],
+        dims[2]
+    );
+    if let Some(w) = remembered(&key) {
+        if let Some(i) = candidates.iter().position(|c| w.matches(c)) {
+            candidates[i].measured_mups = Some(w.measured_mups);
+            candidates[..=i].rotate_right(1);
+            return Ok(());
+        }
+    }
+    let n = candidates.len().min(TIMED);
+    // Timing does not depend on the coefficients: use the normalised stencil of the same shape
+    // so random data stays bounded.
+    let timing_stencil = Stencil::from_name(&stencil.kind_name())?;
+    match dtype {
+        DType::F32 => time_all::<f32>(&timing_stencil, dims, &mut candidates[..n])?,
+        DType::F64 => time_all::<f64>(&timing_stencil, dims, &mut candidates[..n])?,
+    }
+    candidates[..n].sort_by(|a, b| {
+        b.measured_mups
+            .unwrap_or(0.0)
+            .total_cmp(&a.measured_mups.unwrap_or(0.0))
+    });
+    let best = &candidates[0];
+    let launch = best
+        .gpu
+        .as_ref()
+        .expect("blocked GPU candidates carry launch parameters");
+    remember(Winner {
+        key,
+        dim_t: best.dim_t,
+        block: launch.block,
+        ry: launch.ry,
+        stream_block: launch.stream_block,
+        measured_mups: best.measured_mups.unwrap_or(0.0),
+    });
+    Ok(())
+}
+
+fn time_all<T: Real>(
+    stencil: &Stencil,
+    dims: [usize; 3],
+    candidates: &mut [Candidate],
+) -> Result<()> {
+    let gpu = gpu()?;
+    let host = Grid::<T>::random(dims, 0.0, 1.0, 0x5eed)?;
+    let layout = Layout {
+        dims,
+        pitch: host.pitch(),
+        plane: host.plane_stride(),
+    };
+    let mut scratch = Scratch::<T>::new(gpu, layout, layout.len() * std::mem::size_of::<T>())?;
+    let mut cur = gpu
+        .stream
+        .clone_htod(host.storage())
+        .map_err(super::stencil::gpu_err)?;
+    let interior: f64 = dims
+        .iter()
+        .map(|&n| (n - 2 * stencil.radius()) as f64)
+        .product();
+    for c in candidates.iter_mut() {
+        advance(gpu, stencil, c, layout, &mut cur, &mut scratch, c.dim_t)?;
+        let start = Instant::now();
+        advance(
+            gpu,
+            stencil,
+            c,
+            layout,
+            &mut cur,
+            &mut scratch,
+            c.dim_t * PASSES,
+        )?;
+        let seconds = start.elapsed().as_secs_f64();
+        c.measured_mups = Some(interior * (c.dim_t * PASSES) as f64 / seconds / 1e6);
+    }
+    Ok(())
+}
+
+fn cache_file() -> Option<std::path::PathBuf> {
+    crate::plan::cache_dir().map(|d| d.join("gpu-tune.json"))
+}
+
+fn remembered(key: &str) -> Option<Winner> {
+    let mut guard = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(|| {
+        let entries: Vec<Winner> = cache_file()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        entries.into_iter().map(|w| (w.key.clone(), w)).collect()
+    });
+    map.get(key).cloned()
+}
+
+/// Best effort: an unwritable cache directory only means the next process tunes again.
+fn remember(winner: Winner) {
+    let mut guard = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    map.insert(winner.key.clone(), winner);
+    if let Some(file) = cache_file() {
+        let entries: Vec<&Winner> = map.values().collect();
+        if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
+            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::write(&file, text);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The GPU performance model, after AN5D (section 5): for a blocking configuration it counts the
+//! work every thread does (all threads of a block compute every time level, halo or not),
+//! the shared-memory and global-memory traffic, the floating-point and issue load, and the SM
+//! occupancy the register and shared-memory use allow; the predicted time is the largest of the
+//! compute, shared-memory and global-memory times over the SM utilisation. Configurations that
+//! would need more than 255 registers per thread are pruned, as AN5D prunes by register count.
+
+use serde::{Deserialize, Serialize};
+
+use super::kernel::KernelCost;
+use super::model::{Bound, Candidate};
+use super::Engine;
+use crate::gpu::{BlockedShape, GpuInfo};
+use crate::DType;
+
+/// Launch parameters and model details of a GPU configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuLaunch {
+    /// Threads per block `[x, y]`.
+    pub block: [usize; 2],
+    /// Cells per thread along y (register tiling).
+    pub ry: usize,
+    /// Output planes per block along z (division of the streaming dimension, AN5D's h_SN).
+    pub stream_block: usize,
+    /// The model's register estimate per thread.
+    pub registers: usize,
+    /// Dynamic shared memory per block, bytes.
+    pub shared_bytes: usize,
+    /// Resident blocks per SM the model expects.
+    pub blocks_per_sm: usize,
+    /// Thread blocks per pass.
+    pub blocks: usize,
+    /// Model times of one pass, milliseconds: compute, shared memory, global memory.
+    pub times_ms: [f64; 3],
+    /// SM utilisation (wave quantisation and latency hiding), 0..1.
+    pub sm_efficiency: f64,
+}
+
+/// A user-chosen GPU launch shape: threads per block, cells per thread in y, stream block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuShape {
+    /// Threads per block `[x, y]`; x must be a multiple of 32.
+    pub block: [usize; 2],
+    /// Cells per thread along y.
+    pub ry: usize,
+    /// Output planes per block along z.
+    pub stream_block: usize,
+}
+
+/// A GPU problem: kernel cost and shape, precision, grid size and device.
+pub(crate) struct GpuModel<'a> {
+    pub(crate) cost: KernelCost,
+    pub(crate) boxed: bool,
+    pub(crate) dtype: DType,
+    pub(crate) dims: [usize; 3],
+    pub(crate) gpu: &'a GpuInfo,
+}
+
+/// Candidate thread-block widths, tile heights and stream-block lengths the search tries.
+const BLOCK_X: [usize; 3] = [32, 64, 128];
+const TILE_Y: [usize; 4] = [8, 16, 32, 64];
+const CELLS_Y: [usize; 4] = [1, 2, 4, 8];
+const STREAM_BLOCKS: [usize; 4] = [32, 64, 128, 256];
+/// L2 bandwidth as a multiple of device-memory bandwidth (halo re-reads of neighbouring tiles
+/// hit L2).
+const L2_OVER_DRAM: f64 = 2.0;
+
+impl GpuModel<'_> {
+    fn interior(&self) -> [usize; 3] {
+        self.dims.map(|n| n - 2 * self.cost.radius)
+    }
+
+    fn updates(&self) -> f64 {
+        self.interior().iter().map(|&n| n as f64).product()
+    }
+
+    fn clock_hz(&self) -> f64 {
+        self.gpu.clock_ghz * 1e9
+    }
+
+    fn fp_lanes(&self) -> f64 {
+        (match self.dtype {
+            DType::F32 => self.gpu.fp32_lanes_per_sm,
+            DType::F64 => self.gpu.fp64_lanes_per_sm,
+        }) as f64
+            * self.gpu.sms as f64
+    }
+
+    /// Floating-point instructions per computed cell in the blocked kernel.
+    fn fp_instructions(&self) -> f64 {
+        let r = self.cost.radius as f64;
+        if self.boxed {
+            (2.0 * r + 1.0).powi(3)
+        } else {
+            2.0 + 6.0 * r
+        }
+    }
+
+    /// `estimate` = (compute, shared-memory, global-memory seconds; SM efficiency).
+    fn finish(
+        &self,
+        engine: Engine,
+        dim_t: usize,
+        tile: [usize; 2],
+        kappa: f64,
+        estimate: ([f64; 3], f64),
+        launch: Option<GpuLaunch>,
+    ) -> Candidate {
+        let (times, efficiency) = estimate;
+        let time = times.iter().copied().fold(0.0, f64::max) / efficiency;
+        let bound = if times[2] >= times[0] && times[2] >= times[1] {
+            Bound::Memory
+        } else if times[1] >= times[0] {
+            Bound::SharedMemory
+        } else {
+            Bound::Compute
+        };
+        let updates = self.updates() * dim_t as f64;
+        let mups = updates / time / 1e6;
+        let [c, s, g] = times;
+        Candidate {
+            engine,
+            dim_t,
+            tile,
+            kappa,
+            working_set: launch.as_ref().map_or(0, |l| l.shared_bytes),
+            compute_mups: updates / (c.max(s) / efficiency) / 1e6,
+            memory_mups: updates / (g / efficiency) / 1e6,
+            predicted_mups: mups,
+            bound,
+            gpu: launch,
+            measured_mups: None,
+        }
+    }
+
+    /// The naive kernel: one thread per column; the read-only cache serves neighbour reuse, so
+    /// memory traffic is one read and one write per update; every point is a cached load.
+    pub(crate) fn naive(&self) -> Candidate {
+        let u = self.updates();
+        let e = self.dtype.size() as f64;
+        let points = if self.boxed {
+            (2 * self.cost.radius + 1).pow(3)
+        } else {
+            6 * self.cost.radius + 1
+        } as f64;
+        let fp = u * self.fp_instructions() / (self.fp_lanes() * self.clock_hz());
+        let issue = u * (self.fp_instructions() + points + 6.0)
+            / (128.0 * self.gpu.sms as f64 * self.clock_hz());
+        let global = u * 2.0 * e / (self.gpu.bandwidth_gbs * 1e9);
+        let [nx, ny, _] = self.dims;
+        self.finish(
+            Engine::GpuNaive,
+            1,
+            [nx, ny],
+            1.0,
+            ([fp.max(issue), 0.0, global], 1.0),
+            None,
+        )
+    }
+
+    /// The blocked kernel with `shape` and `stream_block` output planes per block; `None` when
+    /// the configuration leaves no valid output or cannot be resident. A `forced` (user-chosen)
+    /// configuration is kept even when the register estimate says it will spill.
+    pub(crate) fn blocked(
+        &self,
+        shape: BlockedShape,
+        stream_block: usize,
+        forced: bool,
+    ) -> Option<Candidate> {
+        let r = self.cost.radius;
+        let e = self.dtype.size();
+        let words = e / 4;
+        let (bt, tx, ty) = (shape.bt, shape.bx, shape.ty());
+        let threads = shape.bx * shape.by;
+        if tx % 32 != 0
+            || !(32..=1024).contains(&threads)
+            || tx <= 2 * r * bt
+            || ty <= 2 * r * bt
+            || shape.ry > ty
+        {
+            return None;
+        }
+        let w = 2 * r + 1;
+        let registers =
+            (words * (bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }) + 28)
+                .div_ceil(8)
+                * 8;
+        if registers > 255 && !forced {
+            return None;
+        }
+        let registers = registers.min(255);
+        let shared_bytes = shape.shared_bytes(r, e);
+        if shared_bytes > self.gpu.shared_per_block {
+            return None;
+        }
+        let g = self.gpu;
+        let blocks_per_sm = (g.max_threads_per_sm / threads)
+            .min(g.registers_per_sm / (registers * threads))
+            .min(g.shared_per_sm / (shared_bytes + 1024))
+            .min(32);
+        let blocks_per_sm = if forced {
+            blocks_per_sm.max(1)
+        } else {
+            blocks_per_sm
+        };
+        if blocks_per_sm == 0 {
+            return None;
+        }
+        let [ix, iy, iz] = self.interior();
+        let (vx, vy) = (tx - 2 * r * bt, ty - 2 * r * bt);
+        let hz = stream_block.min(iz);
+        let blocks = ix.div_ceil(vx) * iy.div_ceil(vy) * iz.div_ceil(hz);
+        let steps = (hz + 2 * r * bt) as f64;
+        let computed = blocks as f64 * steps * (bt * tx * ty) as f64;
+        let useful = self.updates() * bt as f64;
+
+        // Compute: FP pipes and instruction issue (4 schedulers x 32 lanes per SM).
+        let ry = shape.ry as f64;
+        let shared_loads = if self.boxed {
+            ((shape.ry + 2 * r) * w - shape.ry) as f64 / ry
+        } else {
+            2.0 * r as f64 + 2.0 * (1..=r).map(|d| d.min(shape.ry) as f64).sum::<f64>() / ry
+        };
+        let hz_clock = self.clock_hz() * g.sms as f64;
+        let fp_time = computed * self.fp_instructions() / (self.fp_lanes() * self.clock_hz());
+        let issue_time =
+            computed * (self.fp_instructions() + shared_loads + 1.0 + 4.0) / (128.0 * hz_clock);
+        // Shared memory: one store and the loads above per computed cell.
+        let shared_time =
+            computed * (1.0 + shared_loads) * e as f64 / (g.shared_bandwidth_gbs() * 1e9);
+        // Global memory: DRAM sees each value read and written once per pass; the overlapping
+        // tile loads are served by L2.
+        let cells = self.dims.iter().product::<usize>() as f64;
+        let dram = (cells + self.updates()) * e as f64 / (g.bandwidth_gbs * 1e9);
+        let l2 =
+            blocks as f64 * steps * (tx * ty * e) as f64 / (L2_OVER_DRAM * g.bandwidth_gbs * 1e9);
+        let global_time = dram.max(l2);
+
+        let resident = blocks_per_sm * g.sms;
+        let waves = blocks.div_ceil(resident);
+        let wave_efficiency = blocks as f64 / (waves * resident) as f64;
+        let warps = (blocks_per_sm * threads / 32) as f64;
+        let latency_efficiency = (0.5 + warps / 32.0).min(1.0);
+        let efficiency = wave_efficiency * latency_efficiency;
+        let times = [fp_time.max(issue_time), shared_time, global_time];
+        let launch = GpuLaunch {
+            block: [shape.bx, shape.by],
+            ry: shape.ry,
+            stream_block: hz,
+            registers,
+            shared_bytes,
+            blocks_per_sm,
+            blocks,
+            times_ms: times.map(|t| t * 1e3),
+            sm_efficiency: efficiency,
+        };
+        Some(self.finish(
+            Engine::GpuBlocked,
+            bt,
+            [tx, ty],
+            computed / useful,
+            (times, efficiency),
+            Some(launch),
+        ))
+    }
+
+    /// Every blocked configuration the search space allows (with `dim_t` and `tile` fixed when
+    /// given), best predicted first.
+    pub(crate) fn search(&self, dim_t: Option<usize>, tile: Option<[usize; 2]>) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let bts: Vec<usize> =
+            dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
+        let bxs: Vec<usize> = tile.map_or_else(|| BLOCK_X.to_vec(), |t| vec![t[0]]);
+        let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
+        let iz = self.interior()[2];
+        let mut hzs: Vec<usize> = STREAM_BLOCKS.iter().copied().filter(|&h| h < iz).collect();
+        hzs.push(iz);
+        for &bt in &bts {
+            for &bx in &bxs {
+                for &ty in &tys {
+                    for &ry in CELLS_Y.iter().filter(|&&ry| ty % ry == 0) {
+                        for &hz in &hzs {
+                            let shape = BlockedShape {
+                                bt,
+                                bx,
+                                by: ty / ry,
+                                ry,
+                            };
+                            out.extend(self.blocked(shape, hz, false));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
+        out
+    }
+}

@@ -1,0 +1,266 @@
+//! The GPU engines against the CPU reference engine: every shape and radius, both precisions,
+//! odd sizes, every b_T from 1 to 8, step counts that are not multiples of b_T, z-chunks that
+//! do not divide the grid, data resident across runs, and blow-ups. Without a GPU every test
+//! prints why it skips and passes.
+
+mod common;
+
+use common::{random_stencil, run, tolerance, Setup};
+use stencil35d::gpu::{detect_gpu, DeviceGrid};
+use stencil35d::plan::GpuShape;
+use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, Solver, Stencil};
+
+const STENCILS: [(&str, usize); 6] = [
+    ("star", 1),
+    ("star", 2),
+    ("star", 3),
+    ("star", 4),
+    ("box", 1),
+    ("box", 2),
+];
+/// An odd size: not a multiple of any tile, warp or z-chunk.
+const DIMS: [usize; 3] = [67, 45, 39];
+const STEPS: usize = 21;
+
+fn gpu_available() -> bool {
+    match detect_gpu() {
+        Ok(info) => {
+            println!(
+                "GPU: {} ({} SMs, {:.0} GB/s measured)",
+                info.name, info.sms, info.bandwidth_gbs
+            );
+            true
+        }
+        Err(e) => {
+            println!("skipping GPU test: {e}");
+            false
+        }
+    }
+}
+
+/// A launch shape for b_T `bt` and radius `r` that leaves 8 valid columns and rows per tile.
+fn shape_for(r: usize, bt: usize) -> GpuShape {
+    let need = 2 * r * bt + 8;
+    let bx = need.div_ceil(32) * 32;
+    let mut ry = 2;
+    while bx * need.div_ceil(ry) > 1024 {
+        ry += 1;
+    }
+    GpuShape {
+        block: [bx, need.div_ceil(ry)],
+        ry,
+        stream_block: 16,
+    }
+}
+
+fn check_against_reference<T: Real>(
+    stencil: &Stencil,
+    builder: impl Fn() -> PlanBuilder,
+    label: &str,
+) {
+    let input = Grid::<T>::random(DIMS, 0.0, 1.0, 11).unwrap();
+    let expected = run(stencil, &input, Setup::reference(), STEPS);
+    let plan = builder().build().unwrap_or_else(|e| panic!("{label}: {e}"));
+    let mut grid = input.clone();
+    let report = Solver::new(plan.clone())
+        .run(&mut grid, STEPS)
+        .unwrap_or_else(|e| panic!("{label}: {e}\n{plan}"));
+    assert!(report.engine.is_gpu());
+    let err = grid.max_rel_diff(&expected).unwrap();
+    println!("{label}: max rel err {err:.2e}");
+    assert!(
+        err <= tolerance::<T>(),
+        "{label}: max rel err {err:e}\n{plan}"
+    );
+}
+
+fn every_stencil<T: Real>(engine: Engine) {
+    for (i, (kind, r)) in STENCILS.into_iter().enumerate() {
+        let stencil = random_stencil(kind, r, 100 + i as u64);
+        let label = format!("{engine} {kind}:{r} {}", T::DTYPE);
+        check_against_reference::<T>(
+            &stencil,
+            || PlanBuilder::new(stencil.clone(), T::DTYPE, DIMS).engine(engine),
+            &label,
+        );
+    }
+}
+
+#[test]
+fn gpu_naive_matches_reference() {
+    if gpu_available() {
+        every_stencil::<f32>(Engine::GpuNaive);
+        every_stencil::<f64>(Engine::GpuNaive);
+    }
+}
+
+#[test]
+fn gpu_blocked_with_the_models_choice_matches_reference() {
+    if gpu_available() {
+        every_stencil::<f32>(Engine::GpuBlocked);
+        every_stencil::<f64>(Engine::GpuBlocked);
+    }
+}
+
+fn every_bt<T: Real>() {
+    for (i, (kind, r)) in STENCILS.into_iter().enumerate() {
+        let stencil = random_stencil(kind, r, 200 + i as u64);
+        for bt in 1..=8 {
+            let shape = shape_for(r, bt);
+            let label = format!("gpu-blocked {kind}:{r} {} b_T={bt} {shape:?}", T::DTYPE);
+            check_against_reference::<T>(
+                &stencil,
+                || {
+                    PlanBuilder::new(stencil.clone(), T::DTYPE, DIMS)
+                        .engine(Engine::GpuBlocked)
+                        .dim_t(bt)
+                        .gpu_shape(shape)
+                },
+                &label,
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_blocked_every_bt_f32() {
+    if gpu_available() {
+        every_bt::<f32>();
+    }
+}
+
+#[test]
+fn gpu_blocked_every_bt_f64() {
+    if gpu_available() {
+        every_bt::<f64>();
+    }
+}
+
+#[test]
+fn data_stays_on_the_gpu_across_runs() {
+    if !gpu_available() {
+        return;
+    }
+    let stencil = random_stencil("star", 2, 7);
+    let input = Grid::<f32>::random(DIMS, 0.0, 1.0, 3).unwrap();
+    let expected = run(&stencil, &input, Setup::reference(), STEPS);
+    let plan = PlanBuilder::new(stencil, stencil35d::DType::F32, DIMS)
+        .engine(Engine::GpuBlocked)
+        .dim_t(3)
+        .build()
+        .unwrap();
+    let mut solver = Solver::new(plan);
+    let mut on_gpu = DeviceGrid::upload(&input).unwrap();
+    for _ in 0..3 {
+        let report = solver.run(&mut on_gpu, STEPS / 3).unwrap();
+        assert_eq!(report.transfer_seconds, 0.0);
+    }
+    let err = on_gpu.download().unwrap().max_rel_diff(&expected).unwrap();
+    assert!(err <= 1e-5, "{err:e}");
+    // A CPU plan cannot run on device data.
+    let cpu = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
+        .engine(Engine::Naive)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        Solver::new(cpu).run(&mut on_gpu, 1),
+        Err(Error::PlanMismatch(_))
+    ));
+}
+
+#[test]
+fn gpu_blow_up_reports_the_step_and_keeps_the_last_finite_state() {
+    if !gpu_available() {
+        return;
+    }
+    let stencil = Stencil::seven_point(1.0, 1.0);
+    let input = Grid::<f32>::random([40, 36, 30], 0.5, 1.0, 3).unwrap();
+    let mut reference = input.clone();
+    let ref_plan = PlanBuilder::new(stencil.clone(), stencil35d::DType::F32, input.dims())
+        .engine(Engine::Reference)
+        .build()
+        .unwrap();
+    let Err(Error::NonFinite { step, .. }) = Solver::new(ref_plan).run(&mut reference, 200) else {
+        panic!("the reference must blow up");
+    };
+    let last_good = run(&stencil, &input, Setup::reference(), step - 1);
+    for engine in [Engine::GpuNaive, Engine::GpuBlocked] {
+        let plan = PlanBuilder::new(stencil.clone(), stencil35d::DType::F32, input.dims())
+            .engine(engine)
+            .build()
+            .unwrap();
+        let mut grid = input.clone();
+        match Solver::new(plan).run(&mut grid, 200) {
+            Err(Error::NonFinite { step: s, .. }) => assert_eq!(s, step, "{engine}"),
+            other => panic!("{engine}: expected NonFinite, got {other:?}"),
+        }
+        let err = grid.max_rel_diff(&last_good).unwrap();
+        assert!(
+            err < 1e-5,
+            "{engine}: not the state after step {}: {err:e}",
+            step - 1
+        );
+    }
+}
+
+#[test]
+fn impossible_gpu_configurations_are_errors() {
+    if !gpu_available() {
+        return;
+    }
+    let b = || {
+        PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
+            .engine(Engine::GpuBlocked)
+    };
+    // Block width not a multiple of the warp.
+    assert!(matches!(
+        b().dim_t(2)
+            .gpu_shape(GpuShape {
+                block: [48, 8],
+                ry: 2,
+                stream_block: 16
+            })
+            .build(),
+        Err(Error::InvalidPlan(_))
+    ));
+    // Tile too small for b_T.
+    assert!(matches!(
+        b().dim_t(8)
+            .gpu_shape(GpuShape {
+                block: [32, 4],
+                ry: 2,
+                stream_block: 16
+            })
+            .build(),
+        Err(Error::InvalidPlan(_))
+    ));
+    // More than 1024 threads.
+    assert!(matches!(
+        b().dim_t(1)
+            .gpu_shape(GpuShape {
+                block: [128, 16],
+                ry: 1,
+                stream_block: 16
+            })
+            .build(),
+        Err(Error::InvalidPlan(_))
+    ));
+}
+
+#[test]
+fn without_a_gpu_gpu_plans_say_so() {
+    if detect_gpu().is_ok() {
+        println!("a GPU is present; the no-GPU path is exercised on machines without one");
+        return;
+    }
+    let err = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
+        .engine(Engine::GpuBlocked)
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, Error::NoGpu(_)), "{err}");
+    // Automatic plans fall back to the CPU.
+    let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
+        .build()
+        .unwrap();
+    assert!(!plan.engine().is_gpu());
+}

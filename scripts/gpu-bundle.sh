@@ -17,15 +17,16 @@ cargo test --release --no-run --message-format=json 2>/dev/null \
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
-        print(m["executable"])' \
-  | while read -r exe; do
-      name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
-      cp "$exe" "$out/tests/$name"
+        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])' \
+  | while read -r kind name exe; do
+      cp "$exe" "$out/tests/$kind-$name"
     done
 cp target/release/stencil35d "$out/stencil35d"
 if [ "${NO_V4:-}" = "" ]; then
-  RUSTFLAGS="-C target-cpu=x86-64-v4" cargo build --release --bin stencil35d --target-dir target/v4
-  cp target/v4/release/stencil35d "$out/stencil35d-v4"
+  # An explicit --target keeps these flags off the build scripts, which run here.
+  RUSTFLAGS="-C target-cpu=x86-64-v4" cargo build --release --bin stencil35d \
+    --target x86_64-unknown-linux-gnu --target-dir target/v4
+  cp target/v4/x86_64-unknown-linux-gnu/release/stencil35d "$out/stencil35d-v4"
 fi
 strip --strip-debug "$out"/stencil35d* "$out"/tests/*
 cp scripts/device-run.sh "$out/run.sh"

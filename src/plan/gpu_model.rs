@@ -296,3 +296,52 @@ impl GpuModel<'_> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Kernel, Stencil};
+
+    /// An H100 SXM as the driver describes it (for planning without the device).
+    pub(crate) fn h100() -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: (9, 0),
+            sms: 132,
+            clock_ghz: 1.98,
+            max_threads_per_sm: 2048,
+            registers_per_sm: 65536,
+            shared_per_sm: 233472,
+            shared_per_block: 232448,
+            l2_bytes: 50 << 20,
+            memory_bytes: 80 << 30,
+            fp32_lanes_per_sm: 128,
+            fp64_lanes_per_sm: 64,
+            peak_bandwidth_gbs: 3350.0,
+            bandwidth_gbs: 3006.0,
+        }
+    }
+
+    fn model<'a>(name: &str, dtype: DType, gpu: &'a GpuInfo) -> GpuModel<'a> {
+        let s = Stencil::from_name(name).unwrap();
+        let boxed = s.is_box();
+        GpuModel { cost: Kernel::from(s).cost(dtype), boxed, dtype, dims: [512, 512, 512], gpu }
+    }
+
+    #[test]
+    fn blocking_beats_the_naive_kernel_for_the_7_point_stencil() {
+        let gpu = h100();
+        let m = model("star7", DType::F32, &gpu);
+        let naive = m.naive();
+        let best = &m.search(None, None)[0];
+        for c in m.search(None, None).iter().take(5) {
+            let l = c.gpu.as_ref().unwrap();
+            println!("b_T {} tile {:?} block {:?} ry {} hz {} regs {} smem {} {:.0} MUPS {:?} {:?}", c.dim_t, c.tile, l.block, l.ry, l.stream_block, l.registers, l.shared_bytes, c.predicted_mups, c.bound, l.times_ms);
+        }
+        println!("naive {:.0} MUPS ({:?})", naive.predicted_mups, naive.bound);
+        assert_eq!(naive.bound, Bound::Memory);
+        assert!(best.dim_t >= 2 && best.predicted_mups > 2.0 * naive.predicted_mups, "{best:?}");
+        // Nothing the search proposes is estimated to spill.
+        assert!(m.search(None, None).iter().all(|c| c.gpu.as_ref().unwrap().registers <= 255));
+    }
+}

@@ -28,6 +28,7 @@ mod aligned;
 mod cpu;
 mod error;
 mod grid;
+pub mod lbm;
 pub mod output;
 pub mod plan;
 mod real;

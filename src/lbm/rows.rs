@@ -14,7 +14,7 @@
 
 use super::cell::Cell;
 use super::classify::{neighbour, IS_INLET, IS_OUTLET, IS_WALL, NEAR_MOVING, NEAR_WALL};
-use super::collide::{collide, Rates};
+use super::collide::{moments, relax, Moments, Rates};
 use super::lanes::{FlowLane, FlowReal};
 use super::lattice::Lattice;
 use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
@@ -226,14 +226,6 @@ fn source_col(i: usize, cols: [usize; 3]) -> usize {
     cols[(1 - VELOCITIES[i][0]) as usize]
 }
 
-/// Sum of the 19 outputs as a fixed tree (the finiteness check folds it).
-#[inline(always)]
-fn total<L: FlowLane>(o: &[L; Q]) -> L {
-    let a = ((o[0] + o[1]) + (o[2] + o[3])) + ((o[4] + o[5]) + (o[6] + o[7]));
-    let b = ((o[8] + o[9]) + (o[10] + o[11])) + ((o[12] + o[13]) + (o[14] + o[15]));
-    (a + b) + ((o[16] + o[17]) + o[18])
-}
-
 impl<T: FlowReal> FlowKernel<T> {
     /// The kernel for `lat`'s physics, boundary table and periodicity.
     pub(crate) fn new(lat: &Lattice<T>) -> FlowKernel<T> {
@@ -307,8 +299,44 @@ impl<T: FlowReal> FlowKernel<T> {
             }
             let mut x = lo;
             while x + w <= hi {
-                acc = self.vector::<FORCED, CHECK>(row, x, acc);
-                x += w;
+                if !T::Simd::bytes_zero(row.class.add(x)) {
+                    acc = self.vector::<FORCED, CHECK>(row, x, acc);
+                    x += w;
+                    continue;
+                }
+                // A run of bulk vectors, software-pipelined: the next vector's moments (19
+                // loads, the sums and the division) are computed before this vector is relaxed,
+                // so two update chains overlap instead of one waiting on its division.
+                let fluid = &self.fluid_v;
+                let mut m = Self::bulk_moments::<T::Simd, FORCED>(row, [x - 1, x, x + 1], fluid);
+                loop {
+                    let next = x + w;
+                    let more = next + w <= hi && T::Simd::bytes_zero(row.class.add(next));
+                    let m_next = if more {
+                        Self::bulk_moments::<T::Simd, FORCED>(
+                            row,
+                            [next - 1, next, next + 1],
+                            fluid,
+                        )
+                    } else {
+                        m
+                    };
+                    let out = Self::bulk_relax::<T::Simd, FORCED, CHECK>(
+                        row,
+                        x,
+                        [x - 1, x, x + 1],
+                        &m,
+                        fluid,
+                    );
+                    if CHECK {
+                        acc = T::Simd::track_finite(acc, out);
+                    }
+                    x = next;
+                    m = m_next;
+                    if !more {
+                        break;
+                    }
+                }
             }
             if x < hi {
                 if hi - lo >= w {
@@ -336,7 +364,8 @@ impl<T: FlowReal> FlowKernel<T> {
         // SAFETY: forwarded from `row`.
         let out = unsafe {
             if T::Simd::bytes_zero(row.class.add(x)) {
-                self.bulk::<T::Simd, FORCED, CHECK>(row, x, cols, &self.fluid_v)
+                let m = Self::bulk_moments::<T::Simd, FORCED>(row, cols, &self.fluid_v);
+                Self::bulk_relax::<T::Simd, FORCED, CHECK>(row, x, cols, &m, &self.fluid_v)
             } else {
                 self.general::<T::Simd, FORCED, CHECK>(
                     row,
@@ -393,47 +422,33 @@ impl<T: FlowReal> FlowKernel<T> {
         }
     }
 
-    /// The streamed populations of the nodes at `x ..`: direction `i` from its source row at
-    /// column `x − c_ix` (given by `cols`).
+    /// Phase 1 of bulk fluid nodes at `x ..`: density and velocity from the streamed
+    /// populations (loads straight from the source rows).
     #[inline(always)]
-    unsafe fn gather<L: FlowLane<Scalar = T>>(row: &Row<T>, cols: [usize; 3]) -> [L; Q] {
-        // SAFETY: the caller guarantees the source columns.
-        std::array::from_fn(|i| unsafe { L::load(row.src[i].add(source_col(i, cols))) })
-    }
-
-    /// Stores the outputs at `x ..` and returns their sum.
-    #[inline(always)]
-    unsafe fn scatter<L: FlowLane<Scalar = T>, const CHECK: bool>(
+    unsafe fn bulk_moments<L: FlowLane<Scalar = T>, const FORCED: bool>(
         row: &Row<T>,
-        x: usize,
-        out: &[L; Q],
-    ) -> L {
-        for (i, v) in out.iter().enumerate() {
-            // SAFETY: the caller guarantees the output columns.
-            unsafe { v.put(row.out[i].add(x)) };
-        }
-        if CHECK {
-            total(out)
-        } else {
-            out[0]
-        }
+        cols: [usize; 3],
+        fluid: &Rates<L>,
+    ) -> Moments<L> {
+        // SAFETY: the caller guarantees the source columns.
+        let get = |i: usize| unsafe { L::load(row.src[i].add(source_col(i, cols))) };
+        moments::<L, FORCED>(get, fluid, |rho, u| (rho, u))
     }
 
-    /// Bulk fluid nodes: stream and collide.
+    /// Phase 2 of bulk fluid nodes at `x ..`: collide (reloading the streamed populations) and
+    /// store straight to the output rows.
     #[inline(always)]
-    unsafe fn bulk<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
-        &self,
+    unsafe fn bulk_relax<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
         row: &Row<T>,
         x: usize,
         cols: [usize; 3],
+        m: &Moments<L>,
         fluid: &Rates<L>,
     ) -> L {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            let f = Self::gather::<L>(row, cols);
-            let out = collide::<L, FORCED>(&f, fluid, |rho, u| (rho, u));
-            Self::scatter::<L, CHECK>(row, x, &out)
-        }
+        // SAFETY: the caller guarantees the source columns and the output columns.
+        let get = |i: usize| unsafe { L::load(row.src[i].add(source_col(i, cols))) };
+        let put = |i: usize, v: L| unsafe { v.put(row.out[i].add(x)) };
+        relax::<L, FORCED, CHECK>(get, m, fluid, put)
     }
 
     /// Any nodes: the bulk computation plus the fix-ups their class bytes ask for.
@@ -456,58 +471,72 @@ impl<T: FlowReal> FlowKernel<T> {
                 class[l] = *row.class.add(x + l);
             }
             let any = class[..w].iter().fold(0, |a, &c| a | c);
+            let own = |i: usize| L::load(row.own[i].add(x));
+            let mut out: [L; Q];
             if class[..w].iter().all(|&c| c == IS_WALL) {
-                let own: [L; Q] = std::array::from_fn(|i| L::load(row.own[i].add(x)));
-                return Self::scatter::<L, CHECK>(row, x, &own);
-            }
-            let mut f = Self::gather::<L>(row, cols);
-            if any & NEAR_WALL != 0 {
-                for l in 0..w {
-                    links[l] = *row.links.add(x + l);
-                }
-                let moving = any & NEAR_MOVING != 0;
-                for i in 1..Q {
-                    let bounce = L::mask(|l| links[l] >> i & 1 != 0);
-                    if !L::any(bounce) {
-                        continue;
-                    }
-                    let term = if moving {
-                        let col = source_col(i, cols);
-                        L::from_fn(|l| {
-                            let flag = *row.flags[i].add(col + l);
-                            self.info[flag as usize].wall_term[i]
-                        })
-                    } else {
-                        L::splat(T::zero())
-                    };
-                    let back = L::load(row.own[OPPOSITE[i]].add(x)) + term;
-                    f[i] = L::select(bounce, back, f[i]);
-                }
-            }
-            let mut out = if any & (IS_INLET | IS_OUTLET) != 0 {
-                let is = |bit: u8| L::mask(|l| class[l] & bit != 0);
-                let (inlet, outlet) = (is(IS_INLET), is(IS_OUTLET));
-                let rates = Rates::select(is(IS_INLET | IS_OUTLET), boundary, fluid);
-                let info = |l: usize| &self.info[*row.flags[0].add(x + l) as usize];
-                let u_in: [L; 3] =
-                    std::array::from_fn(|a| L::from_fn(|l| info(l).inlet_velocity[a]));
-                let rho_out = L::from_fn(|l| info(l).outlet_density);
-                collide::<L, FORCED>(&f, &rates, |rho, u| {
-                    (
-                        L::select(outlet, rho_out, rho),
-                        std::array::from_fn(|a| L::select(inlet, u_in[a], u[a])),
-                    )
-                })
+                out = std::array::from_fn(own);
             } else {
-                collide::<L, FORCED>(&f, fluid, |rho, u| (rho, u))
-            };
-            if any & IS_WALL != 0 {
-                let wall = L::mask(|l| class[l] & IS_WALL != 0);
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = L::select(wall, L::load(row.own[i].add(x)), *o);
+                let mut f: [L; Q] =
+                    std::array::from_fn(|i| L::load(row.src[i].add(source_col(i, cols))));
+                if any & NEAR_WALL != 0 {
+                    for l in 0..w {
+                        links[l] = *row.links.add(x + l);
+                    }
+                    let moving = any & NEAR_MOVING != 0;
+                    for i in 1..Q {
+                        let bounce = L::mask(|l| links[l] >> i & 1 != 0);
+                        if !L::any(bounce) {
+                            continue;
+                        }
+                        let term = if moving {
+                            let col = source_col(i, cols);
+                            L::from_fn(|l| {
+                                let flag = *row.flags[i].add(col + l);
+                                self.info[flag as usize].wall_term[i]
+                            })
+                        } else {
+                            L::splat(T::zero())
+                        };
+                        f[i] = L::select(bounce, own(OPPOSITE[i]) + term, f[i]);
+                    }
+                }
+                out = f;
+                let put = |i: usize, v: L| out[i] = v;
+                if any & (IS_INLET | IS_OUTLET) != 0 {
+                    let is = |bit: u8| L::mask(|l| class[l] & bit != 0);
+                    let (inlet, outlet) = (is(IS_INLET), is(IS_OUTLET));
+                    let rates = Rates::select(is(IS_INLET | IS_OUTLET), boundary, fluid);
+                    let info = |l: usize| &self.info[*row.flags[0].add(x + l) as usize];
+                    let u_in: [L; 3] =
+                        std::array::from_fn(|a| L::from_fn(|l| info(l).inlet_velocity[a]));
+                    let rho_out = L::from_fn(|l| info(l).outlet_density);
+                    let adjust = |rho: L, u: [L; 3]| {
+                        (
+                            L::select(outlet, rho_out, rho),
+                            std::array::from_fn(|a| L::select(inlet, u_in[a], u[a])),
+                        )
+                    };
+                    let m = moments::<L, FORCED>(|i| f[i], &rates, adjust);
+                    relax::<L, FORCED, false>(|i| f[i], &m, &rates, put);
+                } else {
+                    let m = moments::<L, FORCED>(|i| f[i], fluid, |rho, u| (rho, u));
+                    relax::<L, FORCED, false>(|i| f[i], &m, fluid, put);
+                }
+                if any & IS_WALL != 0 {
+                    let wall = L::mask(|l| class[l] & IS_WALL != 0);
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = L::select(wall, own(i), *o);
+                    }
                 }
             }
-            Self::scatter::<L, CHECK>(row, x, &out)
+            for (i, v) in out.iter().enumerate() {
+                v.put(row.out[i].add(x));
+            }
+            if CHECK {
+                out[1..].iter().fold(out[0], |acc, &v| acc + v)
+            } else {
+                out[0]
+            }
         }
     }
 }

@@ -45,7 +45,7 @@ pub const VERSION: u32 = 1;
 #[derive(Serialize, Deserialize)]
 struct Header {
     version: u32,
-    dtype: DType,
+    dtype: String,
     dims: [usize; 3],
     steps: u64,
     physics: Physics,
@@ -124,7 +124,7 @@ impl<T: Real> Lattice<T> {
         })?;
         let header = Header {
             version: VERSION,
-            dtype: T::DTYPE,
+            dtype: T::DTYPE.name().to_string(),
             dims: self.dims(),
             steps: self.steps,
             physics: self.physics,
@@ -178,12 +178,14 @@ impl<T: Real> Lattice<T> {
                 h.version
             )));
         }
-        if h.dtype != T::DTYPE {
+        let dtype: DType = h
+            .dtype
+            .parse()
+            .map_err(|_| bad(format!("unknown dtype '{}'", h.dtype)))?;
+        if dtype != T::DTYPE {
             return Err(Error::InvalidArgument(format!(
-                "{} holds a {} lattice; load it as Lattice<{}>",
+                "{} holds a {dtype} lattice; load it as Lattice<{dtype}>",
                 path.display(),
-                h.dtype,
-                h.dtype
             )));
         }
         if h.velocities != VELOCITIES {
@@ -198,8 +200,8 @@ impl<T: Real> Lattice<T> {
         let expected = (nx * ny * nz) as u64 * (1 + Q * size) as u64;
         if h.payload_bytes != expected {
             return Err(bad(format!(
-                "payload of {} bytes, a {nx}x{ny}x{nz} {} lattice needs {expected}",
-                h.payload_bytes, h.dtype
+                "payload of {} bytes, a {nx}x{ny}x{nz} {dtype} lattice needs {expected}",
+                h.payload_bytes
             )));
         }
         let mut hash = Fnv::new();

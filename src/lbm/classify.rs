@@ -15,6 +15,8 @@ use rayon::prelude::*;
 
 use super::cell::{Cell, CellTable, FLUID};
 use super::model::{Q, VELOCITIES};
+
+const _: () = assert!(Q <= 32, "links need one bit per direction");
 use super::populations::Layout;
 
 /// A bulk fluid node: no wall neighbour, no boundary condition.
@@ -107,7 +109,6 @@ impl Classes {
                     }
                 }
             });
-        debug_assert!(Q <= 32);
         Classes { class, links }
     }
 }

@@ -209,14 +209,14 @@ pub(crate) fn relax<L: FlowLane, const FORCED: bool, const CHECK: bool>(
         uy + uz,
         uy - uz,
     ];
-    for k in 0..9 {
+    for (k, &cuk) in cu.iter().enumerate() {
         let c = class(k);
         let (fi, fo) = (f(k + 1), f(k + 10));
-        let bk = (cu[k] * cu[k]).mul_add(four_half, base);
+        let bk = (cuk * cuk).mul_add(four_half, base);
         let mut dp = (fi + fo).mul_add(r.half_wp, -(a[c] * bk));
-        let mut dm = (fi - fo).mul_add(r.half_wm, -(b[c] * cu[k]));
+        let mut dm = (fi - fo).mul_add(r.half_wm, -(b[c] * cuk));
         if FORCED {
-            dp = dp - cu[k].mul_add(r.even_c[k], -even[c]);
+            dp = dp - cuk.mul_add(r.even_c[k], -even[c]);
             dm = dm - r.odd_c[k];
         }
         let (oi, oo) = (fi - dp - dm, fo - dp + dm);

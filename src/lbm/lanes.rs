@@ -148,7 +148,7 @@ mod tests {
         for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
             assert_eq!(v, if l % 2 == 1 { l as f64 } else { -1.0 });
         }
-        assert_eq!(L::any(L::mask(|_| false)), false);
+        assert!(!L::any(L::mask(|_| false)));
         assert_eq!(L::any(m), L::WIDTH > 1);
         let bytes = [0u8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
         // SAFETY: 17 bytes cover WIDTH from offsets 0 and 1.

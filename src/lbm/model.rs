@@ -73,9 +73,7 @@ mod tests {
         for i in 0..Q {
             let o = OPPOSITE[i];
             assert_eq!(OPPOSITE[o], i);
-            for a in 0..3 {
-                assert_eq!(VELOCITIES[o][a], -VELOCITIES[i][a], "direction {i}");
-            }
+            assert_eq!(VELOCITIES[o], VELOCITIES[i].map(|v| -v), "direction {i}");
             if (1..=9).contains(&i) {
                 assert_eq!(o, i + 9, "pairs are (i, i + 9)");
             }
@@ -89,9 +87,7 @@ mod tests {
             let c = VELOCITIES[i];
             let c2 = c.iter().map(|v| v * v).sum::<i32>();
             assert_eq!(WEIGHTS[i], [W0, W1, W2][c2 as usize]);
-            for j in 0..i {
-                assert_ne!(VELOCITIES[j], c);
-            }
+            assert!(!VELOCITIES[..i].contains(&c));
         }
     }
 

@@ -467,8 +467,8 @@ impl<T: FlowReal> FlowKernel<T> {
         // SAFETY (whole body): the caller guarantees the byte rows at x .. x + w, the sources at
         // `cols`, own rows and outputs at x .. x + w, and neighbour flags at every column.
         unsafe {
-            for l in 0..w {
-                class[l] = *row.class.add(x + l);
+            for (l, c) in class[..w].iter_mut().enumerate() {
+                *c = *row.class.add(x + l);
             }
             let any = class[..w].iter().fold(0, |a, &c| a | c);
             let own = |i: usize| L::load(row.own[i].add(x));
@@ -479,8 +479,8 @@ impl<T: FlowReal> FlowKernel<T> {
                 let mut f: [L; Q] =
                     std::array::from_fn(|i| L::load(row.src[i].add(source_col(i, cols))));
                 if any & NEAR_WALL != 0 {
-                    for l in 0..w {
-                        links[l] = *row.links.add(x + l);
+                    for (l, k) in links[..w].iter_mut().enumerate() {
+                        *k = *row.links.add(x + l);
                     }
                     let moving = any & NEAR_MOVING != 0;
                     for i in 1..Q {

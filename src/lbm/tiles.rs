@@ -64,7 +64,7 @@ impl Blocking {
     ) -> Blocking {
         let pieces = |a: usize| -> Vec<Range<isize>> {
             if a == 0 && periodic[0] {
-                return vec![0..dims[0] as isize];
+                return std::iter::once(0..dims[0] as isize).collect();
             }
             split_even(dims[a], 0, tile[a] - 2 * depth)
                 .into_iter()

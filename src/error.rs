@@ -51,7 +51,7 @@ pub enum Error {
     #[error(
         "a non-finite value ({value}) appeared at cell ({x}, {y}, {z}) in time step {step} of this run; \
          the data holds the last finite state, after step {last}: the scheme is probably unstable \
-         for these coefficients", x = cell[0], y = cell[1], z = cell[2], last = step - 1
+         for these parameters (stencil coefficients; relaxation time, velocities or force of a lattice)", x = cell[0], y = cell[1], z = cell[2], last = step - 1
     )]
     NonFinite {
         /// 1-based step of this run in which the value appeared.

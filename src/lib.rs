@@ -29,6 +29,7 @@ mod cpu;
 mod error;
 pub mod gpu;
 mod grid;
+pub mod lbm;
 pub mod output;
 pub mod plan;
 mod real;

@@ -10,6 +10,7 @@ use cudarc::driver::CudaSlice;
 
 use crate::cpu::{self, CpuWorkers};
 use crate::gpu::{self, stencil::Layout, DeviceGrid};
+use crate::lbm::{self, Lattice, LbmKernel, Populations};
 use crate::plan::Engine;
 use crate::{Error, Grid, Plan, Real, Result, Stencil};
 
@@ -142,10 +143,12 @@ mod sealed {
     pub trait Sealed {}
     impl<T: crate::Real> Sealed for crate::Grid<T> {}
     impl<T: crate::Real> Sealed for crate::gpu::DeviceGrid<T> {}
+    impl<T: crate::Real> Sealed for crate::lbm::Lattice<T> {}
 }
 
-/// Data a [`Solver`] can advance in time: [`Grid`] for stencils on any engine, and
-/// [`DeviceGrid`] (a grid kept in GPU memory) for GPU engines.
+/// Data a [`Solver`] can advance in time: [`Grid`] for stencils on any engine,
+/// [`DeviceGrid`] (a grid kept in GPU memory) for GPU engines, and [`Lattice`] for
+/// lattice-Boltzmann flows.
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
@@ -289,6 +292,53 @@ impl<T: Real> State for DeviceGrid<T> {
             steps,
         );
         device.stream.synchronize().map_err(gpu::stencil::gpu_err)?;
+        outcome?;
+        Ok(RunReport::new(
+            &plan,
+            steps,
+            start.elapsed().as_secs_f64(),
+            0.0,
+        ))
+    }
+}
+
+impl<T: Real> State for Lattice<T> {
+    /// Errors besides the stencil ones: a plan for another periodicity or forcing
+    /// ([`Error::PlanMismatch`]), a lattice [`Lattice::validate`] rejects, non-finite populations
+    /// (nothing is computed). After a blow-up the lattice holds the last finite state and its
+    /// step count matches it.
+    fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
+        let plan = solver.plan.clone();
+        let kernel = *plan.kernel().lbm().ok_or_else(|| {
+            Error::PlanMismatch(format!(
+                "the plan is for {}, not for a lattice-Boltzmann lattice",
+                plan.kernel()
+            ))
+        })?;
+        check_shape(&plan, T::DTYPE, lat.dims())?;
+        let wanted = LbmKernel::of(lat);
+        if kernel != wanted {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for a {kernel} lattice, this one is {wanted}: make the plan with \
+                 Plan::for_lattice"
+            )));
+        }
+        if steps == 0 {
+            return Err(Error::ZeroSteps);
+        }
+        lat.validate()?;
+        if let Some((cell, _, value)) = lat.pop.find_non_finite() {
+            return Err(Error::NonFiniteInput { cell, value });
+        }
+        let start = Instant::now();
+        let dims = lat.dims();
+        let scratch = solver.scratch(
+            |s: &Populations<T>| s.layout().dims == dims,
+            || Populations::<T>::new(dims),
+        )?;
+        let mut second = std::mem::replace(scratch, Populations::new([1, 1, 1])?);
+        let outcome = lbm::run::run(&plan, &mut solver.workers, lat, &mut second, steps);
+        *solver.scratch(|_: &Populations<T>| true, || unreachable!("kept above"))? = second;
         outcome?;
         Ok(RunReport::new(
             &plan,

@@ -62,7 +62,8 @@ pub(crate) struct CpuWorkers {
 }
 
 impl CpuWorkers {
-    fn team(&mut self, threads: usize, pin: bool) -> Result<&Team> {
+    /// The pinned team of `threads` workers, made (or remade) on first use.
+    pub(crate) fn team(&mut self, threads: usize, pin: bool) -> Result<&Team> {
         if self
             .team
             .as_ref()
@@ -74,7 +75,8 @@ impl CpuWorkers {
         Ok(self.team.as_ref().expect("made above"))
     }
 
-    fn pool(&mut self, threads: usize) -> Result<&rayon::ThreadPool> {
+    /// The rayon pool of `threads` workers, made (or remade) on first use.
+    pub(crate) fn pool(&mut self, threads: usize) -> Result<&rayon::ThreadPool> {
         if self
             .pool
             .as_ref()

@@ -27,7 +27,7 @@ pub(crate) struct Tiling {
 }
 
 /// Cuts `[r, n - r)` into the fewest near-equal pieces no longer than `max_len`.
-fn split_even(n: usize, r: usize, max_len: usize) -> Vec<Range<usize>> {
+pub(crate) fn split_even(n: usize, r: usize, max_len: usize) -> Vec<Range<usize>> {
     let len = n - 2 * r;
     let pieces = len.div_ceil(max_len.max(1));
     (0..pieces)

@@ -57,6 +57,20 @@ impl Slice {
         }
     }
 
+    /// The plane `x` of a grid as seen looking along −x: +z to the right, +y up.
+    pub fn x_plane<T: crate::Real>(grid: &crate::Grid<T>, x: usize) -> Slice {
+        let [_, ny, nz] = grid.dims();
+        let values = (0..ny)
+            .rev()
+            .flat_map(|y| (0..nz).map(move |z| grid.get(x, y, z).to_f64().unwrap_or(f64::NAN)))
+            .collect();
+        Slice {
+            width: nz,
+            height: ny,
+            values,
+        }
+    }
+
     /// The smallest and largest finite value (0, 1 when there is none).
     pub fn range(&self) -> (f64, f64) {
         let finite = self.values.iter().copied().filter(|v| v.is_finite());

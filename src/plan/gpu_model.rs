@@ -325,7 +325,13 @@ mod tests {
     fn model<'a>(name: &str, dtype: DType, gpu: &'a GpuInfo) -> GpuModel<'a> {
         let s = Stencil::from_name(name).unwrap();
         let boxed = s.is_box();
-        GpuModel { cost: Kernel::from(s).cost(dtype), boxed, dtype, dims: [512, 512, 512], gpu }
+        GpuModel {
+            cost: Kernel::from(s).cost(dtype),
+            boxed,
+            dtype,
+            dims: [512, 512, 512],
+            gpu,
+        }
     }
 
     #[test]
@@ -336,12 +342,30 @@ mod tests {
         let best = &m.search(None, None)[0];
         for c in m.search(None, None).iter().take(5) {
             let l = c.gpu.as_ref().unwrap();
-            println!("b_T {} tile {:?} block {:?} ry {} hz {} regs {} smem {} {:.0} MUPS {:?} {:?}", c.dim_t, c.tile, l.block, l.ry, l.stream_block, l.registers, l.shared_bytes, c.predicted_mups, c.bound, l.times_ms);
+            println!(
+                "b_T {} tile {:?} block {:?} ry {} hz {} regs {} smem {} {:.0} MUPS {:?} {:?}",
+                c.dim_t,
+                c.tile,
+                l.block,
+                l.ry,
+                l.stream_block,
+                l.registers,
+                l.shared_bytes,
+                c.predicted_mups,
+                c.bound,
+                l.times_ms
+            );
         }
         println!("naive {:.0} MUPS ({:?})", naive.predicted_mups, naive.bound);
         assert_eq!(naive.bound, Bound::Memory);
-        assert!(best.dim_t >= 2 && best.predicted_mups > 2.0 * naive.predicted_mups, "{best:?}");
+        assert!(
+            best.dim_t >= 2 && best.predicted_mups > 2.0 * naive.predicted_mups,
+            "{best:?}"
+        );
         // Nothing the search proposes is estimated to spill.
-        assert!(m.search(None, None).iter().all(|c| c.gpu.as_ref().unwrap().registers <= 255));
+        assert!(m
+            .search(None, None)
+            .iter()
+            .all(|c| c.gpu.as_ref().unwrap().registers <= 255));
     }
 }

@@ -30,6 +30,7 @@ pub use model::{Bound, Candidate};
 
 use model::ModelInput;
 
+use crate::lbm::{Lattice, LbmKernel};
 use crate::{DType, Error, Grid, Real, Result, Stencil};
 
 /// Largest `dim_T` the planner considers on its own.
@@ -178,10 +179,11 @@ impl PlanBuilder {
         self.kernel.validate()?;
         let cost = self.kernel.cost(self.dtype);
         let r = cost.radius;
-        if self.dims.iter().any(|&n| n < 2 * r + 1) {
+        let fixed = self.kernel.fixed_boundary();
+        if self.dims.iter().any(|&n| n < 2 * fixed + 1) {
             return Err(Error::GridTooSmall {
                 dims: self.dims,
-                radius: r,
+                radius: fixed,
             });
         }
         if self.threads == Some(0) {
@@ -212,6 +214,7 @@ impl PlanBuilder {
         let cache_bytes = (machine.llc_bytes() as f64 * self.cache_share) as usize;
         let input = ModelInput {
             cost,
+            kernel: &self.kernel,
             dtype: self.dtype,
             dims: self.dims,
             threads,
@@ -229,6 +232,14 @@ impl PlanBuilder {
         let cpu_blocked = |dim_t: Option<usize>| -> Result<Candidate> {
             let dim_t = dim_t.unwrap_or(best_cpu_dim_t);
             let tile = self.tile.unwrap_or_else(|| input.fitted_tile(dim_t));
+            let full_x = input.full(0, dim_t);
+            if self.kernel.periodic()[0] && tile[0] < full_x {
+                return Err(Error::InvalidPlan(format!(
+                    "a periodic x axis needs full-width tiles: the tile's x side must be at \
+                     least nx + 2·R·dim_T = {full_x}, not {}",
+                    tile[0]
+                )));
+            }
             input.blocked(dim_t, tile).ok_or_else(|| {
                 Error::InvalidPlan(format!(
                     "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
@@ -342,10 +353,9 @@ impl PlanBuilder {
         };
         let tile = if chosen.engine == Engine::Blocked {
             // A tile larger than the grid needs covers it once; report what will be used.
-            let full = |n: usize| n - 2 * r + 2 * r * chosen.dim_t;
             [
-                chosen.tile[0].min(full(self.dims[0])),
-                chosen.tile[1].min(full(self.dims[1])),
+                chosen.tile[0].min(input.full(0, chosen.dim_t)),
+                chosen.tile[1].min(input.full(1, chosen.dim_t)),
             ]
         } else {
             chosen.tile
@@ -399,6 +409,12 @@ impl Plan {
     /// The planner's choice for running `stencil` on `grid`.
     pub fn for_grid<T: Real>(stencil: &Stencil, grid: &Grid<T>) -> Result<Plan> {
         Plan::new(stencil.clone(), T::DTYPE, grid.dims())
+    }
+
+    /// The planner's choice for advancing `lattice` (its size, precision, periodicity and
+    /// forcing; the plan fits any lattice that shares them).
+    pub fn for_lattice<T: Real>(lattice: &Lattice<T>) -> Result<Plan> {
+        Plan::new(LbmKernel::of(lattice), T::DTYPE, lattice.dims())
     }
 
     /// A builder holding this plan's request (kernel, size and the user's overrides), to change
@@ -502,9 +518,10 @@ impl Plan {
     pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
         self.gpu.as_ref()
     }
-    /// Number of cells a time step updates (the interior).
+    /// Number of cells a time step updates (the interior for stencils; every node of a
+    /// lattice).
     pub fn interior_cells(&self) -> u64 {
-        let r = self.kernel.cost(self.dtype).radius;
+        let r = self.kernel.fixed_boundary();
         self.dims.iter().map(|&n| (n - 2 * r) as u64).product()
     }
 }
@@ -540,11 +557,21 @@ impl Display for Plan {
             m.bandwidth_gbs,
             m.bandwidth_source
         )?;
+        let arith = cost.ops_per_update - cost.loads_per_update - cost.stores_per_update;
+        let arith = if arith == cost.flops_per_update {
+            format!("{arith} flop")
+        } else {
+            format!(
+                "{arith} arithmetic ({} flop, FMA = 2)",
+                cost.flops_per_update
+            )
+        };
         writeln!(
             f,
-            "kernel:  {} flop + {} loads + 1 store = {} ops/update, {} B/update -> γ = {:.3} B/op",
-            cost.flops_per_update,
-            cost.ops_per_update - cost.flops_per_update - 1,
+            "kernel:  {arith} + {} loads + {} store{} = {} ops/update, {} B/update -> γ = {:.3} B/op",
+            cost.loads_per_update,
+            cost.stores_per_update,
+            if cost.stores_per_update == 1 { "" } else { "s" },
             cost.ops_per_update,
             cost.bytes_per_update,
             self.kernel_bytes_per_op

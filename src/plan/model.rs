@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::kernel::KernelCost;
+use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
 use crate::cpu::tiling;
@@ -95,6 +95,7 @@ pub struct Candidate {
 /// Inputs common to every candidate.
 pub(crate) struct ModelInput<'a> {
     pub(crate) cost: KernelCost,
+    pub(crate) kernel: &'a Kernel,
     pub(crate) dtype: DType,
     pub(crate) dims: [usize; 3],
     pub(crate) threads: usize,
@@ -190,10 +191,26 @@ impl ModelInput<'_> {
         if tile[0] <= 2 * r * dim_t || tile[1] <= 2 * r * dim_t {
             return None;
         }
-        let kappa = tiling::redundancy(self.dims, r, tile, dim_t);
+        let kappa = self.redundancy(tile, dim_t);
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64);
         Some(self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory))
+    }
+
+    /// The loaded tile side that covers axis `a` (0 = x, 1 = y) in one piece with `dim_t`
+    /// levels: the updated extent plus the ghost zones of width R·dim_T on both sides.
+    pub(crate) fn full(&self, a: usize, dim_t: usize) -> usize {
+        let (r, fixed) = (self.cost.radius, self.kernel.fixed_boundary());
+        self.dims[a] - 2 * fixed + 2 * r * dim_t
+    }
+
+    /// κ for this kernel's geometry (fixed boundary layers for stencils, periodic or closed
+    /// faces for lattices).
+    fn redundancy(&self, tile: [usize; 2], dim_t: usize) -> f64 {
+        match self.kernel {
+            Kernel::Stencil(_) => tiling::redundancy(self.dims, self.cost.radius, tile, dim_t),
+            Kernel::Lbm(k) => crate::lbm::tiles::redundancy(self.dims, k.periodic, tile, dim_t),
+        }
     }
 
     /// The tile for `dim_t`: the fewest redundant updates (exact κ on this grid) among tiles
@@ -206,8 +223,7 @@ impl ModelInput<'_> {
         let lanes = self.machine.lanes(self.dtype);
         let side = square_tile(self.cache_bytes, e, r, dim_t, lanes);
         let area = self.cache_bytes / (e * (2 * r + 2) * dim_t);
-        let full = |n: usize| n - 2 * r + 2 * r * dim_t;
-        let (fx, fy) = (full(self.dims[0]), full(self.dims[1]));
+        let (fx, fy) = (self.full(0, dim_t), self.full(1, dim_t));
         let square = if side >= fx {
             [fx, (area / fx).min(fy)]
         } else if side >= fy {
@@ -218,7 +234,11 @@ impl ModelInput<'_> {
         };
         let strip = [fx, (area / fx).min(fy)];
         let usable = |t: [usize; 2]| t[0] > 2 * r * dim_t && t[1] > 2 * r * dim_t;
-        let kappa = |t: [usize; 2]| tiling::redundancy(self.dims, r, t, dim_t);
+        let kappa = |t: [usize; 2]| self.redundancy(t, dim_t);
+        if self.kernel.periodic()[0] {
+            // A periodic x axis is never cut (see lbm::tiles): only full-width strips apply.
+            return strip;
+        }
         match (usable(square), usable(strip)) {
             (true, true) if kappa(strip) <= 1.01 * kappa(square) => strip,
             (true, _) => square,
@@ -260,8 +280,10 @@ mod tests {
     #[test]
     fn planner_prefers_full_width_strips_when_they_waste_less() {
         let m = Machine::paper_core_i7();
+        let kernel = crate::Kernel::from(Stencil::seven_point(0.4, 0.1));
         let input = |dims| ModelInput {
-            cost: crate::Kernel::from(Stencil::seven_point(0.4, 0.1)).cost(DType::F32),
+            cost: kernel.cost(DType::F32),
+            kernel: &kernel,
             dtype: DType::F32,
             dims,
             threads: 4,
@@ -277,9 +299,10 @@ mod tests {
     #[test]
     fn fitted_tile_uses_freed_area() {
         let m = Machine::paper_core_i7();
-        let s7 = Stencil::seven_point(0.4, 0.1);
+        let kernel = crate::Kernel::from(Stencil::seven_point(0.4, 0.1));
         let input = ModelInput {
-            cost: crate::Kernel::from(s7).cost(DType::F32),
+            cost: kernel.cost(DType::F32),
+            kernel: &kernel,
             dtype: DType::F32,
             dims: [66, 4000, 100],
             threads: 4,

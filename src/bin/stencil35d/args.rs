@@ -1,8 +1,9 @@
 //! Argument types shared by the subcommands: kernels, sizes, tiles and engine lists.
 
 use clap::Args;
+use stencil35d::lbm::LbmKernel;
 use stencil35d::plan::GpuShape;
-use stencil35d::{DType, Engine, Error, PlanBuilder, Stencil};
+use stencil35d::{DType, Engine, Error, Kernel, PlanBuilder, Stencil};
 
 /// A grid size: `N` (a cube) or `NXxNYxNZ`.
 #[derive(Clone, Copy, Debug)]
@@ -57,7 +58,8 @@ pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
 /// The options that pick a kernel, precision and size, shared by `plan` and `bench`.
 #[derive(Args, Debug, Clone)]
 pub struct Problem {
-    /// Kernel: star7, box27, star:R (R = 1..4) or box:R (R = 1..2).
+    /// Kernel: star7, box27, star:R (R = 1..4), box:R (R = 1..2), or d3q19 (lattice
+    /// Boltzmann, a lid-driven cavity; units are then MLUPS).
     #[arg(long, default_value = "star7")]
     pub kernel: String,
     /// Precision: f32 or f64.
@@ -69,10 +71,22 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// The stencil named by `--kernel`.
-    pub fn stencil(&self) -> Result<Stencil, Error> {
-        Stencil::from_name(&self.kernel)
+    /// The kernel named by `--kernel`: a stencil, or `d3q19` for a closed (non-periodic)
+    /// lattice without body force.
+    pub fn kernel(&self) -> Result<Kernel, Error> {
+        if is_lbm(&self.kernel) {
+            return Ok(Kernel::Lbm(LbmKernel {
+                periodic: [false; 3],
+                forced: false,
+            }));
+        }
+        Stencil::from_name(&self.kernel).map(Kernel::Stencil)
     }
+}
+
+/// Whether a kernel name means the lattice-Boltzmann kernel.
+pub fn is_lbm(name: &str) -> bool {
+    matches!(name.to_ascii_lowercase().as_str(), "d3q19" | "lbm")
 }
 
 /// The plan overrides shared by `plan` and `bench`.

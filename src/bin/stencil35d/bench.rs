@@ -1,9 +1,12 @@
 //! `stencil35d bench`: times engines on one problem in one process and reports MUPS, GFLOP/s and
 //! effective GB/s (medians of repeated runs), optionally verified against the reference engine.
+//! Stencils run on random grids; `--kernel d3q19` runs a lid-driven cavity (walls on every
+//! face, the y = max face moving) from a random near-equilibrium state, in MLUPS.
 
 use clap::Args;
 use serde_json::json;
-use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, RunReport, Solver, Stencil};
+use stencil35d::lbm::{equilibrium, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, Q, WEIGHTS};
+use stencil35d::{Engine, Error, Grid, Kernel, PlanBuilder, Real, RunReport, Solver, State};
 
 use crate::args::{parse_engines, Overrides, Problem};
 
@@ -42,6 +45,24 @@ struct Row {
     resources: Option<stencil35d::gpu::KernelResources>,
 }
 
+/// What `bench` needs of the data it times: a [`State`] it can copy and compare.
+trait Benched: State + Clone {
+    /// Max-norm relative difference to `reference`.
+    fn rel_diff(&self, reference: &Self) -> Result<f64, Error>;
+}
+
+impl<T: Real> Benched for Grid<T> {
+    fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
+        self.max_rel_diff(reference)
+    }
+}
+
+impl<T: Real> Benched for Lattice<T> {
+    fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
+        self.max_rel_diff(reference)
+    }
+}
+
 pub fn run(args: &BenchArgs) -> Result<(), Error> {
     match args.problem.dtype {
         stencil35d::DType::F32 => bench::<f32>(args),
@@ -53,27 +74,64 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     if args.repeat == 0 {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
-    let stencil = args.problem.stencil()?;
+    let kernel = args.problem.kernel()?;
     let dims = args.problem.size.0;
+    match kernel {
+        Kernel::Lbm(_) => time_engines(args, &kernel, bench_cavity::<T>(dims, args.seed)?),
+        _ => time_engines(args, &kernel, Grid::<T>::random(dims, 0.0, 1.0, args.seed)?),
+    }
+}
+
+/// The lattice `bench --kernel d3q19` times: a lid-driven cavity (TRT, τ = 0.6) whose fluid
+/// starts from a random state near equilibrium, so every code path of the engines runs and
+/// `--verify` compares non-trivial values.
+fn bench_cavity<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>, Error> {
+    use rand::{Rng, SeedableRng};
+    let mut lat = Lattice::<T>::new(dims, Physics::trt(0.6, MAGIC_POISEUILLE))?;
+    for face in Face::ALL {
+        lat.set_face(face, Cell::Wall)?;
+    }
+    lat.set_face(
+        Face::YMax,
+        Cell::MovingWall {
+            velocity: [0.1, 0.0, 0.0],
+        },
+    )?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let [nx, ny, nz] = dims;
+    for z in 1..nz.saturating_sub(1) {
+        for y in 1..ny.saturating_sub(1) {
+            for x in 1..nx.saturating_sub(1) {
+                let u = [0; 3].map(|_| rng.random_range(-0.03..0.03));
+                let feq = equilibrium(1.0 + rng.random_range(-0.01..0.01), u);
+                let f: [T; Q] = std::array::from_fn(|i| {
+                    T::of(feq[i] + WEIGHTS[i] * rng.random_range(-0.01..0.01))
+                });
+                lat.set_populations(x, y, z, f);
+            }
+        }
+    }
+    Ok(lat)
+}
+
+fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {
+    let dims = args.problem.size.0;
+    let dtype = args.problem.dtype;
     let engines = parse_engines(&args.engine)?;
-    let input = Grid::<T>::random(dims, 0.0, 1.0, args.seed)?;
-    let mut expected: Option<Grid<T>> = None;
+    let mut expected: Option<S> = None;
     let mut rows = Vec::new();
     for &engine in &engines {
         let plan = args
             .overrides
-            .apply(
-                PlanBuilder::new(stencil.clone(), T::DTYPE, dims),
-                Some(engine),
-            )
+            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), Some(engine))
             .build()?;
         let mut solver = Solver::new(plan);
-        let mut grid = input.clone();
+        let mut state = input.clone();
         // Warm-up: threads, scratch buffers and page faults stay out of the timings.
-        solver.run(&mut grid, args.steps.min(solver.plan().dim_t()).max(1))?;
+        solver.run(&mut state, args.steps.min(solver.plan().dim_t()).max(1))?;
         let mut reports = Vec::new();
         for _ in 0..args.repeat {
-            reports.push(solver.run(&mut grid, args.steps)?);
+            reports.push(solver.run(&mut state, args.steps)?);
         }
         let mut seconds: Vec<f64> = reports.iter().map(|r| r.seconds).collect();
         seconds.sort_by(f64::total_cmp);
@@ -84,12 +142,12 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
             .expect("the median is one of the runs");
         let max_rel_err = if args.verify {
             let reference = match &expected {
-                Some(g) => g,
-                None => expected.insert(reference_result(&stencil, &input, args.steps)?),
+                Some(s) => s,
+                None => expected.insert(reference_result(kernel, &input, args)?),
             };
             let mut fresh = input.clone();
             solver.run(&mut fresh, args.steps)?;
-            Some(fresh.max_rel_diff(reference)?)
+            Some(fresh.rel_diff(reference)?)
         } else {
             None
         };
@@ -111,19 +169,14 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     Ok(())
 }
 
-fn reference_result<T: Real>(
-    stencil: &Stencil,
-    input: &Grid<T>,
-    steps: usize,
-) -> Result<Grid<T>, Error> {
-    let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, input.dims())
+fn reference_result<S: Benched>(kernel: &Kernel, input: &S, args: &BenchArgs) -> Result<S, Error> {
+    let plan = PlanBuilder::new(kernel.clone(), args.problem.dtype, args.problem.size.0)
         .engine(Engine::Reference)
         .build()?;
-    let mut grid = input.clone();
-    Solver::new(plan).run(&mut grid, steps)?;
-    Ok(grid)
+    let mut state = input.clone();
+    Solver::new(plan).run(&mut state, args.steps)?;
+    Ok(state)
 }
-
 fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     let r = &row.report;
     let [nx, ny, nz] = r.plan.dims();

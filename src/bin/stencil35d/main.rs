@@ -2,9 +2,13 @@
 
 mod args;
 mod bench;
+mod cavity;
+mod channel;
+mod flow;
 mod heat;
 mod plan_cmd;
 mod probe;
+mod sphere;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +37,13 @@ enum Command {
 enum Scenario {
     /// Heat diffusion from a hot wall and a hot ball; writes PNG slices.
     Heat(heat::HeatArgs),
+    /// Lattice Boltzmann: lid-driven cavity; writes a PNG slice of the speed and a .vti file.
+    Cavity(cavity::CavityArgs),
+    /// Lattice Boltzmann: force-driven flow between plates (or in a duct) against the analytic
+    /// Poiseuille profile.
+    Channel(channel::ChannelArgs),
+    /// Lattice Boltzmann: flow past a sphere from an inlet to an outlet, with its drag.
+    Sphere(sphere::SphereArgs),
 }
 
 fn main() {
@@ -41,6 +52,9 @@ fn main() {
         Command::Plan(a) => plan_cmd::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Run(Scenario::Heat(a)) => heat::run(a),
+        Command::Run(Scenario::Cavity(a)) => cavity::run(a),
+        Command::Run(Scenario::Channel(a)) => channel::run(a),
+        Command::Run(Scenario::Sphere(a)) => sphere::run(a),
         Command::Probe(a) => probe::run(a),
     };
     if let Err(e) = result {

@@ -29,7 +29,7 @@ pub fn run(args: &PlanArgs) -> Result<(), Error> {
         None => None,
     };
     let builder = PlanBuilder::new(
-        args.problem.stencil()?,
+        args.problem.kernel()?,
         args.problem.dtype,
         args.problem.size.0,
     );

@@ -1,0 +1,100 @@
+//! `stencil35d run cavity`: the lid-driven cavity — a closed box whose top (y = max) wall
+//! slides in +x and drives a primary vortex.
+
+use clap::Args;
+use stencil35d::lbm::{Cell, Face, Lattice, Physics, MAGIC_POISEUILLE};
+use stencil35d::output::Slice;
+use stencil35d::{Error, Grid, Real};
+
+use crate::args::Size;
+use crate::flow::{tau_for, FlowOptions, Scenario};
+
+/// Options of `run cavity`.
+#[derive(Args, Debug)]
+pub struct CavityArgs {
+    /// Lattice size: N for N³, or NXxNYxNZ (walls included).
+    #[arg(long, default_value = "64")]
+    size: Size,
+    /// Reynolds number U·L/ν with L the inner width (nx − 2).
+    #[arg(long, default_value_t = 100.0)]
+    re: f64,
+    /// Lid speed in lattice units (at most 0.2).
+    #[arg(long, default_value_t = 0.1)]
+    lid: f64,
+    #[command(flatten)]
+    flow: FlowOptions,
+}
+
+impl Scenario for CavityArgs {
+    const NAME: &'static str = "cavity";
+
+    fn default_steps(&self) -> usize {
+        // About ten lid transits of the cavity: the primary vortex is established.
+        let l = (self.size.0[0].max(3) - 2) as f64;
+        (10.0 * l / self.lid.abs().max(1e-3)).round() as usize
+    }
+
+    fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
+        if !(self.re.is_finite() && self.re > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "--re {} must be positive",
+                self.re
+            )));
+        }
+        let dims = self.size.0;
+        if dims.iter().any(|&n| n < 3) {
+            return Err(Error::InvalidArgument(
+                "a cavity needs at least 3 nodes per axis (walls and fluid)".into(),
+            ));
+        }
+        let nu = self.lid * (dims[0] - 2) as f64 / self.re;
+        let tau = tau_for(
+            nu,
+            &format!("Re {} with a {}-node cavity", self.re, dims[0]),
+        )?;
+        let mut lat = Lattice::new(dims, Physics::trt(tau, MAGIC_POISEUILLE))?;
+        for face in Face::ALL {
+            lat.set_face(face, Cell::Wall)?;
+        }
+        lat.set_face(
+            Face::YMax,
+            Cell::MovingWall {
+                velocity: [self.lid, 0.0, 0.0],
+            },
+        )?;
+        Ok(lat)
+    }
+
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> (Slice, f64) {
+        (Slice::z_plane(speed, lat.dims()[2] / 2), self.lid.abs())
+    }
+
+    fn summary<T: Real>(&self, lat: &Lattice<T>) -> String {
+        // The primary vortex's centre: the slowest node of the mid-plane away from the walls
+        // and the corner eddies.
+        let [nx, ny, nz] = lat.dims();
+        let z = nz / 2;
+        let (mut best, mut at) = (f64::INFINITY, (0, 0));
+        for y in ny / 5..ny - ny / 10 - 1 {
+            for x in nx / 5..nx - nx / 5 {
+                let (_, u) = lat.moments(x, y, z);
+                let s = u[0].hypot(u[1]);
+                if s < best {
+                    (best, at) = (s, (x, y));
+                }
+            }
+        }
+        let frac = |v: usize, n: usize| (v as f64 - 0.5) / (n - 2) as f64;
+        format!(
+            "Re {}, lid {}; primary vortex centre at x/L = {:.2}, y/L = {:.2} in the z mid-plane",
+            self.re,
+            self.lid,
+            frac(at.0, nx),
+            frac(at.1, ny)
+        )
+    }
+}
+
+pub fn run(args: &CavityArgs) -> Result<(), Error> {
+    crate::flow::run(args, &args.flow)
+}

@@ -1,0 +1,208 @@
+//! What the lattice-Boltzmann scenarios (`run cavity`, `run channel`, `run sphere`) share:
+//! options for steps, precision, engine, outputs and checkpoints, and the loop that runs a
+//! lattice with a progress bar, writes PNG slices and `.vti` files, saves checkpoints and
+//! prints the summary line.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use stencil35d::lbm::{Lattice, LbmKernel};
+use stencil35d::output::{write_lattice_vti, write_png, ColorMap, Slice};
+use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
+
+use crate::args::Overrides;
+
+/// Options every flow scenario takes.
+#[derive(Args, Debug, Clone)]
+pub struct FlowOptions {
+    /// Time steps to run (in addition to those of a --restart file). Default: the scenario's.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Precision: f32 or f64.
+    #[arg(long, default_value = "f32")]
+    pub dtype: DType,
+    /// Output directory (default: out/<scenario>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write a picture and a .vti file every this many steps (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    pub every: usize,
+    /// Do not write .vti files (pictures and the summary only).
+    #[arg(long)]
+    pub no_vti: bool,
+    /// Save the whole state to this file at the end (and every --checkpoint-every steps), to
+    /// continue later with --restart.
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: also save every this many steps (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_every: usize,
+    /// Continue from a checkpoint: the lattice, its geometry and physics come from the file
+    /// (the scenario's size and physics options are ignored); --steps more steps are run.
+    #[arg(long)]
+    pub restart: Option<PathBuf>,
+    /// Engine: reference, naive or blocked (default: the planner's choice).
+    #[arg(long)]
+    pub engine: Option<Engine>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+}
+
+/// A flow scenario: how to build its lattice and how to report on it.
+pub trait Scenario {
+    /// The scenario's name (files are named after it).
+    const NAME: &'static str;
+    /// Steps run when --steps is not given.
+    fn default_steps(&self) -> usize;
+    /// The initial lattice.
+    fn build<T: Real>(&self) -> Result<Lattice<T>, Error>;
+    /// The slice of the speed field to draw and the speed that maps to the top of the colour
+    /// scale.
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &stencil35d::Grid<T>) -> (Slice, f64);
+    /// The scenario-specific part of the summary line.
+    fn summary<T: Real>(&self, lat: &Lattice<T>) -> String;
+}
+
+/// Runs `scenario` with `opts` in the requested precision.
+pub fn run<S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
+    match opts.dtype {
+        DType::F32 => simulate::<f32, S>(scenario, opts),
+        DType::F64 => simulate::<f64, S>(scenario, opts),
+    }
+}
+
+fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
+    let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
+    if steps == 0 {
+        return Err(Error::ZeroSteps);
+    }
+    let mut lat = match &opts.restart {
+        Some(path) => {
+            let lat = Lattice::<T>::load(path)?;
+            eprintln!(
+                "restarting from {} at step {} ({})",
+                path.display(),
+                lat.steps(),
+                lat.physics()
+            );
+            lat
+        }
+        None => scenario.build::<T>()?,
+    };
+    lat.validate()?;
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(S::NAME));
+    std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+    let plan = opts
+        .overrides
+        .apply(
+            PlanBuilder::new(LbmKernel::of(&lat), T::DTYPE, lat.dims()),
+            opts.engine,
+        )
+        .build()?;
+    eprintln!("{plan}");
+    let mut solver = Solver::new(plan);
+    let chunk = [opts.every, opts.checkpoint_every]
+        .into_iter()
+        .filter(|&n| n > 0)
+        .min()
+        .unwrap_or((steps / 100).max(1));
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
+        )
+        .expect("valid template"),
+    );
+    let start = Instant::now();
+    let mass0 = lat.mass();
+    let (mut done, mut busy) = (0, 0.0);
+    let mut written: Vec<PathBuf> = Vec::new();
+    while done < steps {
+        let n = chunk.min(steps - done);
+        let report = solver.run(&mut lat, n)?;
+        done += n;
+        busy += report.seconds;
+        bar.set_position(done as u64);
+        bar.set_message(format!("{:.0} MLUPS", report.mups));
+        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
+        if due(opts.every) {
+            written.extend(outputs(scenario, &lat, &out, opts, Some(lat.steps()))?);
+        }
+        if let (Some(path), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
+            lat.save(path)?;
+        }
+    }
+    bar.finish_and_clear();
+    written.extend(outputs(scenario, &lat, &out, opts, None)?);
+    if let Some(path) = &opts.checkpoint {
+        lat.save(path)?;
+        written.push(path.clone());
+    }
+    let updates = lat.cells() as f64 * steps as f64;
+    let [nx, ny, nz] = lat.dims();
+    println!(
+        "{}: {nx}x{ny}x{nz} {}, {} ({}), {steps} steps (now at step {}) in {:.1} s, {:.0} MLUPS \
+         in the solver; {}; mass drift {:.1e}; wrote {}",
+        S::NAME,
+        T::DTYPE,
+        lat.physics(),
+        solver.plan().engine(),
+        lat.steps(),
+        start.elapsed().as_secs_f64(),
+        updates / busy / 1e6,
+        scenario.summary(&lat),
+        (lat.mass() - mass0) / mass0,
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// Writes the picture (and the .vti file unless disabled) of the current state; `step` names
+/// intermediate files.
+fn outputs<T: Real, S: Scenario>(
+    scenario: &S,
+    lat: &Lattice<T>,
+    out: &Path,
+    opts: &FlowOptions,
+    step: Option<u64>,
+) -> Result<Vec<PathBuf>, Error> {
+    let stem = match step {
+        Some(s) => format!("{}_{s:07}", S::NAME),
+        None => S::NAME.to_string(),
+    };
+    let speed = lat.speed();
+    let (slice, top) = scenario.picture(lat, &speed);
+    let png = out.join(format!("{stem}.png"));
+    let scale = (512 / slice.width.max(slice.height)).max(1);
+    write_png(&png, &slice, ColorMap::Inferno, Some((0.0, top)), scale)?;
+    let mut files = vec![png];
+    if !opts.no_vti {
+        let vti = out.join(format!("{stem}.vti"));
+        write_lattice_vti(&vti, lat)?;
+        files.push(vti);
+    }
+    Ok(files)
+}
+
+/// The relaxation time for viscosity `nu`, refused when so close to 1/2 that the scheme would
+/// be unstable: the Reynolds number is too high for the resolution.
+pub fn tau_for(nu: f64, what: &str) -> Result<f64, Error> {
+    let tau = 3.0 * nu + 0.5;
+    if !(tau.is_finite() && tau >= 0.505) {
+        return Err(Error::Unstable(format!(
+            "{what} needs viscosity ν = {nu:.3e}, i.e. relaxation time τ = {tau:.4}; below \
+             τ = 0.505 the scheme is unstable: use a larger lattice, a lower Reynolds number or \
+             a higher lattice velocity"
+        )));
+    }
+    Ok(tau)
+}

@@ -1,0 +1,292 @@
+//! The 3.5D-blocked lattice-Boltzmann engine: each pass advances `depth` time steps while
+//! reading and writing the 19 population arrays once, as the stencil engine does (see
+//! `crate::cpu::blocked`), with the lattice's geometry from [`super::tiles`].
+//!
+//! All threads of the pinned team work on one tile at a time and stream through z. Level `j`
+//! keeps its last 4 (= 2R + 2) planes of the tile — 19 arrays each — in a ring buffer; at
+//! pipeline step `s` it computes plane `z = s − g − 2(j − 1)` from level `j − 1`'s planes
+//! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the
+//! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
+//! the second population buffer. Each level's rows are split evenly among the threads. Wall
+//! nodes are carried through the levels by copying, and the lattice's flag, class and links
+//! arrays (constant in time) are read in place.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::lanes::FlowReal;
+use super::naive;
+use super::populations::Populations;
+use super::rows::{AxisMap, FlowKernel, Level, NodeBytes, Row};
+use super::tiles::{Blocking, Mode};
+use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::cpu::barrier::{PoisonOnPanic, SpinBarrier};
+use crate::cpu::team::Team;
+use crate::cpu::Failure;
+use crate::grid::padded_stride;
+use crate::{Lane, SimdVec};
+
+use super::model::Q;
+
+/// Planes each ring keeps: 2R + 2 with R = 1.
+const SLOTS: usize = 4;
+
+/// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
+pub(crate) struct BlockedRun<'a, T: FlowReal> {
+    pub(crate) kernel: &'a FlowKernel<T>,
+    pub(crate) bytes: NodeBytes,
+    pub(crate) periodic: [bool; 3],
+    pub(crate) steps: usize,
+    pub(crate) dim_t: usize,
+    pub(crate) tile: [usize; 2],
+    pub(crate) team: &'a Team,
+}
+
+impl<T: FlowReal> BlockedRun<'_, T> {
+    /// Runs the steps, ping-ponging between `pop` and `scratch` and swapping after each pass so
+    /// `pop` always holds the newest finite state. On a non-finite value the failing pass is
+    /// replayed one step at a time (naive sweeps) to find the step and keep the state before it.
+    pub(crate) fn run(
+        &self,
+        pop: &mut Populations<T>,
+        scratch: &mut Populations<T>,
+    ) -> Result<(), Failure> {
+        let dims = pop.layout().dims;
+        let mut ring: Option<AlignedBuf<T>> = None;
+        let mut done = 0;
+        while done < self.steps {
+            let depth = self.dim_t.min(self.steps - done);
+            let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
+            let layout = RingLayout::new::<T>(&blocking);
+            if ring.as_ref().is_none_or(|b| b.len() < layout.len) {
+                drop(ring.take()); // free the old buffer before allocating the new one
+                ring = Some(
+                    AlignedBuf::zeroed(layout.len.max(1))
+                        .expect("ring buffers are a few cache-sized planes"),
+                );
+            }
+            let ring_buf = ring.as_mut().expect("allocated above");
+            let pass = Pass {
+                kernel: self.kernel,
+                src: Level::lattice(
+                    pop.storage().as_ptr().cast_mut(),
+                    pop.layout(),
+                    self.periodic,
+                ),
+                dst: Level::lattice(
+                    scratch.storage_mut().as_mut_ptr(),
+                    pop.layout(),
+                    self.periodic,
+                ),
+                ring: ring_buf.as_mut_ptr(),
+                layout,
+                bytes: self.bytes,
+                barrier: SpinBarrier::new(self.team.size()),
+                non_finite: AtomicBool::new(false),
+                threads: self.team.size(),
+                blocking,
+            };
+            let finite = if self.kernel.forced() {
+                pass.run::<true>(self.team)
+            } else {
+                pass.run::<false>(self.team)
+            };
+            if finite {
+                pop.swap(scratch);
+            } else {
+                for i in 1..=depth {
+                    if !naive::step(self.kernel, pop, self.periodic, &self.bytes, scratch) {
+                        return Err(super::run::locate(scratch, done + i));
+                    }
+                    pop.swap(scratch);
+                }
+            }
+            done += depth;
+        }
+        Ok(())
+    }
+}
+
+/// Shape of the ring buffers: `depth − 1` levels of 4 slots of 19 tile-sized planes.
+#[derive(Clone, Copy, Debug)]
+struct RingLayout {
+    pitch: usize,
+    array: usize,
+    slot: usize,
+    level: usize,
+    len: usize,
+}
+
+impl RingLayout {
+    fn new<T>(b: &Blocking) -> Self {
+        let size = std::mem::size_of::<T>();
+        let pitch = padded_stride::<T>(b.buf[0]);
+        // Stagger the 19 arrays of a slot across cache sets, like the lattice's arrays.
+        let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
+        let array = bytes / size;
+        let slot = Q * array;
+        let level = SLOTS * slot;
+        RingLayout {
+            pitch,
+            array,
+            slot,
+            level,
+            len: (b.depth - 1) * level,
+        }
+    }
+}
+
+/// One pass: the shared, read-only state of every team member.
+struct Pass<'a, T: FlowReal> {
+    kernel: &'a FlowKernel<T>,
+    src: Level<T>,
+    dst: Level<T>,
+    ring: *mut T,
+    layout: RingLayout,
+    bytes: NodeBytes,
+    barrier: SpinBarrier,
+    non_finite: AtomicBool,
+    threads: usize,
+    blocking: Blocking,
+}
+
+// SAFETY: the raw pointers are shared by the team under the schedule in the module docs: in each
+// pipeline step every thread writes only its own rows of one plane per level (ring slots or
+// destination rows no other thread touches in that step), reads only planes finished in earlier
+// steps (ordered by the barrier), and never writes the source lattice or the byte arrays.
+unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
+
+impl<T: FlowReal> Pass<'_, T> {
+    /// Runs the pass on the team; false if any value written to the lattice is not finite.
+    fn run<const FORCED: bool>(&self, team: &Team) -> bool {
+        team.run(&|tid| {
+            if self.blocking.depth == 1 {
+                self.work_spatial::<FORCED>(tid)
+            } else {
+                self.work::<FORCED>(tid)
+            }
+        });
+        !self.non_finite.load(Ordering::Relaxed)
+    }
+
+    /// Thread `tid`'s part of `range` (an even split of rows).
+    fn share(&self, range: std::ops::Range<isize>, tid: usize) -> std::ops::Range<isize> {
+        let len = range.len();
+        let t = self.threads;
+        range.start + (len * tid / t) as isize..range.start + (len * (tid + 1) / t) as isize
+    }
+
+    /// Level `j`'s storage for a tile whose level-1 region starts at `origin`.
+    fn level(&self, j: usize, origin: [isize; 2]) -> Level<T> {
+        let d = self.blocking.depth;
+        if j == 0 {
+            return self.src;
+        }
+        if j == d {
+            return self.dst;
+        }
+        let [nx, ny, nz] = self.blocking.dims;
+        let y = match self.blocking.modes[1] {
+            Mode::Clamp => AxisMap::Clamp(ny),
+            Mode::Whole => AxisMap::Wrap(ny),
+            Mode::Ghost => AxisMap::Direct,
+        };
+        debug_assert!(self.blocking.modes[0] != Mode::Ghost && origin[0] >= 0 && nx > 0);
+        Level {
+            base: self.ring.wrapping_add((j - 1) * self.layout.level),
+            array: self.layout.array,
+            plane: self.layout.slot,
+            pitch: self.layout.pitch,
+            origin,
+            y,
+            z: if self.blocking.z_periodic {
+                AxisMap::Direct
+            } else {
+                AxisMap::Clamp(nz)
+            },
+            slots: Some(SLOTS),
+        }
+    }
+
+    fn work<const FORCED: bool>(&self, tid: usize) {
+        let _poison = PoisonOnPanic(&self.barrier);
+        let b = &self.blocking;
+        let d = b.depth;
+        let (steps, g) = b.pipeline();
+        let mut check = T::Simd::splat(T::zero());
+        let mut unchecked = check;
+        for tile in &b.tiles {
+            let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
+            let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(j, origin)).collect();
+            let xs: Vec<(usize, usize)> = (0..=d)
+                .map(|j| {
+                    let r = b.level(tile, 0, j.max(1));
+                    (r.start as usize, r.end as usize)
+                })
+                .collect();
+            let ys: Vec<std::ops::Range<isize>> = (0..=d)
+                .map(|j| self.share(b.level(tile, 1, j.max(1)), tid))
+                .collect();
+            let zs: Vec<std::ops::Range<isize>> = (0..=d).map(|j| b.z_range(j.max(1))).collect();
+            for s in 0..steps as isize {
+                for j in 1..=d {
+                    let z = s - g - 2 * (j as isize - 1);
+                    if !zs[j].contains(&z) {
+                        continue;
+                    }
+                    let (x0, x1) = xs[j];
+                    for y in ys[j].clone() {
+                        let row = Row::new(&levels[j - 1], &levels[j], &self.bytes, y, z);
+                        // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
+                        // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
+                        // level's region is the next one's grown by one), finished in earlier
+                        // steps; row (y, z) of level j is this thread's alone in this step and
+                        // lies in a slot no thread reads in this step (4 slots, 3 read).
+                        unsafe {
+                            if j == d {
+                                self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check)
+                            } else {
+                                self.kernel
+                                    .row::<FORCED, false>(&row, x0, x1, &mut unchecked)
+                            }
+                        }
+                    }
+                }
+                if self.barrier.wait().is_err() {
+                    return;
+                }
+            }
+        }
+        if !check.sum().is_finite() {
+            self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// One step per pass needs no pipeline: each thread streams its own planes of every tile
+    /// from the lattice to the second buffer, without barriers.
+    fn work_spatial<const FORCED: bool>(&self, tid: usize) {
+        let b = &self.blocking;
+        let mut check = T::Simd::splat(T::zero());
+        let planes = self.share(0..b.dims[2] as isize, tid);
+        for tile in &b.tiles {
+            let x = b.level(tile, 0, 1);
+            for z in planes.clone() {
+                for y in b.level(tile, 1, 1) {
+                    let row = Row::new(&self.src, &self.dst, &self.bytes, y, z);
+                    // SAFETY: the source is the whole lattice; row (y, z) of the destination is
+                    // written by this thread only.
+                    unsafe {
+                        self.kernel.row::<FORCED, true>(
+                            &row,
+                            x.start as usize,
+                            x.end as usize,
+                            &mut check,
+                        )
+                    };
+                }
+            }
+        }
+        if !check.sum().is_finite() {
+            self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! [`FlowLane`]: what the lattice-Boltzmann kernels need from a lane type beyond
+//! [`crate::Lane`] — subtraction, division, per-lane masks and selection — implemented for the
+//! scalars and for the SIMD vectors the crate builds with, so each kernel is written once and
+//! serves the vector body, the scalar tail and the edge nodes with identical rounding.
+
+use std::ops::{Div, Neg, Sub};
+
+use crate::{Lane, Real};
+
+/// A scalar or SIMD vector of nodes, for the lattice-Boltzmann kernels.
+pub(crate) trait FlowLane:
+    Lane + Sub<Output = Self> + Div<Output = Self> + Neg<Output = Self>
+{
+    /// A per-lane condition.
+    type Mask: Copy;
+    /// Number of lanes.
+    const WIDTH: usize;
+
+    /// The mask whose lane `l` is `f(l)`.
+    fn mask(f: impl FnMut(usize) -> bool) -> Self::Mask;
+    /// Whether any lane is set.
+    fn any(m: Self::Mask) -> bool;
+    /// `yes` in the lanes where `m` is set, `no` elsewhere (bitwise exact).
+    fn select(m: Self::Mask, yes: Self, no: Self) -> Self;
+    /// The value whose lane `l` is `f(l)`.
+    fn from_fn(f: impl FnMut(usize) -> Self::Scalar) -> Self;
+    /// Stores the lanes at `p ..`.
+    ///
+    /// # Safety
+    /// `WIDTH` scalars from `p` on must be valid for writes.
+    unsafe fn put(self, p: *mut Self::Scalar);
+    /// Whether the `WIDTH` bytes at `p` are all zero (one load for the vector widths).
+    ///
+    /// # Safety
+    /// `WIDTH` bytes from `p` on must be readable.
+    unsafe fn bytes_zero(p: *const u8) -> bool;
+}
+
+macro_rules! impl_scalar {
+    ($t:ty) => {
+        impl FlowLane for $t {
+            type Mask = bool;
+            const WIDTH: usize = 1;
+
+            #[inline(always)]
+            fn mask(mut f: impl FnMut(usize) -> bool) -> bool {
+                f(0)
+            }
+            #[inline(always)]
+            fn any(m: bool) -> bool {
+                m
+            }
+            #[inline(always)]
+            fn select(m: bool, yes: Self, no: Self) -> Self {
+                if m {
+                    yes
+                } else {
+                    no
+                }
+            }
+            #[inline(always)]
+            fn from_fn(mut f: impl FnMut(usize) -> $t) -> Self {
+                f(0)
+            }
+            #[inline(always)]
+            unsafe fn put(self, p: *mut $t) {
+                // SAFETY: the caller guarantees p is writable.
+                unsafe { *p = self }
+            }
+            #[inline(always)]
+            unsafe fn bytes_zero(p: *const u8) -> bool {
+                // SAFETY: the caller guarantees one readable byte.
+                unsafe { *p == 0 }
+            }
+        }
+    };
+}
+
+impl_scalar!(f32);
+impl_scalar!(f64);
+
+macro_rules! impl_vector {
+    ($vec:ty, $scalar:ty, $lanes:expr, $word:ty) => {
+        impl FlowLane for $vec {
+            type Mask = $vec;
+            const WIDTH: usize = $lanes;
+
+            #[inline(always)]
+            fn mask(mut f: impl FnMut(usize) -> bool) -> $vec {
+                let on = <$scalar>::from_bits(!0);
+                <$vec>::new(std::array::from_fn(|l| if f(l) { on } else { 0.0 }))
+            }
+            #[inline(always)]
+            fn any(m: $vec) -> bool {
+                m.any()
+            }
+            #[inline(always)]
+            fn select(m: $vec, yes: Self, no: Self) -> Self {
+                m.select(yes, no)
+            }
+            #[inline(always)]
+            fn from_fn(f: impl FnMut(usize) -> $scalar) -> Self {
+                <$vec>::new(std::array::from_fn(f))
+            }
+            #[inline(always)]
+            unsafe fn put(self, p: *mut $scalar) {
+                // SAFETY: the caller guarantees LANES writable scalars at p; no alignment needed.
+                unsafe { std::ptr::write_unaligned(p.cast::<$vec>(), self) }
+            }
+            #[inline(always)]
+            unsafe fn bytes_zero(p: *const u8) -> bool {
+                // SAFETY: the caller guarantees LANES readable bytes at p, exactly one word.
+                unsafe { std::ptr::read_unaligned(p.cast::<$word>()) == 0 }
+            }
+        }
+    };
+}
+
+#[cfg(target_feature = "avx512f")]
+impl_vector!(wide::f32x16, f32, 16, u128);
+#[cfg(target_feature = "avx512f")]
+impl_vector!(wide::f64x8, f64, 8, u64);
+#[cfg(not(target_feature = "avx512f"))]
+impl_vector!(wide::f32x8, f32, 8, u64);
+#[cfg(not(target_feature = "avx512f"))]
+impl_vector!(wide::f64x4, f64, 4, u32);
+
+/// The SIMD vector of `T` as a [`FlowLane`] (every `T::Simd` is one).
+pub(crate) trait FlowReal:
+    Real<Simd: FlowLane<Scalar = Self>> + FlowLane<Scalar = Self>
+{
+}
+impl FlowReal for f32 {}
+impl FlowReal for f64 {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exercise<L: FlowLane<Scalar = f64>>() {
+        let a = L::from_fn(|l| l as f64);
+        let b = L::splat(-1.0);
+        let m = L::mask(|l| l % 2 == 1);
+        let c = L::select(m, a, b);
+        let mut out = [0.0f64; 16];
+        // SAFETY: out holds 16 >= WIDTH values.
+        unsafe { c.put(out.as_mut_ptr()) };
+        for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
+            assert_eq!(v, if l % 2 == 1 { l as f64 } else { -1.0 });
+        }
+        assert!(!L::any(L::mask(|_| false)));
+        assert_eq!(L::any(m), L::WIDTH > 1);
+        let bytes = [0u8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        // SAFETY: 17 bytes cover WIDTH from offsets 0 and 1.
+        unsafe {
+            assert!(L::bytes_zero(bytes.as_ptr()) == (L::WIDTH <= 8));
+            assert!(!L::bytes_zero(bytes.as_ptr().add(8)));
+        }
+    }
+
+    #[test]
+    fn scalar_and_vector_lanes_agree() {
+        exercise::<f64>();
+        exercise::<<f64 as Real>::Simd>();
+        let v = <f32 as Real>::Simd::from_fn(|l| l as f32) - <f32 as Real>::Simd::splat(1.0);
+        let w = v / <f32 as Real>::Simd::splat(2.0);
+        assert_eq!(w.to_array()[3], 1.0);
+    }
+}

@@ -1,0 +1,471 @@
+//! [`Lattice`]: the state of a D3Q19 simulation — 19 population arrays, a flag per node, the
+//! boundary-condition table, the physics, which axes are periodic, and the step count — with
+//! the calls that build geometry and initial conditions and read back density and velocity.
+
+use super::cell::{check_velocity, Cell, CellTable, FLUID};
+use super::classify::{neighbour, Classes};
+use super::model::{equilibrium, Q, VELOCITIES};
+use super::physics::Physics;
+use super::populations::{Layout, Populations};
+use super::shapes::{Axis, Face, Shape};
+use crate::{Error, Grid, Real, Result};
+
+/// A D3Q19 lattice-Boltzmann state, in `f32` or `f64`.
+///
+/// Populations are stored post-collision (see [the module docs](super) for the exact scheme);
+/// density and velocity are computed on demand. Every node has a [`Cell`] kind. An axis is
+/// either periodic or closed: on a closed axis the two faces must not hold fluid nodes (put
+/// walls, moving walls, inlets or outlets there), which [`Lattice::validate`] and every run
+/// check.
+///
+/// ```
+/// use stencil35d::lbm::{Cell, Face, Lattice, Physics};
+/// use stencil35d::{Plan, Solver};
+/// let mut lat = Lattice::<f32>::new([24, 24, 24], Physics::bgk(0.6)).unwrap();
+/// for face in Face::ALL {
+///     lat.set_face(face, Cell::Wall).unwrap();
+/// }
+/// lat.set_face(Face::YMax, Cell::MovingWall { velocity: [0.1, 0.0, 0.0] }).unwrap();
+/// let plan = Plan::for_lattice(&lat).unwrap();
+/// Solver::new(plan).run(&mut lat, 20).unwrap();
+/// let [ux, _, _] = lat.velocity();
+/// assert!(ux.get(12, 22, 12) > 0.0); // the lid drags the fluid below it
+/// assert_eq!(lat.steps(), 20);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Lattice<T: Real> {
+    pub(crate) pop: Populations<T>,
+    pub(crate) flags: Vec<u8>,
+    pub(crate) table: CellTable,
+    pub(crate) physics: Physics,
+    pub(crate) periodic: [bool; 3],
+    pub(crate) steps: u64,
+    /// Per-node classes and bounce-back links for the fast engines, rebuilt after geometry
+    /// changes.
+    derived: Option<Classes>,
+}
+
+impl<T: Real> Lattice<T> {
+    /// A lattice of `dims` fluid nodes at rest with density 1, no periodic axis.
+    ///
+    /// Errors: zero or too large dimensions, physics [`Physics::validate`] rejects.
+    pub fn new(dims: [usize; 3], physics: Physics) -> Result<Self> {
+        physics.validate()?;
+        let mut pop = Populations::new(dims)?;
+        let layout = *pop.layout();
+        let feq = equilibrium(1.0, [0.0; 3]);
+        for (i, &v) in feq.iter().enumerate() {
+            let start = i * layout.array;
+            pop.storage_mut()[start..start + layout.cells_len()].fill(T::of(v));
+        }
+        Ok(Lattice {
+            pop,
+            flags: vec![FLUID; layout.cells_len()],
+            table: CellTable::default(),
+            physics,
+            periodic: [false; 3],
+            steps: 0,
+            derived: None,
+        })
+    }
+
+    /// `[nx, ny, nz]`.
+    pub fn dims(&self) -> [usize; 3] {
+        self.pop.layout().dims
+    }
+
+    /// Number of nodes.
+    pub fn cells(&self) -> usize {
+        self.pop.layout().cells()
+    }
+
+    /// The collision operator and body force.
+    pub fn physics(&self) -> &Physics {
+        &self.physics
+    }
+
+    /// Replaces the physics (e.g. to change the viscosity between runs) after validating it.
+    pub fn set_physics(&mut self, physics: Physics) -> Result<()> {
+        physics.validate()?;
+        self.physics = physics;
+        Ok(())
+    }
+
+    /// Which axes (x, y, z) are periodic.
+    pub fn periodic(&self) -> [bool; 3] {
+        self.periodic
+    }
+
+    /// Makes `axis` periodic (populations leaving one face enter at the opposite one) or closed.
+    pub fn set_periodic(&mut self, axis: Axis, periodic: bool) {
+        self.periodic[axis.index()] = periodic;
+        self.derived = None;
+    }
+
+    /// Time steps advanced since the lattice was made (kept across checkpoints).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The kind of node (x, y, z). Panics when out of bounds, like slice indexing.
+    pub fn cell(&self, x: usize, y: usize, z: usize) -> Cell {
+        self.table.cell(self.flags[self.index([x, y, z])])
+    }
+
+    /// Makes node (x, y, z) a `cell`. When the kind changes, the node's populations are reset to
+    /// the equilibrium of the kind's natural state (rest at density 1; an inlet's velocity; an
+    /// outlet's density), so a node turned into fluid starts sensibly.
+    ///
+    /// Errors: out of bounds; invalid prescribed values (too fast: [`Error::Unstable`]).
+    pub fn set_cell(&mut self, x: usize, y: usize, z: usize, cell: Cell) -> Result<()> {
+        self.check_bounds([x, y, z])?;
+        self.set_cells(cell, |c| c == [x, y, z]).map(|_| ())
+    }
+
+    /// Makes every node on `face` a `cell` (see [`Lattice::set_cell`]).
+    pub fn set_face(&mut self, face: Face, cell: Cell) -> Result<usize> {
+        let dims = self.dims();
+        self.set_cells(cell, |c| face.contains(dims, c))
+    }
+
+    /// Makes every node inside `shape` a `cell`; returns how many nodes that was.
+    pub fn fill_shape(&mut self, shape: &Shape, cell: Cell) -> Result<usize> {
+        shape.validate()?;
+        self.set_cells(cell, |c| shape.contains(c))
+    }
+
+    /// Makes every node whose `mask` entry is true a `cell`. `mask` holds one value per node in
+    /// x-fastest order (`mask[x + nx·(y + ny·z)]`).
+    ///
+    /// Errors: a mask of the wrong length ([`Error::InvalidArgument`], nothing changed).
+    pub fn set_mask(&mut self, mask: &[bool], cell: Cell) -> Result<usize> {
+        let [nx, ny, nz] = self.dims();
+        if mask.len() != nx * ny * nz {
+            return Err(Error::InvalidArgument(format!(
+                "the mask has {} values but the {nx}x{ny}x{nz} lattice has {} nodes \
+                 (one value per node, x fastest)",
+                mask.len(),
+                nx * ny * nz
+            )));
+        }
+        self.set_cells(cell, |[x, y, z]| mask[x + nx * (y + ny * z)])
+    }
+
+    /// Makes every node (x, y, z) with `pick([x, y, z])` a `cell`; returns the count.
+    pub fn set_cells(
+        &mut self,
+        cell: Cell,
+        mut pick: impl FnMut([usize; 3]) -> bool,
+    ) -> Result<usize> {
+        cell.validate()?;
+        let mut table = self.table.clone();
+        let flag = table.flag_for(cell)?;
+        self.table = table;
+        let (rho, u) = cell.rest_state();
+        let feq = equilibrium(rho, u).map(T::of);
+        let [nx, ny, nz] = self.dims();
+        let mut count = 0;
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if !pick([x, y, z]) {
+                        continue;
+                    }
+                    count += 1;
+                    let o = self.pop.layout().offset(x, y, z);
+                    if self.flags[o] != flag {
+                        self.flags[o] = flag;
+                        for (i, &v) in feq.iter().enumerate() {
+                            self.pop.set(i, x, y, z, v);
+                        }
+                    }
+                }
+            }
+        }
+        self.derived = None;
+        Ok(count)
+    }
+
+    /// Sets every fluid node to the equilibrium of `state(x, y, z) = (density, velocity)`
+    /// (other nodes keep their populations).
+    ///
+    /// Errors, before anything is changed: a non-finite or non-positive density, a non-finite
+    /// velocity or one faster than [`super::MAX_SPEED`] ([`Error::Unstable`]).
+    pub fn set_equilibrium(
+        &mut self,
+        mut state: impl FnMut(usize, usize, usize) -> (f64, [f64; 3]),
+    ) -> Result<()> {
+        let mut next = self.pop.clone();
+        let [nx, ny, nz] = self.dims();
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if self.flags[self.pop.layout().offset(x, y, z)] != FLUID {
+                        continue;
+                    }
+                    let (rho, u) = state(x, y, z);
+                    if !(rho.is_finite() && rho > 0.0) {
+                        return Err(Error::InvalidArgument(format!(
+                            "initial density {rho} at ({x}, {y}, {z}) must be positive and finite"
+                        )));
+                    }
+                    check_velocity(u, &format!("initial ({x}, {y}, {z})"))?;
+                    for (i, v) in equilibrium(rho, u).into_iter().enumerate() {
+                        next.set(i, x, y, z, T::of(v));
+                    }
+                }
+            }
+        }
+        self.pop = next;
+        Ok(())
+    }
+
+    /// The 19 populations of node (x, y, z), in the order of [`super::VELOCITIES`].
+    /// Panics when out of bounds.
+    pub fn populations(&self, x: usize, y: usize, z: usize) -> [T; Q] {
+        let o = self.index([x, y, z]);
+        let a = self.pop.layout().array;
+        std::array::from_fn(|i| self.pop.storage()[i * a + o])
+    }
+
+    /// Sets the 19 populations of node (x, y, z). Panics when out of bounds.
+    pub fn set_populations(&mut self, x: usize, y: usize, z: usize, f: [T; Q]) {
+        let o = self.index([x, y, z]);
+        let a = self.pop.layout().array;
+        for (i, v) in f.into_iter().enumerate() {
+            self.pop.storage_mut()[i * a + o] = v;
+        }
+    }
+
+    /// Density and velocity of node (x, y, z) in `f64`: for fluid nodes `ρ = Σ f_i` and
+    /// `u = (Σ c_i f_i − F/2)/ρ` (the populations are stored after collision, which added the
+    /// force F to the momentum); inlets and outlets give their streamed-and-reset state; walls
+    /// give their velocity (zero for resting walls) and the density their untouched populations
+    /// hold.
+    pub fn moments(&self, x: usize, y: usize, z: usize) -> (f64, [f64; 3]) {
+        let f = self
+            .populations(x, y, z)
+            .map(|v| v.to_f64().unwrap_or(f64::NAN));
+        let rho: f64 = f.iter().sum();
+        let cell = self.cell(x, y, z);
+        let u = match cell {
+            Cell::Wall => [0.0; 3],
+            Cell::MovingWall { velocity } => velocity,
+            _ => {
+                let shift = if cell == Cell::Fluid {
+                    self.physics.force.map(|g| g / 2.0)
+                } else {
+                    [0.0; 3]
+                };
+                std::array::from_fn(|a| {
+                    let j: f64 = (0..Q).map(|i| f[i] * VELOCITIES[i][a] as f64).sum();
+                    (j - shift[a]) / rho
+                })
+            }
+        };
+        (rho, u)
+    }
+
+    /// The density field.
+    pub fn density(&self) -> Grid<T> {
+        let dims = self.dims();
+        let Ok(grid) = Grid::from_fn(dims, |x, y, z| T::of(self.moments(x, y, z).0)) else {
+            unreachable!("a grid of the lattice's (valid) dimensions")
+        };
+        grid
+    }
+
+    /// The velocity field as three grids (x, y and z components).
+    pub fn velocity(&self) -> [Grid<T>; 3] {
+        let dims = self.dims();
+        let mut out = [0, 1, 2].map(|_| Grid::new(dims).expect("valid dimensions"));
+        for z in 0..dims[2] {
+            for y in 0..dims[1] {
+                for x in 0..dims[0] {
+                    let (_, u) = self.moments(x, y, z);
+                    for a in 0..3 {
+                        out[a].set(x, y, z, T::of(u[a]));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The speed |u| at every node.
+    pub fn speed(&self) -> Grid<T> {
+        let Ok(grid) = Grid::from_fn(self.dims(), |x, y, z| {
+            let (_, u) = self.moments(x, y, z);
+            T::of((u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt())
+        }) else {
+            unreachable!("a grid of the lattice's (valid) dimensions")
+        };
+        grid
+    }
+
+    /// Total mass `Σ f_i` over every node that is not a wall, summed in `f64`.
+    pub fn mass(&self) -> f64 {
+        let [nx, ny, nz] = self.dims();
+        let mut total = 0.0;
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if !self.cell(x, y, z).is_wall() {
+                        let f = self.populations(x, y, z);
+                        total += f
+                            .iter()
+                            .map(|v| v.to_f64().unwrap_or(f64::NAN))
+                            .sum::<f64>();
+                    }
+                }
+            }
+        }
+        total
+    }
+
+    /// The force the fluid exerts on the resting wall nodes selected by `body` (an obstacle),
+    /// by momentum exchange: every link from a fluid, inlet or outlet node `x` to a body node
+    /// `x + c_i` carries `f*_i(x)` into the wall, which half-way bounce-back returns reversed,
+    /// so the body receives `Σ 2 f*_i(x) c_i` per step. In lattice units; divide by
+    /// `ρ u² A / 2` for a drag coefficient.
+    pub fn force_on(&self, body: impl Fn([usize; 3]) -> bool) -> [f64; 3] {
+        let [nx, ny, nz] = self.dims();
+        let mut force = [0.0; 3];
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if self.cell(x, y, z).is_wall() {
+                        continue;
+                    }
+                    let f = self.populations(x, y, z);
+                    for (i, c) in VELOCITIES.iter().enumerate().skip(1) {
+                        let p = self.periodic;
+                        let n = [
+                            neighbour(x as isize + c[0] as isize, nx, p[0]),
+                            neighbour(y as isize + c[1] as isize, ny, p[1]),
+                            neighbour(z as isize + c[2] as isize, nz, p[2]),
+                        ];
+                        if body(n) && self.cell(n[0], n[1], n[2]).is_wall() {
+                            let fi = f[i].to_f64().unwrap_or(f64::NAN);
+                            for a in 0..3 {
+                                force[a] += 2.0 * fi * c[a] as f64;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        force
+    }
+
+    /// A code per node for visualisation, x fastest without padding: 0 fluid, 1 wall, 2 moving
+    /// wall, 3 inlet, 4 outlet.
+    pub fn kind_codes(&self) -> Vec<u8> {
+        let [nx, ny, nz] = self.dims();
+        let mut out = Vec::with_capacity(nx * ny * nz);
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    out.push(match self.cell(x, y, z) {
+                        Cell::Fluid => 0,
+                        Cell::Wall => 1,
+                        Cell::MovingWall { .. } => 2,
+                        Cell::Inlet { .. } => 3,
+                        Cell::Outlet { .. } => 4,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// `max |self − other| / max |other|` over every population of every node: the error
+    /// measure of the tests and `bench --verify` (`other` is the reference).
+    ///
+    /// Errors: lattices of different dimensions.
+    pub fn max_rel_diff(&self, other: &Lattice<T>) -> Result<f64> {
+        if self.dims() != other.dims() {
+            return Err(Error::InvalidArgument(format!(
+                "cannot compare lattices of sizes {:?} and {:?}",
+                self.dims(),
+                other.dims()
+            )));
+        }
+        Ok(self.pop.max_rel_diff(&other.pop))
+    }
+
+    /// Checks what a run needs beyond the physics (already checked when set): no fluid node on
+    /// a face of a closed axis (its neighbour outside the lattice would be undefined).
+    pub fn validate(&self) -> Result<()> {
+        self.physics.validate()?;
+        let dims = self.dims();
+        for face in Face::ALL {
+            let a = face.axis().index();
+            if self.periodic[a] {
+                continue;
+            }
+            let [nx, ny, nz] = dims;
+            for z in 0..nz {
+                for y in 0..ny {
+                    for x in 0..nx {
+                        let c = [x, y, z];
+                        if face.contains(dims, c) && self.flags[self.index(c)] == FLUID {
+                            return Err(Error::InvalidArgument(format!(
+                                "fluid node ({x}, {y}, {z}) lies on the {face:?} face but the {} \
+                                 axis is not periodic: put walls, inlets or outlets on that face \
+                                 or make the axis periodic",
+                                ["x", "y", "z"][a]
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the node classes and links for the current geometry if it changed since the
+    /// last build.
+    pub(crate) fn prepare(&mut self) {
+        if self.derived.is_none() {
+            self.derived = Some(Classes::build(
+                self.pop.layout(),
+                &self.flags,
+                &self.table,
+                self.periodic,
+            ));
+        }
+    }
+
+    /// The node classes and links; [`Lattice::prepare`] must have run since the last change.
+    pub(crate) fn classes(&self) -> &Classes {
+        self.derived
+            .as_ref()
+            .expect("Lattice::prepare runs before the engines")
+    }
+
+    /// The strides shared by populations and per-node bytes.
+    pub(crate) fn layout(&self) -> &Layout {
+        self.pop.layout()
+    }
+
+    fn index(&self, [x, y, z]: [usize; 3]) -> usize {
+        let [nx, ny, nz] = self.dims();
+        assert!(
+            x < nx && y < ny && z < nz,
+            "node ({x}, {y}, {z}) is outside a {nx}x{ny}x{nz} lattice"
+        );
+        self.pop.layout().offset(x, y, z)
+    }
+
+    fn check_bounds(&self, [x, y, z]: [usize; 3]) -> Result<()> {
+        let [nx, ny, nz] = self.dims();
+        if x < nx && y < ny && z < nz {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "node ({x}, {y}, {z}) is outside the {nx}x{ny}x{nz} lattice"
+            )))
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! [`Populations`]: the 19 distribution arrays of a lattice as structure-of-arrays in one
+//! allocation. Each array is laid out like a [`crate::Grid`] (x fastest, rows padded to cache
+//! lines and away from 4 KiB strides), so a row of one direction is contiguous and SIMD loads
+//! of neighbouring cells are plain vector loads. Consecutive arrays start two cache lines apart
+//! modulo 4 KiB, so the 19 streams a kernel reads (and the 19 it writes) at the same cell fall
+//! into different L1 sets instead of fighting over one.
+
+use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::grid::padded_stride;
+use crate::{Error, Real, Result};
+
+use super::model::Q;
+
+/// Strides of the population arrays (and of the per-cell byte arrays, which share them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// `[nx, ny, nz]`.
+    pub(crate) dims: [usize; 3],
+    /// Row stride in elements.
+    pub(crate) pitch: usize,
+    /// Plane stride in elements.
+    pub(crate) plane: usize,
+    /// Stride between the arrays of two directions, in elements.
+    pub(crate) array: usize,
+}
+
+const PAGE: usize = 4096;
+/// Bytes by which consecutive direction arrays are staggered modulo a page.
+const STAGGER: usize = 2 * CACHE_LINE;
+
+impl Layout {
+    /// The layout for `dims` cells of `T`.
+    pub(crate) fn new<T>(dims: [usize; 3]) -> Result<Layout> {
+        let too_large = || {
+            Error::InvalidArgument(format!(
+                "a {}x{}x{} lattice does not fit in memory",
+                dims[0], dims[1], dims[2]
+            ))
+        };
+        if dims.contains(&0) {
+            return Err(Error::InvalidArgument(format!(
+                "lattice dimensions must be positive, got {}x{}x{}",
+                dims[0], dims[1], dims[2]
+            )));
+        }
+        let size = std::mem::size_of::<T>();
+        let pitch = padded_stride::<T>(dims[0]);
+        let plane = padded_stride::<T>(pitch.checked_mul(dims[1]).ok_or_else(too_large)?);
+        let cells = plane.checked_mul(dims[2]).ok_or_else(too_large)?;
+        let bytes = cells
+            .checked_mul(size)
+            .and_then(|b| b.checked_next_multiple_of(PAGE))
+            .ok_or_else(too_large)?;
+        let array = (bytes + STAGGER) / size;
+        array.checked_mul(Q).ok_or_else(too_large)?;
+        Ok(Layout {
+            dims,
+            pitch,
+            plane,
+            array,
+        })
+    }
+
+    /// Length of one padded array of per-cell values (elements).
+    #[inline]
+    pub(crate) fn cells_len(&self) -> usize {
+        self.plane * self.dims[2]
+    }
+
+    /// Index of cell (x, y, z) within one array.
+    #[inline]
+    pub(crate) fn offset(&self, x: usize, y: usize, z: usize) -> usize {
+        z * self.plane + y * self.pitch + x
+    }
+
+    /// Number of cells.
+    pub(crate) fn cells(&self) -> usize {
+        self.dims.iter().product()
+    }
+}
+
+/// The 19 population arrays of a lattice.
+#[derive(Clone, Debug)]
+pub(crate) struct Populations<T: Real> {
+    layout: Layout,
+    data: AlignedBuf<T>,
+}
+
+impl<T: Real> Populations<T> {
+    /// Zeroed populations for `dims` cells.
+    pub(crate) fn new(dims: [usize; 3]) -> Result<Self> {
+        let layout = Layout::new::<T>(dims)?;
+        let data = AlignedBuf::zeroed(layout.array * Q).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "cannot allocate {} MiB for a {}x{}x{} lattice",
+                (layout.array * Q * std::mem::size_of::<T>()) >> 20,
+                dims[0],
+                dims[1],
+                dims[2]
+            ))
+        })?;
+        Ok(Self { layout, data })
+    }
+
+    /// The strides.
+    #[inline]
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Population `i` at cell (x, y, z).
+    #[inline]
+    pub(crate) fn get(&self, i: usize, x: usize, y: usize, z: usize) -> T {
+        self.data[i * self.layout.array + self.layout.offset(x, y, z)]
+    }
+
+    /// Sets population `i` at cell (x, y, z).
+    #[inline]
+    pub(crate) fn set(&mut self, i: usize, x: usize, y: usize, z: usize, v: T) {
+        let o = i * self.layout.array + self.layout.offset(x, y, z);
+        self.data[o] = v;
+    }
+
+    /// The whole storage: array `i` starts at `i * layout.array`.
+    #[inline]
+    pub(crate) fn storage(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The whole storage, mutable.
+    #[inline]
+    pub(crate) fn storage_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// Exchanges the contents with populations of the same dimensions in O(1).
+    pub(crate) fn swap(&mut self, other: &mut Populations<T>) {
+        debug_assert_eq!(self.layout, other.layout);
+        std::mem::swap(&mut self.data, &mut other.data);
+    }
+
+    /// The row of direction `i` at (y, z), `nx` values.
+    #[inline]
+    pub(crate) fn row(&self, i: usize, y: usize, z: usize) -> &[T] {
+        let o = i * self.layout.array + self.layout.offset(0, y, z);
+        &self.data[o..o + self.layout.dims[0]]
+    }
+
+    /// The first cell (x-fastest order) holding an infinite or NaN population: the cell, the
+    /// direction (the lowest bad one at that cell) and the value.
+    pub(crate) fn find_non_finite(&self) -> Option<([usize; 3], usize, f64)> {
+        let [_, ny, nz] = self.layout.dims;
+        for z in 0..nz {
+            for y in 0..ny {
+                if (0..Q).all(|i| all_finite(self.row(i, y, z))) {
+                    continue;
+                }
+                let (x, i) = (0..Q)
+                    .filter_map(|i| {
+                        let bad = self.row(i, y, z).iter().position(|v| !v.is_finite());
+                        bad.map(|x| (x, i))
+                    })
+                    .min()
+                    .expect("a row failed the check");
+                let v = self.get(i, x, y, z).to_f64().unwrap_or(f64::NAN);
+                return Some(([x, y, z], i, v));
+            }
+        }
+        None
+    }
+
+    /// `max |self − other| / max |other|` over every population of every node (`other` is the
+    /// reference); NaN anywhere gives NaN.
+    pub(crate) fn max_rel_diff(&self, other: &Populations<T>) -> f64 {
+        let [_, ny, nz] = self.layout.dims;
+        let (mut diff, mut scale) = (0.0f64, 0.0f64);
+        for i in 0..Q {
+            for z in 0..nz {
+                for y in 0..ny {
+                    for (a, b) in self.row(i, y, z).iter().zip(other.row(i, y, z)) {
+                        let (a, b) = (
+                            a.to_f64().unwrap_or(f64::NAN),
+                            b.to_f64().unwrap_or(f64::NAN),
+                        );
+                        let d = (a - b).abs();
+                        diff = if d.is_nan() || diff.is_nan() {
+                            f64::NAN
+                        } else {
+                            diff.max(d)
+                        };
+                        scale = scale.max(b.abs());
+                    }
+                }
+            }
+        }
+        if scale > 0.0 {
+            diff / scale
+        } else {
+            diff
+        }
+    }
+}
+
+/// True when every value is finite: branch-free within chunks so the compiler vectorises it.
+pub(crate) fn all_finite<T: Real>(values: &[T]) -> bool {
+    let mut chunks = values.chunks_exact(32);
+    let whole = chunks
+        .by_ref()
+        .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()));
+    whole && chunks.remainder().iter().all(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_are_staggered_and_rows_aligned() {
+        for dims in [[64, 64, 64], [37, 5, 3], [1, 1, 1], [256, 256, 4]] {
+            let p = Populations::<f32>::new(dims).unwrap();
+            let l = p.layout();
+            assert_eq!((l.array * 4) % PAGE, STAGGER, "{dims:?}");
+            assert_eq!((l.pitch * 4) % CACHE_LINE, 0);
+            assert!(l.array >= l.cells_len());
+            assert_eq!(p.storage().len(), 19 * l.array);
+        }
+        let l = Layout::new::<f64>([10, 10, 10]).unwrap();
+        assert_eq!((l.array * 8) % PAGE, STAGGER);
+        assert!(Layout::new::<f32>([0, 3, 3]).is_err());
+        assert!(Layout::new::<f32>([usize::MAX / 2, 3, 3]).is_err());
+    }
+
+    #[test]
+    fn finds_the_first_non_finite_cell() {
+        let mut p = Populations::<f64>::new([5, 4, 3]).unwrap();
+        assert!(p.find_non_finite().is_none());
+        p.set(7, 3, 2, 1, f64::NAN);
+        p.set(2, 1, 2, 1, f64::INFINITY);
+        p.set(0, 4, 3, 2, f64::NAN);
+        let (cell, dir, v) = p.find_non_finite().unwrap();
+        assert_eq!((cell, dir), ([1, 2, 1], 2));
+        assert!(v.is_infinite());
+    }
+}

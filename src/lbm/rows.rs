@@ -1,0 +1,542 @@
+//! The fast engines' node update, one row at a time: pull streaming, bounce-back, boundary
+//! conditions and collision for nodes `x0 .. x1` of one row of one time level, written once
+//! over [`FlowLane`] so the SIMD body, the scalar tail and the edge nodes share the code and
+//! round identically. The naive and blocked engines both call [`FlowKernel::row`], so they
+//! compute bitwise the same values.
+//!
+//! Each vector of nodes takes one of two paths, chosen by one load of its class bytes:
+//! **bulk** (all fluid, no wall neighbour: 19 loads, collision, 19 stores) or **general**
+//! (the bulk computation with per-lane fix-ups: bounced populations, a moving wall's momentum,
+//! an inlet's velocity or an outlet's density, wall nodes copied). The fix-ups are selections
+//! that leave bulk lanes bitwise untouched, so a node gets the same value on either path and
+//! vectors may overlap. Nodes on the x faces read their x-neighbours through the periodic or
+//! clamping rule and always take the scalar general path.
+
+use super::cell::Cell;
+use super::classify::{neighbour, IS_INLET, IS_OUTLET, IS_WALL, NEAR_MOVING, NEAR_WALL};
+use super::collide::{moments, relax, Moments, Rates};
+use super::lanes::{FlowLane, FlowReal};
+use super::lattice::Lattice;
+use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
+use super::populations::Layout;
+use crate::{Lane, Real, SimdVec};
+
+/// How a neighbour's row or plane coordinate maps to a stored one along y or z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AxisMap {
+    /// Clamped to `0 .. n` (a closed axis).
+    Clamp(usize),
+    /// Wrapped modulo `n` (a periodic axis stored whole).
+    Wrap(usize),
+    /// Stored as is (a periodic axis whose ghost zones a blocked level computes itself).
+    Direct,
+}
+
+impl AxisMap {
+    /// The map of the lattice itself along an axis of `n` nodes.
+    pub(crate) fn lattice(n: usize, periodic: bool) -> AxisMap {
+        if periodic {
+            AxisMap::Wrap(n)
+        } else {
+            AxisMap::Clamp(n)
+        }
+    }
+
+    #[inline(always)]
+    fn map(self, v: isize) -> isize {
+        match self {
+            AxisMap::Clamp(n) => neighbour(v, n, false) as isize,
+            AxisMap::Wrap(n) => neighbour(v, n, true) as isize,
+            AxisMap::Direct => v,
+        }
+    }
+}
+
+/// Where one time level keeps its populations: the lattice's arrays, or a blocked engine's
+/// ring buffer of planes. Array `i`, plane `z`, row `y`, column `x` is at
+/// `base + i·array + slot(z)·plane + (y − origin_y)·pitch + (x − origin_x)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Level<T> {
+    pub(crate) base: *mut T,
+    pub(crate) array: usize,
+    pub(crate) plane: usize,
+    pub(crate) pitch: usize,
+    pub(crate) origin: [isize; 2],
+    pub(crate) y: AxisMap,
+    pub(crate) z: AxisMap,
+    /// Ring slots (planes kept, indexed by `z mod slots`); `None` for the lattice.
+    pub(crate) slots: Option<usize>,
+}
+
+impl<T> Level<T> {
+    /// The lattice storage at `base` with `layout`, mapped by the lattice's periodicity.
+    pub(crate) fn lattice(base: *mut T, layout: &Layout, periodic: [bool; 3]) -> Level<T> {
+        Level {
+            base,
+            array: layout.array,
+            plane: layout.plane,
+            pitch: layout.pitch,
+            origin: [0, 0],
+            y: AxisMap::lattice(layout.dims[1], periodic[1]),
+            z: AxisMap::lattice(layout.dims[2], periodic[2]),
+            slots: None,
+        }
+    }
+
+    /// Element offset of the (mapped) plane `z`.
+    #[inline(always)]
+    pub(crate) fn plane_offset(&self, z: isize) -> usize {
+        let z = self.z.map(z);
+        match self.slots {
+            Some(s) => z.rem_euclid(s as isize) as usize * self.plane,
+            None => z as usize * self.plane,
+        }
+    }
+
+    /// Element offset of the (mapped) row `y`.
+    #[inline(always)]
+    pub(crate) fn row_offset(&self, y: isize) -> usize {
+        (self.y.map(y) - self.origin[1]) as usize * self.pitch
+    }
+
+    /// Row pointer of array `i` at the given offsets, indexable by global column.
+    #[inline(always)]
+    pub(crate) fn row(&self, i: usize, plane: usize, row: usize) -> *mut T {
+        self.base
+            .wrapping_add(i * self.array + plane + row)
+            .wrapping_sub(self.origin[0] as usize)
+    }
+}
+
+/// The per-node byte arrays of the lattice (never buffered: they do not change in time).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NodeBytes {
+    pub(crate) flags: *const u8,
+    pub(crate) class: *const u8,
+    pub(crate) links: *const u32,
+    pub(crate) pitch: usize,
+    pub(crate) plane: usize,
+    pub(crate) y: AxisMap,
+    pub(crate) z: AxisMap,
+}
+
+// SAFETY: the pointers are only read, and the arrays (a lattice's flags and classes) outlive
+// every run that uses them and are not changed during it.
+unsafe impl Send for NodeBytes {}
+// SAFETY: as for Send: shared read-only access.
+unsafe impl Sync for NodeBytes {}
+
+impl NodeBytes {
+    /// The byte arrays of `lat` (prepared: its classes are current).
+    pub(crate) fn new<T: Real>(lat: &Lattice<T>) -> NodeBytes {
+        let l = lat.layout();
+        let classes = lat.classes();
+        NodeBytes {
+            flags: lat.flags.as_ptr(),
+            class: classes.class.as_ptr(),
+            links: classes.links.as_ptr(),
+            pitch: l.pitch,
+            plane: l.plane,
+            y: AxisMap::lattice(l.dims[1], lat.periodic[1]),
+            z: AxisMap::lattice(l.dims[2], lat.periodic[2]),
+        }
+    }
+
+    #[inline(always)]
+    fn offset(&self, y: isize, z: isize) -> usize {
+        self.z.map(z) as usize * self.plane + self.y.map(y) as usize * self.pitch
+    }
+}
+
+/// Pointers for computing one row, all indexable by global column.
+pub(crate) struct Row<T> {
+    /// Direction `i`'s source row: array `i` of the level below at `(y − c_iy, z − c_iz)`.
+    src: [*const T; Q],
+    /// Array `i` of the level below at `(y, z)` (bounce-back and wall nodes read their own).
+    own: [*const T; Q],
+    /// Array `i` of the level being computed at `(y, z)`.
+    out: [*mut T; Q],
+    class: *const u8,
+    links: *const u32,
+    /// Entry 0: the row's own flags; entry `i`: the flags of direction `i`'s source row.
+    flags: [*const u8; Q],
+}
+
+impl<T> Row<T> {
+    /// The pointers for row `(y, z)` computed from level `src` into level `out`.
+    #[inline(always)]
+    pub(crate) fn new(
+        src: &Level<T>,
+        out: &Level<T>,
+        bytes: &NodeBytes,
+        y: isize,
+        z: isize,
+    ) -> Row<T> {
+        let planes = [-1, 0, 1].map(|dz| src.plane_offset(z + dz));
+        let rows = [-1, 0, 1].map(|dy| src.row_offset(y + dy));
+        let (out_plane, out_row) = (out.plane_offset(z), out.row_offset(y));
+        let byte_rows: [[usize; 3]; 3] =
+            [-1, 0, 1].map(|dz| [-1, 0, 1].map(|dy| bytes.offset(y + dy, z + dz)));
+        let own_bytes = byte_rows[1][1];
+        let at = |i: usize| {
+            let c = VELOCITIES[i];
+            ((1 - c[2]) as usize, (1 - c[1]) as usize)
+        };
+        Row {
+            src: std::array::from_fn(|i| {
+                let (pz, py) = at(i);
+                src.row(i, planes[pz], rows[py]).cast_const()
+            }),
+            own: std::array::from_fn(|i| src.row(i, planes[1], rows[1]).cast_const()),
+            out: std::array::from_fn(|i| out.row(i, out_plane, out_row)),
+            class: bytes.class.wrapping_add(own_bytes),
+            links: bytes.links.wrapping_add(own_bytes),
+            flags: std::array::from_fn(|i| {
+                let (pz, py) = at(i);
+                bytes.flags.wrapping_add(byte_rows[pz][py])
+            }),
+        }
+    }
+}
+
+/// What the general path needs to know about one flag value.
+#[derive(Clone, Copy, Debug)]
+struct FlagInfo<T> {
+    inlet_velocity: [T; 3],
+    outlet_density: T,
+    /// `6 w_i (c_i · u_w)`: added to a population bounced off this moving wall.
+    wall_term: [T; Q],
+}
+
+/// The node update of one lattice's physics and boundary conditions, shared by all threads.
+pub(crate) struct FlowKernel<T: Real> {
+    fluid: Rates<T>,
+    boundary: Rates<T>,
+    fluid_v: Rates<T::Simd>,
+    boundary_v: Rates<T::Simd>,
+    info: Box<[FlagInfo<T>; 256]>,
+    forced: bool,
+    nx: usize,
+    periodic_x: bool,
+}
+
+/// Column of direction `i`'s source among `cols = [x − 1, x, x + 1]` (pull: from `x − c_ix`).
+#[inline(always)]
+fn source_col(i: usize, cols: [usize; 3]) -> usize {
+    cols[(1 - VELOCITIES[i][0]) as usize]
+}
+
+impl<T: FlowReal> FlowKernel<T> {
+    /// The kernel for `lat`'s physics, boundary table and periodicity.
+    pub(crate) fn new(lat: &Lattice<T>) -> FlowKernel<T> {
+        let fluid = Rates::<T>::fluid(&lat.physics);
+        let boundary = Rates::<T>::boundary();
+        let none = FlagInfo {
+            inlet_velocity: [T::zero(); 3],
+            outlet_density: T::one(),
+            wall_term: [T::zero(); Q],
+        };
+        let mut info = Box::new([none; 256]);
+        for (k, cell) in lat.table.entries().iter().enumerate() {
+            let e = &mut info[k + super::cell::FIRST_ENTRY as usize];
+            match *cell {
+                Cell::MovingWall { velocity } => {
+                    e.wall_term = std::array::from_fn(|i| {
+                        let cu: f64 = (0..3).map(|a| VELOCITIES[i][a] as f64 * velocity[a]).sum();
+                        T::of(6.0 * WEIGHTS[i] * cu)
+                    });
+                }
+                Cell::Inlet { velocity } => e.inlet_velocity = velocity.map(T::of),
+                Cell::Outlet { density } => e.outlet_density = T::of(density),
+                Cell::Fluid | Cell::Wall => {}
+            }
+        }
+        FlowKernel {
+            fluid_v: Rates::splat(&fluid),
+            boundary_v: Rates::splat(&boundary),
+            fluid,
+            boundary,
+            info,
+            forced: lat.physics.has_force(),
+            nx: lat.dims()[0],
+            periodic_x: lat.periodic[0],
+        }
+    }
+
+    /// Whether the physics has a body force (selects the `FORCED` instantiation).
+    pub(crate) fn forced(&self) -> bool {
+        self.forced
+    }
+
+    /// Computes nodes `x0 .. x1` of `row` and folds their outputs into the finiteness tracker
+    /// `check` when `CHECK` (see [`SimdVec::track_finite`]).
+    ///
+    /// # Safety
+    /// The source rows must be readable at columns `x0 − 1 .. x1 + 1` clipped to `0 .. nx`
+    /// (all of `0 .. nx` when `x0 = 0` or `x1 = nx` and x is periodic), own rows and the byte
+    /// rows at `x0 .. x1`, the neighbour flag rows at `0 .. nx`, and the output rows writable at
+    /// `x0 .. x1` without aliasing any source.
+    pub(crate) unsafe fn row<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x0: usize,
+        x1: usize,
+        check: &mut T::Simd,
+    ) {
+        let w = <T::Simd as SimdVec>::LANES;
+        let mut acc = *check;
+        let (mut lo, mut hi) = (x0, x1);
+        // SAFETY (whole body): every node handled is in x0 .. x1 and reads the columns the
+        // caller guarantees; edge nodes read mapped columns inside 0 .. nx.
+        unsafe {
+            if lo < hi && lo == 0 {
+                acc = self.edge::<FORCED, CHECK>(row, 0, acc);
+                lo = 1;
+            }
+            if lo < hi && hi == self.nx {
+                acc = self.edge::<FORCED, CHECK>(row, self.nx - 1, acc);
+                hi -= 1;
+            }
+            let mut x = lo;
+            while x + w <= hi {
+                if !T::Simd::bytes_zero(row.class.add(x)) {
+                    acc = self.vector::<FORCED, CHECK>(row, x, acc);
+                    x += w;
+                    continue;
+                }
+                // A run of bulk vectors, software-pipelined: the next vector's moments (19
+                // loads, the sums and the division) are computed before this vector is relaxed,
+                // so two update chains overlap instead of one waiting on its division.
+                let fluid = &self.fluid_v;
+                let mut m = Self::bulk_moments::<T::Simd, FORCED>(row, [x - 1, x, x + 1], fluid);
+                loop {
+                    let next = x + w;
+                    let more = next + w <= hi && T::Simd::bytes_zero(row.class.add(next));
+                    let m_next = if more {
+                        Self::bulk_moments::<T::Simd, FORCED>(
+                            row,
+                            [next - 1, next, next + 1],
+                            fluid,
+                        )
+                    } else {
+                        m
+                    };
+                    let out = Self::bulk_relax::<T::Simd, FORCED, CHECK>(
+                        row,
+                        x,
+                        [x - 1, x, x + 1],
+                        &m,
+                        fluid,
+                    );
+                    if CHECK {
+                        acc = T::Simd::track_finite(acc, out);
+                    }
+                    x = next;
+                    m = m_next;
+                    if !more {
+                        break;
+                    }
+                }
+            }
+            if x < hi {
+                if hi - lo >= w {
+                    // Recompute the last full vector; overlapping nodes get identical values.
+                    acc = self.vector::<FORCED, CHECK>(row, hi - w, acc);
+                } else {
+                    for xs in x..hi {
+                        acc = self.scalar::<FORCED, CHECK>(row, xs, acc);
+                    }
+                }
+            }
+        }
+        *check = acc;
+    }
+
+    /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row).
+    #[inline(always)]
+    unsafe fn vector<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        acc: T::Simd,
+    ) -> T::Simd {
+        let cols = [x - 1, x, x + 1];
+        // SAFETY: forwarded from `row`.
+        let out = unsafe {
+            if T::Simd::bytes_zero(row.class.add(x)) {
+                let m = Self::bulk_moments::<T::Simd, FORCED>(row, cols, &self.fluid_v);
+                Self::bulk_relax::<T::Simd, FORCED, CHECK>(row, x, cols, &m, &self.fluid_v)
+            } else {
+                self.general::<T::Simd, FORCED, CHECK>(
+                    row,
+                    x,
+                    cols,
+                    &self.fluid_v,
+                    &self.boundary_v,
+                )
+            }
+        };
+        if CHECK {
+            T::Simd::track_finite(acc, out)
+        } else {
+            acc
+        }
+    }
+
+    /// One node at `x` with both x-neighbours in the row.
+    #[inline(always)]
+    unsafe fn scalar<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        acc: T::Simd,
+    ) -> T::Simd {
+        // SAFETY: forwarded from `row`.
+        let out = unsafe {
+            self.general::<T, FORCED, CHECK>(row, x, [x - 1, x, x + 1], &self.fluid, &self.boundary)
+        };
+        if CHECK {
+            T::Simd::track_finite(acc, T::Simd::splat(out))
+        } else {
+            acc
+        }
+    }
+
+    /// The node at `x` on an x face: its x-neighbours through the periodic or clamping rule.
+    #[inline(never)]
+    unsafe fn edge<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        acc: T::Simd,
+    ) -> T::Simd {
+        let map = |v: isize| neighbour(v, self.nx, self.periodic_x);
+        let cols = [map(x as isize - 1), x, map(x as isize + 1)];
+        // SAFETY: forwarded from `row`; the mapped columns are inside 0 .. nx.
+        let out =
+            unsafe { self.general::<T, FORCED, CHECK>(row, x, cols, &self.fluid, &self.boundary) };
+        if CHECK {
+            T::Simd::track_finite(acc, T::Simd::splat(out))
+        } else {
+            acc
+        }
+    }
+
+    /// Phase 1 of bulk fluid nodes at `x ..`: density and velocity from the streamed
+    /// populations (loads straight from the source rows).
+    #[inline(always)]
+    unsafe fn bulk_moments<L: FlowLane<Scalar = T>, const FORCED: bool>(
+        row: &Row<T>,
+        cols: [usize; 3],
+        fluid: &Rates<L>,
+    ) -> Moments<L> {
+        // SAFETY: the caller guarantees the source columns.
+        let get = |i: usize| unsafe { L::load(row.src[i].add(source_col(i, cols))) };
+        moments::<L, FORCED>(get, fluid, |rho, u| (rho, u))
+    }
+
+    /// Phase 2 of bulk fluid nodes at `x ..`: collide (reloading the streamed populations) and
+    /// store straight to the output rows.
+    #[inline(always)]
+    unsafe fn bulk_relax<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
+        row: &Row<T>,
+        x: usize,
+        cols: [usize; 3],
+        m: &Moments<L>,
+        fluid: &Rates<L>,
+    ) -> L {
+        // SAFETY: the caller guarantees the source columns and the output columns.
+        let get = |i: usize| unsafe { L::load(row.src[i].add(source_col(i, cols))) };
+        let put = |i: usize, v: L| unsafe { v.put(row.out[i].add(x)) };
+        relax::<L, FORCED, CHECK>(get, m, fluid, put)
+    }
+
+    /// Any nodes: the bulk computation plus the fix-ups their class bytes ask for.
+    #[inline(always)]
+    unsafe fn general<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        cols: [usize; 3],
+        fluid: &Rates<L>,
+        boundary: &Rates<L>,
+    ) -> L {
+        let w = L::WIDTH;
+        let mut class = [0u8; 16];
+        let mut links = [0u32; 16];
+        // SAFETY (whole body): the caller guarantees the byte rows at x .. x + w, the sources at
+        // `cols`, own rows and outputs at x .. x + w, and neighbour flags at every column.
+        unsafe {
+            for (l, c) in class[..w].iter_mut().enumerate() {
+                *c = *row.class.add(x + l);
+            }
+            let any = class[..w].iter().fold(0, |a, &c| a | c);
+            let own = |i: usize| L::load(row.own[i].add(x));
+            let mut out: [L; Q];
+            if class[..w].iter().all(|&c| c == IS_WALL) {
+                out = std::array::from_fn(own);
+            } else {
+                let mut f: [L; Q] =
+                    std::array::from_fn(|i| L::load(row.src[i].add(source_col(i, cols))));
+                if any & NEAR_WALL != 0 {
+                    for (l, k) in links[..w].iter_mut().enumerate() {
+                        *k = *row.links.add(x + l);
+                    }
+                    let moving = any & NEAR_MOVING != 0;
+                    for i in 1..Q {
+                        let bounce = L::mask(|l| links[l] >> i & 1 != 0);
+                        if !L::any(bounce) {
+                            continue;
+                        }
+                        let term = if moving {
+                            let col = source_col(i, cols);
+                            L::from_fn(|l| {
+                                let flag = *row.flags[i].add(col + l);
+                                self.info[flag as usize].wall_term[i]
+                            })
+                        } else {
+                            L::splat(T::zero())
+                        };
+                        f[i] = L::select(bounce, own(OPPOSITE[i]) + term, f[i]);
+                    }
+                }
+                out = f;
+                let put = |i: usize, v: L| out[i] = v;
+                if any & (IS_INLET | IS_OUTLET) != 0 {
+                    let is = |bit: u8| L::mask(|l| class[l] & bit != 0);
+                    let (inlet, outlet) = (is(IS_INLET), is(IS_OUTLET));
+                    let rates = Rates::select(is(IS_INLET | IS_OUTLET), boundary, fluid);
+                    let info = |l: usize| &self.info[*row.flags[0].add(x + l) as usize];
+                    let u_in: [L; 3] =
+                        std::array::from_fn(|a| L::from_fn(|l| info(l).inlet_velocity[a]));
+                    let rho_out = L::from_fn(|l| info(l).outlet_density);
+                    let adjust = |rho: L, u: [L; 3]| {
+                        (
+                            L::select(outlet, rho_out, rho),
+                            std::array::from_fn(|a| L::select(inlet, u_in[a], u[a])),
+                        )
+                    };
+                    let m = moments::<L, FORCED>(|i| f[i], &rates, adjust);
+                    relax::<L, FORCED, false>(|i| f[i], &m, &rates, put);
+                } else {
+                    let m = moments::<L, FORCED>(|i| f[i], fluid, |rho, u| (rho, u));
+                    relax::<L, FORCED, false>(|i| f[i], &m, fluid, put);
+                }
+                if any & IS_WALL != 0 {
+                    let wall = L::mask(|l| class[l] & IS_WALL != 0);
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = L::select(wall, own(i), *o);
+                    }
+                }
+            }
+            for (i, v) in out.iter().enumerate() {
+                v.put(row.out[i].add(x));
+            }
+            if CHECK {
+                out[1..].iter().fold(out[0], |acc, &v| acc + v)
+            } else {
+                out[0]
+            }
+        }
+    }
+}

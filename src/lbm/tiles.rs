@@ -1,0 +1,199 @@
+//! Geometry of the blocked lattice-Boltzmann engine: how the XY plane is cut into tiles and
+//! which region each time level of a pass computes.
+//!
+//! Unlike a stencil grid, a lattice has no fixed boundary layer: every node is updated, and
+//! what lies beyond a face depends on the axis.
+//!
+//! * **Closed axis** (`Clamp`): level `j` of a pass of depth `d` computes the tile's output
+//!   grown by `d − j` on each side, clipped to the lattice (the 3.5D ghost zones, R = 1);
+//!   reads past the face are clamped, as in every engine.
+//! * **Periodic axis covered by one tile** (`Whole`): every level computes the whole axis and
+//!   reads wrap around inside the level's own buffer, so there are no ghost zones at all.
+//!   Periodic x is always handled this way (the planner gives periodic-x lattices full-width
+//!   tiles), as is periodic z (the pipeline streams the whole axis).
+//! * **Periodic axis cut into several tiles** (`Ghost`, y only): level `j` computes the
+//!   output grown by `d − j` *without* clipping, in unwrapped coordinates (rows −1, −2, ... and
+//!   ny, ny + 1, ... are ghost copies); level 1 reads the lattice with wrapped coordinates and
+//!   later levels read their ring buffers directly.
+//!
+//! Along z the pipeline streams every plane; on a periodic z axis the levels below the last
+//! also compute `d − j` ghost planes beyond each end (level 1 starts at z = −(d − 1)), because
+//! plane −1 of level j is needed before plane nz − 1 of level j could be computed.
+
+use std::ops::Range;
+
+use crate::cpu::tiling::split_even;
+
+/// How a blocked level treats one axis (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A closed axis: ghost zones clipped to the lattice.
+    Clamp,
+    /// A periodic axis in one tile: no ghost zones, reads wrap.
+    Whole,
+    /// A periodic axis in several tiles: unclipped ghost zones in unwrapped coordinates.
+    Ghost,
+}
+
+/// The tiles of one pass and how levels grow on each axis.
+#[derive(Clone, Debug)]
+pub(crate) struct Blocking {
+    /// Output region (x, y) of each tile.
+    pub(crate) tiles: Vec<[Range<isize>; 2]>,
+    /// Mode of x and y.
+    pub(crate) modes: [Mode; 2],
+    /// Whether z is periodic.
+    pub(crate) z_periodic: bool,
+    /// Time levels per pass.
+    pub(crate) depth: usize,
+    /// Lattice dimensions.
+    pub(crate) dims: [usize; 3],
+    /// Largest level-1 extent of any tile in x and y: the ring buffers' size.
+    pub(crate) buf: [usize; 2],
+}
+
+impl Blocking {
+    /// Tiles for a lattice of `dims` with `periodic` axes, loaded tile size `tile` (output
+    /// `tile − 2·depth` per side) and `depth` levels per pass. The caller guarantees
+    /// `tile[i] > 2·depth`; a periodic x axis is never cut.
+    pub(crate) fn new(
+        dims: [usize; 3],
+        periodic: [bool; 3],
+        tile: [usize; 2],
+        depth: usize,
+    ) -> Blocking {
+        let pieces = |a: usize| -> Vec<Range<isize>> {
+            if a == 0 && periodic[0] {
+                return std::iter::once(0..dims[0] as isize).collect();
+            }
+            split_even(dims[a], 0, tile[a] - 2 * depth)
+                .into_iter()
+                .map(|r| r.start as isize..r.end as isize)
+                .collect()
+        };
+        let (xs, ys) = (pieces(0), pieces(1));
+        let mode = |a: usize, count: usize| match (periodic[a], count) {
+            (false, _) => Mode::Clamp,
+            (true, 1) => Mode::Whole,
+            (true, _) => Mode::Ghost,
+        };
+        let modes = [mode(0, xs.len()), mode(1, ys.len())];
+        let tiles: Vec<[Range<isize>; 2]> = ys
+            .iter()
+            .flat_map(|y| xs.iter().map(move |x| [x.clone(), y.clone()]))
+            .collect();
+        let mut b = Blocking {
+            tiles,
+            modes,
+            z_periodic: periodic[2],
+            depth,
+            dims,
+            buf: [0, 0],
+        };
+        for a in 0..2 {
+            b.buf[a] = b
+                .tiles
+                .iter()
+                .map(|t| b.level(t, a, 1).len())
+                .max()
+                .unwrap_or(0);
+        }
+        b
+    }
+
+    /// The range level `j` (1-based) of tile `t` computes along axis `a` (0 = x, 1 = y).
+    #[inline]
+    pub(crate) fn level(&self, t: &[Range<isize>; 2], a: usize, j: usize) -> Range<isize> {
+        let n = self.dims[a] as isize;
+        let grow = (self.depth - j) as isize;
+        let out = &t[a];
+        match self.modes[a] {
+            Mode::Clamp => (out.start - grow).max(0)..(out.end + grow).min(n),
+            Mode::Whole => 0..n,
+            Mode::Ghost => out.start - grow..out.end + grow,
+        }
+    }
+
+    /// The planes level `j` computes.
+    #[inline]
+    pub(crate) fn z_range(&self, j: usize) -> Range<isize> {
+        let n = self.dims[2] as isize;
+        if self.z_periodic {
+            let grow = (self.depth - j) as isize;
+            -grow..n + grow
+        } else {
+            0..n
+        }
+    }
+
+    /// Pipeline steps per tile: level `j` computes plane `s − g − 2(j − 1)` at step `s`,
+    /// where `g` is the ghost depth of level 1 along z.
+    pub(crate) fn pipeline(&self) -> (usize, isize) {
+        let g = if self.z_periodic { self.depth - 1 } else { 0 };
+        (self.dims[2] + g + 2 * (self.depth - 1), g as isize)
+    }
+}
+
+/// κ: nodes computed per useful node update for this tiling, counted exactly.
+pub(crate) fn redundancy(
+    dims: [usize; 3],
+    periodic: [bool; 3],
+    tile: [usize; 2],
+    depth: usize,
+) -> f64 {
+    let b = Blocking::new(dims, periodic, tile, depth);
+    let computed: usize = b
+        .tiles
+        .iter()
+        .map(|t| {
+            (1..=depth)
+                .map(|j| b.level(t, 0, j).len() * b.level(t, 1, j).len() * b.z_range(j).len())
+                .sum::<usize>()
+        })
+        .sum();
+    computed as f64 / (depth * dims.iter().product::<usize>()) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_axes_clip_and_cover() {
+        let b = Blocking::new([40, 30, 10], [false; 3], [20, 16], 3);
+        assert_eq!(b.modes, [Mode::Clamp, Mode::Clamp]);
+        let mut hits = vec![0; 40 * 30];
+        for t in &b.tiles {
+            assert!(t[0].len() <= 14 && t[1].len() <= 10);
+            for y in t[1].clone() {
+                for x in t[0].clone() {
+                    hits[(y * 40 + x) as usize] += 1;
+                }
+            }
+            // Level 1 grows by 2, clipped to the lattice.
+            let l1 = b.level(t, 0, 1);
+            assert_eq!(l1.start, (t[0].start - 2).max(0));
+            assert_eq!(b.level(t, 0, 3), t[0]);
+        }
+        assert!(hits.iter().all(|&h| h == 1));
+        assert_eq!(b.z_range(1), 0..10);
+        assert_eq!(b.pipeline(), (14, 0));
+    }
+
+    #[test]
+    fn periodic_axes() {
+        let b = Blocking::new([40, 30, 10], [true, true, true], [20, 16], 3);
+        assert_eq!(b.tiles.len(), 3, "x is never cut when periodic");
+        assert_eq!(b.modes, [Mode::Whole, Mode::Ghost]);
+        let t = &b.tiles[0];
+        assert_eq!(b.level(t, 0, 1), 0..40);
+        assert_eq!(b.level(t, 1, 1), -2..12);
+        assert_eq!(b.z_range(1), -2..12);
+        assert_eq!(b.z_range(3), 0..10);
+        assert_eq!(b.pipeline(), (10 + 2 + 4, 2));
+        let whole = Blocking::new([8, 8, 8], [false, true, false], [20, 20], 2);
+        assert_eq!(whole.modes[1], Mode::Whole);
+        assert_eq!(redundancy([64, 64, 64], [false; 3], [70, 70], 3), 1.0);
+        assert!(redundancy([64, 64, 64], [true; 3], [70, 20], 3) > 1.0);
+    }
+}

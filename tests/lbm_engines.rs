@@ -1,0 +1,294 @@
+//! The naive and blocked lattice-Boltzmann engines against the reference engine on random
+//! near-equilibrium states with every kind of boundary present: walls, moving walls, inlets,
+//! outlets, obstacles, body forces and periodic axes (each alone and all together); BGK and
+//! TRT; f32 and f64; odd sizes and lattices down to one node per axis; every dim_T 1..=8 with
+//! tiles that do not divide the lattice; 1 and 2 threads; step counts that are not multiples
+//! of dim_T.
+
+mod lbm_common;
+
+use lbm_common::{randomize, run, small_tile, tolerance, Scenario, Setup};
+use proptest::prelude::*;
+use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics};
+use stencil35d::{Plan, Real, Solver};
+
+fn check<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup], what: &str) {
+    let expected = run(input, Setup::reference(), steps);
+    assert!(
+        expected.max_rel_diff(input).unwrap() > 1e-4,
+        "{what}: the reference must change the state, or the test proves nothing"
+    );
+    for &setup in setups {
+        let got = run(input, setup, steps);
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= tolerance::<T>(),
+            "{what} {} {:?} {setup:?} steps={steps}: max rel err {err:e}",
+            T::DTYPE,
+            input.dims()
+        );
+        assert_eq!(got.steps(), steps as u64);
+    }
+}
+
+fn every_dim_t(dims: [usize; 3], periodic_x: bool) -> Vec<Setup> {
+    let mut setups = vec![Setup::naive(1), Setup::naive(2)];
+    setups.extend((1..=8).map(|d| Setup::blocked(d, small_tile(dims, periodic_x, d), 1 + d % 2)));
+    setups
+}
+
+fn scenarios<T: Real>() {
+    let dims = [23, 17, 13];
+    for (k, scenario) in Scenario::ALL.into_iter().enumerate() {
+        for physics in [Physics::bgk(0.57), Physics::trt(0.9, 3.0 / 16.0)] {
+            let input = scenario.lattice::<T>(dims, physics, k as u64);
+            let setups = every_dim_t(dims, input.periodic()[0]);
+            check(&input, 11, &setups, &format!("{scenario:?} {physics}"));
+        }
+    }
+}
+
+#[test]
+fn scenarios_f64() {
+    scenarios::<f64>();
+}
+
+#[test]
+fn scenarios_f32() {
+    scenarios::<f32>();
+}
+
+/// Lattices one to four nodes thick: single tiles, nodes that are their own periodic
+/// neighbours, rows shorter than a SIMD vector, levels wider than the lattice.
+fn tiny<T: Real>() {
+    for (k, dims) in [
+        [1, 1, 1],
+        [2, 3, 1],
+        [3, 1, 4],
+        [5, 4, 3],
+        [9, 2, 2],
+        [17, 3, 5],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut lat =
+            Lattice::<T>::new(dims, Physics::trt(0.7, 0.25).with_force([1e-4, 0.0, 2e-5])).unwrap();
+        for a in Axis::ALL {
+            lat.set_periodic(a, true);
+        }
+        if dims.iter().product::<usize>() > 2 {
+            lat.set_cell(0, 0, 0, Cell::Wall).unwrap();
+        }
+        if dims[0] > 2 {
+            lat.set_cell(
+                1,
+                0,
+                0,
+                Cell::MovingWall {
+                    velocity: [0.0, 0.05, 0.0],
+                },
+            )
+            .unwrap();
+        }
+        randomize(&mut lat, 40 + k as u64);
+        check(
+            &lat,
+            5,
+            &every_dim_t(dims, true),
+            &format!("tiny periodic {dims:?}"),
+        );
+        // The same with closed x: walls on its faces.
+        if dims[0] > 2 {
+            lat.set_periodic(Axis::X, false);
+            lat.set_face(
+                Face::XMin,
+                Cell::Inlet {
+                    velocity: [0.04, 0.0, 0.0],
+                },
+            )
+            .unwrap();
+            lat.set_face(Face::XMax, Cell::Outlet { density: 1.0 })
+                .unwrap();
+            randomize(&mut lat, 50 + k as u64);
+            check(
+                &lat,
+                5,
+                &every_dim_t(dims, false),
+                &format!("tiny closed x {dims:?}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn tiny_lattices_f64() {
+    tiny::<f64>();
+}
+
+#[test]
+fn tiny_lattices_f32() {
+    tiny::<f32>();
+}
+
+#[test]
+fn planner_default_matches_reference() {
+    for scenario in [
+        Scenario::Cavity,
+        Scenario::ForcedChannel,
+        Scenario::InletOutlet,
+    ] {
+        let input = scenario.lattice::<f32>([70, 45, 33], Physics::trt(0.6, 0.25), 3);
+        let expected = run(&input, Setup::reference(), 9);
+        let plan = Plan::for_lattice(&input).unwrap();
+        let mut got = input.clone();
+        Solver::new(plan.clone()).run(&mut got, 9).unwrap();
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= 1e-5,
+            "{scenario:?} with the planner's choice\n{plan}\nerr {err:e}"
+        );
+    }
+}
+
+/// Naive and blocked share the node update, so they agree bitwise whatever the tiling.
+#[test]
+fn naive_and_blocked_agree_bitwise() {
+    let input = Scenario::InletOutlet.lattice::<f64>([29, 19, 11], Physics::bgk(0.8), 9);
+    let naive = run(&input, Setup::naive(2), 7);
+    for d in [2, 3, 5] {
+        let blocked = run(&input, Setup::blocked(d, [2 * d + 7, 2 * d + 4], 2), 7);
+        let [nx, ny, nz] = input.dims();
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    let (a, b) = (naive.populations(x, y, z), blocked.populations(x, y, z));
+                    assert!(
+                        a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                        "dim_T {d}: node ({x}, {y}, {z}) differs"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn repeated_runs_continue_where_they_stopped() {
+    let input = Scenario::ForcedChannel.lattice::<f64>([21, 15, 12], Physics::trt(0.7, 0.25), 4);
+    let expected = run(&input, Setup::reference(), 9);
+    let plan = stencil35d::PlanBuilder::new(
+        stencil35d::lbm::LbmKernel::of(&input),
+        stencil35d::DType::F64,
+        input.dims(),
+    )
+    .dim_t(3)
+    .tile([27, 11])
+    .threads(2)
+    .build()
+    .unwrap();
+    let mut solver = Solver::new(plan);
+    let mut lat = input.clone();
+    solver.run(&mut lat, 4).unwrap();
+    solver.run(&mut lat, 5).unwrap();
+    assert!(lat.max_rel_diff(&expected).unwrap() <= 1e-12);
+    assert_eq!(lat.steps(), 9);
+}
+
+/// A random lattice: random periodicity, a sprinkling of every cell kind, walls on the faces
+/// of closed axes (fluid may not touch them).
+fn random_lattice<T: Real>(
+    dims: [usize; 3],
+    periodic: [bool; 3],
+    bgk: bool,
+    seed: u64,
+) -> Lattice<T> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let physics = if bgk {
+        Physics::bgk(0.62)
+    } else {
+        Physics::trt(0.75, 3.0 / 16.0)
+    };
+    let physics = if rng.random_bool(0.5) {
+        physics.with_force([3e-5, -2e-5, 1e-5])
+    } else {
+        physics
+    };
+    let mut lat = Lattice::<T>::new(dims, physics).unwrap();
+    for (a, p) in Axis::ALL.into_iter().zip(periodic) {
+        lat.set_periodic(a, p);
+    }
+    let kinds = [
+        Cell::Wall,
+        Cell::MovingWall {
+            velocity: [0.05, -0.02, 0.01],
+        },
+        Cell::Inlet {
+            velocity: [0.03, 0.0, -0.01],
+        },
+        Cell::Outlet { density: 0.98 },
+    ];
+    let pick = move |rng: &mut rand::rngs::StdRng| kinds[rng.random_range(0..kinds.len())];
+    for face in Face::ALL {
+        if !periodic[face.axis().index()] {
+            let cell = pick(&mut rng);
+            lat.set_face(face, cell).unwrap();
+        }
+    }
+    let [nx, ny, nz] = dims;
+    for _ in 0..(nx * ny * nz / 8).max(1) {
+        let cell = pick(&mut rng);
+        let (x, y, z) = (
+            rng.random_range(0..nx),
+            rng.random_range(0..ny),
+            rng.random_range(0..nz),
+        );
+        lat.set_cell(x, y, z, cell).unwrap();
+    }
+    randomize(&mut lat, seed);
+    lat
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    /// Random sizes, periodicity, cell kinds, dim_T, tiles, thread counts and step counts.
+    #[test]
+    fn random_configurations_match_reference(
+        dims in (1usize..14, 1usize..14, 1usize..14),
+        periodic in any::<[bool; 3]>(),
+        dim_t in 1usize..=8,
+        tile_extra in (1usize..20, 1usize..20),
+        threads in 1usize..=2,
+        steps in 1usize..=9,
+        bgk in any::<bool>(),
+        double in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let dims = [dims.0, dims.1, dims.2];
+        let tile_x = if periodic[0] { dims[0] + 2 * dim_t } else { 2 * dim_t + tile_extra.0 };
+        let tile = [tile_x, 2 * dim_t + tile_extra.1];
+        let setups = [Setup::blocked(dim_t, tile, threads), Setup::naive(threads)];
+        if double {
+            let lat = random_lattice::<f64>(dims, periodic, bgk, seed);
+            check_loose(&lat, steps, &setups);
+        } else {
+            let lat = random_lattice::<f32>(dims, periodic, bgk, seed);
+            check_loose(&lat, steps, &setups);
+        }
+    }
+}
+
+/// Like `check`, without requiring the state to change (a lattice of walls may not).
+fn check_loose<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup]) {
+    let expected = run(input, Setup::reference(), steps);
+    for &setup in setups {
+        let err = run(input, setup, steps).max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= tolerance::<T>(),
+            "{:?} {setup:?} steps={steps}: {err:e}",
+            input.dims()
+        );
+    }
+}

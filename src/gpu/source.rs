@@ -33,6 +33,21 @@ impl BlockedShape {
     }
 }
 
+/// Planes ahead that the blocked kernel prefetches into L2: `STENCIL35D_GPU_L2_AHEAD` when set
+/// (0 turns the prefetch off; for tuning experiments), else [`DEFAULT_L2_AHEAD`].
+fn l2_ahead() -> usize {
+    static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AHEAD.get_or_init(|| {
+        std::env::var("STENCIL35D_GPU_L2_AHEAD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_L2_AHEAD)
+    })
+}
+
+/// L2 prefetch distance in planes (measured on an H100; see the GPU section of the README).
+const DEFAULT_L2_AHEAD: usize = 4;
+
 /// The specialised source for `stencil` in `T`, with the blocked kernel when `blocked` is set.
 pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<BlockedShape>) -> String {
     let coeffs: Vec<String> = stencil
@@ -49,8 +64,12 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     );
     if let Some(b) = blocked {
         text += &format!(
-            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n",
-            b.bt, b.bx, b.by, b.ry
+            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n",
+            b.bt,
+            b.bx,
+            b.by,
+            b.ry,
+            l2_ahead()
         );
     }
     text + STENCIL_CU
@@ -126,7 +145,9 @@ mod tests {
             }),
         );
         assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
-        assert!(src.contains("#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n"));
+        assert!(src.contains(
+            "#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n#define L2_AHEAD "
+        ));
         let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None);
         assert!(
             d.contains("#define REAL double")

@@ -94,7 +94,8 @@ pub struct PlanBuilder {
     pin: bool,
     cache_share: f64,
     machine: Option<Machine>,
-    autotune: bool,
+    /// GPU configurations to time on the device (0: trust the model).
+    autotune: usize,
     gpu_shape: Option<GpuShape>,
 }
 
@@ -112,7 +113,7 @@ impl PlanBuilder {
             pin: true,
             cache_share: DEFAULT_CACHE_SHARE,
             machine: None,
-            autotune: false,
+            autotune: 0,
             gpu_shape: None,
         }
     }
@@ -156,7 +157,15 @@ impl PlanBuilder {
     /// Times the GPU model's best five blocking configurations on the device and keeps the
     /// fastest (remembered per device, kernel, precision and size, in this process and on disk).
     pub fn autotune(mut self, on: bool) -> Self {
-        self.autotune = on;
+        self.autotune = if on { crate::gpu::tune::TIMED } else { 0 };
+        self
+    }
+
+    /// Times the GPU model's best `count` blocking configurations and keeps the fastest (a count
+    /// other than the default five always times afresh); [`Plan::candidates`] then lists every
+    /// timed one with its measured and predicted speed: how far the model can be trusted here.
+    pub fn autotune_top(mut self, count: usize) -> Self {
+        self.autotune = count;
         self
     }
 
@@ -297,9 +306,9 @@ impl PlanBuilder {
                         by: shape.block[1],
                         ry: shape.ry,
                     };
-                    let c = gm.blocked(blocked, shape.stream_block, true).ok_or_else(|| {
+                    let c = gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
                         Error::InvalidPlan(format!(
-                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32, tiles wider and taller than 2·R·dim_T = {} and fit in shared memory",
+                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32, tiles wider and taller than 2·R·dim_T = {}, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
                             2 * r * bt
                         ))
                     })?;
@@ -307,10 +316,17 @@ impl PlanBuilder {
                 }
                 None => gm.search(self.dim_t, self.tile),
             };
-            if self.autotune {
-                crate::gpu::tune::tune(&self.kernel, self.dtype, self.dims, &mut gpu_blocked)?;
+            if self.autotune > 0 {
+                crate::gpu::tune::tune(
+                    &self.kernel,
+                    self.dtype,
+                    self.dims,
+                    &mut gpu_blocked,
+                    self.autotune,
+                )?;
             }
-            candidates.extend(gpu_blocked.iter().take(GPU_CANDIDATES_SHOWN).cloned());
+            let shown = GPU_CANDIDATES_SHOWN.max(self.autotune);
+            candidates.extend(gpu_blocked.iter().take(shown).cloned());
         }
         let best_gpu_blocked = || {
             gpu_blocked.first().cloned().ok_or_else(|| {
@@ -431,7 +447,11 @@ impl Plan {
             pin: self.pin,
             cache_share: self.cache_bytes as f64 / self.machine.llc_bytes() as f64,
             machine: Some(self.machine.clone()),
-            autotune: self.chosen.measured_mups.is_some(),
+            autotune: if self.chosen.measured_mups.is_some() {
+                crate::gpu::tune::TIMED
+            } else {
+                0
+            },
             gpu_shape: self.overrides.gpu_shape.then(|| {
                 let l = self
                     .chosen
@@ -707,16 +727,23 @@ impl Display for Plan {
         writeln!(f, "candidates:")?;
         writeln!(
             f,
-            "  {:<9} {:>5} {:>11} {:>7} {:>10} {:>10} {:>8}",
-            "engine", "dim_T", "tile", "κ", "set", "MUPS", "bound"
+            "  {:<11} {:>5} {:>11} {:>7} {:>10} {:>10} {:>9} {:>8}  GPU launch",
+            "engine", "dim_T", "tile", "κ", "set", "MUPS", "measured", "bound"
         )?;
         for c in &self.candidates {
             let chosen = c.engine == self.chosen.engine
                 && c.dim_t == self.chosen.dim_t
-                && c.tile == self.chosen.tile;
+                && c.tile == self.chosen.tile
+                && c.gpu == self.chosen.gpu;
+            let launch = c.gpu.as_ref().map_or(String::new(), |l| {
+                format!(
+                    "block {}x{} ry {} hz {}, {} regs, {} blocks/SM",
+                    l.block[0], l.block[1], l.ry, l.stream_block, l.registers, l.blocks_per_sm
+                )
+            });
             writeln!(
                 f,
-                "{} {:<9} {:>5} {:>11} {:>7.3} {:>10} {:>10.0} {:>8}",
+                "{} {:<11} {:>5} {:>11} {:>7.3} {:>10} {:>10.0} {:>9} {:>8}  {launch}",
                 if chosen { "*" } else { " " },
                 c.engine.name(),
                 c.dim_t,
@@ -724,6 +751,7 @@ impl Display for Plan {
                 c.kappa,
                 human_bytes(c.working_set),
                 c.predicted_mups,
+                c.measured_mups.map_or("-".into(), |m| format!("{m:.0}")),
                 c.bound.to_string()
             )?;
         }

@@ -113,9 +113,10 @@ pub struct Overrides {
     /// GPU blocked kernel: output planes per thread block along z.
     #[arg(long = "stream-block", default_value_t = 128)]
     pub stream_block: usize,
-    /// GPU: time the model's five best configurations and keep the fastest.
-    #[arg(long)]
-    pub autotune: bool,
+    /// GPU: time the model's best N configurations (5 when N is left out) and keep the
+    /// fastest; `plan --autotune N` lists each with its measured and predicted speed.
+    #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
+    pub autotune: Option<usize>,
 }
 
 impl Overrides {
@@ -139,7 +140,9 @@ impl Overrides {
             }
         }
         if engine.is_none_or(|e| e.is_gpu()) {
-            b = b.autotune(self.autotune);
+            if let Some(n) = self.autotune {
+                b = b.autotune_top(n);
+            }
         }
         if blocked {
             if let Some(d) = self.dim_t {

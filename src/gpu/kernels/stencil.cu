@@ -8,6 +8,8 @@
 //                   distance); box: (2R+1)^3 values, index ((dz+R)(2R+1) + dy+R)(2R+1) + dx+R
 //   BT              time steps per pass (blocked kernel)
 //   BX, BY, RY      threads per block in x and y, cells per thread in y (blocked kernel)
+//   L2_AHEAD        planes ahead of the current one that the blocked kernel asks L2 to fetch
+//                   (0 or 1: none)
 //
 // Grids are dense, x fastest, rows `pitch` elements apart and planes `plane` apart (the host
 // Grid's own padded layout, so one memcpy moves a whole grid). The outer R cells on every side
@@ -18,8 +20,10 @@
 __device__ __forceinline__ bool finite_value(REAL v) { return isfinite(v); }
 
 // ---------------------------------------------------------------------------------------------
-// gpu-naive: one thread per (x, y) column, streaming along z, one time step per launch; every
-// neighbour is read through the read-only data cache. The honest bandwidth-bound baseline.
+// gpu-naive: one thread per (x, y) column, streaming along z, one time step per launch; a star's
+// column values slide through registers, every other neighbour is read through the read-only
+// data cache, and the z loop is unrolled so several planes' loads are in flight. The honest
+// bandwidth-bound baseline.
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __restrict__ dst,
                                          int nx, int ny, int nz, long long pitch, long long plane,
@@ -30,11 +34,11 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x < RADIUS || x >= nx - RADIUS || y < RADIUS || y >= ny - RADIUS) return;
     bool bad = false;
+#if IS_BOX
+#pragma unroll 2
     for (int z = RADIUS; z < nz - RADIUS; ++z) {
         const REAL* p = src + z * plane + y * pitch + x;
-        REAL acc;
-#if IS_BOX
-        acc = 0;
+        REAL acc = 0;
 #pragma unroll
         for (int dz = -RADIUS; dz <= RADIUS; ++dz)
 #pragma unroll
@@ -43,18 +47,33 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
                 for (int dx = -RADIUS; dx <= RADIUS; ++dx)
                     acc = fma(__ldg(p + dz * plane + dy * pitch + dx),
                               c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS], acc);
-#else
-        acc = __ldg(p) * c[0];
-#pragma unroll
-        for (int d = 1; d <= RADIUS; ++d) {
-            REAL s = (__ldg(p - d) + __ldg(p + d)) + (__ldg(p - d * pitch) + __ldg(p + d * pitch));
-            s += __ldg(p - d * plane) + __ldg(p + d * plane);
-            acc = fma(s, c[d], acc);
-        }
-#endif
         dst[z * plane + y * pitch + x] = acc;
         bad |= !finite_value(acc);
     }
+#else
+    // The column's own values z-R .. z+R slide through registers; in-plane neighbours come
+    // through the read-only cache.
+    const REAL* col = src + y * pitch + x;
+    REAL w[W];
+#pragma unroll
+    for (int j = 0; j < W - 1; ++j) w[j] = __ldg(col + j * plane);
+#pragma unroll 4
+    for (int z = RADIUS; z < nz - RADIUS; ++z) {
+        w[W - 1] = __ldg(col + (z + RADIUS) * plane);
+        const REAL* p = col + z * plane;
+        REAL acc = w[RADIUS] * c[0];
+#pragma unroll
+        for (int d = 1; d <= RADIUS; ++d) {
+            REAL s = (__ldg(p - d) + __ldg(p + d)) + (__ldg(p - d * pitch) + __ldg(p + d * pitch));
+            s += w[RADIUS - d] + w[RADIUS + d];
+            acc = fma(s, c[d], acc);
+        }
+        dst[z * plane + y * pitch + x] = acc;
+        bad |= !finite_value(acc);
+#pragma unroll
+        for (int j = 0; j < W - 1; ++j) w[j] = w[j + 1];
+    }
+#endif
     if (bad) *non_finite = 1;
 }
 
@@ -101,6 +120,12 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     // Zero both buffers once so the halo that no thread writes holds finite junk.
     for (int i = ty * BX + tx; i < 2 * SW * SH; i += BX * BY) smem[i] = 0;
 
+    // Block-uniform: does the tile reach the fixed boundary or beyond the grid? Interior
+    // tiles (most of them) skip the per-cell boundary handling entirely.
+    const int tx0 = ox0 - RADIUS * BT, ty0 = oy0 - RADIUS * BT;
+    const bool edge_tile =
+        tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS || ty0 + TY > ny - RADIUS;
+
     bool in_grid[RY], interior[RY], store[RY];
     long long offset[RY];
 #pragma unroll
@@ -121,6 +146,12 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             for (int i = 0; i < RY; ++i) acc[t][a][i] = 0;
     bool bad = false;
     int buffer = 0;
+    // The next plane is loaded one step ahead, so its memory latency hides behind the BT
+    // levels of arithmetic on the current one.
+    REAL next[RY];
+#pragma unroll
+    for (int i = 0; i < RY; ++i)
+        next[i] = (zl < zh && in_grid[i]) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
     __syncthreads();
 
     for (int k0 = 0; k0 < steps; k0 += W) {
@@ -131,8 +162,17 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             const int p = zl + k;
             REAL v[RY];
 #pragma unroll
-            for (int i = 0; i < RY; ++i)
-                v[i] = (p < zh && in_grid[i]) ? __ldg(src + p * plane + offset[i]) : REAL(0);
+            for (int i = 0; i < RY; ++i) {
+                v[i] = next[i];
+                next[i] = (p + 1 < zh && in_grid[i]) ? __ldg(src + (p + 1) * plane + offset[i])
+                                                     : REAL(0);
+                // Ask L2 for a plane further ahead, so the register prefetch above finds it
+                // there: DRAM latency under a full load is longer than a plane's arithmetic.
+#if L2_AHEAD > 1
+                if (p + L2_AHEAD < zh && in_grid[i])
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + offset[i]));
+#endif
+            }
 
 #pragma unroll
             for (int t = 0; t < BT; ++t) {
@@ -198,12 +238,18 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 const int q = p - t * RADIUS - RADIUS;
                 const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
                 const int done = SLOT(ph - t * RADIUS - RADIUS);
+                if (fixed_plane || edge_tile) {
 #pragma unroll
-                for (int i = 0; i < RY; ++i) {
-                    REAL out = acc[t][done][i];
-                    if (fixed_plane || !interior[i])
-                        out = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i]) : REAL(0);
-                    v[i] = out;
+                    for (int i = 0; i < RY; ++i) {
+                        REAL out = acc[t][done][i];
+                        if (fixed_plane || !interior[i])
+                            out = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
+                                                                   : REAL(0);
+                        v[i] = out;
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < RY; ++i) v[i] = acc[t][done][i];
                 }
             }
 

@@ -31,6 +31,7 @@ pub mod gpu;
 mod grid;
 pub mod lbm;
 pub mod output;
+pub mod perf;
 pub mod plan;
 mod real;
 mod solver;

@@ -1,0 +1,93 @@
+//! `stencil35d compare`: every kernel on every available engine of both backends at one size,
+//! in one process: one table, plus compare.csv, compare.json, roofline.png and speedup.png.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use stencil35d::perf::{self, CompareConfig};
+use stencil35d::{DType, Error};
+
+use crate::args::{parse_engines, Size};
+
+/// Options of `compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Grid size: N for N³, or NXxNYxNZ.
+    #[arg(long, default_value = "256")]
+    size: Size,
+    /// Time steps per timed run.
+    #[arg(long, default_value_t = 20)]
+    steps: usize,
+    /// Precision: f32 or f64.
+    #[arg(long, default_value = "f32")]
+    dtype: DType,
+    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "star7,box27,star:4,d3q19"
+    )]
+    kernels: Vec<String>,
+    /// Engines, comma-separated; GPU engines without a GPU (or without support for a kernel)
+    /// are listed as not available.
+    #[arg(long, default_value = "naive,blocked,gpu-naive,gpu-blocked")]
+    engines: String,
+    /// Timed runs per engine after a warm-up; the median is reported.
+    #[arg(long, default_value_t = perf::DEFAULT_REPEAT)]
+    repeat: usize,
+    /// CPU worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Directory for compare.csv, compare.json, roofline.png and speedup.png.
+    #[arg(long, default_value = "out/compare")]
+    out: PathBuf,
+    /// Seed of the random initial data.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(args: &CompareArgs) -> Result<(), Error> {
+    let start = Instant::now();
+    let mut config = CompareConfig::new(args.size.0, args.steps);
+    config.dtype = args.dtype;
+    config.kernels = args
+        .kernels
+        .iter()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| perf::kernel_by_name(k))
+        .collect::<Result<_, _>>()?;
+    config.engines = parse_engines(&args.engines)?;
+    config.repeat = args.repeat;
+    config.threads = args.threads;
+    config.seed = args.seed;
+    let comparison = perf::compare(&config, |row| match &row.measured {
+        Some(m) => eprintln!(
+            "  {} {}: {:.1} MUPS ({:.3} s)",
+            row.kernel, row.engine, m.mups, m.seconds
+        ),
+        None => eprintln!("  {} {}: {}", row.kernel, row.engine, row.note),
+    })?;
+    print!("{}", perf::table(&comparison));
+    perf::write_data(&comparison, &args.out)?;
+    perf::roofline_png(&comparison, &args.out.join("roofline.png"))?;
+    perf::speedup_png(&comparison, &args.out.join("speedup.png"))?;
+    println!(
+        "wrote {0}/compare.csv, {0}/compare.json, {0}/roofline.png, {0}/speedup.png in {1:.1} s",
+        args.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    let failed: Vec<String> = comparison
+        .failures()
+        .map(|r| format!("{} {}: {}", r.kernel, r.engine, r.note))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{} run(s) failed: {}",
+            failed.len(),
+            failed.join("; ")
+        )))
+    }
+}

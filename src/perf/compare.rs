@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::timing::time_runs;
+use super::timing::time_runs_within;
 use super::workload::cavity_lattice;
 use crate::lbm::LbmKernel;
 use crate::plan::Bound;
@@ -13,9 +13,14 @@ use crate::{
     DType, Engine, Error, Grid, Kernel, Machine, Plan, PlanBuilder, Real, Result, Solver, Stencil,
 };
 
-/// Timed runs per engine that `compare` takes the median of by default: one, after a short
-/// warm-up, which keeps `compare --size 256 --steps 20` within two minutes on two cores.
-pub const DEFAULT_REPEAT: usize = 1;
+/// Timed runs per engine that `compare` takes the median of by default (after a short
+/// warm-up), within [`DEFAULT_BUDGET_SECONDS`].
+pub const DEFAULT_REPEAT: usize = 3;
+
+/// Seconds of timed runs per engine after which `compare` stops repeating by default: slow
+/// engines (the lattice at 256³ on two cores) are timed once, which keeps
+/// `compare --size 256 --steps 20` well within two minutes on two cores.
+pub const DEFAULT_BUDGET_SECONDS: f64 = 3.0;
 
 /// The kernels `compare` runs by default, by name.
 pub const DEFAULT_KERNELS: [&str; 4] = ["star7", "box27", "star:4", "d3q19"];
@@ -62,8 +67,10 @@ pub struct CompareConfig {
     /// Engines, in table order; engines this machine or library cannot run for a kernel get a
     /// "not available" row.
     pub engines: Vec<Engine>,
-    /// Timed runs per engine (the median is reported).
+    /// Most timed runs per engine (the median is reported).
     pub repeat: usize,
+    /// Seconds of timed runs after which an engine is not repeated further.
+    pub budget_seconds: f64,
     /// CPU worker threads (default: all cores).
     pub threads: Option<usize>,
     /// Seed of the random initial data.
@@ -84,6 +91,7 @@ impl CompareConfig {
                 .collect(),
             engines: DEFAULT_ENGINES.to_vec(),
             repeat: DEFAULT_REPEAT,
+            budget_seconds: DEFAULT_BUDGET_SECONDS,
             threads: None,
             seed: 1,
         }
@@ -149,6 +157,8 @@ pub struct Measured {
     pub dim_t: usize,
     /// Loaded tile (blocked engines) or the whole XY plane.
     pub tile: [usize; 2],
+    /// Timed runs the median is of.
+    pub runs: usize,
     /// Median computation seconds of one timed run.
     pub seconds: f64,
     /// Host-device copy seconds of that run (0 on the CPU).
@@ -206,8 +216,10 @@ pub struct Comparison {
     pub steps: usize,
     /// Precision.
     pub dtype: DType,
-    /// Timed runs per engine.
+    /// Most timed runs per engine.
     pub repeat: usize,
+    /// Seconds of timed runs after which an engine was not repeated further.
+    pub budget_seconds: f64,
     /// The CPU's roofline.
     pub cpu: Roof,
     /// The GPU's roofline, when there is a GPU.
@@ -297,6 +309,7 @@ fn compare_typed<T: Real>(
         steps: config.steps,
         dtype: config.dtype,
         repeat: config.repeat,
+        budget_seconds: config.budget_seconds,
         cpu,
         gpu,
         rows: Vec::new(),
@@ -355,14 +368,20 @@ fn measure<S: crate::State + Clone>(
     let outcome = builder.build().and_then(|plan| {
         let mut solver = Solver::new(plan);
         let mut state = input.clone();
-        time_runs(&mut solver, &mut state, config.steps, config.repeat)
+        time_runs_within(
+            &mut solver,
+            &mut state,
+            config.steps,
+            config.repeat,
+            config.budget_seconds,
+        )
     });
     match outcome {
         Ok(timed) => {
             let roof = comparison
                 .roof(row.backend)
                 .ok_or_else(|| Error::NoGpu("a GPU engine ran without a GPU".into()))?;
-            row.measured = Some(place(&timed.median, roof));
+            row.measured = Some(place(&timed.median, timed.seconds.len(), roof));
         }
         Err(e @ (Error::GridTooSmall { .. } | Error::ZeroSteps)) => return Err(e),
         Err(e) => row.note = note(&e),
@@ -383,7 +402,7 @@ fn note(e: &Error) -> String {
 }
 
 /// A run's figures placed against the roofline of its processor.
-fn place(report: &crate::RunReport, roof: &Roof) -> Measured {
+fn place(report: &crate::RunReport, runs: usize, roof: &Roof) -> Measured {
     let plan: &Plan = &report.plan;
     let cost = plan.kernel().cost(plan.dtype());
     let work = if report.engine.is_gpu() {
@@ -408,6 +427,7 @@ fn place(report: &crate::RunReport, roof: &Roof) -> Measured {
         threads: plan.threads(),
         dim_t,
         tile: plan.tile(),
+        runs,
         seconds: report.seconds,
         transfer_seconds: report.transfer_seconds,
         updates: report.updates,

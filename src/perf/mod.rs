@@ -20,9 +20,9 @@ mod workload;
 
 pub use compare::{
     compare, kernel_by_name, Backend, CompareConfig, CompareRow, Comparison, Measured, Roof,
-    DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
+    DEFAULT_BUDGET_SECONDS, DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
 };
 pub use plot::{roofline_png, speedup_png};
 pub use report::{from_csv, from_json, table, to_csv, to_json, write_data, CSV_COLUMNS};
-pub use timing::{time_runs, Timed};
+pub use timing::{time_runs, time_runs_within, Timed};
 pub use workload::cavity_lattice;

@@ -111,7 +111,11 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
             .y_desc("G operations / s (CPU: flops+loads+stores; GPU: flops)")
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 16))
-            .light_line_style(RGBColor(235, 235, 235))
+            .x_labels(12)
+            .y_labels(12)
+            .x_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| short_number(*v))
+            .light_line_style(RGBColor(240, 240, 240))
             .draw()
             .map_err(plot_err)?;
         for (backend, roof) in &roofs {
@@ -152,15 +156,27 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
             let color = engine_color(engine);
             let mine: Vec<&(f64, f64, Engine, String)> =
                 points.iter().filter(|p| p.2 == engine).collect();
-            chart
+            // CPU engines are circles, GPU engines triangles; blocked engines' labels go below.
+            let dy = if engine.is_blocked() { 4 } else { -16 };
+            let gpu = engine.is_gpu();
+            let series = chart
                 .draw_series(mine.iter().map(|(x, y, _, kernel)| {
+                    let marker: DynElement<_, _> = if gpu {
+                        TriangleMarker::new((0, 0), 8, color.filled()).into_dyn()
+                    } else {
+                        Circle::new((0, 0), 6, color.filled()).into_dyn()
+                    };
                     EmptyElement::at((*x, *y))
-                        + Circle::new((0, 0), 6, color.filled())
-                        + Text::new(kernel.clone(), (8, -14), ("sans-serif", 13))
+                        + marker
+                        + Text::new(kernel.clone(), (9, dy), ("sans-serif", 13))
                 }))
                 .map_err(plot_err)?
-                .label(engine.name())
-                .legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
+                .label(engine.name());
+            if gpu {
+                series.legend(move |(x, y)| TriangleMarker::new((x + 10, y), 8, color.filled()));
+            } else {
+                series.legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
+            }
         }
         chart
             .configure_series_labels()
@@ -353,6 +369,22 @@ where
         .border_style(BLACK)
         .draw()
         .map_err(plot_err)
+}
+
+/// An axis label: at most three significant digits, no trailing zeros.
+fn short_number(v: f64) -> String {
+    let s = if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// `c` mixed half-way with white.

@@ -8,7 +8,7 @@ use crate::plan::Bound;
 use crate::{Engine, Error, Result};
 
 /// The CSV columns, in order.
-pub const CSV_COLUMNS: [&str; 25] = [
+pub const CSV_COLUMNS: [&str; 26] = [
     "kernel",
     "engine",
     "backend",
@@ -16,6 +16,7 @@ pub const CSV_COLUMNS: [&str; 25] = [
     "dim_t",
     "tile_x",
     "tile_y",
+    "runs",
     "seconds",
     "transfer_seconds",
     "updates",
@@ -63,6 +64,7 @@ pub fn to_csv(comparison: &Comparison) -> String {
                 m.dim_t.to_string(),
                 m.tile[0].to_string(),
                 m.tile[1].to_string(),
+                m.runs.to_string(),
                 m.seconds.to_string(),
                 m.transfer_seconds.to_string(),
                 m.updates.to_string(),
@@ -79,7 +81,7 @@ pub fn to_csv(comparison: &Comparison) -> String {
                 opt(m.gpu_speedup),
                 opt(m.gpu_speedup_with_transfer),
             ]),
-            None => fields.extend(std::iter::repeat_n(String::new(), 19)),
+            None => fields.extend(std::iter::repeat_n(String::new(), 20)),
         }
         let [nx, ny, nz] = comparison.dims;
         fields.push(format!("{nx}x{ny}x{nz}"));
@@ -172,26 +174,27 @@ pub fn from_csv(text: &str) -> Result<Vec<CompareRow>> {
                 threads: int(3)?,
                 dim_t: int(4)?,
                 tile: [int(5)?, int(6)?],
-                seconds: num(7)?,
-                transfer_seconds: num(8)?,
-                updates: f[9].parse().map_err(|_| bad(9))?,
-                mups: num(10)?,
-                gflops: num(11)?,
-                effective_gbs: num(12)?,
-                predicted_mups: num(13)?,
-                intensity: num(14)?,
-                achieved_gops: num(15)?,
-                roofline_mups: num(16)?,
-                bound: match f[17].as_str() {
+                runs: int(7)?,
+                seconds: num(8)?,
+                transfer_seconds: num(9)?,
+                updates: f[10].parse().map_err(|_| bad(10))?,
+                mups: num(11)?,
+                gflops: num(12)?,
+                effective_gbs: num(13)?,
+                predicted_mups: num(14)?,
+                intensity: num(15)?,
+                achieved_gops: num(16)?,
+                roofline_mups: num(17)?,
+                bound: match f[18].as_str() {
                     "memory" => Bound::Memory,
                     "compute" => Bound::Compute,
                     "shared" => Bound::SharedMemory,
-                    _ => return Err(bad(17)),
+                    _ => return Err(bad(18)),
                 },
-                roofline_fraction: num(18)?,
-                speedup_vs_naive: opt(19)?,
-                gpu_speedup: opt(20)?,
-                gpu_speedup_with_transfer: opt(21)?,
+                roofline_fraction: num(19)?,
+                speedup_vs_naive: opt(20)?,
+                gpu_speedup: opt(21)?,
+                gpu_speedup_with_transfer: opt(22)?,
             })
         };
         rows.push(CompareRow {
@@ -199,7 +202,7 @@ pub fn from_csv(text: &str) -> Result<Vec<CompareRow>> {
             engine,
             backend,
             measured,
-            note: f[24].clone(),
+            note: f[25].clone(),
         });
     }
     Ok(rows)
@@ -239,10 +242,11 @@ pub fn table(c: &Comparison) -> String {
     let [nx, ny, nz] = c.dims;
     let _ = writeln!(
         s,
-        "{nx}x{ny}x{nz} {}, {} steps, median of {} run(s) after a warm-up; {:.1} s in all",
+        "{nx}x{ny}x{nz} {}, {} steps, median of up to {} runs (fewer past {} s) after a warm-up; {:.1} s in all",
         c.dtype.name(),
         c.steps,
         c.repeat,
+        c.budget_seconds,
         c.wall_seconds
     );
     let _ = writeln!(

@@ -34,6 +34,19 @@ pub fn time_runs<S: State>(
     steps: usize,
     repeat: usize,
 ) -> Result<Timed> {
+    time_runs_within(solver, state, steps, repeat, f64::INFINITY)
+}
+
+/// [`time_runs`], but stops repeating once the timed runs have taken `budget_seconds` in all
+/// (at least one run is always timed): slow configurations get fewer repeats, fast ones the
+/// full `repeat`. [`Timed::seconds`] says how many runs there were.
+pub fn time_runs_within<S: State>(
+    solver: &mut Solver,
+    state: &mut S,
+    steps: usize,
+    repeat: usize,
+    budget_seconds: f64,
+) -> Result<Timed> {
     if repeat == 0 {
         return Err(crate::Error::InvalidArgument(
             "the repeat count must be at least 1".into(),
@@ -42,11 +55,14 @@ pub fn time_runs<S: State>(
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
     solver.run(state, warm_up)?;
     let mut reports = Vec::with_capacity(repeat);
-    for _ in 0..repeat {
-        reports.push(solver.run(state, steps)?);
+    let mut spent = 0.0;
+    while reports.len() < repeat && (reports.is_empty() || spent < budget_seconds) {
+        let report = solver.run(state, steps)?;
+        spent += report.seconds + report.transfer_seconds;
+        reports.push(report);
     }
     reports.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
     let seconds = reports.iter().map(|r| r.seconds).collect();
-    let median = reports.swap_remove(repeat / 2);
+    let median = reports.swap_remove(reports.len() / 2);
     Ok(Timed { median, seconds })
 }

@@ -33,9 +33,12 @@ pub struct CompareArgs {
     /// are listed as not available.
     #[arg(long, default_value = "naive,blocked,gpu-naive,gpu-blocked")]
     engines: String,
-    /// Timed runs per engine after a warm-up; the median is reported.
+    /// Most timed runs per engine after a warm-up; the median is reported.
     #[arg(long, default_value_t = perf::DEFAULT_REPEAT)]
     repeat: usize,
+    /// Stop repeating an engine once its timed runs took this many seconds.
+    #[arg(long, default_value_t = perf::DEFAULT_BUDGET_SECONDS)]
+    budget: f64,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -59,6 +62,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Error> {
         .collect::<Result<_, _>>()?;
     config.engines = parse_engines(&args.engines)?;
     config.repeat = args.repeat;
+    config.budget_seconds = args.budget;
     config.threads = args.threads;
     config.seed = args.seed;
     let comparison = perf::compare(&config, |row| match &row.measured {

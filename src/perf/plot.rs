@@ -274,13 +274,14 @@ pub fn speedup_png(comparison: &Comparison, path: &Path) -> Result<()> {
         if log {
             let y_lo = (lo / 2.0).min(0.5);
             let mut chart = builder
-                .build_cartesian_2d(x_range, (y_lo..hi * 2.0).log_scale())
+                .build_cartesian_2d(x_range, (y_lo..hi * (hi / y_lo).powf(0.5)).log_scale())
                 .map_err(plot_err)?;
             chart
                 .configure_mesh()
                 .disable_x_mesh()
                 .x_labels(kernels.len() + 1)
                 .x_label_formatter(&label)
+                .y_label_formatter(&|v| short_number(*v))
                 .y_desc("speedup (log scale)")
                 .label_style(("sans-serif", 15))
                 .axis_desc_style(("sans-serif", 16))
@@ -290,13 +291,14 @@ pub fn speedup_png(comparison: &Comparison, path: &Path) -> Result<()> {
             legend(&mut chart)
         } else {
             let mut chart = builder
-                .build_cartesian_2d(x_range, 0.0..hi * 1.15)
+                .build_cartesian_2d(x_range, 0.0..hi * 1.45)
                 .map_err(plot_err)?;
             chart
                 .configure_mesh()
                 .disable_x_mesh()
                 .x_labels(kernels.len() + 1)
                 .x_label_formatter(&label)
+                .y_label_formatter(&|v| short_number(*v))
                 .y_desc("speedup")
                 .label_style(("sans-serif", 15))
                 .axis_desc_style(("sans-serif", 16))
@@ -341,7 +343,13 @@ where
                 let x = slot(*k, name) + width * 0.46;
                 EmptyElement::at((x, *v))
                     + Text::new(
-                        format!("{v:.1}"),
+                        if *v >= 100.0 {
+                            format!("{v:.0}")
+                        } else if *v >= 1.0 {
+                            format!("{v:.1}")
+                        } else {
+                            format!("{v:.2}")
+                        },
                         (-10, -16),
                         ("sans-serif", 12).into_font(),
                     )

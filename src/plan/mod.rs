@@ -11,6 +11,7 @@
 
 mod bandwidth;
 mod engine;
+mod flops;
 pub mod gpu_model;
 mod kernel;
 mod machine;
@@ -23,6 +24,7 @@ use serde::Serialize;
 pub(crate) use bandwidth::cache_dir;
 pub use bandwidth::measure as measure_bandwidth;
 pub use engine::Engine;
+pub use flops::measure_fma_gops;
 pub use gpu_model::{GpuLaunch, GpuShape};
 pub use kernel::{Kernel, KernelCost};
 pub use machine::{CacheLevel, Machine};

@@ -64,7 +64,7 @@ fn render(
 /// Writes the roofline chart: x the operations per byte of memory traffic (a blocked engine's
 /// traffic counted once per `dim_T` steps), y the achieved rate, both logarithmic; each
 /// backend's roof (bandwidth slope, then peak) as a line, each measured kernel × engine as a
-/// point labelled with its kernel. CPU work is counted in the paper's operations, GPU work in
+/// point labelled with its kernel (and `dim_T` when above 1). CPU work is counted in the paper's operations, GPU work in
 /// flops (see [`super::Roof`]), so a point's height over its roof is its roofline fraction.
 pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
     let points: Vec<(f64, f64, Engine, String)> = comparison
@@ -72,7 +72,12 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
         .iter()
         .filter_map(|r| {
             let m = r.measured.as_ref()?;
-            Some((m.intensity, m.achieved_gops, r.engine, r.kernel.clone()))
+            let label = if m.dim_t > 1 {
+                format!("{} (dim_T {})", r.kernel, m.dim_t)
+            } else {
+                r.kernel.clone()
+            };
+            Some((m.intensity, m.achieved_gops, r.engine, label))
         })
         .collect();
     let roofs: Vec<(Backend, &super::Roof)> = [Backend::Cpu, Backend::Gpu]
@@ -115,7 +120,8 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
             .y_labels(12)
             .x_label_formatter(&|v| short_number(*v))
             .y_label_formatter(&|v| short_number(*v))
-            .light_line_style(RGBColor(240, 240, 240))
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(RGBColor(215, 215, 215))
             .draw()
             .map_err(plot_err)?;
         for (backend, roof) in &roofs {
@@ -279,6 +285,8 @@ pub fn speedup_png(comparison: &Comparison, path: &Path) -> Result<()> {
             chart
                 .configure_mesh()
                 .disable_x_mesh()
+                .light_line_style(TRANSPARENT)
+                .bold_line_style(RGBColor(215, 215, 215))
                 .x_labels(kernels.len() + 1)
                 .x_label_formatter(&label)
                 .y_label_formatter(&|v| short_number(*v))
@@ -296,6 +304,8 @@ pub fn speedup_png(comparison: &Comparison, path: &Path) -> Result<()> {
             chart
                 .configure_mesh()
                 .disable_x_mesh()
+                .light_line_style(TRANSPARENT)
+                .bold_line_style(RGBColor(215, 215, 215))
                 .x_labels(kernels.len() + 1)
                 .x_label_formatter(&label)
                 .y_label_formatter(&|v| short_number(*v))

@@ -48,10 +48,19 @@ pub struct CompareArgs {
     /// Seed of the random initial data.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Measure nothing: read a compare.json written earlier (say, on another machine) and
+    /// print its table and write its files into --out again.
+    #[arg(long, value_name = "FILE")]
+    from_json: Option<PathBuf>,
 }
 
 pub fn run(args: &CompareArgs) -> Result<(), Error> {
     let start = Instant::now();
+    if let Some(path) = &args.from_json {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let comparison = perf::from_json(&text)?;
+        return write(&comparison, args, start);
+    }
     let mut config = CompareConfig::new(args.size.0, args.steps);
     config.dtype = args.dtype;
     config.kernels = args
@@ -72,10 +81,15 @@ pub fn run(args: &CompareArgs) -> Result<(), Error> {
         ),
         None => eprintln!("  {} {}: {}", row.kernel, row.engine, row.note),
     })?;
-    print!("{}", perf::table(&comparison));
-    perf::write_data(&comparison, &args.out)?;
-    perf::roofline_png(&comparison, &args.out.join("roofline.png"))?;
-    perf::speedup_png(&comparison, &args.out.join("speedup.png"))?;
+    write(&comparison, args, start)
+}
+
+/// Prints the table and writes the CSV, JSON and charts.
+fn write(comparison: &perf::Comparison, args: &CompareArgs, start: Instant) -> Result<(), Error> {
+    print!("{}", perf::table(comparison));
+    perf::write_data(comparison, &args.out)?;
+    perf::roofline_png(comparison, &args.out.join("roofline.png"))?;
+    perf::speedup_png(comparison, &args.out.join("speedup.png"))?;
     println!(
         "wrote {0}/compare.csv, {0}/compare.json, {0}/roofline.png, {0}/speedup.png in {1:.1} s",
         args.out.display(),

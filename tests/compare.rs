@@ -9,8 +9,10 @@ use stencil35d::perf::{
 };
 use stencil35d::Engine;
 
+/// A fresh directory for this test's files (the system's temporary directory, so the test
+/// binary also runs where the build tree does not exist, e.g. from the GPU bundle).
 fn out_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = std::env::temp_dir().join(format!("stencil35d-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -79,6 +79,7 @@ fn csv_and_json_round_trip_and_files_are_written() {
     assert_eq!(from_csv(&csv).unwrap(), c.rows);
     assert!(from_csv("kernel,engine\nstar7,naive\n").is_err());
     assert!(from_json("{}").is_err());
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The charts with GPU rows, whether or not this machine has a GPU: the CPU rows of a real
@@ -102,6 +103,7 @@ fn charts_render_with_gpu_rows() {
     roofline_png(&c, &dir.join("roofline.png")).unwrap();
     speedup_png(&c, &dir.join("speedup.png")).unwrap();
     assert!(std::fs::metadata(dir.join("speedup.png")).unwrap().len() > 100);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 fn gpu_measurement(scale: f64) -> stencil35d::perf::Measured {

@@ -2,6 +2,7 @@
 # Runs the binaries bundled by scripts/gpu-bundle.sh on a GPU machine (no Rust needed).
 #   run.sh tests [filter]      every test suite, GPU suites included
 #   run.sh bench [args...]     stencil35d bench ...      (run.sh cli <subcommand> ... for others)
+#   run.sh compare [args...]   stencil35d compare ..., with the AVX-512 build where the CPU has it
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # NVRTC ships with the CUDA toolkit (or the nvidia-cuda-nvrtc Python wheel); put it on the path.
@@ -26,5 +27,10 @@ case "$cmd" in
     exit $status ;;
   bench) exec "$here/stencil35d" bench "$@" ;;
   cli) exec "$here/stencil35d" "$@" ;;
-  *) echo "usage: run.sh tests|bench|cli ..." >&2; exit 2 ;;
+  compare)
+    bin="$here/stencil35d"
+    if grep -qw avx512f /proc/cpuinfo && [ -x "$here/stencil35d-v4" ]; then bin="$here/stencil35d-v4"; fi
+    echo "binary: $(basename "$bin")"
+    exec "$bin" compare "$@" ;;
+  *) echo "usage: run.sh tests|bench|compare|cli ..." >&2; exit 2 ;;
 esac

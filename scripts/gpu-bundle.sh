@@ -5,6 +5,7 @@
 #   scripts/gpu-bundle.sh            # here: build and bundle
 #   .device/run.sh tests             # on the GPU machine: all test suites (GPU ones included)
 #   .device/run.sh bench [args...]   # on the GPU machine: stencil35d bench with the given args
+#   .device/run.sh compare --size 256 --steps 20 --out "$OUT/compare"   # the README's GPU table
 # With the `device` tool: run `.device/run.sh ...` with carry [".device"].
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -93,6 +93,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// Drawing a chart failed.
+    #[error("plotting failed: {0}")]
+    Plot(String),
+
     /// A malformed argument (a kernel name, a size string, a file's contents).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

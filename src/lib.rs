@@ -19,7 +19,10 @@
 //! The crate is organised as: [`Grid`] and [`Stencil`] (the data and the kernel), the planner
 //! ([`Plan`], [`Machine`]) which chooses engine and parameters from the paper's model, and
 //! [`Solver`] which runs a plan. Engines: `reference` (scalar oracle), `naive` (one parallel SIMD
-//! sweep per step) and `blocked` (3.5D).
+//! sweep per step) and `blocked` (3.5D) on the CPU, `gpu-naive` and `gpu-blocked` on an NVIDIA
+//! GPU ([`gpu`]). The same planner and solver run D3Q19 lattice-Boltzmann flows ([`lbm`]).
+//! [`perf`] measures the engines against each other and against the machine's rooflines (what
+//! `stencil35d compare` prints); [`output`] writes PNG slices and VTK files.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -31,6 +34,7 @@ pub mod gpu;
 mod grid;
 pub mod lbm;
 pub mod output;
+pub mod perf;
 pub mod plan;
 mod real;
 mod solver;

@@ -4,5 +4,6 @@
 mod png;
 mod vti;
 
+pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
 pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};

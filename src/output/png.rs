@@ -126,12 +126,17 @@ pub fn write_png(
             pixels.extend_from_slice(&line);
         }
     }
+    write_rgb(path, w, h, &pixels)
+}
+
+/// Writes `w × h` RGB pixels (row-major, 3 bytes each) as a PNG at `path`.
+pub(crate) fn write_rgb(path: &Path, w: usize, h: usize, pixels: &[u8]) -> Result<()> {
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut encoder = png::Encoder::new(BufWriter::new(file), w as u32, h as u32);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     let io = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
     let mut writer = encoder.write_header().map_err(io)?;
-    writer.write_image_data(&pixels).map_err(io)?;
+    writer.write_image_data(pixels).map_err(io)?;
     writer.finish().map_err(io)
 }

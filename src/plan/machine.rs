@@ -48,7 +48,7 @@ pub struct Machine {
 impl Machine {
     /// The machine this process runs on. Detection (including a ~0.3 s memory-bandwidth probe)
     /// runs once per process; the bandwidth is also cached on disk per boot (see
-    /// [`bandwidth::measured_or_cached`]), so most processes do not probe at all.
+    /// `measure_bandwidth` and its cache), so most processes do not probe at all.
     pub fn detect() -> &'static Machine {
         static MACHINE: OnceLock<Machine> = OnceLock::new();
         MACHINE.get_or_init(|| Machine::probe(false))

@@ -11,6 +11,7 @@
 
 mod bandwidth;
 mod engine;
+mod flops;
 pub mod gpu_model;
 mod kernel;
 mod machine;
@@ -23,6 +24,7 @@ use serde::Serialize;
 pub(crate) use bandwidth::cache_dir;
 pub use bandwidth::measure as measure_bandwidth;
 pub use engine::Engine;
+pub use flops::measure_fma_gops;
 pub use gpu_model::{GpuLaunch, GpuShape};
 pub use kernel::{Kernel, KernelCost};
 pub use machine::{CacheLevel, Machine};
@@ -60,6 +62,19 @@ pub struct Overrides {
 
 /// A complete, validated recipe for running a kernel on data of one type and size: the engine,
 /// its parameters, and the model's reasoning. `Display` prints a report a person can read.
+///
+/// ```
+/// use stencil35d::{DType, Engine, Plan, Solver, Stencil, Grid};
+/// let stencil = Stencil::twenty_seven_point(0.5, 0.03, 0.02, 0.01);
+/// let plan = Plan::new(stencil.clone(), DType::F64, [32, 24, 20]).unwrap();
+/// println!("{plan}"); // the engine, dim_T and tile it chose, and why
+/// // Fix choices the planner would make: the 3.5D engine with two steps per pass.
+/// let blocked = plan.rebuild().engine(Engine::Blocked).dim_t(2).build().unwrap();
+/// assert_eq!((blocked.engine(), blocked.dim_t()), (Engine::Blocked, 2));
+/// let mut grid = Grid::<f64>::random([32, 24, 20], 0.0, 1.0, 5).unwrap();
+/// let report = Solver::new(blocked).run(&mut grid, 4).unwrap();
+/// assert_eq!(report.updates, 30 * 22 * 18 * 4); // interior cells × steps
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     kernel: Kernel,

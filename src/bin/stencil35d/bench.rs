@@ -5,7 +5,8 @@
 
 use clap::Args;
 use serde_json::json;
-use stencil35d::lbm::{equilibrium, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, Q, WEIGHTS};
+use stencil35d::lbm::Lattice;
+use stencil35d::perf::time_runs;
 use stencil35d::{Engine, Error, Grid, Kernel, PlanBuilder, Real, RunReport, Solver, State};
 
 use crate::args::{parse_engines, Overrides, Problem};
@@ -77,41 +78,13 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     let kernel = args.problem.kernel()?;
     let dims = args.problem.size.0;
     match kernel {
-        Kernel::Lbm(_) => time_engines(args, &kernel, bench_cavity::<T>(dims, args.seed)?),
+        Kernel::Lbm(_) => time_engines(
+            args,
+            &kernel,
+            stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?,
+        ),
         _ => time_engines(args, &kernel, Grid::<T>::random(dims, 0.0, 1.0, args.seed)?),
     }
-}
-
-/// The lattice `bench --kernel d3q19` times: a lid-driven cavity (TRT, τ = 0.6) whose fluid
-/// starts from a random state near equilibrium, so every code path of the engines runs and
-/// `--verify` compares non-trivial values.
-fn bench_cavity<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>, Error> {
-    use rand::{Rng, SeedableRng};
-    let mut lat = Lattice::<T>::new(dims, Physics::trt(0.6, MAGIC_POISEUILLE))?;
-    for face in Face::ALL {
-        lat.set_face(face, Cell::Wall)?;
-    }
-    lat.set_face(
-        Face::YMax,
-        Cell::MovingWall {
-            velocity: [0.1, 0.0, 0.0],
-        },
-    )?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let [nx, ny, nz] = dims;
-    for z in 1..nz.saturating_sub(1) {
-        for y in 1..ny.saturating_sub(1) {
-            for x in 1..nx.saturating_sub(1) {
-                let u = [0; 3].map(|_| rng.random_range(-0.03..0.03));
-                let feq = equilibrium(1.0 + rng.random_range(-0.01..0.01), u);
-                let f: [T; Q] = std::array::from_fn(|i| {
-                    T::of(feq[i] + WEIGHTS[i] * rng.random_range(-0.01..0.01))
-                });
-                lat.set_populations(x, y, z, f);
-            }
-        }
-    }
-    Ok(lat)
 }
 
 fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {
@@ -127,19 +100,7 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
             .build()?;
         let mut solver = Solver::new(plan);
         let mut state = input.clone();
-        // Warm-up: threads, scratch buffers and page faults stay out of the timings.
-        solver.run(&mut state, args.steps.min(solver.plan().dim_t()).max(1))?;
-        let mut reports = Vec::new();
-        for _ in 0..args.repeat {
-            reports.push(solver.run(&mut state, args.steps)?);
-        }
-        let mut seconds: Vec<f64> = reports.iter().map(|r| r.seconds).collect();
-        seconds.sort_by(f64::total_cmp);
-        let median = reports
-            .iter()
-            .find(|r| r.seconds == seconds[seconds.len() / 2])
-            .cloned()
-            .expect("the median is one of the runs");
+        let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
         let max_rel_err = if args.verify {
             let reference = match &expected {
                 Some(s) => s,
@@ -153,8 +114,8 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
         };
         let resources = stencil35d::gpu::compiled_resources(solver.plan())?;
         let row = Row {
-            report: median,
-            seconds,
+            report: timed.median,
+            seconds: timed.seconds,
             max_rel_err,
             resources,
         };

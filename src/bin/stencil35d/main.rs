@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod cavity;
 mod channel;
+mod compare;
 mod flow;
 mod heat;
 mod plan_cmd;
@@ -26,6 +27,9 @@ enum Command {
     Plan(plan_cmd::PlanArgs),
     /// Time engines on one problem and report MUPS, GFLOP/s and effective GB/s.
     Bench(bench::BenchArgs),
+    /// Run every kernel on every available CPU and GPU engine: one table with rooflines and
+    /// speedups, plus CSV, JSON and PNG charts.
+    Compare(compare::CompareArgs),
     /// Run an example simulation.
     #[command(subcommand)]
     Run(Scenario),
@@ -51,6 +55,7 @@ fn main() {
     let result = match &cli.command {
         Command::Plan(a) => plan_cmd::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Run(Scenario::Heat(a)) => heat::run(a),
         Command::Run(Scenario::Cavity(a)) => cavity::run(a),
         Command::Run(Scenario::Channel(a)) => channel::run(a),

@@ -1,8 +1,11 @@
-//! `stencil35d probe`: what the planner believes about this machine — the inputs to every plan.
+//! `stencil35d probe`: what the planner believes about this machine — the inputs to every plan:
+//! cores, clock, SIMD, caches, measured memory bandwidth and arithmetic rate, the GPU's
+//! properties, and what follows for the standard kernels (γ, Γ and η, the paper's eq. 3).
 
 use clap::Args;
-use stencil35d::plan::human_bytes;
-use stencil35d::{DType, Error, Machine};
+use serde_json::json;
+use stencil35d::plan::{human_bytes, measure_fma_gops, model, DEFAULT_CACHE_SHARE};
+use stencil35d::{gpu, perf, DType, Error, Machine};
 
 /// Options of `probe`.
 #[derive(Args, Debug)]
@@ -10,6 +13,9 @@ pub struct ProbeArgs {
     /// Measure the memory bandwidth again instead of using this boot's cached figure.
     #[arg(long)]
     refresh: bool,
+    /// Seconds the arithmetic-rate probe runs per precision.
+    #[arg(long, default_value_t = 0.2)]
+    fma_seconds: f64,
     /// Print as JSON.
     #[arg(long)]
     json: bool,
@@ -17,10 +23,39 @@ pub struct ProbeArgs {
 
 pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     let m = Machine::probe(args.refresh);
+    let measured =
+        [DType::F32, DType::F64].map(|d| (d, measure_fma_gops(d, m.cores, args.fma_seconds)));
+    let gpu = gpu::detect_gpu();
+    let kernels: Vec<_> = perf::DEFAULT_KERNELS
+        .iter()
+        .filter_map(|k| perf::kernel_by_name(k).ok())
+        .flat_map(|k| [DType::F32, DType::F64].map(|d| (k.clone(), d)))
+        .map(|(k, d)| {
+            let cost = k.cost(d);
+            let gamma = cost.bytes_per_op();
+            (
+                k.name(),
+                d,
+                gamma,
+                m.bytes_per_op(d),
+                model::eta(gamma, m.bytes_per_op(d)),
+            )
+        })
+        .collect();
     if args.json {
+        let v = json!({
+            "machine": m,
+            "blocking_cache_bytes": (m.llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize,
+            "measured_fma_gops": { "f32": measured[0].1, "f64": measured[1].1 },
+            "gpu": gpu.as_ref().ok(),
+            "gpu_error": gpu.as_ref().err().map(|e| e.to_string()),
+            "kernels": kernels.iter().map(|(k, d, gamma, big_gamma, eta)| json!({
+                "kernel": k, "dtype": d.name(), "gamma": gamma, "machine_gamma": big_gamma, "eta": eta
+            })).collect::<Vec<_>>(),
+        });
         println!(
             "{}",
-            serde_json::to_string_pretty(&m).map_err(|e| Error::InvalidArgument(e.to_string()))?
+            serde_json::to_string_pretty(&v).map_err(|e| Error::InvalidArgument(e.to_string()))?
         );
         return Ok(());
     }
@@ -43,16 +78,61 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         );
     }
     println!(
+        "blocking:   {} of cache budgeted for 3.5D tiles ({:.0}% of the last level)",
+        human_bytes((m.llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize),
+        DEFAULT_CACHE_SHARE * 100.0
+    );
+    println!(
         "bandwidth:  {:.1} GB/s read+write ({})",
         m.bandwidth_gbs, m.bandwidth_source
     );
-    for dtype in [DType::F32, DType::F64] {
+    for (dtype, gops) in measured {
         println!(
-            "peak {}:   {:.1} Gops -> Γ = {:.3} bytes/op",
+            "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores) -> Γ = {:.3} bytes/op; \
+             measured FMA loop: {:.1} Gops = {:.1} GFLOP/s",
             dtype,
             m.peak_gops(dtype, m.cores),
-            m.bytes_per_op(dtype)
+            m.bytes_per_op(dtype),
+            gops,
+            2.0 * gops
         );
+    }
+    match &gpu {
+        Ok(g) => {
+            println!(
+                "gpu:        {} (compute capability {}.{})",
+                g.name, g.compute_capability.0, g.compute_capability.1
+            );
+            println!(
+                "gpu SMs:    {} at {:.2} GHz; {} threads, {} registers, {} shared memory per SM; {} shared per block",
+                g.sms,
+                g.clock_ghz,
+                g.max_threads_per_sm,
+                g.registers_per_sm,
+                human_bytes(g.shared_per_sm),
+                human_bytes(g.shared_per_block)
+            );
+            println!(
+                "gpu memory: {}, L2 {}; bandwidth {:.0} GB/s peak, {:.0} GB/s measured (device copy)",
+                human_bytes(g.memory_bytes),
+                human_bytes(g.l2_bytes),
+                g.peak_bandwidth_gbs,
+                g.bandwidth_gbs
+            );
+            println!(
+                "gpu peak:   {:.0} GFLOP/s f32, {:.0} GFLOP/s f64 ({} / {} lanes per SM); shared memory {:.0} GB/s",
+                g.peak_gflops(DType::F32),
+                g.peak_gflops(DType::F64),
+                g.fp32_lanes_per_sm,
+                g.fp64_lanes_per_sm,
+                g.shared_bandwidth_gbs()
+            );
+        }
+        Err(e) => println!("gpu:        none ({e})"),
+    }
+    println!("kernels (γ: bytes/op the kernel needs; η = ⌈γ/Γ⌉: steps per pass to leave the memory roof):");
+    for (k, d, gamma, big_gamma, eta) in kernels {
+        println!("  {k:<7} {d}: γ = {gamma:.3}, Γ = {big_gamma:.3}, η = {eta}");
     }
     Ok(())
 }

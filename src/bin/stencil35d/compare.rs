@@ -1,0 +1,111 @@
+//! `stencil35d compare`: every kernel on every available engine of both backends at one size,
+//! in one process: one table, plus compare.csv, compare.json, roofline.png and speedup.png.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use stencil35d::perf::{self, CompareConfig};
+use stencil35d::{DType, Error};
+
+use crate::args::{parse_engines, Size};
+
+/// Options of `compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Grid size: N for N³, or NXxNYxNZ.
+    #[arg(long, default_value = "256")]
+    size: Size,
+    /// Time steps per timed run.
+    #[arg(long, default_value_t = 20)]
+    steps: usize,
+    /// Precision: f32 or f64.
+    #[arg(long, default_value = "f32")]
+    dtype: DType,
+    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "star7,box27,star:4,d3q19"
+    )]
+    kernels: Vec<String>,
+    /// Engines, comma-separated; GPU engines without a GPU (or without support for a kernel)
+    /// are listed as not available.
+    #[arg(long, default_value = "naive,blocked,gpu-naive,gpu-blocked")]
+    engines: String,
+    /// Most timed runs per engine after a warm-up; the median is reported.
+    #[arg(long, default_value_t = perf::DEFAULT_REPEAT)]
+    repeat: usize,
+    /// Stop repeating an engine once its timed runs took this many seconds.
+    #[arg(long, default_value_t = perf::DEFAULT_BUDGET_SECONDS)]
+    budget: f64,
+    /// CPU worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Directory for compare.csv, compare.json, roofline.png and speedup.png.
+    #[arg(long, default_value = "out/compare")]
+    out: PathBuf,
+    /// Seed of the random initial data.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Measure nothing: read a compare.json written earlier (say, on another machine) and
+    /// print its table and write its files into --out again.
+    #[arg(long, value_name = "FILE")]
+    from_json: Option<PathBuf>,
+}
+
+pub fn run(args: &CompareArgs) -> Result<(), Error> {
+    let start = Instant::now();
+    if let Some(path) = &args.from_json {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let comparison = perf::from_json(&text)?;
+        return write(&comparison, args, start);
+    }
+    let mut config = CompareConfig::new(args.size.0, args.steps);
+    config.dtype = args.dtype;
+    config.kernels = args
+        .kernels
+        .iter()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| perf::kernel_by_name(k))
+        .collect::<Result<_, _>>()?;
+    config.engines = parse_engines(&args.engines)?;
+    config.repeat = args.repeat;
+    config.budget_seconds = args.budget;
+    config.threads = args.threads;
+    config.seed = args.seed;
+    let comparison = perf::compare(&config, |row| match &row.measured {
+        Some(m) => eprintln!(
+            "  {} {}: {:.1} MUPS ({:.3} s)",
+            row.kernel, row.engine, m.mups, m.seconds
+        ),
+        None => eprintln!("  {} {}: {}", row.kernel, row.engine, row.note),
+    })?;
+    write(&comparison, args, start)
+}
+
+/// Prints the table and writes the CSV, JSON and charts.
+fn write(comparison: &perf::Comparison, args: &CompareArgs, start: Instant) -> Result<(), Error> {
+    print!("{}", perf::table(comparison));
+    perf::write_data(comparison, &args.out)?;
+    perf::roofline_png(comparison, &args.out.join("roofline.png"))?;
+    perf::speedup_png(comparison, &args.out.join("speedup.png"))?;
+    println!(
+        "wrote {0}/compare.csv, {0}/compare.json, {0}/roofline.png, {0}/speedup.png in {1:.1} s",
+        args.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    let failed: Vec<String> = comparison
+        .failures()
+        .map(|r| format!("{} {}: {}", r.kernel, r.engine, r.note))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{} run(s) failed: {}",
+            failed.len(),
+            failed.join("; ")
+        )))
+    }
+}

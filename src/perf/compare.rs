@@ -1,0 +1,484 @@
+//! [`compare`]: every kernel on every engine of both backends at one size, in one process, with
+//! each result placed against the machine's roofline and against the other engines.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::timing::time_runs_within;
+use super::workload::cavity_lattice;
+use crate::lbm::LbmKernel;
+use crate::plan::Bound;
+use crate::{
+    DType, Engine, Error, Grid, Kernel, Machine, Plan, PlanBuilder, Real, Result, Solver, Stencil,
+};
+
+/// Timed runs per engine that `compare` takes the median of by default (after a short
+/// warm-up), within [`DEFAULT_BUDGET_SECONDS`].
+pub const DEFAULT_REPEAT: usize = 3;
+
+/// Seconds of timed runs per engine after which `compare` stops repeating by default: slow
+/// engines (the lattice at 256³ on two cores) are timed once, which keeps
+/// `compare --size 256 --steps 20` well within two minutes on two cores.
+pub const DEFAULT_BUDGET_SECONDS: f64 = 3.0;
+
+/// The kernels `compare` runs by default, by name.
+pub const DEFAULT_KERNELS: [&str; 4] = ["star7", "box27", "star:4", "d3q19"];
+
+/// The engines `compare` runs by default: both fast engines of each backend (the scalar
+/// `reference` engine is a correctness oracle, far too slow to be worth timing).
+pub const DEFAULT_ENGINES: [Engine; 4] = [
+    Engine::Naive,
+    Engine::Blocked,
+    Engine::GpuNaive,
+    Engine::GpuBlocked,
+];
+
+/// The kernel called `name`: a stencil name (`star7`, `box27`, `star:R`, `box:R`) or `d3q19`
+/// (also `lbm`): a closed lattice without body force, as in [`cavity_lattice`].
+///
+/// ```
+/// use stencil35d::perf::kernel_by_name;
+/// assert_eq!(kernel_by_name("star:4").unwrap().name(), "star:4");
+/// assert_eq!(kernel_by_name("d3q19").unwrap().name(), "d3q19");
+/// assert!(kernel_by_name("star:9").is_err());
+/// ```
+pub fn kernel_by_name(name: &str) -> Result<Kernel> {
+    if matches!(name.trim().to_ascii_lowercase().as_str(), "d3q19" | "lbm") {
+        return Ok(Kernel::Lbm(LbmKernel {
+            periodic: [false; 3],
+            forced: false,
+        }));
+    }
+    Stencil::from_name(name.trim()).map(Kernel::Stencil)
+}
+
+/// What to compare: kernels × engines on one grid size, precision and step count.
+#[derive(Clone, Debug)]
+pub struct CompareConfig {
+    /// Grid or lattice size.
+    pub dims: [usize; 3],
+    /// Time steps per timed run.
+    pub steps: usize,
+    /// Precision.
+    pub dtype: DType,
+    /// Kernels, in table order.
+    pub kernels: Vec<Kernel>,
+    /// Engines, in table order; engines this machine or library cannot run for a kernel get a
+    /// "not available" row.
+    pub engines: Vec<Engine>,
+    /// Most timed runs per engine (the median is reported).
+    pub repeat: usize,
+    /// Seconds of timed runs after which an engine is not repeated further.
+    pub budget_seconds: f64,
+    /// CPU worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Seed of the random initial data.
+    pub seed: u64,
+}
+
+impl CompareConfig {
+    /// The default comparison ([`DEFAULT_KERNELS`] × [`DEFAULT_ENGINES`], `f32`,
+    /// [`DEFAULT_REPEAT`] runs) at `dims` for `steps` steps.
+    pub fn new(dims: [usize; 3], steps: usize) -> CompareConfig {
+        CompareConfig {
+            dims,
+            steps,
+            dtype: DType::F32,
+            kernels: DEFAULT_KERNELS
+                .iter()
+                .map(|k| kernel_by_name(k).expect("the default kernels exist"))
+                .collect(),
+            engines: DEFAULT_ENGINES.to_vec(),
+            repeat: DEFAULT_REPEAT,
+            budget_seconds: DEFAULT_BUDGET_SECONDS,
+            threads: None,
+            seed: 1,
+        }
+    }
+}
+
+/// Which processor an engine runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The host CPU.
+    Cpu,
+    /// The CUDA GPU.
+    Gpu,
+}
+
+impl Backend {
+    /// The backend `engine` runs on.
+    pub fn of(engine: Engine) -> Backend {
+        if engine.is_gpu() {
+            Backend::Gpu
+        } else {
+            Backend::Cpu
+        }
+    }
+
+    /// `cpu` or `gpu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        }
+    }
+}
+
+/// A roofline: the peak work rate and the memory bandwidth of one processor.
+///
+/// On the CPU, work is counted in the 3.5D paper's operations (arithmetic, loads and stores:
+/// the planner's model); on the GPU in floating-point operations (an FMA is two).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Roof {
+    /// The processor, as the planner names it.
+    pub device: String,
+    /// Peak work rate for the compared precision, 10⁹ operations per second.
+    pub peak_gops: f64,
+    /// Memory bandwidth the planner uses (measured), GB/s.
+    pub bandwidth_gbs: f64,
+}
+
+impl Roof {
+    /// The attainable work rate at `intensity` operations per byte of memory traffic.
+    pub fn attainable_gops(&self, intensity: f64) -> f64 {
+        self.peak_gops.min(self.bandwidth_gbs * intensity)
+    }
+}
+
+/// One engine's measured speed on one kernel, and where it stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// Worker threads (CPU engines).
+    pub threads: usize,
+    /// Time steps per pass over memory (1 for unblocked engines).
+    pub dim_t: usize,
+    /// Loaded tile (blocked engines) or the whole XY plane.
+    pub tile: [usize; 2],
+    /// Timed runs the median is of.
+    pub runs: usize,
+    /// Median computation seconds of one timed run.
+    pub seconds: f64,
+    /// Host-device copy seconds of that run (0 on the CPU).
+    pub transfer_seconds: f64,
+    /// Cell updates of one timed run.
+    pub updates: u64,
+    /// Million updates per second (MLUPS for the lattice).
+    pub mups: f64,
+    /// 10⁹ floating-point operations per second.
+    pub gflops: f64,
+    /// Effective bandwidth: the traffic of an unblocked sweep for the same updates, GB/s.
+    pub effective_gbs: f64,
+    /// The planner's prediction, MUPS.
+    pub predicted_mups: f64,
+    /// Operations (see [`Roof`]) per byte of memory traffic, counting a blocked engine's traffic
+    /// as one read and write per `dim_T` steps.
+    pub intensity: f64,
+    /// Achieved work rate, 10⁹ operations per second (see [`Roof`]).
+    pub achieved_gops: f64,
+    /// The roofline's limit for this engine: min(compute, dim_T × memory), MUPS.
+    pub roofline_mups: f64,
+    /// Which roof is the lower one.
+    pub bound: Bound,
+    /// `mups / roofline_mups`.
+    pub roofline_fraction: f64,
+    /// Speed over the naive engine of the same backend on this kernel.
+    pub speedup_vs_naive: Option<f64>,
+    /// GPU engines: speed over the fastest CPU engine on this kernel, computation only.
+    pub gpu_speedup: Option<f64>,
+    /// GPU engines: the same counting the host-device transfers of the run.
+    pub gpu_speedup_with_transfer: Option<f64>,
+}
+
+/// One line of the comparison: a kernel on an engine, measured or not available.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// Kernel name (`star7`, `box27`, `star:4`, `d3q19`, ...).
+    pub kernel: String,
+    /// Engine.
+    pub engine: Engine,
+    /// Backend of the engine.
+    pub backend: Backend,
+    /// The measurement; `None` when the engine could not run this kernel here.
+    pub measured: Option<Measured>,
+    /// Why there is no measurement (the library's error), or empty.
+    pub note: String,
+}
+
+/// The result of [`compare`]: the rooflines and one row per kernel and engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Grid or lattice size.
+    pub dims: [usize; 3],
+    /// Time steps per timed run.
+    pub steps: usize,
+    /// Precision.
+    pub dtype: DType,
+    /// Most timed runs per engine.
+    pub repeat: usize,
+    /// Seconds of timed runs after which an engine was not repeated further.
+    pub budget_seconds: f64,
+    /// The CPU's roofline.
+    pub cpu: Roof,
+    /// The GPU's roofline, when there is a GPU.
+    pub gpu: Option<Roof>,
+    /// Kernel × engine results, kernels in the configured order.
+    pub rows: Vec<CompareRow>,
+    /// Wall-clock seconds the whole comparison took (set-up and warm-ups included).
+    pub wall_seconds: f64,
+}
+
+impl Comparison {
+    /// The roofline of `backend`, if this machine has one.
+    pub fn roof(&self, backend: Backend) -> Option<&Roof> {
+        match backend {
+            Backend::Cpu => Some(&self.cpu),
+            Backend::Gpu => self.gpu.as_ref(),
+        }
+    }
+
+    /// Rows that failed for a reason other than the engine being unavailable here.
+    pub fn failures(&self) -> impl Iterator<Item = &CompareRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.measured.is_none() && r.note.starts_with(FAILED))
+    }
+}
+
+/// How a row's note starts when the run failed (rather than being unsupported here).
+const FAILED: &str = "failed: ";
+
+/// Runs every configured kernel on every configured engine and measures it; `progress` sees
+/// each row as it is finished. An engine the library or machine cannot provide for a kernel
+/// (no GPU, no GPU engine for the lattice yet, a plan that does not fit) gives a row without a
+/// measurement whose note holds the library's error; other failures give a note starting with
+/// `failed:` (see [`Comparison::failures`]) and the comparison goes on.
+///
+/// Errors: zero steps or repeats, no kernels or engines, a grid too small for a kernel.
+///
+/// ```
+/// use stencil35d::perf::{compare, CompareConfig};
+/// use stencil35d::Engine;
+/// let mut config = CompareConfig::new([16, 16, 16], 2);
+/// config.engines = vec![Engine::Naive, Engine::Blocked];
+/// let comparison = compare(&config, |_| {}).unwrap();
+/// assert_eq!(comparison.rows.len(), 4 * 2);
+/// assert!(comparison.rows.iter().all(|r| r.measured.as_ref().unwrap().mups > 0.0));
+/// ```
+pub fn compare(config: &CompareConfig, progress: impl FnMut(&CompareRow)) -> Result<Comparison> {
+    match config.dtype {
+        DType::F32 => compare_typed::<f32>(config, progress),
+        DType::F64 => compare_typed::<f64>(config, progress),
+    }
+}
+
+fn compare_typed<T: Real>(
+    config: &CompareConfig,
+    mut progress: impl FnMut(&CompareRow),
+) -> Result<Comparison> {
+    let start = Instant::now();
+    if config.steps == 0 {
+        return Err(Error::ZeroSteps);
+    }
+    if config.repeat == 0 || config.kernels.is_empty() || config.engines.is_empty() {
+        return Err(Error::InvalidArgument(
+            "compare needs at least one kernel, one engine and one repeat".into(),
+        ));
+    }
+    let machine = Machine::detect();
+    let threads = config.threads.unwrap_or(machine.cores);
+    let cpu = Roof {
+        device: format!("{} ({threads} threads)", machine.cpu_model),
+        peak_gops: machine.peak_gops(config.dtype, threads),
+        bandwidth_gbs: machine.bandwidth_gbs,
+    };
+    // The GPU is opened only when a GPU engine is asked for.
+    let gpu = if config.engines.iter().any(|e| e.is_gpu()) {
+        crate::gpu::detect_gpu().ok().map(|g| Roof {
+            device: g.name.clone(),
+            peak_gops: g.peak_gflops(config.dtype),
+            bandwidth_gbs: g.bandwidth_gbs,
+        })
+    } else {
+        None
+    };
+    let mut comparison = Comparison {
+        dims: config.dims,
+        steps: config.steps,
+        dtype: config.dtype,
+        repeat: config.repeat,
+        budget_seconds: config.budget_seconds,
+        cpu,
+        gpu,
+        rows: Vec::new(),
+        wall_seconds: 0.0,
+    };
+    for kernel in &config.kernels {
+        // Fail early, before any timing, on a size the kernel cannot use.
+        PlanBuilder::new(kernel.clone(), config.dtype, config.dims)
+            .engine(Engine::Reference)
+            .build()?;
+        let first = comparison.rows.len();
+        match kernel {
+            Kernel::Lbm(_) => {
+                let input = cavity_lattice::<T>(config.dims, config.seed)?;
+                for &engine in &config.engines {
+                    let row = measure(config, &comparison, kernel, engine, &input)?;
+                    progress(&row);
+                    comparison.rows.push(row);
+                }
+            }
+            _ => {
+                let input = Grid::<T>::random(config.dims, 0.0, 1.0, config.seed)?;
+                for &engine in &config.engines {
+                    let row = measure(config, &comparison, kernel, engine, &input)?;
+                    progress(&row);
+                    comparison.rows.push(row);
+                }
+            }
+        }
+        relate(&mut comparison.rows[first..]);
+    }
+    comparison.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(comparison)
+}
+
+/// Times `engine` on a copy of `input`; unsupported combinations and failed runs become rows
+/// without a measurement.
+fn measure<S: crate::State + Clone>(
+    config: &CompareConfig,
+    comparison: &Comparison,
+    kernel: &Kernel,
+    engine: Engine,
+    input: &S,
+) -> Result<CompareRow> {
+    let mut row = CompareRow {
+        kernel: kernel.name(),
+        engine,
+        backend: Backend::of(engine),
+        measured: None,
+        note: String::new(),
+    };
+    let mut builder = PlanBuilder::new(kernel.clone(), config.dtype, config.dims).engine(engine);
+    if let Some(t) = config.threads.filter(|_| !engine.is_gpu()) {
+        builder = builder.threads(t);
+    }
+    let outcome = builder.build().and_then(|plan| {
+        let mut solver = Solver::new(plan);
+        let mut state = input.clone();
+        time_runs_within(
+            &mut solver,
+            &mut state,
+            config.steps,
+            config.repeat,
+            config.budget_seconds,
+        )
+    });
+    match outcome {
+        Ok(timed) => {
+            let roof = comparison
+                .roof(row.backend)
+                .ok_or_else(|| Error::NoGpu("a GPU engine ran without a GPU".into()))?;
+            row.measured = Some(place(&timed.median, timed.seconds.len(), roof));
+        }
+        Err(e @ (Error::GridTooSmall { .. } | Error::ZeroSteps)) => return Err(e),
+        Err(e) => row.note = note(&e),
+    }
+    Ok(row)
+}
+
+/// The note for an engine that could not run: "not available" for what the library or machine
+/// does not provide, "failed" for anything else.
+fn note(e: &Error) -> String {
+    match e {
+        Error::NoGpu(_)
+        | Error::PlanMismatch(_)
+        | Error::InvalidPlan(_)
+        | Error::GpuOutOfMemory { .. } => format!("not available: {e}"),
+        _ => format!("{FAILED}{e}"),
+    }
+}
+
+/// A run's figures placed against the roofline of its processor.
+fn place(report: &crate::RunReport, runs: usize, roof: &Roof) -> Measured {
+    let plan: &Plan = &report.plan;
+    let cost = plan.kernel().cost(plan.dtype());
+    let work = if report.engine.is_gpu() {
+        cost.flops_per_update
+    } else {
+        cost.ops_per_update
+    } as f64;
+    let dim_t = if report.engine.is_blocked() {
+        plan.dim_t()
+    } else {
+        1
+    };
+    let intensity = work * dim_t as f64 / cost.bytes_per_update as f64;
+    let memory_mups = roof.bandwidth_gbs * intensity * 1e3 / work;
+    let compute_mups = roof.peak_gops * 1e3 / work;
+    let (roofline_mups, bound) = if memory_mups <= compute_mups {
+        (memory_mups, Bound::Memory)
+    } else {
+        (compute_mups, Bound::Compute)
+    };
+    Measured {
+        threads: plan.threads(),
+        dim_t,
+        tile: plan.tile(),
+        runs,
+        seconds: report.seconds,
+        transfer_seconds: report.transfer_seconds,
+        updates: report.updates,
+        mups: report.mups,
+        gflops: report.gflops,
+        effective_gbs: report.effective_gbs,
+        predicted_mups: report.predicted_mups,
+        intensity,
+        achieved_gops: report.mups * work / 1e3,
+        roofline_mups,
+        bound,
+        roofline_fraction: report.mups / roofline_mups,
+        speedup_vs_naive: None,
+        gpu_speedup: None,
+        gpu_speedup_with_transfer: None,
+    }
+}
+
+/// Fills in the speedups of one kernel's rows.
+fn relate(rows: &mut [CompareRow]) {
+    let mups_of = |rows: &[CompareRow], engine: Engine| {
+        rows.iter()
+            .find(|r| r.engine == engine)
+            .and_then(|r| r.measured.as_ref())
+            .map(|m| m.mups)
+    };
+    let cpu_naive = mups_of(rows, Engine::Naive);
+    let gpu_naive = mups_of(rows, Engine::GpuNaive);
+    let best_cpu = rows
+        .iter()
+        .filter(|r| r.backend == Backend::Cpu)
+        .filter_map(|r| r.measured.as_ref())
+        .map(|m| m.mups)
+        .max_by(f64::total_cmp);
+    for row in rows.iter_mut() {
+        let Some(m) = row.measured.as_mut() else {
+            continue;
+        };
+        let naive = match row.backend {
+            Backend::Cpu => cpu_naive,
+            Backend::Gpu => gpu_naive,
+        };
+        m.speedup_vs_naive = naive.map(|n| m.mups / n);
+        if row.backend == Backend::Gpu {
+            if let Some(best) = best_cpu {
+                m.gpu_speedup = Some(m.mups / best);
+                // The best CPU engine's time for the same updates, against the GPU's time
+                // including the copies of the state to the device and back.
+                let cpu_seconds = m.updates as f64 / (best * 1e6);
+                m.gpu_speedup_with_transfer = Some(cpu_seconds / (m.seconds + m.transfer_seconds));
+            }
+        }
+    }
+}

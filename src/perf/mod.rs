@@ -1,0 +1,28 @@
+//! Measuring the engines: shared timing ([`time_runs`]), the benchmark problems
+//! ([`cavity_lattice`]), and [`compare`] — every kernel on every engine of both backends,
+//! placed against the rooflines, written as a table, CSV, JSON and PNG charts.
+//!
+//! ```no_run
+//! use stencil35d::perf::{compare, roofline_png, speedup_png, table, write_data, CompareConfig};
+//! let comparison = compare(&CompareConfig::new([256, 256, 256], 20), |_| {}).unwrap();
+//! print!("{}", table(&comparison));
+//! let dir = std::path::Path::new("out/compare");
+//! write_data(&comparison, dir).unwrap(); // compare.csv, compare.json
+//! roofline_png(&comparison, &dir.join("roofline.png")).unwrap();
+//! speedup_png(&comparison, &dir.join("speedup.png")).unwrap();
+//! ```
+
+mod compare;
+mod plot;
+mod report;
+mod timing;
+mod workload;
+
+pub use compare::{
+    compare, kernel_by_name, Backend, CompareConfig, CompareRow, Comparison, Measured, Roof,
+    DEFAULT_BUDGET_SECONDS, DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
+};
+pub use plot::{roofline_png, speedup_png};
+pub use report::{from_csv, from_json, table, to_csv, to_json, write_data, CSV_COLUMNS};
+pub use timing::{time_runs, time_runs_within, Timed};
+pub use workload::cavity_lattice;

@@ -1,0 +1,330 @@
+//! A [`Comparison`] as text: the table `compare` prints, CSV and JSON (both read back).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::compare::{Backend, CompareRow, Comparison, Measured};
+use crate::plan::Bound;
+use crate::{Engine, Error, Result};
+
+/// The CSV columns, in order.
+pub const CSV_COLUMNS: [&str; 26] = [
+    "kernel",
+    "engine",
+    "backend",
+    "threads",
+    "dim_t",
+    "tile_x",
+    "tile_y",
+    "runs",
+    "seconds",
+    "transfer_seconds",
+    "updates",
+    "mups",
+    "gflops",
+    "effective_gbs",
+    "predicted_mups",
+    "intensity",
+    "achieved_gops",
+    "roofline_mups",
+    "bound",
+    "roofline_fraction",
+    "speedup_vs_naive",
+    "gpu_speedup",
+    "gpu_speedup_with_transfer",
+    "size",
+    "dtype",
+    "note",
+];
+
+/// The rows as CSV, one line per row under a header of [`CSV_COLUMNS`]; a missing value is an
+/// empty field. Numbers are written so that [`from_csv`] reads back exactly the same values.
+///
+/// ```
+/// use stencil35d::perf::{compare, from_csv, to_csv, CompareConfig};
+/// use stencil35d::Engine;
+/// let mut config = CompareConfig::new([12, 12, 12], 1);
+/// config.engines = vec![Engine::Naive];
+/// let comparison = compare(&config, |_| {}).unwrap();
+/// assert_eq!(from_csv(&to_csv(&comparison)).unwrap(), comparison.rows);
+/// ```
+pub fn to_csv(comparison: &Comparison) -> String {
+    let mut out = CSV_COLUMNS.join(",");
+    out.push('\n');
+    for row in &comparison.rows {
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        let mut fields = vec![
+            row.kernel.clone(),
+            row.engine.name().to_string(),
+            row.backend.name().to_string(),
+        ];
+        match &row.measured {
+            Some(m) => fields.extend([
+                m.threads.to_string(),
+                m.dim_t.to_string(),
+                m.tile[0].to_string(),
+                m.tile[1].to_string(),
+                m.runs.to_string(),
+                m.seconds.to_string(),
+                m.transfer_seconds.to_string(),
+                m.updates.to_string(),
+                m.mups.to_string(),
+                m.gflops.to_string(),
+                m.effective_gbs.to_string(),
+                m.predicted_mups.to_string(),
+                m.intensity.to_string(),
+                m.achieved_gops.to_string(),
+                m.roofline_mups.to_string(),
+                m.bound.to_string(),
+                m.roofline_fraction.to_string(),
+                opt(m.speedup_vs_naive),
+                opt(m.gpu_speedup),
+                opt(m.gpu_speedup_with_transfer),
+            ]),
+            None => fields.extend(std::iter::repeat_n(String::new(), 20)),
+        }
+        let [nx, ny, nz] = comparison.dims;
+        fields.push(format!("{nx}x{ny}x{nz}"));
+        fields.push(comparison.dtype.name().to_string());
+        fields.push(row.note.clone());
+        let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&quoted.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// Quotes a CSV field when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Splits one CSV record (RFC 4180 quoting; no line breaks inside fields).
+fn csv_record(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        let field = fields.last_mut().expect("never empty");
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => field.push(c),
+        }
+    }
+    fields
+}
+
+/// Reads the rows of [`to_csv`]'s output back.
+///
+/// Errors: [`Error::InvalidArgument`] naming the line and column that does not parse.
+pub fn from_csv(text: &str) -> Result<Vec<CompareRow>> {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    if csv_record(header) != CSV_COLUMNS {
+        return Err(Error::InvalidArgument(
+            "the CSV header is not compare's".into(),
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let f = csv_record(line);
+        let bad = |col: usize| {
+            Error::InvalidArgument(format!(
+                "CSV line {}: bad or missing '{}'",
+                i + 2,
+                CSV_COLUMNS.get(col).unwrap_or(&"?")
+            ))
+        };
+        if f.len() != CSV_COLUMNS.len() {
+            return Err(Error::InvalidArgument(format!(
+                "CSV line {}: {} fields, expected {}",
+                i + 2,
+                f.len(),
+                CSV_COLUMNS.len()
+            )));
+        }
+        let num = |col: usize| f[col].parse::<f64>().map_err(|_| bad(col));
+        let int = |col: usize| f[col].parse::<usize>().map_err(|_| bad(col));
+        let opt = |col: usize| {
+            if f[col].is_empty() {
+                Ok(None)
+            } else {
+                num(col).map(Some)
+            }
+        };
+        let engine: Engine = f[1].parse().map_err(|_| bad(1))?;
+        let backend = match f[2].as_str() {
+            "cpu" => Backend::Cpu,
+            "gpu" => Backend::Gpu,
+            _ => return Err(bad(2)),
+        };
+        let measured = if f[3].is_empty() {
+            None
+        } else {
+            Some(Measured {
+                threads: int(3)?,
+                dim_t: int(4)?,
+                tile: [int(5)?, int(6)?],
+                runs: int(7)?,
+                seconds: num(8)?,
+                transfer_seconds: num(9)?,
+                updates: f[10].parse().map_err(|_| bad(10))?,
+                mups: num(11)?,
+                gflops: num(12)?,
+                effective_gbs: num(13)?,
+                predicted_mups: num(14)?,
+                intensity: num(15)?,
+                achieved_gops: num(16)?,
+                roofline_mups: num(17)?,
+                bound: match f[18].as_str() {
+                    "memory" => Bound::Memory,
+                    "compute" => Bound::Compute,
+                    "shared" => Bound::SharedMemory,
+                    _ => return Err(bad(18)),
+                },
+                roofline_fraction: num(19)?,
+                speedup_vs_naive: opt(20)?,
+                gpu_speedup: opt(21)?,
+                gpu_speedup_with_transfer: opt(22)?,
+            })
+        };
+        rows.push(CompareRow {
+            kernel: f[0].clone(),
+            engine,
+            backend,
+            measured,
+            note: f[25].clone(),
+        });
+    }
+    Ok(rows)
+}
+
+/// The whole comparison as pretty-printed JSON (read back with [`from_json`]).
+pub fn to_json(comparison: &Comparison) -> String {
+    serde_json::to_string_pretty(comparison).expect("a comparison always serialises")
+}
+
+/// Reads [`to_json`]'s output back.
+///
+/// Errors: [`Error::InvalidArgument`] with the parser's message.
+pub fn from_json(text: &str) -> Result<Comparison> {
+    serde_json::from_str(text).map_err(|e| Error::InvalidArgument(format!("compare JSON: {e}")))
+}
+
+/// Writes `compare.csv` and `compare.json` into `dir` (created if missing).
+///
+/// Errors: [`Error::Io`] with the path that failed.
+pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for (name, text) in [
+        ("compare.csv", to_csv(comparison)),
+        ("compare.json", to_json(comparison)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(())
+}
+
+/// The table `stencil35d compare` prints: a header with both rooflines, then one line per
+/// kernel and engine.
+pub fn table(c: &Comparison) -> String {
+    let mut s = String::new();
+    let [nx, ny, nz] = c.dims;
+    let _ = writeln!(
+        s,
+        "{nx}x{ny}x{nz} {}, {} steps, median of up to {} runs (fewer past {} s) after a warm-up; {:.1} s in all",
+        c.dtype.name(),
+        c.steps,
+        c.repeat,
+        c.budget_seconds,
+        c.wall_seconds
+    );
+    let _ = writeln!(
+        s,
+        "CPU {}: {:.1} GB/s measured, {:.1} Gops peak (paper ops: flops, loads, stores)",
+        c.cpu.device, c.cpu.bandwidth_gbs, c.cpu.peak_gops
+    );
+    match &c.gpu {
+        Some(g) => {
+            let _ = writeln!(
+                s,
+                "GPU {}: {:.1} GB/s measured, {:.1} GFLOP/s peak",
+                g.device, g.bandwidth_gbs, g.peak_gops
+            );
+        }
+        None => {
+            let _ = writeln!(s, "GPU: none");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "{:<7} {:<11} {:>5} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>8}",
+        "kernel",
+        "engine",
+        "dim_T",
+        "MUPS",
+        "GFLOP/s",
+        "eff GB/s",
+        "roof%",
+        "bound",
+        "vs naive",
+        "GPU/CPU",
+        "w/ xfer"
+    );
+    let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+    for row in &c.rows {
+        match &row.measured {
+            Some(m) => {
+                let _ = writeln!(
+                    s,
+                    "{:<7} {:<11} {:>5} {:>9.1} {:>8.1} {:>8.1} {:>5.0}% {:>8} {:>8} {:>7} {:>8}",
+                    row.kernel,
+                    row.engine.name(),
+                    m.dim_t,
+                    m.mups,
+                    m.gflops,
+                    m.effective_gbs,
+                    100.0 * m.roofline_fraction,
+                    m.bound.to_string(),
+                    x(m.speedup_vs_naive),
+                    x(m.gpu_speedup),
+                    x(m.gpu_speedup_with_transfer)
+                );
+            }
+            None => {
+                let short = row.note.split(':').next().unwrap_or_default();
+                let _ = writeln!(s, "{:<7} {:<11} {short}", row.kernel, row.engine.name());
+            }
+        }
+    }
+    let notes: Vec<&CompareRow> = c.rows.iter().filter(|r| r.measured.is_none()).collect();
+    if !notes.is_empty() {
+        let _ = writeln!(s, "why not:");
+        let mut seen = Vec::new();
+        for r in notes {
+            let line = format!("  {} {}: {}", r.kernel, r.engine.name(), r.note);
+            if !seen.contains(&r.note) {
+                seen.push(r.note.clone());
+                let _ = writeln!(s, "{line}");
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "MUPS: million cell updates/s (MLUPS for d3q19); eff GB/s: traffic of an unblocked sweep; \
+         roof%: of min(peak compute, dim_T x memory bandwidth); vs naive: over the same \
+         backend's naive engine; GPU/CPU: over the fastest CPU engine, computation only and with \
+         host-device transfers"
+    );
+    s
+}

@@ -1,0 +1,68 @@
+//! Timing a solver the same way everywhere (`bench`, `compare`, the examples): one short
+//! warm-up run, then `repeat` timed runs, reporting the median.
+
+use crate::{Result, RunReport, Solver, State};
+
+/// The timed runs of one solver on one state.
+#[derive(Clone, Debug)]
+pub struct Timed {
+    /// The run with the median computation time (for an even count, the upper median).
+    pub median: RunReport,
+    /// Computation seconds of every timed run, sorted.
+    pub seconds: Vec<f64>,
+}
+
+/// Warms `solver` up on `state` (threads, scratch buffers, GPU modules and page faults stay
+/// out of the timings: `min(steps, dim_T)` steps, at least one), then times `repeat` runs of
+/// `steps` steps each, continuing from the state the previous run left.
+///
+/// Errors: `repeat == 0` ([`crate::Error::InvalidArgument`]) and whatever the runs return.
+///
+/// ```
+/// use stencil35d::perf::time_runs;
+/// use stencil35d::{Grid, Plan, Solver, Stencil};
+/// let stencil = Stencil::seven_point(0.4, 0.1);
+/// let mut grid = Grid::<f32>::random([24, 20, 16], 0.0, 1.0, 3).unwrap();
+/// let mut solver = Solver::new(Plan::for_grid(&stencil, &grid).unwrap());
+/// let timed = time_runs(&mut solver, &mut grid, 4, 3).unwrap();
+/// assert_eq!(timed.seconds.len(), 3);
+/// assert!(timed.median.mups > 0.0);
+/// ```
+pub fn time_runs<S: State>(
+    solver: &mut Solver,
+    state: &mut S,
+    steps: usize,
+    repeat: usize,
+) -> Result<Timed> {
+    time_runs_within(solver, state, steps, repeat, f64::INFINITY)
+}
+
+/// [`time_runs`], but stops repeating once the timed runs have taken `budget_seconds` in all
+/// (at least one run is always timed): slow configurations get fewer repeats, fast ones the
+/// full `repeat`. [`Timed::seconds`] says how many runs there were.
+pub fn time_runs_within<S: State>(
+    solver: &mut Solver,
+    state: &mut S,
+    steps: usize,
+    repeat: usize,
+    budget_seconds: f64,
+) -> Result<Timed> {
+    if repeat == 0 {
+        return Err(crate::Error::InvalidArgument(
+            "the repeat count must be at least 1".into(),
+        ));
+    }
+    let warm_up = steps.min(solver.plan().dim_t()).max(1);
+    solver.run(state, warm_up)?;
+    let mut reports = Vec::with_capacity(repeat);
+    let mut spent = 0.0;
+    while reports.len() < repeat && (reports.is_empty() || spent < budget_seconds) {
+        let report = solver.run(state, steps)?;
+        spent += report.seconds + report.transfer_seconds;
+        reports.push(report);
+    }
+    reports.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let seconds = reports.iter().map(|r| r.seconds).collect();
+    let median = reports.swap_remove(reports.len() / 2);
+    Ok(Timed { median, seconds })
+}

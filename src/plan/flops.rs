@@ -1,0 +1,58 @@
+//! The floating-point probe: how many fused multiply-adds per second the cores actually issue
+//! with the SIMD vectors this build uses — the compute roof's measured counterpart to
+//! [`super::Machine::peak_gops`], which is computed from the clock and the vector width.
+
+use std::time::Instant;
+
+use crate::{DType, Lane, Real, SimdVec};
+
+/// Independent accumulators per thread: enough to cover FMA latency × FMA pipes.
+const CHAINS: usize = 12;
+
+/// Measured vector arithmetic rate of `threads` threads, each running a register-only loop of
+/// independent fused multiply-adds for about `seconds`: 10⁹ lane operations per second, an FMA
+/// lane counted as one operation (the unit of [`super::Machine::peak_gops`]; GFLOP/s is twice
+/// this).
+///
+/// ```
+/// use stencil35d::plan::measure_fma_gops;
+/// use stencil35d::DType;
+/// assert!(measure_fma_gops(DType::F32, 1, 0.01) > 0.0);
+/// ```
+pub fn measure_fma_gops(dtype: DType, threads: usize, seconds: f64) -> f64 {
+    match dtype {
+        DType::F32 => measure::<f32>(threads.max(1), seconds),
+        DType::F64 => measure::<f64>(threads.max(1), seconds),
+    }
+}
+
+fn measure<T: Real>(threads: usize, seconds: f64) -> f64 {
+    let start = Instant::now();
+    let lane_ops: f64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| s.spawn(move || fma_loop::<T>(t, seconds)))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or(0.0)).sum()
+    });
+    lane_ops / start.elapsed().as_secs_f64() / 1e9
+}
+
+/// Runs FMAs for about `seconds` and returns how many lane operations it did.
+fn fma_loop<T: Real>(seed: usize, seconds: f64) -> f64 {
+    let a = T::Simd::splat(T::of(0.999_999));
+    let b = T::Simd::splat(T::of(1e-7));
+    let mut acc = [T::Simd::splat(T::of(1.0 + seed as f64 * 1e-3)); CHAINS];
+    let inner = 4096;
+    let start = Instant::now();
+    let mut rounds = 0usize;
+    while rounds == 0 || start.elapsed().as_secs_f64() < seconds {
+        for _ in 0..inner {
+            for x in acc.iter_mut() {
+                *x = x.mul_add(a, b);
+            }
+        }
+        acc = std::hint::black_box(acc);
+        rounds += 1;
+    }
+    (rounds * inner * CHAINS * <T::Simd as SimdVec>::LANES) as f64
+}

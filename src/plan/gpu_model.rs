@@ -138,6 +138,7 @@ impl GpuModel<'_> {
             bound,
             gpu: launch,
             measured_mups: None,
+            tile_threads: 0,
         }
     }
 

@@ -263,11 +263,9 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx && std::env::var_os("NOPF").is_none();
         let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
-        loop {
-            let tile = match self.sync.claim(m) {
-                Ok(Some(t)) => &self.tiling.tiles[t],
-                Ok(None) | Err(_) => break,
-            };
+        // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
+        while let Ok(Some(t)) = self.sync.claim(m) {
+            let tile = &self.tiling.tiles[t];
             let origin = tile.buffer_origin(depth, r);
             levels.clear();
             levels.extend(

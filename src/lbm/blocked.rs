@@ -227,11 +227,9 @@ impl<T: FlowReal> Pass<'_, T> {
         let (steps, g) = b.pipeline();
         let mut check = T::Simd::splat(T::zero());
         let mut unchecked = check;
-        loop {
-            let tile = match self.sync.claim(m) {
-                Ok(Some(t)) => &b.tiles[t],
-                Ok(None) | Err(_) => break,
-            };
+        // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
+        while let Ok(Some(t)) = self.sync.claim(m) {
+            let tile = &b.tiles[t];
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
             let xs: Vec<(usize, usize)> = (0..=d)

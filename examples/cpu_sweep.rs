@@ -375,11 +375,23 @@ fn main() {
             let deadline = start + budget.mul_f64(if o.lbm { 0.55 } else { 1.0 });
             let stencil = Stencil::seven_point(0.4, 0.1);
             let grid = Grid::<f32>::random([n; 3], 0.0, 1.0, 1).map_err(|e| e.to_string())?;
-            let hand = [Config {
-                dim_t: Some(3),
-                tile: Some([n + 4, 130.min(n + 6)]),
-                tile_threads: Some(threads),
-            }];
+            // Hand-picked shapes: the best one found by hand with every thread on every tile,
+            // then squares and strips for small groups.
+            let c = |d: usize, t: [usize; 2], g: usize| Config {
+                dim_t: Some(d),
+                tile: Some([t[0].min(n + 2 * d), t[1].min(n + 2 * d)]),
+                tile_threads: Some(g.min(threads)),
+            };
+            let hand = [
+                c(3, [n + 6, 130], threads),
+                c(3, [134, 134], 1),
+                c(3, [262, 134], 1),
+                c(3, [n + 6, 70], 1),
+                c(4, [136, 136], 1),
+                c(3, [262, 262], 2),
+                c(3, [262, 262], 4),
+                c(2, [n + 4, 132], 4),
+            ];
             let configs = sweep(threads, &[3, 2, 4], &o.configs, &hand);
             run_kernel(
                 &mut out,
@@ -407,7 +419,18 @@ fn main() {
                 },
             )
             .map_err(|e| e.to_string())?;
-            let configs = sweep(threads, &[3, 2], &o.lbm_configs, &[]);
+            let c = |d: usize, t: [usize; 2], g: usize| Config {
+                dim_t: Some(d),
+                tile: Some([t[0].min(n + 2 * d), t[1].min(n + 2 * d)]),
+                tile_threads: Some(g.min(threads)),
+            };
+            let hand = [
+                c(3, [64, 64], 4),
+                c(3, [n + 6, 40], 4),
+                c(3, [n + 6, 70], threads),
+                c(2, [n + 4, 36], 2),
+            ];
+            let configs = sweep(threads, &[3, 2], &o.lbm_configs, &hand);
             run_kernel(
                 &mut out,
                 &format!("d3q19 f32 {n}^3"),

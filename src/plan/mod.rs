@@ -150,7 +150,8 @@ impl PlanBuilder {
     /// Fixes the threads per tile group of the blocked engine (implies the blocked engine): the
     /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming whole tiles with
     /// its own ring buffers and barrier; `n` = threads is the 3.5D paper's scheme (all threads
-    /// on every tile). Values above the thread count are clamped to it.
+    /// on every tile). Values above the thread count are clamped to it, and the plan reports the
+    /// largest group it makes (12 threads in groups of at most 8 are 2 groups of 6).
     pub fn tile_threads(mut self, n: usize) -> Self {
         self.tile_threads = Some(n);
         self
@@ -1000,6 +1001,8 @@ mod tests {
         assert!(fixed.to_string().contains("set by user"));
         let clamped = plan.rebuild().tile_threads(40).build().unwrap();
         assert_eq!(clamped.tile_threads(), 16);
+        let uneven = plan.rebuild().threads(12).tile_threads(8).build().unwrap();
+        assert_eq!((uneven.tile_threads(), uneven.tile_groups()), (6, 2));
         assert!(matches!(
             plan.rebuild().tile_threads(0).build(),
             Err(Error::InvalidPlan(_))

@@ -124,6 +124,7 @@ pub struct Candidate {
     pub measured_mups: Option<f64>,
     /// Threads per tile group of the blocked CPU engine (the whole team for other engines;
     /// 0 for GPU engines).
+    #[serde(default)]
     pub tile_threads: usize,
 }
 
@@ -235,13 +236,23 @@ impl ModelInput<'_> {
         if tile[0] <= 2 * r * dim_t || tile[1] <= 2 * r * dim_t {
             return None;
         }
-        let n = tile_threads.clamp(1, self.threads.max(1));
-        let groups = self.threads.max(1).div_ceil(n);
+        let (n, groups) = self.grouping(tile_threads);
         let kappa = self.redundancy(tile, dim_t);
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64);
         let mut c = self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory);
         c.tile_threads = n;
+        // κ counts redundant updates (compute); memory traffic grows with the loaded ghost
+        // zones instead: each tile reads its whole loaded region and writes its output.
+        let (compute, memory) = (
+            c.compute_mups / kappa,
+            c.memory_mups / self.memory_kappa(tile, dim_t),
+        );
+        (c.predicted_mups, c.bound) = if compute <= memory {
+            (compute, Bound::Compute)
+        } else {
+            (memory, Bound::Memory)
+        };
         if dim_t == 1 {
             // One level per pass: every thread streams its own planes of every tile, with no
             // groups and no barrier (see cpu::blocked).
@@ -269,6 +280,26 @@ impl ModelInput<'_> {
         Some(c)
     }
 
+    /// (threads in the largest group, groups) when the team is cut into groups of at most `n`
+    /// threads (as `cpu::groups` does: ⌈threads / n⌉ groups of near-equal size).
+    pub(crate) fn grouping(&self, n: usize) -> (usize, usize) {
+        let threads = self.threads.max(1);
+        let groups = threads.div_ceil(n.clamp(1, threads));
+        (threads.div_ceil(groups), groups)
+    }
+
+    /// Memory traffic per useful update relative to one read and one write per cell: reads
+    /// cover every tile's loaded region (ghost zones overlap between neighbouring tiles),
+    /// writes only the output.
+    fn memory_kappa(&self, tile: [usize; 2], dim_t: usize) -> f64 {
+        let ghost = 2 * self.cost.radius * dim_t;
+        let read = |a: usize| {
+            let pieces = self.pieces(a, dim_t, tile[a]);
+            (self.inner(a) + (pieces - 1) * ghost) as f64 / self.inner(a) as f64
+        };
+        (1.0 + read(0) * read(1)) / 2.0
+    }
+
     /// Cells along axis `a` that the engines update.
     fn inner(&self, a: usize) -> usize {
         self.dims[a] - 2 * self.kernel.fixed_boundary()
@@ -293,7 +324,7 @@ impl ModelInput<'_> {
     /// hold more. A group of the whole team gets the usable LLC, as in the paper.
     pub(crate) fn group_cache(&self, n: usize) -> usize {
         let threads = self.threads.max(1);
-        let n = n.clamp(1, threads);
+        let n = self.grouping(n).0;
         let llc = self.machine.llc_bytes().max(1) as f64;
         let share = self.cache_bytes as f64 / llc;
         let sharing = threads.min(self.machine.llc_shared_by()).max(1);
@@ -308,8 +339,10 @@ impl ModelInput<'_> {
         let threads = self.threads.max(1);
         let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
             .take_while(|&n| n < threads)
+            .map(|n| self.grouping(n).0)
             .collect();
         v.push(threads);
+        v.dedup();
         v
     }
 
@@ -318,10 +351,7 @@ impl ModelInput<'_> {
     /// groups for less than it costs in κ.
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
         let base = self.fitted_tile_in(dim_t, self.group_cache(n));
-        let groups = self
-            .threads
-            .max(1)
-            .div_ceil(n.clamp(1, self.threads.max(1)));
+        let groups = self.grouping(n).1;
         let ghost = 2 * self.cost.radius * dim_t;
         if groups == 1 || dim_t == 1 || base[0] <= ghost || base[1] <= ghost {
             return base;

@@ -1,6 +1,7 @@
 //! The naive and blocked engines against the reference engine on random data: every supported
 //! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=6,
-//! tiles that do not divide the grid, 1-3 threads, step counts that are not multiples of dim_T.
+//! tiles that do not divide the grid, 1-3 threads, tile groups of 1 and 2 threads, step counts
+//! that are not multiples of dim_T.
 
 mod common;
 
@@ -36,12 +37,24 @@ fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Se
 }
 
 /// Blocked settings covering dim_T 1..=6 with small tiles that do not divide the grid (many
-/// tiles, clipped edge tiles), alternating 1 and 2 threads.
+/// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_T
+/// with tile groups: 3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
+/// groups of one.
 fn blocked_sweep(r: usize) -> Vec<Setup> {
     (1..=6)
-        .map(|d| Setup::blocked(d, [2 * r * d + 9, 2 * r * d + 5], 1 + d % 2))
+        .flat_map(|d| {
+            let tile = [2 * r * d + 9, 2 * r * d + 5];
+            let (threads, per_group) = GROUPINGS[d % GROUPINGS.len()];
+            [
+                Setup::blocked(d, tile, 1 + d % 2),
+                Setup::blocked(d, tile, threads).groups_of(per_group),
+            ]
+        })
         .collect()
 }
+
+/// (threads, threads per tile group) pairs that split the team into several groups.
+const GROUPINGS: [(usize, usize); 3] = [(3, 2), (2, 1), (3, 1)];
 
 fn odd_sizes<T: Real>() {
     for (i, (kind, r)) in STENCILS.into_iter().enumerate() {
@@ -75,7 +88,14 @@ fn tiny_grids<T: Real>() {
         ] {
             let input = Grid::<T>::random(dims, 0.0, 1.0, 99).unwrap();
             let mut setups = vec![Setup::naive(2)];
-            setups.extend((1..=6).map(|d| Setup::blocked(d, [2 * r * d + 1, 2 * r * d + 2], 2)));
+            setups.extend((1..=6).map(|d| {
+                let s = Setup::blocked(d, [2 * r * d + 1, 2 * r * d + 2], 2);
+                if d % 2 == 0 {
+                    s.groups_of(1)
+                } else {
+                    s
+                }
+            }));
             check(&stencil, &input, 5, &setups);
         }
     }
@@ -146,11 +166,15 @@ fn repeated_runs_continue_where_they_stopped() {
         .threads(2)
         .build()
         .unwrap();
-    let mut solver = stencil35d::Solver::new(plan);
-    let mut grid = input.clone();
-    solver.run(&mut grid, 4).unwrap();
-    solver.run(&mut grid, 5).unwrap();
-    assert!(grid.max_rel_diff(&expected).unwrap() <= 1e-12);
+    for per_group in [1, 2] {
+        let plan = plan.rebuild().tile_threads(per_group).build().unwrap();
+        assert_eq!(plan.tile_threads(), per_group);
+        let mut solver = stencil35d::Solver::new(plan);
+        let mut grid = input.clone();
+        solver.run(&mut grid, 4).unwrap();
+        solver.run(&mut grid, 5).unwrap();
+        assert!(grid.max_rel_diff(&expected).unwrap() <= 1e-12);
+    }
 }
 
 proptest! {
@@ -164,6 +188,7 @@ proptest! {
         dim_t in 1usize..=6,
         tile_extra in (1usize..20, 1usize..20),
         threads in 1usize..=3,
+        per_group in 1usize..=3,
         steps in 1usize..=9,
         double in any::<bool>(),
         seed in any::<u64>(),
@@ -172,7 +197,10 @@ proptest! {
         let stencil = random_stencil(kind, r, seed);
         let dims = [2 * r + 1 + extra.0, 2 * r + 1 + extra.1, 2 * r + 1 + extra.2];
         let tile = [2 * r * dim_t + tile_extra.0, 2 * r * dim_t + tile_extra.1];
-        let setups = [Setup::blocked(dim_t, tile, threads), Setup::naive(threads)];
+        let setups = [
+            Setup::blocked(dim_t, tile, threads).groups_of(per_group),
+            Setup::naive(threads),
+        ];
         if double {
             check(&stencil, &Grid::<f64>::random(dims, -1.0, 1.0, seed).unwrap(), steps, &setups);
         } else {

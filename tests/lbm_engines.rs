@@ -34,6 +34,11 @@ fn check<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup], what: &str
 fn every_dim_t(dims: [usize; 3], periodic_x: bool) -> Vec<Setup> {
     let mut setups = vec![Setup::naive(1), Setup::naive(2)];
     setups.extend((1..=8).map(|d| Setup::blocked(d, small_tile(dims, periodic_x, d), 1 + d % 2)));
+    // Tile groups: 3 threads in groups of 2 and 1, 2 threads in groups of one, 3 of one.
+    setups.extend((1..=8).map(|d| {
+        let (threads, per_group) = [(3, 2), (2, 1), (3, 1)][d % 3];
+        Setup::blocked(d, small_tile(dims, periodic_x, d), threads).groups_of(per_group)
+    }));
     setups
 }
 
@@ -157,7 +162,11 @@ fn naive_and_blocked_agree_bitwise() {
     let input = Scenario::InletOutlet.lattice::<f64>([29, 19, 11], Physics::bgk(0.8), 9);
     let naive = run(&input, Setup::naive(2), 7);
     for d in [2, 3, 5] {
-        let blocked = run(&input, Setup::blocked(d, [2 * d + 7, 2 * d + 4], 2), 7);
+        let blocked = run(
+            &input,
+            Setup::blocked(d, [2 * d + 7, 2 * d + 4], 3).groups_of(d % 2 + 1),
+            7,
+        );
         let [nx, ny, nz] = input.dims();
         for z in 0..nz {
             for y in 0..ny {
@@ -260,7 +269,8 @@ proptest! {
         periodic in any::<[bool; 3]>(),
         dim_t in 1usize..=8,
         tile_extra in (1usize..20, 1usize..20),
-        threads in 1usize..=2,
+        threads in 1usize..=3,
+        per_group in 1usize..=2,
         steps in 1usize..=9,
         bgk in any::<bool>(),
         double in any::<bool>(),
@@ -269,7 +279,10 @@ proptest! {
         let dims = [dims.0, dims.1, dims.2];
         let tile_x = if periodic[0] { dims[0] + 2 * dim_t } else { 2 * dim_t + tile_extra.0 };
         let tile = [tile_x, 2 * dim_t + tile_extra.1];
-        let setups = [Setup::blocked(dim_t, tile, threads), Setup::naive(threads)];
+        let setups = [
+            Setup::blocked(dim_t, tile, threads).groups_of(per_group),
+            Setup::naive(threads),
+        ];
         if double {
             let lat = random_lattice::<f64>(dims, periodic, bgk, seed);
             check_loose(&lat, steps, &setups);

@@ -10,11 +10,16 @@
 //! no plane yet / any more). Level 0 is read straight from the source grid and the last level
 //! writes only the tile's valid output into the destination grid. Each level's rows are split
 //! evenly among the threads, as in the paper's figure 3(b).
+//!
+//! The team may be cut into tile groups (see [`super::groups`]): each group claims whole tiles
+//! from a shared counter and runs the pipeline above on them with its own ring buffers and its
+//! own barrier; a group of the whole team is the paper's scheme.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::barrier::{PoisonOnPanic, SpinBarrier};
+use super::barrier::PoisonOnPanic;
+use super::groups::{GroupSync, Groups, Member};
 use super::naive;
 use super::prefetch::prefetch_row;
 use super::rows::{Planes, RowKernel, WithKernel};
@@ -32,6 +37,8 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) steps: usize,
     pub(crate) dim_t: usize,
     pub(crate) tile: [usize; 2],
+    /// Threads per tile group (clamped to the team size).
+    pub(crate) tile_threads: usize,
     pub(crate) team: &'a Team,
 }
 
@@ -46,9 +53,12 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
             let depth = self.dim_t.min(self.steps - done);
             let tiling = Tiling::new(self.grid.dims(), r, self.tile, depth);
             let layout = RingLayout::new::<T>(&tiling, r, depth);
-            if ring.as_ref().is_none_or(|b| b.len() < layout.len) {
+            let groups = Groups::new(self.team.size(), self.tile_threads);
+            let ring_len = layout.len * groups.count();
+            if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
+                drop(ring.take());
                 ring = Some(
-                    AlignedBuf::zeroed(layout.len)
+                    AlignedBuf::zeroed(ring_len.max(1))
                         .expect("ring buffers are a few cache-sized planes"),
                 );
             }
@@ -61,7 +71,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
                 self.grid,
                 self.scratch,
                 depth,
-                self.team.size(),
+                groups,
             )
             .run(self.team);
             if finite {
@@ -82,7 +92,8 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
     }
 }
 
-/// Shape of the ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized plane.
+/// Shape of one group's ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized
+/// plane (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
     pitch: usize,
@@ -119,15 +130,17 @@ struct Pass<'a, T: Real, K> {
     dst: *mut T,
     ring: *mut T,
     layout: RingLayout,
-    barrier: SpinBarrier,
+    sync: GroupSync,
     non_finite: AtomicBool,
     threads: usize,
 }
 
 // SAFETY: the raw pointers are shared among the team under the schedule described in the module
-// docs: in each pipeline step every thread writes only its own rows of one plane per level (into
-// ring slots or dst rows no other thread reads or writes in that step), reads only planes
-// finished in earlier steps (separated by the barrier), and `src` is never written.
+// docs: each tile is claimed by one group, which alone uses its own ring buffers; in each
+// pipeline step every thread writes only its own rows of one plane per level (into its group's
+// ring slots or its tile's dst rows, which no other thread reads or writes in that step), reads
+// only planes finished in earlier steps (separated by the group's barrier), and `src` is never
+// written.
 unsafe impl<T: Real, K: Sync> Sync for Pass<'_, T, K> {}
 
 impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
@@ -140,7 +153,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         src: &'a Grid<T>,
         dst: &'a mut Grid<T>,
         depth: usize,
-        threads: usize,
+        groups: Groups,
     ) -> Self {
         Pass {
             kernel,
@@ -153,9 +166,9 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             dst: dst.storage_mut().as_mut_ptr(),
             ring: ring.as_mut_ptr(),
             layout,
-            barrier: SpinBarrier::new(threads),
+            sync: GroupSync::new(groups, tiling.tiles.len()),
             non_finite: AtomicBool::new(false),
-            threads,
+            threads: groups.threads(),
         }
     }
 
@@ -165,10 +178,16 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         !self.non_finite.load(Ordering::Relaxed)
     }
 
-    /// Rows of `rows` that thread `tid` computes.
-    fn share(&self, rows: Range<usize>, tid: usize) -> Range<usize> {
+    /// Rows of `rows` that the `index`-th of `of` threads computes.
+    fn share(rows: Range<usize>, index: usize, of: usize) -> Range<usize> {
         let len = rows.len();
-        rows.start + len * tid / self.threads..rows.start + len * (tid + 1) / self.threads
+        rows.start + len * index / of..rows.start + len * (index + 1) / of
+    }
+
+    /// The ring buffers of group `group`.
+    #[inline]
+    fn ring_of(&self, group: usize) -> *mut T {
+        self.ring.wrapping_add(group * self.layout.len)
     }
 
     /// Row (z, y) of the source grid, indexable by global column.
@@ -177,27 +196,32 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         self.src.wrapping_add(z * self.plane + y * self.pitch)
     }
 
-    /// Row (z, y) of level `level`'s ring buffer, indexable by global column.
+    /// Row (z, y) of level `level`'s ring buffer in `ring`, indexable by global column.
     #[inline]
-    fn ring_row(&self, level: usize, z: usize, y: usize, origin: [usize; 2]) -> *mut T {
+    fn ring_row(
+        &self,
+        ring: *mut T,
+        level: usize,
+        z: usize,
+        y: usize,
+        origin: [usize; 2],
+    ) -> *mut T {
         let slot = (level - 1) * self.layout.slots + z % self.layout.slots;
-        self.ring
-            .wrapping_add(slot * self.layout.slot + (y - origin[1]) * self.layout.pitch)
+        ring.wrapping_add(slot * self.layout.slot + (y - origin[1]) * self.layout.pitch)
             .wrapping_sub(origin[0])
     }
 
     /// Where level `level` keeps plane `z`, as (base, pitch) with `base + y·pitch + x` the cell
     /// (x, y): the source grid for level 0 and for the fixed boundary planes (they never
-    /// change), the level's ring buffer otherwise.
+    /// change), the level's ring buffer in `ring` otherwise.
     #[inline]
-    fn plane(&self, level: usize, z: usize, origin: [usize; 2]) -> (*const T, usize) {
+    fn plane(&self, ring: *mut T, level: usize, z: usize, origin: [usize; 2]) -> (*const T, usize) {
         let r = K::RADIUS;
         if level == 0 || z < r || z >= self.dims[2] - r {
             (self.src.wrapping_add(z * self.plane), self.pitch)
         } else {
             let slot = (level - 1) * self.layout.slots + z % self.layout.slots;
-            let base = self
-                .ring
+            let base = ring
                 .wrapping_add(slot * self.layout.slot)
                 .wrapping_sub(origin[1] * self.layout.pitch + origin[0]);
             (base.cast_const(), self.layout.pitch)
@@ -207,7 +231,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     /// Rows of level `j` this thread handles: its share of the computed rows, plus, for levels
     /// kept in ring buffers, the fixed boundary rows next to them (copied, not computed, so the
     /// next level finds every row it reads in the ring).
-    fn level_rows(&self, tile: &Tile, j: usize, tid: usize) -> Range<usize> {
+    fn level_rows(&self, tile: &Tile, j: usize, m: Member) -> Range<usize> {
         let (r, ny) = (K::RADIUS, self.dims[1]);
         let mut rows = tile.level_y(j, self.depth, r, ny);
         if j < self.depth {
@@ -218,14 +242,17 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                 rows.end = ny;
             }
         }
-        self.share(rows, tid)
+        Self::share(rows, m.local, m.size)
     }
 
     fn work(&self, tid: usize) {
         if self.depth == 1 {
             return self.work_spatial(tid);
         }
-        let _poison = PoisonOnPanic(&self.barrier);
+        let m = self.sync.groups().member(tid);
+        let barrier = self.sync.barrier(m);
+        let _poison = PoisonOnPanic(barrier);
+        let ring = self.ring_of(m.group);
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
         let depth = self.depth;
@@ -236,11 +263,13 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx && std::env::var_os("NOPF").is_none();
         let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
-        for tile in &self.tiling.tiles {
+        // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
+        while let Ok(Some(t)) = self.sync.claim(m) {
+            let tile = &self.tiling.tiles[t];
             let origin = tile.buffer_origin(depth, r);
             levels.clear();
             levels.extend(
-                (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, tid))),
+                (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, m))),
             );
             for s in 0..pipeline_steps {
                 for (j, (xs, ys)) in (1..=depth).zip(&levels) {
@@ -250,14 +279,15 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                     }
                     let z = z as usize;
                     let planes = Planes::gather(r, |dz| {
-                        self.plane(j - 1, (z as isize + dz) as usize, origin)
+                        self.plane(ring, j - 1, (z as isize + dz) as usize, origin)
                     });
                     let prefetch_src = (prefetch && j == 1 && z + r + 1 < nz).then_some(z + r + 1);
                     let prefetch_dst = (prefetch && j == depth && z + 1 < nz - r).then_some(z + 1);
                     for y in ys.clone() {
                         if y < r || y >= ny - r {
                             // A fixed boundary row: copy it into the ring for the next level.
-                            let (from, to) = (self.src_row(z, y), self.ring_row(j, z, y, origin));
+                            let (from, to) =
+                                (self.src_row(z, y), self.ring_row(ring, j, z, y, origin));
                             for x in xs.start - r..xs.end + r {
                                 // SAFETY: columns xs ± R lie inside the tile's buffered columns
                                 // and inside the grid row; this thread owns this ring row.
@@ -286,7 +316,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                                     .row(&planes, y, out, xs.start, xs.end, &mut check)
                             };
                         } else {
-                            let out = self.ring_row(j, z, y, origin);
+                            let out = self.ring_row(ring, j, z, y, origin);
                             // SAFETY: as above; out is this thread's row of a ring slot that no
                             // thread reads in this step, and it holds the buffered columns.
                             unsafe {
@@ -297,7 +327,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                         }
                     }
                 }
-                if self.barrier.wait().is_err() {
+                if barrier.wait().is_err() {
                     return;
                 }
             }
@@ -313,13 +343,14 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
         let mut check = T::Simd::splat(T::zero());
-        let planes_z = self.share(r..nz - r, tid);
+        let planes_z = Self::share(r..nz - r, tid, self.threads);
         for tile in &self.tiling.tiles {
             let xs = tile.level_x(1, 1, r, nx);
             let ys = tile.level_y(1, 1, r, ny);
             for z in planes_z.clone() {
-                let planes =
-                    Planes::gather(r, |dz| self.plane(0, (z as isize + dz) as usize, [0, 0]));
+                let planes = Planes::gather(r, |dz| {
+                    self.plane(self.ring, 0, (z as isize + dz) as usize, [0, 0])
+                });
                 for y in ys.clone() {
                     let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
                     // SAFETY: the source grid holds rows y ± R of planes z ± R with all columns;

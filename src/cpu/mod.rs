@@ -3,6 +3,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod blocked;
+pub(crate) mod groups;
 pub(crate) mod naive;
 pub(crate) mod prefetch;
 pub(crate) mod reference;
@@ -140,6 +141,7 @@ pub(crate) fn run_stencil<T: Real>(
                 steps,
                 dim_t: plan.dim_t(),
                 tile: plan.tile(),
+                tile_threads: plan.tile_threads(),
                 team,
             };
             rows::dispatch(stencil, run).map_err(Error::from)

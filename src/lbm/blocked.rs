@@ -7,7 +7,9 @@
 //! pipeline step `s` it computes plane `z = s − g − 2(j − 1)` from level `j − 1`'s planes
 //! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the
 //! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
-//! the second population buffer. Each level's rows are split evenly among the threads. Wall
+//! the second population buffer. Each level's rows are split evenly among the threads of a tile
+//! group (see `crate::cpu::groups`: groups claim whole tiles and have their own rings and
+//! barrier; one group of the whole team is the paper's scheme). Wall
 //! nodes are carried through the levels by copying, and the lattice's flag, class and links
 //! arrays (constant in time) are read in place.
 
@@ -19,7 +21,8 @@ use super::populations::Populations;
 use super::rows::{AxisMap, FlowKernel, Level, NodeBytes, Row};
 use super::tiles::{Blocking, Mode};
 use crate::aligned::{AlignedBuf, CACHE_LINE};
-use crate::cpu::barrier::{PoisonOnPanic, SpinBarrier};
+use crate::cpu::barrier::PoisonOnPanic;
+use crate::cpu::groups::{GroupSync, Groups};
 use crate::cpu::team::Team;
 use crate::cpu::Failure;
 use crate::grid::padded_stride;
@@ -38,6 +41,8 @@ pub(crate) struct BlockedRun<'a, T: FlowReal> {
     pub(crate) steps: usize,
     pub(crate) dim_t: usize,
     pub(crate) tile: [usize; 2],
+    /// Threads per tile group (clamped to the team size).
+    pub(crate) tile_threads: usize,
     pub(crate) team: &'a Team,
 }
 
@@ -57,10 +62,12 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             let depth = self.dim_t.min(self.steps - done);
             let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
             let layout = RingLayout::new::<T>(&blocking);
-            if ring.as_ref().is_none_or(|b| b.len() < layout.len) {
+            let groups = Groups::new(self.team.size(), self.tile_threads);
+            let ring_len = layout.len * groups.count();
+            if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take()); // free the old buffer before allocating the new one
                 ring = Some(
-                    AlignedBuf::zeroed(layout.len.max(1))
+                    AlignedBuf::zeroed(ring_len.max(1))
                         .expect("ring buffers are a few cache-sized planes"),
                 );
             }
@@ -80,7 +87,7 @@ impl<T: FlowReal> BlockedRun<'_, T> {
                 ring: ring_buf.as_mut_ptr(),
                 layout,
                 bytes: self.bytes,
-                barrier: SpinBarrier::new(self.team.size()),
+                sync: GroupSync::new(groups, blocking.tiles.len()),
                 non_finite: AtomicBool::new(false),
                 threads: self.team.size(),
                 blocking,
@@ -106,7 +113,8 @@ impl<T: FlowReal> BlockedRun<'_, T> {
     }
 }
 
-/// Shape of the ring buffers: `depth − 1` levels of 4 slots of 19 tile-sized planes.
+/// Shape of one group's ring buffers: `depth − 1` levels of 4 slots of 19 tile-sized planes
+/// (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
     pitch: usize,
@@ -143,15 +151,16 @@ struct Pass<'a, T: FlowReal> {
     ring: *mut T,
     layout: RingLayout,
     bytes: NodeBytes,
-    barrier: SpinBarrier,
+    sync: GroupSync,
     non_finite: AtomicBool,
     threads: usize,
     blocking: Blocking,
 }
 
-// SAFETY: the raw pointers are shared by the team under the schedule in the module docs: in each
-// pipeline step every thread writes only its own rows of one plane per level (ring slots or
-// destination rows no other thread touches in that step), reads only planes finished in earlier
+// SAFETY: the raw pointers are shared by the team under the schedule in the module docs: each
+// tile is claimed by one group, which alone uses its own ring; in each pipeline step every
+// thread writes only its own rows of one plane per level (its group's ring slots or its tile's
+// destination rows, which no other thread touches in that step), reads only planes finished in earlier
 // steps (ordered by the barrier), and never writes the source lattice or the byte arrays.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
@@ -168,15 +177,15 @@ impl<T: FlowReal> Pass<'_, T> {
         !self.non_finite.load(Ordering::Relaxed)
     }
 
-    /// Thread `tid`'s part of `range` (an even split of rows).
-    fn share(&self, range: std::ops::Range<isize>, tid: usize) -> std::ops::Range<isize> {
+    /// The `index`-th of `of` parts of `range` (an even split of rows).
+    fn share(range: std::ops::Range<isize>, index: usize, of: usize) -> std::ops::Range<isize> {
         let len = range.len();
-        let t = self.threads;
-        range.start + (len * tid / t) as isize..range.start + (len * (tid + 1) / t) as isize
+        range.start + (len * index / of) as isize..range.start + (len * (index + 1) / of) as isize
     }
 
-    /// Level `j`'s storage for a tile whose level-1 region starts at `origin`.
-    fn level(&self, j: usize, origin: [isize; 2]) -> Level<T> {
+    /// Level `j`'s storage in group `group`'s ring for a tile whose level-1 region starts at
+    /// `origin`.
+    fn level(&self, group: usize, j: usize, origin: [isize; 2]) -> Level<T> {
         let d = self.blocking.depth;
         if j == 0 {
             return self.src;
@@ -192,7 +201,9 @@ impl<T: FlowReal> Pass<'_, T> {
         };
         debug_assert!(self.blocking.modes[0] != Mode::Ghost && origin[0] >= 0 && nx > 0);
         Level {
-            base: self.ring.wrapping_add((j - 1) * self.layout.level),
+            base: self
+                .ring
+                .wrapping_add(group * self.layout.len + (j - 1) * self.layout.level),
             array: self.layout.array,
             plane: self.layout.slot,
             pitch: self.layout.pitch,
@@ -208,15 +219,19 @@ impl<T: FlowReal> Pass<'_, T> {
     }
 
     fn work<const FORCED: bool>(&self, tid: usize) {
-        let _poison = PoisonOnPanic(&self.barrier);
+        let m = self.sync.groups().member(tid);
+        let barrier = self.sync.barrier(m);
+        let _poison = PoisonOnPanic(barrier);
         let b = &self.blocking;
         let d = b.depth;
         let (steps, g) = b.pipeline();
         let mut check = T::Simd::splat(T::zero());
         let mut unchecked = check;
-        for tile in &b.tiles {
+        // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
+        while let Ok(Some(t)) = self.sync.claim(m) {
+            let tile = &b.tiles[t];
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
-            let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(j, origin)).collect();
+            let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
             let xs: Vec<(usize, usize)> = (0..=d)
                 .map(|j| {
                     let r = b.level(tile, 0, j.max(1));
@@ -224,7 +239,7 @@ impl<T: FlowReal> Pass<'_, T> {
                 })
                 .collect();
             let ys: Vec<std::ops::Range<isize>> = (0..=d)
-                .map(|j| self.share(b.level(tile, 1, j.max(1)), tid))
+                .map(|j| Self::share(b.level(tile, 1, j.max(1)), m.local, m.size))
                 .collect();
             let zs: Vec<std::ops::Range<isize>> = (0..=d).map(|j| b.z_range(j.max(1))).collect();
             for s in 0..steps as isize {
@@ -251,7 +266,7 @@ impl<T: FlowReal> Pass<'_, T> {
                         }
                     }
                 }
-                if self.barrier.wait().is_err() {
+                if barrier.wait().is_err() {
                     return;
                 }
             }
@@ -266,7 +281,7 @@ impl<T: FlowReal> Pass<'_, T> {
     fn work_spatial<const FORCED: bool>(&self, tid: usize) {
         let b = &self.blocking;
         let mut check = T::Simd::splat(T::zero());
-        let planes = self.share(0..b.dims[2] as isize, tid);
+        let planes = Self::share(0..b.dims[2] as isize, tid, self.threads);
         for tile in &b.tiles {
             let x = b.level(tile, 0, 1);
             for z in planes.clone() {

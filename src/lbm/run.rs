@@ -95,6 +95,7 @@ fn run_typed<T: FlowReal>(
                 steps,
                 dim_t: plan.dim_t(),
                 tile: plan.tile(),
+                tile_threads: plan.tile_threads(),
                 team,
             };
             run.run(&mut lat.pop, scratch)

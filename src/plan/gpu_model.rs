@@ -140,6 +140,7 @@ impl GpuModel<'_> {
             bound,
             gpu: launch,
             measured_mups: None,
+            tile_threads: 0,
         }
     }
 

@@ -134,6 +134,13 @@ impl Machine {
         self.caches.last().map_or(8 << 20, |c| c.bytes)
     }
 
+    /// Logical CPUs sharing one instance of the last-level cache.
+    pub fn llc_shared_by(&self) -> usize {
+        self.caches
+            .last()
+            .map_or(self.cores, |c| c.shared_by.max(1))
+    }
+
     /// Size of the last private (per-core) cache in bytes.
     pub fn private_cache_bytes(&self) -> usize {
         self.caches

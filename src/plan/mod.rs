@@ -56,6 +56,8 @@ pub struct Overrides {
     pub tile: bool,
     /// Thread count fixed by the user.
     pub threads: bool,
+    /// Threads per tile group fixed by the user.
+    pub tile_threads: bool,
     /// GPU launch shape fixed by the user.
     pub gpu_shape: bool,
 }
@@ -82,6 +84,7 @@ pub struct Plan {
     dims: [usize; 3],
     engine: Engine,
     threads: usize,
+    tile_threads: usize,
     pin: bool,
     dim_t: usize,
     tile: [usize; 2],
@@ -106,6 +109,7 @@ pub struct PlanBuilder {
     dim_t: Option<usize>,
     tile: Option<[usize; 2]>,
     threads: Option<usize>,
+    tile_threads: Option<usize>,
     pin: bool,
     cache_share: f64,
     machine: Option<Machine>,
@@ -125,6 +129,7 @@ impl PlanBuilder {
             dim_t: None,
             tile: None,
             threads: None,
+            tile_threads: None,
             pin: true,
             cache_share: DEFAULT_CACHE_SHARE,
             machine: None,
@@ -154,6 +159,16 @@ impl PlanBuilder {
     /// Fixes the number of threads.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
+        self
+    }
+
+    /// Fixes the threads per tile group of the blocked engine (implies the blocked engine): the
+    /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming whole tiles with
+    /// its own ring buffers and barrier; `n` = threads is the 3.5D paper's scheme (all threads
+    /// on every tile). Values above the thread count are clamped to it, and the plan reports the
+    /// largest group it makes (12 threads in groups of at most 8 are 2 groups of 6).
+    pub fn tile_threads(mut self, n: usize) -> Self {
+        self.tile_threads = Some(n);
         self
     }
 
@@ -213,6 +228,11 @@ impl PlanBuilder {
         if self.threads == Some(0) {
             return Err(Error::InvalidPlan("threads must be at least 1".into()));
         }
+        if self.tile_threads == Some(0) {
+            return Err(Error::InvalidPlan(
+                "threads per tile group must be at least 1".into(),
+            ));
+        }
         if let Some(d) = self.dim_t {
             if !(1..=MAX_DIM_T).contains(&d) {
                 return Err(Error::InvalidPlan(format!(
@@ -232,9 +252,15 @@ impl PlanBuilder {
                     "dim_T and tile apply to the blocked engine, not to '{engine}'"
                 )));
             }
+            if engine != Engine::Blocked && self.tile_threads.is_some() {
+                return Err(Error::InvalidPlan(format!(
+                    "threads per tile group apply to the blocked CPU engine, not to '{engine}'"
+                )));
+            }
         }
         let machine = self.machine.unwrap_or_else(|| Machine::detect().clone());
         let threads = self.threads.unwrap_or(machine.cores);
+        let tile_threads = self.tile_threads.map(|n| n.min(threads));
         let cache_bytes = (machine.llc_bytes() as f64 * self.cache_share) as usize;
         let input = ModelInput {
             cost,
@@ -248,14 +274,15 @@ impl PlanBuilder {
 
         let mut candidates = vec![input.naive()];
         for d in 1..=PLANNER_MAX_DIM_T.max(self.dim_t.unwrap_or(1)) {
-            let tile = self.tile.unwrap_or_else(|| input.fitted_tile(d));
-            candidates.extend(input.blocked(d, tile));
+            candidates.extend(input.best_blocked(d, self.tile, tile_threads));
         }
         let best_cpu_dim_t =
             best(candidates.iter().filter(|c| c.engine == Engine::Blocked)).map_or(1, |c| c.dim_t);
         let cpu_blocked = |dim_t: Option<usize>| -> Result<Candidate> {
             let dim_t = dim_t.unwrap_or(best_cpu_dim_t);
-            let tile = self.tile.unwrap_or_else(|| input.fitted_tile(dim_t));
+            let tile = self
+                .tile
+                .unwrap_or_else(|| input.group_tile(dim_t, tile_threads.unwrap_or(threads)));
             let full_x = input.full(0, dim_t);
             if self.kernel.periodic()[0] && tile[0] < full_x {
                 return Err(Error::InvalidPlan(format!(
@@ -264,7 +291,7 @@ impl PlanBuilder {
                     tile[0]
                 )));
             }
-            input.blocked(dim_t, tile).ok_or_else(|| {
+            input.best_blocked(dim_t, self.tile, tile_threads).ok_or_else(|| {
                 Error::InvalidPlan(format!(
                     "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
                     tile[0],
@@ -362,7 +389,7 @@ impl PlanBuilder {
                 .expect("added above"),
             Some(Engine::GpuBlocked) => best_gpu_blocked()?,
             None if self.gpu_shape.is_some() => best_gpu_blocked()?,
-            None if self.dim_t.is_some() || self.tile.is_some() => {
+            None if self.dim_t.is_some() || self.tile.is_some() || tile_threads.is_some() => {
                 // Overrides of dim_T or tile ask for a blocked engine: the better of the two.
                 let cpu = cpu_blocked(self.dim_t);
                 match (cpu, best_gpu_blocked()) {
@@ -391,6 +418,11 @@ impl PlanBuilder {
         } else {
             chosen.tile
         };
+        let plan_tile_threads = if chosen.engine == Engine::Blocked {
+            chosen.tile_threads.clamp(1, threads)
+        } else {
+            threads
+        };
         Ok(Plan {
             eta: model::eta(cost.bytes_per_op(), machine.bytes_per_op(self.dtype)),
             kernel_bytes_per_op: cost.bytes_per_op(),
@@ -405,8 +437,10 @@ impl PlanBuilder {
                 dim_t: self.dim_t.is_some(),
                 tile: self.tile.is_some(),
                 threads: self.threads.is_some(),
+                tile_threads: self.tile_threads.is_some(),
                 gpu_shape: self.gpu_shape.is_some(),
             },
+            tile_threads: plan_tile_threads,
             kernel: self.kernel,
             dtype: self.dtype,
             dims: self.dims,
@@ -459,6 +493,7 @@ impl Plan {
             dim_t: self.overrides.dim_t.then_some(self.dim_t),
             tile: self.overrides.tile.then_some(self.tile),
             threads: self.overrides.threads.then_some(self.threads),
+            tile_threads: self.overrides.tile_threads.then_some(self.tile_threads),
             pin: self.pin,
             cache_share: self.cache_bytes as f64 / self.machine.llc_bytes() as f64,
             machine: Some(self.machine.clone()),
@@ -489,6 +524,9 @@ impl Plan {
             b.dim_t = None;
             b.tile = None;
         }
+        if engine != Engine::Blocked {
+            b.tile_threads = None;
+        }
         b.build()
     }
 
@@ -516,6 +554,15 @@ impl Plan {
     /// Worker threads.
     pub fn threads(&self) -> usize {
         self.threads
+    }
+    /// Threads per tile group of the blocked engine (the whole team for other engines); the
+    /// team runs ⌈threads / tile_threads⌉ groups.
+    pub fn tile_threads(&self) -> usize {
+        self.tile_threads
+    }
+    /// Number of tile groups of the blocked engine (1 for other engines).
+    pub fn tile_groups(&self) -> usize {
+        self.threads.div_ceil(self.tile_threads.max(1))
     }
     /// Whether workers are pinned to cores.
     pub fn pin(&self) -> bool {
@@ -722,6 +769,25 @@ impl Display for Plan {
                 self.chosen.kappa,
                 human_bytes(self.chosen.working_set)
             )?;
+            let groups = self.tile_groups();
+            if self.dim_t == 1 {
+                writeln!(
+                    f,
+                    "         one level per pass: each thread streams its own planes, no tile groups"
+                )?;
+            } else {
+                writeln!(
+                f,
+                "         tile groups: {groups} of {}{} thread{} (each claims whole tiles, with its own ring buffers{})",
+                self.tile_threads,
+                if groups * self.tile_threads == self.threads { "" } else { " or fewer" },
+                if self.tile_threads == 1 { "" } else { "s" },
+                if self.tile_threads == 1 { " and no barrier" } else { " and barrier" },
+            )?;
+            }
+            if self.overrides.tile_threads {
+                writeln!(f, "         threads per tile group set by user")?;
+            }
             if self.chosen.working_set > m.llc_bytes() {
                 writeln!(f, "         warning: the working set exceeds the last-level cache; expect memory-bound speed")?;
             }
@@ -742,13 +808,14 @@ impl Display for Plan {
         writeln!(f, "candidates:")?;
         writeln!(
             f,
-            "  {:<11} {:>5} {:>11} {:>7} {:>10} {:>10} {:>9} {:>8}  GPU launch",
-            "engine", "dim_T", "tile", "κ", "set", "MUPS", "measured", "bound"
+            "  {:<11} {:>5} {:>11} {:>8} {:>7} {:>10} {:>10} {:>9} {:>8}  GPU launch",
+            "engine", "dim_T", "tile", "thr/tile", "κ", "set", "MUPS", "measured", "bound"
         )?;
         for c in &self.candidates {
             let chosen = c.engine == self.chosen.engine
                 && c.dim_t == self.chosen.dim_t
                 && c.tile == self.chosen.tile
+                && c.tile_threads == self.chosen.tile_threads
                 && c.gpu == self.chosen.gpu;
             let launch = c.gpu.as_ref().map_or(String::new(), |l| {
                 format!(
@@ -758,11 +825,16 @@ impl Display for Plan {
             });
             writeln!(
                 f,
-                "{} {:<11} {:>5} {:>11} {:>7.3} {:>10} {:>10.0} {:>9} {:>8}  {launch}",
+                "{} {:<11} {:>5} {:>11} {:>8} {:>7.3} {:>10} {:>10.0} {:>9} {:>8}  {launch}",
                 if chosen { "*" } else { " " },
                 c.engine.name(),
                 c.dim_t,
                 format!("{}x{}", c.tile[0], c.tile[1]),
+                if c.engine == Engine::Blocked {
+                    c.tile_threads.to_string()
+                } else {
+                    "-".into()
+                },
                 c.kappa,
                 human_bytes(c.working_set),
                 c.predicted_mups,
@@ -801,13 +873,16 @@ mod tests {
 
     #[test]
     fn reproduces_the_papers_7_point_choice() {
+        // The paper's scheme: all four threads on every tile.
         let plan = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32)
+            .tile_threads(4)
             .build()
             .unwrap();
         assert_eq!(plan.engine(), Engine::Blocked);
         assert_eq!(plan.dim_t(), 2);
         assert_eq!(plan.tile(), [360, 360]);
         let dp = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F64)
+            .tile_threads(4)
             .build()
             .unwrap();
         assert_eq!((dp.dim_t(), dp.tile()), (2, [256, 256]));
@@ -880,9 +955,94 @@ mod tests {
         let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [40, 30, 20])
             .machine(Machine::paper_core_i7())
             .dim_t(3)
+            .tile_threads(4)
             .build()
             .unwrap();
         assert_eq!(plan.tile(), [44, 34]);
         assert_eq!(plan.chosen().kappa, 1.0);
+    }
+
+    /// A 16-core machine like the one the 3.5D engine was slow on with every thread on every
+    /// tile: 2 MiB private L2, one 32 MiB LLC.
+    fn sixteen_cores() -> Machine {
+        let mut m = Machine::paper_core_i7();
+        m.cores = 16;
+        m.f32_lanes = 16;
+        m.caches = vec![
+            CacheLevel {
+                level: 1,
+                bytes: 48 << 10,
+                shared_by: 1,
+            },
+            CacheLevel {
+                level: 2,
+                bytes: 2 << 20,
+                shared_by: 1,
+            },
+            CacheLevel {
+                level: 3,
+                bytes: 32 << 20,
+                shared_by: 16,
+            },
+        ];
+        m.bandwidth_gbs = 50.0;
+        m
+    }
+
+    #[test]
+    fn many_cores_split_the_team_into_tile_groups() {
+        let m = sixteen_cores();
+        let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
+            .machine(m.clone())
+            .engine(Engine::Blocked)
+            .build()
+            .unwrap();
+        assert!(plan.tile_threads() < 16, "{plan}");
+        let groups = plan.tile_groups();
+        assert_eq!(groups, 16usize.div_ceil(plan.tile_threads()));
+        // The tiles spread evenly over the groups and each group's tile fits its cache share.
+        let c = plan.chosen();
+        let tiles = [0, 1].map(|a| (510usize).div_ceil(c.tile[a] - 2 * c.dim_t));
+        assert_eq!((tiles[0] * tiles[1]) % groups, 0, "{plan}");
+        assert!(
+            c.working_set * groups <= m.llc_bytes().max(16 * (2 << 20)),
+            "{plan}"
+        );
+        let text = plan.to_string();
+        assert!(text.contains("tile groups"), "{text}");
+        // The user's choice wins and is reported.
+        let fixed = plan.rebuild().tile_threads(16).build().unwrap();
+        assert_eq!((fixed.tile_threads(), fixed.tile_groups()), (16, 1));
+        assert!(fixed.to_string().contains("set by user"));
+        let clamped = plan.rebuild().tile_threads(40).build().unwrap();
+        assert_eq!(clamped.tile_threads(), 16);
+        let uneven = plan.rebuild().threads(12).tile_threads(8).build().unwrap();
+        assert_eq!((uneven.tile_threads(), uneven.tile_groups()), (6, 2));
+        assert!(matches!(
+            plan.rebuild().tile_threads(0).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        assert!(matches!(
+            PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [64; 3])
+                .machine(m)
+                .engine(Engine::Naive)
+                .tile_threads(2)
+                .build(),
+            Err(Error::InvalidPlan(_))
+        ));
+    }
+
+    #[test]
+    fn lattice_tiles_stay_large_enough_on_many_cores() {
+        let kernel = LbmKernel {
+            periodic: [false; 3],
+            forced: false,
+        };
+        let plan = PlanBuilder::new(kernel, DType::F32, [256; 3])
+            .machine(sixteen_cores())
+            .engine(Engine::Blocked)
+            .build()
+            .unwrap();
+        assert!(plan.chosen().kappa < 1.5, "{plan}");
     }
 }

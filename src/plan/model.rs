@@ -4,6 +4,13 @@
 //! Predicted rate = min(compute rate, memory rate) / κ, where the compute rate is the peak op rate
 //! over the kernel's ops per update, the memory rate is the bandwidth times `dim_T` over the bytes
 //! per update, and κ is the redundant work of the tile ghost zones.
+//!
+//! The blocked engine's team is cut into tile groups of `tile_threads` threads (see
+//! `crate::cpu::groups`). For each group size the model gives a group the cache it can count on
+//! (its threads' share of their last-level cache, or their private caches if larger), fits
+//! eq. (4)'s tile into it, evens the tile count out over the groups, and charges what groups of
+//! several threads cost: a spin barrier per pipeline step and the rows each thread reads from
+//! its neighbours' caches.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +19,31 @@ use super::machine::Machine;
 use super::Engine;
 use crate::cpu::tiling;
 use crate::DType;
+
+/// Modelled cost of one spin-barrier round across `n > 1` threads: a fixed part plus one
+/// cache-line transfer per arriving thread (nanoseconds).
+const BARRIER_NS_BASE: f64 = 150.0;
+/// Per-thread part of a barrier round (nanoseconds).
+const BARRIER_NS_PER_THREAD: f64 = 100.0;
+/// How much slower a row whose neighbour rows were written by another core is than one whose
+/// rows all sit in the thread's own cache (1.0 = twice the time).
+const REMOTE_ROW_COST: f64 = 1.0;
+
+/// Modelled time of one barrier round across `n` threads, microseconds (0 for one thread).
+pub fn barrier_us(n: usize) -> f64 {
+    if n <= 1 {
+        0.0
+    } else {
+        (BARRIER_NS_BASE + BARRIER_NS_PER_THREAD * n as f64) / 1e3
+    }
+}
+
+/// Share of the time tile groups are busy when `tiles` equal tiles are claimed by `groups`
+/// groups (the last round may leave some idle).
+pub fn balance(tiles: usize, groups: usize) -> f64 {
+    let groups = groups.max(1);
+    tiles as f64 / (groups * tiles.div_ceil(groups).max(1)) as f64
+}
 
 /// Eq. (3): η = ⌈γ / Γ⌉, the fewest time steps per pass that lift a kernel demanding γ bytes
 /// per op off a machine's memory roofline of Γ bytes per op (at least 1).
@@ -90,6 +122,10 @@ pub struct Candidate {
     pub gpu: Option<super::gpu_model::GpuLaunch>,
     /// Measured rate, million updates per second, when the configuration was autotuned.
     pub measured_mups: Option<f64>,
+    /// Threads per tile group of the blocked CPU engine (the whole team for other engines;
+    /// 0 for GPU engines).
+    #[serde(default)]
+    pub tile_threads: usize,
 }
 
 /// Inputs common to every candidate.
@@ -151,6 +187,7 @@ impl ModelInput<'_> {
             bound,
             gpu: None,
             measured_mups: None,
+            tile_threads: self.threads,
         }
     }
 
@@ -184,17 +221,202 @@ impl ModelInput<'_> {
         c
     }
 
-    /// The blocked engine with `dim_t` levels and loaded tile `tile`; `None` when the tile
-    /// leaves no valid output.
-    pub(crate) fn blocked(&self, dim_t: usize, tile: [usize; 2]) -> Option<Candidate> {
+    /// The blocked engine with `dim_t` levels, loaded tile `tile` and tile groups of
+    /// `tile_threads` threads; `None` when the tile leaves no valid output. The rate is
+    /// min(compute, memory) / κ, times the share of time groups are busy ([`balance`]), the
+    /// share of a pipeline step not spent in the barrier ([`barrier_us`]) and the slowdown of
+    /// rows next to another thread's rows.
+    pub(crate) fn blocked(
+        &self,
+        dim_t: usize,
+        tile: [usize; 2],
+        tile_threads: usize,
+    ) -> Option<Candidate> {
         let r = self.cost.radius;
         if tile[0] <= 2 * r * dim_t || tile[1] <= 2 * r * dim_t {
             return None;
         }
+        let (n, groups) = self.grouping(tile_threads);
         let kappa = self.redundancy(tile, dim_t);
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64);
-        Some(self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory))
+        let mut c = self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory);
+        c.tile_threads = n;
+        // κ counts redundant updates (compute); memory traffic grows with the loaded ghost
+        // zones instead: each tile reads its whole loaded region and writes its output.
+        let (compute, memory) = (
+            c.compute_mups / kappa,
+            c.memory_mups / self.memory_kappa(tile, dim_t),
+        );
+        (c.predicted_mups, c.bound) = if compute <= memory {
+            (compute, Bound::Compute)
+        } else {
+            (memory, Bound::Memory)
+        };
+        if dim_t == 1 {
+            // One level per pass: every thread streams its own planes of every tile, with no
+            // groups and no barrier (see cpu::blocked).
+            return Some(c);
+        }
+        let tiles = self.pieces(0, dim_t, tile[0]) * self.pieces(1, dim_t, tile[1]);
+        // Time of one pipeline step of a group: its useful updates at its share of the rate,
+        // then the barrier.
+        let out = |a: usize| (tile[a] - 2 * r * dim_t).min(self.inner(a)) as f64;
+        let useful = out(0) * out(1) * dim_t as f64;
+        let rate = c.predicted_mups * n as f64 / self.threads.max(1) as f64;
+        let work_us = useful / rate;
+        let sync = if work_us.is_finite() && work_us > 0.0 {
+            work_us / (work_us + barrier_us(n))
+        } else {
+            1.0
+        };
+        let remote = if n > 1 {
+            let rows_per_thread = (tile[1].min(self.full(1, dim_t)) as f64 / n as f64).max(1.0);
+            1.0 / (1.0 + REMOTE_ROW_COST * 2.0 * r as f64 / rows_per_thread)
+        } else {
+            1.0
+        };
+        c.predicted_mups *= balance(tiles, groups) * sync * remote;
+        Some(c)
+    }
+
+    /// (threads in the largest group, groups) when the team is cut into groups of at most `n`
+    /// threads (as `cpu::groups` does: ⌈threads / n⌉ groups of near-equal size).
+    pub(crate) fn grouping(&self, n: usize) -> (usize, usize) {
+        let threads = self.threads.max(1);
+        let groups = threads.div_ceil(n.clamp(1, threads));
+        (threads.div_ceil(groups), groups)
+    }
+
+    /// Memory traffic per useful update relative to one read and one write per cell: reads
+    /// cover every tile's loaded region (ghost zones overlap between neighbouring tiles),
+    /// writes only the output.
+    fn memory_kappa(&self, tile: [usize; 2], dim_t: usize) -> f64 {
+        let ghost = 2 * self.cost.radius * dim_t;
+        let read = |a: usize| {
+            let pieces = self.pieces(a, dim_t, tile[a]);
+            (self.inner(a) + (pieces - 1) * ghost) as f64 / self.inner(a) as f64
+        };
+        (1.0 + read(0) * read(1)) / 2.0
+    }
+
+    /// Cells along axis `a` that the engines update.
+    fn inner(&self, a: usize) -> usize {
+        self.dims[a] - 2 * self.kernel.fixed_boundary()
+    }
+
+    /// Tiles along axis `a` for a loaded side `side` with `dim_t` levels.
+    fn pieces(&self, a: usize, dim_t: usize, side: usize) -> usize {
+        if a == 0 && self.kernel.periodic()[0] {
+            return 1;
+        }
+        let out = side.saturating_sub(2 * self.cost.radius * dim_t).max(1);
+        self.inner(a).div_ceil(out)
+    }
+
+    /// The loaded side that cuts axis `a` into `pieces` tiles with `dim_t` levels.
+    fn side_for(&self, a: usize, dim_t: usize, pieces: usize) -> usize {
+        self.inner(a).div_ceil(pieces.max(1)) + 2 * self.cost.radius * dim_t
+    }
+
+    /// Bytes of cache a tile group of `n` threads can count on: its threads' share of their
+    /// last-level cache instance (the planner's share of it), or their private caches if those
+    /// hold more. A group of the whole team gets the usable LLC, as in the paper.
+    pub(crate) fn group_cache(&self, n: usize) -> usize {
+        let threads = self.threads.max(1);
+        let n = self.grouping(n).0;
+        let llc = self.machine.llc_bytes().max(1) as f64;
+        let share = self.cache_bytes as f64 / llc;
+        let sharing = threads.min(self.machine.llc_shared_by()).max(1);
+        let llc_part =
+            (self.cache_bytes as f64 * n as f64 / sharing as f64).min(self.cache_bytes as f64);
+        let private = self.machine.private_cache_bytes() as f64 * share * n as f64;
+        llc_part.max(private) as usize
+    }
+
+    /// Group sizes the planner weighs: powers of two below the team size, and the team.
+    pub(crate) fn tile_thread_options(&self) -> Vec<usize> {
+        let threads = self.threads.max(1);
+        let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+            .take_while(|&n| n < threads)
+            .map(|n| self.grouping(n).0)
+            .collect();
+        v.push(threads);
+        v.dedup();
+        v
+    }
+
+    /// The tile for `dim_t` and groups of `n` threads: [`Self::fitted_tile_in`] for the
+    /// group's cache, then cut into more (smaller) tiles if that evens out the work of the
+    /// groups for less than it costs in κ.
+    pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
+        let base = self.fitted_tile_in(dim_t, self.group_cache(n));
+        let groups = self.grouping(n).1;
+        let ghost = 2 * self.cost.radius * dim_t;
+        if groups == 1 || dim_t == 1 || base[0] <= ghost || base[1] <= ghost {
+            return base;
+        }
+        let (px, py) = (
+            self.pieces(0, dim_t, base[0]),
+            self.pieces(1, dim_t, base[1]),
+        );
+        let x_cut = !self.kernel.periodic()[0];
+        let score = |t: [usize; 2]| {
+            let tiles = self.pieces(0, dim_t, t[0]) * self.pieces(1, dim_t, t[1]);
+            balance(tiles, groups) / self.redundancy(t, dim_t)
+        };
+        let mut best = (score(base), base);
+        for qy in (py..=py + groups).take_while(|&q| q <= self.inner(1)) {
+            let last_x = if x_cut { px + groups } else { px };
+            for qx in (px..=last_x).take_while(|&q| q <= self.inner(0)) {
+                let t = [
+                    if qx == px {
+                        base[0]
+                    } else {
+                        self.side_for(0, dim_t, qx)
+                    },
+                    if qy == py {
+                        base[1]
+                    } else {
+                        self.side_for(1, dim_t, qy)
+                    },
+                ];
+                let s = score(t);
+                if s > best.0 * 1.001 {
+                    best = (s, t);
+                }
+            }
+        }
+        best.1
+    }
+
+    /// The best blocked candidate for `dim_t`: over the group sizes (or the given one), with the
+    /// given tile or each group size's own.
+    pub(crate) fn best_blocked(
+        &self,
+        dim_t: usize,
+        tile: Option<[usize; 2]>,
+        tile_threads: Option<usize>,
+    ) -> Option<Candidate> {
+        let options = match tile_threads {
+            Some(n) => vec![n],
+            // One level per pass has no groups (see `blocked`): one candidate.
+            None if dim_t == 1 => vec![self.threads.max(1)],
+            None => self.tile_thread_options(),
+        };
+        let mut best: Option<Candidate> = None;
+        for n in options {
+            let t = tile.unwrap_or_else(|| self.group_tile(dim_t, n));
+            if let Some(c) = self.blocked(dim_t, t, n) {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| c.predicted_mups > b.predicted_mups * 1.001)
+                {
+                    best = Some(c);
+                }
+            }
+        }
+        best
     }
 
     /// The loaded tile side that covers axis `a` (0 = x, 1 = y) in one piece with `dim_t`
@@ -217,12 +439,18 @@ impl ModelInput<'_> {
     /// that satisfy eq. (1) — eq. (4)'s square, clipped to the grid with the freed cache area
     /// given to the other side, and a full-width strip (κ_x = 1 and long rows, which the CPU
     /// kernels run fastest; preferred unless the square is clearly better).
+    #[cfg(test)]
     pub(crate) fn fitted_tile(&self, dim_t: usize) -> [usize; 2] {
+        self.fitted_tile_in(dim_t, self.cache_bytes)
+    }
+
+    /// [`Self::fitted_tile`] for `cache_bytes` of cache.
+    pub(crate) fn fitted_tile_in(&self, dim_t: usize, cache_bytes: usize) -> [usize; 2] {
         let r = self.cost.radius;
         let e = self.cost.element_bytes;
         let lanes = self.machine.lanes(self.dtype);
-        let side = square_tile(self.cache_bytes, e, r, dim_t, lanes);
-        let area = self.cache_bytes / (e * (2 * r + 2) * dim_t);
+        let side = square_tile(cache_bytes, e, r, dim_t, lanes);
+        let area = cache_bytes / (e * (2 * r + 2) * dim_t);
         let (fx, fy) = (self.full(0, dim_t), self.full(1, dim_t));
         let square = if side >= fx {
             [fx, (area / fx).min(fy)]

@@ -44,6 +44,8 @@ pub struct Setup {
     pub dim_t: usize,
     pub tile: Option<[usize; 2]>,
     pub threads: usize,
+    /// Threads per tile group of the blocked engine (None: the planner's choice).
+    pub tile_threads: Option<usize>,
 }
 
 impl Setup {
@@ -53,6 +55,7 @@ impl Setup {
             dim_t: 1,
             tile: None,
             threads: 1,
+            tile_threads: None,
         }
     }
     pub fn naive(threads: usize) -> Self {
@@ -61,6 +64,7 @@ impl Setup {
             dim_t: 1,
             tile: None,
             threads,
+            tile_threads: None,
         }
     }
     pub fn blocked(dim_t: usize, tile: [usize; 2], threads: usize) -> Self {
@@ -69,7 +73,14 @@ impl Setup {
             dim_t,
             tile: Some(tile),
             threads,
+            // The whole team on every tile (the paper's scheme); `groups_of` splits it.
+            tile_threads: Some(threads),
         }
+    }
+    /// This blocked setup with tile groups of `n` threads.
+    pub fn groups_of(mut self, n: usize) -> Self {
+        self.tile_threads = Some(n);
+        self
     }
 }
 
@@ -82,6 +93,9 @@ pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usi
         b = b.dim_t(setup.dim_t);
         if let Some(t) = setup.tile {
             b = b.tile(t);
+        }
+        if let Some(n) = setup.tile_threads {
+            b = b.tile_threads(n);
         }
     }
     let plan = b

@@ -101,6 +101,10 @@ pub struct Overrides {
     /// Loaded tile XxY for the blocked engine (default: the planner's choice).
     #[arg(long)]
     pub tile: Option<Tile>,
+    /// Threads per tile group of the blocked CPU engine (default: the planner's choice; the
+    /// thread count puts every thread on every tile, as in the 3.5D paper).
+    #[arg(long = "tile-threads")]
+    pub tile_threads: Option<usize>,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -150,6 +154,11 @@ impl Overrides {
             }
             if let Some(t) = self.tile {
                 b = b.tile(t.0);
+            }
+        }
+        if engine.is_none_or(|e| e == Engine::Blocked) {
+            if let Some(n) = self.tile_threads {
+                b = b.tile_threads(n);
             }
         }
         b.pin(!self.no_pin)

@@ -148,6 +148,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "steps": r.steps,
         "engine": r.engine.name(),
         "threads": r.plan.threads(),
+        "tile_threads": r.plan.tile_threads(),
         "dim_t": r.plan.dim_t(),
         "tile": format!("{}x{}", r.plan.tile()[0], r.plan.tile()[1]),
         "seconds": r.seconds,
@@ -196,9 +197,10 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
         plan.machine().bandwidth_source
     );
     println!(
-        "{:<10} {:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>10}",
+        "{:<10} {:>7} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>10}",
         "engine",
         "threads",
+        "thr/tile",
         "dim_T",
         "tile",
         "seconds",
@@ -213,9 +215,14 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
     for row in rows {
         let r = &row.report;
         println!(
-            "{:<10} {:>7} {:>5} {:>9} {:>9.4} {:>9.0} {:>9.1} {:>8.1} {:>9.0} {:>7.2}x {:>10}",
+            "{:<10} {:>7} {:>8} {:>5} {:>9} {:>9.4} {:>9.0} {:>9.1} {:>8.1} {:>9.0} {:>7.2}x {:>10}",
             r.engine.name(),
             r.plan.threads(),
+            if r.engine == Engine::Blocked {
+                r.plan.tile_threads().to_string()
+            } else {
+                "-".into()
+            },
             r.plan.dim_t(),
             format!("{}x{}", r.plan.tile()[0], r.plan.tile()[1]),
             r.seconds,

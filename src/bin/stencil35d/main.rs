@@ -50,7 +50,20 @@ enum Scenario {
     Sphere(sphere::SphereArgs),
 }
 
+/// Restores the default action of SIGPIPE (terminate quietly), which the Rust runtime sets to
+/// "ignore": a closed stdout (`stencil35d plan | head`) then ends the process like any Unix tool
+/// instead of making `println!` panic on the broken pipe.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler
+    // for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Plan(a) => plan_cmd::run(a),

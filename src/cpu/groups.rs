@@ -1,0 +1,176 @@
+//! Tile groups: the blocked engines split their team into groups of a few threads; each group
+//! claims whole XY tiles from a shared counter and streams them through z on its own, with its
+//! own ring buffers and its own spin barrier. One group of the whole team is the 3.5D paper's
+//! scheme (every thread on every tile); smaller groups make each barrier span fewer threads and
+//! let tiles proceed independently, at the price of a smaller cache share per tile.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+use super::barrier::{Poisoned, SpinBarrier};
+
+/// How a team of `threads` is cut into groups of at most `per_group` threads: `count =
+/// ⌈threads / per_group⌉` groups of near-equal size (sizes differ by at most one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Groups {
+    threads: usize,
+    count: usize,
+}
+
+/// One thread's place in its group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Member {
+    /// Index of the group.
+    pub(crate) group: usize,
+    /// Index of the thread inside its group.
+    pub(crate) local: usize,
+    /// Threads in the group.
+    pub(crate) size: usize,
+}
+
+impl Groups {
+    /// Groups of at most `per_group` (clamped to `1..=threads`) of `threads` threads.
+    pub(crate) fn new(threads: usize, per_group: usize) -> Groups {
+        let threads = threads.max(1);
+        let per_group = per_group.clamp(1, threads);
+        Groups {
+            threads,
+            count: threads.div_ceil(per_group),
+        }
+    }
+
+    /// Threads in the team.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Number of groups.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Team threads of group `g`.
+    fn members(&self, g: usize) -> Range<usize> {
+        self.threads * g / self.count..self.threads * (g + 1) / self.count
+    }
+
+    /// Where team thread `tid` belongs.
+    pub(crate) fn member(&self, tid: usize) -> Member {
+        // The group whose range holds tid: ranges start at ⌊threads·g / count⌋.
+        let mut group = (tid * self.count / self.threads).min(self.count - 1);
+        while self.members(group).start > tid {
+            group -= 1;
+        }
+        while self.members(group).end <= tid {
+            group += 1;
+        }
+        let members = self.members(group);
+        Member {
+            group,
+            local: tid - members.start,
+            size: members.len(),
+        }
+    }
+}
+
+/// Synchronisation of one pass: a barrier per group and the shared tile counter.
+pub(crate) struct GroupSync {
+    groups: Groups,
+    barriers: Vec<SpinBarrier>,
+    /// Next unclaimed tile.
+    next: CachePadded<AtomicUsize>,
+    /// The tile each group works on, published by its first member.
+    current: Vec<CachePadded<AtomicUsize>>,
+    tiles: usize,
+}
+
+impl GroupSync {
+    /// Synchronisation for `groups` sharing `tiles` tiles.
+    pub(crate) fn new(groups: Groups, tiles: usize) -> GroupSync {
+        GroupSync {
+            groups,
+            barriers: (0..groups.count)
+                .map(|g| SpinBarrier::new(groups.members(g).len()))
+                .collect(),
+            next: CachePadded::new(AtomicUsize::new(0)),
+            current: (0..groups.count)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect(),
+            tiles,
+        }
+    }
+
+    /// The groups.
+    pub(crate) fn groups(&self) -> Groups {
+        self.groups
+    }
+
+    /// The barrier of `m`'s group.
+    pub(crate) fn barrier(&self, m: Member) -> &SpinBarrier {
+        &self.barriers[m.group]
+    }
+
+    /// The next tile for `m`'s group, the same for every member (all members call this
+    /// together, after the last barrier of the previous tile); `None` when all are claimed.
+    pub(crate) fn claim(&self, m: Member) -> Result<Option<usize>, Poisoned> {
+        if m.local == 0 {
+            let t = self.next.fetch_add(1, Ordering::Relaxed);
+            self.current[m.group].store(t, Ordering::Relaxed);
+        }
+        // The barrier orders the store before every member's load; the next store happens only
+        // after the group's next barrier, which every member reaches after its load.
+        self.barrier(m).wait()?;
+        let t = self.current[m.group].load(Ordering::Relaxed);
+        Ok((t < self.tiles).then_some(t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_partition_the_team() {
+        for threads in 1..=17 {
+            for per in 1..=threads + 1 {
+                let g = Groups::new(threads, per);
+                let mut sizes = vec![0; g.count()];
+                for tid in 0..threads {
+                    let m = g.member(tid);
+                    assert_eq!(m.local, sizes[m.group], "threads {threads} per {per}");
+                    sizes[m.group] += 1;
+                    assert_eq!(m.size, g.members(m.group).len());
+                }
+                assert!(sizes.iter().all(|&s| s >= 1 && s <= per.min(threads)));
+                assert_eq!(sizes.iter().sum::<usize>(), threads);
+            }
+        }
+        assert_eq!(Groups::new(3, 2).count(), 2);
+        assert_eq!(Groups::new(16, 16).count(), 1);
+        assert_eq!(Groups::new(16, 4).count(), 4);
+    }
+
+    #[test]
+    fn every_tile_is_claimed_once() {
+        let groups = Groups::new(5, 2);
+        let sync = GroupSync::new(groups, 37);
+        let hits: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
+        std::thread::scope(|s| {
+            for tid in 0..5 {
+                let (sync, hits) = (&sync, &hits);
+                s.spawn(move || {
+                    let m = sync.groups().member(tid);
+                    while let Some(t) = sync.claim(m).unwrap() {
+                        if m.local == 0 {
+                            hits[t].fetch_add(1, Ordering::Relaxed);
+                        }
+                        sync.barrier(m).wait().unwrap();
+                    }
+                });
+            }
+        });
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+}

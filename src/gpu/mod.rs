@@ -8,6 +8,8 @@
 mod compile;
 mod device;
 mod device_grid;
+pub(crate) mod lbm;
+mod lbm_source;
 mod source;
 pub(crate) mod stencil;
 pub use stencil::{compiled_resources, KernelResources};

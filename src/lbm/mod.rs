@@ -92,7 +92,8 @@ pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 
-pub(crate) use populations::Populations;
+pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
+pub(crate) use populations::{Layout, Populations};
 
 use crate::plan::KernelCost;
 use crate::{DType, Real};

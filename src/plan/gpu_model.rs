@@ -70,6 +70,8 @@ const L2_OVER_DRAM: f64 = 2.0;
 const LOOP_OVERHEAD: f64 = 11.0;
 /// Cycles a block waits per streamed plane beyond its issue time (fitted on an H100 SXM).
 const PLANE_LATENCY: f64 = 2250.0;
+/// Share of the measured copy rate the lattice-Boltzmann naive kernel is expected to reach.
+const LBM_NAIVE_EFFICIENCY: f64 = 0.85;
 /// Cycles between a warp's instructions in a level's dependent chain (fitted on an H100 SXM).
 const WARP_CPI: f64 = 2.5;
 
@@ -162,6 +164,29 @@ impl GpuModel<'_> {
             [nx, ny],
             1.0,
             ([fp.max(issue), 0.0, global], 1.0),
+            None,
+        )
+    }
+
+    /// The lattice-Boltzmann `gpu-naive` kernel (two copies or in place: the same traffic):
+    /// one thread per node, every update reads and writes the 19 populations once and reads a
+    /// class byte; the arithmetic is the CPU kernel's count. Memory-bound kernels of this kind
+    /// reach about [`LBM_NAIVE_EFFICIENCY`] of the measured copy rate.
+    pub(crate) fn lbm_naive(&self) -> Candidate {
+        let u = self.updates();
+        let arith = (self.cost.ops_per_update
+            - self.cost.loads_per_update
+            - self.cost.stores_per_update) as f64;
+        let fp = u * arith / (self.fp_lanes() * self.clock_hz());
+        let issue = u * (arith + 60.0) / (128.0 * self.gpu.sms as f64 * self.clock_hz());
+        let global = u * self.cost.bytes_per_update as f64 / (self.gpu.bandwidth_gbs * 1e9);
+        let [nx, ny, _] = self.dims;
+        self.finish(
+            Engine::GpuNaive,
+            1,
+            [nx, ny],
+            1.0,
+            ([fp.max(issue), 0.0, global], LBM_NAIVE_EFFICIENCY),
             None,
         )
     }

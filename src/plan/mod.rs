@@ -79,6 +79,7 @@ pub struct Plan {
     overrides: Overrides,
     machine: Machine,
     gpu: Option<crate::gpu::GpuInfo>,
+    in_place: bool,
 }
 
 /// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
@@ -97,6 +98,7 @@ pub struct PlanBuilder {
     /// GPU configurations to time on the device (0: trust the model).
     autotune: usize,
     gpu_shape: Option<GpuShape>,
+    in_place: bool,
 }
 
 impl PlanBuilder {
@@ -115,6 +117,7 @@ impl PlanBuilder {
             machine: None,
             autotune: 0,
             gpu_shape: None,
+            in_place: false,
         }
     }
 
@@ -177,6 +180,17 @@ impl PlanBuilder {
         self
     }
 
+    /// Lattice-Boltzmann on the GPU only: keep one copy of the populations on the device and
+    /// update it in place (the AA pattern: even steps push each result to the slot its
+    /// neighbour will pull from, odd steps read and write a node's own slots) instead of
+    /// ping-ponging between two copies. It halves the device memory a lattice needs, so twice as
+    /// many nodes fit, at the same memory traffic per update. Implies `gpu-naive` when no engine
+    /// is fixed; inlets and outlets must then lie off the faces of closed axes.
+    pub fn in_place(mut self, on: bool) -> Self {
+        self.in_place = on;
+        self
+    }
+
     /// Plans for `machine` instead of the detected one (what-if planning, tests).
     pub fn machine(mut self, machine: Machine) -> Self {
         self.machine = Some(machine);
@@ -184,8 +198,24 @@ impl PlanBuilder {
     }
 
     /// Validates the request and runs the model.
-    pub fn build(self) -> Result<Plan> {
+    pub fn build(mut self) -> Result<Plan> {
         self.kernel.validate()?;
+        if self.in_place {
+            if self.kernel.lbm().is_none() {
+                return Err(Error::InvalidPlan(
+                    "in-place storage applies to lattice-Boltzmann kernels only".into(),
+                ));
+            }
+            match self.engine {
+                None => self.engine = Some(Engine::GpuNaive),
+                Some(Engine::GpuNaive) => {}
+                Some(e) => {
+                    return Err(Error::InvalidPlan(format!(
+                        "in-place (AA) storage is implemented for gpu-naive only, not for '{e}'"
+                    )))
+                }
+            }
+        }
         let cost = self.kernel.cost(self.dtype);
         let r = cost.radius;
         let fixed = self.kernel.fixed_boundary();
@@ -260,20 +290,31 @@ impl PlanBuilder {
         };
 
         // The GPU is asked for only when the plan may use it (CPU-only plans never load CUDA).
-        let gpu = match self.engine {
+        let gpu_info = match self.engine {
             Some(e) if !e.is_gpu() => None,
-            forced => match (crate::gpu::detect_gpu(), self.kernel.stencil()) {
-                (Ok(info), Some(stencil)) => Some((info, stencil.is_box())),
-                (Err(e), _) if forced.is_some() => return Err(e),
-                (Ok(_), None) if forced.is_some() => {
-                    return Err(Error::InvalidPlan(format!(
-                        "{} has no GPU engine",
-                        self.kernel
-                    )));
-                }
-                _ => None,
+            forced => match crate::gpu::detect_gpu() {
+                Ok(info) => Some(info),
+                Err(e) if forced.is_some() => return Err(e),
+                Err(_) => None,
             },
         };
+        let gpu = gpu_info.and_then(|info| self.kernel.stencil().map(|s| (info, s.is_box())));
+        if let (Some(info), Kernel::Lbm(_)) = (gpu_info, &self.kernel) {
+            if self.engine == Some(Engine::GpuBlocked) || self.gpu_shape.is_some() {
+                return Err(Error::InvalidPlan(format!(
+                    "{} has no gpu-blocked engine yet (temporal blocking of the lattice on the                      GPU is not implemented): use gpu-naive",
+                    self.kernel
+                )));
+            }
+            let gm = gpu_model::GpuModel {
+                cost: KernelCost { radius: 0, ..cost },
+                boxed: false,
+                dtype: self.dtype,
+                dims: self.dims,
+                gpu: info,
+            };
+            candidates.push(gm.lbm_naive());
+        }
         let mut gpu_blocked: Vec<Candidate> = Vec::new();
         if let Some((info, boxed)) = gpu {
             if let Some(t) = self.tile.filter(|t| t[0] % 32 != 0) {
@@ -399,7 +440,8 @@ impl PlanBuilder {
             pin: self.pin,
             cache_bytes,
             machine,
-            gpu: gpu.map(|(info, _)| info.clone()),
+            gpu: gpu_info.cloned(),
+            in_place: self.in_place,
         })
     }
 }
@@ -464,6 +506,7 @@ impl Plan {
                     stream_block: l.stream_block,
                 }
             }),
+            in_place: self.in_place,
         }
     }
 
@@ -533,6 +576,11 @@ impl Plan {
     /// The machine the plan was made for.
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+    /// Whether a lattice-Boltzmann GPU run keeps one copy of the populations and updates it in
+    /// place (AA pattern; half the device memory), see [`PlanBuilder::in_place`].
+    pub fn in_place(&self) -> bool {
+        self.in_place
     }
     /// The GPU the plan considered, when one was found.
     pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
@@ -639,9 +687,16 @@ impl Display for Plan {
             )?;
         }
         if self.engine.is_gpu() {
+            let storage = match (&self.kernel, self.in_place) {
+                (Kernel::Lbm(_), true) => {
+                    ", storage in place (AA pattern: one copy of the populations)"
+                }
+                (Kernel::Lbm(_), false) => ", storage two copies (A/B)",
+                _ => "",
+            };
             writeln!(
                 f,
-                "choice:  engine {}{}",
+                "choice:  engine {}{}{storage}",
                 self.engine,
                 mark(self.overrides.engine)
             )?;

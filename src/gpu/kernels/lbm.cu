@@ -1,0 +1,294 @@
+// stencil35d GPU D3Q19 lattice-Boltzmann kernels: one templated source, specialised at run time
+// by NVRTC (see src/gpu/lbm_source.rs), the same scheme as the CPU engines (src/lbm/mod.rs):
+// pull streaming with half-way bounce-back (plus Ladd's term next to moving walls), then BGK or
+// TRT collision with Guo forcing, written as in src/lbm/collide.rs (pairs (i, i + 9) split into
+// symmetric and antisymmetric parts); inlet and outlet nodes are reset to the equilibrium of the
+// prescribed velocity (density) with the streamed density (velocity).
+//
+// The host prepends these definitions:
+//   REAL                 float or double
+//   FORCED               1 when a body force is set
+//   PX, PY, PZ           1 for a periodic axis
+//   WP, HALF_WP, HALF_WM relaxation constants (omega+, omega+/2, omega-/2)
+//   WP_W  {3}            omega+ * w for weight classes rest, axis, diagonal
+//   WM3_W {3}            3 omega- * w
+//   HALF_FORCE, FORCE {3}, EVEN_W {3}, EVEN_C {9}, ODD_C {9}: Guo forcing constants (collide.rs)
+//
+// Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
+// i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a class
+// byte (src/lbm/classify.rs: 0 bulk fluid, bits for wall / near wall / inlet / outlet); nodes
+// next to walls also read their neighbours' flag bytes, the flag's kind (0 fluid, 1 wall,
+// 2 moving wall, 3 inlet, 4 outlet) and its row of the boundary table `bc` (BC_STRIDE values: the
+// moving-wall momentum term of each direction, the inlet velocity, the outlet density).
+//
+// Kernels:
+//   lbm_step      two copies: pull from src, write dst; one thread per node, x fastest (coalesced)
+//   lbm_aa_even   in place (AA pattern), from the canonical state: node x pulls f_i from
+//                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
+//   lbm_aa_odd    in place, the step after: node x reads f_i from (x, opp i) and writes f*_i to
+//                 (x, i), which is the canonical state again
+// Wall nodes are never read or written by any kernel (both copies hold them unchanged).
+
+#define Q 19
+#define BC_STRIDE 24
+#define BC_INLET 19
+#define BC_OUTLET 22
+
+#define CLASS_WALL 1
+#define CLASS_NEAR_WALL 2
+#define CLASS_INLET 8
+#define CLASS_OUTLET 16
+
+#define KIND_WALL 1
+#define KIND_MOVING 2
+
+__device__ constexpr int CX[Q] = {0, 1, 0, 0, 1, 1, 1, 1, 0, 0, -1, 0, 0, -1, -1, -1, -1, 0, 0};
+__device__ constexpr int CY[Q] = {0, 0, 1, 0, 1, -1, 0, 0, 1, 1, 0, -1, 0, -1, 1, 0, 0, -1, -1};
+__device__ constexpr int CZ[Q] = {0, 0, 0, 1, 0, 0, 1, -1, 1, -1, 0, 0, -1, 0, 0, -1, 1, -1, 1};
+
+__device__ __forceinline__ constexpr int opp(int i) { return i == 0 ? 0 : (i < 10 ? i + 9 : i - 9); }
+
+// Weight class of pair k (directions k + 1 and k + 10): axis for the first three.
+__device__ __forceinline__ constexpr int pair_class(int k) { return k < 3 ? 1 : 2; }
+
+struct Node {
+    long long idx;   // the node's offset in one array
+    long long off[Q]; // offset from idx of the node x - c_i (wrapped or clamped like the CPU)
+};
+
+// The neighbour offsets of node (x, y, z): wrapped on a periodic axis, clamped on a closed one
+// (classify.rs `neighbour`).
+__device__ __forceinline__ void neighbours(Node& n, int x, int y, int z, int nx, int ny, int nz,
+                                          long long pitch, long long plane)
+{
+    const long long xm = x > 0 ? -1 : (PX ? nx - 1 : 0);
+    const long long xp = x < nx - 1 ? 1 : (PX ? -(long long)(nx - 1) : 0);
+    const long long ym = y > 0 ? -pitch : (PY ? (long long)(ny - 1) * pitch : 0);
+    const long long yp = y < ny - 1 ? pitch : (PY ? -(long long)(ny - 1) * pitch : 0);
+    const long long zm = z > 0 ? -plane : (PZ ? (long long)(nz - 1) * plane : 0);
+    const long long zp = z < nz - 1 ? plane : (PZ ? -(long long)(nz - 1) * plane : 0);
+    n.idx = (long long)z * plane + (long long)y * pitch + x;
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        // x - c_i: c = +1 pulls from the minus side.
+        n.off[i] = (CX[i] == 1 ? xm : CX[i] == -1 ? xp : 0) + (CY[i] == 1 ? ym : CY[i] == -1 ? yp : 0) +
+                   (CZ[i] == 1 ? zm : CZ[i] == -1 ? zp : 0);
+    }
+}
+
+// Whether the neighbour x - c_i of a node next to a wall is a wall, and its momentum term.
+__device__ __forceinline__ bool solid_link(const Node& n, int i, const unsigned char* __restrict__ flags,
+                                           const unsigned char* __restrict__ kinds,
+                                           const REAL* __restrict__ bc, REAL& term)
+{
+    const unsigned char nf = flags[n.idx + n.off[i]];
+    const unsigned char k = kinds[nf];
+    if (k == KIND_WALL || k == KIND_MOVING) {
+        term = bc[nf * BC_STRIDE + i];
+        return true;
+    }
+    return false;
+}
+
+// The collision of one node whose streamed populations are f; writes the post-collision values
+// back into f. BOUNDARY: an inlet or outlet node (equilibrium of the prescribed density or
+// velocity: omega+ = omega- = 1, no force). Returns false when an output is not finite.
+template <bool BOUNDARY>
+__device__ __forceinline__ bool collide(REAL (&f)[Q], unsigned char cls, unsigned char own_flag,
+                                        const REAL* __restrict__ bc)
+{
+    constexpr bool forced = FORCED && !BOUNDARY;
+    REAL s[9], d[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) {
+        s[k] = f[k + 1] + f[k + 10];
+        d[k] = f[k + 1] - f[k + 10];
+    }
+    const REAL axis = (s[0] + s[1]) + s[2];
+    const REAL xy = s[3] + s[4], xy_p = d[3] + d[4], xy_m = d[3] - d[4];
+    const REAL xz = s[5] + s[6], xz_p = d[5] + d[6], xz_m = d[5] - d[6];
+    const REAL yz = s[7] + s[8], yz_p = d[7] + d[8], yz_m = d[7] - d[8];
+    REAL rho = f[0] + ((axis + xy) + (xz + yz));
+    REAL j[3] = {d[0] + (xy_p + xz_p), d[1] + (xy_m + yz_p), d[2] + (xz_m + yz_m)};
+    constexpr REAL half_force[3] = HALF_FORCE;
+    if (forced) {
+#pragma unroll
+        for (int a = 0; a < 3; ++a) j[a] = j[a] + half_force[a];
+    }
+    const REAL inv = (REAL)1 / rho;
+    REAL ux = j[0] * inv, uy = j[1] * inv, uz = j[2] * inv;
+    if (BOUNDARY) {
+        const REAL* row = bc + own_flag * BC_STRIDE;
+        if (cls & CLASS_INLET) {
+            ux = row[BC_INLET];
+            uy = row[BC_INLET + 1];
+            uz = row[BC_INLET + 2];
+        } else {
+            rho = row[BC_OUTLET];
+        }
+    }
+    // Relaxation constants: the fluid's, or omega = 1 for inlet and outlet nodes.
+    constexpr REAL fluid_wp_w[3] = WP_W, fluid_wm3_w[3] = WM3_W;
+    constexpr REAL bnd_wp_w[3] = {(REAL)(1.0 / 3.0), (REAL)(1.0 / 18.0), (REAL)(1.0 / 36.0)};
+    constexpr REAL bnd_wm3_w[3] = {(REAL)(3.0 * (1.0 / 3.0)), (REAL)(3.0 * (1.0 / 18.0)),
+                                    (REAL)(3.0 * (1.0 / 36.0))};
+    const REAL wp = BOUNDARY ? (REAL)1 : (REAL)WP;
+    const REAL half_wp = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WP;
+    const REAL half_wm = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WM;
+    const REAL one = 1;
+    const REAL usq = fma(uz, uz, fma(uy, uy, ux * ux));
+    const REAL base = fma(usq, (REAL)-1.5, one);
+    REAL a[3], b[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        a[k] = (BOUNDARY ? bnd_wp_w[k] : fluid_wp_w[k]) * rho;
+        b[k] = (BOUNDARY ? bnd_wm3_w[k] : fluid_wm3_w[k]) * rho;
+    }
+    REAL even[3] = {one, one, one};
+    const REAL f0 = f[0];
+    REAL rest = fma(f0, wp, -(a[0] * base));
+    if (forced) {
+        constexpr REAL force[3] = FORCE;
+        constexpr REAL even_w[3] = EVEN_W;
+        const REAL uf = fma(uz, force[2], fma(uy, force[1], ux * force[0]));
+#pragma unroll
+        for (int k = 0; k < 3; ++k) even[k] = even_w[k] * uf;
+        rest = rest + even[0];
+    }
+    f[0] = f0 - rest;
+    REAL total = f[0];
+    const REAL cu[9] = {ux, uy, uz, ux + uy, ux - uy, ux + uz, ux - uz, uy + uz, uy - uz};
+    constexpr REAL even_c[9] = EVEN_C;
+    constexpr REAL odd_c[9] = ODD_C;
+#pragma unroll
+    for (int k = 0; k < 9; ++k) {
+        const int c = pair_class(k);
+        const REAL fi = f[k + 1], fo = f[k + 10];
+        const REAL bk = fma(cu[k] * cu[k], (REAL)4.5, base);
+        REAL dp = fma(fi + fo, half_wp, -(a[c] * bk));
+        REAL dm = fma(fi - fo, half_wm, -(b[c] * cu[k]));
+        if (forced) {
+            dp = dp - fma(cu[k], even_c[k], -even[c]);
+            dm = dm - odd_c[k];
+        }
+        const REAL oi = fi - dp - dm, oo = fo - dp + dm;
+        f[k + 1] = oi;
+        f[k + 10] = oo;
+        total = total + (oi + oo);
+    }
+    return isfinite(total);
+}
+
+// Collides node n (class cls) in place in f.
+__device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, const Node& n,
+                                             const unsigned char* __restrict__ flags,
+                                             const REAL* __restrict__ bc)
+{
+    if (cls & (CLASS_INLET | CLASS_OUTLET)) return collide<true>(f, cls, flags[n.idx], bc);
+    return collide<false>(f, cls, 0, bc);
+}
+
+// The node this thread updates, or false outside the lattice / on a wall node.
+__device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsigned char* __restrict__ classes,
+                                       int nx, int ny, int nz, long long pitch, long long plane)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z = blockIdx.z;
+    if (x >= nx || y >= ny) return false;
+    neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
+    cls = classes[n.idx];
+    return !(cls & CLASS_WALL);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two copies: one fused stream-collide step from src into dst.
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(256) lbm_step(
+    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int* __restrict__ non_finite)
+{
+    Node n;
+    unsigned char cls;
+    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane)) return;
+    REAL f[Q];
+    if (cls & CLASS_NEAR_WALL) {
+#pragma unroll
+        for (int i = 0; i < Q; ++i) {
+            REAL term;
+            if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
+                f[i] = __ldg(src + opp(i) * array + n.idx) + term;
+            else
+                f[i] = __ldg(src + i * array + n.idx + n.off[i]);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < Q; ++i) f[i] = __ldg(src + i * array + n.idx + n.off[i]);
+    }
+    const bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = f[i];
+    if (!ok) *non_finite = 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One copy, AA pattern. Every location a thread reads it later writes, and no other thread
+// touches it, so the update is race-free in place. Nodes that are not walls must not lie on the
+// face of a closed axis (the host checks): clamped reads would share locations.
+// ---------------------------------------------------------------------------------------------
+template <bool ODD>
+__device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __restrict__ classes,
+                                        const unsigned char* __restrict__ flags,
+                                        const unsigned char* __restrict__ kinds,
+                                        const REAL* __restrict__ bc, int nx, int ny, int nz,
+                                        long long pitch, long long plane, long long array,
+                                        int* __restrict__ non_finite)
+{
+    Node n;
+    unsigned char cls;
+    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane)) return;
+    // Where population i is read from, and where the opposite output goes (the same place).
+    long long at[Q];
+    REAL term[Q];
+    const bool near = cls & CLASS_NEAR_WALL;
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        term[i] = 0;
+        bool solid = false;
+        if (i > 0 && near) solid = solid_link(n, i, flags, kinds, bc, term[i]);
+        if (ODD || solid)
+            at[i] = opp(i) * array + n.idx;
+        else
+            at[i] = i * array + n.idx + n.off[i];
+    }
+    REAL f[Q];
+#pragma unroll
+    for (int i = 0; i < Q; ++i) f[i] = near ? f_all[at[i]] + term[i] : f_all[at[i]];
+    const bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        if (ODD)
+            f_all[i * array + n.idx] = f[i];
+        else
+            f_all[at[i]] = f[opp(i)];
+    }
+    if (!ok) *non_finite = 1;
+}
+
+extern "C" __global__ void __launch_bounds__(256) lbm_aa_even(
+    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+{
+    aa_step<false>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+}
+
+extern "C" __global__ void __launch_bounds__(256) lbm_aa_odd(
+    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+{
+    aa_step<true>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+}

@@ -107,7 +107,7 @@ fn kind_code(cell: Cell) -> u8 {
 /// Per flag: its kind code, and its row of the boundary table (the moving-wall term
 /// `6 w_i (c_i · u_w)` of each direction as the reference engine rounds it, the inlet velocity,
 /// the outlet density).
-fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
+pub(crate) fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
     let count = lat.table.flag_count();
     let mut kinds = Vec::with_capacity(count);
     let mut bc = vec![T::zero(); count * BC_STRIDE];
@@ -136,7 +136,7 @@ fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
 
 /// The in-place scheme needs every inlet and outlet node off the faces of closed axes (fluid
 /// nodes never lie there).
-fn check_in_place<T: Real>(lat: &Lattice<T>) -> Result<()> {
+pub(crate) fn check_in_place<T: Real>(lat: &Lattice<T>) -> Result<()> {
     let class = &lat.classes().class;
     let layout = *lat.layout();
     let [nx, ny, nz] = layout.dims;
@@ -254,7 +254,7 @@ fn upload<T: Real>(gpu: &Gpu, pop: &Populations<T>, bufs: &mut LbmBuffers<T>) ->
 
 /// What the download needs to undo the AA pattern's shifted layout: strides, periodic axes,
 /// which flags are walls, and the flags.
-struct Geometry<'a> {
+pub(crate) struct Geometry<'a> {
     layout: crate::lbm::Layout,
     periodic: [bool; 3],
     wall: Vec<bool>,
@@ -262,7 +262,7 @@ struct Geometry<'a> {
 }
 
 impl<'a> Geometry<'a> {
-    fn of<T: Real>(lat: &'a Lattice<T>) -> Self {
+    pub(crate) fn of<T: Real>(lat: &'a Lattice<T>) -> Self {
         Geometry {
             layout: *lat.layout(),
             periodic: lat.periodic(),
@@ -292,12 +292,18 @@ fn download<T: Real>(
         .memcpy_dtoh(&bufs.a, &mut raw[..])
         .map_err(gpu_err)?;
     gpu.stream.synchronize().map_err(gpu_err)?;
+    unshift(&raw, geo, dst);
+    Ok(())
+}
+
+/// Puts populations stored as the in-place scheme leaves them after an odd step (`raw`) back in
+/// the canonical layout (`dst`): node x's f*_i sits at (x + c_i, opposite i), or at (x, i) when
+/// x + c_i is a wall; wall nodes are untouched.
+pub(crate) fn unshift<T: Real>(raw: &[T], geo: &Geometry<'_>, dst: &mut [T]) {
     let layout = geo.layout;
     let [nx, ny, nz] = layout.dims;
     let periodic = geo.periodic;
     let solid = |o: usize| geo.wall[geo.flags[o] as usize];
-    // After an odd step, node x's f*_i sits at (x + c_i, opposite i), or at (x, i) when x + c_i is
-    // a wall; wall nodes are untouched.
     dst.par_chunks_mut(layout.array)
         .enumerate()
         .for_each(|(i, out)| {
@@ -326,7 +332,6 @@ fn download<T: Real>(
                 }
             }
         });
-    Ok(())
 }
 
 /// The launch shape: 256 threads, up to 128 along x (whole warps), one z plane per block row.

@@ -9,6 +9,8 @@ mod compile;
 mod device;
 mod device_grid;
 pub(crate) mod lbm;
+#[cfg(test)]
+mod lbm_emulate;
 mod lbm_source;
 mod source;
 pub(crate) mod stencil;

@@ -117,6 +117,11 @@ pub struct Overrides {
     /// fastest; `plan --autotune N` lists each with its measured and predicted speed.
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     pub autotune: Option<usize>,
+    /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
+    /// pattern), half the device memory of the default two copies; applies to GPU engines (and
+    /// picks gpu-naive when no engine is given).
+    #[arg(long = "in-place")]
+    pub in_place: bool,
 }
 
 impl Overrides {
@@ -143,6 +148,9 @@ impl Overrides {
             if let Some(n) = self.autotune {
                 b = b.autotune_top(n);
             }
+        }
+        if self.in_place && engine.is_none_or(|e| e.is_gpu()) {
+            b = b.in_place(true);
         }
         if blocked {
             if let Some(d) = self.dim_t {

@@ -39,7 +39,7 @@ pub(crate) const CHECK_EVERY: usize = 64;
 /// Values per flag in the boundary table (see `kernels/lbm.cu`).
 const BC_STRIDE: usize = 24;
 /// Threads per block.
-const BLOCK_THREADS: usize = 256;
+const BLOCK_THREADS: usize = 128;
 
 /// Device buffers of a lattice run, kept by the solver between runs of the same size.
 pub(crate) struct LbmBuffers<T> {
@@ -334,7 +334,8 @@ pub(crate) fn unshift<T: Real>(raw: &[T], geo: &Geometry<'_>, dst: &mut [T]) {
         });
 }
 
-/// The launch shape: 256 threads, up to 128 along x (whole warps), one z plane per block row.
+/// The launch shape: 128 threads (registers allow as many resident threads as 256-thread
+/// blocks, with finer granularity), up to 128 along x (whole warps), one z plane per block row.
 fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     let [nx, ny, nz] = dims;
     let bx = nx.div_ceil(32).clamp(1, 4) * 32;
@@ -382,6 +383,13 @@ pub(crate) fn run<T: Real>(
         check_in_place(lat)?;
     }
     let layout = *lat.layout();
+    if layout.cells_len() > i32::MAX as usize {
+        return Err(Error::InvalidPlan(format!(
+            "the GPU kernels index one population array with 32-bit offsets: {} padded nodes \
+             exceed 2^31",
+            layout.cells_len()
+        )));
+    }
     let [step, even, odd] = kernels(gpu, lat)?;
     let transfer_start = Instant::now();
     let (kinds, bc) = boundary_tables(lat);

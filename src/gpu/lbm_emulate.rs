@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     fclose(f);
     std::vector<REAL> a(pd.begin(), pd.end()), b = a, bc(bd.begin(), bd.end());
     int non_finite = 0;
-    blockDim = {(unsigned)bx, (unsigned)(256 / bx), 1};
+    blockDim = {(unsigned)bx, (unsigned)(128 / bx), 1};
     for (int s = 0; s < steps; ++s) {
         for (unsigned gz = 0; gz < (unsigned)nz; ++gz)
         for (unsigned gy = 0; gy < (ny + blockDim.y - 1) / blockDim.y; ++gy)

@@ -72,6 +72,8 @@ const LOOP_OVERHEAD: f64 = 11.0;
 const PLANE_LATENCY: f64 = 2250.0;
 /// Share of the measured copy rate the lattice-Boltzmann naive kernel is expected to reach.
 const LBM_NAIVE_EFFICIENCY: f64 = 0.85;
+/// Seconds of launch overhead per lattice-Boltzmann step.
+const LBM_LAUNCH_SECONDS: f64 = 5e-6;
 /// Cycles between a warp's instructions in a level's dependent chain (fitted on an H100 SXM).
 const WARP_CPI: f64 = 2.5;
 
@@ -179,7 +181,10 @@ impl GpuModel<'_> {
             - self.cost.stores_per_update) as f64;
         let fp = u * arith / (self.fp_lanes() * self.clock_hz());
         let issue = u * (arith + 60.0) / (128.0 * self.gpu.sms as f64 * self.clock_hz());
-        let global = u * self.cost.bytes_per_update as f64 / (self.gpu.bandwidth_gbs * 1e9);
+        // The launch (and the occasional flag check) costs a few microseconds per step, which
+        // is what small lattices see.
+        let global = u * self.cost.bytes_per_update as f64 / (self.gpu.bandwidth_gbs * 1e9)
+            + LBM_LAUNCH_SECONDS * LBM_NAIVE_EFFICIENCY;
         let [nx, ny, _] = self.dims;
         self.finish(
             Engine::GpuNaive,

@@ -52,22 +52,22 @@ __device__ __forceinline__ constexpr int opp(int i) { return i == 0 ? 0 : (i < 1
 __device__ __forceinline__ constexpr int pair_class(int k) { return k < 3 ? 1 : 2; }
 
 struct Node {
-    long long idx;   // the node's offset in one array
-    long long off[Q]; // offset from idx of the node x - c_i (wrapped or clamped like the CPU)
+    int idx;    // the node's offset in one array (the host keeps arrays below 2^31 nodes)
+    int off[Q]; // offset from idx of the node x - c_i (wrapped or clamped like the CPU)
 };
 
 // The neighbour offsets of node (x, y, z): wrapped on a periodic axis, clamped on a closed one
 // (classify.rs `neighbour`).
 __device__ __forceinline__ void neighbours(Node& n, int x, int y, int z, int nx, int ny, int nz,
-                                          long long pitch, long long plane)
+                                          int pitch, int plane)
 {
-    const long long xm = x > 0 ? -1 : (PX ? nx - 1 : 0);
-    const long long xp = x < nx - 1 ? 1 : (PX ? -(long long)(nx - 1) : 0);
-    const long long ym = y > 0 ? -pitch : (PY ? (long long)(ny - 1) * pitch : 0);
-    const long long yp = y < ny - 1 ? pitch : (PY ? -(long long)(ny - 1) * pitch : 0);
-    const long long zm = z > 0 ? -plane : (PZ ? (long long)(nz - 1) * plane : 0);
-    const long long zp = z < nz - 1 ? plane : (PZ ? -(long long)(nz - 1) * plane : 0);
-    n.idx = (long long)z * plane + (long long)y * pitch + x;
+    const int xm = x > 0 ? -1 : (PX ? nx - 1 : 0);
+    const int xp = x < nx - 1 ? 1 : (PX ? -(nx - 1) : 0);
+    const int ym = y > 0 ? -pitch : (PY ? (ny - 1) * pitch : 0);
+    const int yp = y < ny - 1 ? pitch : (PY ? -(ny - 1) * pitch : 0);
+    const int zm = z > 0 ? -plane : (PZ ? (nz - 1) * plane : 0);
+    const int zp = z < nz - 1 ? plane : (PZ ? -(nz - 1) * plane : 0);
+    n.idx = z * plane + y * pitch + x;
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
         // x - c_i: c = +1 pulls from the minus side.
@@ -190,7 +190,7 @@ __device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, co
 
 // The node this thread updates, or false outside the lattice / on a wall node.
 __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsigned char* __restrict__ classes,
-                                       int nx, int ny, int nz, long long pitch, long long plane)
+                                       int nx, int ny, int nz, int pitch, int plane)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -204,7 +204,7 @@ __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsign
 // ---------------------------------------------------------------------------------------------
 // Two copies: one fused stream-collide step from src into dst.
 // ---------------------------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(256) lbm_step(
+extern "C" __global__ void __launch_bounds__(128) lbm_step(
     const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
@@ -221,11 +221,11 @@ extern "C" __global__ void __launch_bounds__(256) lbm_step(
             if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
                 f[i] = __ldg(src + opp(i) * array + n.idx) + term;
             else
-                f[i] = __ldg(src + i * array + n.idx + n.off[i]);
+                f[i] = __ldg(src + i * array + (n.idx + n.off[i]));
         }
     } else {
 #pragma unroll
-        for (int i = 0; i < Q; ++i) f[i] = __ldg(src + i * array + n.idx + n.off[i]);
+        for (int i = 0; i < Q; ++i) f[i] = __ldg(src + i * array + (n.idx + n.off[i]));
     }
     const bool ok = collide_node(f, cls, n, flags, bc);
 #pragma unroll
@@ -249,35 +249,35 @@ __device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __rest
     Node n;
     unsigned char cls;
     if (!locate(n, cls, classes, nx, ny, nz, pitch, plane)) return;
-    // Where population i is read from, and where the opposite output goes (the same place).
-    long long at[Q];
-    REAL term[Q];
+    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
+    // links) and on odd steps; the even step writes the opposite output to the same place.
+    unsigned links = 0;
     const bool near = cls & CLASS_NEAR_WALL;
-#pragma unroll
-    for (int i = 0; i < Q; ++i) {
-        term[i] = 0;
-        bool solid = false;
-        if (i > 0 && near) solid = solid_link(n, i, flags, kinds, bc, term[i]);
-        if (ODD || solid)
-            at[i] = opp(i) * array + n.idx;
-        else
-            at[i] = i * array + n.idx + n.off[i];
-    }
     REAL f[Q];
 #pragma unroll
-    for (int i = 0; i < Q; ++i) f[i] = near ? f_all[at[i]] + term[i] : f_all[at[i]];
+    for (int i = 0; i < Q; ++i) {
+        REAL term = 0;
+        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
+        links |= (unsigned)solid << i;
+        const REAL* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
+                                       : f_all + i * array + (n.idx + n.off[i]);
+        f[i] = near ? *p + term : *p;
+    }
     const bool ok = collide_node(f, cls, n, flags, bc);
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
-        if (ODD)
+        if (ODD) {
             f_all[i * array + n.idx] = f[i];
-        else
-            f_all[at[i]] = f[opp(i)];
+        } else {
+            REAL* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
+                                       : f_all + i * array + (n.idx + n.off[i]);
+            *p = f[opp(i)];
+        }
     }
     if (!ok) *non_finite = 1;
 }
 
-extern "C" __global__ void __launch_bounds__(256) lbm_aa_even(
+extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
     REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)
@@ -285,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(256) lbm_aa_even(
     aa_step<false>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
 }
 
-extern "C" __global__ void __launch_bounds__(256) lbm_aa_odd(
+extern "C" __global__ void __launch_bounds__(128) lbm_aa_odd(
     REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)

@@ -266,11 +266,16 @@ impl<'a> Geometry<'a> {
         Geometry {
             layout: *lat.layout(),
             periodic: lat.periodic(),
-            wall: (0..lat.table.flag_count())
-                .map(|f| lat.table.cell(f as u8).is_wall())
-                .collect(),
+            wall: Geometry::walls(lat),
             flags: &lat.flags,
         }
+    }
+
+    /// Which flags of `lat` are walls (resting or moving).
+    fn walls<T: Real>(lat: &Lattice<T>) -> Vec<bool> {
+        (0..lat.table.flag_count())
+            .map(|f| lat.table.cell(f as u8).is_wall())
+            .collect()
     }
 }
 
@@ -426,9 +431,15 @@ pub(crate) fn run<T: Real>(
     }
     let compute = start.elapsed().as_secs_f64();
     let download_start = Instant::now();
-    let mut out = Populations::new(lat.dims())?;
-    download(gpu, &Geometry::of(lat), bufs, steps, out.storage_mut())?;
-    lat.pop = out;
+    // Straight into the lattice (no second host copy): the geometry borrows other fields.
+    let wall = Geometry::walls(lat);
+    let geo = Geometry {
+        layout: *lat.pop.layout(),
+        periodic: lat.periodic,
+        wall,
+        flags: &lat.flags,
+    };
+    download(gpu, &geo, bufs, steps, lat.pop.storage_mut())?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))

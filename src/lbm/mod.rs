@@ -59,6 +59,11 @@
 //!   in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap inside each
 //!   level; periodic y and z get ghost zones in unwrapped coordinates.
 //!
+//! * `gpu-naive` (`src/gpu/lbm.rs`, `src/gpu/kernels/lbm.cu`): the same update as one fused
+//!   CUDA kernel per step, one thread per node, with two copies of the populations or, with
+//!   [`crate::PlanBuilder::in_place`], one copy updated in place by the AA pattern, which halves
+//!   the device memory. There is no `gpu-blocked` lattice engine yet (an error, not a panic).
+//!
 //! Both fast engines precompute a class byte per node (bulk fluid or not) and, next to walls,
 //! a word of bounce-back links; a vector of bulk nodes takes a path with no flag logic at all.
 //!

@@ -1,4 +1,5 @@
-//! The GPU lattice-Boltzmann engine (`gpu-naive`, two copies and in place) against the CPU
+//! The GPU lattice-Boltzmann engines (`gpu-naive` with two copies and in place, `gpu-blocked`)
+//! against the CPU
 //! reference engine: random near-equilibrium states with every boundary kind present (walls,
 //! moving walls, inlets, outlets, obstacles, body forces, periodic axes), BGK and TRT, f32 and
 //! f64, an odd size, 50 steps (and odd step counts and split runs for the in-place scheme,
@@ -32,25 +33,41 @@ fn gpu_available() -> bool {
     }
 }
 
-fn gpu_plan<T: Real>(lat: &Lattice<T>, in_place: bool) -> Plan {
+fn engine_plan<T: Real>(lat: &Lattice<T>, engine: Engine, in_place: bool) -> Plan {
     PlanBuilder::new(LbmKernel::of(lat), T::DTYPE, lat.dims())
-        .engine(Engine::GpuNaive)
+        .engine(engine)
         .in_place(in_place)
         .build()
-        .unwrap_or_else(|e| panic!("gpu-naive plan (in place: {in_place}): {e}"))
+        .unwrap_or_else(|e| panic!("{engine} plan (in place: {in_place}): {e}"))
 }
 
-/// Runs `chunks` (step counts, one `run` call each on one solver) on a copy of `input`.
-fn run_gpu<T: Real>(input: &Lattice<T>, in_place: bool, chunks: &[usize]) -> Lattice<T> {
+fn gpu_plan<T: Real>(lat: &Lattice<T>, in_place: bool) -> Plan {
+    engine_plan(lat, Engine::GpuNaive, in_place)
+}
+
+/// Runs `chunks` (step counts, one `run` call each on one solver) of `engine` on a copy of
+/// `input`.
+fn run_engine<T: Real>(
+    input: &Lattice<T>,
+    engine: Engine,
+    in_place: bool,
+    chunks: &[usize],
+) -> Lattice<T> {
     let mut lat = input.clone();
-    let mut solver = Solver::new(gpu_plan(input, in_place));
+    let mut solver = Solver::new(engine_plan(input, engine, in_place));
     for &steps in chunks {
         let report = solver
             .run(&mut lat, steps)
-            .unwrap_or_else(|e| panic!("gpu-naive (in place: {in_place}): {e}"));
-        assert_eq!(report.engine, Engine::GpuNaive);
+            .unwrap_or_else(|e| panic!("{engine} (in place: {in_place}): {e}"));
+        assert_eq!(report.engine, engine);
+        assert!(report.transfer_seconds > 0.0);
     }
     lat
+}
+
+/// `run_engine` with gpu-naive.
+fn run_gpu<T: Real>(input: &Lattice<T>, in_place: bool, chunks: &[usize]) -> Lattice<T> {
+    run_engine(input, Engine::GpuNaive, in_place, chunks)
 }
 
 fn compare<T: Real>(got: &Lattice<T>, expected: &Lattice<T>, steps: u64, what: &str) {
@@ -103,6 +120,18 @@ fn scenario<T: Real>(scenario: Scenario, seed: u64) {
             &expected,
             STEPS as u64,
             &format!("{what} two copies"),
+        );
+        compare(
+            &run_engine(&input, Engine::GpuBlocked, false, &[STEPS]),
+            &expected,
+            STEPS as u64,
+            &format!("{what} gpu-blocked"),
+        );
+        compare(
+            &run_engine(&input, Engine::GpuBlocked, false, &[7, 1, 31, 11]),
+            &expected,
+            STEPS as u64,
+            &format!("{what} gpu-blocked, runs of 7+1+31+11"),
         );
         let aa_input = for_in_place(scenario, &input, seed);
         let aa_expected = if scenario == Scenario::InletOutlet {
@@ -257,9 +286,13 @@ fn blow_up_keeps_the_last_finite_state() {
         println!("the CPU naive engine did not blow up: nothing to compare");
         return;
     };
-    for in_place in [false, true] {
+    for (engine, in_place) in [
+        (Engine::GpuNaive, false),
+        (Engine::GpuNaive, true),
+        (Engine::GpuBlocked, false),
+    ] {
         let mut l = lat.clone();
-        let err = Solver::new(gpu_plan(&l, in_place))
+        let err = Solver::new(engine_plan(&l, engine, in_place))
             .run(&mut l, 3000)
             .unwrap_err();
         let Error::NonFinite { step: gpu_step, .. } = err else {
@@ -272,8 +305,9 @@ fn blow_up_keeps_the_last_finite_state() {
     }
 }
 
-/// What the GPU does not do is an error, not a panic: gpu-blocked for the lattice, in-place
-/// storage on the CPU or for stencils, and in place with an inlet on a closed face.
+/// What the GPU does not do is an error, not a panic: gpu-blocked in place or with another
+/// dim_T, in-place storage on the CPU or for stencils, and in place with an inlet on a closed
+/// face.
 #[test]
 fn unsupported_requests_are_errors() {
     let lat = Scenario::InletOutlet.lattice::<f32>([12, 10, 8], Physics::bgk(0.7), 1);
@@ -291,13 +325,19 @@ fn unsupported_requests_are_errors() {
     .in_place(true)
     .build();
     assert!(matches!(stencil, Err(Error::InvalidPlan(_))));
-    let blocked = PlanBuilder::new(kernel, stencil35d::DType::F32, lat.dims())
+    let blocked_in_place = PlanBuilder::new(kernel, stencil35d::DType::F32, lat.dims())
         .engine(Engine::GpuBlocked)
+        .in_place(true)
         .build();
-    match &blocked {
-        Err(Error::NoGpu(e)) => println!("no GPU ({e}): gpu-blocked refused anyway"),
-        Err(Error::InvalidPlan(e)) => println!("gpu-blocked refused: {e}"),
-        other => panic!("gpu-blocked for a lattice must be refused, got {other:?}"),
+    assert!(matches!(blocked_in_place, Err(Error::InvalidPlan(_))));
+    let blocked_dim_t = PlanBuilder::new(kernel, stencil35d::DType::F32, lat.dims())
+        .engine(Engine::GpuBlocked)
+        .dim_t(3)
+        .build();
+    match &blocked_dim_t {
+        Err(Error::NoGpu(e)) => println!("no GPU ({e})"),
+        Err(Error::InvalidPlan(e)) => println!("gpu-blocked with dim_T 3 refused: {e}"),
+        other => panic!("gpu-blocked with dim_T 3 must be refused, got {other:?}"),
     }
     if !gpu_available() {
         return;
@@ -310,4 +350,7 @@ fn unsupported_requests_are_errors() {
     let plan = gpu_plan(&lat, true);
     assert!(plan.in_place());
     assert!(plan.to_string().contains("in place"), "{plan}");
+    let blocked = engine_plan(&lat, Engine::GpuBlocked, false);
+    assert_eq!(blocked.dim_t(), 2);
+    println!("{blocked}");
 }

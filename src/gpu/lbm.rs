@@ -86,6 +86,7 @@ struct Run<'a, T> {
     step: Kernel,
     even: Kernel,
     odd: Kernel,
+    pair: Kernel,
     kinds: CudaSlice<u8>,
     bc: CudaSlice<T>,
     cfg: LaunchConfig,
@@ -222,6 +223,42 @@ impl<T: Real> Run<'_, T> {
         Ok(())
     }
 
+    /// One gpu-blocked pass: two steps, level 2 trailing level 1 slab by slab (see
+    /// [`PairSchedule`]); the state is in A before and after.
+    fn pair_pass(&self, bufs: &mut LbmBuffers<T>, schedule: &PairSchedule) -> Result<()> {
+        for l in &schedule.launches {
+            let mut cfg = self.cfg;
+            cfg.grid_dim.2 = (l.n1 + l.n2) as u32;
+            let b = bufs.b.as_mut().expect("two-copy buffers");
+            let mut args = self.gpu.stream.launch_builder(&self.pair.function);
+            args.arg(&mut bufs.a)
+                .arg(&mut *b)
+                .arg(&bufs.classes)
+                .arg(&bufs.flags)
+                .arg(&self.kinds)
+                .arg(&self.bc)
+                .arg(&self.dims[0])
+                .arg(&self.dims[1])
+                .arg(&self.dims[2])
+                .arg(&self.strides[0])
+                .arg(&self.strides[1])
+                .arg(&self.strides[2])
+                .arg(&l.z1)
+                .arg(&l.n1)
+                .arg(&l.z2)
+                .arg(&l.n2)
+                .arg(&l.d0)
+                .arg(&l.d1)
+                .arg(&mut bufs.flag);
+            // SAFETY: the arguments match lbm_pair's parameter list; the schedule's launches
+            // only let level 2 read B planes level 1 finished in earlier launches and write A
+            // planes no later level-1 node reads, and discard B planes no later node reads
+            // before level 1 of the next pass rewrites them (PairSchedule).
+            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        }
+        Ok(())
+    }
+
     /// Waits for the device, reads and clears the non-finite flag.
     fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
         let mut host = [0i32; 1];
@@ -237,6 +274,105 @@ impl<T: Real> Run<'_, T> {
                 .map_err(gpu_err)?;
         }
         Ok(host[0] != 0)
+    }
+}
+
+/// One launch of a gpu-blocked pass: level 1 on planes `z1 .. z1 + n1` (A to B), level 2 on
+/// planes `z2 .. z2 + n2` modulo nz (B to A), after discarding B's planes `d0 .. d1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairLaunch {
+    pub(crate) z1: i32,
+    pub(crate) n1: i32,
+    pub(crate) z2: i32,
+    pub(crate) n2: i32,
+    pub(crate) d0: i32,
+    pub(crate) d1: i32,
+}
+
+/// The launches of a gpu-blocked pass (two time steps through L2). Level 1 advances `slab`
+/// planes per launch; level 2 computes every plane whose three B planes are done, two planes
+/// behind, so it never overwrites an A plane level 1 has yet to read; on a periodic z axis
+/// level 2 leaves plane 0 (whose A values level 1 reads at the last plane) to the last launch.
+/// B plane p is discarded once level 2 has finished planes p − 1, p and p + 1 (never the planes
+/// the wrap-around reads, 0, 1 and nz − 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PairSchedule {
+    pub(crate) slab: usize,
+    pub(crate) launches: Vec<PairLaunch>,
+}
+
+/// Share of L2 the gpu-blocked pass budgets for B's planes in flight.
+const L2_SHARE: f64 = 0.5;
+
+impl PairSchedule {
+    /// The schedule for a lattice of `dims` (`periodic_z`), slabs sized so that about three
+    /// slabs of B planes fit in half of L2 (`STENCIL35D_LBM_SLAB` overrides;
+    /// `STENCIL35D_LBM_DISCARD=0` turns the discards off, for measurements).
+    pub(crate) fn for_lattice(
+        dims: [usize; 3],
+        periodic_z: bool,
+        l2_bytes: usize,
+        size: usize,
+    ) -> PairSchedule {
+        let plane_bytes = (Q * dims[0] * dims[1] * size).max(1);
+        let fitted = ((L2_SHARE * l2_bytes as f64) / (3 * plane_bytes) as f64) as usize;
+        let slab = std::env::var("STENCIL35D_LBM_SLAB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(fitted)
+            .max(1);
+        let discard = std::env::var("STENCIL35D_LBM_DISCARD").map_or(true, |v| v != "0");
+        PairSchedule::new(dims[2], periodic_z, slab, discard)
+    }
+
+    /// The launches for `nz` planes in slabs of `slab`.
+    pub(crate) fn new(nz: usize, periodic_z: bool, slab: usize, discard: bool) -> PairSchedule {
+        let nz = nz as i32;
+        let slab = slab.max(1) as i32;
+        let start2 = if periodic_z { 1 } else { 0 };
+        let (mut done1, mut done2, mut dropped) = (0, start2, 0);
+        let mut launches = Vec::new();
+        loop {
+            let n1 = slab.min(nz - done1);
+            let (z2, n2) = if done1 == nz {
+                // Level 1 is complete: the rest of level 2, and plane 0 last on a periodic axis.
+                (done2, nz - done2 + start2)
+            } else {
+                (done2, (done1 - 1 - done2).max(0))
+            };
+            if n1 == 0 && n2 == 0 {
+                break;
+            }
+            // B planes every reader of which finished in earlier launches.
+            let (lo, hi) = if periodic_z { (2, nz - 1) } else { (0, nz) };
+            let d1 = if discard && done1 < nz {
+                (done2 - 1).min(hi)
+            } else {
+                0
+            };
+            let d0 = dropped.max(lo);
+            let (d0, d1) = if d1 > d0 { (d0, d1) } else { (0, 0) };
+            if d1 > d0 {
+                dropped = d1;
+            }
+            launches.push(PairLaunch {
+                z1: done1,
+                n1,
+                z2,
+                n2,
+                d0,
+                d1,
+            });
+            done1 += n1;
+            done2 += n2;
+            if done1 == nz && done2 >= nz + start2 {
+                break;
+            }
+        }
+        PairSchedule {
+            slab: slab as usize,
+            launches,
+        }
     }
 }
 
@@ -359,12 +495,13 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
 }
 
 /// Compiles (or fetches) the three kernels of `lat`'s physics and periodicity.
-fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 4]> {
     let source = lbm_source::<T>(lat.physics(), lat.periodic());
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
         gpu.kernel(&source, "lbm_aa_odd", 0)?,
+        gpu.kernel(&source, "lbm_pair", 0)?,
     ])
 }
 
@@ -378,11 +515,26 @@ pub(crate) fn run<T: Real>(
     bufs: &mut LbmBuffers<T>,
     steps: usize,
 ) -> Result<(f64, f64)> {
-    if engine != Engine::GpuNaive {
-        return Err(Error::PlanMismatch(format!(
-            "the lattice-Boltzmann kernel has no '{engine}' engine on the GPU yet: use gpu-naive"
-        )));
-    }
+    let blocked = match engine {
+        Engine::GpuNaive => None,
+        Engine::GpuBlocked if !bufs.in_place => Some(PairSchedule::for_lattice(
+            lat.dims(),
+            lat.periodic()[2],
+            gpu.info.l2_bytes,
+            std::mem::size_of::<T>(),
+        )),
+        Engine::GpuBlocked => {
+            return Err(Error::PlanMismatch(
+                "gpu-blocked keeps two copies of the lattice; in-place storage is gpu-naive's"
+                    .into(),
+            ))
+        }
+        other => {
+            return Err(Error::PlanMismatch(format!(
+                "engine '{other}' does not run on the GPU"
+            )))
+        }
+    };
     lat.prepare();
     if bufs.in_place {
         check_in_place(lat)?;
@@ -395,7 +547,7 @@ pub(crate) fn run<T: Real>(
             layout.cells_len()
         )));
     }
-    let [step, even, odd] = kernels(gpu, lat)?;
+    let [step, even, odd, pair] = kernels(gpu, lat)?;
     let transfer_start = Instant::now();
     let (kinds, bc) = boundary_tables(lat);
     let run = Run {
@@ -403,6 +555,7 @@ pub(crate) fn run<T: Real>(
         step,
         even,
         odd,
+        pair,
         kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
         bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
         cfg: launch_config(layout.dims)?,
@@ -423,7 +576,21 @@ pub(crate) fn run<T: Real>(
     let mut done = 0;
     while done < steps {
         let count = CHECK_EVERY.min(steps - done);
-        run.steps(bufs, done, count)?;
+        match &blocked {
+            Some(schedule) => {
+                for _ in 0..count / 2 {
+                    run.pair_pass(bufs, schedule)?;
+                }
+                if count % 2 == 1 {
+                    // The passes leave B's wall nodes undefined (discarded); restore them from A
+                    // before a single step writes B.
+                    let b = bufs.b.as_mut().expect("two-copy buffers");
+                    gpu.stream.memcpy_dtod(&bufs.a, b).map_err(gpu_err)?;
+                    run.steps(bufs, 0, 1)?;
+                }
+            }
+            None => run.steps(bufs, done, count)?,
+        }
         if run.flag_raised(bufs)? {
             return Err(trace_failure(&run, lat, bufs, done + count));
         }

@@ -299,12 +299,18 @@ impl PlanBuilder {
             },
         };
         let gpu = gpu_info.and_then(|info| self.kernel.stencil().map(|s| (info, s.is_box())));
+        let mut gpu_blocked: Vec<Candidate> = Vec::new();
         if let (Some(info), Kernel::Lbm(_)) = (gpu_info, &self.kernel) {
-            if self.engine == Some(Engine::GpuBlocked) || self.gpu_shape.is_some() {
-                return Err(Error::InvalidPlan(format!(
-                    "{} has no gpu-blocked engine yet (temporal blocking of the lattice on the                      GPU is not implemented): use gpu-naive",
-                    self.kernel
-                )));
+            if self.gpu_shape.is_some() {
+                return Err(Error::InvalidPlan(
+                    "GPU launch shapes apply to stencils; the lattice kernels choose their own"
+                        .into(),
+                ));
+            }
+            if self.engine == Some(Engine::GpuBlocked) && self.dim_t.is_some_and(|d| d != 2) {
+                return Err(Error::InvalidPlan(
+                    "the lattice-Boltzmann gpu-blocked engine advances 2 steps per pass".into(),
+                ));
             }
             let gm = gpu_model::GpuModel {
                 cost: KernelCost { radius: 0, ..cost },
@@ -314,8 +320,19 @@ impl PlanBuilder {
                 gpu: info,
             };
             candidates.push(gm.lbm_naive());
+            if !self.in_place {
+                let slab = crate::gpu::lbm::PairSchedule::for_lattice(
+                    self.dims,
+                    self.kernel.periodic()[2],
+                    info.l2_bytes,
+                    self.dtype.size(),
+                )
+                .slab;
+                let c = gm.lbm_blocked(slab);
+                candidates.push(c.clone());
+                gpu_blocked.push(c);
+            }
         }
-        let mut gpu_blocked: Vec<Candidate> = Vec::new();
         if let Some((info, boxed)) = gpu {
             if let Some(t) = self.tile.filter(|t| t[0] % 32 != 0) {
                 if self.engine == Some(Engine::GpuBlocked) {
@@ -690,6 +707,9 @@ impl Display for Plan {
             let storage = match (&self.kernel, self.in_place) {
                 (Kernel::Lbm(_), true) => {
                     ", storage in place (AA pattern: one copy of the populations)"
+                }
+                (Kernel::Lbm(_), false) if self.engine == Engine::GpuBlocked => {
+                    ", storage two copies (A/B), 2 steps per pass (the intermediate level in L2)"
                 }
                 (Kernel::Lbm(_), false) => ", storage two copies (A/B)",
                 _ => "",

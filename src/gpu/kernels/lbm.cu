@@ -27,6 +27,7 @@
 //                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
 //   lbm_aa_odd    in place, the step after: node x reads f_i from (x, opp i) and writes f*_i to
 //                 (x, i), which is the canonical state again
+//   lbm_pair      gpu-blocked: two steps per pass, level 2 trailing level 1 through L2 (below)
 // Wall nodes are never read or written by any kernel (both copies hold them unchanged).
 
 #define Q 19
@@ -190,11 +191,10 @@ __device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, co
 
 // The node this thread updates, or false outside the lattice / on a wall node.
 __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsigned char* __restrict__ classes,
-                                       int nx, int ny, int nz, int pitch, int plane)
+                                       int nx, int ny, int nz, int pitch, int plane, int z)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int z = blockIdx.z;
     if (x >= nx || y >= ny) return false;
     neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
     cls = classes[n.idx];
@@ -204,15 +204,15 @@ __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsign
 // ---------------------------------------------------------------------------------------------
 // Two copies: one fused stream-collide step from src into dst.
 // ---------------------------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(128) lbm_step(
+__device__ __forceinline__ void pull_step(
     const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int* __restrict__ non_finite)
+    const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
+    int z, int* __restrict__ non_finite)
 {
     Node n;
     unsigned char cls;
-    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane)) return;
+    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, z)) return;
     REAL f[Q];
     if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
@@ -233,6 +233,63 @@ extern "C" __global__ void __launch_bounds__(128) lbm_step(
     if (!ok) *non_finite = 1;
 }
 
+extern "C" __global__ void __launch_bounds__(128) lbm_step(
+    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int* __restrict__ non_finite)
+{
+    pull_step(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, blockIdx.z,
+              non_finite);
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked: two steps per pass over memory through L2. The host walks z in slabs; launch k
+// advances planes [z1, z1 + n1) from A into B (level 1) and planes z2 .. z2 + n2 - 1 (mod nz) from B
+// back into A (level 2, one slab and two planes behind, so B's planes are fresh in L2 and no
+// plane level 1 still reads is overwritten). B's planes [d0, d1), which every level-2 node that
+// reads them has finished with, are first dropped from L2 without being written back
+// (discard.global.L2: their contents become undefined, and nothing reads them again before
+// level 1 of the next pass rewrites them), so the intermediate level costs no DRAM traffic.
+// ---------------------------------------------------------------------------------------------
+#ifndef LBM_DISCARD_LINE
+#define LBM_DISCARD_LINE(p) asm volatile("discard.global.L2 [%0], 128;" ::"l"(p) : "memory")
+#endif
+
+extern "C" __global__ void __launch_bounds__(128) lbm_pair(
+    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int z1, int n1, int z2, int n2, int d0, int d1, int* __restrict__ non_finite)
+{
+    if (d1 > d0) {
+        // Whole 128-byte lines inside planes [d0, d1) of each of B's arrays.
+        const long long per = 128 / sizeof(REAL);
+        const long long first = ((long long)d0 * plane + per - 1) / per;
+        const long long last = (long long)d1 * plane / per;
+        const long long lines = last - first;
+        const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y;
+        const long long id = (((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *
+                                 (blockDim.x * blockDim.y) +
+                             threadIdx.y * blockDim.x + threadIdx.x;
+        for (long long k = id; k < Q * lines; k += threads) {
+            const long long i = k / lines, line = first + k % lines;
+            // Arrays start on 128-byte boundaries (the host layout staggers them by 128 bytes
+            // from page-aligned sizes), so element line * per of array i starts a line.
+            LBM_DISCARD_LINE(b + i * array + line * per);
+        }
+    }
+    const int bz = blockIdx.z;
+    if (bz < n1) {
+        pull_step(a, b, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, z1 + bz,
+                  non_finite);
+    } else if (bz < n1 + n2) {
+        int z = z2 + (bz - n1);
+        if (z >= nz) z -= nz;
+        pull_step(b, a, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, z, non_finite);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One copy, AA pattern. Every location a thread reads it later writes, and no other thread
 // touches it, so the update is race-free in place. Nodes that are not walls must not lie on the
@@ -248,7 +305,7 @@ __device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __rest
 {
     Node n;
     unsigned char cls;
-    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane)) return;
+    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, blockIdx.z)) return;
     // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
     // links) and on odd steps; the even step writes the opposite output to the same place.
     unsigned links = 0;

@@ -1,4 +1,4 @@
-//! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`): the lattice's populations,
+//! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`, `gpu-blocked`): the lattice's populations,
 //! node classes, flags and boundary table are uploaded, the fused stream-collide kernel of
 //! `kernels/lbm.cu` runs once per step, and the populations come back. Two storage schemes:
 //!
@@ -12,6 +12,11 @@
 //!   closed axes (inlets and outlets one node inside a wall, or on periodic axes): the
 //!   zero-gradient reads of face nodes would share storage. Both schemes move the same
 //!   `2 × 19` values per node update.
+//!
+//! `gpu-blocked` uses the two copies and advances two steps per pass ([`PairSchedule`]): level 2
+//! (B → A) trails level 1 (A → B) by a slab of z planes inside each launch, so B is read back
+//! from L2, and B's planes are discarded from L2 once consumed instead of being written to
+//! memory; ideally only A is read and written, half the traffic of two `gpu-naive` steps.
 //!
 //! Kernels raise a device flag when an output is not finite; the flag is read every
 //! [`CHECK_EVERY`] steps, and a raised one is traced by replaying the run from the host state

@@ -8,6 +8,13 @@ use crate::Real;
 /// The CUDA source of the lattice-Boltzmann kernels.
 const LBM_CU: &str = include_str!("kernels/lbm.cu");
 
+/// Whether the two-copy step loads the populations before testing the node's class
+/// (`STENCIL35D_LBM_EARLY_LOADS=1`; for measurements: more registers, one memory latency less).
+fn early_loads() -> bool {
+    static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EARLY.get_or_init(|| std::env::var("STENCIL35D_LBM_EARLY_LOADS").is_ok_and(|v| v == "1"))
+}
+
 /// A brace list of `T` literals.
 fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
     let items: Vec<String> = values
@@ -32,6 +39,7 @@ pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> Str
     let lit = |v: f64| T::of(v).cuda_literal();
     let mut text = format!("#define REAL {}\n", T::CUDA_NAME);
     text += &format!("#define FORCED {}\n", physics.has_force() as u8);
+    text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
     for (axis, p) in ["PX", "PY", "PZ"].iter().zip(periodic) {
         text += &format!("#define {axis} {}\n", p as u8);
     }
@@ -99,7 +107,14 @@ mod tests {
     #[test]
     fn sources_carry_the_constants() {
         let src = lbm_source::<f32>(&Physics::bgk(0.8), [true, false, true]);
-        assert!(src.starts_with("#define REAL float\n#define FORCED 0\n#define PX 1\n#define PY 0\n#define PZ 1\n#define WP 1.25f\n"), "{src}");
+        assert!(
+            src.starts_with("#define REAL float\n#define FORCED 0\n#define EARLY_LOADS "),
+            "{src}"
+        );
+        assert!(
+            src.contains("#define PX 1\n#define PY 0\n#define PZ 1\n#define WP 1.25f\n"),
+            "{src}"
+        );
         let d = lbm_source::<f64>(
             &Physics::trt(0.6, 0.25).with_force([1e-5, 0.0, 0.0]),
             [false; 3],

@@ -62,7 +62,9 @@
 //! * `gpu-naive` (`src/gpu/lbm.rs`, `src/gpu/kernels/lbm.cu`): the same update as one fused
 //!   CUDA kernel per step, one thread per node, with two copies of the populations or, with
 //!   [`crate::PlanBuilder::in_place`], one copy updated in place by the AA pattern, which halves
-//!   the device memory. There is no `gpu-blocked` lattice engine yet (an error, not a panic).
+//!   the device memory.
+//! * `gpu-blocked`: two steps per pass, the intermediate level kept in the GPU's L2 cache (level 2
+//!   trails level 1 slab by slab along z and discards what it consumed), see `src/gpu/lbm.rs`.
 //!
 //! Both fast engines precompute a class byte per node (bulk fluid or not) and, next to walls,
 //! a word of bounce-back links; a vector of bulk nodes takes a path with no flag logic at all.

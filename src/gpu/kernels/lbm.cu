@@ -13,6 +13,7 @@
 //   WP_W  {3}            omega+ * w for weight classes rest, axis, diagonal
 //   WM3_W {3}            3 omega- * w
 //   HALF_FORCE, FORCE {3}, EVEN_W {3}, EVEN_C {9}, ODD_C {9}: Guo forcing constants (collide.rs)
+//   EARLY_LOADS          1: the two-copy step loads the populations before testing the class
 //
 // Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
 // i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a class
@@ -210,10 +211,30 @@ __device__ __forceinline__ void pull_step(
     const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
     int z, int* __restrict__ non_finite)
 {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
     Node n;
-    unsigned char cls;
-    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, z)) return;
+    neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
+    const unsigned char cls = classes[n.idx];
     REAL f[Q];
+#if EARLY_LOADS
+    // The streamed populations are loaded together with the class byte, not after it (one
+    // memory latency instead of two; every neighbour address is inside the lattice): nodes next
+    // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers
+    // (f32: 80 instead of 48), so it is an option to measure, not the default.
+#pragma unroll
+    for (int i = 0; i < Q; ++i) f[i] = __ldg(src + i * array + (n.idx + n.off[i]));
+    if (cls & CLASS_WALL) return;
+    if (cls & CLASS_NEAR_WALL) {
+#pragma unroll
+        for (int i = 1; i < Q; ++i) {
+            REAL term;
+            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = __ldg(src + opp(i) * array + n.idx) + term;
+        }
+    }
+#else
+    if (cls & CLASS_WALL) return;
     if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
         for (int i = 0; i < Q; ++i) {
@@ -227,6 +248,7 @@ __device__ __forceinline__ void pull_step(
 #pragma unroll
         for (int i = 0; i < Q; ++i) f[i] = __ldg(src + i * array + (n.idx + n.off[i]));
     }
+#endif
     const bool ok = collide_node(f, cls, n, flags, bc);
 #pragma unroll
     for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = f[i];

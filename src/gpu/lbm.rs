@@ -92,6 +92,7 @@ struct Run<'a, T> {
     even: Kernel,
     odd: Kernel,
     pair: Kernel,
+    wave: Kernel,
     kinds: CudaSlice<u8>,
     bc: CudaSlice<T>,
     cfg: LaunchConfig,
@@ -264,6 +265,41 @@ impl<T: Real> Run<'_, T> {
         Ok(())
     }
 
+    /// One gpu-blocked pass in a single persistent launch (`lbm_wave`, see [`Waves`]).
+    fn wave_pass(&self, bufs: &mut LbmBuffers<T>, w: &mut Waves) -> Result<()> {
+        self.gpu.stream.memset_zeros(&mut w.sync).map_err(gpu_err)?;
+        let cfg = LaunchConfig {
+            grid_dim: (w.blocks, 1, 1),
+            block_dim: (BLOCK_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let b = bufs.b.as_mut().expect("two-copy buffers");
+        let mut args = self.gpu.stream.launch_builder(&self.wave.function);
+        args.arg(&mut bufs.a)
+            .arg(&mut *b)
+            .arg(&bufs.classes)
+            .arg(&bufs.flags)
+            .arg(&self.kinds)
+            .arg(&self.bc)
+            .arg(&self.dims[0])
+            .arg(&self.dims[1])
+            .arg(&self.dims[2])
+            .arg(&self.strides[0])
+            .arg(&self.strides[1])
+            .arg(&self.strides[2])
+            .arg(&w.units)
+            .arg(&w.count)
+            .arg(&w.tile_rows)
+            .arg(&mut w.sync)
+            .arg(&w.discard)
+            .arg(&mut bufs.flag);
+        // SAFETY: the arguments match lbm_wave's parameter list; `units` holds `count` entries
+        // in the dependency order the kernel's waits assume (`wave_units`), `sync` 1 + 2 nz
+        // zeroed counters; every item only waits on items with smaller tickets.
+        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        Ok(())
+    }
+
     /// Waits for the device, reads and clears the non-finite flag.
     fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
         let mut host = [0i32; 1];
@@ -378,6 +414,67 @@ impl PairSchedule {
             slab: slab as usize,
             launches,
         }
+    }
+}
+
+/// Whether gpu-blocked runs its passes as one persistent launch each (`lbm_wave`, the default)
+/// or as one launch per slab (`lbm_pair`, `STENCIL35D_LBM_WAVE=0`).
+pub(crate) fn wave_enabled() -> bool {
+    std::env::var("STENCIL35D_LBM_WAVE").map_or(true, |v| v != "0")
+}
+
+/// The (level, plane) work units of a persistent gpu-blocked pass, as `level << 24 | plane`, in
+/// an order where every unit depends only on earlier ones: level-1 planes ascending, each
+/// level-2 plane two planes behind them, and on a periodic z axis level-2 plane 0 (which needs
+/// the last level-1 plane) at the end.
+pub(crate) fn wave_units(nz: usize, periodic_z: bool) -> Vec<i32> {
+    let nz = nz as i32;
+    let mut units = Vec::with_capacity(2 * nz as usize);
+    for s in 0..nz + 2 {
+        if s < nz {
+            units.push(1 << 24 | s);
+        }
+        let q = s - 2;
+        if (0..nz).contains(&q) && !(periodic_z && q == 0) {
+            units.push(2 << 24 | q);
+        }
+    }
+    if periodic_z {
+        units.push(2 << 24);
+    }
+    units
+}
+
+/// Rows per work item of the persistent pass: about 2048 nodes.
+pub(crate) fn wave_tile_rows(nx: usize, ny: usize) -> usize {
+    (2048 / nx.max(1)).clamp(1, ny.max(1))
+}
+
+/// The device side of persistent gpu-blocked passes: the work units, the ticket and
+/// completion counters, the grid.
+struct Waves {
+    units: CudaSlice<i32>,
+    count: i32,
+    tile_rows: i32,
+    sync: CudaSlice<i32>,
+    discard: i32,
+    blocks: u32,
+}
+
+impl Waves {
+    fn new<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<Waves> {
+        let [nx, ny, nz] = lat.dims();
+        let units = wave_units(nz, lat.periodic()[2]);
+        Ok(Waves {
+            count: units.len() as i32,
+            units: gpu.stream.clone_htod(&units[..]).map_err(gpu_err)?,
+            tile_rows: wave_tile_rows(nx, ny) as i32,
+            sync: gpu.stream.alloc_zeros::<i32>(1 + 2 * nz).map_err(gpu_err)?,
+            discard: std::env::var("STENCIL35D_LBM_DISCARD").map_or(1, |v| (v != "0") as i32),
+            // More blocks than fit: the extra ones start when others finish and take tickets
+            // then, so any count is deadlock-free.
+            blocks: (gpu.info.sms * 16) as u32,
+        })
     }
 }
 
@@ -500,13 +597,14 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
 }
 
 /// Compiles (or fetches) the three kernels of `lat`'s physics and periodicity.
-fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 4]> {
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 5]> {
     let source = lbm_source::<T>(lat.physics(), lat.periodic());
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
         gpu.kernel(&source, "lbm_aa_odd", 0)?,
         gpu.kernel(&source, "lbm_pair", 0)?,
+        gpu.kernel(&source, "lbm_wave", 0)?,
     ])
 }
 
@@ -552,7 +650,7 @@ pub(crate) fn run<T: Real>(
             layout.cells_len()
         )));
     }
-    let [step, even, odd, pair] = kernels(gpu, lat)?;
+    let [step, even, odd, pair, wave] = kernels(gpu, lat)?;
     let transfer_start = Instant::now();
     let (kinds, bc) = boundary_tables(lat);
     let run = Run {
@@ -561,6 +659,7 @@ pub(crate) fn run<T: Real>(
         even,
         odd,
         pair,
+        wave,
         kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
         bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
         cfg: launch_config(layout.dims)?,
@@ -577,6 +676,10 @@ pub(crate) fn run<T: Real>(
     upload(gpu, &lat.pop, bufs)?;
     let mut transfer = transfer_start.elapsed().as_secs_f64();
 
+    let mut waves = match &blocked {
+        Some(_) if wave_enabled() => Some(Waves::new(gpu, lat)?),
+        _ => None,
+    };
     let start = Instant::now();
     let mut done = 0;
     while done < steps {
@@ -584,7 +687,10 @@ pub(crate) fn run<T: Real>(
         match &blocked {
             Some(schedule) => {
                 for _ in 0..count / 2 {
-                    run.pair_pass(bufs, schedule)?;
+                    match &mut waves {
+                        Some(w) => run.wave_pass(bufs, w)?,
+                        None => run.pair_pass(bufs, schedule)?,
+                    }
                 }
                 if count % 2 == 1 {
                     // The passes leave B's wall nodes undefined (discarded); restore them from A

@@ -9,7 +9,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use super::lbm::{boundary_tables, check_in_place, unshift, Geometry, PairSchedule};
+use super::lbm::{
+    boundary_tables, check_in_place, unshift, wave_tile_rows, wave_units, Geometry, PairSchedule,
+};
 use super::lbm_source::lbm_source;
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
@@ -30,6 +32,17 @@ static Dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define LBM_DISCARD_LINE(p) \
     do { for (size_t k = 0; k < 128 / sizeof(REAL); ++k) (p)[k] = NAN; } while (0)
 template <class T> T __ldg(const T* p) { return *p; }
+template <class T> T __ldcg(const T* p) { return *p; }
+#define __shared__ static
+inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
+inline void __syncthreads() {}
+inline void __threadfence() {}
+inline void __nanosleep(unsigned) {}
+using std::min;
+// Items run in ticket order here, so a wait that is not already satisfied would wait for a
+// later ticket: a deadlock on the GPU.
+#define LBM_WAIT(counter, target) \
+    do { if (*(counter) < (target)) { fprintf(stderr, "a wait would deadlock\n"); exit(3); } } while (0)
 using std::fma;
 using std::isfinite;
 "#;
@@ -65,6 +78,11 @@ int main(int argc, char** argv) {
     long long nl;
     if (fread(&nl, sizeof(long long), 1, f) != 1) return 2;
     std::vector<long long> sched = read_ll(f, 6 * nl);
+    long long nu;
+    if (fread(&nu, sizeof(long long), 1, f) != 1) return 2;
+    std::vector<long long> units_ll = read_ll(f, nu + 1);
+    std::vector<int> units(units_ll.begin(), units_ll.end() - 1);
+    const int tile_rows = units_ll[nu];
     fclose(f);
     blockDim = {(unsigned)bx, (unsigned)(128 / bx), 1};
     const unsigned gx = (nx + blockDim.x - 1) / blockDim.x, gy = (ny + blockDim.y - 1) / blockDim.y;
@@ -87,7 +105,23 @@ int main(int argc, char** argv) {
                                bc.data(), nx, ny, nz, pitch, plane, array, &non_finite); });
         std::swap(a, b);
     };
-    if (in_place >= 2) {
+    if (in_place == 4) {
+        const int tiles = (ny + tile_rows - 1) / tile_rows;
+        std::vector<int> sync(1 + 2 * nz);
+        for (int s = 0; s < steps / 2; ++s) {
+            std::fill(sync.begin(), sync.end(), 0);
+            for (int t = 0; t < (int)units.size() * tiles; ++t) {
+                const int unit = units[t / tiles], tile = t % tiles;
+                wave_waits(sync.data(), unit, tiles, nz, 1);
+                for (int tid = 127; tid >= 0; --tid)
+                    wave_item(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
+                              bc.data(), nx, ny, nz, pitch, plane, array, unit, tile, tile_rows, 1,
+                              tid, 128, &non_finite);
+                sync[1 + ((unit >> 24) == 2 ? nz : 0) + (unit & 0xffffff)] += 1;
+            }
+        }
+        if (steps % 2) { b = a; single(); }
+    } else if (in_place >= 2) {
         for (int s = 0; s < steps / 2; ++s)
             for (long long l = 0; l < nl; ++l) {
                 const long long* L = &sched[6 * l];
@@ -155,9 +189,15 @@ enum Mode {
     Pairs1 = 2,
     /// gpu-blocked passes with slabs of 3 planes.
     Pairs3 = 3,
+    /// gpu-blocked passes in one persistent launch (tiles of 2 rows).
+    Wave = 4,
 }
 
 impl Mode {
+    fn tile_rows(self) -> usize {
+        2
+    }
+
     fn slab(self) -> usize {
         if self == Mode::Pairs3 {
             3
@@ -204,12 +244,19 @@ fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> L
     bytes.extend_from_slice(&kinds);
     doubles(&bc, &mut bytes);
     let schedule = PairSchedule::new(layout.dims[2], lat.periodic()[2], mode.slab(), true);
+    let units = wave_units(layout.dims[2], lat.periodic()[2]);
     bytes.extend_from_slice(&(schedule.launches.len() as i64).to_ne_bytes());
     for l in &schedule.launches {
         for v in [l.z1, l.n1, l.z2, l.n2, l.d0, l.d1] {
             bytes.extend_from_slice(&(v as i64).to_ne_bytes());
         }
     }
+    bytes.extend_from_slice(&(units.len() as i64).to_ne_bytes());
+    for u in units {
+        bytes.extend_from_slice(&(u as i64).to_ne_bytes());
+    }
+    let tile_rows = wave_tile_rows(layout.dims[0], layout.dims[1]).min(mode.tile_rows());
+    bytes.extend_from_slice(&(tile_rows as i64).to_ne_bytes());
     let (input, output) = (dir.join("in.bin"), dir.join("out.bin"));
     std::fs::File::create(&input)
         .unwrap()
@@ -379,6 +426,7 @@ fn emulated_kernels_match_the_reference() {
             (Mode::InPlace, 6),
             (Mode::InPlace, 7),
             (Mode::Pairs3, 5),
+            (Mode::Wave, 4),
         ],
         1e-12,
         "f64 bgk inside",
@@ -404,6 +452,7 @@ fn emulated_kernels_match_the_reference() {
             (Mode::InPlace, 3),
             (Mode::Pairs1, 6),
             (Mode::Pairs3, 7),
+            (Mode::Wave, 6),
         ],
         1e-12,
         "f64 closed cavity",
@@ -437,6 +486,7 @@ fn emulated_kernels_match_the_reference() {
             (Mode::InPlace, 4),
             (Mode::Pairs1, 4),
             (Mode::Pairs3, 5),
+            (Mode::Wave, 4),
         ],
         1e-5,
         "f32 periodic",

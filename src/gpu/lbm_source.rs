@@ -86,7 +86,13 @@ mod tests {
             let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts)
                 .unwrap_or_else(|e| panic!("{what}: {e:?}"));
             let text = ptx.to_src();
-            for name in ["lbm_step", "lbm_aa_even", "lbm_aa_odd"] {
+            for name in [
+                "lbm_step",
+                "lbm_aa_even",
+                "lbm_aa_odd",
+                "lbm_pair",
+                "lbm_wave",
+            ] {
                 assert!(text.contains(name), "{what}: {name} missing");
             }
             println!("{what}: {:.2} s", start.elapsed().as_secs_f64());

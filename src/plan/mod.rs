@@ -330,7 +330,13 @@ impl PlanBuilder {
                 .slab;
                 let c = gm.lbm_blocked(slab);
                 candidates.push(c.clone());
-                gpu_blocked.push(c);
+                let wanted = self.engine == Some(Engine::GpuBlocked)
+                    || (gpu_model::LBM_BLOCKED_AUTOMATIC
+                        && self.dim_t.is_none_or(|d| d == 2)
+                        && self.tile.is_none());
+                if wanted {
+                    gpu_blocked.push(c);
+                }
             }
         }
         if let Some((info, boxed)) = gpu {
@@ -421,9 +427,12 @@ impl PlanBuilder {
                     (Err(e), Err(_)) => return Err(e),
                 }
             }
-            None => best(candidates.iter())
-                .cloned()
-                .expect("the naive candidate always exists"),
+            None => best(candidates.iter().filter(|c| {
+                gpu_model::LBM_BLOCKED_AUTOMATIC
+                    || !(c.engine == Engine::GpuBlocked && self.kernel.lbm().is_some())
+            }))
+            .cloned()
+            .expect("the naive candidate always exists"),
         };
         let tile = if chosen.engine == Engine::Blocked {
             // A tile larger than the grid needs covers it once; report what will be used.

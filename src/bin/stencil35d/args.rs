@@ -118,8 +118,8 @@ pub struct Overrides {
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     pub autotune: Option<usize>,
     /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
-    /// pattern), half the device memory of the default two copies; applies to GPU engines (and
-    /// picks gpu-naive when no engine is given).
+    /// pattern), half the device memory of the default two copies; applies to gpu-naive (and
+    /// picks it when no engine is given; gpu-blocked keeps two copies).
     #[arg(long = "in-place")]
     pub in_place: bool,
 }
@@ -149,7 +149,7 @@ impl Overrides {
                 b = b.autotune_top(n);
             }
         }
-        if self.in_place && engine.is_none_or(|e| e.is_gpu()) {
+        if self.in_place && engine.is_none_or(|e| e == Engine::GpuNaive) {
             b = b.in_place(true);
         }
         if blocked {

@@ -445,9 +445,27 @@ pub(crate) fn wave_units(nz: usize, periodic_z: bool) -> Vec<i32> {
     units
 }
 
-/// Rows per work item of the persistent pass: about 2048 nodes.
-pub(crate) fn wave_tile_rows(nx: usize, ny: usize) -> usize {
-    (2048 / nx.max(1)).clamp(1, ny.max(1))
+/// An environment variable parsed as a number, if set.
+fn env_number(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Rows per work item of the persistent pass on a device with `l2_bytes` of L2 and `blocks`
+/// resident blocks: the intermediate planes level 1 has written and level 2 not yet discarded
+/// are about the planes in flight (blocks × item nodes / plane nodes) plus five (the lag of
+/// level 2 and of the discards); items are made small enough that these fit in half of L2, and
+/// no smaller than one row (large planes then overflow L2 and part of the intermediate level
+/// reaches memory). `STENCIL35D_LBM_TILE_ROWS` overrides.
+fn fitted_tile_rows(dims: [usize; 3], size: usize, l2_bytes: usize, blocks: usize) -> usize {
+    let [nx, ny, _] = dims;
+    if let Some(rows) = env_number("STENCIL35D_LBM_TILE_ROWS") {
+        return rows.clamp(1, ny);
+    }
+    let plane_nodes = (nx * ny) as f64;
+    let plane_bytes = plane_nodes * (Q * size) as f64;
+    let in_flight = (L2_SHARE * l2_bytes as f64 / plane_bytes - 5.0).max(0.0);
+    let nodes = in_flight * plane_nodes / blocks.max(1) as f64;
+    ((nodes / nx as f64) as usize).clamp(1, ny.min(4096 / nx.max(1)).max(1))
 }
 
 /// The device side of persistent gpu-blocked passes: the work units, the ticket and
@@ -463,17 +481,25 @@ struct Waves {
 
 impl Waves {
     fn new<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<Waves> {
-        let [nx, ny, nz] = lat.dims();
-        let units = wave_units(nz, lat.periodic()[2]);
+        let dims = lat.dims();
+        let units = wave_units(dims[2], lat.periodic()[2]);
+        // Few enough blocks that the planes in flight stay few, enough to keep ~2 MB of loads
+        // in flight; any count is deadlock-free (blocks that start late take later tickets).
+        let blocks = gpu.info.sms
+            * env_number("STENCIL35D_LBM_BLOCKS_PER_SM")
+                .unwrap_or(4)
+                .max(1);
+        let tile_rows = fitted_tile_rows(dims, std::mem::size_of::<T>(), gpu.info.l2_bytes, blocks);
         Ok(Waves {
             count: units.len() as i32,
             units: gpu.stream.clone_htod(&units[..]).map_err(gpu_err)?,
-            tile_rows: wave_tile_rows(nx, ny) as i32,
-            sync: gpu.stream.alloc_zeros::<i32>(1 + 2 * nz).map_err(gpu_err)?,
+            tile_rows: tile_rows as i32,
+            sync: gpu
+                .stream
+                .alloc_zeros::<i32>(1 + 2 * dims[2])
+                .map_err(gpu_err)?,
             discard: std::env::var("STENCIL35D_LBM_DISCARD").map_or(1, |v| (v != "0") as i32),
-            // More blocks than fit: the extra ones start when others finish and take tickets
-            // then, so any count is deadlock-free.
-            blocks: (gpu.info.sms * 16) as u32,
+            blocks: blocks as u32,
         })
     }
 }

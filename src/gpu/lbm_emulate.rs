@@ -9,9 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use super::lbm::{
-    boundary_tables, check_in_place, unshift, wave_tile_rows, wave_units, Geometry, PairSchedule,
-};
+use super::lbm::{boundary_tables, check_in_place, unshift, wave_units, Geometry, PairSchedule};
 use super::lbm_source::lbm_source;
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
@@ -255,7 +253,7 @@ fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> L
     for u in units {
         bytes.extend_from_slice(&(u as i64).to_ne_bytes());
     }
-    let tile_rows = wave_tile_rows(layout.dims[0], layout.dims[1]).min(mode.tile_rows());
+    let tile_rows = mode.tile_rows().min(layout.dims[1]);
     bytes.extend_from_slice(&(tile_rows as i64).to_ne_bytes());
     let (input, output) = (dir.join("in.bin"), dir.join("out.bin"));
     std::fs::File::create(&input)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the binaries bundled by scripts/gpu-bundle.sh on a GPU machine (no Rust needed).
 #   run.sh tests [filter]      every test suite, GPU suites included
+#   run.sh tests SUITE [filter] one suite (gpu_lbm: tests/test-gpu_lbm; lib-stencil35d: unit tests)
 #   run.sh bench [args...]     stencil35d bench ...      (run.sh cli <subcommand> ... for others)
 #   run.sh compare [args...]   stencil35d compare ..., with the AVX-512 build where the CPU has it
 set -uo pipefail
@@ -19,9 +20,17 @@ shift || true
 case "$cmd" in
   tests)
     status=0
-    for t in "$here"/tests/*; do
+    suites=("$here"/tests/*)
+    if [ $# -gt 0 ] && [ -x "$here/tests/test-$1" ]; then
+      suites=("$here/tests/test-$1")
+      shift
+    elif [ $# -gt 0 ] && [ -x "$here/tests/$1" ]; then
+      suites=("$here/tests/$1")
+      shift
+    fi
+    for t in "${suites[@]}"; do
       echo "== $(basename "$t")"
-      "$t" --test-threads="${TEST_THREADS:-8}" "$@" 2>&1 | grep -E "^test |test result|panicked|skipping|max rel err|GPU:" || status=1
+      "$t" --test-threads="${TEST_THREADS:-8}" "$@" 2>&1 | grep -E "^test |test result|panicked|skipping|max rel err|GPU:|mass drift|blow-up" || status=1
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done
     exit $status ;;

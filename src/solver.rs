@@ -330,8 +330,18 @@ impl<T: Real> State for Lattice<T> {
         if let Some((cell, _, value)) = lat.pop.find_non_finite() {
             return Err(Error::NonFiniteInput { cell, value });
         }
-        let start = Instant::now();
         let dims = lat.dims();
+        if plan.engine().is_gpu() {
+            let device = gpu::gpu()?;
+            let in_place = plan.in_place();
+            let buffers = solver.scratch(
+                |b: &gpu::lbm::LbmBuffers<T>| b.fits(dims, in_place),
+                || gpu::lbm::LbmBuffers::new(device, lat, in_place),
+            )?;
+            let (compute, transfer) = gpu::lbm::run(device, plan.engine(), lat, buffers, steps)?;
+            return Ok(RunReport::new(&plan, steps, compute, transfer));
+        }
+        let start = Instant::now();
         let scratch = solver.scratch(
             |s: &Populations<T>| s.layout().dims == dims,
             || Populations::<T>::new(dims),

@@ -8,6 +8,10 @@
 mod compile;
 mod device;
 mod device_grid;
+pub(crate) mod lbm;
+#[cfg(test)]
+mod lbm_emulate;
+mod lbm_source;
 mod source;
 pub(crate) mod stencil;
 pub use stencil::{compiled_resources, KernelResources};

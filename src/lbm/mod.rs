@@ -59,6 +59,13 @@
 //!   in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap inside each
 //!   level; periodic y and z get ghost zones in unwrapped coordinates.
 //!
+//! * `gpu-naive` (`src/gpu/lbm.rs`, `src/gpu/kernels/lbm.cu`): the same update as one fused
+//!   CUDA kernel per step, one thread per node, with two copies of the populations or, with
+//!   [`crate::PlanBuilder::in_place`], one copy updated in place by the AA pattern, which halves
+//!   the device memory.
+//! * `gpu-blocked`: two steps per pass, the intermediate level kept in the GPU's L2 cache (level 2
+//!   trails level 1 slab by slab along z and discards what it consumed), see `src/gpu/lbm.rs`.
+//!
 //! Both fast engines precompute a class byte per node (bulk fluid or not) and, next to walls,
 //! a word of bounce-back links; a vector of bulk nodes takes a path with no flag logic at all.
 //!
@@ -92,7 +99,8 @@ pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 
-pub(crate) use populations::Populations;
+pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
+pub(crate) use populations::{Layout, Populations};
 
 use crate::plan::KernelCost;
 use crate::{DType, Real};

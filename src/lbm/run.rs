@@ -57,8 +57,9 @@ fn run_typed<T: FlowReal>(
     steps: usize,
 ) -> Result<()> {
     if plan.engine().is_gpu() {
+        // The solver sends GPU plans to `crate::gpu::lbm`; this runner is the CPU engines'.
         return Err(Error::PlanMismatch(format!(
-            "a lattice in host memory runs on the CPU engines, the plan uses '{}'",
+            "the CPU lattice runner cannot run the GPU engine '{}'",
             plan.engine()
         )));
     }

@@ -72,6 +72,16 @@ const L2_OVER_DRAM: f64 = 2.0;
 const LOOP_OVERHEAD: f64 = 11.0;
 /// Cycles a block waits per streamed plane beyond its issue time (fitted on an H100 SXM).
 const PLANE_LATENCY: f64 = 2250.0;
+/// Share of the measured copy rate the lattice-Boltzmann naive kernel is expected to reach.
+const LBM_NAIVE_EFFICIENCY: f64 = 0.85;
+/// Whether the planner may choose the lattice-Boltzmann gpu-blocked engine on its own: not
+/// until its model is fitted to measurements on the device.
+pub(crate) const LBM_BLOCKED_AUTOMATIC: bool = false;
+/// Share of the intermediate level's traffic the gpu-blocked lattice pass is assumed to lose to
+/// memory (L2 evictions before the discard).
+const LBM_L2_LEAK: f64 = 0.25;
+/// Seconds of launch overhead per lattice-Boltzmann launch.
+const LBM_LAUNCH_SECONDS: f64 = 5e-6;
 /// Cycles between a warp's instructions in a level's dependent chain (fitted on an H100 SXM).
 const WARP_CPI: f64 = 2.5;
 
@@ -165,6 +175,64 @@ impl GpuModel<'_> {
             [nx, ny],
             1.0,
             ([fp.max(issue), 0.0, global], 1.0),
+            None,
+        )
+    }
+
+    /// The lattice-Boltzmann `gpu-naive` kernel (two copies or in place: the same traffic):
+    /// one thread per node, every update reads and writes the 19 populations once and reads a
+    /// class byte; the arithmetic is the CPU kernel's count. Memory-bound kernels of this kind
+    /// reach about [`LBM_NAIVE_EFFICIENCY`] of the measured copy rate.
+    pub(crate) fn lbm_naive(&self) -> Candidate {
+        let u = self.updates();
+        let arith = (self.cost.ops_per_update
+            - self.cost.loads_per_update
+            - self.cost.stores_per_update) as f64;
+        let fp = u * arith / (self.fp_lanes() * self.clock_hz());
+        let issue = u * (arith + 60.0) / (128.0 * self.gpu.sms as f64 * self.clock_hz());
+        // The launch (and the occasional flag check) costs a few microseconds per step, which
+        // is what small lattices see.
+        let global = u * self.cost.bytes_per_update as f64 / (self.gpu.bandwidth_gbs * 1e9)
+            + LBM_LAUNCH_SECONDS * LBM_NAIVE_EFFICIENCY;
+        let [nx, ny, _] = self.dims;
+        self.finish(
+            Engine::GpuNaive,
+            1,
+            [nx, ny],
+            1.0,
+            ([fp.max(issue), 0.0, global], LBM_NAIVE_EFFICIENCY),
+            None,
+        )
+    }
+
+    /// The lattice-Boltzmann `gpu-blocked` pass (two steps through L2, `crate::gpu::lbm`):
+    /// level 1 reads and level 2 writes A from and to memory, the intermediate level B stays in
+    /// L2 and is discarded there; [`LBM_L2_LEAK`] of B's traffic is assumed to reach memory
+    /// anyway (evictions). One persistent launch per pass (or one per slab of planes). Not yet
+    /// fitted to measurements, so the planner lists it but picks it only when asked
+    /// ([`LBM_BLOCKED_AUTOMATIC`]).
+    pub(crate) fn lbm_blocked(&self, slab: usize) -> Candidate {
+        let u = 2.0 * self.updates();
+        let arith = (self.cost.ops_per_update
+            - self.cost.loads_per_update
+            - self.cost.stores_per_update) as f64;
+        let fp = u * arith / (self.fp_lanes() * self.clock_hz());
+        let issue = u * (arith + 60.0) / (128.0 * self.gpu.sms as f64 * self.clock_hz());
+        let bytes = self.cost.bytes_per_update as f64 * (1.0 + LBM_L2_LEAK) / 2.0;
+        let launches = if crate::gpu::lbm::wave_enabled() {
+            2.0 // the counters' reset and the persistent launch
+        } else {
+            (self.dims[2].div_ceil(slab.max(1)) + 2) as f64
+        };
+        let global = u * bytes / (self.gpu.bandwidth_gbs * 1e9)
+            + launches * LBM_LAUNCH_SECONDS * LBM_NAIVE_EFFICIENCY;
+        let [nx, ny, _] = self.dims;
+        self.finish(
+            Engine::GpuBlocked,
+            2,
+            [nx, ny],
+            1.0,
+            ([fp.max(issue), 0.0, global], LBM_NAIVE_EFFICIENCY),
             None,
         )
     }

@@ -97,6 +97,7 @@ pub struct Plan {
     overrides: Overrides,
     machine: Machine,
     gpu: Option<crate::gpu::GpuInfo>,
+    in_place: bool,
 }
 
 /// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
@@ -116,6 +117,7 @@ pub struct PlanBuilder {
     /// GPU configurations to time on the device (0: trust the model).
     autotune: usize,
     gpu_shape: Option<GpuShape>,
+    in_place: bool,
 }
 
 impl PlanBuilder {
@@ -135,6 +137,7 @@ impl PlanBuilder {
             machine: None,
             autotune: 0,
             gpu_shape: None,
+            in_place: false,
         }
     }
 
@@ -207,6 +210,17 @@ impl PlanBuilder {
         self
     }
 
+    /// Lattice-Boltzmann on the GPU only: keep one copy of the populations on the device and
+    /// update it in place (the AA pattern: even steps push each result to the slot its
+    /// neighbour will pull from, odd steps read and write a node's own slots) instead of
+    /// ping-ponging between two copies. It halves the device memory a lattice needs, so twice as
+    /// many nodes fit, at the same memory traffic per update. Implies `gpu-naive` when no engine
+    /// is fixed; inlets and outlets must then lie off the faces of closed axes.
+    pub fn in_place(mut self, on: bool) -> Self {
+        self.in_place = on;
+        self
+    }
+
     /// Plans for `machine` instead of the detected one (what-if planning, tests).
     pub fn machine(mut self, machine: Machine) -> Self {
         self.machine = Some(machine);
@@ -214,8 +228,24 @@ impl PlanBuilder {
     }
 
     /// Validates the request and runs the model.
-    pub fn build(self) -> Result<Plan> {
+    pub fn build(mut self) -> Result<Plan> {
         self.kernel.validate()?;
+        if self.in_place {
+            if self.kernel.lbm().is_none() {
+                return Err(Error::InvalidPlan(
+                    "in-place storage applies to lattice-Boltzmann kernels only".into(),
+                ));
+            }
+            match self.engine {
+                None => self.engine = Some(Engine::GpuNaive),
+                Some(Engine::GpuNaive) => {}
+                Some(e) => {
+                    return Err(Error::InvalidPlan(format!(
+                        "in-place (AA) storage is implemented for gpu-naive only, not for '{e}'"
+                    )))
+                }
+            }
+        }
         let cost = self.kernel.cost(self.dtype);
         let r = cost.radius;
         let fixed = self.kernel.fixed_boundary();
@@ -302,21 +332,55 @@ impl PlanBuilder {
         };
 
         // The GPU is asked for only when the plan may use it (CPU-only plans never load CUDA).
-        let gpu = match self.engine {
+        let gpu_info = match self.engine {
             Some(e) if !e.is_gpu() => None,
-            forced => match (crate::gpu::detect_gpu(), self.kernel.stencil()) {
-                (Ok(info), Some(stencil)) => Some((info, stencil.is_box())),
-                (Err(e), _) if forced.is_some() => return Err(e),
-                (Ok(_), None) if forced.is_some() => {
-                    return Err(Error::InvalidPlan(format!(
-                        "{} has no GPU engine",
-                        self.kernel
-                    )));
-                }
-                _ => None,
+            forced => match crate::gpu::detect_gpu() {
+                Ok(info) => Some(info),
+                Err(e) if forced.is_some() => return Err(e),
+                Err(_) => None,
             },
         };
+        let gpu = gpu_info.and_then(|info| self.kernel.stencil().map(|s| (info, s.is_box())));
         let mut gpu_blocked: Vec<Candidate> = Vec::new();
+        if let (Some(info), Kernel::Lbm(_)) = (gpu_info, &self.kernel) {
+            if self.gpu_shape.is_some() {
+                return Err(Error::InvalidPlan(
+                    "GPU launch shapes apply to stencils; the lattice kernels choose their own"
+                        .into(),
+                ));
+            }
+            if self.engine == Some(Engine::GpuBlocked) && self.dim_t.is_some_and(|d| d != 2) {
+                return Err(Error::InvalidPlan(
+                    "the lattice-Boltzmann gpu-blocked engine advances 2 steps per pass".into(),
+                ));
+            }
+            let gm = gpu_model::GpuModel {
+                cost: KernelCost { radius: 0, ..cost },
+                boxed: false,
+                dtype: self.dtype,
+                dims: self.dims,
+                gpu: info,
+            };
+            candidates.push(gm.lbm_naive());
+            if !self.in_place {
+                let slab = crate::gpu::lbm::PairSchedule::for_lattice(
+                    self.dims,
+                    self.kernel.periodic()[2],
+                    info.l2_bytes,
+                    self.dtype.size(),
+                )
+                .slab;
+                let c = gm.lbm_blocked(slab);
+                candidates.push(c.clone());
+                let wanted = self.engine == Some(Engine::GpuBlocked)
+                    || (gpu_model::LBM_BLOCKED_AUTOMATIC
+                        && self.dim_t.is_none_or(|d| d == 2)
+                        && self.tile.is_none());
+                if wanted {
+                    gpu_blocked.push(c);
+                }
+            }
+        }
         if let Some((info, boxed)) = gpu {
             if let Some(t) = self.tile.filter(|t| t[0] % 32 != 0) {
                 if self.engine == Some(Engine::GpuBlocked) {
@@ -405,9 +469,12 @@ impl PlanBuilder {
                     (Err(e), Err(_)) => return Err(e),
                 }
             }
-            None => best(candidates.iter())
-                .cloned()
-                .expect("the naive candidate always exists"),
+            None => best(candidates.iter().filter(|c| {
+                gpu_model::LBM_BLOCKED_AUTOMATIC
+                    || !(c.engine == Engine::GpuBlocked && self.kernel.lbm().is_some())
+            }))
+            .cloned()
+            .expect("the naive candidate always exists"),
         };
         let tile = if chosen.engine == Engine::Blocked {
             // A tile larger than the grid needs covers it once; report what will be used.
@@ -448,7 +515,8 @@ impl PlanBuilder {
             pin: self.pin,
             cache_bytes,
             machine,
-            gpu: gpu.map(|(info, _)| info.clone()),
+            gpu: gpu_info.cloned(),
+            in_place: self.in_place,
         })
     }
 }
@@ -514,6 +582,7 @@ impl Plan {
                     stream_block: l.stream_block,
                 }
             }),
+            in_place: self.in_place,
         }
     }
 
@@ -595,6 +664,11 @@ impl Plan {
     /// The machine the plan was made for.
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+    /// Whether a lattice-Boltzmann GPU run keeps one copy of the populations and updates it in
+    /// place (AA pattern; half the device memory), see [`PlanBuilder::in_place`].
+    pub fn in_place(&self) -> bool {
+        self.in_place
     }
     /// The GPU the plan considered, when one was found.
     pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
@@ -701,9 +775,19 @@ impl Display for Plan {
             )?;
         }
         if self.engine.is_gpu() {
+            let storage = match (&self.kernel, self.in_place) {
+                (Kernel::Lbm(_), true) => {
+                    ", storage in place (AA pattern: one copy of the populations)"
+                }
+                (Kernel::Lbm(_), false) if self.engine == Engine::GpuBlocked => {
+                    ", storage two copies (A/B), 2 steps per pass (the intermediate level in L2)"
+                }
+                (Kernel::Lbm(_), false) => ", storage two copies (A/B)",
+                _ => "",
+            };
             writeln!(
                 f,
-                "choice:  engine {}{}",
+                "choice:  engine {}{}{storage}",
                 self.engine,
                 mark(self.overrides.engine)
             )?;

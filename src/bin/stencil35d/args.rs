@@ -121,6 +121,11 @@ pub struct Overrides {
     /// fastest; `plan --autotune N` lists each with its measured and predicted speed.
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     pub autotune: Option<usize>,
+    /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
+    /// pattern), half the device memory of the default two copies; applies to gpu-naive (and
+    /// picks it when no engine is given; gpu-blocked keeps two copies).
+    #[arg(long = "in-place")]
+    pub in_place: bool,
 }
 
 impl Overrides {
@@ -147,6 +152,9 @@ impl Overrides {
             if let Some(n) = self.autotune {
                 b = b.autotune_top(n);
             }
+        }
+        if self.in_place && engine.is_none_or(|e| e == Engine::GpuNaive) {
+            b = b.in_place(true);
         }
         if blocked {
             if let Some(d) = self.dim_t {

@@ -19,7 +19,7 @@ pub struct BenchArgs {
     /// Time steps per timed run.
     #[arg(long, default_value_t = 20)]
     steps: usize,
-    /// Engines to time, comma-separated (reference, naive, blocked).
+    /// Engines to time, comma-separated (reference, naive, blocked, gpu-naive, gpu-blocked).
     #[arg(long, default_value = "naive,blocked")]
     engine: String,
     #[command(flatten)]
@@ -161,6 +161,9 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "memory_gbs": r.plan.machine().bandwidth_gbs,
         "transfer_seconds": r.transfer_seconds,
     });
+    if r.plan.kernel().lbm().is_some() && r.engine.is_gpu() {
+        v["in_place"] = json!(r.plan.in_place());
+    }
     if let Some(g) = r.plan.chosen().gpu.as_ref() {
         v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));
         v["gpu_ry"] = json!(g.ry);
@@ -197,7 +200,7 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
         plan.machine().bandwidth_source
     );
     println!(
-        "{:<10} {:>7} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>10}",
+        "{:<12} {:>7} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>10}",
         "engine",
         "threads",
         "thr/tile",
@@ -215,8 +218,12 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
     for row in rows {
         let r = &row.report;
         println!(
-            "{:<10} {:>7} {:>8} {:>5} {:>9} {:>9.4} {:>9.0} {:>9.1} {:>8.1} {:>9.0} {:>7.2}x {:>10}",
-            r.engine.name(),
+            "{:<12} {:>7} {:>8} {:>5} {:>9} {:>9.4} {:>9.0} {:>9.1} {:>8.1} {:>9.0} {:>7.2}x {:>10}",
+            if r.plan.in_place() {
+                format!("{}/aa", r.engine.name())
+            } else {
+                r.engine.name().to_string()
+            },
             r.plan.threads(),
             if r.engine == Engine::Blocked {
                 r.plan.tile_threads().to_string()

@@ -43,7 +43,7 @@ pub struct FlowOptions {
     /// (the scenario's size and physics options are ignored); --steps more steps are run.
     #[arg(long)]
     pub restart: Option<PathBuf>,
-    /// Engine: reference, naive or blocked (default: the planner's choice).
+    /// Engine: reference, naive, blocked or gpu-naive (default: the planner's choice).
     #[arg(long)]
     pub engine: Option<Engine>,
     #[command(flatten)]

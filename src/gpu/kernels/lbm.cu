@@ -1,0 +1,490 @@
+// stencil35d GPU D3Q19 lattice-Boltzmann kernels: one templated source, specialised at run time
+// by NVRTC (see src/gpu/lbm_source.rs), the same scheme as the CPU engines (src/lbm/mod.rs):
+// pull streaming with half-way bounce-back (plus Ladd's term next to moving walls), then BGK or
+// TRT collision with Guo forcing, written as in src/lbm/collide.rs (pairs (i, i + 9) split into
+// symmetric and antisymmetric parts); inlet and outlet nodes are reset to the equilibrium of the
+// prescribed velocity (density) with the streamed density (velocity).
+//
+// The host prepends these definitions:
+//   REAL                 float or double
+//   FORCED               1 when a body force is set
+//   PX, PY, PZ           1 for a periodic axis
+//   WP, HALF_WP, HALF_WM relaxation constants (omega+, omega+/2, omega-/2)
+//   WP_W  {3}            omega+ * w for weight classes rest, axis, diagonal
+//   WM3_W {3}            3 omega- * w
+//   HALF_FORCE, FORCE {3}, EVEN_W {3}, EVEN_C {9}, ODD_C {9}: Guo forcing constants (collide.rs)
+//   EARLY_LOADS          1: the two-copy step loads the populations before testing the class
+//
+// Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
+// i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a class
+// byte (src/lbm/classify.rs: 0 bulk fluid, bits for wall / near wall / inlet / outlet); nodes
+// next to walls also read their neighbours' flag bytes, the flag's kind (0 fluid, 1 wall,
+// 2 moving wall, 3 inlet, 4 outlet) and its row of the boundary table `bc` (BC_STRIDE values: the
+// moving-wall momentum term of each direction, the inlet velocity, the outlet density).
+//
+// Kernels:
+//   lbm_step      two copies: pull from src, write dst; one thread per node, x fastest (coalesced)
+//   lbm_aa_even   in place (AA pattern), from the canonical state: node x pulls f_i from
+//                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
+//   lbm_aa_odd    in place, the step after: node x reads f_i from (x, opp i) and writes f*_i to
+//                 (x, i), which is the canonical state again
+//   lbm_pair      gpu-blocked: two steps per pass, level 2 trailing level 1 through L2 (below)
+//   lbm_wave      gpu-blocked in one persistent launch per pass (below)
+// Wall nodes are never read or written by any kernel (both copies hold them unchanged).
+
+#define Q 19
+#define BC_STRIDE 24
+#define BC_INLET 19
+#define BC_OUTLET 22
+
+#define CLASS_WALL 1
+#define CLASS_NEAR_WALL 2
+#define CLASS_INLET 8
+#define CLASS_OUTLET 16
+
+#define KIND_WALL 1
+#define KIND_MOVING 2
+
+__device__ constexpr int CX[Q] = {0, 1, 0, 0, 1, 1, 1, 1, 0, 0, -1, 0, 0, -1, -1, -1, -1, 0, 0};
+__device__ constexpr int CY[Q] = {0, 0, 1, 0, 1, -1, 0, 0, 1, 1, 0, -1, 0, -1, 1, 0, 0, -1, -1};
+__device__ constexpr int CZ[Q] = {0, 0, 0, 1, 0, 0, 1, -1, 1, -1, 0, 0, -1, 0, 0, -1, 1, -1, 1};
+
+__device__ __forceinline__ constexpr int opp(int i) { return i == 0 ? 0 : (i < 10 ? i + 9 : i - 9); }
+
+// Weight class of pair k (directions k + 1 and k + 10): axis for the first three.
+__device__ __forceinline__ constexpr int pair_class(int k) { return k < 3 ? 1 : 2; }
+
+struct Node {
+    int idx;    // the node's offset in one array (the host keeps arrays below 2^31 nodes)
+    int off[Q]; // offset from idx of the node x - c_i (wrapped or clamped like the CPU)
+};
+
+// The neighbour offsets of node (x, y, z): wrapped on a periodic axis, clamped on a closed one
+// (classify.rs `neighbour`).
+__device__ __forceinline__ void neighbours(Node& n, int x, int y, int z, int nx, int ny, int nz,
+                                          int pitch, int plane)
+{
+    const int xm = x > 0 ? -1 : (PX ? nx - 1 : 0);
+    const int xp = x < nx - 1 ? 1 : (PX ? -(nx - 1) : 0);
+    const int ym = y > 0 ? -pitch : (PY ? (ny - 1) * pitch : 0);
+    const int yp = y < ny - 1 ? pitch : (PY ? -(ny - 1) * pitch : 0);
+    const int zm = z > 0 ? -plane : (PZ ? (nz - 1) * plane : 0);
+    const int zp = z < nz - 1 ? plane : (PZ ? -(nz - 1) * plane : 0);
+    n.idx = z * plane + y * pitch + x;
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        // x - c_i: c = +1 pulls from the minus side.
+        n.off[i] = (CX[i] == 1 ? xm : CX[i] == -1 ? xp : 0) + (CY[i] == 1 ? ym : CY[i] == -1 ? yp : 0) +
+                   (CZ[i] == 1 ? zm : CZ[i] == -1 ? zp : 0);
+    }
+}
+
+// Whether the neighbour x - c_i of a node next to a wall is a wall, and its momentum term.
+__device__ __forceinline__ bool solid_link(const Node& n, int i, const unsigned char* __restrict__ flags,
+                                           const unsigned char* __restrict__ kinds,
+                                           const REAL* __restrict__ bc, REAL& term)
+{
+    const unsigned char nf = flags[n.idx + n.off[i]];
+    const unsigned char k = kinds[nf];
+    if (k == KIND_WALL || k == KIND_MOVING) {
+        term = bc[nf * BC_STRIDE + i];
+        return true;
+    }
+    return false;
+}
+
+// The collision of one node whose streamed populations are f; writes the post-collision values
+// back into f. BOUNDARY: an inlet or outlet node (equilibrium of the prescribed density or
+// velocity: omega+ = omega- = 1, no force). Returns false when an output is not finite.
+template <bool BOUNDARY>
+__device__ __forceinline__ bool collide(REAL (&f)[Q], unsigned char cls, unsigned char own_flag,
+                                        const REAL* __restrict__ bc)
+{
+    constexpr bool forced = FORCED && !BOUNDARY;
+    REAL s[9], d[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) {
+        s[k] = f[k + 1] + f[k + 10];
+        d[k] = f[k + 1] - f[k + 10];
+    }
+    const REAL axis = (s[0] + s[1]) + s[2];
+    const REAL xy = s[3] + s[4], xy_p = d[3] + d[4], xy_m = d[3] - d[4];
+    const REAL xz = s[5] + s[6], xz_p = d[5] + d[6], xz_m = d[5] - d[6];
+    const REAL yz = s[7] + s[8], yz_p = d[7] + d[8], yz_m = d[7] - d[8];
+    REAL rho = f[0] + ((axis + xy) + (xz + yz));
+    REAL j[3] = {d[0] + (xy_p + xz_p), d[1] + (xy_m + yz_p), d[2] + (xz_m + yz_m)};
+    constexpr REAL half_force[3] = HALF_FORCE;
+    if (forced) {
+#pragma unroll
+        for (int a = 0; a < 3; ++a) j[a] = j[a] + half_force[a];
+    }
+    const REAL inv = (REAL)1 / rho;
+    REAL ux = j[0] * inv, uy = j[1] * inv, uz = j[2] * inv;
+    if (BOUNDARY) {
+        const REAL* row = bc + own_flag * BC_STRIDE;
+        if (cls & CLASS_INLET) {
+            ux = row[BC_INLET];
+            uy = row[BC_INLET + 1];
+            uz = row[BC_INLET + 2];
+        } else {
+            rho = row[BC_OUTLET];
+        }
+    }
+    // Relaxation constants: the fluid's, or omega = 1 for inlet and outlet nodes.
+    constexpr REAL fluid_wp_w[3] = WP_W, fluid_wm3_w[3] = WM3_W;
+    constexpr REAL bnd_wp_w[3] = {(REAL)(1.0 / 3.0), (REAL)(1.0 / 18.0), (REAL)(1.0 / 36.0)};
+    constexpr REAL bnd_wm3_w[3] = {(REAL)(3.0 * (1.0 / 3.0)), (REAL)(3.0 * (1.0 / 18.0)),
+                                    (REAL)(3.0 * (1.0 / 36.0))};
+    const REAL wp = BOUNDARY ? (REAL)1 : (REAL)WP;
+    const REAL half_wp = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WP;
+    const REAL half_wm = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WM;
+    const REAL one = 1;
+    const REAL usq = fma(uz, uz, fma(uy, uy, ux * ux));
+    const REAL base = fma(usq, (REAL)-1.5, one);
+    REAL a[3], b[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        a[k] = (BOUNDARY ? bnd_wp_w[k] : fluid_wp_w[k]) * rho;
+        b[k] = (BOUNDARY ? bnd_wm3_w[k] : fluid_wm3_w[k]) * rho;
+    }
+    REAL even[3] = {one, one, one};
+    const REAL f0 = f[0];
+    REAL rest = fma(f0, wp, -(a[0] * base));
+    if (forced) {
+        constexpr REAL force[3] = FORCE;
+        constexpr REAL even_w[3] = EVEN_W;
+        const REAL uf = fma(uz, force[2], fma(uy, force[1], ux * force[0]));
+#pragma unroll
+        for (int k = 0; k < 3; ++k) even[k] = even_w[k] * uf;
+        rest = rest + even[0];
+    }
+    f[0] = f0 - rest;
+    REAL total = f[0];
+    const REAL cu[9] = {ux, uy, uz, ux + uy, ux - uy, ux + uz, ux - uz, uy + uz, uy - uz};
+    constexpr REAL even_c[9] = EVEN_C;
+    constexpr REAL odd_c[9] = ODD_C;
+#pragma unroll
+    for (int k = 0; k < 9; ++k) {
+        const int c = pair_class(k);
+        const REAL fi = f[k + 1], fo = f[k + 10];
+        const REAL bk = fma(cu[k] * cu[k], (REAL)4.5, base);
+        REAL dp = fma(fi + fo, half_wp, -(a[c] * bk));
+        REAL dm = fma(fi - fo, half_wm, -(b[c] * cu[k]));
+        if (forced) {
+            dp = dp - fma(cu[k], even_c[k], -even[c]);
+            dm = dm - odd_c[k];
+        }
+        const REAL oi = fi - dp - dm, oo = fo - dp + dm;
+        f[k + 1] = oi;
+        f[k + 10] = oo;
+        total = total + (oi + oo);
+    }
+    return isfinite(total);
+}
+
+// Collides node n (class cls) in place in f.
+__device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, const Node& n,
+                                             const unsigned char* __restrict__ flags,
+                                             const REAL* __restrict__ bc)
+{
+    if (cls & (CLASS_INLET | CLASS_OUTLET)) return collide<true>(f, cls, flags[n.idx], bc);
+    return collide<false>(f, cls, 0, bc);
+}
+
+// The node this thread updates, or false outside the lattice / on a wall node.
+__device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsigned char* __restrict__ classes,
+                                       int nx, int ny, int nz, int pitch, int plane, int z)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return false;
+    neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
+    cls = classes[n.idx];
+    return !(cls & CLASS_WALL);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two copies: one fused stream-collide step from src into dst.
+// ---------------------------------------------------------------------------------------------
+// A load of a population: through the read-only data cache (L2_ONLY = false), or from L2
+// bypassing the SM's L1 (for data other blocks of the same launch wrote: L1 is not coherent).
+template <bool L2_ONLY>
+__device__ __forceinline__ REAL load(const REAL* p)
+{
+    return L2_ONLY ? __ldcg(p) : __ldg(p);
+}
+
+template <bool L2_ONLY = false>
+__device__ __forceinline__ void pull_node(
+    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
+    int x, int y, int z, int* __restrict__ non_finite)
+{
+    Node n;
+    neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
+    const unsigned char cls = classes[n.idx];
+    REAL f[Q];
+#if EARLY_LOADS
+    // The streamed populations are loaded together with the class byte, not after it (one
+    // memory latency instead of two; every neighbour address is inside the lattice): nodes next
+    // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers
+    // (f32: 80 instead of 48), so it is an option to measure, not the default.
+#pragma unroll
+    for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+    if (cls & CLASS_WALL) return;
+    if (cls & CLASS_NEAR_WALL) {
+#pragma unroll
+        for (int i = 1; i < Q; ++i) {
+            REAL term;
+            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx) + term;
+        }
+    }
+#else
+    if (cls & CLASS_WALL) return;
+    if (cls & CLASS_NEAR_WALL) {
+#pragma unroll
+        for (int i = 0; i < Q; ++i) {
+            REAL term;
+            if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
+                f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx) + term;
+            else
+                f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+    }
+#endif
+    const bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = f[i];
+    if (!ok) *non_finite = 1;
+}
+
+extern "C" __global__ void __launch_bounds__(128) lbm_step(
+    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int* __restrict__ non_finite)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    pull_node(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, blockIdx.z,
+              non_finite);
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked: two steps per pass over memory through L2. The host walks z in slabs; launch k
+// advances planes [z1, z1 + n1) from A into B (level 1) and planes z2 .. z2 + n2 - 1 (mod nz) from B
+// back into A (level 2, one slab and two planes behind, so B's planes are fresh in L2 and no
+// plane level 1 still reads is overwritten). B's planes [d0, d1), which every level-2 node that
+// reads them has finished with, are first dropped from L2 without being written back
+// (discard.global.L2: their contents become undefined, and nothing reads them again before
+// level 1 of the next pass rewrites them), so the intermediate level costs no DRAM traffic.
+// ---------------------------------------------------------------------------------------------
+#ifndef LBM_DISCARD_LINE
+#define LBM_DISCARD_LINE(p) asm volatile("discard.global.L2 [%0], 128;" ::"l"(p) : "memory")
+#endif
+
+extern "C" __global__ void __launch_bounds__(128) lbm_pair(
+    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int z1, int n1, int z2, int n2, int d0, int d1, int* __restrict__ non_finite)
+{
+    if (d1 > d0) {
+        // Whole 128-byte lines inside planes [d0, d1) of each of B's arrays.
+        const long long per = 128 / sizeof(REAL);
+        const long long first = ((long long)d0 * plane + per - 1) / per;
+        const long long last = (long long)d1 * plane / per;
+        const long long lines = last - first;
+        const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y;
+        const long long id = (((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *
+                                 (blockDim.x * blockDim.y) +
+                             threadIdx.y * blockDim.x + threadIdx.x;
+        for (long long k = id; k < Q * lines; k += threads) {
+            const long long i = k / lines, line = first + k % lines;
+            // Arrays start on 128-byte boundaries (the host layout staggers them by 128 bytes
+            // from page-aligned sizes), so element line * per of array i starts a line.
+            LBM_DISCARD_LINE(b + i * array + line * per);
+        }
+    }
+    const int bz = blockIdx.z;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    if (bz < n1) {
+        pull_node(a, b, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z1 + bz,
+                  non_finite);
+    } else if (bz < n1 + n2) {
+        int z = z2 + (bz - n1);
+        if (z >= nz) z -= nz;
+        pull_node(b, a, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z,
+                  non_finite);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked in one launch per pass: the same two levels as lbm_pair, but a persistent grid
+// takes work items (a level, a plane, a tile of rows) in a fixed order from a ticket counter
+// and waits on per-plane completion counters instead of launch boundaries, so no launch
+// overhead is paid per slab. units[u] = level << 24 | plane lists the (level, plane) pairs in
+// order: level-1 planes ascending, each level-2 plane two planes behind (plane 0 last on a
+// periodic z axis). Level 2 waits until level 1 finished the three B planes it reads (which
+// also means level 1 has finished reading the A planes level 2 overwrites), reads B from L2
+// (L1 is not coherent between blocks), and discards B plane p - 3 once level 2 finished planes
+// p - 4 .. p - 2. Deadlock-free: an item only waits on items with smaller tickets, which are
+// held by running blocks.
+//   sync[0]: the ticket counter; sync[1 + p]: level-1 tiles done of plane p; sync[1 + nz + p]:
+//   level-2 tiles done of plane p (zeroed before each launch).
+// ---------------------------------------------------------------------------------------------
+#ifndef LBM_WAIT
+#define LBM_WAIT(counter, target)                                          \
+    while (*(volatile int*)(counter) < (target)) __nanosleep(64)
+#endif
+
+__device__ __forceinline__ int wrap_plane(int p, int nz)
+{
+    return PZ ? (p < 0 ? p + nz : (p >= nz ? p - nz : p)) : (p < 0 ? 0 : (p >= nz ? nz - 1 : p));
+}
+
+// Whether B plane r may be discarded when level 2 starts plane r + 3 (the planes the periodic
+// wrap-around reads, 0, 1 and nz - 1, never are).
+__device__ __forceinline__ bool discardable(int r, int nz)
+{
+    return PZ ? (r >= 2 && r < nz - 1) : (r >= 0 && r < nz);
+}
+
+// The waits of an item (one thread of the block does them).
+__device__ __forceinline__ void wave_waits(const int* sync, int unit, int tiles, int nz, int discard)
+{
+    const int level = unit >> 24, p = unit & 0xffffff;
+    if (level != 2) return;
+    const int* done1 = sync + 1;
+    const int* done2 = sync + 1 + nz;
+    for (int d = -1; d <= 1; ++d) LBM_WAIT(done1 + wrap_plane(p + d, nz), tiles);
+    if (discard && discardable(p - 3, nz))
+        for (int d = -4; d <= -2; ++d)
+            if (p + d >= 0) LBM_WAIT(done2 + p + d, tiles);
+}
+
+// The work of an item for thread `tid` of `threads`: discards (level 2), then the tile's nodes.
+__device__ __forceinline__ void wave_item(
+    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
+    int unit, int tile, int tile_rows, int discard, int tid, int threads, int* __restrict__ non_finite)
+{
+    const int level = unit >> 24, p = unit & 0xffffff;
+    const int y0 = tile * tile_rows, y1 = min(ny, y0 + tile_rows);
+    if (level == 2 && discard && discardable(p - 3, nz)) {
+        const long long per = 128 / sizeof(REAL);
+        const long long start = (long long)(p - 3) * plane + (long long)y0 * pitch;
+        const long long first = (start + per - 1) / per;
+        const long long last = (start + (long long)(y1 - y0) * pitch) / per;
+        const long long lines = last - first;
+        for (long long k = tid; k < Q * lines; k += threads) {
+            const long long i = k / lines, line = first + k % lines;
+            LBM_DISCARD_LINE(b + i * array + line * per);
+        }
+    }
+    // One instantiation for both levels (registers): every load from L2.
+    const REAL* src = level == 1 ? a : b;
+    REAL* dst = level == 1 ? b : a;
+    for (int y = y0; y < y1; ++y)
+        for (int x = tid; x < nx; x += threads)
+            pull_node<true>(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y,
+                            p, non_finite);
+}
+
+extern "C" __global__ void __launch_bounds__(128) lbm_wave(
+    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, const int* __restrict__ units, int n_units, int tile_rows, int* sync,
+    int discard, int* __restrict__ non_finite)
+{
+    __shared__ int ticket;
+    const int tiles = (ny + tile_rows - 1) / tile_rows;
+    const int total = n_units * tiles;
+    for (;;) {
+        if (threadIdx.x == 0) ticket = atomicAdd(sync, 1);
+        __syncthreads();
+        const int t = ticket;
+        if (t >= total) return;
+        const int unit = units[t / tiles], tile = t % tiles;
+        if (threadIdx.x == 0) {
+            wave_waits(sync, unit, tiles, nz, discard);
+            __threadfence(); // acquire: the producers' data before anything read after this
+        }
+        __syncthreads();
+        wave_item(a, b, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, unit, tile,
+                  tile_rows, discard, threadIdx.x, blockDim.x, non_finite);
+        // Every thread's writes reach L2 before the counter says the tile is done.
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicAdd(sync + 1 + ((unit >> 24) == 2 ? nz : 0) + (unit & 0xffffff), 1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One copy, AA pattern. Every location a thread reads it later writes, and no other thread
+// touches it, so the update is race-free in place. Nodes that are not walls must not lie on the
+// face of a closed axis (the host checks): clamped reads would share locations.
+// ---------------------------------------------------------------------------------------------
+template <bool ODD>
+__device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __restrict__ classes,
+                                        const unsigned char* __restrict__ flags,
+                                        const unsigned char* __restrict__ kinds,
+                                        const REAL* __restrict__ bc, int nx, int ny, int nz,
+                                        long long pitch, long long plane, long long array,
+                                        int* __restrict__ non_finite)
+{
+    Node n;
+    unsigned char cls;
+    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, blockIdx.z)) return;
+    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
+    // links) and on odd steps; the even step writes the opposite output to the same place.
+    unsigned links = 0;
+    const bool near = cls & CLASS_NEAR_WALL;
+    REAL f[Q];
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        REAL term = 0;
+        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
+        links |= (unsigned)solid << i;
+        const REAL* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
+                                       : f_all + i * array + (n.idx + n.off[i]);
+        f[i] = near ? *p + term : *p;
+    }
+    const bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        if (ODD) {
+            f_all[i * array + n.idx] = f[i];
+        } else {
+            REAL* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
+                                       : f_all + i * array + (n.idx + n.off[i]);
+            *p = f[opp(i)];
+        }
+    }
+    if (!ok) *non_finite = 1;
+}
+
+extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
+    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+{
+    aa_step<false>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+}
+
+extern "C" __global__ void __launch_bounds__(128) lbm_aa_odd(
+    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+{
+    aa_step<true>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+}

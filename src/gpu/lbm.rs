@@ -1,0 +1,796 @@
+//! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`, `gpu-blocked`): the lattice's populations,
+//! node classes, flags and boundary table are uploaded, the fused stream-collide kernel of
+//! `kernels/lbm.cu` runs once per step, and the populations come back. Two storage schemes:
+//!
+//! * **two copies** (default): ping-pong between buffers A and B, `2 × 19` values per node on
+//!   the device;
+//! * **in place** (AA pattern, [`crate::PlanBuilder::in_place`]): one copy, so twice as large a
+//!   lattice fits. Even steps pull from the neighbours and push each result to the slot its
+//!   neighbour will read, odd steps read and write only the node's own slots; after an odd
+//!   number of steps the populations sit one streaming step away from the canonical layout and
+//!   the download puts them back (on the host). Every non-wall node must lie off the faces of
+//!   closed axes (inlets and outlets one node inside a wall, or on periodic axes): the
+//!   zero-gradient reads of face nodes would share storage. Both schemes move the same
+//!   `2 × 19` values per node update.
+//!
+//! `gpu-blocked` uses the two copies and advances two steps per pass ([`PairSchedule`]): level 2
+//! (B → A) trails level 1 (A → B) by a slab of z planes inside each launch, so B is read back
+//! from L2, and B's planes are discarded from L2 once consumed instead of being written to
+//! memory; ideally only A is read and written, half the traffic of two `gpu-naive` steps.
+//!
+//! Kernels raise a device flag when an output is not finite; the flag is read every
+//! [`CHECK_EVERY`] steps, and a raised one is traced by replaying the run from the host state
+//! (still the input: the result is only downloaded at the end) one step at a time, so the
+//! lattice ends on the last finite state and the error names the step and a cell, as the CPU
+//! engines do.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
+
+use super::compile::Kernel;
+use super::device::Gpu;
+use super::lbm_source::lbm_source;
+use super::stencil::{ensure_memory, gpu_err};
+use crate::lbm::{
+    neighbour, Cell, Lattice, Populations, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES, WEIGHTS,
+};
+use crate::plan::Engine;
+use crate::{Error, Real, Result};
+
+/// Steps between reads of the non-finite flag (each read waits for the device).
+pub(crate) const CHECK_EVERY: usize = 64;
+/// Values per flag in the boundary table (see `kernels/lbm.cu`).
+const BC_STRIDE: usize = 24;
+/// Threads per block.
+const BLOCK_THREADS: usize = 128;
+
+/// Device buffers of a lattice run, kept by the solver between runs of the same size.
+pub(crate) struct LbmBuffers<T> {
+    dims: [usize; 3],
+    in_place: bool,
+    /// The populations (the current state between steps).
+    a: CudaSlice<T>,
+    /// The second copy (two-copy scheme only).
+    b: Option<CudaSlice<T>>,
+    classes: CudaSlice<u8>,
+    flags: CudaSlice<u8>,
+    flag: CudaSlice<i32>,
+}
+
+impl<T: Real> LbmBuffers<T> {
+    /// Allocates buffers for `lat` (one or two copies of the populations), failing with
+    /// [`Error::GpuOutOfMemory`] when they do not fit.
+    pub(crate) fn new(gpu: &Gpu, lat: &Lattice<T>, in_place: bool) -> Result<Self> {
+        let len = lat.pop.storage().len();
+        let cells = lat.layout().cells_len();
+        let copies = if in_place { 1 } else { 2 };
+        ensure_memory(gpu, copies * len * std::mem::size_of::<T>() + 2 * cells)?;
+        let alloc = |n| gpu.stream.alloc_zeros::<T>(n).map_err(gpu_err);
+        Ok(LbmBuffers {
+            dims: lat.dims(),
+            in_place,
+            a: alloc(len)?,
+            b: if in_place { None } else { Some(alloc(len)?) },
+            classes: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
+            flags: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
+            flag: gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?,
+        })
+    }
+
+    /// Whether these buffers serve a lattice of `dims` in this scheme.
+    pub(crate) fn fits(&self, dims: [usize; 3], in_place: bool) -> bool {
+        self.dims == dims && self.in_place == in_place
+    }
+}
+
+/// The kernels and small tables of one run.
+struct Run<'a, T> {
+    gpu: &'a Gpu,
+    step: Kernel,
+    even: Kernel,
+    odd: Kernel,
+    pair: Kernel,
+    wave: Kernel,
+    kinds: CudaSlice<u8>,
+    bc: CudaSlice<T>,
+    cfg: LaunchConfig,
+    dims: [i32; 3],
+    strides: [i64; 3],
+}
+
+/// Kind codes of the flags, as the kernels test them.
+fn kind_code(cell: Cell) -> u8 {
+    match cell {
+        Cell::Fluid => 0,
+        Cell::Wall => 1,
+        Cell::MovingWall { .. } => 2,
+        Cell::Inlet { .. } => 3,
+        Cell::Outlet { .. } => 4,
+    }
+}
+
+/// Per flag: its kind code, and its row of the boundary table (the moving-wall term
+/// `6 w_i (c_i · u_w)` of each direction as the reference engine rounds it, the inlet velocity,
+/// the outlet density).
+pub(crate) fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
+    let count = lat.table.flag_count();
+    let mut kinds = Vec::with_capacity(count);
+    let mut bc = vec![T::zero(); count * BC_STRIDE];
+    for f in 0..count {
+        let cell = lat.table.cell(f as u8);
+        kinds.push(kind_code(cell));
+        let row = &mut bc[f * BC_STRIDE..(f + 1) * BC_STRIDE];
+        match cell {
+            Cell::MovingWall { velocity } => {
+                for (i, v) in VELOCITIES.iter().enumerate() {
+                    let cu: f64 = (0..3).map(|a| v[a] as f64 * velocity[a]).sum();
+                    row[i] = T::of(6.0 * WEIGHTS[i] * cu);
+                }
+            }
+            Cell::Inlet { velocity } => {
+                for a in 0..3 {
+                    row[Q + a] = T::of(velocity[a]);
+                }
+            }
+            Cell::Outlet { density } => row[Q + 3] = T::of(density),
+            Cell::Fluid | Cell::Wall => {}
+        }
+    }
+    (kinds, bc)
+}
+
+/// The in-place scheme needs every inlet and outlet node off the faces of closed axes (fluid
+/// nodes never lie there).
+pub(crate) fn check_in_place<T: Real>(lat: &Lattice<T>) -> Result<()> {
+    let class = &lat.classes().class;
+    let layout = *lat.layout();
+    let [nx, ny, nz] = layout.dims;
+    let periodic = lat.periodic();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let on_closed_face = [x, y, z]
+                    .iter()
+                    .zip(layout.dims)
+                    .zip(periodic)
+                    .any(|((&c, n), p)| !p && (c == 0 || c == n - 1));
+                if on_closed_face && class[layout.offset(x, y, z)] & (IS_INLET | IS_OUTLET) != 0 {
+                    return Err(Error::InvalidPlan(format!(
+                        "the in-place (AA) scheme needs inlets and outlets off the faces of closed \
+                         axes, but ({x}, {y}, {z}) is one: move them one node inside a wall, make \
+                         the axis periodic, or use the two-copy scheme (in_place(false))"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<T: Real> Run<'_, T> {
+    fn launch_step(&self, bufs: &mut LbmBuffers<T>) -> Result<()> {
+        let b = bufs.b.as_mut().expect("two-copy buffers");
+        let mut args = self.gpu.stream.launch_builder(&self.step.function);
+        args.arg(&bufs.a)
+            .arg(&mut *b)
+            .arg(&bufs.classes)
+            .arg(&bufs.flags)
+            .arg(&self.kinds)
+            .arg(&self.bc)
+            .arg(&self.dims[0])
+            .arg(&self.dims[1])
+            .arg(&self.dims[2])
+            .arg(&self.strides[0])
+            .arg(&self.strides[1])
+            .arg(&self.strides[2])
+            .arg(&mut bufs.flag);
+        // SAFETY: the arguments match lbm_step's parameter list in type and order; both
+        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the byte
+        // arrays one value per node in the same layout, the tables one row per flag in use; the
+        // grid covers nx x ny x nz nodes and the kernel touches nothing outside them.
+        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
+        std::mem::swap(&mut bufs.a, b);
+        Ok(())
+    }
+
+    fn launch_aa(&self, bufs: &mut LbmBuffers<T>, odd: bool) -> Result<()> {
+        let kernel = if odd { &self.odd } else { &self.even };
+        let mut args = self.gpu.stream.launch_builder(&kernel.function);
+        args.arg(&mut bufs.a)
+            .arg(&bufs.classes)
+            .arg(&bufs.flags)
+            .arg(&self.kinds)
+            .arg(&self.bc)
+            .arg(&self.dims[0])
+            .arg(&self.dims[1])
+            .arg(&self.dims[2])
+            .arg(&self.strides[0])
+            .arg(&self.strides[1])
+            .arg(&self.strides[2])
+            .arg(&mut bufs.flag);
+        // SAFETY: as in `launch_step`, with the single buffer updated in place: every thread
+        // reads and writes its own set of locations only (checked by `check_in_place`).
+        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
+        Ok(())
+    }
+
+    /// Advances the device state from step `first` (0-based count of steps already done on it)
+    /// by `count` steps.
+    fn steps(&self, bufs: &mut LbmBuffers<T>, first: usize, count: usize) -> Result<()> {
+        for s in first..first + count {
+            if bufs.in_place {
+                self.launch_aa(bufs, s % 2 == 1)?;
+            } else {
+                self.launch_step(bufs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One gpu-blocked pass: two steps, level 2 trailing level 1 slab by slab (see
+    /// [`PairSchedule`]); the state is in A before and after.
+    fn pair_pass(&self, bufs: &mut LbmBuffers<T>, schedule: &PairSchedule) -> Result<()> {
+        for l in &schedule.launches {
+            let mut cfg = self.cfg;
+            cfg.grid_dim.2 = (l.n1 + l.n2) as u32;
+            let b = bufs.b.as_mut().expect("two-copy buffers");
+            let mut args = self.gpu.stream.launch_builder(&self.pair.function);
+            args.arg(&mut bufs.a)
+                .arg(&mut *b)
+                .arg(&bufs.classes)
+                .arg(&bufs.flags)
+                .arg(&self.kinds)
+                .arg(&self.bc)
+                .arg(&self.dims[0])
+                .arg(&self.dims[1])
+                .arg(&self.dims[2])
+                .arg(&self.strides[0])
+                .arg(&self.strides[1])
+                .arg(&self.strides[2])
+                .arg(&l.z1)
+                .arg(&l.n1)
+                .arg(&l.z2)
+                .arg(&l.n2)
+                .arg(&l.d0)
+                .arg(&l.d1)
+                .arg(&mut bufs.flag);
+            // SAFETY: the arguments match lbm_pair's parameter list; the schedule's launches
+            // only let level 2 read B planes level 1 finished in earlier launches and write A
+            // planes no later level-1 node reads, and discard B planes no later node reads
+            // before level 1 of the next pass rewrites them (PairSchedule).
+            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        }
+        Ok(())
+    }
+
+    /// One gpu-blocked pass in a single persistent launch (`lbm_wave`, see [`Waves`]).
+    fn wave_pass(&self, bufs: &mut LbmBuffers<T>, w: &mut Waves) -> Result<()> {
+        self.gpu.stream.memset_zeros(&mut w.sync).map_err(gpu_err)?;
+        let cfg = LaunchConfig {
+            grid_dim: (w.blocks, 1, 1),
+            block_dim: (BLOCK_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let b = bufs.b.as_mut().expect("two-copy buffers");
+        let mut args = self.gpu.stream.launch_builder(&self.wave.function);
+        args.arg(&mut bufs.a)
+            .arg(&mut *b)
+            .arg(&bufs.classes)
+            .arg(&bufs.flags)
+            .arg(&self.kinds)
+            .arg(&self.bc)
+            .arg(&self.dims[0])
+            .arg(&self.dims[1])
+            .arg(&self.dims[2])
+            .arg(&self.strides[0])
+            .arg(&self.strides[1])
+            .arg(&self.strides[2])
+            .arg(&w.units)
+            .arg(&w.count)
+            .arg(&w.tile_rows)
+            .arg(&mut w.sync)
+            .arg(&w.discard)
+            .arg(&mut bufs.flag);
+        // SAFETY: the arguments match lbm_wave's parameter list; `units` holds `count` entries
+        // in the dependency order the kernel's waits assume (`wave_units`), `sync` 1 + 2 nz
+        // zeroed counters; every item only waits on items with smaller tickets.
+        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        Ok(())
+    }
+
+    /// Waits for the device, reads and clears the non-finite flag.
+    fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
+        let mut host = [0i32; 1];
+        self.gpu
+            .stream
+            .memcpy_dtoh(&bufs.flag, &mut host[..])
+            .map_err(gpu_err)?;
+        self.gpu.stream.synchronize().map_err(gpu_err)?;
+        if host[0] != 0 {
+            self.gpu
+                .stream
+                .memset_zeros(&mut bufs.flag)
+                .map_err(gpu_err)?;
+        }
+        Ok(host[0] != 0)
+    }
+}
+
+/// One launch of a gpu-blocked pass: level 1 on planes `z1 .. z1 + n1` (A to B), level 2 on
+/// planes `z2 .. z2 + n2` modulo nz (B to A), after discarding B's planes `d0 .. d1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairLaunch {
+    pub(crate) z1: i32,
+    pub(crate) n1: i32,
+    pub(crate) z2: i32,
+    pub(crate) n2: i32,
+    pub(crate) d0: i32,
+    pub(crate) d1: i32,
+}
+
+/// The launches of a gpu-blocked pass (two time steps through L2). Level 1 advances `slab`
+/// planes per launch; level 2 computes every plane whose three B planes are done, two planes
+/// behind, so it never overwrites an A plane level 1 has yet to read; on a periodic z axis
+/// level 2 leaves plane 0 (whose A values level 1 reads at the last plane) to the last launch.
+/// B plane p is discarded once level 2 has finished planes p − 1, p and p + 1 (never the planes
+/// the wrap-around reads, 0, 1 and nz − 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PairSchedule {
+    pub(crate) slab: usize,
+    pub(crate) launches: Vec<PairLaunch>,
+}
+
+/// Share of L2 the gpu-blocked pass budgets for B's planes in flight.
+const L2_SHARE: f64 = 0.5;
+
+impl PairSchedule {
+    /// The schedule for a lattice of `dims` (`periodic_z`), slabs sized so that about three
+    /// slabs of B planes fit in half of L2 (`STENCIL35D_LBM_SLAB` overrides;
+    /// `STENCIL35D_LBM_DISCARD=0` turns the discards off, for measurements).
+    pub(crate) fn for_lattice(
+        dims: [usize; 3],
+        periodic_z: bool,
+        l2_bytes: usize,
+        size: usize,
+    ) -> PairSchedule {
+        let plane_bytes = (Q * dims[0] * dims[1] * size).max(1);
+        let fitted = ((L2_SHARE * l2_bytes as f64) / (3 * plane_bytes) as f64) as usize;
+        let slab = std::env::var("STENCIL35D_LBM_SLAB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(fitted)
+            .max(1);
+        let discard = std::env::var("STENCIL35D_LBM_DISCARD").map_or(true, |v| v != "0");
+        PairSchedule::new(dims[2], periodic_z, slab, discard)
+    }
+
+    /// The launches for `nz` planes in slabs of `slab`.
+    pub(crate) fn new(nz: usize, periodic_z: bool, slab: usize, discard: bool) -> PairSchedule {
+        let nz = nz as i32;
+        let slab = slab.max(1) as i32;
+        let start2 = if periodic_z { 1 } else { 0 };
+        let (mut done1, mut done2, mut dropped) = (0, start2, 0);
+        let mut launches = Vec::new();
+        loop {
+            let n1 = slab.min(nz - done1);
+            let (z2, n2) = if done1 == nz {
+                // Level 1 is complete: the rest of level 2, and plane 0 last on a periodic axis.
+                (done2, nz - done2 + start2)
+            } else {
+                (done2, (done1 - 1 - done2).max(0))
+            };
+            if n1 == 0 && n2 == 0 {
+                break;
+            }
+            // B planes every reader of which finished in earlier launches.
+            let (lo, hi) = if periodic_z { (2, nz - 1) } else { (0, nz) };
+            let d1 = if discard && done1 < nz {
+                (done2 - 1).min(hi)
+            } else {
+                0
+            };
+            let d0 = dropped.max(lo);
+            let (d0, d1) = if d1 > d0 { (d0, d1) } else { (0, 0) };
+            if d1 > d0 {
+                dropped = d1;
+            }
+            launches.push(PairLaunch {
+                z1: done1,
+                n1,
+                z2,
+                n2,
+                d0,
+                d1,
+            });
+            done1 += n1;
+            done2 += n2;
+            if done1 == nz && done2 >= nz + start2 {
+                break;
+            }
+        }
+        PairSchedule {
+            slab: slab as usize,
+            launches,
+        }
+    }
+}
+
+/// Whether gpu-blocked runs its passes as one persistent launch each (`lbm_wave`, the default)
+/// or as one launch per slab (`lbm_pair`, `STENCIL35D_LBM_WAVE=0`).
+pub(crate) fn wave_enabled() -> bool {
+    std::env::var("STENCIL35D_LBM_WAVE").map_or(true, |v| v != "0")
+}
+
+/// The (level, plane) work units of a persistent gpu-blocked pass, as `level << 24 | plane`, in
+/// an order where every unit depends only on earlier ones: level-1 planes ascending, each
+/// level-2 plane two planes behind them, and on a periodic z axis level-2 plane 0 (which needs
+/// the last level-1 plane) at the end.
+pub(crate) fn wave_units(nz: usize, periodic_z: bool) -> Vec<i32> {
+    let nz = nz as i32;
+    let mut units = Vec::with_capacity(2 * nz as usize);
+    for s in 0..nz + 2 {
+        if s < nz {
+            units.push(1 << 24 | s);
+        }
+        let q = s - 2;
+        if (0..nz).contains(&q) && !(periodic_z && q == 0) {
+            units.push(2 << 24 | q);
+        }
+    }
+    if periodic_z {
+        units.push(2 << 24);
+    }
+    units
+}
+
+/// An environment variable parsed as a number, if set.
+fn env_number(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Rows per work item of the persistent pass on a device with `l2_bytes` of L2 and `blocks`
+/// resident blocks: the intermediate planes level 1 has written and level 2 not yet discarded
+/// are about the planes in flight (blocks × item nodes / plane nodes) plus five (the lag of
+/// level 2 and of the discards); items are made small enough that these fit in half of L2, and
+/// no smaller than one row (large planes then overflow L2 and part of the intermediate level
+/// reaches memory). `STENCIL35D_LBM_TILE_ROWS` overrides.
+fn fitted_tile_rows(dims: [usize; 3], size: usize, l2_bytes: usize, blocks: usize) -> usize {
+    let [nx, ny, _] = dims;
+    if let Some(rows) = env_number("STENCIL35D_LBM_TILE_ROWS") {
+        return rows.clamp(1, ny);
+    }
+    let plane_nodes = (nx * ny) as f64;
+    let plane_bytes = plane_nodes * (Q * size) as f64;
+    let in_flight = (L2_SHARE * l2_bytes as f64 / plane_bytes - 5.0).max(0.0);
+    let nodes = in_flight * plane_nodes / blocks.max(1) as f64;
+    ((nodes / nx as f64) as usize).clamp(1, ny.min(4096 / nx.max(1)).max(1))
+}
+
+/// The device side of persistent gpu-blocked passes: the work units, the ticket and
+/// completion counters, the grid.
+struct Waves {
+    units: CudaSlice<i32>,
+    count: i32,
+    tile_rows: i32,
+    sync: CudaSlice<i32>,
+    discard: i32,
+    blocks: u32,
+}
+
+impl Waves {
+    fn new<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<Waves> {
+        let dims = lat.dims();
+        let units = wave_units(dims[2], lat.periodic()[2]);
+        // Few enough blocks that the planes in flight stay few, enough to keep ~2 MB of loads
+        // in flight; any count is deadlock-free (blocks that start late take later tickets).
+        let blocks = gpu.info.sms
+            * env_number("STENCIL35D_LBM_BLOCKS_PER_SM")
+                .unwrap_or(4)
+                .max(1);
+        let tile_rows = fitted_tile_rows(dims, std::mem::size_of::<T>(), gpu.info.l2_bytes, blocks);
+        Ok(Waves {
+            count: units.len() as i32,
+            units: gpu.stream.clone_htod(&units[..]).map_err(gpu_err)?,
+            tile_rows: tile_rows as i32,
+            sync: gpu
+                .stream
+                .alloc_zeros::<i32>(1 + 2 * dims[2])
+                .map_err(gpu_err)?,
+            discard: std::env::var("STENCIL35D_LBM_DISCARD").map_or(1, |v| (v != "0") as i32),
+            blocks: blocks as u32,
+        })
+    }
+}
+
+/// Copies the host state to the device buffers (both copies for the two-copy scheme, so wall
+/// nodes, which no kernel writes, agree in both).
+fn upload<T: Real>(gpu: &Gpu, pop: &Populations<T>, bufs: &mut LbmBuffers<T>) -> Result<()> {
+    gpu.stream
+        .memcpy_htod(pop.storage(), &mut bufs.a)
+        .map_err(gpu_err)?;
+    if let Some(b) = bufs.b.as_mut() {
+        gpu.stream.memcpy_dtod(&bufs.a, b).map_err(gpu_err)?;
+    }
+    gpu.stream.synchronize().map_err(gpu_err)
+}
+
+/// What the download needs to undo the AA pattern's shifted layout: strides, periodic axes,
+/// which flags are walls, and the flags.
+pub(crate) struct Geometry<'a> {
+    layout: crate::lbm::Layout,
+    periodic: [bool; 3],
+    wall: Vec<bool>,
+    flags: &'a [u8],
+}
+
+impl<'a> Geometry<'a> {
+    pub(crate) fn of<T: Real>(lat: &'a Lattice<T>) -> Self {
+        Geometry {
+            layout: *lat.layout(),
+            periodic: lat.periodic(),
+            wall: Geometry::walls(lat),
+            flags: &lat.flags,
+        }
+    }
+
+    /// Which flags of `lat` are walls (resting or moving).
+    fn walls<T: Real>(lat: &Lattice<T>) -> Vec<bool> {
+        (0..lat.table.flag_count())
+            .map(|f| lat.table.cell(f as u8).is_wall())
+            .collect()
+    }
+}
+
+/// Copies the device state after `done` steps into `dst` in the canonical layout (undoing the
+/// AA pattern's shifted layout after an odd number of in-place steps).
+fn download<T: Real>(
+    gpu: &Gpu,
+    geo: &Geometry<'_>,
+    bufs: &LbmBuffers<T>,
+    done: usize,
+    dst: &mut [T],
+) -> Result<()> {
+    if !(bufs.in_place && done % 2 == 1) {
+        gpu.stream.memcpy_dtoh(&bufs.a, dst).map_err(gpu_err)?;
+        return gpu.stream.synchronize().map_err(gpu_err);
+    }
+    let mut raw = vec![T::zero(); dst.len()];
+    gpu.stream
+        .memcpy_dtoh(&bufs.a, &mut raw[..])
+        .map_err(gpu_err)?;
+    gpu.stream.synchronize().map_err(gpu_err)?;
+    unshift(&raw, geo, dst);
+    Ok(())
+}
+
+/// Puts populations stored as the in-place scheme leaves them after an odd step (`raw`) back in
+/// the canonical layout (`dst`): node x's f*_i sits at (x + c_i, opposite i), or at (x, i) when
+/// x + c_i is a wall; wall nodes are untouched.
+pub(crate) fn unshift<T: Real>(raw: &[T], geo: &Geometry<'_>, dst: &mut [T]) {
+    let layout = geo.layout;
+    let [nx, ny, nz] = layout.dims;
+    let periodic = geo.periodic;
+    let solid = |o: usize| geo.wall[geo.flags[o] as usize];
+    dst.par_chunks_mut(layout.array)
+        .enumerate()
+        .for_each(|(i, out)| {
+            let c = VELOCITIES[i];
+            let o_base = OPPOSITE[i] * layout.array;
+            let i_base = i * layout.array;
+            for z in 0..nz {
+                for y in 0..ny {
+                    for x in 0..nx {
+                        let o = layout.offset(x, y, z);
+                        if solid(o) {
+                            out[o] = raw[i_base + o];
+                            continue;
+                        }
+                        let n = layout.offset(
+                            neighbour(x as isize + c[0] as isize, nx, periodic[0]),
+                            neighbour(y as isize + c[1] as isize, ny, periodic[1]),
+                            neighbour(z as isize + c[2] as isize, nz, periodic[2]),
+                        );
+                        out[o] = if solid(n) {
+                            raw[i_base + o]
+                        } else {
+                            raw[o_base + n]
+                        };
+                    }
+                }
+            }
+        });
+}
+
+/// The launch shape: 128 threads (registers allow as many resident threads as 256-thread
+/// blocks, with finer granularity), up to 128 along x (whole warps), one z plane per block row.
+fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
+    let [nx, ny, nz] = dims;
+    let bx = nx.div_ceil(32).clamp(1, 4) * 32;
+    let by = BLOCK_THREADS / bx;
+    if nz > 65535 || ny.div_ceil(by) > 65535 {
+        return Err(Error::InvalidPlan(format!(
+            "a lattice of {nx}x{ny}x{nz} nodes exceeds the GPU launch grid (at most 65535 blocks \
+             in y and z)"
+        )));
+    }
+    Ok(LaunchConfig {
+        grid_dim: (nx.div_ceil(bx) as u32, ny.div_ceil(by) as u32, nz as u32),
+        block_dim: (bx as u32, by as u32, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// Compiles (or fetches) the three kernels of `lat`'s physics and periodicity.
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 5]> {
+    let source = lbm_source::<T>(lat.physics(), lat.periodic());
+    Ok([
+        gpu.kernel(&source, "lbm_step", 0)?,
+        gpu.kernel(&source, "lbm_aa_even", 0)?,
+        gpu.kernel(&source, "lbm_aa_odd", 0)?,
+        gpu.kernel(&source, "lbm_pair", 0)?,
+        gpu.kernel(&source, "lbm_wave", 0)?,
+    ])
+}
+
+/// Advances `lat` by `steps` steps on the GPU with `engine`; returns the seconds of computation
+/// and of transfers. On a blow-up the lattice holds the last finite state (its step count says
+/// which) and the error the 1-based step of this run that went bad.
+pub(crate) fn run<T: Real>(
+    gpu: &Gpu,
+    engine: Engine,
+    lat: &mut Lattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    steps: usize,
+) -> Result<(f64, f64)> {
+    let blocked = match engine {
+        Engine::GpuNaive => None,
+        Engine::GpuBlocked if !bufs.in_place => Some(PairSchedule::for_lattice(
+            lat.dims(),
+            lat.periodic()[2],
+            gpu.info.l2_bytes,
+            std::mem::size_of::<T>(),
+        )),
+        Engine::GpuBlocked => {
+            return Err(Error::PlanMismatch(
+                "gpu-blocked keeps two copies of the lattice; in-place storage is gpu-naive's"
+                    .into(),
+            ))
+        }
+        other => {
+            return Err(Error::PlanMismatch(format!(
+                "engine '{other}' does not run on the GPU"
+            )))
+        }
+    };
+    lat.prepare();
+    if bufs.in_place {
+        check_in_place(lat)?;
+    }
+    let layout = *lat.layout();
+    if layout.cells_len() > i32::MAX as usize {
+        return Err(Error::InvalidPlan(format!(
+            "the GPU kernels index one population array with 32-bit offsets: {} padded nodes \
+             exceed 2^31",
+            layout.cells_len()
+        )));
+    }
+    let [step, even, odd, pair, wave] = kernels(gpu, lat)?;
+    let transfer_start = Instant::now();
+    let (kinds, bc) = boundary_tables(lat);
+    let run = Run {
+        gpu,
+        step,
+        even,
+        odd,
+        pair,
+        wave,
+        kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
+        bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
+        cfg: launch_config(layout.dims)?,
+        dims: layout.dims.map(|n| n as i32),
+        strides: [layout.pitch, layout.plane, layout.array].map(|s| s as i64),
+    };
+    gpu.stream
+        .memcpy_htod(&lat.classes().class[..], &mut bufs.classes)
+        .map_err(gpu_err)?;
+    gpu.stream
+        .memcpy_htod(&lat.flags[..], &mut bufs.flags)
+        .map_err(gpu_err)?;
+    gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
+    upload(gpu, &lat.pop, bufs)?;
+    let mut transfer = transfer_start.elapsed().as_secs_f64();
+
+    let mut waves = match &blocked {
+        Some(_) if wave_enabled() => Some(Waves::new(gpu, lat)?),
+        _ => None,
+    };
+    let start = Instant::now();
+    let mut done = 0;
+    while done < steps {
+        let count = CHECK_EVERY.min(steps - done);
+        match &blocked {
+            Some(schedule) => {
+                for _ in 0..count / 2 {
+                    match &mut waves {
+                        Some(w) => run.wave_pass(bufs, w)?,
+                        None => run.pair_pass(bufs, schedule)?,
+                    }
+                }
+                if count % 2 == 1 {
+                    // The passes leave B's wall nodes undefined (discarded); restore them from A
+                    // before a single step writes B.
+                    let b = bufs.b.as_mut().expect("two-copy buffers");
+                    gpu.stream.memcpy_dtod(&bufs.a, b).map_err(gpu_err)?;
+                    run.steps(bufs, 0, 1)?;
+                }
+            }
+            None => run.steps(bufs, done, count)?,
+        }
+        if run.flag_raised(bufs)? {
+            return Err(trace_failure(&run, lat, bufs, done + count));
+        }
+        done += count;
+    }
+    let compute = start.elapsed().as_secs_f64();
+    let download_start = Instant::now();
+    // Straight into the lattice (no second host copy): the geometry borrows other fields.
+    let wall = Geometry::walls(lat);
+    let geo = Geometry {
+        layout: *lat.pop.layout(),
+        periodic: lat.periodic,
+        wall,
+        flags: &lat.flags,
+    };
+    download(gpu, &geo, bufs, steps, lat.pop.storage_mut())?;
+    transfer += download_start.elapsed().as_secs_f64();
+    lat.steps += steps as u64;
+    Ok((compute, transfer))
+}
+
+/// Replays the run from the host state (still this run's input) one step at a time up to
+/// `limit` steps to find the first step with a non-finite output and a cell it holds; leaves
+/// the state before that step in `lat`.
+fn trace_failure<T: Real>(
+    run: &Run<'_, T>,
+    lat: &mut Lattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    limit: usize,
+) -> Error {
+    let traced = (|| -> Result<Error> {
+        upload(run.gpu, &lat.pop, bufs)?;
+        run.flag_raised(bufs)?;
+        let mut bad = None;
+        for s in 0..limit {
+            run.steps(bufs, s, 1)?;
+            if run.flag_raised(bufs)? {
+                bad = Some(s + 1);
+                break;
+            }
+        }
+        let Some(step) = bad else {
+            return Err(Error::Gpu(
+                "a non-finite value appeared but did not reappear when the steps were replayed"
+                    .into(),
+            ));
+        };
+        let mut out = Populations::new(lat.dims())?;
+        download(run.gpu, &Geometry::of(lat), bufs, step, out.storage_mut())?;
+        let (cell, _, value) = out.find_non_finite().unwrap_or(([0; 3], 0, f64::NAN));
+        // Back to the last finite state.
+        upload(run.gpu, &lat.pop, bufs)?;
+        run.steps(bufs, 0, step - 1)?;
+        download(
+            run.gpu,
+            &Geometry::of(lat),
+            bufs,
+            step - 1,
+            out.storage_mut(),
+        )?;
+        lat.pop = out;
+        lat.steps += step as u64 - 1;
+        Ok(Error::NonFinite { step, cell, value })
+    })();
+    traced.unwrap_or_else(|e| e)
+}

@@ -1,0 +1,560 @@
+//! A check of the lattice-Boltzmann CUDA kernels that needs no GPU: the specialised source is
+//! compiled as C++ for the host (a few macros stand in for the CUDA keywords), every thread
+//! of every block runs one after the other, and the result is compared with the CPU reference
+//! engine. It tests the kernels' indexing, boundary rules, collision and the in-place scheme's
+//! layout (serial execution cannot show races; the scheme is race-free by construction).
+//! Skips when no `g++` is installed.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use super::lbm::{boundary_tables, check_in_place, unshift, wave_units, Geometry, PairSchedule};
+use super::lbm_source::lbm_source;
+use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Q, WEIGHTS};
+use crate::{Engine, Plan, Real, Solver};
+
+/// CUDA keywords for the host compiler.
+const PRELUDE: &str = r#"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+struct Dim3 { unsigned x, y, z; };
+static Dim3 blockIdx, threadIdx, blockDim, gridDim;
+// A discarded L2 line holds undefined data: NaN here, so reading it fails the test.
+#define LBM_DISCARD_LINE(p) \
+    do { for (size_t k = 0; k < 128 / sizeof(REAL); ++k) (p)[k] = NAN; } while (0)
+template <class T> T __ldg(const T* p) { return *p; }
+template <class T> T __ldcg(const T* p) { return *p; }
+#define __shared__ static
+inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
+inline void __syncthreads() {}
+inline void __threadfence() {}
+inline void __nanosleep(unsigned) {}
+using std::min;
+// Items run in ticket order here, so a wait that is not already satisfied would wait for a
+// later ticket: a deadlock on the GPU.
+#define LBM_WAIT(counter, target) \
+    do { if (*(counter) < (target)) { fprintf(stderr, "a wait would deadlock\n"); exit(3); } } while (0)
+using std::fma;
+using std::isfinite;
+"#;
+
+/// Reads the lattice, runs the kernels serially, writes the populations.
+const DRIVER: &str = r#"
+static std::vector<double> read_doubles(FILE* f, size_t n) {
+    std::vector<double> v(n);
+    if (fread(v.data(), sizeof(double), n, f) != n) { fprintf(stderr, "short read\n"); exit(2); }
+    return v;
+}
+static std::vector<long long> read_ll(FILE* f, size_t n) {
+    std::vector<long long> v(n);
+    if (fread(v.data(), sizeof(long long), n, f) != n) { fprintf(stderr, "short read\n"); exit(2); }
+    return v;
+}
+int main(int argc, char** argv) {
+    FILE* f = fopen(argv[1], "rb");
+    long long h[10];
+    if (fread(h, sizeof(long long), 10, f) != 10) return 2;
+    int nx = h[0], ny = h[1], nz = h[2];
+    long long pitch = h[3], plane = h[4], array = h[5];
+    int nflags = h[6], in_place = h[7], steps = h[8], bx = h[9];
+    size_t len = array * Q, cells = plane * nz;
+    std::vector<double> pd = read_doubles(f, len);
+    std::vector<unsigned char> classes(cells), flags(cells), kinds(nflags);
+    if (fread(classes.data(), 1, cells, f) != cells) return 2;
+    if (fread(flags.data(), 1, cells, f) != cells) return 2;
+    if (fread(kinds.data(), 1, nflags, f) != (size_t)nflags) return 2;
+    std::vector<double> bd = read_doubles(f, nflags * BC_STRIDE);
+    std::vector<REAL> a(pd.begin(), pd.end()), b = a, bc(bd.begin(), bd.end());
+    int non_finite = 0;
+    long long nl;
+    if (fread(&nl, sizeof(long long), 1, f) != 1) return 2;
+    std::vector<long long> sched = read_ll(f, 6 * nl);
+    long long nu;
+    if (fread(&nu, sizeof(long long), 1, f) != 1) return 2;
+    std::vector<long long> units_ll = read_ll(f, nu + 1);
+    std::vector<int> units(units_ll.begin(), units_ll.end() - 1);
+    const int tile_rows = units_ll[nu];
+    fclose(f);
+    blockDim = {(unsigned)bx, (unsigned)(128 / bx), 1};
+    const unsigned gx = (nx + blockDim.x - 1) / blockDim.x, gy = (ny + blockDim.y - 1) / blockDim.y;
+    auto grid = [&](unsigned gz, auto body) {
+        gridDim = {gx, gy, gz};
+        // Blocks in reverse: level 2 runs before level 1 in a gpu-blocked launch, so a read of
+        // a plane the same launch writes (which the schedule forbids) would see the wrong data.
+        for (unsigned bz = gz; bz-- > 0;)
+        for (unsigned by = 0; by < gy; ++by)
+        for (unsigned bxi = 0; bxi < gx; ++bxi)
+        for (unsigned ty = 0; ty < blockDim.y; ++ty)
+        for (unsigned tx = 0; tx < blockDim.x; ++tx) {
+            blockIdx = {bxi, by, bz};
+            threadIdx = {tx, ty, 0};
+            body();
+        }
+    };
+    auto single = [&]() {
+        grid(nz, [&] { lbm_step(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
+                               bc.data(), nx, ny, nz, pitch, plane, array, &non_finite); });
+        std::swap(a, b);
+    };
+    if (in_place == 4) {
+        const int tiles = (ny + tile_rows - 1) / tile_rows;
+        std::vector<int> sync(1 + 2 * nz);
+        for (int s = 0; s < steps / 2; ++s) {
+            std::fill(sync.begin(), sync.end(), 0);
+            for (int t = 0; t < (int)units.size() * tiles; ++t) {
+                const int unit = units[t / tiles], tile = t % tiles;
+                wave_waits(sync.data(), unit, tiles, nz, 1);
+                for (int tid = 127; tid >= 0; --tid)
+                    wave_item(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
+                              bc.data(), nx, ny, nz, pitch, plane, array, unit, tile, tile_rows, 1,
+                              tid, 128, &non_finite);
+                sync[1 + ((unit >> 24) == 2 ? nz : 0) + (unit & 0xffffff)] += 1;
+            }
+        }
+        if (steps % 2) { b = a; single(); }
+    } else if (in_place >= 2) {
+        for (int s = 0; s < steps / 2; ++s)
+            for (long long l = 0; l < nl; ++l) {
+                const long long* L = &sched[6 * l];
+                grid(L[1] + L[3], [&] {
+                    lbm_pair(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
+                             bc.data(), nx, ny, nz, pitch, plane, array, L[0], L[1], L[2], L[3],
+                             L[4], L[5], &non_finite);
+                });
+            }
+        if (steps % 2) { b = a; single(); }
+    } else {
+        for (int s = 0; s < steps; ++s) {
+            if (!in_place) { single(); continue; }
+            grid(nz, [&] {
+                if (s % 2 == 0)
+                    lbm_aa_even(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
+                                nx, ny, nz, pitch, plane, array, &non_finite);
+                else
+                    lbm_aa_odd(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
+                               nx, ny, nz, pitch, plane, array, &non_finite);
+            });
+        }
+    }
+    std::vector<double> out(a.begin(), a.end());
+    f = fopen(argv[2], "wb");
+    fwrite(out.data(), sizeof(double), len, f);
+    fwrite(&non_finite, sizeof(int), 1, f);
+    fclose(f);
+    return 0;
+}
+"#;
+
+/// Compiles the emulator for `lat`'s source into `dir`; false when g++ is missing.
+fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
+    let src = format!(
+        "{PRELUDE}{}{DRIVER}",
+        lbm_source::<T>(lat.physics(), lat.periodic())
+    );
+    let cpp = dir.join("emu.cpp");
+    std::fs::write(&cpp, src).unwrap();
+    match Command::new("g++")
+        .args(["-O1", "-std=c++17", "-ffp-contract=off", "-o"])
+        .arg(dir.join("emu"))
+        .arg(&cpp)
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "g++ failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Which kernels the emulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    TwoCopies = 0,
+    InPlace = 1,
+    /// gpu-blocked passes with slabs of 1 plane.
+    Pairs1 = 2,
+    /// gpu-blocked passes with slabs of 3 planes.
+    Pairs3 = 3,
+    /// gpu-blocked passes in one persistent launch (tiles of 2 rows).
+    Wave = 4,
+}
+
+impl Mode {
+    fn tile_rows(self) -> usize {
+        2
+    }
+
+    fn slab(self) -> usize {
+        if self == Mode::Pairs3 {
+            3
+        } else {
+            1
+        }
+    }
+}
+
+/// Runs `steps` emulated steps on a copy of `lat`.
+fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> Lattice<T> {
+    let in_place = mode == Mode::InPlace;
+    let mut lat = lat.clone();
+    lat.prepare();
+    if in_place {
+        check_in_place(&lat).unwrap();
+    }
+    let layout = *lat.layout();
+    let (kinds, bc) = boundary_tables(&lat);
+    let mut bytes = Vec::new();
+    let bx = layout.dims[0].div_ceil(32).clamp(1, 4) * 32;
+    for h in [
+        layout.dims[0],
+        layout.dims[1],
+        layout.dims[2],
+        layout.pitch,
+        layout.plane,
+        layout.array,
+        kinds.len(),
+        mode as usize,
+        steps,
+        bx,
+    ] {
+        bytes.extend_from_slice(&(h as i64).to_ne_bytes());
+    }
+    let doubles = |v: &[T], bytes: &mut Vec<u8>| {
+        for x in v {
+            bytes.extend_from_slice(&x.to_f64().unwrap().to_ne_bytes());
+        }
+    };
+    doubles(lat.pop.storage(), &mut bytes);
+    bytes.extend_from_slice(&lat.classes().class);
+    bytes.extend_from_slice(&lat.flags);
+    bytes.extend_from_slice(&kinds);
+    doubles(&bc, &mut bytes);
+    let schedule = PairSchedule::new(layout.dims[2], lat.periodic()[2], mode.slab(), true);
+    let units = wave_units(layout.dims[2], lat.periodic()[2]);
+    bytes.extend_from_slice(&(schedule.launches.len() as i64).to_ne_bytes());
+    for l in &schedule.launches {
+        for v in [l.z1, l.n1, l.z2, l.n2, l.d0, l.d1] {
+            bytes.extend_from_slice(&(v as i64).to_ne_bytes());
+        }
+    }
+    bytes.extend_from_slice(&(units.len() as i64).to_ne_bytes());
+    for u in units {
+        bytes.extend_from_slice(&(u as i64).to_ne_bytes());
+    }
+    let tile_rows = mode.tile_rows().min(layout.dims[1]);
+    bytes.extend_from_slice(&(tile_rows as i64).to_ne_bytes());
+    let (input, output) = (dir.join("in.bin"), dir.join("out.bin"));
+    std::fs::File::create(&input)
+        .unwrap()
+        .write_all(&bytes)
+        .unwrap();
+    let status = Command::new(dir.join("emu"))
+        .arg(&input)
+        .arg(&output)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let raw = std::fs::read(&output).unwrap();
+    let len = lat.pop.storage().len();
+    let values: Vec<T> = raw[..8 * len]
+        .chunks_exact(8)
+        .map(|c| T::of(f64::from_ne_bytes(c.try_into().unwrap())))
+        .collect();
+    let flag = i32::from_ne_bytes(raw[8 * len..8 * len + 4].try_into().unwrap());
+    assert_eq!(flag, 0, "the kernel raised the non-finite flag");
+    let mut out = vec![T::zero(); len];
+    if in_place && steps % 2 == 1 {
+        unshift(&values, &Geometry::of(&lat), &mut out);
+    } else {
+        out = values;
+    }
+    lat.pop.storage_mut().copy_from_slice(&out);
+    lat
+}
+
+fn reference<T: Real>(lat: &Lattice<T>, steps: usize) -> Lattice<T> {
+    let mut l = lat.clone();
+    let plan = Plan::for_lattice(&l)
+        .unwrap()
+        .with_engine(Engine::Reference)
+        .unwrap();
+    Solver::new(plan).run(&mut l, steps).unwrap();
+    l
+}
+
+/// Sets every non-wall node near a random equilibrium (a simple deterministic generator).
+fn scramble<T: Real>(lat: &mut Lattice<T>, seed: u64) {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let [nx, ny, nz] = lat.dims();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                if lat.cell(x, y, z).is_wall() {
+                    continue;
+                }
+                let rho = 1.0 + 0.05 * next();
+                let u = [0.05 * next(), 0.05 * next(), 0.05 * next()];
+                let feq = crate::lbm::equilibrium(rho, u);
+                let f: [T; Q] = std::array::from_fn(|i| T::of(feq[i] + WEIGHTS[i] * 0.02 * next()));
+                lat.set_populations(x, y, z, f);
+            }
+        }
+    }
+}
+
+/// Walls on y, periodic z, a moving lid on y max, a moving-wall cylinder, a resting box;
+/// inlet and outlet on the x faces (`inside`: one node inside walls on the x faces).
+fn channel<T: Real>(dims: [usize; 3], physics: Physics, inside: bool) -> Lattice<T> {
+    let [nx, ny, nz] = dims;
+    let mut lat = Lattice::<T>::new(dims, physics).unwrap();
+    lat.set_periodic(Axis::Z, true);
+    let inlet = Cell::Inlet {
+        velocity: [0.05, 0.01, -0.01],
+    };
+    let outlet = Cell::Outlet { density: 1.01 };
+    if inside {
+        lat.set_face(Face::XMin, Cell::Wall).unwrap();
+        lat.set_face(Face::XMax, Cell::Wall).unwrap();
+        for z in 0..nz {
+            for y in 0..ny {
+                lat.set_cell(1, y, z, inlet).unwrap();
+                lat.set_cell(nx - 2, y, z, outlet).unwrap();
+            }
+        }
+    } else {
+        lat.set_face(Face::XMin, inlet).unwrap();
+        lat.set_face(Face::XMax, outlet).unwrap();
+    }
+    lat.set_face(Face::YMin, Cell::Wall).unwrap();
+    lat.set_face(
+        Face::YMax,
+        Cell::MovingWall {
+            velocity: [0.06, 0.0, 0.02],
+        },
+    )
+    .unwrap();
+    lat.fill_shape(
+        &Shape::Cylinder {
+            axis: Axis::Z,
+            centre: [nx as f64 / 2.0, ny as f64 / 2.0, 0.0],
+            radius: 2.0,
+        },
+        Cell::MovingWall {
+            velocity: [0.0, 0.02, 0.01],
+        },
+    )
+    .unwrap();
+    lat.fill_shape(
+        &Shape::Box {
+            min: [3.0, 2.0, 1.0],
+            max: [5.0, 3.0, 3.0],
+        },
+        Cell::Wall,
+    )
+    .unwrap();
+    lat
+}
+
+fn check<T: Real>(lat: &Lattice<T>, cases: &[(Mode, usize)], tol: f64, what: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "stencil35d-emu-{}-{}",
+        std::process::id(),
+        what.replace(' ', "_")
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    if !compile(lat, &dir) {
+        println!("skipping: g++ is not installed");
+        return;
+    }
+    for &(mode, steps) in cases {
+        let expected = reference(lat, steps);
+        assert!(expected.max_rel_diff(lat).unwrap() > 1e-4);
+        let got = emulate(lat, &dir, mode, steps);
+        let err = got.max_rel_diff(&expected).unwrap();
+        println!("{what} {mode:?} {steps} steps: max rel err {err:e}");
+        assert!(err <= tol, "{what} {mode:?} {steps} steps: {err:e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn emulated_kernels_match_the_reference() {
+    let dims = [17, 11, 6];
+    // Inlet and outlet on the closed x faces (zero-gradient reads): two copies only.
+    let mut a = channel::<f64>(
+        dims,
+        Physics::trt(0.7, 0.25).with_force([2e-5, -1e-5, 1e-5]),
+        false,
+    );
+    scramble(&mut a, 1);
+    check(
+        &a,
+        &[(Mode::TwoCopies, 7), (Mode::Pairs1, 7), (Mode::Pairs3, 6)],
+        1e-12,
+        "f64 trt forced faces",
+    );
+    // Inlet and outlet inside: both schemes, odd and even step counts.
+    let mut b = channel::<f64>(dims, Physics::bgk(0.57), true);
+    scramble(&mut b, 2);
+    check(
+        &b,
+        &[
+            (Mode::TwoCopies, 6),
+            (Mode::InPlace, 1),
+            (Mode::InPlace, 6),
+            (Mode::InPlace, 7),
+            (Mode::Pairs3, 5),
+            (Mode::Wave, 4),
+        ],
+        1e-12,
+        "f64 bgk inside",
+    );
+    // A closed cavity (z not periodic) with a lid on z max: the gpu-blocked schedule's
+    // clamped ends.
+    let mut d = Lattice::<f64>::new([10, 9, 8], Physics::trt(0.8, 0.25)).unwrap();
+    for face in Face::ALL {
+        d.set_face(face, Cell::Wall).unwrap();
+    }
+    d.set_face(
+        Face::ZMax,
+        Cell::MovingWall {
+            velocity: [0.05, -0.02, 0.0],
+        },
+    )
+    .unwrap();
+    scramble(&mut d, 4);
+    check(
+        &d,
+        &[
+            (Mode::TwoCopies, 6),
+            (Mode::InPlace, 3),
+            (Mode::Pairs1, 6),
+            (Mode::Pairs3, 7),
+            (Mode::Wave, 6),
+        ],
+        1e-12,
+        "f64 closed cavity",
+    );
+    // f32, periodic everywhere, forced, with obstacles (nodes whose neighbours wrap).
+    let mut c = Lattice::<f32>::new(
+        [9, 7, 5],
+        Physics::trt(0.9, 3.0 / 16.0).with_force([1e-4, 0.0, 2e-5]),
+    )
+    .unwrap();
+    for axis in Axis::ALL {
+        c.set_periodic(axis, true);
+    }
+    c.set_cell(0, 0, 0, Cell::Wall).unwrap();
+    c.set_cell(
+        8,
+        6,
+        4,
+        Cell::MovingWall {
+            velocity: [0.02, 0.03, 0.0],
+        },
+    )
+    .unwrap();
+    c.set_cell(4, 3, 2, Cell::Wall).unwrap();
+    scramble(&mut c, 3);
+    check(
+        &c,
+        &[
+            (Mode::TwoCopies, 5),
+            (Mode::InPlace, 5),
+            (Mode::InPlace, 4),
+            (Mode::Pairs1, 4),
+            (Mode::Pairs3, 5),
+            (Mode::Wave, 4),
+        ],
+        1e-5,
+        "f32 periodic",
+    );
+}
+
+/// Every gpu-blocked schedule computes every plane once per level, lets level 2 read only B
+/// planes finished in earlier launches, never overwrites an A plane level 1 has yet to read,
+/// and discards a B plane only after all its readers: for every nz, slab and periodicity.
+#[test]
+fn pair_schedules_respect_every_dependency() {
+    for periodic in [false, true] {
+        for nz in 1..40i32 {
+            for slab in 1..6 {
+                let sched = PairSchedule::new(nz as usize, periodic, slab, true);
+                let what = format!("nz {nz} slab {slab} periodic {periodic}");
+                let near = |z: i32| -> Vec<i32> {
+                    [z - 1, z, z + 1]
+                        .iter()
+                        .map(|&p| {
+                            if periodic {
+                                p.rem_euclid(nz)
+                            } else {
+                                p.clamp(0, nz - 1)
+                            }
+                        })
+                        .collect()
+                };
+                let mut l1 = vec![usize::MAX; nz as usize];
+                let mut l2 = vec![usize::MAX; nz as usize];
+                let mut dropped = vec![usize::MAX; nz as usize];
+                for (k, l) in sched.launches.iter().enumerate() {
+                    for p in l.d0..l.d1 {
+                        assert_eq!(dropped[p as usize], usize::MAX, "{what}: discarded twice");
+                        dropped[p as usize] = k;
+                    }
+                    for z in l.z1..l.z1 + l.n1 {
+                        assert_eq!(l1[z as usize], usize::MAX, "{what}: level 1 twice");
+                        l1[z as usize] = k;
+                    }
+                    for j in 0..l.n2 {
+                        let z = (l.z2 + j) % nz;
+                        assert_eq!(l2[z as usize], usize::MAX, "{what}: level 2 twice");
+                        l2[z as usize] = k;
+                    }
+                }
+                assert!(
+                    l1.iter().chain(&l2).all(|&k| k != usize::MAX),
+                    "{what}: coverage"
+                );
+                for z in 0..nz {
+                    for p in near(z) {
+                        // Level 2 at z reads B(p): written earlier, not yet discarded.
+                        assert!(l1[p as usize] < l2[z as usize], "{what}: B({p}) for {z}");
+                        assert!(
+                            dropped[p as usize] == usize::MAX
+                                || dropped[p as usize] > l2[z as usize],
+                            "{what}: B({p}) discarded before plane {z} read it"
+                        );
+                        // Level 1 at z reads A(p): not yet overwritten by level 2.
+                        assert!(l2[p as usize] > l1[z as usize], "{what}: A({p}) for {z}");
+                    }
+                }
+                if nz >= 12 && slab <= 2 {
+                    assert!(
+                        dropped.iter().any(|&k| k != usize::MAX),
+                        "{what}: no discards"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Specialising the lattice-Boltzmann kernel source: the precision, periodicity, forcing and the
+//! collision's relaxation constants (computed as `src/lbm/collide.rs` computes them) become
+//! compile-time constants in front of the one templated CUDA source `kernels/lbm.cu`.
+
+use crate::lbm::{Physics, VELOCITIES, WEIGHTS};
+use crate::Real;
+
+/// The CUDA source of the lattice-Boltzmann kernels.
+const LBM_CU: &str = include_str!("kernels/lbm.cu");
+
+/// Whether the two-copy step loads the populations before testing the node's class
+/// (`STENCIL35D_LBM_EARLY_LOADS=1`; for measurements: more registers, one memory latency less).
+fn early_loads() -> bool {
+    static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EARLY.get_or_init(|| std::env::var("STENCIL35D_LBM_EARLY_LOADS").is_ok_and(|v| v == "1"))
+}
+
+/// A brace list of `T` literals.
+fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
+    let items: Vec<String> = values
+        .into_iter()
+        .map(|v| T::of(v).cuda_literal())
+        .collect();
+    format!("{{{}}}", items.join(", "))
+}
+
+/// The specialised source for `physics` on a lattice with these periodic axes, in `T`.
+pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> String {
+    let (wp, wm) = physics.rates();
+    let force = physics.force;
+    let w = [WEIGHTS[0], WEIGHTS[1], WEIGHTS[4]];
+    let class = |k: usize| if k < 3 { 1 } else { 2 };
+    let cf = |k: usize| -> f64 {
+        let c = VELOCITIES[k + 1];
+        (0..3).map(|a| c[a] as f64 * force[a]).sum()
+    };
+    let even = 1.0 - wp / 2.0;
+    let odd = 1.0 - wm / 2.0;
+    let lit = |v: f64| T::of(v).cuda_literal();
+    let mut text = format!("#define REAL {}\n", T::CUDA_NAME);
+    text += &format!("#define FORCED {}\n", physics.has_force() as u8);
+    text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
+    for (axis, p) in ["PX", "PY", "PZ"].iter().zip(periodic) {
+        text += &format!("#define {axis} {}\n", p as u8);
+    }
+    text += &format!("#define WP {}\n", lit(wp));
+    text += &format!("#define HALF_WP {}\n", lit(wp / 2.0));
+    text += &format!("#define HALF_WM {}\n", lit(wm / 2.0));
+    text += &format!("#define WP_W {}\n", list::<T>(w.map(|w| wp * w)));
+    text += &format!("#define WM3_W {}\n", list::<T>(w.map(|w| 3.0 * wm * w)));
+    text += &format!("#define HALF_FORCE {}\n", list::<T>(force.map(|f| f / 2.0)));
+    text += &format!("#define FORCE {}\n", list::<T>(force));
+    text += &format!("#define EVEN_W {}\n", list::<T>(w.map(|w| 3.0 * even * w)));
+    text += &format!(
+        "#define EVEN_C {}\n",
+        list::<T>((0..9).map(|k| 9.0 * even * w[class(k)] * cf(k)))
+    );
+    text += &format!(
+        "#define ODD_C {}\n",
+        list::<T>((0..9).map(|k| 3.0 * odd * w[class(k)] * cf(k)))
+    );
+    text + LBM_CU
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::MAGIC_POISEUILLE;
+
+    /// Every lattice-Boltzmann kernel variant compiles with NVRTC when NVRTC is installed, even
+    /// without a GPU (PTX for sm_90): f32 and f64, BGK and TRT, with and without force, closed
+    /// and periodic axes; each module holds the two-copy and both in-place (AA) kernels.
+    #[test]
+    fn nvrtc_compiles_every_lbm_variant() {
+        // SAFETY: only tries to dlopen NVRTC.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            println!("skipping: NVRTC (libnvrtc.so) is not installed");
+            return;
+        }
+        let compile = |src: String, what: &str| {
+            let opts = cudarc::nvrtc::CompileOptions {
+                options: vec!["--gpu-architecture=compute_90".into(), "--std=c++17".into()],
+                ..Default::default()
+            };
+            let start = std::time::Instant::now();
+            let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let text = ptx.to_src();
+            for name in [
+                "lbm_step",
+                "lbm_aa_even",
+                "lbm_aa_odd",
+                "lbm_pair",
+                "lbm_wave",
+            ] {
+                assert!(text.contains(name), "{what}: {name} missing");
+            }
+            println!("{what}: {:.2} s", start.elapsed().as_secs_f64());
+        };
+        let physics = [
+            Physics::bgk(0.8),
+            Physics::trt(0.6, MAGIC_POISEUILLE),
+            Physics::trt(0.7, 0.25).with_force([1e-5, -2e-6, 3e-6]),
+            Physics::bgk(0.9).with_force([0.0, 1e-6, 0.0]),
+        ];
+        for (k, p) in physics.iter().enumerate() {
+            let periodic = [k % 2 == 1, k >= 2, k == 3];
+            compile(lbm_source::<f32>(p, periodic), &format!("f32 {p}"));
+            compile(lbm_source::<f64>(p, periodic), &format!("f64 {p}"));
+        }
+    }
+
+    #[test]
+    fn sources_carry_the_constants() {
+        let src = lbm_source::<f32>(&Physics::bgk(0.8), [true, false, true]);
+        assert!(
+            src.starts_with("#define REAL float\n#define FORCED 0\n#define EARLY_LOADS "),
+            "{src}"
+        );
+        assert!(
+            src.contains("#define PX 1\n#define PY 0\n#define PZ 1\n#define WP 1.25f\n"),
+            "{src}"
+        );
+        let d = lbm_source::<f64>(
+            &Physics::trt(0.6, 0.25).with_force([1e-5, 0.0, 0.0]),
+            [false; 3],
+        );
+        assert!(d.contains("#define REAL double") && d.contains("#define FORCED 1"));
+    }
+}

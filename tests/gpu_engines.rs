@@ -4,8 +4,10 @@
 //! prints why it skips and passes.
 
 mod common;
+mod gpu_common;
 
 use common::{random_stencil, run, tolerance, Setup};
+use gpu_common::gpu_available;
 use stencil35d::gpu::{detect_gpu, DeviceGrid};
 use stencil35d::plan::GpuShape;
 use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, Solver, Stencil};
@@ -21,22 +23,6 @@ const STENCILS: [(&str, usize); 6] = [
 /// An odd size: not a multiple of any tile, warp or z-chunk.
 const DIMS: [usize; 3] = [67, 45, 39];
 const STEPS: usize = 21;
-
-fn gpu_available() -> bool {
-    match detect_gpu() {
-        Ok(info) => {
-            println!(
-                "GPU: {} ({} SMs, {:.0} GB/s measured)",
-                info.name, info.sms, info.bandwidth_gbs
-            );
-            true
-        }
-        Err(e) => {
-            println!("skipping GPU test: {e}");
-            false
-        }
-    }
-}
 
 /// A launch shape for b_T `bt` and radius `r` that leaves 8 valid columns and rows per tile,
 /// with as few cells per thread as fit a block (the plan refuses it when registers would not

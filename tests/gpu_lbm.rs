@@ -6,32 +6,17 @@
 //! whose layout is shifted after odd steps); mass conservation in a closed cavity; blow-ups;
 //! the errors for what the GPU does not do. Without a GPU every test prints why it skips.
 
+mod gpu_common;
 mod lbm_common;
 
+use gpu_common::gpu_available;
 use lbm_common::{randomize, run, tolerance, Scenario, Setup};
-use stencil35d::gpu::detect_gpu;
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics};
 use stencil35d::{Engine, Error, Plan, PlanBuilder, Real, Solver};
 
 /// An odd size: not a multiple of a warp or a block in any direction.
 const DIMS: [usize; 3] = [37, 29, 23];
 const STEPS: usize = 50;
-
-fn gpu_available() -> bool {
-    match detect_gpu() {
-        Ok(info) => {
-            println!(
-                "GPU: {} ({} SMs, {:.0} GB/s measured)",
-                info.name, info.sms, info.bandwidth_gbs
-            );
-            true
-        }
-        Err(e) => {
-            println!("skipping GPU test: {e}");
-            false
-        }
-    }
-}
 
 fn engine_plan<T: Real>(lat: &Lattice<T>, engine: Engine, in_place: bool) -> Plan {
     PlanBuilder::new(LbmKernel::of(lat), T::DTYPE, lat.dims())

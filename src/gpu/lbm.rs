@@ -26,7 +26,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
 use super::compile::Kernel;
@@ -170,22 +170,29 @@ pub(crate) fn check_in_place<T: Real>(lat: &Lattice<T>) -> Result<()> {
 }
 
 impl<T: Real> Run<'_, T> {
+    /// Pushes what every lattice kernel takes after its population buffers, in the kernels'
+    /// common parameter order: node classes, flags, the boundary tables, dims and strides.
+    fn lattice_args<'a>(
+        &'a self,
+        args: &mut LaunchArgs<'a>,
+        classes: &'a CudaSlice<u8>,
+        flags: &'a CudaSlice<u8>,
+    ) {
+        args.arg(classes).arg(flags).arg(&self.kinds).arg(&self.bc);
+        for d in &self.dims {
+            args.arg(d);
+        }
+        for s in &self.strides {
+            args.arg(s);
+        }
+    }
+
     fn launch_step(&self, bufs: &mut LbmBuffers<T>) -> Result<()> {
         let b = bufs.b.as_mut().expect("two-copy buffers");
         let mut args = self.gpu.stream.launch_builder(&self.step.function);
-        args.arg(&bufs.a)
-            .arg(&mut *b)
-            .arg(&bufs.classes)
-            .arg(&bufs.flags)
-            .arg(&self.kinds)
-            .arg(&self.bc)
-            .arg(&self.dims[0])
-            .arg(&self.dims[1])
-            .arg(&self.dims[2])
-            .arg(&self.strides[0])
-            .arg(&self.strides[1])
-            .arg(&self.strides[2])
-            .arg(&mut bufs.flag);
+        args.arg(&bufs.a).arg(&mut *b);
+        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        args.arg(&mut bufs.flag);
         // SAFETY: the arguments match lbm_step's parameter list in type and order; both
         // population buffers hold the lattice's whole storage (19 arrays `array` apart), the byte
         // arrays one value per node in the same layout, the tables one row per flag in use; the
@@ -198,18 +205,9 @@ impl<T: Real> Run<'_, T> {
     fn launch_aa(&self, bufs: &mut LbmBuffers<T>, odd: bool) -> Result<()> {
         let kernel = if odd { &self.odd } else { &self.even };
         let mut args = self.gpu.stream.launch_builder(&kernel.function);
-        args.arg(&mut bufs.a)
-            .arg(&bufs.classes)
-            .arg(&bufs.flags)
-            .arg(&self.kinds)
-            .arg(&self.bc)
-            .arg(&self.dims[0])
-            .arg(&self.dims[1])
-            .arg(&self.dims[2])
-            .arg(&self.strides[0])
-            .arg(&self.strides[1])
-            .arg(&self.strides[2])
-            .arg(&mut bufs.flag);
+        args.arg(&mut bufs.a);
+        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        args.arg(&mut bufs.flag);
         // SAFETY: as in `launch_step`, with the single buffer updated in place: every thread
         // reads and writes its own set of locations only (checked by `check_in_place`).
         unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
@@ -237,19 +235,9 @@ impl<T: Real> Run<'_, T> {
             cfg.grid_dim.2 = (l.n1 + l.n2) as u32;
             let b = bufs.b.as_mut().expect("two-copy buffers");
             let mut args = self.gpu.stream.launch_builder(&self.pair.function);
-            args.arg(&mut bufs.a)
-                .arg(&mut *b)
-                .arg(&bufs.classes)
-                .arg(&bufs.flags)
-                .arg(&self.kinds)
-                .arg(&self.bc)
-                .arg(&self.dims[0])
-                .arg(&self.dims[1])
-                .arg(&self.dims[2])
-                .arg(&self.strides[0])
-                .arg(&self.strides[1])
-                .arg(&self.strides[2])
-                .arg(&l.z1)
+            args.arg(&mut bufs.a).arg(&mut *b);
+            self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+            args.arg(&l.z1)
                 .arg(&l.n1)
                 .arg(&l.z2)
                 .arg(&l.n2)
@@ -275,19 +263,9 @@ impl<T: Real> Run<'_, T> {
         };
         let b = bufs.b.as_mut().expect("two-copy buffers");
         let mut args = self.gpu.stream.launch_builder(&self.wave.function);
-        args.arg(&mut bufs.a)
-            .arg(&mut *b)
-            .arg(&bufs.classes)
-            .arg(&bufs.flags)
-            .arg(&self.kinds)
-            .arg(&self.bc)
-            .arg(&self.dims[0])
-            .arg(&self.dims[1])
-            .arg(&self.dims[2])
-            .arg(&self.strides[0])
-            .arg(&self.strides[1])
-            .arg(&self.strides[2])
-            .arg(&w.units)
+        args.arg(&mut bufs.a).arg(&mut *b);
+        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        args.arg(&w.units)
             .arg(&w.count)
             .arg(&w.tile_rows)
             .arg(&mut w.sync)

@@ -7,7 +7,7 @@ use stencil35d::perf::{
     compare, from_csv, from_json, roofline_png, speedup_png, to_csv, to_json, write_data, Backend,
     CompareConfig, Comparison, Roof,
 };
-use stencil35d::Engine;
+use stencil35d::{Engine, Error};
 
 /// A fresh directory for this test's files (the system's temporary directory, so the test
 /// binary also runs where the build tree does not exist, e.g. from the GPU bundle).
@@ -128,4 +128,20 @@ fn gpu_measurement(scale: f64) -> stencil35d::perf::Measured {
         gpu_speedup: Some(40.0 * scale),
         gpu_speedup_with_transfer: Some(10.0),
     }
+}
+
+#[test]
+fn zero_threads_or_a_bad_budget_is_an_error() {
+    let mut config = CompareConfig::new([14, 13, 12], 2);
+    config.threads = Some(0);
+    assert!(matches!(
+        compare(&config, |_| {}),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut config = CompareConfig::new([14, 13, 12], 2);
+    config.budget_seconds = f64::NAN;
+    assert!(matches!(
+        compare(&config, |_| {}),
+        Err(Error::InvalidArgument(_))
+    ));
 }

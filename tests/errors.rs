@@ -159,3 +159,10 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_grid_too_large_to_address_is_an_error_not_an_overflow() {
+    let err = Plan::new(Stencil::seven_point(0.4, 0.1), DType::F32, [1 << 22; 3]).unwrap_err();
+    assert!(matches!(err, Error::InvalidPlan(_)), "{err}");
+    assert!(err.to_string().contains("too large"), "{err}");
+}

@@ -287,6 +287,14 @@ fn compare_typed<T: Real>(
             "compare needs at least one kernel, one engine and one repeat".into(),
         ));
     }
+    if config.threads == Some(0)
+        || !(config.budget_seconds.is_finite() && config.budget_seconds >= 0.0)
+    {
+        return Err(Error::InvalidArgument(format!(
+            "compare needs at least one thread and a finite, non-negative time budget (threads {:?}, budget {} s)",
+            config.threads, config.budget_seconds
+        )));
+    }
     let machine = Machine::detect();
     let threads = config.threads.unwrap_or(machine.cores);
     let cpu = Roof {

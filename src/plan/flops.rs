@@ -12,7 +12,7 @@ const CHAINS: usize = 12;
 /// Measured vector arithmetic rate of `threads` threads, each running a register-only loop of
 /// independent fused multiply-adds for about `seconds`: 10⁹ lane operations per second, an FMA
 /// lane counted as one operation (the unit of [`super::Machine::peak_gops`]; GFLOP/s is twice
-/// this).
+/// this). `threads` is capped at four per core and `seconds` at 60 (non-finite: 60).
 ///
 /// ```
 /// use stencil35d::plan::measure_fma_gops;
@@ -20,6 +20,14 @@ const CHAINS: usize = 12;
 /// assert!(measure_fma_gops(DType::F32, 1, 0.01) > 0.0);
 /// ```
 pub fn measure_fma_gops(dtype: DType, threads: usize, seconds: f64) -> f64 {
+    // A measurement, not a workload: at most a few threads per core and a minute.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = threads.min(4 * cores);
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(0.0, 60.0)
+    } else {
+        60.0
+    };
     match dtype {
         DType::F32 => measure::<f32>(threads.max(1), seconds),
         DType::F64 => measure::<f64>(threads.max(1), seconds),

@@ -288,6 +288,17 @@ impl PlanBuilder {
                 )));
             }
         }
+        if self
+            .dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d)?.checked_mul(64))
+            .is_none()
+        {
+            return Err(Error::InvalidPlan(format!(
+                "a {:?} grid is too large to address",
+                self.dims
+            )));
+        }
         let machine = self.machine.unwrap_or_else(|| Machine::detect().clone());
         let threads = self.threads.unwrap_or(machine.cores);
         let tile_threads = self.tile_threads.map(|n| n.min(threads));
@@ -343,6 +354,13 @@ impl PlanBuilder {
         let gpu = gpu_info.and_then(|info| self.kernel.stencil().map(|s| (info, s.is_box())));
         let mut gpu_blocked: Vec<Candidate> = Vec::new();
         if let (Some(info), Kernel::Lbm(_)) = (gpu_info, &self.kernel) {
+            if self.tile.is_some() && self.engine.is_some_and(|e| e.is_gpu()) {
+                return Err(Error::InvalidPlan(
+                    "tiles apply to the CPU engines and GPU stencils; the GPU lattice kernels \
+                     choose their own"
+                        .into(),
+                ));
+            }
             if self.gpu_shape.is_some() {
                 return Err(Error::InvalidPlan(
                     "GPU launch shapes apply to stencils; the lattice kernels choose their own"
@@ -536,10 +554,20 @@ fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candi
         .into_iter()
         .filter(|c| c.predicted_mups >= 0.98 * top)
         .collect();
-    near.iter()
-        .find(|c| c.dim_t == 1)
-        .or_else(|| near.iter().max_by_key(|c| c.dim_t))
-        .copied()
+    let rate = |a: &&&Candidate, b: &&&Candidate| a.predicted_mups.total_cmp(&b.predicted_mups);
+    let unblocked = near.iter().filter(|c| c.dim_t == 1).max_by(rate);
+    // The deeper-is-better evidence is the CPU engine's; GPU shapes keep the model's order.
+    let top = near.iter().max_by(rate).copied();
+    let deepest_cpu = || {
+        near.iter()
+            .filter(|c| c.engine == Engine::Blocked)
+            .max_by(|a, b| a.dim_t.cmp(&b.dim_t).then(rate(a, b)))
+    };
+    match (unblocked, top) {
+        (Some(u), _) => Some(*u),
+        (None, Some(t)) if t.engine == Engine::Blocked => deepest_cpu().copied(),
+        (None, t) => t,
+    }
 }
 
 impl Plan {

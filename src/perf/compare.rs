@@ -478,14 +478,17 @@ fn relate(rows: &mut [CompareRow]) {
             Backend::Cpu => cpu_naive,
             Backend::Gpu => gpu_naive,
         };
-        m.speedup_vs_naive = naive.map(|n| m.mups / n);
+        // A ratio that is not finite (a zero rate) is left out: JSON has no number for it.
+        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+        m.speedup_vs_naive = naive.and_then(|n| finite(m.mups / n));
         if row.backend == Backend::Gpu {
             if let Some(best) = best_cpu {
-                m.gpu_speedup = Some(m.mups / best);
+                m.gpu_speedup = finite(m.mups / best);
                 // The best CPU engine's time for the same updates, against the GPU's time
                 // including the copies of the state to the device and back.
                 let cpu_seconds = m.updates as f64 / (best * 1e6);
-                m.gpu_speedup_with_transfer = Some(cpu_seconds / (m.seconds + m.transfer_seconds));
+                m.gpu_speedup_with_transfer =
+                    finite(cpu_seconds / (m.seconds + m.transfer_seconds));
             }
         }
     }

@@ -236,6 +236,8 @@ pub fn speedup_png(comparison: &Comparison, path: &Path) -> Result<()> {
             }
         }
     }
+    // A zero or unbounded ratio has no place on the (possibly logarithmic) axis.
+    bars.retain(|b| b.3.is_finite() && b.3 > 0.0);
     if bars.is_empty() {
         return Err(Error::InvalidArgument(
             "no kernel has a measured CPU naive engine to compare with".into(),

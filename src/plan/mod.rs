@@ -555,7 +555,7 @@ fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candi
         .filter(|c| c.predicted_mups >= 0.98 * top)
         .collect();
     let rate = |a: &&&Candidate, b: &&&Candidate| a.predicted_mups.total_cmp(&b.predicted_mups);
-    let unblocked = near.iter().filter(|c| c.dim_t == 1).max_by(rate);
+    let unblocked = near.iter().filter(|c| !c.engine.is_blocked()).max_by(rate);
     // The deeper-is-better evidence is the CPU engine's; GPU shapes keep the model's order.
     let top = near.iter().max_by(rate).copied();
     let deepest_cpu = || {

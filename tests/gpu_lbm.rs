@@ -10,7 +10,7 @@ mod gpu_common;
 mod lbm_common;
 
 use gpu_common::gpu_available;
-use lbm_common::{randomize, run, tolerance, Scenario, Setup};
+use lbm_common::{closed_cavity, randomize, run, tolerance, Scenario, Setup};
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics};
 use stencil35d::{Engine, Error, Plan, PlanBuilder, Real, Solver};
 
@@ -208,27 +208,7 @@ fn closed_cavity_conserves_mass() {
     if !gpu_available() {
         return;
     }
-    let mut lat = Lattice::<f64>::new([22, 19, 17], Physics::bgk(0.6)).unwrap();
-    for face in Face::ALL {
-        lat.set_face(face, Cell::Wall).unwrap();
-    }
-    lat.set_face(
-        Face::YMax,
-        Cell::MovingWall {
-            velocity: [0.1, 0.0, 0.05],
-        },
-    )
-    .unwrap();
-    lat.fill_shape(
-        &stencil35d::lbm::Shape::Sphere {
-            centre: [11.0, 8.0, 8.0],
-            radius: 3.5,
-        },
-        Cell::Wall,
-    )
-    .unwrap();
-    lat.set_equilibrium(|x, y, _| (1.0 + 0.01 * ((x + 2 * y) % 5) as f64, [0.0; 3]))
-        .unwrap();
+    let lat = closed_cavity();
     let m0 = lat.mass();
     for in_place in [false, true] {
         let l = run_gpu(&lat, in_place, &[333, 333, 334]);

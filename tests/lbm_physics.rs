@@ -3,7 +3,7 @@
 
 mod lbm_common;
 
-use lbm_common::{run, Scenario, Setup};
+use lbm_common::{closed_cavity, run, Scenario, Setup};
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE};
 use stencil35d::{Engine, Plan, PlanBuilder, Real, Solver};
 
@@ -13,27 +13,7 @@ use stencil35d::{Engine, Plan, PlanBuilder, Real, Solver};
 /// ≤ 1e-6 over 1000 steps in f64 (the observed drift is rounding, ~1e-14).
 #[test]
 fn closed_cavity_conserves_mass() {
-    let mut lat = Lattice::<f64>::new([22, 19, 17], Physics::bgk(0.6)).unwrap();
-    for face in Face::ALL {
-        lat.set_face(face, Cell::Wall).unwrap();
-    }
-    lat.set_face(
-        Face::YMax,
-        Cell::MovingWall {
-            velocity: [0.1, 0.0, 0.05],
-        },
-    )
-    .unwrap();
-    lat.fill_shape(
-        &stencil35d::lbm::Shape::Sphere {
-            centre: [11.0, 8.0, 8.0],
-            radius: 3.5,
-        },
-        Cell::Wall,
-    )
-    .unwrap();
-    lat.set_equilibrium(|x, y, _| (1.0 + 0.01 * ((x + 2 * y) % 5) as f64, [0.0; 3]))
-        .unwrap();
+    let lat = closed_cavity();
     let m0 = lat.mass();
     for engine in [Engine::Blocked, Engine::Naive] {
         let mut l = lat.clone();

@@ -251,3 +251,30 @@ pub fn small_tile(dims: [usize; 3], periodic_x: bool, dim_t: usize) -> [usize; 2
     };
     [x, 2 * dim_t + 3]
 }
+
+/// A closed cavity in `f64`: walls on five faces, a lid moving in x and z on the sixth, a
+/// resting sphere inside, and a slightly uneven density at rest (the mass-conservation case).
+pub fn closed_cavity() -> Lattice<f64> {
+    let mut lat = Lattice::<f64>::new([22, 19, 17], Physics::bgk(0.6)).unwrap();
+    for face in Face::ALL {
+        lat.set_face(face, Cell::Wall).unwrap();
+    }
+    lat.set_face(
+        Face::YMax,
+        Cell::MovingWall {
+            velocity: [0.1, 0.0, 0.05],
+        },
+    )
+    .unwrap();
+    lat.fill_shape(
+        &Shape::Sphere {
+            centre: [11.0, 8.0, 8.0],
+            radius: 3.5,
+        },
+        Cell::Wall,
+    )
+    .unwrap();
+    lat.set_equilibrium(|x, y, _| (1.0 + 0.01 * ((x + 2 * y) % 5) as f64, [0.0; 3]))
+        .unwrap();
+    lat
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
 use cudarc::driver::{CudaFunction, CudaModule};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 
 use super::device::Gpu;
 use crate::{Error, Result};
@@ -69,16 +69,7 @@ impl Gpu {
             return Ok(Arc::clone(m));
         }
         // Compile without holding the lock, so threads compiling different kernels overlap.
-        let (major, minor) = self.info.compute_capability;
-        let opts = CompileOptions {
-            options: vec![
-                format!("--gpu-architecture=compute_{major}{minor}"),
-                "--std=c++17".into(),
-            ],
-            ..Default::default()
-        };
-        let ptx = compile_ptx_with_opts(source, opts)
-            .map_err(|e| Error::Gpu(format!("NVRTC failed: {e:?}")))?;
+        let ptx = compile_ptx(source, self.info.compute_capability)?;
         let module = self.ctx.load_module(ptx).map_err(|e| {
             Error::Gpu(format!(
                 "the driver could not load the compiled kernels: {e}"
@@ -88,5 +79,41 @@ impl Gpu {
         Ok(Arc::clone(
             cache.entry(source.to_string()).or_insert(module),
         ))
+    }
+}
+
+/// CUDA C `source` compiled by NVRTC to PTX for compute capability `(major, minor)`, with the
+/// options every kernel of this crate is built with.
+fn compile_ptx(source: impl Into<String>, (major, minor): (i32, i32)) -> Result<Ptx> {
+    let opts = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture=compute_{major}{minor}"),
+            "--std=c++17".into(),
+        ],
+        ..Default::default()
+    };
+    compile_ptx_with_opts(source.into(), opts)
+        .map_err(|e| Error::Gpu(format!("NVRTC failed: {e:?}")))
+}
+
+/// For the NVRTC compile tests, which run without a GPU.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// Whether NVRTC can be loaded; when not, prints that the calling test skips.
+    pub(crate) fn nvrtc_present() -> bool {
+        // SAFETY: only tries to dlopen NVRTC.
+        let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+        if !present {
+            println!("skipping: NVRTC (libnvrtc.so) is not installed");
+        }
+        present
+    }
+
+    /// `source`'s PTX for sm_90 (an H100) and the seconds NVRTC took; panics naming `what`
+    /// when it does not compile.
+    pub(crate) fn ptx_for_sm90(source: String, what: &str) -> (String, f64) {
+        let start = std::time::Instant::now();
+        let ptx = super::compile_ptx(source, (9, 0)).unwrap_or_else(|e| panic!("{what}: {e}"));
+        (ptx.to_src(), start.elapsed().as_secs_f64())
     }
 }

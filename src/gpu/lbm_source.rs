@@ -65,6 +65,7 @@ pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
     use crate::lbm::MAGIC_POISEUILLE;
 
     /// Every lattice-Boltzmann kernel variant compiles with NVRTC when NVRTC is installed, even
@@ -72,20 +73,11 @@ mod tests {
     /// and periodic axes; each module holds the two-copy and both in-place (AA) kernels.
     #[test]
     fn nvrtc_compiles_every_lbm_variant() {
-        // SAFETY: only tries to dlopen NVRTC.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            println!("skipping: NVRTC (libnvrtc.so) is not installed");
+        if !nvrtc_present() {
             return;
         }
         let compile = |src: String, what: &str| {
-            let opts = cudarc::nvrtc::CompileOptions {
-                options: vec!["--gpu-architecture=compute_90".into(), "--std=c++17".into()],
-                ..Default::default()
-            };
-            let start = std::time::Instant::now();
-            let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts)
-                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
-            let text = ptx.to_src();
+            let (text, seconds) = ptx_for_sm90(src, what);
             for name in [
                 "lbm_step",
                 "lbm_aa_even",
@@ -95,7 +87,7 @@ mod tests {
             ] {
                 assert!(text.contains(name), "{what}: {name} missing");
             }
-            println!("{what}: {:.2} s", start.elapsed().as_secs_f64());
+            println!("{what}: {seconds:.2} s");
         };
         let physics = [
             Physics::bgk(0.8),

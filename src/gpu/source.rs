@@ -79,26 +79,16 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
 
     /// Every kernel variant compiles with NVRTC when NVRTC is installed, even without a GPU
     /// (compiled for sm_90 PTX): all shapes, both precisions, b_T 1..=8.
     #[test]
     fn nvrtc_compiles_every_variant() {
-        // SAFETY: only tries to dlopen NVRTC.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            println!("skipping: NVRTC (libnvrtc.so) is not installed");
+        if !nvrtc_present() {
             return;
         }
-        let compile = |src: String, what: &str| {
-            let opts = cudarc::nvrtc::CompileOptions {
-                options: vec!["--gpu-architecture=compute_90".into(), "--std=c++17".into()],
-                ..Default::default()
-            };
-            let start = std::time::Instant::now();
-            cudarc::nvrtc::compile_ptx_with_opts(src, opts)
-                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
-            start.elapsed().as_secs_f64()
-        };
+        let compile = |src: String, what: &str| ptx_for_sm90(src, what).1;
         let mut total = 0.0;
         for name in ["star:1", "star:2", "star:3", "star:4", "box:1", "box:2"] {
             let s = Stencil::from_name(name).unwrap();

@@ -154,15 +154,20 @@ pub trait State: sealed::Sealed {
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
 }
 
+/// The stencil a plan for a grid must carry.
+fn stencil_of(plan: &Plan) -> Result<&Stencil> {
+    plan.kernel().stencil().ok_or_else(|| {
+        Error::PlanMismatch(format!(
+            "the plan is for {}, not for a stencil grid",
+            plan.kernel()
+        ))
+    })
+}
+
 impl<T: Real> State for Grid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
         let plan = solver.plan.clone();
-        let stencil = plan.kernel().stencil().ok_or_else(|| {
-            Error::PlanMismatch(format!(
-                "the plan is for {}, not for a stencil grid",
-                plan.kernel()
-            ))
-        })?;
+        let stencil = stencil_of(&plan)?;
         check_shape(&plan, T::DTYPE, grid.dims())?;
         if steps == 0 {
             return Err(Error::ZeroSteps);
@@ -259,12 +264,7 @@ fn run_gpu_host<T: Real>(
 impl<T: Real> State for DeviceGrid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
         let plan = solver.plan.clone();
-        let stencil = plan.kernel().stencil().ok_or_else(|| {
-            Error::PlanMismatch(format!(
-                "the plan is for {}, not for a stencil grid",
-                plan.kernel()
-            ))
-        })?;
+        let stencil = stencil_of(&plan)?;
         if !plan.engine().is_gpu() {
             return Err(Error::PlanMismatch(format!(
                 "a grid in GPU memory needs a GPU engine, the plan uses '{}': download it first",

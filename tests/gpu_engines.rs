@@ -238,50 +238,27 @@ fn impossible_gpu_configurations_are_errors() {
         PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
             .engine(Engine::GpuBlocked)
     };
-    // Block width not a multiple of the warp.
-    assert!(matches!(
-        b().dim_t(2)
+    for (why, dim_t, block, ry) in [
+        ("block width not a multiple of the warp", 2, [48, 8], 2),
+        ("tile too small for b_T", 8, [32, 4], 2),
+        (
+            "values that would not fit the register file (it would spill)",
+            8,
+            [64, 16],
+            8,
+        ),
+        ("more than 1024 threads", 1, [128, 16], 1),
+    ] {
+        let plan = b()
+            .dim_t(dim_t)
             .gpu_shape(GpuShape {
-                block: [48, 8],
-                ry: 2,
-                stream_block: 16
+                block,
+                ry,
+                stream_block: 16,
             })
-            .build(),
-        Err(Error::InvalidPlan(_))
-    ));
-    // Tile too small for b_T.
-    assert!(matches!(
-        b().dim_t(8)
-            .gpu_shape(GpuShape {
-                block: [32, 4],
-                ry: 2,
-                stream_block: 16
-            })
-            .build(),
-        Err(Error::InvalidPlan(_))
-    ));
-    // Values that would not fit the register file (it would spill).
-    assert!(matches!(
-        b().dim_t(8)
-            .gpu_shape(GpuShape {
-                block: [64, 16],
-                ry: 8,
-                stream_block: 16
-            })
-            .build(),
-        Err(Error::InvalidPlan(_))
-    ));
-    // More than 1024 threads.
-    assert!(matches!(
-        b().dim_t(1)
-            .gpu_shape(GpuShape {
-                block: [128, 16],
-                ry: 1,
-                stream_block: 16
-            })
-            .build(),
-        Err(Error::InvalidPlan(_))
-    ));
+            .build();
+        assert!(matches!(plan, Err(Error::InvalidPlan(_))), "{why}");
+    }
 }
 
 #[test]

@@ -261,7 +261,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let pipeline_steps = (nz - 2 * r) + (depth - 1) * (r + 1);
         // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
         // short row segments, so ask for the next step's memory rows explicitly.
-        let prefetch = self.tiling.buf_w < nx && std::env::var_os("NOPF").is_none();
+        let prefetch = self.tiling.buf_w < nx;
         let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(t)) = self.sync.claim(m) {

@@ -14,6 +14,8 @@ mod lbm_emulate;
 mod lbm_source;
 mod source;
 pub(crate) mod stencil;
+#[cfg(test)]
+mod stencil_emulate;
 pub use stencil::{compiled_resources, KernelResources};
 pub(crate) mod tune;
 

@@ -27,9 +27,11 @@ impl BlockedShape {
         self.by * self.ry
     }
 
-    /// Dynamic shared memory the kernel needs: two buffers of the tile plus an R-wide halo.
+    /// Dynamic shared memory the kernel needs: two buffers of the tile plus an R-wide halo,
+    /// with one plane per level when the levels are skewed (else one).
     pub(crate) fn shared_bytes(&self, radius: usize, elem: usize) -> usize {
-        2 * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * elem
+        let planes = if skewed() { self.bt } else { 1 };
+        2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * elem
     }
 }
 
@@ -43,6 +45,14 @@ fn l2_ahead() -> usize {
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_L2_AHEAD)
     })
+}
+
+/// Whether the blocked kernel's levels are skewed (one barrier per plane instead of one per
+/// level; see stencil.cu, which gives the measurements): `STENCIL35D_GPU_SKEW=1` turns it on
+/// for experiments; off by default, which was faster on the best shapes.
+pub(crate) fn skewed() -> bool {
+    static SKEWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SKEWED.get_or_init(|| std::env::var("STENCIL35D_GPU_SKEW").is_ok_and(|v| v.trim() == "1"))
 }
 
 /// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2
@@ -65,12 +75,13 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     );
     if let Some(b) = blocked {
         text += &format!(
-            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n",
+            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n",
             b.bt,
             b.bx,
             b.by,
             b.ry,
-            l2_ahead()
+            l2_ahead(),
+            skewed() as u8
         );
     }
     text + STENCIL_CU

@@ -19,6 +19,9 @@ pub(crate) const TIMED: usize = 5;
 /// Time steps timed per configuration at least (whole passes, after one warm-up pass that
 /// also compiles).
 const TIMED_STEPS: usize = 24;
+/// Seconds timed per configuration at least: a few milliseconds of passes are too short to
+/// rank configurations (the clock ramps up, launches dominate).
+const TIMED_SECONDS: f64 = 0.1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Winner {
@@ -162,9 +165,12 @@ fn time_all<T: Real>(
     });
     for c in candidates.iter_mut() {
         advance(gpu, stencil, c, layout, &mut cur, &mut scratch, c.dim_t)?;
-        let steps = TIMED_STEPS.div_ceil(c.dim_t) * c.dim_t;
-        let start = Instant::now();
-        advance(gpu, stencil, c, layout, &mut cur, &mut scratch, steps)?;
+        let chunk = TIMED_STEPS.div_ceil(c.dim_t) * c.dim_t;
+        let (mut steps, start) = (0, Instant::now());
+        while steps == 0 || start.elapsed().as_secs_f64() < TIMED_SECONDS {
+            advance(gpu, stencil, c, layout, &mut cur, &mut scratch, chunk)?;
+            steps += chunk;
+        }
         let seconds = start.elapsed().as_secs_f64();
         c.measured_mups = Some(interior * steps as f64 / seconds / 1e6);
     }

@@ -19,7 +19,13 @@ use super::lanes::{FlowLane, FlowReal};
 use super::lattice::Lattice;
 use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
 use super::populations::Layout;
+use crate::cpu::prefetch::prefetch_line;
 use crate::{Lane, Real, SimdVec};
+
+/// How far ahead of the current vector the bulk loop asks for its source rows. Measured on 2
+/// cores (AMD EPYC, d3q19 f32 160³, 1 thread): naive 51-54 MLUPS without, 57-64 with 128 bytes
+/// (256 and 512 bytes: no better).
+const PREFETCH_BYTES: usize = 128;
 
 /// How a neighbour's row or plane coordinate maps to a stored one along y or z.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,6 +318,11 @@ impl<T: FlowReal> FlowKernel<T> {
                 loop {
                     let next = x + w;
                     let more = next + w <= hi && T::Simd::bytes_zero(row.class.add(next));
+                    // 19 source streams are more than the hardware prefetchers follow.
+                    let ahead = x + PREFETCH_BYTES / std::mem::size_of::<T>();
+                    for src in row.src {
+                        prefetch_line(src.wrapping_add(ahead));
+                    }
                     let m_next = if more {
                         Self::bulk_moments::<T::Simd, FORCED>(
                             row,

@@ -82,15 +82,26 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 //
 // A block owns a tile of TX x TY cells (TX = BX, TY = BY*RY); thread (tx, ty) owns column x = tx
 // and the RY rows ty*RY .. ty*RY+RY-1 (register tiling in y). The block streams the planes of
-// its z-chunk. When level t's new plane arrives (level 0: a load from memory), the block
-// exchanges it once through double-buffered shared memory and each thread adds the plane's
+// its z-chunk. When a level's new plane arrives (level 0: a load from memory), the block
+// exchanges it through double-buffered shared memory and each thread adds the plane's
 // contributions to 2R+1 register accumulators, one per output plane q = p-R .. p+R
 // (associative partial sums; a star's off-plane terms need only the thread's own value). The
-// accumulator of plane p-R is then complete: it is level t+1's new plane, handed on within the
-// same step. Accumulators sit in a fixed ring of registers indexed by (step mod 2R+1); the step
-// loop is unrolled 2R+1 times so every index is a compile-time constant. Tile edges read
-// stale shared memory: those cells lie in the ghost zone of width R*BT that the pass discards.
-// Fixed boundary cells are reloaded from the source instead of computed.
+// accumulator of plane p-R is then complete: it is the next level's new plane. Accumulators sit
+// in a fixed ring of registers indexed by (plane mod 2R+1); the step loop is unrolled 2R+1
+// times so every index is a compile-time constant. Tile edges read stale shared memory: those
+// cells lie in the ghost zone of width R*BT that the pass discards. Fixed boundary cells are
+// reloaded from the source instead of computed.
+//
+// SKEW chooses how the levels of one step meet. With SKEW 0 (the default) level t+1 takes level
+// t's plane within the same step (LAG = R): BT barriers per step, each after a chain of
+// dependent work. With SKEW 1 level t+1 takes the plane that level t completed in the step
+// before, so each level works LAG = R+1 planes behind the one below; all BT levels then exchange
+// their planes through shared memory together, behind one barrier per step, and their arithmetic
+// is independent. Measured on an H100 (star7 f32 512^3): skewing wins by up to 12% on some
+// shapes (b_T 6, or b_T 2 with 32x16 blocks) and loses up to 32% on others, the best ones
+// included (b_T 4, 32x16 blocks, 2 cells per thread: 302 vs 350 G updates/s): the kernel is
+// bound by instruction issue, not by its barriers, and skewing costs registers and shared
+// memory. It stays available for experiments through STENCIL35D_GPU_SKEW=1.
 // ---------------------------------------------------------------------------------------------
 #ifdef BT
 #define TX BX
@@ -98,6 +109,12 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 #define SW (TX + 2 * RADIUS)
 #define SH (TY + 2 * RADIUS)
 #define SLOT(k) ((((k) % W) + W) % W)
+#ifndef SKEW
+#define SKEW 0
+#endif
+#define LAG (RADIUS + SKEW)
+// Planes each shared-memory buffer holds: one per level when skewed, else one.
+#define SPLANES (SKEW ? BT : 1)
 
 extern "C" __global__ void __launch_bounds__(BX * BY)
 stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny, int nz,
@@ -115,10 +132,11 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     const int gy0 = oy0 - RADIUS * BT + ty * RY;
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
-    const int steps = (z1 - zl) + BT * RADIUS;
+    // The last level's plane trails level 0's by (BT-1)*LAG + R.
+    const int steps = (z1 - zl) + (BT - 1) * LAG + RADIUS;
 
     // Zero both buffers once so the halo that no thread writes holds finite junk.
-    for (int i = ty * BX + tx; i < 2 * SW * SH; i += BX * BY) smem[i] = 0;
+    for (int i = ty * BX + tx; i < 2 * SPLANES * SW * SH; i += BX * BY) smem[i] = 0;
 
     // Block-uniform: does the tile reach the fixed boundary or beyond the grid? Interior
     // tiles (most of them) skip the per-cell boundary handling entirely.
@@ -149,6 +167,12 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     // The next plane is loaded one step ahead, so its memory latency hides behind the BT
     // levels of arithmetic on the current one.
     REAL next[RY];
+    // in[t]: level t's plane for the current step (level 0's comes from memory).
+    REAL in[BT][RY];
+#pragma unroll
+    for (int t = 0; t < BT; ++t)
+#pragma unroll
+        for (int i = 0; i < RY; ++i) in[t][i] = 0;
 #pragma unroll
     for (int i = 0; i < RY; ++i)
         next[i] = (zl < zh && in_grid[i]) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
@@ -160,10 +184,9 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             const int k = k0 + ph;
             if (k < steps) { // block-uniform: every thread takes the same path to the barriers
             const int p = zl + k;
-            REAL v[RY];
 #pragma unroll
             for (int i = 0; i < RY; ++i) {
-                v[i] = next[i];
+                in[0][i] = next[i];
                 next[i] = (p + 1 < zh && in_grid[i]) ? __ldg(src + (p + 1) * plane + offset[i])
                                                      : REAL(0);
                 // Ask L2 for a plane further ahead, so the register prefetch above finds it
@@ -173,17 +196,38 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + offset[i]));
 #endif
             }
+#if SKEW
+            // Every level's plane goes to shared memory behind one barrier.
+            REAL* const sbuf = smem + buffer * (BT * SW * SH);
+            buffer ^= 1;
+#pragma unroll
+            for (int t = 0; t < BT; ++t)
+#pragma unroll
+                for (int i = 0; i < RY; ++i)
+                    sbuf[t * SW * SH + (ty * RY + i + RADIUS) * SW + tx + RADIUS] = in[t][i];
+            __syncthreads();
+#endif
+            REAL out[RY], last[RY];
 
 #pragma unroll
-            for (int t = 0; t < BT; ++t) {
-                // v holds level t's plane pt = p - t*R; exchange it through shared memory.
+            for (int level = 0; level < BT; ++level) {
+                // Skewed levels run last to first, so level t+1 reads its input of this step
+                // before level t overwrites it with the input of the next.
+                const int t = SKEW ? BT - 1 - level : level;
+                // v holds level t's plane pt = p - t*LAG.
+                REAL v[RY];
+#pragma unroll
+                for (int i = 0; i < RY; ++i) v[i] = in[t][i];
+#if SKEW
+                const REAL* s = sbuf + t * SW * SH;
+#else
                 REAL* s = smem + buffer * (SW * SH);
                 buffer ^= 1;
 #pragma unroll
                 for (int i = 0; i < RY; ++i) s[(ty * RY + i + RADIUS) * SW + tx + RADIUS] = v[i];
                 __syncthreads();
+#endif
                 const REAL* row0 = s + (ty * RY + RADIUS) * SW + tx + RADIUS; // own first cell
-
 #if IS_BOX
                 // Each shared row r (relative to the thread's first row) is read once, 2R+1
                 // values, and contributes to every own cell i within R rows of it, for every
@@ -200,7 +244,7 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                         if (dy < -RADIUS || dy > RADIUS) continue;
 #pragma unroll
                         for (int dz = -RADIUS; dz <= RADIUS; ++dz) {
-                            const int a = SLOT(ph - t * RADIUS - dz);
+                            const int a = SLOT(ph - t * LAG - dz);
 #pragma unroll
                             for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
                                 const REAL w = c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS];
@@ -224,43 +268,51 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                         in_plane = fma(sum, c[d], in_plane);
                     }
                     // Output q = pt + R starts with this plane's term; the others add to it.
-                    const int first = SLOT(ph - t * RADIUS + RADIUS);
+                    const int first = SLOT(ph - t * LAG + RADIUS);
                     acc[t][first][i] = v[i] * c[RADIUS];
 #pragma unroll
                     for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
-                        const int a = SLOT(ph - t * RADIUS - dz);
+                        const int a = SLOT(ph - t * LAG - dz);
                         acc[t][a][i] = (dz == 0) ? acc[t][a][i] + in_plane
                                                  : fma(v[i], c[dz < 0 ? -dz : dz], acc[t][a][i]);
                     }
                 }
 #endif
                 // Plane q = pt - R of level t+1 is complete.
-                const int q = p - t * RADIUS - RADIUS;
+                const int q = p - t * LAG - RADIUS;
                 const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
-                const int done = SLOT(ph - t * RADIUS - RADIUS);
+                const int done = SLOT(ph - t * LAG - RADIUS);
                 if (fixed_plane || edge_tile) {
 #pragma unroll
                     for (int i = 0; i < RY; ++i) {
-                        REAL out = acc[t][done][i];
+                        REAL o = acc[t][done][i];
                         if (fixed_plane || !interior[i])
-                            out = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
+                            o = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
                                                                    : REAL(0);
-                        v[i] = out;
+                        out[i] = o;
                     }
                 } else {
 #pragma unroll
-                    for (int i = 0; i < RY; ++i) v[i] = acc[t][done][i];
+                    for (int i = 0; i < RY; ++i) out[i] = acc[t][done][i];
+                }
+#pragma unroll
+                for (int i = 0; i < RY; ++i) {
+                    if (t + 1 < BT)
+                        in[t + 1][i] = out[i];
+                    else
+                        last[i] = out[i];
                 }
             }
 
-            // v holds the pass's last level at plane q = p - BT*R: write the valid part.
-            const int q = p - BT * RADIUS;
+            // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
+            // part.
+            const int q = p - (BT - 1) * LAG - RADIUS;
             if (q >= z0 && q < z1) {
 #pragma unroll
                 for (int i = 0; i < RY; ++i)
                     if (store[i]) {
-                        dst[q * plane + offset[i]] = v[i];
-                        bad |= !finite_value(v[i]);
+                        dst[q * plane + offset[i]] = last[i];
+                        bad |= !finite_value(last[i]);
                     }
             }
             }

@@ -1,0 +1,236 @@
+//! A check of the stencil CUDA kernels that needs no GPU: the specialised source is compiled as
+//! C++ for the host (a few macros stand in for the CUDA keywords), the blocks of a launch run
+//! one after the other and the threads of a block run concurrently as host threads, with a
+//! barrier for `__syncthreads`, so the shared-memory exchange between the threads is exercised
+//! as on the device. The result is compared with the CPU reference engine. Skips when no `g++`
+//! is installed.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use super::source::{stencil_source, BlockedShape};
+use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
+
+/// CUDA keywords for the host compiler; threads of a block are host threads.
+const PRELUDE: &str = r#"
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__
+#define __restrict__
+struct Dim3 { unsigned x, y, z; };
+static Dim3 blockIdx, blockDim, gridDim;
+static thread_local Dim3 threadIdx;
+static std::barrier<>* block_barrier;
+inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+template <class T> T __ldg(const T* p) { return *p; }
+unsigned char smem_raw[1 << 20];
+using std::fma;
+using std::isfinite;
+using std::max;
+using std::min;
+"#;
+
+/// Reads the grid, runs `passes` launches of the blocked kernel, writes the grid back.
+const DRIVER: &str = r#"
+int main(int argc, char** argv) {
+    FILE* f = fopen(argv[1], "rb");
+    long long h[7];
+    if (fread(h, sizeof(long long), 7, f) != 7) return 2;
+    const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6];
+    const long long pitch = h[3], plane = h[4], len = plane * nz;
+    std::vector<double> in(len);
+    if (fread(in.data(), sizeof(double), len, f) != (size_t)len) return 2;
+    fclose(f);
+    std::vector<REAL> a(in.begin(), in.end()), b = a;
+    int non_finite = 0;
+    const int vx = BX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
+    blockDim = {BX, BY, 1};
+    gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy),
+               (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
+    for (int pass = 0; pass < passes; ++pass) {
+        for (unsigned bz = 0; bz < gridDim.z; ++bz)
+        for (unsigned by = 0; by < gridDim.y; ++by)
+        for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+            blockIdx = {bx, by, bz};
+            // Stale shared memory from another block must never reach a stored cell.
+            for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
+                reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
+            std::barrier<> bar(BX * BY);
+            block_barrier = &bar;
+            std::vector<std::thread> threads;
+            for (unsigned ty = 0; ty < BY; ++ty)
+            for (unsigned tx = 0; tx < BX; ++tx)
+                threads.emplace_back([&, tx, ty] {
+                    threadIdx = {tx, ty, 0};
+                    stencil_blocked(a.data(), b.data(), nx, ny, nz, pitch, plane, hz, &non_finite);
+                });
+            for (auto& t : threads) t.join();
+        }
+        std::swap(a, b);
+    }
+    std::vector<double> out(a.begin(), a.end());
+    f = fopen(argv[2], "wb");
+    fwrite(out.data(), sizeof(double), len, f);
+    fwrite(&non_finite, sizeof(int), 1, f);
+    fclose(f);
+    return 0;
+}
+"#;
+
+/// Compiles the emulator of `stencil`'s blocked kernel with `shape` and the level schedule
+/// `skew` into `dir/name`; false when g++ is missing.
+fn compile<T: Real>(
+    stencil: &Stencil,
+    shape: BlockedShape,
+    skew: bool,
+    dir: &Path,
+    name: &str,
+) -> bool {
+    let skew = format!("#define SKEW {}", skew as u8);
+    // The L2 prefetch is inline PTX; the host has no L2 to ask.
+    let source = stencil_source::<T>(stencil, Some(shape))
+        .lines()
+        .map(|l| {
+            if l.starts_with("#define L2_AHEAD") {
+                "#define L2_AHEAD 0"
+            } else if l.starts_with("#define SKEW") {
+                &skew
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let cpp = dir.join(format!("{name}.cpp"));
+    std::fs::write(&cpp, format!("{PRELUDE}{source}\n{DRIVER}")).unwrap();
+    match Command::new("g++")
+        .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off", "-o"])
+        .arg(dir.join(name))
+        .arg(&cpp)
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "g++ failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Runs the emulated kernel on `grid` for `passes` passes and returns the result and whether
+/// the kernel raised its non-finite flag.
+fn emulate<T: Real>(exe: &Path, grid: &Grid<T>, hz: usize, passes: usize) -> (Vec<f64>, bool) {
+    let [nx, ny, nz] = grid.dims();
+    let (pitch, plane) = (grid.pitch(), grid.plane_stride());
+    let input = exe.with_extension("in");
+    let output = exe.with_extension("out");
+    let mut f = std::fs::File::create(&input).unwrap();
+    for v in [nx, ny, nz, pitch, plane, hz, passes] {
+        f.write_all(&(v as i64).to_le_bytes()).unwrap();
+    }
+    for &v in grid.storage() {
+        f.write_all(&v.to_f64().unwrap().to_le_bytes()).unwrap();
+    }
+    drop(f);
+    let run = Command::new(exe).arg(&input).arg(&output).output().unwrap();
+    assert!(
+        run.status.success(),
+        "emulator failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let bytes = std::fs::read(&output).unwrap();
+    let (data, flag) = bytes.split_at(bytes.len() - 4);
+    let values = data
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (values, i32::from_le_bytes(flag.try_into().unwrap()) != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Largest relative difference of the emulated kernel from `steps` reference steps.
+    fn check<T: Real>(
+        name: &str,
+        shape: BlockedShape,
+        skew: bool,
+        hz: usize,
+        passes: usize,
+        tol: f64,
+    ) -> bool {
+        let stencil = Stencil::from_name(name).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("stencil35d-stencil-emu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe_name = format!("{}-{}-{skew}", name.replace(':', ""), T::DTYPE);
+        if !compile::<T>(&stencil, shape, skew, &dir, &exe_name) {
+            println!("skipping: g++ is not installed");
+            return false;
+        }
+        let grid = Grid::<T>::random([37, 29, 23], -1.0, 1.0, 7).unwrap();
+        let (got, bad) = emulate(&dir.join(&exe_name), &grid, hz, passes);
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(!bad, "{name} {shape:?}: non-finite flag raised");
+        let mut want = grid.clone();
+        let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, want.dims())
+            .engine(Engine::Reference)
+            .build()
+            .unwrap();
+        Solver::new(plan).run(&mut want, shape.bt * passes).unwrap();
+        let scale = want
+            .storage()
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.to_f64().unwrap().abs()));
+        let err = want.storage().iter().zip(&got).fold(0.0f64, |m, (w, g)| {
+            m.max((w.to_f64().unwrap() - g).abs() / scale)
+        });
+        assert!(
+            err <= tol,
+            "{name} {} {shape:?} skew {skew} hz {hz}: max rel err {err:.3e} > {tol:.0e}",
+            T::DTYPE
+        );
+        true
+    }
+
+    /// The blocked kernel, run as host threads, equals the reference for star and box
+    /// stencils, b_T 1..4, several tile shapes and stream-block lengths, with both level
+    /// schedules, on an odd-sized grid (tolerances as for the device tests: f64 1e-12, f32 1e-5
+    /// relative).
+    #[test]
+    fn emulated_blocked_kernel_matches_the_reference() {
+        let shape = |bt, by, ry| BlockedShape { bt, bx: 32, by, ry };
+        let cases: [(&str, BlockedShape, usize, usize); 7] = [
+            ("star:1", shape(1, 4, 2), 8, 3),
+            ("star:1", shape(3, 4, 3), 5, 2),
+            ("star:1", shape(4, 6, 2), 64, 1),
+            ("star:2", shape(2, 5, 2), 7, 2),
+            ("star:4", shape(1, 3, 4), 6, 2),
+            ("box:1", shape(2, 4, 3), 9, 2),
+            ("box:2", shape(2, 3, 4), 6, 1),
+        ];
+        for skew in [false, true] {
+            for (name, s, hz, passes) in cases {
+                if !check::<f64>(name, s, skew, hz, passes, 1e-12) {
+                    return;
+                }
+            }
+            check::<f32>("star:1", shape(3, 4, 3), skew, 5, 2, 1e-5);
+            check::<f32>("box:1", shape(2, 4, 3), skew, 9, 2, 1e-5);
+        }
+    }
+}

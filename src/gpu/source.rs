@@ -3,7 +3,7 @@
 //! templated CUDA source, so NVRTC unrolls every loop and folds every coefficient.
 
 use crate::stencil::Shape;
-use crate::{Real, Stencil};
+use crate::{DType, Real, Stencil};
 
 /// The CUDA source of the stencil kernels.
 const STENCIL_CU: &str = include_str!("kernels/stencil.cu");
@@ -27,11 +27,11 @@ impl BlockedShape {
         self.by * self.ry
     }
 
-    /// Dynamic shared memory the kernel needs: two buffers of the tile plus an R-wide halo,
-    /// with one plane per level when the levels are skewed (else one).
-    pub(crate) fn shared_bytes(&self, radius: usize, elem: usize) -> usize {
-        let planes = if skewed() { self.bt } else { 1 };
-        2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * elem
+    /// Dynamic shared memory the kernel needs in `dtype`: two buffers of the tile plus an
+    /// R-wide halo, with one plane per level when the levels are skewed (else one).
+    pub(crate) fn shared_bytes(&self, radius: usize, dtype: DType) -> usize {
+        let planes = if skewed(dtype) { self.bt } else { 1 };
+        2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * dtype.size()
     }
 }
 
@@ -47,12 +47,18 @@ fn l2_ahead() -> usize {
     })
 }
 
-/// Whether the blocked kernel's levels are skewed (one barrier per plane instead of one per
-/// level; see stencil.cu, which gives the measurements): `STENCIL35D_GPU_SKEW=1` turns it on
-/// for experiments; off by default, which was faster on the best shapes.
-pub(crate) fn skewed() -> bool {
-    static SKEWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SKEWED.get_or_init(|| std::env::var("STENCIL35D_GPU_SKEW").is_ok_and(|v| v.trim() == "1"))
+/// Whether the blocked kernel's levels are skewed in `dtype` (one barrier per plane instead of
+/// one per level; stencil.cu gives the measurements): by default in f64, where it was faster on
+/// every shape measured, not in f32, where it was slower on the best ones.
+/// `STENCIL35D_GPU_SKEW=0|1` sets it for both, for experiments.
+pub(crate) fn skewed(dtype: DType) -> bool {
+    static SKEWED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = *SKEWED.get_or_init(|| {
+        std::env::var("STENCIL35D_GPU_SKEW")
+            .ok()
+            .map(|v| v.trim() == "1")
+    });
+    forced.unwrap_or(dtype == DType::F64)
 }
 
 /// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2
@@ -81,7 +87,7 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
             b.by,
             b.ry,
             l2_ahead(),
-            skewed() as u8
+            skewed(T::DTYPE) as u8
         );
     }
     text + STENCIL_CU

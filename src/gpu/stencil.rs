@@ -61,6 +61,41 @@ pub(crate) fn gpu_err(e: impl std::fmt::Display) -> Error {
     Error::Gpu(e.to_string())
 }
 
+/// The blocked kernel's shape for a configuration (a gpu-blocked candidate) at depth `bt`.
+pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
+    let launch = config
+        .gpu
+        .as_ref()
+        .expect("a gpu-blocked configuration has launch parameters");
+    BlockedShape {
+        bt,
+        bx: launch.block[0],
+        by: launch.block[1],
+        ry: launch.ry,
+    }
+}
+
+/// Compiles (or finds in the process's cache) every kernel [`advance`] launches for `steps`
+/// steps with `config`, so callers keep the one-time NVRTC compilation out of their timings.
+pub(crate) fn prepare<T: Real>(
+    gpu: &Gpu,
+    stencil: &Stencil,
+    config: &Candidate,
+    steps: usize,
+) -> Result<()> {
+    match config.engine {
+        Engine::GpuBlocked => {
+            blocked_kernel::<T>(gpu, stencil, blocked_shape(config, config.dim_t))?;
+            let tail = steps % config.dim_t;
+            if tail > 0 {
+                blocked_kernel::<T>(gpu, stencil, blocked_shape(config, tail))?;
+            }
+            Ok(())
+        }
+        _ => naive_kernel::<T>(gpu, stencil).map(drop),
+    }
+}
+
 /// Advances the state in `cur` by `steps` steps of `stencil` with the GPU configuration
 /// `config` (a plan's chosen candidate); on return `cur` holds
 /// the newest finite state (on error, the state before the failing step).
@@ -95,12 +130,7 @@ pub(crate) fn advance<T: Real>(
                 .gpu
                 .as_ref()
                 .expect("a gpu-blocked configuration has launch parameters");
-            let shape = |bt| BlockedShape {
-                bt,
-                bx: launch.block[0],
-                by: launch.block[1],
-                ry: launch.ry,
-            };
+            let shape = |bt| blocked_shape(config, bt);
             // Compiled (or fetched from the cache) once per run: the full-depth kernel and, when
             // the step count is not a multiple of dim_T, the one for the last, shorter pass.
             let full = blocked_kernel::<T>(gpu, stencil, shape(config.dim_t))?;
@@ -201,7 +231,7 @@ pub(crate) fn blocked_kernel<T: Real>(
     stencil: &Stencil,
     shape: BlockedShape,
 ) -> Result<(Kernel, usize)> {
-    let shared = shape.shared_bytes(stencil.radius(), std::mem::size_of::<T>());
+    let shared = shape.shared_bytes(stencil.radius(), T::DTYPE);
     let kernel = gpu.kernel(
         &stencil_source::<T>(stencil, Some(shape)),
         "stencil_blocked",

@@ -148,16 +148,7 @@ fn time_all<T: Real>(
     std::thread::scope(|scope| {
         for c in candidates.iter() {
             scope.spawn(move || {
-                let l = c
-                    .gpu
-                    .as_ref()
-                    .expect("blocked GPU candidates carry launch parameters");
-                let shape = super::source::BlockedShape {
-                    bt: c.dim_t,
-                    bx: l.block[0],
-                    by: l.block[1],
-                    ry: l.ry,
-                };
+                let shape = super::stencil::blocked_shape(c, c.dim_t);
                 // Errors surface again, reported, when the configuration is timed below.
                 let _ = super::stencil::blocked_kernel::<T>(gpu, stencil, shape);
             });

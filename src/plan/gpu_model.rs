@@ -276,7 +276,7 @@ impl GpuModel<'_> {
         if registers > register_limit {
             return None;
         }
-        let shared_bytes = shape.shared_bytes(r, e);
+        let shared_bytes = shape.shared_bytes(r, self.dtype);
         if shared_bytes > self.gpu.shared_per_block {
             return None;
         }

@@ -92,16 +92,16 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // cells lie in the ghost zone of width R*BT that the pass discards. Fixed boundary cells are
 // reloaded from the source instead of computed.
 //
-// SKEW chooses how the levels of one step meet. With SKEW 0 (the default) level t+1 takes level
-// t's plane within the same step (LAG = R): BT barriers per step, each after a chain of
-// dependent work. With SKEW 1 level t+1 takes the plane that level t completed in the step
-// before, so each level works LAG = R+1 planes behind the one below; all BT levels then exchange
-// their planes through shared memory together, behind one barrier per step, and their arithmetic
-// is independent. Measured on an H100 (star7 f32 512^3): skewing wins by up to 12% on some
-// shapes (b_T 6, or b_T 2 with 32x16 blocks) and loses up to 32% on others, the best ones
-// included (b_T 4, 32x16 blocks, 2 cells per thread: 302 vs 350 G updates/s): the kernel is
-// bound by instruction issue, not by its barriers, and skewing costs registers and shared
-// memory. It stays available for experiments through STENCIL35D_GPU_SKEW=1.
+// SKEW chooses how the levels of one step meet. With SKEW 0 level t+1 takes level t's plane
+// within the same step (LAG = R): BT barriers per step, each after a chain of dependent work.
+// With SKEW 1 level t+1 takes the plane that level t completed in the step before, so each level
+// works LAG = R+1 planes behind the one below; all BT levels then exchange their planes through
+// shared memory together, behind one barrier per step, and their arithmetic is independent, at
+// the cost of registers and shared memory. Measured on an H100 (star7 512^3, G updates/s,
+// SKEW 0 -> 1): f32 b_T 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape),
+// 32x8x4 321 -> 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2 209 -> 237
+// (the best f64 shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only
+// (src/gpu/source.rs).
 // ---------------------------------------------------------------------------------------------
 #ifdef BT
 #define TX BX

@@ -22,7 +22,8 @@ pub struct RunReport {
     /// Time steps advanced.
     pub steps: usize,
     /// Seconds of computation (the rates below are per this time); GPU runs on a host grid
-    /// spend `transfer_seconds` more copying the grid to the device and back.
+    /// spend `transfer_seconds` more copying the grid to the device and back, and a GPU
+    /// kernel's one-time compilation (on its first use in the process) is not counted.
     pub seconds: f64,
     /// Seconds spent copying data between host and device (0 for CPU engines and for grids
     /// resident on the GPU).

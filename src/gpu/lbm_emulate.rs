@@ -31,7 +31,6 @@ static Dim3 blockIdx, threadIdx, blockDim, gridDim;
     do { for (size_t k = 0; k < 128 / sizeof(REAL); ++k) (p)[k] = NAN; } while (0)
 template <class T> T __ldg(const T* p) { return *p; }
 template <class T> T __ldcg(const T* p) { return *p; }
-template <class T> void __stcs(T* p, T v) { *p = v; }
 #define __shared__ static
 inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
 inline void __syncthreads() {}

@@ -15,13 +15,6 @@ fn early_loads() -> bool {
     *EARLY.get_or_init(|| std::env::var("STENCIL35D_LBM_EARLY_LOADS").is_ok_and(|v| v == "1"))
 }
 
-/// Whether the two-copy step writes with streaming stores (`STENCIL35D_LBM_STREAM_STORES=1`;
-/// for measurements).
-fn stream_stores() -> bool {
-    static STREAM: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *STREAM.get_or_init(|| std::env::var("STENCIL35D_LBM_STREAM_STORES").is_ok_and(|v| v == "1"))
-}
-
 /// A brace list of `T` literals.
 fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
     let items: Vec<String> = values
@@ -47,7 +40,6 @@ pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> Str
     let mut text = format!("#define REAL {}\n", T::CUDA_NAME);
     text += &format!("#define FORCED {}\n", physics.has_force() as u8);
     text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
-    text += &format!("#define STREAM_STORES {}\n", stream_stores() as u8);
     for (axis, p) in ["PX", "PY", "PZ"].iter().zip(periodic) {
         text += &format!("#define {axis} {}\n", p as u8);
     }

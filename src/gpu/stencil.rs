@@ -196,13 +196,8 @@ pub fn compiled_resources(plan: &crate::Plan) -> Result<Option<KernelResources>>
     fn typed<T: Real>(plan: &crate::Plan, stencil: &Stencil) -> Result<Kernel> {
         let gpu = super::gpu()?;
         match &plan.chosen().gpu {
-            Some(l) => {
-                let shape = BlockedShape {
-                    bt: plan.dim_t(),
-                    bx: l.block[0],
-                    by: l.block[1],
-                    ry: l.ry,
-                };
+            Some(_) => {
+                let shape = blocked_shape(plan.chosen(), plan.dim_t());
                 Ok(blocked_kernel::<T>(gpu, stencil, shape)?.0)
             }
             None => naive_kernel::<T>(gpu, stencil),

@@ -164,7 +164,8 @@ fn emulate<T: Real>(exe: &Path, grid: &Grid<T>, hz: usize, passes: usize) -> (Ve
 mod tests {
     use super::*;
 
-    /// Largest relative difference of the emulated kernel from `steps` reference steps.
+    /// Runs `passes` emulated passes of `name`'s blocked kernel and asserts they equal as many
+    /// reference steps within `tol` (relative to the largest value); false when g++ is missing.
     fn check<T: Real>(
         name: &str,
         shape: BlockedShape,

@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
+use super::host_cxx::compile_for_host;
 use super::lbm::{boundary_tables, check_in_place, unshift, wave_units, Geometry, PairSchedule};
 use super::lbm_source::lbm_source;
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Q, WEIGHTS};
@@ -158,24 +159,7 @@ fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
         "{PRELUDE}{}{DRIVER}",
         lbm_source::<T>(lat.physics(), lat.periodic())
     );
-    let cpp = dir.join("emu.cpp");
-    std::fs::write(&cpp, src).unwrap();
-    match Command::new("g++")
-        .args(["-O1", "-std=c++17", "-ffp-contract=off", "-o"])
-        .arg(dir.join("emu"))
-        .arg(&cpp)
-        .output()
-    {
-        Ok(out) => {
-            assert!(
-                out.status.success(),
-                "g++ failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            true
-        }
-        Err(_) => false,
-    }
+    compile_for_host(&src, &dir.join("emu"))
 }
 
 /// Which kernels the emulator runs.

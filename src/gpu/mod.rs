@@ -8,6 +8,8 @@
 mod compile;
 mod device;
 mod device_grid;
+#[cfg(test)]
+mod host_cxx;
 pub(crate) mod lbm;
 #[cfg(test)]
 mod lbm_emulate;

@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
+use super::host_cxx::compile_for_host;
 use super::source::{stencil_source, BlockedShape};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
@@ -110,24 +111,7 @@ fn compile<T: Real>(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let cpp = dir.join(format!("{name}.cpp"));
-    std::fs::write(&cpp, format!("{PRELUDE}{source}\n{DRIVER}")).unwrap();
-    match Command::new("g++")
-        .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off", "-o"])
-        .arg(dir.join(name))
-        .arg(&cpp)
-        .output()
-    {
-        Ok(out) => {
-            assert!(
-                out.status.success(),
-                "g++ failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            true
-        }
-        Err(_) => false,
-    }
+    compile_for_host(&format!("{PRELUDE}{source}\n{DRIVER}"), &dir.join(name))
 }
 
 /// Runs the emulated kernel on `grid` for `passes` passes and returns the result and whether

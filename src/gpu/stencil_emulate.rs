@@ -218,4 +218,31 @@ mod tests {
             check::<f32>("box:1", shape(2, 4, 3), skew, 9, 2, 1e-5);
         }
     }
+
+    /// An infinity inside the grid raises the kernel's non-finite flag (which the host turns
+    /// into `Error::NonFinite`), and a finite grid does not.
+    #[test]
+    fn emulated_blocked_kernel_flags_non_finite_values() {
+        let stencil = Stencil::from_name("star:1").unwrap();
+        let shape = BlockedShape {
+            bt: 2,
+            bx: 32,
+            by: 4,
+            ry: 2,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("stencil35d-stencil-nan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        if !compile::<f32>(&stencil, shape, false, &dir, "nan") {
+            println!("skipping: g++ is not installed");
+            return;
+        }
+        let mut grid = Grid::<f32>::random([37, 29, 23], -1.0, 1.0, 3).unwrap();
+        let (_, bad) = emulate(&dir.join("nan"), &grid, 8, 1);
+        assert!(!bad, "flag raised on a finite grid");
+        grid.set(20, 11, 13, f32::INFINITY);
+        let (_, bad) = emulate(&dir.join("nan"), &grid, 8, 1);
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(bad, "an infinity did not raise the flag");
+    }
 }

@@ -138,21 +138,45 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     // Zero both buffers once so the halo that no thread writes holds finite junk.
     for (int i = ty * BX + tx; i < 2 * SPLANES * SW * SH; i += BX * BY) smem[i] = 0;
 
-    // Block-uniform: does the tile reach the fixed boundary or beyond the grid? Interior
-    // tiles (most of them) skip the per-cell boundary handling entirely.
-    const int tx0 = ox0 - RADIUS * BT, ty0 = oy0 - RADIUS * BT;
-    const bool edge_tile =
-        tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS || ty0 + TY > ny - RADIUS;
 
-    bool in_grid[RY], interior[RY], store[RY];
+    // Per own cell i, three flags in one register (bit i + RY * kind): the cell is in the grid,
+    // it is an interior (not fixed) cell, it is stored. Kept as bits, each costs one
+    // instruction to test where the loop needs it, instead of being recomputed there.
+    static_assert(3 * RY < 32, "RY too large for the cell flags");
+    unsigned flags = 0;
+#define IN_GRID(i) ((flags >> (i)) & 1u)
+#define INTERIOR(i) ((flags >> (RY + (i))) & 1u)
+#define STORE(i) ((flags >> (2 * RY + (i))) & 1u)
     long long offset[RY];
 #pragma unroll
     for (int i = 0; i < RY; ++i) {
         const int gy = gy0 + i;
-        in_grid[i] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
-        interior[i] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-        store[i] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
-        offset[i] = in_grid[i] ? (long long)gy * pitch + gx : 0;
+        const bool in_grid = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+        const bool interior = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        const bool store = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
+        flags |= (unsigned)in_grid << i | (unsigned)interior << (RY + i) | (unsigned)store << (2 * RY + i);
+        offset[i] = in_grid ? (long long)gy * pitch + gx : 0;
+    }
+    // Bit 3*RY: the tile reaches the fixed boundary or beyond the grid (block-uniform).
+    // Interior tiles (most of them) skip the per-cell boundary handling entirely.
+    const int tx0 = ox0 - RADIUS * BT, ty0 = oy0 - RADIUS * BT;
+    flags |= (unsigned)(tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS ||
+                        ty0 + TY > ny - RADIUS) << (3 * RY);
+#define EDGE_TILE ((flags >> (3 * RY)) & 1u)
+    // Opaque to the compiler, which would otherwise recompute the comparisons in the loop.
+    // (The host build of the emulator test has no PTX.)
+#ifdef __CUDA_ARCH__
+    asm("mov.b32 %0, %0;" : "+r"(flags));
+#endif
+    // The cells' addresses in the plane loaded next and in the plane stored next; both move
+    // one plane per step, so the loop adds a stride instead of multiplying 64-bit indices.
+    // (Pointers are only dereferenced inside the grid.)
+    const REAL* load_at[RY];
+    REAL* store_at[RY];
+#pragma unroll
+    for (int i = 0; i < RY; ++i) {
+        load_at[i] = src + (zl + 1) * plane + offset[i];
+        store_at[i] = dst + (zl - (BT - 1) * LAG - RADIUS) * plane + offset[i];
     }
 
     REAL acc[BT][W][RY];
@@ -162,7 +186,9 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
         for (int a = 0; a < W; ++a)
 #pragma unroll
             for (int i = 0; i < RY; ++i) acc[t][a][i] = 0;
-    bool bad = false;
+    // fma(v, 0, check) stays 0 while every stored v is finite and turns NaN for good after an
+    // infinity or NaN: one instruction per stored cell instead of a test and a branch.
+    REAL check = 0;
     int buffer = 0;
     // The next plane is loaded one step ahead, so its memory latency hides behind the BT
     // levels of arithmetic on the current one.
@@ -175,7 +201,7 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
         for (int i = 0; i < RY; ++i) in[t][i] = 0;
 #pragma unroll
     for (int i = 0; i < RY; ++i)
-        next[i] = (zl < zh && in_grid[i]) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
+        next[i] = (zl < zh && IN_GRID(i)) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
     __syncthreads();
 
     for (int k0 = 0; k0 < steps; k0 += W) {
@@ -187,14 +213,14 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
 #pragma unroll
             for (int i = 0; i < RY; ++i) {
                 in[0][i] = next[i];
-                next[i] = (p + 1 < zh && in_grid[i]) ? __ldg(src + (p + 1) * plane + offset[i])
-                                                     : REAL(0);
+                next[i] = (p + 1 < zh && IN_GRID(i)) ? __ldg(load_at[i]) : REAL(0);
                 // Ask L2 for a plane further ahead, so the register prefetch above finds it
                 // there: DRAM latency under a full load is longer than a plane's arithmetic.
 #if L2_AHEAD > 1
-                if (p + L2_AHEAD < zh && in_grid[i])
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + offset[i]));
+                if (p + L2_AHEAD < zh && IN_GRID(i))
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(load_at[i] + (L2_AHEAD - 1) * plane));
 #endif
+                load_at[i] += plane;
             }
 #if SKEW
             // Every level's plane goes to shared memory behind one barrier.
@@ -208,6 +234,9 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             __syncthreads();
 #endif
             REAL out[RY], last[RY];
+            // Block-uniform, once per step: does any level complete a fixed boundary plane now,
+            // or does the tile reach the boundary? Then the levels take the slow path below.
+            const bool slow = EDGE_TILE || p - (BT - 1) * LAG - RADIUS < RADIUS || p - RADIUS >= nz - RADIUS;
 
 #pragma unroll
             for (int level = 0; level < BT; ++level) {
@@ -280,14 +309,14 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
 #endif
                 // Plane q = pt - R of level t+1 is complete.
                 const int q = p - t * LAG - RADIUS;
-                const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
                 const int done = SLOT(ph - t * LAG - RADIUS);
-                if (fixed_plane || edge_tile) {
+                if (slow) {
+                    const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
 #pragma unroll
                     for (int i = 0; i < RY; ++i) {
                         REAL o = acc[t][done][i];
-                        if (fixed_plane || !interior[i])
-                            o = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
+                        if (fixed_plane || !INTERIOR(i))
+                            o = (q >= 0 && q < nz && IN_GRID(i)) ? __ldg(src + q * plane + offset[i])
                                                                    : REAL(0);
                         out[i] = o;
                     }
@@ -310,14 +339,16 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             if (q >= z0 && q < z1) {
 #pragma unroll
                 for (int i = 0; i < RY; ++i)
-                    if (store[i]) {
-                        dst[q * plane + offset[i]] = last[i];
-                        bad |= !finite_value(last[i]);
+                    if (STORE(i)) {
+                        *store_at[i] = last[i];
+                        check = fma(last[i], REAL(0), check);
                     }
             }
+#pragma unroll
+            for (int i = 0; i < RY; ++i) store_at[i] += plane;
             }
         }
     }
-    if (bad) *non_finite = 1;
+    if (!finite_value(check)) *non_finite = 1;
 }
 #endif

@@ -24,7 +24,7 @@ const PRELUDE: &str = r#"
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 struct Dim3 { unsigned x, y, z; };
 static Dim3 blockIdx, threadIdx, blockDim, gridDim;
 // A discarded L2 line holds undefined data: NaN here, so reading it fails the test.

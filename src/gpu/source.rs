@@ -61,6 +61,18 @@ pub(crate) fn skewed(dtype: DType) -> bool {
     forced.unwrap_or(dtype == DType::F64)
 }
 
+/// Blocks per SM that ptxas must leave registers for (`__launch_bounds__`' second argument):
+/// `STENCIL35D_GPU_MIN_BLOCKS` when set, for experiments, else 1 (the compiler's choice).
+fn min_blocks() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("STENCIL35D_GPU_MIN_BLOCKS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+    })
+}
+
 /// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2
 /// cells per thread): 0 -> 316, 2 -> 351, 4 -> 344, 8 -> 340 G updates/s.
 const DEFAULT_L2_AHEAD: usize = 2;
@@ -81,13 +93,14 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     );
     if let Some(b) = blocked {
         text += &format!(
-            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n",
+            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
             b.bt,
             b.bx,
             b.by,
             b.ry,
             l2_ahead(),
-            skewed(T::DTYPE) as u8
+            skewed(T::DTYPE) as u8,
+            min_blocks()
         );
     }
     text + STENCIL_CU

@@ -24,7 +24,7 @@ const PRELUDE: &str = r#"
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__
 #define __restrict__
 struct Dim3 { unsigned x, y, z; };

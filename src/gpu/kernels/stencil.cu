@@ -10,6 +10,8 @@
 //   BX, BY, RY      threads per block in x and y, cells per thread in y (blocked kernel)
 //   L2_AHEAD        planes ahead of the current one that the blocked kernel asks L2 to fetch
 //                   (0 or 1: none)
+//   SKEW            level schedule of the blocked kernel (below)
+//   MIN_BLOCKS      blocks per SM the register allocation must allow (optional, default 1)
 //
 // Grids are dense, x fastest, rows `pitch` elements apart and planes `plane` apart (the host
 // Grid's own padded layout, so one memcpy moves a whole grid). The outer R cells on every side
@@ -116,7 +118,10 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // Planes each shared-memory buffer holds: one per level when skewed, else one.
 #define SPLANES (SKEW ? BT : 1)
 
-extern "C" __global__ void __launch_bounds__(BX * BY)
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(BX * BY, MIN_BLOCKS)
 stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny, int nz,
                 long long pitch, long long plane, int hz, int* __restrict__ non_finite)
 {
@@ -233,10 +238,21 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                     sbuf[t * SW * SH + (ty * RY + i + RADIUS) * SW + tx + RADIUS] = in[t][i];
             __syncthreads();
 #endif
-            REAL out[RY], last[RY];
+            // out[t]: the plane level t completes this step, q = p - t*LAG - R.
+            REAL out[BT][RY];
             // Block-uniform, once per step: does any level complete a fixed boundary plane now,
             // or does the tile reach the boundary? Then the levels take the slow path below.
             const bool slow = EDGE_TILE || p - (BT - 1) * LAG - RADIUS < RADIUS || p - RADIUS >= nz - RADIUS;
+            // Fixed boundary cells and planes keep their values: reloaded, not computed.
+            auto fix_boundary = [&](int t) {
+                const int q = p - t * LAG - RADIUS;
+                const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
+#pragma unroll
+                for (int i = 0; i < RY; ++i)
+                    if (fixed_plane || !INTERIOR(i))
+                        out[t][i] = (q >= 0 && q < nz && IN_GRID(i)) ? __ldg(src + q * plane + offset[i])
+                                                                       : REAL(0);
+            };
 
 #pragma unroll
             for (int level = 0; level < BT; ++level) {
@@ -308,40 +324,40 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 }
 #endif
                 // Plane q = pt - R of level t+1 is complete.
-                const int q = p - t * LAG - RADIUS;
                 const int done = SLOT(ph - t * LAG - RADIUS);
-                if (slow) {
-                    const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
 #pragma unroll
-                    for (int i = 0; i < RY; ++i) {
-                        REAL o = acc[t][done][i];
-                        if (fixed_plane || !INTERIOR(i))
-                            o = (q >= 0 && q < nz && IN_GRID(i)) ? __ldg(src + q * plane + offset[i])
-                                                                   : REAL(0);
-                        out[i] = o;
-                    }
-                } else {
+                for (int i = 0; i < RY; ++i) out[t][i] = acc[t][done][i];
+#if !SKEW
+                // Level t+1 takes this plane now; skewed levels are fixed up together below.
+                if (slow) fix_boundary(t);
+                if (t + 1 < BT) {
 #pragma unroll
-                    for (int i = 0; i < RY; ++i) out[i] = acc[t][done][i];
+                    for (int i = 0; i < RY; ++i) in[t + 1][i] = out[t][i];
                 }
-#pragma unroll
-                for (int i = 0; i < RY; ++i) {
-                    if (t + 1 < BT)
-                        in[t + 1][i] = out[i];
-                    else
-                        last[i] = out[i];
-                }
+#endif
             }
+#if SKEW
+            // The levels are independent within a step: one branch for all of them keeps their
+            // arithmetic free to interleave.
+            if (slow) {
+#pragma unroll
+                for (int t = 0; t < BT; ++t) fix_boundary(t);
+            }
+#pragma unroll
+            for (int t = 0; t + 1 < BT; ++t)
+#pragma unroll
+                for (int i = 0; i < RY; ++i) in[t + 1][i] = out[t][i];
+#endif
 
-            // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
+            // out[BT-1] holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
             // part.
             const int q = p - (BT - 1) * LAG - RADIUS;
             if (q >= z0 && q < z1) {
 #pragma unroll
                 for (int i = 0; i < RY; ++i)
                     if (STORE(i)) {
-                        *store_at[i] = last[i];
-                        check = fma(last[i], REAL(0), check);
+                        *store_at[i] = out[BT - 1][i];
+                        check = fma(out[BT - 1][i], REAL(0), check);
                     }
             }
 #pragma unroll

@@ -11,7 +11,7 @@
 //   L2_AHEAD        planes ahead of the current one that the blocked kernel asks L2 to fetch
 //                   (0 or 1: none)
 //   SKEW            level schedule of the blocked kernel (below)
-//   MIN_BLOCKS      blocks per SM the register allocation must allow (optional, default 1)
+//   MIN_BLOCKS      blocks per SM the register allocation must allow (default 1)
 //
 // Grids are dense, x fastest, rows `pitch` elements apart and planes `plane` apart (the host
 // Grid's own padded layout, so one memcpy moves a whole grid). The outer R cells on every side
@@ -118,9 +118,9 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // Planes each shared-memory buffer holds: one per level when skewed, else one.
 #define SPLANES (SKEW ? BT : 1)
 
-// A second __launch_bounds__ argument, even 1, changes ptxas's scheduling: measured on an H100
-// (star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread) 375 G updates/s without it, 290
-// with 1, 390 with 2. So it is given only when MIN_BLOCKS asks for more than one block.
+// A second __launch_bounds__ argument, even 1, changes ptxas's scheduling (measured on an H100,
+// star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it, 266
+// with 1), so it is given only when MIN_BLOCKS asks for more than one block per SM.
 #if defined(MIN_BLOCKS) && MIN_BLOCKS > 1
 #define BLOCKED_BOUNDS __launch_bounds__(BX * BY, MIN_BLOCKS)
 #else
@@ -148,36 +148,22 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     // Zero both buffers once so the halo that no thread writes holds finite junk.
     for (int i = ty * BX + tx; i < 2 * SPLANES * SW * SH; i += BX * BY) smem[i] = 0;
 
+    // Block-uniform: does the tile reach the fixed boundary or beyond the grid? Interior
+    // tiles (most of them) skip the per-cell boundary handling entirely.
+    const int tx0 = ox0 - RADIUS * BT, ty0 = oy0 - RADIUS * BT;
+    const bool edge_tile =
+        tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS || ty0 + TY > ny - RADIUS;
 
-    // Per own cell i, three flags in one register (bit i + RY * kind): the cell is in the grid,
-    // it is an interior (not fixed) cell, it is stored. Kept as bits, each costs one
-    // instruction to test where the loop needs it, instead of being recomputed there.
-    static_assert(3 * RY < 32, "RY too large for the cell flags");
-    unsigned flags = 0;
-#define IN_GRID(i) ((flags >> (i)) & 1u)
-#define INTERIOR(i) ((flags >> (RY + (i))) & 1u)
-#define STORE(i) ((flags >> (2 * RY + (i))) & 1u)
+    bool in_grid[RY], interior[RY], store[RY];
     long long offset[RY];
 #pragma unroll
     for (int i = 0; i < RY; ++i) {
         const int gy = gy0 + i;
-        const bool in_grid = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
-        const bool interior = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-        const bool store = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
-        flags |= (unsigned)in_grid << i | (unsigned)interior << (RY + i) | (unsigned)store << (2 * RY + i);
-        offset[i] = in_grid ? (long long)gy * pitch + gx : 0;
+        in_grid[i] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+        interior[i] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        store[i] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
+        offset[i] = in_grid[i] ? (long long)gy * pitch + gx : 0;
     }
-    // Bit 3*RY: the tile reaches the fixed boundary or beyond the grid (block-uniform).
-    // Interior tiles (most of them) skip the per-cell boundary handling entirely.
-    const int tx0 = ox0 - RADIUS * BT, ty0 = oy0 - RADIUS * BT;
-    flags |= (unsigned)(tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS ||
-                        ty0 + TY > ny - RADIUS) << (3 * RY);
-#define EDGE_TILE ((flags >> (3 * RY)) & 1u)
-    // Opaque to the compiler, which would otherwise recompute the comparisons in the loop.
-    // (The host build of the emulator test has no PTX.)
-#ifdef __CUDA_ARCH__
-    asm("mov.b32 %0, %0;" : "+r"(flags));
-#endif
 
     REAL acc[BT][W][RY];
 #pragma unroll
@@ -186,9 +172,7 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
         for (int a = 0; a < W; ++a)
 #pragma unroll
             for (int i = 0; i < RY; ++i) acc[t][a][i] = 0;
-    // fma(v, 0, check) stays 0 while every stored v is finite and turns NaN for good after an
-    // infinity or NaN: one instruction per stored cell instead of a test and a branch.
-    REAL check = 0;
+    bool bad = false;
     int buffer = 0;
     // The next plane is loaded one step ahead, so its memory latency hides behind the BT
     // levels of arithmetic on the current one.
@@ -201,7 +185,7 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
         for (int i = 0; i < RY; ++i) in[t][i] = 0;
 #pragma unroll
     for (int i = 0; i < RY; ++i)
-        next[i] = (zl < zh && IN_GRID(i)) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
+        next[i] = (zl < zh && in_grid[i]) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
     __syncthreads();
 
     for (int k0 = 0; k0 < steps; k0 += W) {
@@ -213,14 +197,12 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
 #pragma unroll
             for (int i = 0; i < RY; ++i) {
                 in[0][i] = next[i];
-                // (Addresses advanced by a stride per plane instead, measured on an H100: f64
-                // b_T 3, 32x16 threads, 2 cells per thread 248 -> 213 G updates/s.)
-                next[i] = (p + 1 < zh && IN_GRID(i)) ? __ldg(src + (p + 1) * plane + offset[i])
+                next[i] = (p + 1 < zh && in_grid[i]) ? __ldg(src + (p + 1) * plane + offset[i])
                                                      : REAL(0);
                 // Ask L2 for a plane further ahead, so the register prefetch above finds it
                 // there: DRAM latency under a full load is longer than a plane's arithmetic.
 #if L2_AHEAD > 1
-                if (p + L2_AHEAD < zh && IN_GRID(i))
+                if (p + L2_AHEAD < zh && in_grid[i])
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + offset[i]));
 #endif
             }
@@ -235,21 +217,7 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                     sbuf[t * SW * SH + (ty * RY + i + RADIUS) * SW + tx + RADIUS] = in[t][i];
             __syncthreads();
 #endif
-            // out[t]: the plane level t completes this step, q = p - t*LAG - R.
-            REAL out[BT][RY];
-            // Block-uniform, once per step: does any level complete a fixed boundary plane now,
-            // or does the tile reach the boundary? Then the levels take the slow path below.
-            const bool slow = EDGE_TILE || p - (BT - 1) * LAG - RADIUS < RADIUS || p - RADIUS >= nz - RADIUS;
-            // Fixed boundary cells and planes keep their values: reloaded, not computed.
-            auto fix_boundary = [&](int t) {
-                const int q = p - t * LAG - RADIUS;
-                const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
-#pragma unroll
-                for (int i = 0; i < RY; ++i)
-                    if (fixed_plane || !INTERIOR(i))
-                        out[t][i] = (q >= 0 && q < nz && IN_GRID(i)) ? __ldg(src + q * plane + offset[i])
-                                                                       : REAL(0);
-            };
+            REAL out[RY], last[RY];
 
 #pragma unroll
             for (int level = 0; level < BT; ++level) {
@@ -321,45 +289,45 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 }
 #endif
                 // Plane q = pt - R of level t+1 is complete.
+                const int q = p - t * LAG - RADIUS;
+                const bool fixed_plane = q < RADIUS || q >= nz - RADIUS;
                 const int done = SLOT(ph - t * LAG - RADIUS);
+                if (fixed_plane || edge_tile) {
 #pragma unroll
-                for (int i = 0; i < RY; ++i) out[t][i] = acc[t][done][i];
-#if !SKEW
-                // Level t+1 takes this plane now; skewed levels are fixed up together below.
-                if (slow) fix_boundary(t);
-                if (t + 1 < BT) {
+                    for (int i = 0; i < RY; ++i) {
+                        REAL o = acc[t][done][i];
+                        if (fixed_plane || !interior[i])
+                            o = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
+                                                                   : REAL(0);
+                        out[i] = o;
+                    }
+                } else {
 #pragma unroll
-                    for (int i = 0; i < RY; ++i) in[t + 1][i] = out[t][i];
+                    for (int i = 0; i < RY; ++i) out[i] = acc[t][done][i];
                 }
-#endif
+#pragma unroll
+                for (int i = 0; i < RY; ++i) {
+                    if (t + 1 < BT)
+                        in[t + 1][i] = out[i];
+                    else
+                        last[i] = out[i];
+                }
             }
-#if SKEW
-            // The levels are independent within a step: one branch for all of them keeps their
-            // arithmetic free to interleave.
-            if (slow) {
-#pragma unroll
-                for (int t = 0; t < BT; ++t) fix_boundary(t);
-            }
-#pragma unroll
-            for (int t = 0; t + 1 < BT; ++t)
-#pragma unroll
-                for (int i = 0; i < RY; ++i) in[t + 1][i] = out[t][i];
-#endif
 
-            // out[BT-1] holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
+            // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
             // part.
             const int q = p - (BT - 1) * LAG - RADIUS;
             if (q >= z0 && q < z1) {
 #pragma unroll
                 for (int i = 0; i < RY; ++i)
-                    if (STORE(i)) {
-                        dst[q * plane + offset[i]] = out[BT - 1][i];
-                        check = fma(out[BT - 1][i], REAL(0), check);
+                    if (store[i]) {
+                        dst[q * plane + offset[i]] = last[i];
+                        bad |= !finite_value(last[i]);
                     }
             }
             }
         }
     }
-    if (!finite_value(check)) *non_finite = 1;
+    if (bad) *non_finite = 1;
 }
 #endif

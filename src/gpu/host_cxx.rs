@@ -4,12 +4,38 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Writes `source` next to `exe` and compiles it into `exe` with g++ (C++20, threads, no FMA
+/// What every emulated kernel needs from the host compiler, prepended by [`compile_for_host`]:
+/// the CUDA keywords as macros, the launch indices, the read-only load, and `write_result`,
+/// which writes the final grid (as `f64`) and the kernel's non-finite flag for the test to read.
+const CUDA_ON_HOST: &str = r#"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+struct Dim3 { unsigned x, y, z; };
+template <class T> T __ldg(const T* p) { return *p; }
+using std::fma;
+using std::isfinite;
+using std::min;
+template <class T> void write_result(const char* path, const std::vector<T>& grid, int non_finite) {
+    std::vector<double> out(grid.begin(), grid.end());
+    FILE* f = fopen(path, "wb");
+    fwrite(out.data(), sizeof(double), out.size(), f);
+    fwrite(&non_finite, sizeof(int), 1, f);
+    fclose(f);
+}
+"#;
+
+/// Writes `source`, after the CUDA-on-host prelude, next to `exe` and compiles it into `exe` with g++ (C++20, threads, no FMA
 /// contraction so the host rounds like the reference engine); false when g++ is not installed.
 /// Panics with g++'s messages when the source does not compile.
 pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
     let cpp = exe.with_extension("cpp");
-    std::fs::write(&cpp, source).unwrap();
+    std::fs::write(&cpp, format!("{CUDA_ON_HOST}{source}")).unwrap();
     match Command::new("g++")
         .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off", "-o"])
         .arg(exe)

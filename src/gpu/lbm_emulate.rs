@@ -15,35 +15,22 @@ use super::lbm_source::lbm_source;
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
 
-/// CUDA keywords for the host compiler.
+/// The rest of CUDA for the lattice kernels (see `host_cxx`).
 const PRELUDE: &str = r#"
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-struct Dim3 { unsigned x, y, z; };
 static Dim3 blockIdx, threadIdx, blockDim, gridDim;
 // A discarded L2 line holds undefined data: NaN here, so reading it fails the test.
 #define LBM_DISCARD_LINE(p) \
     do { for (size_t k = 0; k < 128 / sizeof(REAL); ++k) (p)[k] = NAN; } while (0)
-template <class T> T __ldg(const T* p) { return *p; }
 template <class T> T __ldcg(const T* p) { return *p; }
 #define __shared__ static
 inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
 inline void __syncthreads() {}
 inline void __threadfence() {}
 inline void __nanosleep(unsigned) {}
-using std::min;
 // Items run in ticket order here, so a wait that is not already satisfied would wait for a
 // later ticket: a deadlock on the GPU.
 #define LBM_WAIT(counter, target) \
     do { if (*(counter) < (target)) { fprintf(stderr, "a wait would deadlock\n"); exit(3); } } while (0)
-using std::fma;
-using std::isfinite;
 "#;
 
 /// Reads the lattice, runs the kernels serially, writes the populations.
@@ -144,11 +131,7 @@ int main(int argc, char** argv) {
             });
         }
     }
-    std::vector<double> out(a.begin(), a.end());
-    f = fopen(argv[2], "wb");
-    fwrite(out.data(), sizeof(double), len, f);
-    fwrite(&non_finite, sizeof(int), 1, f);
-    fclose(f);
+    write_result(argv[2], a, non_finite);
     return 0;
 }
 "#;

@@ -39,12 +39,12 @@ impl BlockedShape {
 /// (0 turns the prefetch off; for tuning experiments), else [`DEFAULT_L2_AHEAD`].
 fn l2_ahead() -> usize {
     static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *AHEAD.get_or_init(|| {
-        std::env::var("STENCIL35D_GPU_L2_AHEAD")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_L2_AHEAD)
-    })
+    *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_L2_AHEAD").unwrap_or(DEFAULT_L2_AHEAD))
+}
+
+/// The tuning-experiment variable `name` as a count, when it is set to one.
+fn env_count(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 /// Whether the blocked kernel's levels are skewed in `dtype` (one barrier per plane instead of
@@ -65,12 +65,7 @@ pub(crate) fn skewed(dtype: DType) -> bool {
 /// `STENCIL35D_GPU_MIN_BLOCKS` when set, for experiments, else 1 (the compiler's choice).
 fn min_blocks() -> usize {
     static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN.get_or_init(|| {
-        std::env::var("STENCIL35D_GPU_MIN_BLOCKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1)
-    })
+    *MIN.get_or_init(|| env_count("STENCIL35D_GPU_MIN_BLOCKS").unwrap_or(1))
 }
 
 /// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2

@@ -13,31 +13,18 @@ use super::host_cxx::compile_for_host;
 use super::source::{stencil_source, BlockedShape};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
-/// CUDA keywords for the host compiler; threads of a block are host threads.
+/// The rest of CUDA for this kernel (see `host_cxx`); threads of a block are host threads.
 const PRELUDE: &str = r#"
 #include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
-#include <vector>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
 #define __shared__
 #define __restrict__
-struct Dim3 { unsigned x, y, z; };
 static Dim3 blockIdx, blockDim, gridDim;
 static thread_local Dim3 threadIdx;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-template <class T> T __ldg(const T* p) { return *p; }
 unsigned char smem_raw[1 << 20];
-using std::fma;
-using std::isfinite;
 using std::max;
-using std::min;
 "#;
 
 /// Reads the grid, runs `passes` launches of the blocked kernel, writes the grid back.
@@ -78,11 +65,7 @@ int main(int argc, char** argv) {
         }
         std::swap(a, b);
     }
-    std::vector<double> out(a.begin(), a.end());
-    f = fopen(argv[2], "wb");
-    fwrite(out.data(), sizeof(double), len, f);
-    fwrite(&non_finite, sizeof(int), 1, f);
-    fclose(f);
+    write_result(argv[2], a, non_finite);
     return 0;
 }
 "#;

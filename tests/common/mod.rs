@@ -37,52 +37,9 @@ pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
     }
 }
 
-/// Engine settings for one run.
-#[derive(Clone, Copy, Debug)]
-pub struct Setup {
-    pub engine: Engine,
-    pub dim_t: usize,
-    pub tile: Option<[usize; 2]>,
-    pub threads: usize,
-    /// Threads per tile group of the blocked engine (None: the planner's choice).
-    pub tile_threads: Option<usize>,
-}
-
-impl Setup {
-    pub fn reference() -> Self {
-        Setup {
-            engine: Engine::Reference,
-            dim_t: 1,
-            tile: None,
-            threads: 1,
-            tile_threads: None,
-        }
-    }
-    pub fn naive(threads: usize) -> Self {
-        Setup {
-            engine: Engine::Naive,
-            dim_t: 1,
-            tile: None,
-            threads,
-            tile_threads: None,
-        }
-    }
-    pub fn blocked(dim_t: usize, tile: [usize; 2], threads: usize) -> Self {
-        Setup {
-            engine: Engine::Blocked,
-            dim_t,
-            tile: Some(tile),
-            threads,
-            // The whole team on every tile (the paper's scheme); `groups_of` splits it.
-            tile_threads: Some(threads),
-        }
-    }
-    /// This blocked setup with tile groups of `n` threads.
-    pub fn groups_of(mut self, n: usize) -> Self {
-        self.tile_threads = Some(n);
-        self
-    }
-}
+#[path = "../setup/mod.rs"]
+mod setup;
+pub use setup::Setup;
 
 /// Runs `steps` steps of `stencil` on a copy of `input` with `setup`.
 pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usize) -> Grid<T> {

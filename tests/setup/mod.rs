@@ -1,0 +1,51 @@
+//! Engine settings for one test run, shared by the stencil (`tests/common`) and
+//! lattice-Boltzmann (`tests/lbm_common`) helpers.
+
+use stencil35d::Engine;
+
+/// Engine settings for one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub engine: Engine,
+    pub dim_t: usize,
+    pub tile: Option<[usize; 2]>,
+    pub threads: usize,
+    /// Threads per tile group of the blocked engine (None: the planner's choice).
+    pub tile_threads: Option<usize>,
+}
+
+impl Setup {
+    pub fn reference() -> Self {
+        Setup {
+            engine: Engine::Reference,
+            dim_t: 1,
+            tile: None,
+            threads: 1,
+            tile_threads: None,
+        }
+    }
+    pub fn naive(threads: usize) -> Self {
+        Setup {
+            engine: Engine::Naive,
+            dim_t: 1,
+            tile: None,
+            threads,
+            tile_threads: None,
+        }
+    }
+    pub fn blocked(dim_t: usize, tile: [usize; 2], threads: usize) -> Self {
+        Setup {
+            engine: Engine::Blocked,
+            dim_t,
+            tile: Some(tile),
+            threads,
+            // The whole team on every tile (the paper's scheme); `groups_of` splits it.
+            tile_threads: Some(threads),
+        }
+    }
+    /// This blocked setup with tile groups of `n` threads.
+    pub fn groups_of(mut self, n: usize) -> Self {
+        self.tile_threads = Some(n);
+        self
+    }
+}

@@ -76,21 +76,7 @@ pub(crate) fn tune(
             return Ok(());
         }
     }
-    // The model ranks stream-block lengths of one shape next to each other; time the best of
-    // each distinct shape so the timed set spans the space.
-    let mut seen = Vec::new();
-    let mut order: Vec<usize> = Vec::new();
-    for (i, c) in candidates.iter().enumerate() {
-        let l = c
-            .gpu
-            .as_ref()
-            .expect("blocked GPU candidates carry launch parameters");
-        let shape = (c.dim_t, l.block, l.ry);
-        if !seen.contains(&shape) {
-            seen.push(shape);
-            order.push(i);
-        }
-    }
+    let order = distinct_shapes(candidates);
     for (slot, &i) in order.iter().enumerate() {
         candidates.swap(slot, i);
     }
@@ -121,6 +107,26 @@ pub(crate) fn tune(
         measured_mups: best.measured_mups.unwrap_or(0.0),
     });
     Ok(())
+}
+
+/// Indices, in `candidates`' order, of the first candidate of each distinct shape (b_T, threads
+/// per block, cells per thread): the model ranks stream-block lengths of one shape next to each
+/// other, so tuning times only the best of each and the timed set spans the space.
+pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
+    let mut seen = Vec::new();
+    let mut order = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let l = c
+            .gpu
+            .as_ref()
+            .expect("blocked GPU candidates carry launch parameters");
+        let shape = (c.dim_t, l.block, l.ry);
+        if !seen.contains(&shape) {
+            seen.push(shape);
+            order.push(i);
+        }
+    }
+    order
 }
 
 fn time_all<T: Real>(

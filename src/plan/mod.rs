@@ -221,7 +221,8 @@ impl PlanBuilder {
         self
     }
 
-    /// Plans for `machine` instead of the detected one (what-if planning, tests).
+    /// Plans for `machine` instead of the detected one (what-if planning, tests). Such a plan
+    /// considers the GPU only when a GPU engine is fixed.
     pub fn machine(mut self, machine: Machine) -> Self {
         self.machine = Some(machine);
         self
@@ -297,6 +298,7 @@ impl PlanBuilder {
                 self.dims
             )));
         }
+        let described = self.machine.is_some();
         let machine = self.machine.unwrap_or_else(|| Machine::detect().clone());
         let threads = self.threads.unwrap_or(machine.cores);
         let tile_threads = self.tile_threads.map(|n| n.min(threads));
@@ -341,8 +343,11 @@ impl PlanBuilder {
         };
 
         // The GPU is asked for only when the plan may use it (CPU-only plans never load CUDA).
+        // A described machine has no GPU unless a GPU engine is asked for: what-if plans for
+        // another CPU must not depend on the GPU of the host they are computed on.
         let gpu_info = match self.engine {
             Some(e) if !e.is_gpu() => None,
+            None if described => None,
             forced => match crate::gpu::detect_gpu() {
                 Ok(info) => Some(info),
                 Err(e) if forced.is_some() => return Err(e),

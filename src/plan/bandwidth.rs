@@ -93,15 +93,22 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
     (2 * n * std::mem::size_of::<f64>()) as f64 / best / 1e9
 }
 
+/// One cached measurement (this probe's bandwidth, or another probe's figure under its own key).
 #[derive(Serialize, Deserialize)]
 struct CacheEntry {
     key: String,
-    bandwidth_gbs: f64,
+    #[serde(alias = "bandwidth_gbs")]
+    value: f64,
+}
+
+/// The part of every cache key that ties a measurement to this boot of this machine.
+pub(crate) fn boot_key() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    format!("v1 boot={}", boot.trim())
 }
 
 fn cache_key(threads: usize, llc_bytes: usize) -> String {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    format!("v1 boot={} threads={threads} llc={llc_bytes}", boot.trim())
+    format!("{} threads={threads} llc={llc_bytes}", boot_key())
 }
 
 /// The cache directory: `$STENCIL35D_CACHE_DIR`, else `$XDG_CACHE_HOME/stencil35d`, else
@@ -121,17 +128,16 @@ fn cache_file() -> Option<PathBuf> {
     cache_dir().map(|d| d.join("bandwidth.json"))
 }
 
-fn read_cache(key: &str) -> Option<f64> {
+/// The cached value under `key`, if any.
+pub(crate) fn read_cache(key: &str) -> Option<f64> {
     let text = std::fs::read_to_string(cache_file()?).ok()?;
     let entries: Vec<CacheEntry> = serde_json::from_str(&text).ok()?;
-    entries
-        .into_iter()
-        .find(|e| e.key == key)
-        .map(|e| e.bandwidth_gbs)
+    entries.into_iter().find(|e| e.key == key).map(|e| e.value)
 }
 
-/// Best effort: a read-only home directory just means the next process measures again.
-fn write_cache(key: &str, gbs: f64) {
+/// Stores `value` under `key`. Best effort: a read-only home directory just means the next
+/// process measures again.
+pub(crate) fn write_cache(key: &str, value: f64) {
     let Some(file) = cache_file() else { return };
     let mut entries: Vec<CacheEntry> = std::fs::read_to_string(&file)
         .ok()
@@ -140,7 +146,7 @@ fn write_cache(key: &str, gbs: f64) {
     entries.retain(|e| e.key != key);
     entries.push(CacheEntry {
         key: key.to_string(),
-        bandwidth_gbs: gbs,
+        value,
     });
     if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
         let _ = std::fs::create_dir_all(dir);

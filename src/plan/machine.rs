@@ -6,9 +6,20 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::bandwidth;
+use super::{bandwidth, cache_probe, compute};
 use crate::real::{simd_isa, simd_lanes};
 use crate::DType;
+
+/// The row overhead of the CPU engines' row kernels, in cell updates, fitted to 16-thread runs
+/// of one-thread tiles on a 16-core AVX-512 server (star7 and D3Q19 gave 35 and 52 cells), where
+/// full-width strips of 16-24 rows beat squares of lower κ by up to 1.6×; it hardly matters for
+/// rows of 500 cells.
+pub const ROW_OVERHEAD_CELLS: f64 = 40.0;
+
+/// Per-thread last-level-cache rate (GB/s) at which rings that overflow the private caches cost
+/// nothing; fitted to the 16-core server, where 18 GB/s per thread ran such tiles at half speed
+/// (f64 star7, dim_T 3: 516x38, 1.8 MiB per thread, against 516x24, 1.2 MiB, with 2 MiB L2s).
+pub const SPILL_FULL_SPEED_GBS: f64 = 36.0;
 
 /// One level of the cache hierarchy, as reported by the OS.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +54,32 @@ pub struct Machine {
     pub bandwidth_gbs: f64,
     /// Where the bandwidth figure came from ("measured", "cached", a spec sheet, ...).
     pub bandwidth_source: String,
+    /// Share of the nominal peak the cores sustain on the stencil row kernels with data in the
+    /// last-level cache, all at once (1.0 = the peak; see `compute` for why servers fall short).
+    #[serde(default = "full_efficiency")]
+    pub compute_efficiency: f64,
+    /// Where the efficiency came from ("measured", "nominal", ...).
+    #[serde(default)]
+    pub compute_source: String,
+    /// Fixed cost of computing one row, in cell updates: pointer setup, the tail vector and the
+    /// prefetchers picking up a new stream (0 in the paper's model). Detected machines use
+    /// [`ROW_OVERHEAD_CELLS`].
+    #[serde(default)]
+    pub row_overhead_cells: f64,
+    /// Cache all cores together can stream from at least twice as fast as from memory, bytes
+    /// (0 = not measured: the reported last-level cache is trusted). See `cache_probe`.
+    #[serde(default)]
+    pub measured_cache_bytes: usize,
+    /// Rate all cores together stream that cache at, GB/s read + write (0 = not measured).
+    #[serde(default)]
+    pub cache_gbs: f64,
+    /// Where the measured cache figure came from.
+    #[serde(default)]
+    pub cache_source: String,
+}
+
+fn full_efficiency() -> f64 {
+    1.0
 }
 
 impl Machine {
@@ -60,7 +97,7 @@ impl Machine {
         let caches = read_caches();
         let llc = caches.last().map_or(8 << 20, |c| c.bytes);
         let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);
-        Machine {
+        let mut m = Machine {
             cpu_model: read_cpu_model(),
             cores,
             freq_ghz: read_freq_ghz(),
@@ -70,7 +107,21 @@ impl Machine {
             caches,
             bandwidth_gbs,
             bandwidth_source,
-        }
+            compute_efficiency: 1.0,
+            compute_source: "nominal".into(),
+            row_overhead_cells: ROW_OVERHEAD_CELLS,
+            measured_cache_bytes: 0,
+            cache_gbs: 0.0,
+            cache_source: String::new(),
+        };
+        (m.measured_cache_bytes, m.cache_gbs, m.cache_source) =
+            cache_probe::measured_or_cached(cores, m.llc_bytes(), m.private_cache_bytes());
+        (m.compute_efficiency, m.compute_source) = compute::measured_or_cached(
+            cores,
+            m.private_cache_bytes(),
+            m.peak_gops(DType::F32, cores),
+        );
+        m
     }
 
     /// The 3.5D paper's quad-core Intel Core i7 (section III-D, table I): 3.2 GHz, 4-wide SSE,
@@ -103,6 +154,12 @@ impl Machine {
             ],
             bandwidth_gbs: 30.0,
             bandwidth_source: "peak, table I".into(),
+            compute_efficiency: 1.0,
+            compute_source: "nominal (the paper's model)".into(),
+            row_overhead_cells: 0.0,
+            measured_cache_bytes: 0,
+            cache_gbs: 0.0,
+            cache_source: String::new(),
         }
     }
 
@@ -123,15 +180,43 @@ impl Machine {
             * self.fp_ops_per_cycle as f64
     }
 
+    /// The rate the planner expects the stencil kernels to sustain: the peak times the
+    /// measured [`Machine::compute_efficiency`] (10⁹ ops per second).
+    pub fn sustained_gops(&self, dtype: DType, threads: usize) -> f64 {
+        self.peak_gops(dtype, threads) * self.compute_efficiency
+    }
+
     /// Γ: bytes of memory traffic the machine delivers per operation at full speed
-    /// (bandwidth / peak ops; 0.29 SP and 0.59 DP for the paper's Core i7).
+    /// (bandwidth / sustained ops; 0.29 SP and 0.59 DP for the paper's Core i7).
     pub fn bytes_per_op(&self, dtype: DType) -> f64 {
-        self.bandwidth_gbs / self.peak_gops(dtype, self.cores)
+        self.bandwidth_gbs / self.sustained_gops(dtype, self.cores)
     }
 
     /// Size of the last-level cache in bytes.
     pub fn llc_bytes(&self) -> usize {
         self.caches.last().map_or(8 << 20, |c| c.bytes)
+    }
+
+    /// The last-level cache the planner budgets from: the reported size, or the measured
+    /// usable cache if that is smaller (a shared or virtualised LLC; see `cache_probe`).
+    pub fn usable_llc_bytes(&self) -> usize {
+        match self.measured_cache_bytes {
+            0 => self.llc_bytes(),
+            m => m.min(self.llc_bytes()),
+        }
+    }
+
+    /// How fast the kernels run, relative to their compute roof, when a thread's ring buffers
+    /// overflow its private caches into the last level: 1 where a thread's share of the
+    /// measured last-level rate is at least [`SPILL_FULL_SPEED_GBS`], proportionally less where
+    /// many cores share it (0.5 on the 16-core server at 18 GB/s per thread, 1 on a 2-core
+    /// slice at 150 GB/s; unmeasured: 1).
+    pub fn spill_speed(&self) -> f64 {
+        if self.cache_gbs <= 0.0 {
+            return 1.0;
+        }
+        let per_core = self.cache_gbs / self.cores.max(1) as f64;
+        (per_core / SPILL_FULL_SPEED_GBS).clamp(0.1, 1.0)
     }
 
     /// Logical CPUs sharing one instance of the last-level cache.

@@ -26,8 +26,30 @@ const BARRIER_NS_BASE: f64 = 150.0;
 /// Per-thread part of a barrier round (nanoseconds).
 const BARRIER_NS_PER_THREAD: f64 = 100.0;
 /// How much slower a row whose neighbour rows were written by another core is than one whose
-/// rows all sit in the thread's own cache (1.0 = twice the time).
-const REMOTE_ROW_COST: f64 = 1.0;
+/// rows all sit in the thread's own cache (1.0 = twice the time). Fitted to the 16-core server:
+/// groups of 8 threads with 21 rows each ran at 0.77 of one-thread tiles (f64 star7, dim_T 3),
+/// the whole team with 13 rows each at 0.55 (f64 D3Q19, dim_T 4).
+const REMOTE_ROW_COST: f64 = 5.0;
+/// How much faster the model must predict a larger tile group than a smaller one before the
+/// planner takes it. Measured, groups of several threads never ran clearly faster than
+/// one-thread tiles (2 cores: within 1%; 16 cores: 0.55-1.04×), and the model of what they cost
+/// (barrier, rows shared between cores, rings in the last-level cache) is the least certain part.
+const GROUP_MARGIN: f64 = 1.25;
+
+/// The factor by which `new` must beat `best` (see [`GROUP_MARGIN`]).
+fn margin(best: &Candidate, new: &Candidate) -> f64 {
+    if new.tile_threads > best.tile_threads {
+        GROUP_MARGIN
+    } else {
+        1.001
+    }
+}
+
+/// Highest compute cost ([`ModelInput::tile_cost`]: κ times the row overhead) a tile sized to
+/// the group's private caches may have before the planner sizes it to the last-level cache
+/// instead. Tiles that spill out of the private caches ran at half the speed on the 16-core
+/// server (f64 star7, 516x38 against 516x24 with dim_T 3), so a few redundant rows are cheaper.
+const PRIVATE_TILE_MAX_COST: f64 = 1.6;
 
 /// Modelled time of one barrier round across `n` threads, microseconds (0 for one thread).
 pub fn barrier_us(n: usize) -> f64 {
@@ -156,20 +178,42 @@ impl ModelInput<'_> {
         }
     }
 
-    fn compute_mups(&self) -> f64 {
-        self.machine.peak_gops(self.dtype, self.threads) * 1e3 / self.cost.ops_per_update as f64
+    /// The compute-bound rate for rows of `row` cells.
+    fn compute_mups(&self, row: usize) -> f64 {
+        let rate = self.machine.sustained_gops(self.dtype, self.threads) * 1e3
+            / self.cost.ops_per_update as f64;
+        rate / self.row_cost(row)
     }
 
+    /// Time of computing a row of `row` cells relative to its cells' share of an endless row
+    /// (see [`Machine::row_overhead_cells`]).
+    fn row_cost(&self, row: usize) -> f64 {
+        1.0 + self.machine.row_overhead_cells / row.max(1) as f64
+    }
+
+    /// Average length of the rows a blocked pass computes with loaded tile width `width`: rows
+    /// shrink by 2R per level, R·(dim_T + 1) less than the loaded width on average.
+    fn blocked_row(&self, width: usize, dim_t: usize) -> usize {
+        width.min(self.full(0, dim_t)) - self.cost.radius * (dim_t + 1)
+    }
+
+    /// Compute time per useful update of a tile relative to an unbounded one: redundant
+    /// updates (κ) times the fixed cost of its rows.
+    fn tile_cost(&self, tile: [usize; 2], dim_t: usize) -> f64 {
+        self.redundancy(tile, dim_t) * self.row_cost(self.blocked_row(tile[0], dim_t))
+    }
+
+    /// The candidate for `engine` with the compute rate for rows of `row` cells and
+    /// `memory_mups`.
     fn finish(
         &self,
         engine: Engine,
-        dim_t: usize,
-        tile: [usize; 2],
+        (dim_t, tile): (usize, [usize; 2]),
         kappa: f64,
         working_set: usize,
-        memory_mups: f64,
+        (row, memory_mups): (usize, f64),
     ) -> Candidate {
-        let compute_mups = self.compute_mups();
+        let compute_mups = self.compute_mups(row);
         let (rate, bound) = if compute_mups <= memory_mups {
             (compute_mups, Bound::Compute)
         } else {
@@ -203,14 +247,15 @@ impl ModelInput<'_> {
             self.cost.bytes_per_update + 2 * r * self.cost.element_bytes
         };
         let memory = self.memory_mups(bytes as f64);
-        self.finish(Engine::Naive, 1, [nx, ny], 1.0, planes, memory)
+        let row = self.inner(0);
+        self.finish(Engine::Naive, (1, [nx, ny]), 1.0, planes, (row, memory))
     }
 
     /// The reference loop: one scalar lane on one core, whatever the plan's thread count.
     pub(crate) fn reference(&self) -> Candidate {
         let mut c = self.naive();
         c.engine = Engine::Reference;
-        let scalar = self.machine.peak_gops(self.dtype, 1) * 1e3
+        let scalar = self.machine.sustained_gops(self.dtype, 1) * 1e3
             / self.machine.lanes(self.dtype) as f64
             / self.cost.ops_per_update as f64;
         c.compute_mups = scalar;
@@ -240,12 +285,20 @@ impl ModelInput<'_> {
         let kappa = self.redundancy(tile, dim_t);
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64);
-        let mut c = self.finish(Engine::Blocked, dim_t, tile, kappa, ws, memory);
+        let row = self.blocked_row(tile[0], dim_t);
+        let mut c = self.finish(Engine::Blocked, (dim_t, tile), kappa, ws, (row, memory));
         c.tile_threads = n;
         // κ counts redundant updates (compute); memory traffic grows with the loaded ghost
         // zones instead: each tile reads its whole loaded region and writes its output.
+        // Rings that overflow the group's private caches live in the last level and slow the
+        // kernels down (one level per pass keeps no rings).
+        let spill = if dim_t > 1 && ws > self.private_cache(n) {
+            self.machine.spill_speed()
+        } else {
+            1.0
+        };
         let (compute, memory) = (
-            c.compute_mups / kappa,
+            c.compute_mups * spill / kappa,
             c.memory_mups / self.memory_kappa(tile, dim_t),
         );
         (c.predicted_mups, c.bound) = if compute <= memory {
@@ -320,18 +373,29 @@ impl ModelInput<'_> {
     }
 
     /// Bytes of cache a tile group of `n` threads can count on: its threads' share of their
-    /// last-level cache instance (the planner's share of it), or their private caches if those
-    /// hold more. A group of the whole team gets the usable LLC, as in the paper.
+    /// last-level cache instance (the planner's share of it) plus the same share of their
+    /// private caches (current last levels do not duplicate what the private levels hold). A
+    /// group of the whole team gets the usable LLC, as in the paper.
     pub(crate) fn group_cache(&self, n: usize) -> usize {
         let threads = self.threads.max(1);
         let n = self.grouping(n).0;
-        let llc = self.machine.llc_bytes().max(1) as f64;
+        let llc = self.machine.usable_llc_bytes().max(1) as f64;
         let share = self.cache_bytes as f64 / llc;
         let sharing = threads.min(self.machine.llc_shared_by()).max(1);
         let llc_part =
             (self.cache_bytes as f64 * n as f64 / sharing as f64).min(self.cache_bytes as f64);
+        if n >= threads {
+            return self.cache_bytes;
+        }
         let private = self.machine.private_cache_bytes() as f64 * share * n as f64;
-        llc_part.max(private) as usize
+        (llc_part + private) as usize
+    }
+
+    /// The planner's share of the private caches of a group of `n` threads.
+    pub(crate) fn private_cache(&self, n: usize) -> usize {
+        let n = self.grouping(n).0;
+        let share = self.cache_bytes as f64 / self.machine.usable_llc_bytes().max(1) as f64;
+        (self.machine.private_cache_bytes() as f64 * share * n as f64) as usize
     }
 
     /// Group sizes the planner weighs: powers of two below the team size, and the team.
@@ -350,9 +414,20 @@ impl ModelInput<'_> {
     /// group's cache, then cut into more (smaller) tiles if that evens out the work of the
     /// groups for less than it costs in κ.
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
-        let base = self.fitted_tile_in(dim_t, self.group_cache(n));
-        let groups = self.grouping(n).1;
         let ghost = 2 * self.cost.radius * dim_t;
+        let private = self.fitted_tile_in(dim_t, self.private_cache(n));
+        // Where rings that leave the private caches slow down, a tile that stays in them is
+        // worth a few redundant rows.
+        let base = if self.machine.spill_speed() < 1.0
+            && private[0] > ghost
+            && private[1] > ghost
+            && self.tile_cost(private, dim_t) <= PRIVATE_TILE_MAX_COST
+        {
+            private
+        } else {
+            self.fitted_tile_in(dim_t, self.group_cache(n))
+        };
+        let groups = self.grouping(n).1;
         if groups == 1 || dim_t == 1 || base[0] <= ghost || base[1] <= ghost {
             return base;
         }
@@ -363,7 +438,7 @@ impl ModelInput<'_> {
         let x_cut = !self.kernel.periodic()[0];
         let score = |t: [usize; 2]| {
             let tiles = self.pieces(0, dim_t, t[0]) * self.pieces(1, dim_t, t[1]);
-            balance(tiles, groups) / self.redundancy(t, dim_t)
+            balance(tiles, groups) / self.tile_cost(t, dim_t)
         };
         let mut best = (score(base), base);
         for qy in (py..=py + groups).take_while(|&q| q <= self.inner(1)) {
@@ -391,7 +466,8 @@ impl ModelInput<'_> {
     }
 
     /// The best blocked candidate for `dim_t`: over the group sizes (or the given one), with the
-    /// given tile or each group size's own.
+    /// given tile or each group size's own. Larger groups must beat smaller ones by
+    /// [`GROUP_MARGIN`].
     pub(crate) fn best_blocked(
         &self,
         dim_t: usize,
@@ -410,7 +486,7 @@ impl ModelInput<'_> {
             if let Some(c) = self.blocked(dim_t, t, n) {
                 if best
                     .as_ref()
-                    .is_none_or(|b| c.predicted_mups > b.predicted_mups * 1.001)
+                    .is_none_or(|b| c.predicted_mups > b.predicted_mups * margin(b, &c))
                 {
                     best = Some(c);
                 }
@@ -462,13 +538,13 @@ impl ModelInput<'_> {
         };
         let strip = [fx, (area / fx).min(fy)];
         let usable = |t: [usize; 2]| t[0] > 2 * r * dim_t && t[1] > 2 * r * dim_t;
-        let kappa = |t: [usize; 2]| self.redundancy(t, dim_t);
+        let cost = |t: [usize; 2]| self.tile_cost(t, dim_t);
         if self.kernel.periodic()[0] {
             // A periodic x axis is never cut (see lbm::tiles): only full-width strips apply.
             return strip;
         }
         match (usable(square), usable(strip)) {
-            (true, true) if kappa(strip) <= 1.01 * kappa(square) => strip,
+            (true, true) if cost(strip) <= 1.01 * cost(square) => strip,
             (true, _) => square,
             (false, true) => strip,
             (false, false) => square,

@@ -4,7 +4,9 @@
 
 use clap::Args;
 use serde_json::json;
-use stencil35d::plan::{human_bytes, measure_fma_gops, model, DEFAULT_CACHE_SHARE};
+use stencil35d::plan::{
+    cache_probe, human_bytes, measure_fma_gops, measure_stencil_gops, model, DEFAULT_CACHE_SHARE,
+};
 use stencil35d::{gpu, perf, DType, Error, Machine};
 
 /// Options of `probe`.
@@ -25,6 +27,9 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     let m = Machine::probe(args.refresh);
     let measured =
         [DType::F32, DType::F64].map(|d| (d, measure_fma_gops(d, m.cores, args.fma_seconds)));
+    let stencil_gops = measure_stencil_gops(m.cores, m.private_cache_bytes());
+    let cache_curve =
+        cache_probe::measure_cache_curve(m.cores, m.llc_bytes(), m.private_cache_bytes());
     let gpu = gpu::detect_gpu();
     let kernels: Vec<_> = perf::DEFAULT_KERNELS
         .iter()
@@ -45,8 +50,10 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     if args.json {
         let v = json!({
             "machine": m,
-            "blocking_cache_bytes": (m.llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize,
+            "blocking_cache_bytes": (m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize,
             "measured_fma_gops": { "f32": measured[0].1, "f64": measured[1].1 },
+            "measured_stencil_gops_f32": stencil_gops,
+            "cache_curve": cache_curve.iter().map(|p| json!({"bytes": p.bytes, "gbs": p.gbs})).collect::<Vec<_>>(),
             "gpu": gpu.as_ref().ok(),
             "gpu_error": gpu.as_ref().err().map(|e| e.to_string()),
             "kernels": kernels.iter().map(|(k, d, gamma, big_gamma, eta)| json!({
@@ -79,13 +86,26 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     }
     println!(
         "blocking:   {} of cache budgeted for 3.5D tiles ({:.0}% of the last level)",
-        human_bytes((m.llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize),
+        human_bytes((m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize),
         DEFAULT_CACHE_SHARE * 100.0
     );
     println!(
         "bandwidth:  {:.1} GB/s read+write ({})",
         m.bandwidth_gbs, m.bandwidth_source
     );
+    println!(
+        "cache use:  {} usable by all cores ({}; streams >= {}x as fast as memory); now:",
+        human_bytes(m.usable_llc_bytes()),
+        m.cache_source,
+        cache_probe::CACHE_SPEEDUP
+    );
+    for p in &cache_curve {
+        println!(
+            "            {:>10} {:8.1} GB/s",
+            human_bytes(p.bytes),
+            p.gbs
+        );
+    }
     for (dtype, gops) in measured {
         println!(
             "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores) -> Γ = {:.3} bytes/op; \
@@ -97,6 +117,14 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
             2.0 * gops
         );
     }
+    println!(
+        "stencil:    measured 7-point f32 row kernel, data in the last-level cache: {:.1} Gops on {} threads; \
+         the planner counts on {:.0}% of the peak ({})",
+        stencil_gops,
+        m.cores,
+        100.0 * m.compute_efficiency,
+        m.compute_source
+    );
     match &gpu {
         Ok(g) => {
             println!(

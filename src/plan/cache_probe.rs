@@ -81,7 +81,7 @@ fn usable(curve: &[CachePoint]) -> Option<CachePoint> {
 }
 
 /// Streams footprints from half the private cache per thread up to twice the reported
-/// last-level cache (all threads together), doubling; one point per footprint.
+/// last-level cache (all threads together, at most 1 GiB), doubling; one point per footprint.
 pub fn measure_cache_curve(
     threads: usize,
     llc_bytes: usize,
@@ -90,7 +90,8 @@ pub fn measure_cache_curve(
     let threads = threads.max(1);
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut per_thread = (private_bytes / 2).max(64 << 10);
-    let last = (2 * llc_bytes / threads).clamp(per_thread, 512 << 20);
+    // At most 1 GiB in all: a (virtual) machine may report an implausibly large cache.
+    let last = (2 * llc_bytes).min(1 << 30) / threads;
     let mut curve = Vec::new();
     while per_thread <= last {
         let n = per_thread / std::mem::size_of::<f64>();

@@ -511,10 +511,11 @@ impl ModelInput<'_> {
         }
     }
 
-    /// The tile for `dim_t`: the fewest redundant updates (exact κ on this grid) among tiles
-    /// that satisfy eq. (1) — eq. (4)'s square, clipped to the grid with the freed cache area
-    /// given to the other side, and a full-width strip (κ_x = 1 and long rows, which the CPU
-    /// kernels run fastest; preferred unless the square is clearly better).
+    /// The tile for `dim_t`: the lowest compute cost (exact κ on this grid times the row
+    /// overhead, see [`Self::tile_cost`]) among tiles that satisfy eq. (1) — eq. (4)'s square,
+    /// clipped to the grid with the freed cache area given to the other side, and a full-width
+    /// strip (κ_x = 1 and long rows, which the CPU kernels run fastest; preferred unless the
+    /// square is clearly better).
     #[cfg(test)]
     pub(crate) fn fitted_tile(&self, dim_t: usize) -> [usize; 2] {
         self.fitted_tile_in(dim_t, self.cache_bytes)

@@ -15,22 +15,39 @@ use serde::{Deserialize, Serialize};
 /// Bandwidth in GB/s and where it came from: the environment override, the cache, or a fresh
 /// measurement.
 pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
-    if let Some(gbs) = std::env::var("STENCIL35D_BANDWIDTH_GBS")
+    cached_measurement(
+        ("STENCIL35D_BANDWIDTH_GBS", |gbs| gbs > 0.0),
+        &cache_key(threads, llc_bytes),
+        refresh,
+        || measure(threads, llc_bytes),
+    )
+}
+
+/// A probe's figure and where it came from: the environment variable `env.0` if it parses to
+/// a value `env.1` accepts, else the value cached under `key` this boot (unless `refresh`), else
+/// `measure()`, which is then cached.
+pub(crate) fn cached_measurement(
+    env: (&str, fn(f64) -> bool),
+    key: &str,
+    refresh: bool,
+    measure: impl FnOnce() -> f64,
+) -> (f64, String) {
+    let (var, valid) = env;
+    if let Some(v) = std::env::var(var)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| *v > 0.0)
+        .filter(|&v| valid(v))
     {
-        return (gbs, "STENCIL35D_BANDWIDTH_GBS".into());
+        return (v, var.to_string());
     }
-    let key = cache_key(threads, llc_bytes);
     if !refresh {
-        if let Some(gbs) = read_cache(&key) {
-            return (gbs, "measured earlier this boot".into());
+        if let Some(v) = read_cache(key) {
+            return (v, "measured earlier this boot".into());
         }
     }
-    let gbs = measure(threads, llc_bytes);
-    write_cache(&key, gbs);
-    (gbs, "measured".into())
+    let v = measure();
+    write_cache(key, v);
+    (v, "measured".into())
 }
 
 /// Measures the copy-scale bandwidth with `threads` threads; bytes read plus bytes written.

@@ -13,10 +13,10 @@
 //!
 //! Cached on disk per boot with the bandwidth; `STENCIL35D_CACHE_BYTES` sets it instead.
 
-use std::sync::Barrier;
 use std::time::Instant;
 
 use super::bandwidth::{boot_key, read_cache, write_cache};
+use super::pinned::on_pinned_threads;
 
 /// How much faster than the memory-resident footprint a footprint must stream to count as
 /// cached.
@@ -88,7 +88,6 @@ pub fn measure_cache_curve(
     private_bytes: usize,
 ) -> Vec<CachePoint> {
     let threads = threads.max(1);
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut per_thread = (private_bytes / 2).max(64 << 10);
     // At most 1 GiB in all: a (virtual) machine may report an implausibly large cache.
     let last = (2 * llc_bytes).min(1 << 30) / threads;
@@ -96,32 +95,20 @@ pub fn measure_cache_curve(
     while per_thread <= last {
         let n = per_thread / std::mem::size_of::<f64>();
         let passes = (TRAFFIC_PER_THREAD / per_thread).max(2);
-        let start = Barrier::new(threads);
-        let spans: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let (start, core) = (&start, cores.get(t % cores.len().max(1)).copied());
-                    s.spawn(move || {
-                        if let Some(core) = core {
-                            core_affinity::set_for_current(core);
-                        }
-                        let mut a: Vec<f64> = (0..n).map(|i| i as f64).collect();
-                        // One untimed pass brings the buffer into whatever cache holds it.
-                        scale(&mut a, 1.0);
-                        (0..REPEATS)
-                            .map(|_| {
-                                start.wait();
-                                let t0 = Instant::now();
-                                for p in 0..passes {
-                                    scale(&mut a, 1.0 + p as f64 * 1e-12);
-                                }
-                                (t0, Instant::now())
-                            })
-                            .collect()
-                    })
+        let spans: Vec<Vec<(Instant, Instant)>> = on_pinned_threads(threads, |start| {
+            let mut a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            // One untimed pass brings the buffer into whatever cache holds it.
+            scale(&mut a, 1.0);
+            (0..REPEATS)
+                .map(|_| {
+                    start.wait();
+                    let t0 = Instant::now();
+                    for p in 0..passes {
+                        scale(&mut a, 1.0 + p as f64 * 1e-12);
+                    }
+                    (t0, Instant::now())
                 })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+                .collect()
         });
         // Each repetition spans from the first thread's start to the last one's end; the
         // fastest repetition counts (other tenants only ever slow a run down).

@@ -17,7 +17,8 @@
 use std::sync::Barrier;
 use std::time::Instant;
 
-use super::bandwidth::{read_cache, write_cache};
+use super::bandwidth::{boot_key, cached_measurement};
+use super::pinned::on_pinned_threads;
 use crate::cpu::rows::{Planes, RowKernel, WithKernel};
 use crate::{Grid, Real, Stencil};
 
@@ -35,52 +36,25 @@ pub(crate) fn measured_or_cached(
     private_bytes: usize,
     peak_gops: f64,
 ) -> (f64, String) {
-    if let Some(e) = std::env::var("STENCIL35D_COMPUTE_EFFICIENCY")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| *v > 0.0 && *v <= 1.0)
-    {
-        return (e, "STENCIL35D_COMPUTE_EFFICIENCY".into());
-    }
-    let key = format!(
-        "{} compute-llc threads={cores}",
-        super::bandwidth::boot_key()
-    );
-    if let Some(e) = read_cache(&key) {
-        return (e, "measured earlier this boot".into());
-    }
-    let gops = measure_stencil_gops(cores, private_bytes);
-    // Never above 1: a kernel faster than the nominal peak (turbo clocks, loads retired beside
-    // the vector ops) leaves the paper's model as it is.
-    let share = (gops / peak_gops).clamp(0.01, 1.0);
-    write_cache(&key, share);
-    (share, "measured".into())
+    let key = format!("{} compute-llc threads={cores}", boot_key());
+    cached_measurement(
+        ("STENCIL35D_COMPUTE_EFFICIENCY", |e| e > 0.0 && e <= 1.0),
+        &key,
+        false,
+        || {
+            let gops = measure_stencil_gops(cores, private_bytes);
+            // Never above 1: a kernel faster than the nominal peak (turbo clocks, loads retired
+            // beside the vector ops) leaves the paper's model as it is.
+            (gops / peak_gops).clamp(0.01, 1.0)
+        },
+    )
 }
 
 /// Rate of the f32 7-point row kernel on `threads` pinned threads, each sweeping its own pair of
 /// grids (together twice `private_bytes`) for ~60 ms: 10⁹ operations per second in the unit of
 /// the peak.
 pub fn measure_stencil_gops(threads: usize, private_bytes: usize) -> f64 {
-    let threads = threads.max(1);
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let start = Barrier::new(threads);
-    let results: Vec<(f64, f64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (start, core) = (&start, cores.get(t % cores.len().max(1)).copied());
-                s.spawn(move || {
-                    if let Some(core) = core {
-                        core_affinity::set_for_current(core);
-                    }
-                    sweep_for(start, private_bytes)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or((0.0, 1.0)))
-            .collect()
-    });
+    let results = on_pinned_threads(threads, |start| sweep_for(start, private_bytes));
     let updates: f64 = results.iter().map(|r| r.0).sum();
     let seconds = results.iter().map(|r| r.1).fold(0.0, f64::max);
     updates * OPS_PER_UPDATE / seconds.max(1e-9) / 1e9

@@ -18,6 +18,7 @@ pub mod gpu_model;
 mod kernel;
 mod machine;
 pub mod model;
+mod pinned;
 
 use std::fmt::{self, Display};
 

@@ -1,0 +1,30 @@
+//! Probe threads: one scoped thread per core, pinned like the engines' teams, all released
+//! together by a barrier so the probes measure the cores running at once.
+
+use std::sync::Barrier;
+
+/// Runs `work(barrier)` on `threads` threads pinned to the cores in turn (unpinned where the OS
+/// gives no core list) and returns the results of the threads that finished. `work` should wait
+/// on the barrier once its setup is done, so the timed parts start together.
+pub(crate) fn on_pinned_threads<R: Send>(
+    threads: usize,
+    work: impl Fn(&Barrier) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.max(1);
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let start = Barrier::new(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (start, work, core) = (&start, &work, cores.get(t % cores.len().max(1)));
+                s.spawn(move || {
+                    if let Some(&core) = core {
+                        core_affinity::set_for_current(core);
+                    }
+                    work(start)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    })
+}

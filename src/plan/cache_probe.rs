@@ -11,6 +11,10 @@
 //! at least [`CACHE_SPEEDUP`]× as fast as the largest one (which memory serves; the same access
 //! pattern, so write-allocate traffic does not skew the ratio).
 //!
+//! The first footprint (half of each thread's private cache) also gives the rate the private
+//! caches stream at: the ratio of the last-level rate to it says how much a ring buffer that
+//! spills out of the private caches slows the kernels down (`Machine::spill_speed`).
+//!
 //! Cached on disk per boot with the bandwidth; `STENCIL35D_CACHE_BYTES` sets it instead.
 
 use std::time::Instant;
@@ -35,32 +39,66 @@ pub struct CachePoint {
     pub gbs: f64,
 }
 
-/// The usable cache in bytes (all threads together), the rate all threads stream it at (GB/s,
-/// 0 when unknown) and where the figures came from.
+/// What the probe found (all threads together).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CacheUse {
+    /// The usable cache, bytes.
+    pub(crate) bytes: usize,
+    /// The rate all threads stream it at, GB/s (0 when unknown).
+    pub(crate) gbs: f64,
+    /// The rate all threads stream half their private caches at, GB/s (0 when unknown).
+    pub(crate) private_gbs: f64,
+    /// Where the figures came from.
+    pub(crate) source: String,
+}
+
+/// The usable cache and its rates: from `STENCIL35D_CACHE_BYTES` (no rates), from this boot's
+/// disk cache, or measured now.
 pub(crate) fn measured_or_cached(
     threads: usize,
     llc_bytes: usize,
     private_bytes: usize,
-) -> (usize, f64, String) {
+) -> CacheUse {
     if let Some(b) = std::env::var("STENCIL35D_CACHE_BYTES")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|v| *v > 0)
     {
-        return (b, 0.0, "STENCIL35D_CACHE_BYTES".into());
+        return CacheUse {
+            bytes: b,
+            gbs: 0.0,
+            private_gbs: 0.0,
+            source: "STENCIL35D_CACHE_BYTES".into(),
+        };
     }
     let key = format!("{} cache threads={threads} llc={llc_bytes}", boot_key());
-    let rate_key = format!("{key} rate");
-    if let (Some(b), Some(gbs)) = (read_cache(&key), read_cache(&rate_key)) {
-        return (b as usize, gbs, "measured earlier this boot".into());
+    let (rate_key, private_key) = (format!("{key} rate"), format!("{key} private rate"));
+    if let (Some(b), Some(gbs), Some(private_gbs)) = (
+        read_cache(&key),
+        read_cache(&rate_key),
+        read_cache(&private_key),
+    ) {
+        return CacheUse {
+            bytes: b as usize,
+            gbs,
+            private_gbs,
+            source: "measured earlier this boot".into(),
+        };
     }
     let curve = measure_cache_curve(threads, llc_bytes, private_bytes);
     let (bytes, gbs) = usable(&curve)
         .map(|p| (p.bytes, p.gbs))
         .unwrap_or((private_bytes * threads.max(1) / 2, 0.0));
+    let private_gbs = curve.first().map_or(0.0, |p| p.gbs);
     write_cache(&key, bytes as f64);
     write_cache(&rate_key, gbs);
-    (bytes, gbs, "measured".into())
+    write_cache(&private_key, private_gbs);
+    CacheUse {
+        bytes,
+        gbs,
+        private_gbs,
+        source: "measured".into(),
+    }
 }
 
 /// The largest footprint of `curve` (smallest first) that streams at least [`CACHE_SPEEDUP`]×

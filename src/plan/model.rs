@@ -191,6 +191,21 @@ impl ModelInput<'_> {
         1.0 + self.machine.row_overhead_cells / row.max(1) as f64
     }
 
+    /// How fast this kernel runs with its rings spilled out of the private caches, relative to
+    /// rings that stay in them: [`Machine::spill_speed`] for stencils, 1 for the lattice, whose
+    /// collision does so much arithmetic per byte that rings in the last level cost it nothing
+    /// measurable (D3Q19 f32 with one-thread strips: the fastest rings were 7.6 MB on a 2-core
+    /// Xeon with 2 MiB L2s, 198x40 at dim_T 3, and 5.4 MB on the 16-core server, 264x16 at
+    /// dim_T 4; star7 f64 rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB on the same
+    /// Xeon).
+    fn spill_speed(&self) -> f64 {
+        if self.kernel.lbm().is_some() {
+            1.0
+        } else {
+            self.machine.spill_speed()
+        }
+    }
+
     /// Average length of the rows a blocked pass computes with loaded tile width `width`: rows
     /// shrink by 2R per level, R·(dim_T + 1) less than the loaded width on average.
     fn blocked_row(&self, width: usize, dim_t: usize) -> usize {
@@ -293,7 +308,7 @@ impl ModelInput<'_> {
         // Rings that overflow the group's private caches live in the last level and slow the
         // kernels down (one level per pass keeps no rings).
         let spill = if dim_t > 1 && ws > self.private_cache(n) {
-            self.machine.spill_speed()
+            self.spill_speed()
         } else {
             1.0
         };
@@ -418,7 +433,7 @@ impl ModelInput<'_> {
         let private = self.fitted_tile_in(dim_t, self.private_cache(n));
         // Where rings that leave the private caches slow down, a tile that stays in them is
         // worth a few redundant rows.
-        let base = if self.machine.spill_speed() < 1.0
+        let base = if self.spill_speed() < 1.0
             && private[0] > ghost
             && private[1] > ghost
             && self.tile_cost(private, dim_t) <= PRIVATE_TILE_MAX_COST

@@ -106,6 +106,14 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
             p.gbs
         );
     }
+    println!(
+        "spill:      stencil rings that overflow the private caches run at {:.0}% speed (private \
+         caches {:.1} GB/s, usable cache {:.1} GB/s, {:.1} GB/s per core)",
+        100.0 * m.spill_speed(),
+        m.private_cache_gbs,
+        m.cache_gbs,
+        m.cache_gbs / m.cores.max(1) as f64
+    );
     for (dtype, gops) in measured {
         println!(
             "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores) -> Γ = {:.3} bytes/op; \

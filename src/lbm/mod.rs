@@ -82,7 +82,7 @@ mod collide;
 mod lanes;
 mod lattice;
 mod model;
-mod naive;
+pub(crate) mod naive;
 mod physics;
 mod populations;
 mod reference;

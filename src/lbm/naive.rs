@@ -5,9 +5,10 @@
 use rayon::prelude::*;
 
 use super::lanes::FlowReal;
+use super::lattice::Lattice;
 use super::populations::Populations;
 use super::rows::{FlowKernel, Level, NodeBytes, Row};
-use crate::{Lane, SimdVec};
+use crate::{Lane, Result, SimdVec};
 
 /// One sweep from `src` to `dst` (same layout): the shared, read-only state of the tasks.
 struct Sweep<'a, T: FlowReal> {
@@ -44,6 +45,62 @@ pub(crate) fn step<T: FlowReal>(
         sweep.run::<true>()
     } else {
         sweep.run::<false>()
+    }
+}
+
+/// A lattice advanced on the calling thread alone, without rayon: the unit of work of the
+/// lattice compute probe (`plan::compute`), which runs one per pinned core.
+pub(crate) struct SerialLattice<T: FlowReal> {
+    lattice: Lattice<T>,
+    scratch: Populations<T>,
+    kernel: FlowKernel<T>,
+}
+
+impl<T: FlowReal> SerialLattice<T> {
+    /// Takes `lattice` (its geometry fixed from now on).
+    pub(crate) fn new(mut lattice: Lattice<T>) -> Result<Self> {
+        lattice.prepare();
+        let scratch = Populations::new(lattice.dims())?;
+        let kernel = FlowKernel::new(&lattice);
+        Ok(SerialLattice {
+            lattice,
+            scratch,
+            kernel,
+        })
+    }
+
+    /// One step of every node; false if any value written is infinite or NaN.
+    pub(crate) fn step(&mut self) -> bool {
+        let lat = &self.lattice;
+        let layout = *lat.pop.layout();
+        let sweep = Sweep {
+            kernel: &self.kernel,
+            src: Level::lattice(lat.pop.storage().as_ptr().cast_mut(), &layout, lat.periodic),
+            dst: Level::lattice(
+                self.scratch.storage_mut().as_mut_ptr(),
+                &layout,
+                lat.periodic,
+            ),
+            bytes: NodeBytes::new(lat),
+            dims: layout.dims,
+        };
+        let planes = 0..layout.dims[2];
+        let finite = if self.kernel.forced() {
+            planes
+                .map(|z| sweep.plane::<true>(z))
+                .fold(true, |a, b| a & b)
+        } else {
+            planes
+                .map(|z| sweep.plane::<false>(z))
+                .fold(true, |a, b| a & b)
+        };
+        self.lattice.pop.swap(&mut self.scratch);
+        finite
+    }
+
+    /// The lattice's nodes.
+    pub(crate) fn cells(&self) -> usize {
+        self.lattice.cells()
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::{bandwidth, cache_probe, compute};
+use crate::lbm::LbmKernel;
 use crate::real::{simd_isa, simd_lanes};
 use crate::DType;
 
@@ -61,6 +62,13 @@ pub struct Machine {
     /// Where the efficiency came from ("measured", "nominal", ...).
     #[serde(default)]
     pub compute_source: String,
+    /// The same share for the D3Q19 lattice kernel, measured on its own (0 = not measured: the
+    /// stencil's [`Machine::compute_efficiency`] serves).
+    #[serde(default)]
+    pub lattice_efficiency: f64,
+    /// Where the lattice efficiency came from.
+    #[serde(default)]
+    pub lattice_source: String,
     /// Fixed cost of computing one row, in cell updates: pointer setup, the tail vector and the
     /// prefetchers picking up a new stream (0 in the paper's model). Detected machines use
     /// [`ROW_OVERHEAD_CELLS`].
@@ -113,6 +121,8 @@ impl Machine {
             bandwidth_source,
             compute_efficiency: 1.0,
             compute_source: "nominal".into(),
+            lattice_efficiency: 0.0,
+            lattice_source: String::new(),
             row_overhead_cells: ROW_OVERHEAD_CELLS,
             measured_cache_bytes: 0,
             cache_gbs: 0.0,
@@ -128,6 +138,18 @@ impl Machine {
             cores,
             m.private_cache_bytes(),
             m.peak_gops(DType::F32, cores),
+        );
+        let lattice_ops = LbmKernel {
+            periodic: [true; 3],
+            forced: false,
+        }
+        .cost(DType::F32)
+        .ops_per_update;
+        (m.lattice_efficiency, m.lattice_source) = compute::lattice_measured_or_cached(
+            cores,
+            m.private_cache_bytes(),
+            m.peak_gops(DType::F32, cores),
+            lattice_ops,
         );
         m
     }
@@ -164,6 +186,8 @@ impl Machine {
             bandwidth_source: "peak, table I".into(),
             compute_efficiency: 1.0,
             compute_source: "nominal (the paper's model)".into(),
+            lattice_efficiency: 0.0,
+            lattice_source: String::new(),
             row_overhead_cells: 0.0,
             measured_cache_bytes: 0,
             cache_gbs: 0.0,
@@ -189,16 +213,27 @@ impl Machine {
             * self.fp_ops_per_cycle as f64
     }
 
-    /// The rate the planner expects the stencil kernels to sustain: the peak times the
-    /// measured [`Machine::compute_efficiency`] (10⁹ ops per second).
-    pub fn sustained_gops(&self, dtype: DType, threads: usize) -> f64 {
-        self.peak_gops(dtype, threads) * self.compute_efficiency
+    /// The rate the planner expects the stencil kernels (or, with `lattice`, the D3Q19 kernel)
+    /// to sustain: the peak times the measured [`Machine::efficiency`] (10⁹ ops per second).
+    pub fn sustained_gops(&self, dtype: DType, threads: usize, lattice: bool) -> f64 {
+        self.peak_gops(dtype, threads) * self.efficiency(lattice)
+    }
+
+    /// The share of the peak the planner expects from the lattice kernel (`lattice`) or the
+    /// stencil kernels: the lattice's own measurement where there is one.
+    pub fn efficiency(&self, lattice: bool) -> f64 {
+        if lattice && self.lattice_efficiency > 0.0 {
+            self.lattice_efficiency
+        } else {
+            self.compute_efficiency
+        }
     }
 
     /// Γ: bytes of memory traffic the machine delivers per operation at full speed
-    /// (bandwidth / sustained ops; 0.29 SP and 0.59 DP for the paper's Core i7).
-    pub fn bytes_per_op(&self, dtype: DType) -> f64 {
-        self.bandwidth_gbs / self.sustained_gops(dtype, self.cores)
+    /// (bandwidth / sustained ops of the stencil kernels, or with `lattice` of the D3Q19 kernel;
+    /// 0.29 SP and 0.59 DP for the paper's Core i7).
+    pub fn bytes_per_op(&self, dtype: DType, lattice: bool) -> f64 {
+        self.bandwidth_gbs / self.sustained_gops(dtype, self.cores, lattice)
     }
 
     /// Size of the last-level cache in bytes.
@@ -378,8 +413,8 @@ mod tests {
         let m = Machine::paper_core_i7();
         assert!((m.peak_gops(DType::F32, 4) - 102.4).abs() < 1e-9);
         assert!((m.peak_gops(DType::F64, 4) - 51.2).abs() < 1e-9);
-        assert!((m.bytes_per_op(DType::F32) - 0.29).abs() < 0.005);
-        assert!((m.bytes_per_op(DType::F64) - 0.59).abs() < 0.005);
+        assert!((m.bytes_per_op(DType::F32, false) - 0.29).abs() < 0.005);
+        assert!((m.bytes_per_op(DType::F64, false) - 0.59).abs() < 0.005);
     }
 
     #[test]

@@ -252,6 +252,7 @@ impl PlanBuilder {
             }
         }
         let cost = self.kernel.cost(self.dtype);
+        let lattice = self.kernel.lbm().is_some();
         let r = cost.radius;
         let fixed = self.kernel.fixed_boundary();
         if self.dims.iter().any(|&n| n < 2 * fixed + 1) {
@@ -516,9 +517,12 @@ impl PlanBuilder {
             threads
         };
         Ok(Plan {
-            eta: model::eta(cost.bytes_per_op(), machine.bytes_per_op(self.dtype)),
+            eta: model::eta(
+                cost.bytes_per_op(),
+                machine.bytes_per_op(self.dtype, lattice),
+            ),
             kernel_bytes_per_op: cost.bytes_per_op(),
-            machine_bytes_per_op: machine.bytes_per_op(self.dtype),
+            machine_bytes_per_op: machine.bytes_per_op(self.dtype, lattice),
             engine: chosen.engine,
             dim_t: chosen.dim_t,
             tile,
@@ -730,6 +734,7 @@ impl Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = &self.machine;
         let cost = self.kernel.cost(self.dtype);
+        let lattice = self.kernel.lbm().is_some();
         let [nx, ny, nz] = self.dims;
         let mark = |fixed: bool| if fixed { " (set by user)" } else { "" };
         writeln!(
@@ -780,13 +785,17 @@ impl Display for Plan {
             f,
             "balance: Γ = {:.1} GB/s / {:.1} Gops{} = {:.3} B/op -> η = ⌈γ/Γ⌉ = {} (eq. 3){}",
             m.bandwidth_gbs,
-            m.sustained_gops(self.dtype, m.cores),
-            if m.compute_efficiency < 1.0 {
+            m.sustained_gops(self.dtype, m.cores, lattice),
+            if m.efficiency(lattice) < 1.0 {
                 format!(
                     " ({:.0}% of the {:.1} Gops peak, {})",
-                    100.0 * m.compute_efficiency,
+                    100.0 * m.efficiency(lattice),
                     m.peak_gops(self.dtype, m.cores),
-                    m.compute_source
+                    if lattice && m.lattice_efficiency > 0.0 {
+                        format!("lattice kernel {}", m.lattice_source)
+                    } else {
+                        m.compute_source.clone()
+                    }
                 )
             } else {
                 String::new()

@@ -180,8 +180,11 @@ impl ModelInput<'_> {
 
     /// The compute-bound rate for rows of `row` cells.
     fn compute_mups(&self, row: usize) -> f64 {
-        let rate = self.machine.sustained_gops(self.dtype, self.threads) * 1e3
-            / self.cost.ops_per_update as f64;
+        let rate =
+            self.machine
+                .sustained_gops(self.dtype, self.threads, self.kernel.lbm().is_some())
+                * 1e3
+                / self.cost.ops_per_update as f64;
         rate / self.row_cost(row)
     }
 
@@ -270,7 +273,10 @@ impl ModelInput<'_> {
     pub(crate) fn reference(&self) -> Candidate {
         let mut c = self.naive();
         c.engine = Engine::Reference;
-        let scalar = self.machine.sustained_gops(self.dtype, 1) * 1e3
+        let scalar = self
+            .machine
+            .sustained_gops(self.dtype, 1, self.kernel.lbm().is_some())
+            * 1e3
             / self.machine.lanes(self.dtype) as f64
             / self.cost.ops_per_update as f64;
         c.compute_mups = scalar;
@@ -582,12 +588,12 @@ mod tests {
         let s7 = Stencil::seven_point(0.4, 0.1);
         let gamma = 8.0 / s7.ops_per_update() as f64;
         assert_eq!(gamma, 0.5);
-        assert_eq!(eta(gamma, m.bytes_per_op(DType::F32)), 2);
+        assert_eq!(eta(gamma, m.bytes_per_op(DType::F32, false)), 2);
         assert_eq!(square_tile(C, 4, 1, 2, 4), 360);
         assert!(working_set(4, 1, 2, 360, 360) <= C);
         assert!((kappa(1, 2, 360, 360) - 1.02).abs() < 0.005);
         // DP 7-point: γ = 1.0 > Γ = 0.59, η = 2, tile 256, κ ≈ 1.03 (the paper rounds to 1.04).
-        assert_eq!(eta(1.0, m.bytes_per_op(DType::F64)), 2);
+        assert_eq!(eta(1.0, m.bytes_per_op(DType::F64, false)), 2);
         assert_eq!(square_tile(C, 8, 1, 2, 2), 256);
         assert!((kappa(1, 2, 256, 256) - 1.03).abs() < 0.01);
         // LBM (E = 80 / 160 bytes, dim_T = 3): 66 -> 64 (κ 1.21) and 46 -> 44 (κ 1.34).

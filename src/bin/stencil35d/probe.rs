@@ -42,8 +42,8 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
                 k.name(),
                 d,
                 gamma,
-                m.bytes_per_op(d),
-                model::eta(gamma, m.bytes_per_op(d)),
+                m.bytes_per_op(d, k.lbm().is_some()),
+                model::eta(gamma, m.bytes_per_op(d, k.lbm().is_some())),
             )
         })
         .collect();
@@ -120,7 +120,7 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
              measured FMA loop: {:.1} Gops = {:.1} GFLOP/s",
             dtype,
             m.peak_gops(dtype, m.cores),
-            m.bytes_per_op(dtype),
+            m.bytes_per_op(dtype, false),
             gops,
             2.0 * gops
         );
@@ -132,6 +132,15 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         m.cores,
         100.0 * m.compute_efficiency,
         m.compute_source
+    );
+    println!(
+        "lattice:    D3Q19 f32 kernel, data in the last-level cache: the planner counts on {:.0}% of the peak ({})",
+        100.0 * m.efficiency(true),
+        if m.lattice_efficiency > 0.0 {
+            m.lattice_source.as_str()
+        } else {
+            "not measured: the stencil's share"
+        }
     );
     match &gpu {
         Ok(g) => {

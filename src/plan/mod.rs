@@ -1333,9 +1333,9 @@ mod tests {
             periodic: [false; 3],
             forced: false,
         };
-        let cost = Kernel::from(kernel.clone()).cost(DType::F32);
+        let cost = Kernel::from(kernel).cost(DType::F32);
         let plan = |engine| {
-            PlanBuilder::new(kernel.clone(), DType::F32, [256; 3])
+            PlanBuilder::new(kernel, DType::F32, [256; 3])
                 .machine(m.clone())
                 .engine(engine)
                 .build()

@@ -1353,4 +1353,23 @@ mod tests {
         assert!(blocked.chosen().compute_mups > 0.8 * compute, "{blocked}");
         assert!(blocked.to_string().contains("lattice kernel"), "{blocked}");
     }
+    #[test]
+    fn level_one_memory_time_is_not_hidden_behind_the_other_levels() {
+        // The 16-core server of session-14 run 4 (80 GB/s, 31% of the peak): min(compute,
+        // memory) rated dim_T 2 as good as 3 and the planner took 514x36 at dim_T 2 (7.7 G
+        // updates/s, 1.16x naive); dim_T 3 strips measured 10-12.6 G there.
+        let mut m = server_slice();
+        m.bandwidth_gbs = 80.1;
+        m.compute_efficiency = 0.31;
+        m.cache_gbs = 227.4;
+        m.private_cache_gbs = 347.7;
+        let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
+            .machine(m)
+            .engine(Engine::Blocked)
+            .build()
+            .unwrap();
+        assert!(plan.dim_t() >= 3, "{plan}");
+        let predicted = plan.chosen().predicted_mups;
+        assert!((11_000.0..16_000.0).contains(&predicted), "{plan}");
+    }
 }

@@ -55,6 +55,12 @@ pub struct Machine {
     pub bandwidth_gbs: f64,
     /// Where the bandwidth figure came from ("measured", "cached", a spec sheet, ...).
     pub bandwidth_source: String,
+    /// Memory bandwidth one core reaches on its own, GB/s (0 = not measured: any number of
+    /// threads reaches [`Machine::bandwidth_gbs`]). A server core's share of the memory system is
+    /// small (the 16-core host: a naive star7 sweep on 1 or 4 threads moved 7.7 and 6.4 GB/s
+    /// per core), so few threads are memory-bound where the whole team would not be.
+    #[serde(default)]
+    pub core_bandwidth_gbs: f64,
     /// Share of the nominal peak the cores sustain on the stencil row kernels with data in the
     /// last-level cache, all at once (1.0 = the peak; see `compute` for why servers fall short).
     #[serde(default = "full_efficiency")]
@@ -109,6 +115,7 @@ impl Machine {
         let caches = read_caches();
         let llc = caches.last().map_or(8 << 20, |c| c.bytes);
         let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);
+        let (core_bandwidth_gbs, _) = bandwidth::measured_or_cached(1, llc, refresh);
         let mut m = Machine {
             cpu_model: read_cpu_model(),
             cores,
@@ -119,6 +126,7 @@ impl Machine {
             caches,
             bandwidth_gbs,
             bandwidth_source,
+            core_bandwidth_gbs,
             compute_efficiency: 1.0,
             compute_source: "nominal".into(),
             lattice_efficiency: 0.0,
@@ -184,6 +192,7 @@ impl Machine {
             ],
             bandwidth_gbs: 30.0,
             bandwidth_source: "peak, table I".into(),
+            core_bandwidth_gbs: 0.0,
             compute_efficiency: 1.0,
             compute_source: "nominal (the paper's model)".into(),
             lattice_efficiency: 0.0,
@@ -234,6 +243,17 @@ impl Machine {
     /// 0.29 SP and 0.59 DP for the paper's Core i7).
     pub fn bytes_per_op(&self, dtype: DType, lattice: bool) -> f64 {
         self.bandwidth_gbs / self.sustained_gops(dtype, self.cores, lattice)
+    }
+
+    /// Memory bandwidth `threads` cores reach together, GB/s: each core's own rate times the
+    /// threads, up to what the whole machine delivers.
+    pub fn bandwidth_for(&self, threads: usize) -> f64 {
+        if self.core_bandwidth_gbs > 0.0 {
+            self.bandwidth_gbs
+                .min(self.core_bandwidth_gbs * threads.clamp(1, self.cores.max(1)) as f64)
+        } else {
+            self.bandwidth_gbs
+        }
     }
 
     /// Size of the last-level cache in bytes.

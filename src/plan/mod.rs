@@ -762,6 +762,15 @@ impl Display for Plan {
             m.bandwidth_gbs,
             m.bandwidth_source
         )?;
+        if m.core_bandwidth_gbs > 0.0 && m.bandwidth_for(self.threads) < m.bandwidth_gbs {
+            writeln!(
+                f,
+                "memory:  {:.1} GB/s on {} threads ({:.1} GB/s per core on its own)",
+                m.bandwidth_for(self.threads),
+                self.threads,
+                m.core_bandwidth_gbs
+            )?;
+        }
         let arith = cost.ops_per_update - cost.loads_per_update - cost.stores_per_update;
         let arith = if arith == cost.flops_per_update {
             format!("{arith} flop")
@@ -1265,6 +1274,38 @@ mod tests {
         assert_eq!(lbm.tile_threads(), 1, "{lbm}");
         assert!(lbm.tile()[0] >= 256 && lbm.tile()[1] <= 32, "{lbm}");
     }
+    #[test]
+    fn few_threads_are_memory_bound_on_their_own_bandwidth() {
+        // Measured on the 16-core host (star7 f32 512^3, naive / blocked MUPS): 1 thread 964 /
+        // 1572, 4 threads 3221 / 2374 with the dim_T 1 plan the planner made when it let 4
+        // threads draw the whole 72 GB/s: they moved 6.4-7.7 GB/s per core.
+        let mut m = server_slice();
+        m.bandwidth_gbs = 72.2;
+        m.compute_efficiency = 0.37;
+        m.cache_gbs = 320.8;
+        m.private_cache_gbs = 649.8;
+        let plan = |m: &Machine, threads| {
+            PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
+                .machine(m.clone())
+                .threads(threads)
+                .build()
+                .unwrap()
+        };
+        // Without the per-core figure the model thinks few threads are compute-bound.
+        assert_eq!(plan(&m, 4).engine(), Engine::Naive, "{}", plan(&m, 4));
+        m.core_bandwidth_gbs = 9.0;
+        assert_eq!(m.bandwidth_for(4), 36.0);
+        assert_eq!(m.bandwidth_for(16), 72.2);
+        for threads in [1, 2, 4] {
+            let p = plan(&m, threads);
+            assert_eq!(p.engine(), Engine::Blocked, "{p}");
+            assert!(p.dim_t() >= 2, "{p}");
+            assert!(p.to_string().contains("GB/s per core on its own"), "{p}");
+        }
+        let all = plan(&m, 16);
+        assert!(!all.to_string().contains("per core on its own"), "{all}");
+    }
+
     /// The 2-core Xeon slice of 2026-11-25: 2 MiB L2s, an L3 the OS reports as 260 MiB of which
     /// the probe finds 8 MiB fast, streaming at 98 GB/s against the L2s' 164 GB/s.
     fn xeon_slice() -> Machine {

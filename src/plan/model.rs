@@ -174,7 +174,7 @@ impl ModelInput<'_> {
         if self.fits_in_cache() {
             f64::INFINITY
         } else {
-            self.machine.bandwidth_gbs * 1e3 / bytes
+            self.machine.bandwidth_for(self.threads) * 1e3 / bytes
         }
     }
 

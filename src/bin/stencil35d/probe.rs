@@ -90,8 +90,8 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         DEFAULT_CACHE_SHARE * 100.0
     );
     println!(
-        "bandwidth:  {:.1} GB/s read+write ({})",
-        m.bandwidth_gbs, m.bandwidth_source
+        "bandwidth:  {:.1} GB/s read+write ({}); one core alone {:.1} GB/s",
+        m.bandwidth_gbs, m.bandwidth_source, m.core_bandwidth_gbs
     );
     println!(
         "cache use:  {} usable by all cores ({}; streams >= {}x as fast as memory); now:",

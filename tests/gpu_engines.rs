@@ -24,13 +24,12 @@ const STENCILS: [(&str, usize); 6] = [
 const DIMS: [usize; 3] = [67, 45, 39];
 const STEPS: usize = 21;
 
-/// A launch shape for b_T `bt` and radius `r` that leaves at least 8 valid columns and rows
-/// per tile, with 1, 2 or 4 cells per thread in x (by b_T) and as few in y as fit a block (the
-/// plan refuses it when registers would not hold its values).
+/// A launch shape for b_T `bt` and radius `r` that leaves 8 valid columns and rows per tile,
+/// with as few cells per thread as fit a block (the plan refuses it when registers would not
+/// hold its values).
 fn shape_for(r: usize, bt: usize) -> GpuShape {
     let need = 2 * r * bt + 8;
-    let rx = [1, 2, 4][bt % 3];
-    let bx = need.div_ceil(32 * rx) * 32;
+    let bx = need.div_ceil(32) * 32;
     let mut ry = 1;
     while bx * need.div_ceil(ry) > 1024 {
         ry += 1;
@@ -38,7 +37,6 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
     GpuShape {
         block: [bx, need.div_ceil(ry)],
         ry,
-        rx,
         stream_block: 16,
     }
 }
@@ -240,25 +238,22 @@ fn impossible_gpu_configurations_are_errors() {
         PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
             .engine(Engine::GpuBlocked)
     };
-    for (why, dim_t, block, ry, rx) in [
-        ("block width not a multiple of the warp", 2, [48, 8], 2, 1),
-        ("tile too small for b_T", 8, [32, 4], 2, 1),
+    for (why, dim_t, block, ry) in [
+        ("block width not a multiple of the warp", 2, [48, 8], 2),
+        ("tile too small for b_T", 8, [32, 4], 2),
         (
             "values that would not fit the register file (it would spill)",
             8,
             [64, 16],
             8,
-            1,
         ),
-        ("more than 1024 threads", 1, [128, 16], 1, 1),
-        ("3 cells per thread in x (no vector access)", 2, [32, 8], 2, 3),
+        ("more than 1024 threads", 1, [128, 16], 1),
     ] {
         let plan = b()
             .dim_t(dim_t)
             .gpu_shape(GpuShape {
                 block,
                 ry,
-                rx,
                 stream_block: 16,
             })
             .build();

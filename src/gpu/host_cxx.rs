@@ -16,7 +16,6 @@ const CUDA_ON_HOST: &str = r#"
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __align__(n) __attribute__((aligned(n)))
 struct Dim3 { unsigned x, y, z; };
 template <class T> T __ldg(const T* p) { return *p; }
 using std::fma;

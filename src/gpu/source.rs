@@ -19,35 +19,19 @@ pub(crate) struct BlockedShape {
     pub(crate) by: usize,
     /// Cells per thread in y (tile height = by * ry).
     pub(crate) ry: usize,
-    /// Cells per thread in x, 1, 2 or 4 (tile width = bx * rx); a thread moves its cells of a
-    /// row to and from shared memory as one vector access.
-    pub(crate) rx: usize,
 }
 
 impl BlockedShape {
-    /// Tile width in cells.
-    pub(crate) fn tx(&self) -> usize {
-        self.bx * self.rx
-    }
-
     /// Tile height in cells.
     pub(crate) fn ty(&self) -> usize {
         self.by * self.ry
-    }
-
-    /// Length of a shared-memory row: the tile and an R-wide halo on each side, the left halo
-    /// and the row padded to multiples of `rx` so each thread's cells are vector-aligned
-    /// (stencil.cu's `SW`).
-    pub(crate) fn shared_row(&self, radius: usize) -> usize {
-        let rx = self.rx.max(1);
-        (radius.div_ceil(rx) * rx + self.tx() + radius).div_ceil(rx) * rx
     }
 
     /// Dynamic shared memory the kernel needs in `dtype`: two buffers of the tile plus an
     /// R-wide halo, with one plane per level when the levels are skewed (else one).
     pub(crate) fn shared_bytes(&self, radius: usize, dtype: DType) -> usize {
         let planes = if skewed(dtype) { self.bt } else { 1 };
-        2 * planes * self.shared_row(radius) * (self.ty() + 2 * radius) * dtype.size()
+        2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * dtype.size()
     }
 }
 
@@ -104,12 +88,11 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     );
     if let Some(b) = blocked {
         text += &format!(
-            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
+            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
             b.bt,
             b.bx,
             b.by,
             b.ry,
-            b.rx,
             l2_ahead(),
             skewed(T::DTYPE) as u8,
             min_blocks()
@@ -149,7 +132,6 @@ mod tests {
                     bx,
                     by: need.div_ceil(ry),
                     ry,
-                    rx: if bt % 2 == 0 { 2 } else { 1 },
                 };
                 let t = compile(
                     stencil_source::<f32>(&s, Some(shape)),
@@ -176,12 +158,11 @@ mod tests {
                 bx: 32,
                 by: 8,
                 ry: 4,
-                rx: 2,
             }),
         );
         assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
         assert!(src.contains(
-            "#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n#define RX 2\n#define L2_AHEAD "
+            "#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n#define L2_AHEAD "
         ));
         let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None);
         assert!(

@@ -72,7 +72,6 @@ pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
         bx: launch.block[0],
         by: launch.block[1],
         ry: launch.ry,
-        rx: launch.rx,
     }
 }
 
@@ -285,7 +284,7 @@ fn launch_blocked<T: Real>(
     scratch: &mut Scratch<T>,
 ) -> Result<()> {
     let [nx, ny, nz] = layout.dims;
-    let (vx, vy) = (shape.tx() - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
+    let (vx, vy) = (shape.bx - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
     let hz = stream_block.max(1);
     let cfg = LaunchConfig {
         grid_dim: (

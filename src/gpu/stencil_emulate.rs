@@ -23,7 +23,7 @@ static Dim3 blockIdx, blockDim, gridDim;
 static thread_local Dim3 threadIdx;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-alignas(16) unsigned char smem_raw[1 << 20];
+unsigned char smem_raw[1 << 20];
 using std::max;
 "#;
 
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     fclose(f);
     std::vector<REAL> a(in.begin(), in.end()), b = a;
     int non_finite = 0;
-    const int vx = BX * RX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
+    const int vx = BX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
     blockDim = {BX, BY, 1};
     gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy),
                (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
@@ -181,28 +181,15 @@ mod tests {
     /// relative).
     #[test]
     fn emulated_blocked_kernel_matches_the_reference() {
-        let shape = |bt, by, ry, rx| BlockedShape {
-            bt,
-            bx: 32,
-            by,
-            ry,
-            rx,
-        };
-        // Tiles of 32, 64 and 128 cells on a 37-wide grid: one block, or a block partly
-        // outside it, in x.
-        let cases: [(&str, BlockedShape, usize, usize); 12] = [
-            ("star:1", shape(1, 4, 2, 1), 8, 3),
-            ("star:1", shape(3, 4, 3, 1), 5, 2),
-            ("star:1", shape(4, 6, 2, 1), 64, 1),
-            ("star:1", shape(3, 4, 2, 2), 5, 2),
-            ("star:1", shape(2, 3, 3, 4), 7, 2),
-            ("star:2", shape(2, 5, 2, 1), 7, 2),
-            ("star:2", shape(2, 5, 2, 4), 6, 1),
-            ("star:4", shape(1, 3, 4, 1), 6, 2),
-            ("star:3", shape(2, 5, 3, 2), 9, 1),
-            ("box:1", shape(2, 4, 3, 1), 9, 2),
-            ("box:1", shape(3, 4, 2, 2), 8, 2),
-            ("box:2", shape(2, 3, 4, 1), 6, 1),
+        let shape = |bt, by, ry| BlockedShape { bt, bx: 32, by, ry };
+        let cases: [(&str, BlockedShape, usize, usize); 7] = [
+            ("star:1", shape(1, 4, 2), 8, 3),
+            ("star:1", shape(3, 4, 3), 5, 2),
+            ("star:1", shape(4, 6, 2), 64, 1),
+            ("star:2", shape(2, 5, 2), 7, 2),
+            ("star:4", shape(1, 3, 4), 6, 2),
+            ("box:1", shape(2, 4, 3), 9, 2),
+            ("box:2", shape(2, 3, 4), 6, 1),
         ];
         for skew in [false, true] {
             for (name, s, hz, passes) in cases {
@@ -210,9 +197,8 @@ mod tests {
                     return;
                 }
             }
-            check::<f32>("star:1", shape(3, 4, 3, 1), skew, 5, 2, 1e-5);
-            check::<f32>("star:1", shape(3, 4, 2, 4), skew, 5, 2, 1e-5);
-            check::<f32>("box:1", shape(2, 4, 3, 2), skew, 9, 2, 1e-5);
+            check::<f32>("star:1", shape(3, 4, 3), skew, 5, 2, 1e-5);
+            check::<f32>("box:1", shape(2, 4, 3), skew, 9, 2, 1e-5);
         }
     }
 
@@ -226,7 +212,6 @@ mod tests {
             bx: 32,
             by: 4,
             ry: 2,
-            rx: 2,
         };
         let dir =
             std::env::temp_dir().join(format!("stencil35d-stencil-nan-{}", std::process::id()));

@@ -29,24 +29,15 @@ struct Winner {
     dim_t: usize,
     block: [usize; 2],
     ry: usize,
-    #[serde(default = "one")]
-    rx: usize,
     stream_block: usize,
     measured_mups: f64,
-}
-
-fn one() -> usize {
-    1
 }
 
 impl Winner {
     fn matches(&self, c: &Candidate) -> bool {
         c.dim_t == self.dim_t
             && c.gpu.as_ref().is_some_and(|l| {
-                l.block == self.block
-                    && l.ry == self.ry
-                    && l.rx == self.rx
-                    && l.stream_block == self.stream_block
+                l.block == self.block && l.ry == self.ry && l.stream_block == self.stream_block
             })
     }
 }
@@ -112,7 +103,6 @@ pub(crate) fn tune(
         dim_t: best.dim_t,
         block: launch.block,
         ry: launch.ry,
-        rx: launch.rx,
         stream_block: launch.stream_block,
         measured_mups: best.measured_mups.unwrap_or(0.0),
     });
@@ -130,7 +120,7 @@ pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
             .gpu
             .as_ref()
             .expect("blocked GPU candidates carry launch parameters");
-        let shape = (c.dim_t, l.block, l.ry, l.rx);
+        let shape = (c.dim_t, l.block, l.ry);
         if !seen.contains(&shape) {
             seen.push(shape);
             order.push(i);

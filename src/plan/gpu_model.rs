@@ -20,9 +20,6 @@ pub struct GpuLaunch {
     pub block: [usize; 2],
     /// Cells per thread along y (register tiling).
     pub ry: usize,
-    /// Cells per thread along x (register tiling with vector shared-memory accesses).
-    #[serde(default = "one")]
-    pub rx: usize,
     /// Output planes per block along z (division of the streaming dimension, AN5D's h_SN).
     pub stream_block: usize,
     /// The model's register estimate per thread.
@@ -46,15 +43,8 @@ pub struct GpuShape {
     pub block: [usize; 2],
     /// Cells per thread along y.
     pub ry: usize,
-    /// Cells per thread along x: 1, 2 or 4.
-    #[serde(default = "one")]
-    pub rx: usize,
     /// Output planes per block along z.
     pub stream_block: usize,
-}
-
-fn one() -> usize {
-    1
 }
 
 /// A GPU problem: kernel cost and shape, precision, grid size and device.
@@ -73,8 +63,6 @@ const BLOCK_X: [usize; 3] = [32, 64, 128];
 /// small enough for their registers (star radius 4, `f64`, b_T 2 has no other fit).
 const TILE_Y: [usize; 6] = [8, 16, 24, 32, 48, 64];
 const CELLS_Y: [usize; 4] = [1, 2, 3, 4];
-/// Cells per thread in x the kernel supports (vector widths of the shared-memory accesses).
-pub(crate) const CELLS_X: [usize; 3] = [1, 2, 4];
 const STREAM_BLOCKS: [usize; 4] = [32, 64, 128, 256];
 /// L2 bandwidth as a multiple of device-memory bandwidth (halo re-reads of neighbouring tiles
 /// hit L2).
@@ -264,10 +252,9 @@ impl GpuModel<'_> {
         let r = self.cost.radius;
         let e = self.dtype.size();
         let words = e / 4;
-        let (bt, tx, ty) = (shape.bt, shape.tx(), shape.ty());
+        let (bt, tx, ty) = (shape.bt, shape.bx, shape.ty());
         let threads = shape.bx * shape.by;
-        if shape.bx % 32 != 0
-            || !CELLS_X.contains(&shape.rx)
+        if tx % 32 != 0
             || !(32..=1024).contains(&threads)
             || tx <= 2 * r * bt
             || ty <= 2 * r * bt
@@ -279,14 +266,7 @@ impl GpuModel<'_> {
         // Values a thread keeps in registers: the accumulators of every level and plane, the
         // current and prefetched planes, and a box's row buffer; fitted to what ptxas allocates
         // on sm_90 (about 1.35 registers per value plus ~28 for addresses and indices).
-        let cells = shape.ry * shape.rx;
-        let values = bt * w * cells
-            + 3 * cells
-            + if self.boxed {
-                shape.rx + 2 * r
-            } else {
-                2 * r * (shape.rx - 1)
-            };
+        let values = bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 };
         let registers = ((words * values) as f64 * 1.35 + 28.0).ceil() as usize;
         let registers = registers.div_ceil(8) * 8;
         // __launch_bounds__ makes every thread of the block fit in the register file: above
@@ -322,25 +302,20 @@ impl GpuModel<'_> {
         // b_T levels; other resident blocks fill the wait until the issue slots are full.
         // Fitted on 33 measured configurations of the 7-point stencil on an H100 SXM (both
         // precisions, b_T 2..6): 14% RMS error.
-        // Shared-memory instructions per computed cell: a thread's RX cells of a row move as
-        // one vector access (two for 32 bytes), its rows' x-neighbours one value each.
-        let per_cell = (shape.ry * shape.rx) as f64;
-        let vector = (shape.rx * e).div_ceil(16) as f64;
+        let ry = shape.ry as f64;
         let shared_loads = if self.boxed {
-            ((shape.ry + 2 * r) * 2 * r) as f64 / per_cell + (2 * r) as f64 * vector / per_cell
+            ((shape.ry + 2 * r) * w - shape.ry) as f64 / ry
         } else {
-            let rows: usize = (1..=r).map(|d| d.min(shape.ry)).sum();
-            2.0 * r as f64 / shape.rx as f64 + 2.0 * rows as f64 * vector / per_cell
+            2.0 * r as f64 + 2.0 * (1..=r).map(|d| d.min(shape.ry) as f64).sum::<f64>() / ry
         };
-        let shared_stores = vector / shape.rx as f64;
         let hz_clock = self.clock_hz() * g.sms as f64;
         let fp_time = computed * self.fp_instructions() / (self.fp_lanes() * self.clock_hz());
         // A half-rate FP64 pipe takes two issue slots' worth of a warp's instructions.
         let fp_issue = self.fp_instructions() * 128.0 * g.sms as f64 / self.fp_lanes();
-        let instructions = fp_issue + shared_loads + shared_stores + LOOP_OVERHEAD;
-        let level_issue = threads as f64 * per_cell * instructions / 128.0;
+        let instructions = fp_issue + shared_loads + 1.0 + LOOP_OVERHEAD;
+        let level_issue = (threads * shape.ry) as f64 * instructions / 128.0;
         // A warp issues its own dependent instructions no faster than WARP_CPI cycles apart.
-        let level_chain = per_cell * instructions * WARP_CPI;
+        let level_chain = ry * instructions * WARP_CPI;
         let block_plane = PLANE_LATENCY + bt as f64 * level_issue.max(level_chain);
         let b = blocks_per_sm as f64;
         let sm_plane_cycles = block_plane.max(b * bt as f64 * level_issue) / b;
@@ -351,7 +326,7 @@ impl GpuModel<'_> {
         let issue_time = block_planes * sm_plane_cycles / hz_clock;
         // Shared memory: one store and the loads above per computed cell.
         let shared_time =
-            computed * (shared_stores + shared_loads) * e as f64 / (g.shared_bandwidth_gbs() * 1e9);
+            computed * (1.0 + shared_loads) * e as f64 / (g.shared_bandwidth_gbs() * 1e9);
         // Global memory: DRAM sees each value read and written once per pass; the overlapping
         // tile loads are served by L2.
         let cells = self.dims.iter().product::<usize>() as f64;
@@ -364,7 +339,6 @@ impl GpuModel<'_> {
         let launch = GpuLaunch {
             block: [shape.bx, shape.by],
             ry: shape.ry,
-            rx: shape.rx,
             stream_block: hz,
             registers,
             shared_bytes,
@@ -389,19 +363,7 @@ impl GpuModel<'_> {
         let mut out = Vec::new();
         let bts: Vec<usize> =
             dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
-        // (threads in x, cells per thread in x): every block width with every vector width, or
-        // the ways to cover a given tile width.
-        let xs: Vec<(usize, usize)> = match tile {
-            None => BLOCK_X
-                .iter()
-                .flat_map(|&bx| CELLS_X.iter().map(move |&rx| (bx, rx)))
-                .collect(),
-            Some(t) => CELLS_X
-                .iter()
-                .filter(|&&rx| t[0] % rx == 0)
-                .map(|&rx| (t[0] / rx, rx))
-                .collect(),
-        };
+        let bxs: Vec<usize> = tile.map_or_else(|| BLOCK_X.to_vec(), |t| vec![t[0]]);
         let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
         let iz = self.interior()[2];
         // The whole z extent as one stream block only when it is short: on a 512³ grid it
@@ -411,7 +373,7 @@ impl GpuModel<'_> {
             hzs.push(iz);
         }
         for &bt in &bts {
-            for &(bx, rx) in &xs {
+            for &bx in &bxs {
                 for &ty in &tys {
                     for &ry in CELLS_Y.iter().filter(|&&ry| ty % ry == 0) {
                         for &hz in &hzs {
@@ -420,7 +382,6 @@ impl GpuModel<'_> {
                                 bx,
                                 by: ty / ry,
                                 ry,
-                                rx,
                             };
                             out.extend(self.blocked(shape, hz));
                         }
@@ -528,7 +489,6 @@ mod tests {
                     bx: n[1],
                     by: n[2],
                     ry: n[3],
-                    rx: 1,
                 };
                 (
                     f[0].to_string(),
@@ -581,7 +541,7 @@ mod tests {
         let rank = timed.iter().position(|&i| {
             let c = &candidates[i];
             let l = c.gpu.as_ref().unwrap();
-            (c.dim_t, l.block, l.ry, l.rx) == (want.0, want.1, want.2, 1)
+            (c.dim_t, l.block, l.ry) == want
         });
         println!("{want:?} ranks {rank:?} of {}", timed.len());
         assert!(rank.is_some_and(|r| r < 40), "{want:?} ranks {rank:?}");

@@ -437,7 +437,6 @@ impl PlanBuilder {
                         bx: shape.block[0],
                         by: shape.block[1],
                         ry: shape.ry,
-                        rx: shape.rx,
                     };
                     let c = gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
                         Error::InvalidPlan(format!(
@@ -628,7 +627,6 @@ impl Plan {
                 GpuShape {
                     block: l.block,
                     ry: l.ry,
-                    rx: l.rx,
                     stream_block: l.stream_block,
                 }
             }),
@@ -888,14 +886,13 @@ impl Display for Plan {
         if let Some(l) = &self.chosen.gpu {
             writeln!(
                 f,
-                "         b_T {}{}, tile {}x{} (block {}x{} threads, {}x{} cells each in x and y{}), {} planes per stream block, {} blocks",
+                "         b_T {}{}, tile {}x{} (block {}x{} threads, {} cells each in y{}), {} planes per stream block, {} blocks",
                 self.dim_t,
                 mark(self.overrides.dim_t),
                 self.tile[0],
                 self.tile[1],
                 l.block[0],
                 l.block[1],
-                l.rx,
                 l.ry,
                 mark(self.overrides.gpu_shape),
                 l.stream_block,
@@ -987,14 +984,8 @@ impl Display for Plan {
                 && c.gpu == self.chosen.gpu;
             let launch = c.gpu.as_ref().map_or(String::new(), |l| {
                 format!(
-                    "block {}x{} rx {} ry {} hz {}, {} regs, {} blocks/SM",
-                    l.block[0],
-                    l.block[1],
-                    l.rx,
-                    l.ry,
-                    l.stream_block,
-                    l.registers,
-                    l.blocks_per_sm
+                    "block {}x{} ry {} hz {}, {} regs, {} blocks/SM",
+                    l.block[0], l.block[1], l.ry, l.stream_block, l.registers, l.blocks_per_sm
                 )
             });
             writeln!(

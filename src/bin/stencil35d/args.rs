@@ -114,10 +114,6 @@ pub struct Overrides {
     /// GPU blocked kernel: cells per thread along y.
     #[arg(long, default_value_t = 4)]
     pub ry: usize,
-    /// GPU blocked kernel: cells per thread along x (1, 2 or 4; moved through shared memory
-    /// as one vector).
-    #[arg(long, default_value_t = 1)]
-    pub rx: usize,
     /// GPU blocked kernel: output planes per thread block along z.
     #[arg(long = "stream-block", default_value_t = 128)]
     pub stream_block: usize,
@@ -148,7 +144,6 @@ impl Overrides {
                 b = b.gpu_shape(GpuShape {
                     block: block.0,
                     ry: self.ry,
-                    rx: self.rx,
                     stream_block: self.stream_block,
                 });
             }

@@ -7,8 +7,7 @@
 //   COEF            the coefficients as a brace list: star: R+1 values (centre, then one per
 //                   distance); box: (2R+1)^3 values, index ((dz+R)(2R+1) + dy+R)(2R+1) + dx+R
 //   BT              time steps per pass (blocked kernel)
-//   BX, BY, RY, RX  threads per block in x and y, cells per thread in y and in x (1, 2 or 4;
-//                   blocked kernel)
+//   BX, BY, RY      threads per block in x and y, cells per thread in y (blocked kernel)
 //   L2_AHEAD        planes ahead of the current one that the blocked kernel asks L2 to fetch
 //                   (0 or 1: none)
 //   SKEW            level schedule of the blocked kernel (below)
@@ -83,12 +82,11 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // ---------------------------------------------------------------------------------------------
 // gpu-blocked: N.5D blocking (AN5D): 2.5D tiles streamed along z, BT time steps per pass.
 //
-// A block owns a tile of TX x TY cells (TX = BX*RX, TY = BY*RY); thread (tx, ty) owns the RX
-// columns tx*RX .. tx*RX+RX-1 of the RY rows ty*RY .. ty*RY+RY-1 (register tiling in x and y;
-// its RX values of a row move to and from shared memory as one vector access). The block
-// streams the planes of its z-chunk. When a level's new plane arrives (level 0: a load from
-// memory), the block exchanges it through double-buffered shared memory and each thread adds
-// the plane's contributions to 2R+1 register accumulators, one per output plane q = p-R .. p+R
+// A block owns a tile of TX x TY cells (TX = BX, TY = BY*RY); thread (tx, ty) owns column x = tx
+// and the RY rows ty*RY .. ty*RY+RY-1 (register tiling in y). The block streams the planes of
+// its z-chunk. When a level's new plane arrives (level 0: a load from memory), the block
+// exchanges it through double-buffered shared memory and each thread adds the plane's
+// contributions to 2R+1 register accumulators, one per output plane q = p-R .. p+R
 // (associative partial sums; a star's off-plane terms need only the thread's own value). The
 // accumulator of plane p-R is then complete: it is the next level's new plane. Accumulators sit
 // in a fixed ring of registers indexed by (plane mod 2R+1); the step loop is unrolled 2R+1
@@ -102,20 +100,15 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // works LAG = R+1 planes behind the one below; all BT levels then exchange their planes through
 // shared memory together, behind one barrier per step, and their arithmetic is independent, at
 // the cost of registers and shared memory. Measured on an H100 (star7 512^3, G updates/s,
-// SKEW 0 -> 1, one cell per thread in x): f32 b_T 4, 32x16 blocks, 2 cells per thread in y
-// 350 -> 302, 32x8x4 321 -> 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2
-// 209 -> 237, 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only (src/gpu/source.rs).
+// SKEW 0 -> 1): f32 b_T 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape),
+// 32x8x4 321 -> 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2 209 -> 237
+// (the best f64 shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only
+// (src/gpu/source.rs).
 // ---------------------------------------------------------------------------------------------
 #ifdef BT
-#ifndef RX
-#define RX 1
-#endif
-#define TX (BX * RX)
+#define TX BX
 #define TY (BY * RY)
-// Shared rows: a left halo padded to a multiple of RX (so every thread's columns start on a
-// vector boundary), the tile, the right halo, the row length rounded up to a multiple of RX.
-#define PADL (((RADIUS + RX - 1) / RX) * RX)
-#define SW (((PADL + TX + RADIUS + RX - 1) / RX) * RX)
+#define SW (TX + 2 * RADIUS)
 #define SH (TY + 2 * RADIUS)
 #define SLOT(k) ((((k) % W) + W) % W)
 #ifndef SKEW
@@ -124,32 +117,6 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 #define LAG (RADIUS + SKEW)
 // Planes each shared-memory buffer holds: one per level when skewed, else one.
 #define SPLANES (SKEW ? BT : 1)
-
-// RX consecutive values of a shared row, moved as one access (128-bit at most per instruction).
-struct alignas(RX * sizeof(REAL) > 16 ? 16 : RX * sizeof(REAL)) Pack { REAL v[RX]; };
-
-__device__ __forceinline__ void load_pack(const REAL* p, REAL (&out)[RX])
-{
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-    const Pack q = *reinterpret_cast<const Pack*>(p);
-#pragma unroll
-    for (int j = 0; j < RX; ++j) out[j] = q.v[j];
-#else
-    for (int j = 0; j < RX; ++j) out[j] = p[j];
-#endif
-}
-
-__device__ __forceinline__ void store_pack(REAL* p, const REAL (&in)[RX])
-{
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-    Pack q;
-#pragma unroll
-    for (int j = 0; j < RX; ++j) q.v[j] = in[j];
-    *reinterpret_cast<Pack*>(p) = q;
-#else
-    for (int j = 0; j < RX; ++j) p[j] = in[j];
-#endif
-}
 
 // A second __launch_bounds__ argument, even 1, changes ptxas's scheduling (measured on an H100,
 // star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it, 266
@@ -164,14 +131,14 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 long long pitch, long long plane, int hz, int* __restrict__ non_finite)
 {
     constexpr REAL c[] = COEF;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
+    extern __shared__ unsigned char smem_raw[];
     REAL* smem = reinterpret_cast<REAL*>(smem_raw);
 
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int vx = TX - 2 * RADIUS * BT, vy = TY - 2 * RADIUS * BT; // valid output per tile
     const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
     const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
-    const int gx0 = ox0 - RADIUS * BT + tx * RX;
+    const int gx = ox0 - RADIUS * BT + tx;
     const int gy0 = oy0 - RADIUS * BT + ty * RY;
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
@@ -187,51 +154,38 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     const bool edge_tile =
         tx0 < RADIUS || tx0 + TX > nx - RADIUS || ty0 < RADIUS || ty0 + TY > ny - RADIUS;
 
-    // Cell (i, j) of the thread is (gx0 + j, gy0 + i), at row_offset[i] + j in a plane (only
-    // dereferenced where the cell is in the grid).
-    bool in_grid[RY][RX], interior[RY][RX], store[RY][RX];
-    long long row_offset[RY];
+    bool in_grid[RY], interior[RY], store[RY];
+    long long offset[RY];
 #pragma unroll
     for (int i = 0; i < RY; ++i) {
         const int gy = gy0 + i;
-        row_offset[i] = (long long)gy * pitch + gx0;
-#pragma unroll
-        for (int j = 0; j < RX; ++j) {
-            const int gx = gx0 + j;
-            in_grid[i][j] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
-            interior[i][j] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-            store[i][j] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
-        }
+        in_grid[i] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+        interior[i] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        store[i] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
+        offset[i] = in_grid[i] ? (long long)gy * pitch + gx : 0;
     }
 
-    REAL acc[BT][W][RY][RX];
+    REAL acc[BT][W][RY];
 #pragma unroll
     for (int t = 0; t < BT; ++t)
 #pragma unroll
         for (int a = 0; a < W; ++a)
 #pragma unroll
-            for (int i = 0; i < RY; ++i)
-#pragma unroll
-                for (int j = 0; j < RX; ++j) acc[t][a][i][j] = 0;
+            for (int i = 0; i < RY; ++i) acc[t][a][i] = 0;
     bool bad = false;
     int buffer = 0;
     // The next plane is loaded one step ahead, so its memory latency hides behind the BT
     // levels of arithmetic on the current one.
-    REAL next[RY][RX];
+    REAL next[RY];
     // in[t]: level t's plane for the current step (level 0's comes from memory).
-    REAL in[BT][RY][RX];
+    REAL in[BT][RY];
 #pragma unroll
     for (int t = 0; t < BT; ++t)
 #pragma unroll
-        for (int i = 0; i < RY; ++i)
-#pragma unroll
-            for (int j = 0; j < RX; ++j) in[t][i][j] = 0;
+        for (int i = 0; i < RY; ++i) in[t][i] = 0;
 #pragma unroll
     for (int i = 0; i < RY; ++i)
-#pragma unroll
-        for (int j = 0; j < RX; ++j)
-            next[i][j] = (zl < zh && in_grid[i][j]) ? __ldg(src + zl * plane + row_offset[i] + j)
-                                                    : REAL(0);
+        next[i] = (zl < zh && in_grid[i]) ? __ldg(src + zl * plane + offset[i]) : REAL(0);
     __syncthreads();
 
     for (int k0 = 0; k0 < steps; k0 += W) {
@@ -242,22 +196,16 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             const int p = zl + k;
 #pragma unroll
             for (int i = 0; i < RY; ++i) {
-#pragma unroll
-                for (int j = 0; j < RX; ++j) {
-                    in[0][i][j] = next[i][j];
-                    next[i][j] = (p + 1 < zh && in_grid[i][j])
-                                     ? __ldg(src + (p + 1) * plane + row_offset[i] + j)
-                                     : REAL(0);
-                }
+                in[0][i] = next[i];
+                next[i] = (p + 1 < zh && in_grid[i]) ? __ldg(src + (p + 1) * plane + offset[i])
+                                                     : REAL(0);
                 // Ask L2 for a plane further ahead, so the register prefetch above finds it
                 // there: DRAM latency under a full load is longer than a plane's arithmetic.
 #if L2_AHEAD > 1
-                if (p + L2_AHEAD < zh && in_grid[i][0])
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + row_offset[i]));
+                if (p + L2_AHEAD < zh && in_grid[i])
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (p + L2_AHEAD) * plane + offset[i]));
 #endif
             }
-            // The thread's own first cell in a shared plane.
-            const int own = (ty * RY + RADIUS) * SW + PADL + tx * RX;
 #if SKEW
             // Every level's plane goes to shared memory behind one barrier.
             REAL* const sbuf = smem + buffer * (BT * SW * SH);
@@ -265,10 +213,11 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
 #pragma unroll
             for (int t = 0; t < BT; ++t)
 #pragma unroll
-                for (int i = 0; i < RY; ++i) store_pack(sbuf + t * SW * SH + own + i * SW, in[t][i]);
+                for (int i = 0; i < RY; ++i)
+                    sbuf[t * SW * SH + (ty * RY + i + RADIUS) * SW + tx + RADIUS] = in[t][i];
             __syncthreads();
 #endif
-            REAL out[RY][RX], last[RY][RX];
+            REAL out[RY], last[RY];
 
 #pragma unroll
             for (int level = 0; level < BT; ++level) {
@@ -276,42 +225,29 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 // before level t overwrites it with the input of the next.
                 const int t = SKEW ? BT - 1 - level : level;
                 // v holds level t's plane pt = p - t*LAG.
-                REAL v[RY][RX];
+                REAL v[RY];
 #pragma unroll
-                for (int i = 0; i < RY; ++i)
-#pragma unroll
-                    for (int j = 0; j < RX; ++j) v[i][j] = in[t][i][j];
+                for (int i = 0; i < RY; ++i) v[i] = in[t][i];
 #if SKEW
                 const REAL* s = sbuf + t * SW * SH;
 #else
                 REAL* s = smem + buffer * (SW * SH);
                 buffer ^= 1;
 #pragma unroll
-                for (int i = 0; i < RY; ++i) store_pack(s + own + i * SW, v[i]);
+                for (int i = 0; i < RY; ++i) s[(ty * RY + i + RADIUS) * SW + tx + RADIUS] = v[i];
                 __syncthreads();
 #endif
-                const REAL* row0 = s + own; // own first cell
+                const REAL* row0 = s + (ty * RY + RADIUS) * SW + tx + RADIUS; // own first cell
 #if IS_BOX
-                // Each shared row r (relative to the thread's first row) is read once, RX+2R
-                // values, and contributes to every own cell within R rows of it, for every
+                // Each shared row r (relative to the thread's first row) is read once, 2R+1
+                // values, and contributes to every own cell i within R rows of it, for every
                 // output plane offset dz: the plane is at z-offset dz from output q = pt - dz.
 #pragma unroll
                 for (int r = -RADIUS; r < RY + RADIUS; ++r) {
-                    REAL row[RX + 2 * RADIUS];
-                    if (r >= 0 && r < RY) {
+                    REAL row[W];
 #pragma unroll
-                        for (int j = 0; j < RX; ++j) row[RADIUS + j] = v[r][j];
-                    } else {
-                        REAL mid[RX];
-                        load_pack(row0 + r * SW, mid);
-#pragma unroll
-                        for (int j = 0; j < RX; ++j) row[RADIUS + j] = mid[j];
-                    }
-#pragma unroll
-                    for (int d = 1; d <= RADIUS; ++d) {
-                        row[RADIUS - d] = row0[r * SW - d];
-                        row[RADIUS + RX - 1 + d] = row0[r * SW + RX - 1 + d];
-                    }
+                    for (int dx = -RADIUS; dx <= RADIUS; ++dx)
+                        row[dx + RADIUS] = (dx == 0 && r >= 0 && r < RY) ? v[r] : row0[r * SW + dx];
 #pragma unroll
                     for (int i = 0; i < RY; ++i) {
                         const int dy = r - i;
@@ -320,56 +256,35 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                         for (int dz = -RADIUS; dz <= RADIUS; ++dz) {
                             const int a = SLOT(ph - t * LAG - dz);
 #pragma unroll
-                            for (int j = 0; j < RX; ++j)
-#pragma unroll
-                                for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
-                                    const REAL w = c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS];
-                                    const bool first = (dz == -RADIUS) && (r == i - RADIUS) && (dx == -RADIUS);
-                                    const REAL x = row[RADIUS + j + dx];
-                                    acc[t][a][i][j] = first ? x * w : fma(x, w, acc[t][a][i][j]);
-                                }
+                            for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
+                                const REAL w = c[((dz + RADIUS) * W + dy + RADIUS) * W + dx + RADIUS];
+                                const bool first = (dz == -RADIUS) && (r == i - RADIUS) && (dx == -RADIUS);
+                                acc[t][a][i] = first ? row[dx + RADIUS] * w
+                                                     : fma(row[dx + RADIUS], w, acc[t][a][i]);
+                            }
                         }
                     }
                 }
 #else
-                // The R shared rows above and below the thread's rows, RX values each.
-                REAL above[RADIUS][RX], below[RADIUS][RX];
-#pragma unroll
-                for (int d = 1; d <= RADIUS; ++d) {
-                    load_pack(row0 - d * SW, above[d - 1]);
-                    load_pack(row0 + (RY - 1 + d) * SW, below[d - 1]);
-                }
 #pragma unroll
                 for (int i = 0; i < RY; ++i) {
-                    // Row i with its R neighbours on either side.
-                    REAL ext[RX + 2 * RADIUS];
-#pragma unroll
-                    for (int j = 0; j < RX; ++j) ext[RADIUS + j] = v[i][j];
+                    // In-plane part of output q = pt (dz = 0).
+                    REAL in_plane = v[i] * c[0];
 #pragma unroll
                     for (int d = 1; d <= RADIUS; ++d) {
-                        ext[RADIUS - d] = row0[i * SW - d];
-                        ext[RADIUS + RX - 1 + d] = row0[i * SW + RX - 1 + d];
+                        const REAL up = (i - d >= 0) ? v[i - d] : row0[(i - d) * SW];
+                        const REAL down = (i + d < RY) ? v[i + d] : row0[(i + d) * SW];
+                        const REAL sum = (row0[i * SW - d] + row0[i * SW + d]) + (up + down);
+                        in_plane = fma(sum, c[d], in_plane);
                     }
+                    // Output q = pt + R starts with this plane's term; the others add to it.
+                    const int first = SLOT(ph - t * LAG + RADIUS);
+                    acc[t][first][i] = v[i] * c[RADIUS];
 #pragma unroll
-                    for (int j = 0; j < RX; ++j) {
-                        // In-plane part of output q = pt (dz = 0).
-                        REAL in_plane = v[i][j] * c[0];
-#pragma unroll
-                        for (int d = 1; d <= RADIUS; ++d) {
-                            const REAL up = (i - d >= 0) ? v[i - d][j] : above[d - i - 1][j];
-                            const REAL down = (i + d < RY) ? v[i + d][j] : below[i + d - RY][j];
-                            const REAL sum = (ext[RADIUS + j - d] + ext[RADIUS + j + d]) + (up + down);
-                            in_plane = fma(sum, c[d], in_plane);
-                        }
-                        // Output q = pt + R starts with this plane's term; the others add to it.
-                        const int first = SLOT(ph - t * LAG + RADIUS);
-                        acc[t][first][i][j] = v[i][j] * c[RADIUS];
-#pragma unroll
-                        for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
-                            const int a = SLOT(ph - t * LAG - dz);
-                            acc[t][a][i][j] = (dz == 0) ? acc[t][a][i][j] + in_plane
-                                                        : fma(v[i][j], c[dz < 0 ? -dz : dz], acc[t][a][i][j]);
-                        }
+                    for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
+                        const int a = SLOT(ph - t * LAG - dz);
+                        acc[t][a][i] = (dz == 0) ? acc[t][a][i] + in_plane
+                                                 : fma(v[i], c[dz < 0 ? -dz : dz], acc[t][a][i]);
                     }
                 }
 #endif
@@ -379,31 +294,24 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 const int done = SLOT(ph - t * LAG - RADIUS);
                 if (fixed_plane || edge_tile) {
 #pragma unroll
-                    for (int i = 0; i < RY; ++i)
-#pragma unroll
-                        for (int j = 0; j < RX; ++j) {
-                            REAL o = acc[t][done][i][j];
-                            if (fixed_plane || !interior[i][j])
-                                o = (q >= 0 && q < nz && in_grid[i][j])
-                                        ? __ldg(src + q * plane + row_offset[i] + j)
-                                        : REAL(0);
-                            out[i][j] = o;
-                        }
+                    for (int i = 0; i < RY; ++i) {
+                        REAL o = acc[t][done][i];
+                        if (fixed_plane || !interior[i])
+                            o = (q >= 0 && q < nz && in_grid[i]) ? __ldg(src + q * plane + offset[i])
+                                                                   : REAL(0);
+                        out[i] = o;
+                    }
                 } else {
 #pragma unroll
-                    for (int i = 0; i < RY; ++i)
-#pragma unroll
-                        for (int j = 0; j < RX; ++j) out[i][j] = acc[t][done][i][j];
+                    for (int i = 0; i < RY; ++i) out[i] = acc[t][done][i];
                 }
 #pragma unroll
-                for (int i = 0; i < RY; ++i)
-#pragma unroll
-                    for (int j = 0; j < RX; ++j) {
-                        if (t + 1 < BT)
-                            in[t + 1][i][j] = out[i][j];
-                        else
-                            last[i][j] = out[i][j];
-                    }
+                for (int i = 0; i < RY; ++i) {
+                    if (t + 1 < BT)
+                        in[t + 1][i] = out[i];
+                    else
+                        last[i] = out[i];
+                }
             }
 
             // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the valid
@@ -412,12 +320,10 @@ stencil_blocked(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
             if (q >= z0 && q < z1) {
 #pragma unroll
                 for (int i = 0; i < RY; ++i)
-#pragma unroll
-                    for (int j = 0; j < RX; ++j)
-                        if (store[i][j]) {
-                            dst[q * plane + row_offset[i] + j] = last[i][j];
-                            bad |= !finite_value(last[i][j]);
-                        }
+                    if (store[i]) {
+                        dst[q * plane + offset[i]] = last[i];
+                        bad |= !finite_value(last[i]);
+                    }
             }
             }
         }

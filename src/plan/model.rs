@@ -1,9 +1,11 @@
 //! The CPU performance model: the 3.5D paper's equations (1)-(4) and a bound-and-bottleneck
 //! prediction for each candidate configuration.
 //!
-//! Predicted rate = min(compute rate, memory rate) / κ, where the compute rate is the peak op rate
-//! over the kernel's ops per update, the memory rate is the bandwidth times `dim_T` over the bytes
-//! per update, and κ is the redundant work of the tile ghost zones.
+//! Predicted rate = min(compute rate, memory rate) / κ in the paper's model, where the compute
+//! rate is the peak op rate over the kernel's ops per update, the memory rate is the bandwidth
+//! times `dim_T` over the bytes per update, and κ is the redundant work of the tile ghost
+//! zones. On measured machines a stencil's compute and memory times add instead of
+//! overlapping (see `ModelInput::overlap`).
 //!
 //! The blocked engine's team is cut into tile groups of `tile_threads` threads (see
 //! `crate::cpu::groups`). For each group size the model gives a group the cache it can count on
@@ -136,7 +138,8 @@ pub struct Candidate {
     pub compute_mups: f64,
     /// Memory-bound rate, million updates per second.
     pub memory_mups: f64,
-    /// min(compute, memory) / κ.
+    /// The predicted rate: min(compute, memory) / κ, or on measured machines for stencils the
+    /// rate whose time is the sum of both (see the module docs).
     pub predicted_mups: f64,
     /// Which limit binds.
     pub bound: Bound,
@@ -232,11 +235,7 @@ impl ModelInput<'_> {
         (row, memory_mups): (usize, f64),
     ) -> Candidate {
         let compute_mups = self.compute_mups(row);
-        let (rate, bound) = if compute_mups <= memory_mups {
-            (compute_mups, Bound::Compute)
-        } else {
-            (memory_mups, Bound::Memory)
-        };
+        let (rate, bound) = self.overlap(compute_mups, memory_mups);
         Candidate {
             engine,
             dim_t,
@@ -262,7 +261,11 @@ impl ModelInput<'_> {
         let [nx, ny, _] = self.dims;
         let r = self.cost.radius;
         let planes = working_set(self.cost.element_bytes, r, 1, nx, ny);
-        let bytes = if planes <= self.cache_bytes || self.kernel.lbm().is_some() {
+        // The planes need the cache only between one plane's reads, not for tiles the blocking
+        // budget keeps apart: all of the usable cache counts (star7 f64 512³ on a 2-core Xeon
+        // with 8 MiB usable: 8 MiB of planes, 1,043 MUPS = 16.7 GB/s counted, no re-reads).
+        let fits = planes <= self.cache_bytes.max(self.machine.usable_llc_bytes());
+        let bytes = if fits || self.kernel.lbm().is_some() {
             self.cost.bytes_per_update
         } else {
             self.cost.bytes_per_update + 2 * r * self.cost.element_bytes
@@ -292,7 +295,7 @@ impl ModelInput<'_> {
 
     /// The blocked engine with `dim_t` levels, loaded tile `tile` and tile groups of
     /// `tile_threads` threads; `None` when the tile leaves no valid output. The rate is
-    /// min(compute, memory) / κ, times the share of time groups are busy ([`balance`]), the
+    /// the overlap of compute / κ and memory (`overlap`), times the share of time groups are busy ([`balance`]), the
     /// share of a pipeline step not spent in the barrier ([`barrier_us`]) and the slowdown of
     /// rows next to another thread's rows.
     pub(crate) fn blocked(
@@ -325,7 +328,7 @@ impl ModelInput<'_> {
             c.compute_mups * spill / kappa,
             c.memory_mups / self.memory_kappa(tile, dim_t),
         );
-        (c.predicted_mups, c.bound) = self.level_schedule(compute, memory, dim_t);
+        (c.predicted_mups, c.bound) = self.overlap(compute, memory);
         if dim_t == 1 {
             // One level per pass: every thread streams its own planes of every tile, with no
             // groups and no barrier (see cpu::blocked).
@@ -353,18 +356,18 @@ impl ModelInput<'_> {
         Some(c)
     }
 
-    /// Rate and bound of a blocked pass of `dim_t` levels from its compute and memory rates
-    /// (per useful update, all threads). The paper's model overlaps the two perfectly:
-    /// min(compute, memory). But each thread runs its levels one after the other, and only
-    /// level 1 reads memory, so the time level 1 waits on memory beyond its compute is not
-    /// hidden behind the other levels: per update, t = (max(t_c, dim_T·t_m) + (dim_T − 1)·t_c)
-    /// / dim_T. On the 16-core server min() rated star7 `dim_T` 2 level with 3-5 (both
-    /// compute-bound at 80 GB/s), where `dim_T` 2 measured 7.7 G updates/s and `dim_T` 3-5
-    /// 10-12.7. Used for stencils on measured machines; the paper's machine (no row overhead)
-    /// keeps the paper's min(), and the lattice keeps it too: its naive rate, against which
-    /// this would weigh level 1, is over-predicted by up to a third (39 streams per node run
-    /// below the probe's bandwidth on 2 cores: 121 MLUPS measured, 166 predicted).
-    fn level_schedule(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
+    /// Rate and bound from a configuration's compute and memory rates (per useful update, all
+    /// threads). The paper's model overlaps the two perfectly: min(compute, memory). On
+    /// measured machines a stencil sweep does not: a core waits for memory and computes in
+    /// turn (in a blocked pass only level 1 reads memory, and the other levels cannot hide it),
+    /// so the times add: t = t_c + t_m. Measured star7 f32 512³ naive sweeps (MUPS, against
+    /// min() / the sum): 16-core host, 1 thread 1,027 (1,663 / 913), 4 threads 3,211 (6,654 /
+    /// 3,658), 16 threads 7,740 (13,213 / 8,946); 2-core Xeon 2,168 (3,162 / 1,988). And min()
+    /// rated star7 `dim_T` 2 level with 3-5 on 16 cores, where `dim_T` 2 measured 7.7-11.0 G
+    /// updates/s and `dim_T` 3-4 10.0-13.8. The paper's machine (no row overhead) keeps min(),
+    /// and so does the lattice: its collision overlaps the loads of 19 streams, and its naive
+    /// rate is already over-predicted (2 cores: 118 MLUPS measured, min() 166, the sum 90).
+    fn overlap(&self, compute: f64, memory: f64) -> (f64, Bound) {
         let bound = if compute <= memory {
             Bound::Compute
         } else {
@@ -373,10 +376,7 @@ impl ModelInput<'_> {
         if self.machine.row_overhead_cells == 0.0 || self.kernel.lbm().is_some() {
             return (compute.min(memory), bound);
         }
-        let d = dim_t as f64;
-        let (t_c, t_level1) = (1.0 / compute, d / memory);
-        let t = (t_level1.max(t_c) + (d - 1.0) * t_c) / d;
-        (1.0 / t, bound)
+        (1.0 / (1.0 / compute + 1.0 / memory), bound)
     }
 
     /// (threads in the largest group, groups) when the team is cut into groups of at most `n`

@@ -1436,6 +1436,14 @@ mod tests {
                     .unwrap();
                 assert!(p.engine() == Engine::Blocked && p.dim_t() >= 2, "{p}");
             }
+            // box27's arithmetic covers its traffic (γ < Γ): it overlaps, and naive wins
+            // (measured 5,520-6,341 MUPS against blocked dim_T 3's 5,230-5,916).
+            let boxed =
+                PlanBuilder::new(Stencil::from_name("box27").unwrap(), DType::F32, [512; 3])
+                    .machine(m.clone())
+                    .build()
+                    .unwrap();
+            assert_eq!(boxed.engine(), Engine::Naive, "{boxed}");
         }
     }
 }

@@ -364,16 +364,20 @@ impl ModelInput<'_> {
     /// min() / the sum): 16-core host, 1 thread 1,027 (1,663 / 913), 4 threads 3,211 (6,654 /
     /// 3,658), 16 threads 7,740 (13,213 / 8,946); 2-core Xeon 2,168 (3,162 / 1,988). And min()
     /// rated star7 `dim_T` 2 level with 3-5 on 16 cores, where `dim_T` 2 measured 7.7-11.0 G
-    /// updates/s and `dim_T` 3-4 10.0-13.8. The paper's machine (no row overhead) keeps min(),
-    /// and so does the lattice: its collision overlaps the loads of 19 streams, and its naive
-    /// rate is already over-predicted (2 cores: 118 MLUPS measured, min() 166, the sum 90).
+    /// updates/s and `dim_T` 3-4 10.0-13.8. Kernels whose arithmetic covers their traffic
+    /// (γ ≤ Γ) keep min(): the core has work to overlap the loads with (box27 f32 on 16 cores:
+    /// naive 5,520-6,341 MUPS, blocked `dim_T` 3 5,230-5,916, where the sum ranked blocked
+    /// first). So do the paper's machine (no row overhead) and the lattice: its collision
+    /// overlaps the loads of 19 streams, and its naive rate is already over-predicted (2 cores:
+    /// 118 MLUPS measured, min() 166, the sum 90).
     fn overlap(&self, compute: f64, memory: f64) -> (f64, Bound) {
         let bound = if compute <= memory {
             Bound::Compute
         } else {
             Bound::Memory
         };
-        if self.machine.row_overhead_cells == 0.0 || self.kernel.lbm().is_some() {
+        let streaming = self.cost.bytes_per_op() > self.machine.bytes_per_op(self.dtype, false);
+        if self.machine.row_overhead_cells == 0.0 || self.kernel.lbm().is_some() || !streaming {
             return (compute.min(memory), bound);
         }
         (1.0 / (1.0 / compute + 1.0 / memory), bound)

@@ -12,6 +12,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::contention::{disturbed, Watch};
+
 /// Bandwidth in GB/s and where it came from: the environment override, the cache, or a fresh
 /// measurement.
 pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
@@ -46,9 +48,16 @@ pub(crate) fn cached_measurement(
         }
     }
     let v = measure();
+    if disturbed() {
+        return (v, DISTURBED_SOURCE.into());
+    }
     write_cache(key, v);
     (v, "measured".into())
 }
+
+/// The source of a figure measured while probe threads waited for their cores: it serves this
+/// process only.
+pub(crate) const DISTURBED_SOURCE: &str = "measured while other work shared the cores; not cached";
 
 /// Measures the copy-scale bandwidth with `threads` threads; bytes read plus bytes written.
 pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
@@ -77,6 +86,7 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
                 .map(|(ca, cb)| {
                     let start = &start;
                     s.spawn(move || {
+                        let watch = Watch::start();
                         start.wait();
                         let t0 = Instant::now();
                         let factor = 1.000_001 + rep as f64 * 1e-9;
@@ -84,7 +94,9 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
                             *o = i * factor;
                         }
                         std::hint::black_box(&cb);
-                        (t0, Instant::now())
+                        let t1 = Instant::now();
+                        watch.finish();
+                        (t0, t1)
                     })
                 })
                 .collect();

@@ -90,6 +90,14 @@ pub(crate) fn measured_or_cached(
         .map(|p| (p.bytes, p.gbs))
         .unwrap_or((private_bytes * threads.max(1) / 2, 0.0));
     let private_gbs = curve.first().map_or(0.0, |p| p.gbs);
+    if super::contention::disturbed() {
+        return CacheUse {
+            bytes,
+            gbs,
+            private_gbs,
+            source: super::bandwidth::DISTURBED_SOURCE.into(),
+        };
+    }
     write_cache(&key, bytes as f64);
     write_cache(&rate_key, gbs);
     write_cache(&private_key, private_gbs);

@@ -12,6 +12,7 @@
 mod bandwidth;
 pub mod cache_probe;
 mod compute;
+mod contention;
 mod engine;
 mod flops;
 pub mod gpu_model;

@@ -1,7 +1,10 @@
 //! Probe threads: one scoped thread per core, pinned like the engines' teams, all released
-//! together by a barrier so the probes measure the cores running at once.
+//! together by a barrier so the probes measure the cores running at once. Each thread watches
+//! its run-queue wait (see `contention`).
 
 use std::sync::Barrier;
+
+use super::contention::Watch;
 
 /// Runs `work(barrier)` on `threads` threads pinned to the cores in turn (unpinned where the OS
 /// gives no core list) and returns the results of the threads that finished. `work` should wait
@@ -21,7 +24,10 @@ pub(crate) fn on_pinned_threads<R: Send>(
                     if let Some(&core) = core {
                         core_affinity::set_for_current(core);
                     }
-                    work(start)
+                    let watch = Watch::start();
+                    let result = work(start);
+                    watch.finish();
+                    result
                 })
             })
             .collect();

@@ -7,12 +7,12 @@
 //! `STENCIL35D_BANDWIDTH_GBS` to skip the probe, `STENCIL35D_CACHE_DIR` to move the cache.
 
 use std::path::PathBuf;
-use std::sync::Barrier;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::contention::{disturbed, Watch};
+use super::contention::disturbed;
+use super::pinned::on_pinned_threads;
 
 /// Bandwidth in GB/s and where it came from: the environment override, the cache, or a fresh
 /// measurement.
@@ -59,67 +59,39 @@ pub(crate) fn cached_measurement(
 /// process only.
 pub(crate) const DISTURBED_SOURCE: &str = "measured while other work shared the cores; not cached";
 
-/// Measures the copy-scale bandwidth with `threads` threads; bytes read plus bytes written.
+/// Measures the copy-scale bandwidth with `threads` threads pinned to the cores, each scaling
+/// its own pair of arrays (touched first by the thread that uses them, for NUMA placement);
+/// bytes read plus bytes written over the fastest of 5 timed repetitions, each spanning from
+/// the first thread's start to the last one's end.
 pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
     let bytes = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
-    let n = bytes / std::mem::size_of::<f64>();
     let threads = threads.max(1);
-    let chunk = n.div_ceil(threads);
-    let mut a = vec![0.0f64; n];
-    let mut b = vec![0.0f64; n];
-    // First touch from the threads that will use each chunk (NUMA placement).
-    std::thread::scope(|s| {
-        for (ca, cb) in a.chunks_mut(chunk).zip(b.chunks_mut(chunk)) {
-            s.spawn(move || {
-                ca.iter_mut().enumerate().for_each(|(i, v)| *v = i as f64);
-                cb.fill(1.0);
-            });
-        }
+    let n = (bytes / std::mem::size_of::<f64>()).div_ceil(threads);
+    let spans: Vec<Vec<(Instant, Instant)>> = on_pinned_threads(threads, |start| {
+        let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let mut b = vec![1.0f64; n];
+        (0..6)
+            .map(|rep| {
+                start.wait();
+                let t0 = Instant::now();
+                let factor = 1.000_001 + rep as f64 * 1e-9;
+                for (o, i) in b.iter_mut().zip(&a) {
+                    *o = i * factor;
+                }
+                std::hint::black_box(&b);
+                (t0, Instant::now())
+            })
+            .collect()
     });
-    let mut best = f64::INFINITY;
-    for rep in 0..6 {
-        let start = Barrier::new(threads);
-        let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
-            let handles: Vec<_> = a
-                .chunks(chunk)
-                .zip(b.chunks_mut(chunk))
-                .map(|(ca, cb)| {
-                    let start = &start;
-                    s.spawn(move || {
-                        let watch = Watch::start();
-                        start.wait();
-                        let t0 = Instant::now();
-                        let factor = 1.000_001 + rep as f64 * 1e-9;
-                        for (o, i) in cb.iter_mut().zip(ca) {
-                            *o = i * factor;
-                        }
-                        std::hint::black_box(&cb);
-                        let t1 = Instant::now();
-                        watch.finish();
-                        (t0, t1)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("probe thread"))
-                .collect()
-        });
-        let t0 = spans
-            .iter()
-            .map(|s| s.0)
-            .min()
-            .expect("at least one thread");
-        let t1 = spans
-            .iter()
-            .map(|s| s.1)
-            .max()
-            .expect("at least one thread");
-        if rep > 0 {
-            best = best.min((t1 - t0).as_secs_f64());
-        }
-    }
-    (2 * n * std::mem::size_of::<f64>()) as f64 / best / 1e9
+    // The first repetition warms up (page mappings, clocks) and is left out.
+    let best = (1..6)
+        .filter_map(|rep| {
+            let t0 = spans.iter().filter_map(|s| s.get(rep)).map(|s| s.0).min()?;
+            let t1 = spans.iter().filter_map(|s| s.get(rep)).map(|s| s.1).max()?;
+            Some((t1 - t0).as_secs_f64())
+        })
+        .fold(f64::INFINITY, f64::min);
+    (2 * n * threads * std::mem::size_of::<f64>()) as f64 / best / 1e9
 }
 
 /// One cached measurement (this probe's bandwidth, or another probe's figure under its own key).

@@ -13,6 +13,7 @@ mod bandwidth;
 pub mod cache_probe;
 mod compute;
 mod contention;
+pub use contention::{max_wait_share as probe_wait_share, MAX_WAIT_SHARE as PROBE_MAX_WAIT_SHARE};
 mod engine;
 mod flops;
 pub mod gpu_model;

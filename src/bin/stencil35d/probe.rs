@@ -94,6 +94,12 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         m.bandwidth_gbs, m.bandwidth_source, m.core_bandwidth_gbs
     );
     println!(
+        "contention: probe threads waited for a CPU up to {:.1}% of their run (figures from \
+         runs above {:.0}% are not cached)",
+        stencil35d::plan::probe_wait_share() * 100.0,
+        stencil35d::plan::PROBE_MAX_WAIT_SHARE * 100.0
+    );
+    println!(
         "cache use:  {} usable by all cores ({}; streams >= {}x as fast as memory); now:",
         human_bytes(m.usable_llc_bytes()),
         m.cache_source,

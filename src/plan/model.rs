@@ -294,10 +294,10 @@ impl ModelInput<'_> {
     }
 
     /// The blocked engine with `dim_t` levels, loaded tile `tile` and tile groups of
-    /// `tile_threads` threads; `None` when the tile leaves no valid output. The rate is
-    /// the overlap of compute / κ and memory (`overlap`), times the share of time groups are busy ([`balance`]), the
-    /// share of a pipeline step not spent in the barrier ([`barrier_us`]) and the slowdown of
-    /// rows next to another thread's rows.
+    /// `tile_threads` threads; `None` when the tile leaves no valid output. The rate combines
+    /// compute / κ and memory (`overlap`), times the share of time groups are busy
+    /// ([`balance`]), the share of a pipeline step not spent in the barrier ([`barrier_us`])
+    /// and the slowdown of rows next to another thread's rows.
     pub(crate) fn blocked(
         &self,
         dim_t: usize,

@@ -14,14 +14,25 @@ use serde::{Deserialize, Serialize};
 use super::contention::disturbed;
 use super::pinned::on_pinned_threads;
 
-/// Bandwidth in GB/s and where it came from: the environment override, the cache, or a fresh
-/// measurement.
+/// Bandwidth of `threads` cores in GB/s and where it came from: `STENCIL35D_BANDWIDTH_GBS`,
+/// the cache, or a fresh measurement.
 pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
     cached_measurement(
         ("STENCIL35D_BANDWIDTH_GBS", |gbs| gbs > 0.0),
         &cache_key(threads, llc_bytes),
         refresh,
         || measure(threads, llc_bytes),
+    )
+}
+
+/// Bandwidth of one core on its own in GB/s and where it came from:
+/// `STENCIL35D_CORE_BANDWIDTH_GBS`, the cache, or a fresh measurement.
+pub(crate) fn core_measured_or_cached(llc_bytes: usize, refresh: bool) -> (f64, String) {
+    cached_measurement(
+        ("STENCIL35D_CORE_BANDWIDTH_GBS", |gbs| gbs > 0.0),
+        &cache_key(1, llc_bytes),
+        refresh,
+        || measure(1, llc_bytes),
     )
 }
 
@@ -51,6 +62,9 @@ pub(crate) fn cached_measurement(
     if disturbed() {
         return (v, DISTURBED_SOURCE.into());
     }
+    if !(v.is_finite() && v > 0.0) {
+        return (v, "measured, implausible; not cached".into());
+    }
     write_cache(key, v);
     (v, "measured".into())
 }
@@ -62,7 +76,8 @@ pub(crate) const DISTURBED_SOURCE: &str = "measured while other work shared the 
 /// Measures the copy-scale bandwidth with `threads` threads pinned to the cores, each scaling
 /// its own pair of arrays (touched first by the thread that uses them, for NUMA placement);
 /// bytes read plus bytes written over the fastest of 5 timed repetitions, each spanning from
-/// the first thread's start to the last one's end.
+/// the first thread's start to the last one's end. More threads than cores share cores, which
+/// marks this process's probes disturbed (none of its figures are cached then).
 pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
     let bytes = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
     let threads = threads.max(1);

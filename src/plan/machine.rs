@@ -61,6 +61,9 @@ pub struct Machine {
     /// per core), so few threads are memory-bound where the whole team would not be.
     #[serde(default)]
     pub core_bandwidth_gbs: f64,
+    /// Where the single-core figure came from.
+    #[serde(default)]
+    pub core_bandwidth_source: String,
     /// Share of the nominal peak the cores sustain on the stencil row kernels with data in the
     /// last-level cache, all at once (1.0 = the peak; see `compute` for why servers fall short).
     #[serde(default = "full_efficiency")]
@@ -101,9 +104,10 @@ fn full_efficiency() -> f64 {
 }
 
 impl Machine {
-    /// The machine this process runs on. Detection (including a ~0.3 s memory-bandwidth probe)
-    /// runs once per process; the bandwidth is also cached on disk per boot (see
-    /// `measure_bandwidth` and its cache), so most processes do not probe at all.
+    /// The machine this process runs on. Detection (the memory-bandwidth probes of all cores
+    /// and of one core, the cache and compute probes: about 1-3 s) runs once per process; the
+    /// figures are also cached on disk per boot (see `measure_bandwidth` and its cache), so
+    /// most processes do not probe at all.
     pub fn detect() -> &'static Machine {
         static MACHINE: OnceLock<Machine> = OnceLock::new();
         MACHINE.get_or_init(|| Machine::probe(false))
@@ -115,7 +119,8 @@ impl Machine {
         let caches = read_caches();
         let llc = caches.last().map_or(8 << 20, |c| c.bytes);
         let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);
-        let (core_bandwidth_gbs, _) = bandwidth::measured_or_cached(1, llc, refresh);
+        let (core_bandwidth_gbs, core_bandwidth_source) =
+            bandwidth::core_measured_or_cached(llc, refresh);
         let mut m = Machine {
             cpu_model: read_cpu_model(),
             cores,
@@ -127,6 +132,7 @@ impl Machine {
             bandwidth_gbs,
             bandwidth_source,
             core_bandwidth_gbs,
+            core_bandwidth_source,
             compute_efficiency: 1.0,
             compute_source: "nominal".into(),
             lattice_efficiency: 0.0,
@@ -193,6 +199,7 @@ impl Machine {
             bandwidth_gbs: 30.0,
             bandwidth_source: "peak, table I".into(),
             core_bandwidth_gbs: 0.0,
+            core_bandwidth_source: String::new(),
             compute_efficiency: 1.0,
             compute_source: "nominal (the paper's model)".into(),
             lattice_efficiency: 0.0,
@@ -246,9 +253,9 @@ impl Machine {
     }
 
     /// Memory bandwidth `threads` cores reach together, GB/s: each core's own rate times the
-    /// threads, up to what the whole machine delivers.
+    /// threads, up to what the whole machine delivers (all of it for a thread per core).
     pub fn bandwidth_for(&self, threads: usize) -> f64 {
-        if self.core_bandwidth_gbs > 0.0 {
+        if self.core_bandwidth_gbs > 0.0 && threads < self.cores {
             self.bandwidth_gbs
                 .min(self.core_bandwidth_gbs * threads.clamp(1, self.cores.max(1)) as f64)
         } else {

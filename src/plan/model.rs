@@ -4,8 +4,8 @@
 //! Predicted rate = min(compute rate, memory rate) / κ in the paper's model, where the compute
 //! rate is the peak op rate over the kernel's ops per update, the memory rate is the bandwidth
 //! times `dim_T` over the bytes per update, and κ is the redundant work of the tile ghost
-//! zones. On measured machines a stencil's compute and memory times add instead of
-//! overlapping (see `ModelInput::overlap`).
+//! zones. On measured machines a streaming stencil's (γ > Γ) compute and memory times add
+//! instead of overlapping (see `ModelInput::overlap`).
 //!
 //! The blocked engine's team is cut into tile groups of `tile_threads` threads (see
 //! `crate::cpu::groups`). For each group size the model gives a group the cache it can count on
@@ -138,8 +138,9 @@ pub struct Candidate {
     pub compute_mups: f64,
     /// Memory-bound rate, million updates per second.
     pub memory_mups: f64,
-    /// The predicted rate: min(compute, memory) / κ, or on measured machines for stencils the
-    /// rate whose time is the sum of both (see the module docs).
+    /// The predicted rate: min(compute, memory) / κ, or on measured machines for streaming
+    /// stencils the rate whose time is the sum of both (see the module docs); blocked
+    /// candidates also carry the tile groups' balance, barrier and remote-row factors.
     pub predicted_mups: f64,
     /// Which limit binds.
     pub bound: Bound,
@@ -264,7 +265,7 @@ impl ModelInput<'_> {
         // The planes need the cache only between one plane's reads, not for tiles the blocking
         // budget keeps apart: all of the usable cache counts (star7 f64 512³ on a 2-core Xeon
         // with 8 MiB usable: 8 MiB of planes, 1,043 MUPS = 16.7 GB/s counted, no re-reads).
-        let fits = planes <= self.cache_bytes.max(self.machine.usable_llc_bytes());
+        let fits = planes <= self.machine.usable_llc_bytes();
         let bytes = if fits || self.kernel.lbm().is_some() {
             self.cost.bytes_per_update
         } else {
@@ -286,10 +287,11 @@ impl ModelInput<'_> {
             / self.machine.lanes(self.dtype) as f64
             / self.cost.ops_per_update as f64;
         c.compute_mups = scalar;
-        if scalar < c.memory_mups {
-            c.bound = Bound::Compute;
-            c.predicted_mups = scalar;
+        if c.memory_mups.is_finite() {
+            c.memory_mups *=
+                self.machine.bandwidth_for(1) / self.machine.bandwidth_for(self.threads);
         }
+        (c.predicted_mups, c.bound) = self.overlap(scalar, c.memory_mups);
         c
     }
 

@@ -8,7 +8,8 @@ use super::contention::Watch;
 
 /// Runs `work(barrier)` on `threads` threads pinned to the cores in turn (unpinned where the OS
 /// gives no core list) and returns the results of the threads that finished. `work` should wait
-/// on the barrier once its setup is done, so the timed parts start together.
+/// on the barrier once its setup is done, so the timed parts start together (a thread that
+/// panics before it reaches the barrier leaves the others waiting there).
 pub(crate) fn on_pinned_threads<R: Send>(
     threads: usize,
     work: impl Fn(&Barrier) -> R + Sync,

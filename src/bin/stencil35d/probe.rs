@@ -90,8 +90,8 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         DEFAULT_CACHE_SHARE * 100.0
     );
     println!(
-        "bandwidth:  {:.1} GB/s read+write ({}); one core alone {:.1} GB/s",
-        m.bandwidth_gbs, m.bandwidth_source, m.core_bandwidth_gbs
+        "bandwidth:  {:.1} GB/s read+write ({}); one core alone {:.1} GB/s ({})",
+        m.bandwidth_gbs, m.bandwidth_source, m.core_bandwidth_gbs, m.core_bandwidth_source
     );
     println!(
         "contention: probe threads waited for a CPU up to {:.1}% of their run (figures from \

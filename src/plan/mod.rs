@@ -767,9 +767,10 @@ impl Display for Plan {
         if m.core_bandwidth_gbs > 0.0 && m.bandwidth_for(self.threads) < m.bandwidth_gbs {
             writeln!(
                 f,
-                "memory:  {:.1} GB/s on {} threads ({:.1} GB/s per core on its own)",
+                "memory:  {:.1} GB/s on {} thread{} ({:.1} GB/s per core on its own)",
                 m.bandwidth_for(self.threads),
                 self.threads,
+                if self.threads == 1 { "" } else { "s" },
                 m.core_bandwidth_gbs
             )?;
         }

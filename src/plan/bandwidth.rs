@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::contention::disturbed;
-use super::pinned::on_pinned_threads;
+use super::pinned::{fastest_span, on_pinned_threads};
 
 /// Bandwidth of `threads` cores in GB/s and where it came from: `STENCIL35D_BANDWIDTH_GBS`,
 /// the cache, or a fresh measurement.
@@ -99,13 +99,7 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
             .collect()
     });
     // The first repetition warms up (page mappings, clocks) and is left out.
-    let best = (1..6)
-        .filter_map(|rep| {
-            let t0 = spans.iter().filter_map(|s| s.get(rep)).map(|s| s.0).min()?;
-            let t1 = spans.iter().filter_map(|s| s.get(rep)).map(|s| s.1).max()?;
-            Some((t1 - t0).as_secs_f64())
-        })
-        .fold(f64::INFINITY, f64::min);
+    let best = fastest_span(&spans, 1..6).unwrap_or(f64::INFINITY);
     (2 * n * threads * std::mem::size_of::<f64>()) as f64 / best / 1e9
 }
 

@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use super::bandwidth::{boot_key, read_cache, write_cache};
-use super::pinned::on_pinned_threads;
+use super::pinned::{fastest_span, on_pinned_threads};
 
 /// How much faster than the memory-resident footprint a footprint must stream to count as
 /// cached.
@@ -156,15 +156,7 @@ pub fn measure_cache_curve(
                 })
                 .collect()
         });
-        // Each repetition spans from the first thread's start to the last one's end; the
-        // fastest repetition counts (other tenants only ever slow a run down).
-        let best = (0..REPEATS)
-            .filter_map(|r| {
-                let t0 = spans.iter().map(|s| s[r].0).min()?;
-                let t1 = spans.iter().map(|s| s[r].1).max()?;
-                Some((t1 - t0).as_secs_f64())
-            })
-            .reduce(f64::min);
+        let best = fastest_span(&spans, 0..REPEATS);
         let Some(best) = best.filter(|_| spans.len() == threads) else {
             break;
         };

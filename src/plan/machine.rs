@@ -257,7 +257,7 @@ impl Machine {
     pub fn bandwidth_for(&self, threads: usize) -> f64 {
         if self.core_bandwidth_gbs > 0.0 && threads < self.cores {
             self.bandwidth_gbs
-                .min(self.core_bandwidth_gbs * threads.clamp(1, self.cores.max(1)) as f64)
+                .min(self.core_bandwidth_gbs * threads.max(1) as f64)
         } else {
             self.bandwidth_gbs
         }

@@ -1412,31 +1412,30 @@ mod tests {
             (server_boot(72.2, 0.37, 128), 7225.0),
             (server_boot(105.7, 0.43, 32), 7740.0),
         ] {
-            let plan = |threads, engine| {
-                PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
+            let plan = |threads, engine: Option<Engine>| {
+                let b = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
                     .machine(m.clone())
-                    .threads(threads)
-                    .engine(engine)
-                    .build()
-                    .unwrap()
+                    .threads(threads);
+                match engine {
+                    Some(e) => b.engine(e),
+                    None => b,
+                }
+                .build()
+                .unwrap()
             };
-            let naive = plan(16, Engine::Naive).chosen().predicted_mups;
+            let naive = plan(16, Some(Engine::Naive)).chosen().predicted_mups;
             assert!(
                 (naive / naive_measured - 1.0).abs() < 0.25,
                 "naive predicted {naive:.0}, measured {naive_measured}"
             );
-            let blocked = plan(16, Engine::Blocked);
+            let blocked = plan(16, Some(Engine::Blocked));
             assert!(blocked.dim_t() >= 3, "{blocked}");
             assert!(
                 (10_000.0..16_000.0).contains(&blocked.chosen().predicted_mups),
                 "{blocked}"
             );
             for threads in [1, 2, 4, 8] {
-                let p = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
-                    .machine(m.clone())
-                    .threads(threads)
-                    .build()
-                    .unwrap();
+                let p = plan(threads, None);
                 assert!(p.engine() == Engine::Blocked && p.dim_t() >= 2, "{p}");
             }
             // box27's arithmetic covers its traffic (γ < Γ): it overlaps, and naive wins

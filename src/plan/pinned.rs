@@ -2,7 +2,9 @@
 //! together by a barrier so the probes measure the cores running at once. Each thread watches
 //! its run-queue wait (see `contention`).
 
+use std::ops::Range;
 use std::sync::Barrier;
+use std::time::Instant;
 
 use super::contention::Watch;
 
@@ -34,4 +36,17 @@ pub(crate) fn on_pinned_threads<R: Send>(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     })
+}
+
+/// The fastest of the repetitions `reps` timed by every thread (each thread's `(start, end)`
+/// per repetition), in seconds: a repetition spans from the first thread's start to the last
+/// one's end, and the fastest counts (other tenants only ever slow a run down). `None` when no
+/// thread timed any of them.
+pub(crate) fn fastest_span(spans: &[Vec<(Instant, Instant)>], reps: Range<usize>) -> Option<f64> {
+    reps.filter_map(|r| {
+        let t0 = spans.iter().filter_map(|s| s.get(r)).map(|s| s.0).min()?;
+        let t1 = spans.iter().filter_map(|s| s.get(r)).map(|s| s.1).max()?;
+        Some((t1 - t0).as_secs_f64())
+    })
+    .reduce(f64::min)
 }

@@ -16,8 +16,14 @@
 //! 7-point kernel (on the 16-core server the stencil's share made the model expect 1.1-1.8×
 //! naive from blocking, where it measured 0.8×).
 //!
+//! The lattice's memory side is measured too: a pull-streaming sweep reads 19 streams and
+//! writes 19 others per node, and on small server slices those 38 streams reach far less of the
+//! copy probe's bandwidth than two streams do (2-core EPYC: 81-92 MLUPS naive = 56-64% of the
+//! 22.1 GB/s probe; 16-core host: 378-442 MLUPS = 87-100% of 64.7 GB/s).
+//!
 //! Like the bandwidth, the results are cached on disk per boot; `STENCIL35D_COMPUTE_EFFICIENCY`
-//! and `STENCIL35D_LATTICE_EFFICIENCY` set them instead (a share of the peak in `(0, 1]`).
+//! and `STENCIL35D_LATTICE_EFFICIENCY` set them instead (a share of the peak in `(0, 1]`), and
+//! `STENCIL35D_LATTICE_STREAM_SHARE` the lattice's share of the measured bandwidth.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -33,7 +39,11 @@ use crate::{Grid, Real, Stencil};
 /// footprint, twice the private cache.
 const PLANE: [usize; 2] = [256, 64];
 /// x and y of each thread's lattice for the lattice probe; z follows from the footprint.
-const LATTICE_PLANE: [usize; 2] = [128, 16];
+const LATTICE_PLANE: [usize; 2] = [LATTICE_PROBE_ROW, 16];
+/// Nodes per row of the lattice probe (the planner charges other rows relative to these).
+pub(crate) const LATTICE_PROBE_ROW: usize = 128;
+/// x and y of each thread's lattice for the lattice streaming probe (1.2 MiB planes).
+const STREAM_PLANE: [usize; 2] = [128, 64];
 /// How long every thread runs the kernel per round.
 const SECONDS: f64 = 0.04;
 /// Timed rounds; the median counts.
@@ -81,27 +91,61 @@ pub(crate) fn lattice_measured_or_cached(
     )
 }
 
+/// The share of `bandwidth_gbs` (the copy probe, all cores) a naive f32 D3Q19 sweep out of
+/// cache moves at `bytes_per_update`, and where it came from.
+pub(crate) fn lattice_stream_measured_or_cached(
+    cores: usize,
+    llc_bytes: usize,
+    bandwidth_gbs: f64,
+    bytes_per_update: usize,
+) -> (f64, String) {
+    let key = format!("{} lattice-stream threads={cores}", boot_key());
+    cached_measurement(
+        ("STENCIL35D_LATTICE_STREAM_SHARE", |e| e > 0.0 && e <= 1.0),
+        &key,
+        false,
+        || {
+            let mlups = measure_lattice_stream_mlups(cores, llc_bytes);
+            (mlups * bytes_per_update as f64 / 1e3 / bandwidth_gbs).clamp(0.05, 1.0)
+        },
+    )
+}
+
+/// Rate of the f32 D3Q19 kernel on `threads` pinned threads whose lattices together take four
+/// times `llc_bytes` (64 MiB to 1 GiB, as the bandwidth probe's arrays), so every step streams
+/// from memory: million node updates per second, the median of 3 rounds of at least 3 steps.
+pub fn measure_lattice_stream_mlups(threads: usize, llc_bytes: usize) -> f64 {
+    let total = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
+    lattice_rate(threads, total / threads.max(1), STREAM_PLANE, 1 << 16) / 1e6
+}
+
 /// Rate of the f32 D3Q19 kernel (BGK, periodic, all bulk nodes) on `threads` pinned threads,
 /// each stepping its own lattice (two copies together twice `private_bytes`), the median of 3
 /// rounds of ~40 ms: million node updates per second.
 pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> f64 {
-    let per_second = median_rate(threads, |start| {
+    lattice_rate(threads, 2 * private_bytes, LATTICE_PLANE, 64) / 1e6
+}
+
+/// Node updates per second of `threads` pinned threads, each stepping its own periodic f32
+/// lattice of `plane` x and y and as many planes as fit `bytes` (two copies), 4 to `max_nz`.
+fn lattice_rate(threads: usize, bytes: usize, plane: [usize; 2], max_nz: usize) -> f64 {
+    median_rate(threads, |start| {
         // 19 populations of 4 bytes in two copies per node.
-        let plane_bytes = LATTICE_PLANE[0] * LATTICE_PLANE[1] * 2 * 19 * 4;
-        let nz = (2 * private_bytes / plane_bytes).clamp(4, 64);
-        let mut lat =
-            Lattice::<f32>::new([LATTICE_PLANE[0], LATTICE_PLANE[1], nz], Physics::bgk(0.8))
-                .expect("probe lattice");
+        let plane_bytes = plane[0] * plane[1] * 2 * 19 * 4;
+        let nz = (bytes / plane_bytes).clamp(4, max_nz);
+        let mut lat = Lattice::<f32>::new([plane[0], plane[1], nz], Physics::bgk(0.8))
+            .expect("probe lattice");
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             lat.set_periodic(axis, true);
         }
         let mut lat = SerialLattice::new(lat).expect("probe lattice");
+        // One untimed step maps the second copy's pages.
+        std::hint::black_box(lat.step());
         rounds(start, || {
             std::hint::black_box(lat.step());
             lat.cells()
         })
-    });
-    per_second / 1e6
+    })
 }
 
 /// Rate of the f32 7-point row kernel on `threads` pinned threads, each sweeping its own pair of

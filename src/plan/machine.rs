@@ -78,6 +78,13 @@ pub struct Machine {
     /// Where the lattice efficiency came from.
     #[serde(default)]
     pub lattice_source: String,
+    /// Share of [`Machine::bandwidth_gbs`] a naive D3Q19 sweep moves (its 38 streams per node
+    /// reach less than the probe's two on some machines; 1 = the probe's rate).
+    #[serde(default = "full_efficiency")]
+    pub lattice_stream_share: f64,
+    /// Where the lattice stream share came from.
+    #[serde(default)]
+    pub lattice_stream_source: String,
     /// Fixed cost of computing one row, in cell updates: pointer setup, the tail vector and the
     /// prefetchers picking up a new stream (0 in the paper's model). Detected machines use
     /// [`ROW_OVERHEAD_CELLS`].
@@ -137,6 +144,8 @@ impl Machine {
             compute_source: "nominal".into(),
             lattice_efficiency: 0.0,
             lattice_source: String::new(),
+            lattice_stream_share: 1.0,
+            lattice_stream_source: "nominal".into(),
             row_overhead_cells: ROW_OVERHEAD_CELLS,
             measured_cache_bytes: 0,
             cache_gbs: 0.0,
@@ -153,18 +162,24 @@ impl Machine {
             m.private_cache_bytes(),
             m.peak_gops(DType::F32, cores),
         );
-        let lattice_ops = LbmKernel {
+        let lattice = LbmKernel {
             periodic: [true; 3],
             forced: false,
         }
-        .cost(DType::F32)
-        .ops_per_update;
+        .cost(DType::F32);
         (m.lattice_efficiency, m.lattice_source) = compute::lattice_measured_or_cached(
             cores,
             m.private_cache_bytes(),
             m.peak_gops(DType::F32, cores),
-            lattice_ops,
+            lattice.ops_per_update,
         );
+        (m.lattice_stream_share, m.lattice_stream_source) =
+            compute::lattice_stream_measured_or_cached(
+                cores,
+                llc,
+                m.bandwidth_gbs,
+                lattice.bytes_per_update,
+            );
         m
     }
 
@@ -204,6 +219,8 @@ impl Machine {
             compute_source: "nominal (the paper's model)".into(),
             lattice_efficiency: 0.0,
             lattice_source: String::new(),
+            lattice_stream_share: 1.0,
+            lattice_stream_source: "nominal (the paper's model)".into(),
             row_overhead_cells: 0.0,
             measured_cache_bytes: 0,
             cache_gbs: 0.0,

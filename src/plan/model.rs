@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::compute::LATTICE_PROBE_ROW;
 use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
@@ -173,10 +174,14 @@ impl ModelInput<'_> {
         2 * cells * self.cost.element_bytes <= self.cache_bytes
     }
 
-    /// The memory-bound rate for `bytes` of traffic per update (unbounded for in-cache data).
+    /// The memory-bound rate for `bytes` of traffic per update (unbounded for in-cache data); the
+    /// lattice's streams reach their measured share of the probe's bandwidth.
     fn memory_mups(&self, bytes: f64) -> f64 {
         if self.fits_in_cache() {
             f64::INFINITY
+        } else if self.kernel.lbm().is_some() {
+            self.machine.bandwidth_for(self.threads) * self.machine.lattice_stream_share * 1e3
+                / bytes
         } else {
             self.machine.bandwidth_for(self.threads) * 1e3 / bytes
         }
@@ -194,8 +199,16 @@ impl ModelInput<'_> {
 
     /// Time of computing a row of `row` cells relative to its cells' share of an endless row
     /// (see [`Machine::row_overhead_cells`]).
+    /// The lattice's rate was measured on rows of [`LATTICE_PROBE_ROW`] nodes, which paid the
+    /// overhead already: its rows cost relative to those (2-core EPYC, D3Q19 f32 192³ `dim_T` 4
+    /// 200×24-32: 140-169 MLUPS useful at κ ≈ 1.2, a kernel rate of ~186 where the full charge
+    /// allowed 165; 100×100 tiles 74-95).
     fn row_cost(&self, row: usize) -> f64 {
-        1.0 + self.machine.row_overhead_cells / row.max(1) as f64
+        let cost = |row: usize| 1.0 + self.machine.row_overhead_cells / row.max(1) as f64;
+        if self.kernel.lbm().is_some() {
+            return cost(row) / cost(LATTICE_PROBE_ROW);
+        }
+        cost(row)
     }
 
     /// How fast this kernel runs with its rings spilled out of the private caches, relative to
@@ -236,7 +249,7 @@ impl ModelInput<'_> {
         (row, memory_mups): (usize, f64),
     ) -> Candidate {
         let compute_mups = self.compute_mups(row);
-        let (rate, bound) = self.overlap(compute_mups, memory_mups);
+        let (rate, bound) = self.overlap(compute_mups, memory_mups, dim_t);
         Candidate {
             engine,
             dim_t,
@@ -291,7 +304,7 @@ impl ModelInput<'_> {
             c.memory_mups *=
                 self.machine.bandwidth_for(1) / self.machine.bandwidth_for(self.threads);
         }
-        (c.predicted_mups, c.bound) = self.overlap(scalar, c.memory_mups);
+        (c.predicted_mups, c.bound) = self.overlap(scalar, c.memory_mups, 1);
         c
     }
 
@@ -330,7 +343,7 @@ impl ModelInput<'_> {
             c.compute_mups * spill / kappa,
             c.memory_mups / self.memory_kappa(tile, dim_t),
         );
-        (c.predicted_mups, c.bound) = self.overlap(compute, memory);
+        (c.predicted_mups, c.bound) = self.overlap(compute, memory, dim_t);
         if dim_t == 1 {
             // One level per pass: every thread streams its own planes of every tile, with no
             // groups and no barrier (see cpu::blocked).
@@ -369,17 +382,27 @@ impl ModelInput<'_> {
     /// updates/s and `dim_T` 3-4 10.0-13.8. Kernels whose arithmetic covers their traffic
     /// (γ ≤ Γ) keep min(): the core has work to overlap the loads with (box27 f32 on 16 cores:
     /// naive 5,520-6,341 MUPS, blocked `dim_T` 3 5,230-5,916, where the sum ranked blocked
-    /// first). So do the paper's machine (no row overhead) and the lattice: its collision
-    /// overlaps the loads of 19 streams, and its naive rate is already over-predicted (2 cores:
-    /// 118 MLUPS measured, min() 166, the sum 90).
-    fn overlap(&self, compute: f64, memory: f64) -> (f64, Bound) {
+    /// first). So does the paper's machine (no row overhead).
+    ///
+    /// The lattice's collision overlaps the loads of its 38 streams within a level, so one
+    /// level per pass keeps min(); but in a blocked pass only level 1 streams memory, and the
+    /// `dim_T − 1` levels computed from cache cannot hide its wait: a pass over a node takes
+    /// max(t_c, dim_T·t_m) + (dim_T − 1)·t_c (per-update times). On the 2-core EPYC, D3Q19 f32
+    /// 192³ (MLUPS, four runs each): `dim_T` 2 99-142, 3 86-166, 4 110-169, where min() ranked
+    /// `dim_T` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
+    fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
         let bound = if compute <= memory {
             Bound::Compute
         } else {
             Bound::Memory
         };
+        if self.kernel.lbm().is_some() {
+            let (t_c, t_m, d) = (1.0 / compute, 1.0 / memory, dim_t.max(1) as f64);
+            let pass = t_c.max(d * t_m) + (d - 1.0) * t_c;
+            return (d / pass, bound);
+        }
         let streaming = self.cost.bytes_per_op() > self.machine.bytes_per_op(self.dtype, false);
-        if self.machine.row_overhead_cells == 0.0 || self.kernel.lbm().is_some() || !streaming {
+        if self.machine.row_overhead_cells == 0.0 || !streaming {
             return (compute.min(memory), bound);
         }
         (1.0 / (1.0 / compute + 1.0 / memory), bound)
@@ -592,8 +615,11 @@ impl ModelInput<'_> {
         let strip = [fx, (area / fx).min(fy)];
         let usable = |t: [usize; 2]| t[0] > 2 * r * dim_t && t[1] > 2 * r * dim_t;
         let cost = |t: [usize; 2]| self.tile_cost(t, dim_t);
-        if self.kernel.periodic()[0] {
-            // A periodic x axis is never cut (see lbm::tiles): only full-width strips apply.
+        if self.kernel.lbm().is_some() {
+            // A periodic x axis is never cut (see lbm::tiles), and lattice tiles of short rows
+            // ran far below the model on every host (D3Q19 f64 256³ on 16 cores: `dim_T` 3
+            // 44×35 tiles 148-155 MLUPS against 186-199 naive; f32 192³ on 2 cores: `dim_T` 4
+            // 100×100 74-95 against 200×24 strips 114-163): lattices get full-width strips.
             return strip;
         }
         match (usable(square), usable(strip)) {

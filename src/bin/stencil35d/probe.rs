@@ -85,7 +85,7 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         );
     }
     println!(
-        "blocking:   {} of cache budgeted for 3.5D tiles ({:.0}% of the last level)",
+        "blocking:   {} of cache budgeted for 3.5D stencil tiles ({:.0}% of the usable last level; lattices get all of it)",
         human_bytes((m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize),
         DEFAULT_CACHE_SHARE * 100.0
     );
@@ -147,6 +147,11 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         } else {
             "not measured: the stencil's share"
         }
+    );
+    println!(
+        "lattice streams: a naive D3Q19 f32 sweep from memory moves {:.0}% of the measured bandwidth ({})",
+        100.0 * m.lattice_stream_share,
+        m.lattice_stream_source
     );
     match &gpu {
         Ok(g) => {

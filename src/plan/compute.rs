@@ -18,8 +18,9 @@
 //!
 //! The lattice's memory side is measured too: a pull-streaming sweep reads 19 streams and
 //! writes 19 others per node, and on small server slices those 38 streams reach far less of the
-//! copy probe's bandwidth than two streams do (2-core EPYC: 81-92 MLUPS naive = 56-64% of the
-//! 22.1 GB/s probe; 16-core host: 378-442 MLUPS = 87-100% of 64.7 GB/s).
+//! copy probe's bandwidth than two streams do (this probe: 58% on a 2-core EPYC slice, where
+//! naive sweeps of a 192³ cavity ran 76-92 MLUPS against 144 from the copy rate; 71-81% on the
+//! 16-core host).
 //!
 //! Like the bandwidth, the results are cached on disk per boot; `STENCIL35D_COMPUTE_EFFICIENCY`
 //! and `STENCIL35D_LATTICE_EFFICIENCY` set them instead (a share of the peak in `(0, 1]`), and

@@ -58,11 +58,10 @@ pub(crate) fn measured_or_cached(
     private_bytes: usize,
     peak_gops: f64,
 ) -> (f64, String) {
-    let key = format!("{} compute-llc threads={cores}", boot_key());
-    cached_measurement(
-        ("STENCIL35D_COMPUTE_EFFICIENCY", |e| e > 0.0 && e <= 1.0),
-        &key,
-        false,
+    share_measured_or_cached(
+        "STENCIL35D_COMPUTE_EFFICIENCY",
+        "compute-llc",
+        cores,
         || {
             let gops = measure_stencil_gops(cores, private_bytes);
             // Never above 1: a kernel faster than the nominal peak (turbo clocks, loads retired
@@ -80,11 +79,10 @@ pub(crate) fn lattice_measured_or_cached(
     peak_gops: f64,
     ops_per_update: usize,
 ) -> (f64, String) {
-    let key = format!("{} compute-lattice threads={cores}", boot_key());
-    cached_measurement(
-        ("STENCIL35D_LATTICE_EFFICIENCY", |e| e > 0.0 && e <= 1.0),
-        &key,
-        false,
+    share_measured_or_cached(
+        "STENCIL35D_LATTICE_EFFICIENCY",
+        "compute-lattice",
+        cores,
         || {
             let mlups = measure_lattice_mlups(cores, private_bytes);
             (mlups * ops_per_update as f64 / 1e3 / peak_gops).clamp(0.01, 1.0)
@@ -100,16 +98,27 @@ pub(crate) fn lattice_stream_measured_or_cached(
     bandwidth_gbs: f64,
     bytes_per_update: usize,
 ) -> (f64, String) {
-    let key = format!("{} lattice-stream threads={cores}", boot_key());
-    cached_measurement(
-        ("STENCIL35D_LATTICE_STREAM_SHARE", |e| e > 0.0 && e <= 1.0),
-        &key,
-        false,
+    share_measured_or_cached(
+        "STENCIL35D_LATTICE_STREAM_SHARE",
+        "lattice-stream",
+        cores,
         || {
             let mlups = measure_lattice_stream_mlups(cores, llc_bytes);
             (mlups * bytes_per_update as f64 / 1e3 / bandwidth_gbs).clamp(0.05, 1.0)
         },
     )
+}
+
+/// A share in `(0, 1]` that `measure` takes on `cores` threads, cached per boot under the name
+/// `probe` (see `cached_measurement`); the environment variable `env` replaces it.
+fn share_measured_or_cached(
+    env: &str,
+    probe: &str,
+    cores: usize,
+    measure: impl FnOnce() -> f64,
+) -> (f64, String) {
+    let key = format!("{} {probe} threads={cores}", boot_key());
+    cached_measurement((env, |e| e > 0.0 && e <= 1.0), &key, false, measure)
 }
 
 /// Rate of the f32 D3Q19 kernel on `threads` pinned threads whose lattices together take four

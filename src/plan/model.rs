@@ -178,13 +178,14 @@ impl ModelInput<'_> {
     /// lattice's streams reach their measured share of the probe's bandwidth.
     fn memory_mups(&self, bytes: f64) -> f64 {
         if self.fits_in_cache() {
-            f64::INFINITY
-        } else if self.kernel.lbm().is_some() {
-            self.machine.bandwidth_for(self.threads) * self.machine.lattice_stream_share * 1e3
-                / bytes
-        } else {
-            self.machine.bandwidth_for(self.threads) * 1e3 / bytes
+            return f64::INFINITY;
         }
+        let share = if self.kernel.lbm().is_some() {
+            self.machine.lattice_stream_share
+        } else {
+            1.0
+        };
+        self.machine.bandwidth_for(self.threads) * share * 1e3 / bytes
     }
 
     /// The compute-bound rate for rows of `row` cells.
@@ -199,6 +200,7 @@ impl ModelInput<'_> {
 
     /// Time of computing a row of `row` cells relative to its cells' share of an endless row
     /// (see [`Machine::row_overhead_cells`]).
+    ///
     /// The lattice's rate was measured on rows of [`LATTICE_PROBE_ROW`] nodes, which paid the
     /// overhead already: its rows cost relative to those (2-core EPYC, D3Q19 f32 192³ `dim_T` 4
     /// 200×24-32: 140-169 MLUPS useful at κ ≈ 1.2, a kernel rate of ~186 where the full charge
@@ -388,7 +390,7 @@ impl ModelInput<'_> {
     /// level per pass keeps min(); but in a blocked pass only level 1 streams memory, and the
     /// `dim_T − 1` levels computed from cache cannot hide its wait: a pass over a node takes
     /// max(t_c, dim_T·t_m) + (dim_T − 1)·t_c (per-update times). On the 2-core EPYC, D3Q19 f32
-    /// 192³ (MLUPS, four runs each): `dim_T` 2 99-142, 3 86-166, 4 110-169, where min() ranked
+    /// 192³ (MLUPS, strips, five runs each): `dim_T` 2 99-142, 3 86-166, 4 107-169, where min() ranked
     /// `dim_T` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
     fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
         let bound = if compute <= memory {

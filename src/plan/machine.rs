@@ -301,17 +301,26 @@ impl Machine {
     /// a 2-core Xeon slice whose L3 streams at 98 GB/s against its L2s' 164, where f64 star7
     /// rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB in its 2 MiB L2s). Unmeasured: 1.
     pub fn spill_speed(&self) -> f64 {
-        if self.cache_gbs <= 0.0 {
-            return 1.0;
-        }
-        let per_core = self.cache_gbs / self.cores.max(1) as f64;
-        let shared = per_core / SPILL_FULL_SPEED_GBS;
-        let ratio = if self.private_cache_gbs > 0.0 {
+        let ratio = if self.cache_gbs > 0.0 && self.private_cache_gbs > 0.0 {
             self.cache_gbs / self.private_cache_gbs
         } else {
             1.0
         };
-        shared.min(ratio).clamp(0.1, 1.0)
+        self.llc_core_speed().min(ratio).clamp(0.1, 1.0)
+    }
+
+    /// Part (a) of [`Self::spill_speed`] alone: a core's share of the measured last-level
+    /// rate over [`SPILL_FULL_SPEED_GBS`], at most 1 (unmeasured: 1). The lattice's rings
+    /// are charged only this: they ran fastest at 5-8 MB, well past the 2 MiB L2s, on 2-core
+    /// slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core server at
+    /// 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2 260×12
+    /// 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
+    pub fn llc_core_speed(&self) -> f64 {
+        if self.cache_gbs <= 0.0 {
+            return 1.0;
+        }
+        let per_core = self.cache_gbs / self.cores.max(1) as f64;
+        (per_core / SPILL_FULL_SPEED_GBS).clamp(0.1, 1.0)
     }
 
     /// Logical CPUs sharing one instance of the last-level cache.

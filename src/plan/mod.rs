@@ -1469,6 +1469,45 @@ mod tests {
             "{chosen}"
         );
     }
+    /// The 16-core host's boot of session 17 (AVX2 build): 128 MiB of its "300 MiB" L3 fast,
+    /// 299.8 GB/s in all (18.7 per core) against 567.9 GB/s from half of each 2 MiB L2.
+    fn server_session17() -> Machine {
+        let mut m = server_boot(78.5, 0.72, 128);
+        m.f32_lanes = 8;
+        m.core_bandwidth_gbs = 13.6;
+        m.cache_gbs = 299.8;
+        m.private_cache_gbs = 567.9;
+        m.lattice_efficiency = 0.40;
+        m.lattice_stream_share = 1.0;
+        m
+    }
+
+    #[test]
+    fn lattice_rings_stay_in_the_private_caches_where_the_last_level_is_slow_per_core() {
+        // D3Q19 f32 256³ there, one-thread strips on 16 threads (MLUPS, two runs): dim_T 2
+        // 260×12 587 / 507, 260×20 413 / 315; dim_T 3 262×16 475 / 385; dim_T 4 264×16
+        // 495 / 404, the planner's 264×24 (7.4 MiB per thread) 383 / 410; naive 471-508.
+        let m = server_session17();
+        assert!((m.llc_core_speed() - 299.8 / 16.0 / machine::SPILL_FULL_SPEED_GBS).abs() < 1e-9);
+        let kernel = LbmKernel {
+            periodic: [false; 3],
+            forced: false,
+        };
+        let plan = PlanBuilder::new(kernel, DType::F32, [256; 3])
+            .machine(m.clone())
+            .engine(Engine::Blocked)
+            .build()
+            .unwrap();
+        assert_eq!((plan.dim_t(), plan.tile()), (2, [260, 12]), "{plan}");
+        assert!(
+            plan.chosen().working_set <= m.private_cache_bytes(),
+            "{plan}"
+        );
+        // Where the last level streams fast per core (the 2-core EPYC), nothing changes:
+        // its fastest lattice rings were 5.8-7.8 MB, far past its 512 KiB L2s.
+        assert_eq!(epyc_slice().llc_core_speed(), 1.0);
+    }
+
     /// The 16-core host as the probes saw it in session 14 run 5 and session 15 run 2.
     fn server_boot(bandwidth_gbs: f64, efficiency: f64, cache_mib: usize) -> Machine {
         let mut m = server_slice();

@@ -214,15 +214,16 @@ impl ModelInput<'_> {
     }
 
     /// How fast this kernel runs with its rings spilled out of the private caches, relative to
-    /// rings that stay in them: [`Machine::spill_speed`] for stencils, 1 for the lattice, whose
-    /// collision does so much arithmetic per byte that rings in the last level cost it nothing
-    /// measurable (D3Q19 f32 with one-thread strips: the fastest rings were 7.6 MB on a 2-core
-    /// Xeon with 2 MiB L2s, 198x40 at dim_T 3, and 5.4 MB on the 16-core server, 264x16 at
-    /// dim_T 4; star7 f64 rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB on the same
-    /// Xeon).
+    /// rings that stay in them: [`Machine::spill_speed`] for stencils; for the lattice only
+    /// the last level's rate per core ([`Machine::llc_core_speed`]), not its ratio to the
+    /// private caches: the collision does so much arithmetic per byte that a fast shared L3
+    /// costs it nothing measurable (the fastest rings were 7.6 MB on a 2-core Xeon with 2 MiB
+    /// L2s, where star7 f64 rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB), but on the
+    /// 16-core server, whose L3 gives each core 18.7 GB/s, rings within the 2 MiB L2s ran
+    /// 1.2-1.6× faster than larger ones.
     fn spill_speed(&self) -> f64 {
         if self.kernel.lbm().is_some() {
-            1.0
+            self.machine.llc_core_speed()
         } else {
             self.machine.spill_speed()
         }

@@ -1469,6 +1469,7 @@ mod tests {
             "{chosen}"
         );
     }
+
     /// The 16-core host's boot of session 17 (AVX2 build): 128 MiB of its "300 MiB" L3 fast,
     /// 299.8 GB/s in all (18.7 per core) against 567.9 GB/s from half of each 2 MiB L2.
     fn server_session17() -> Machine {

@@ -113,9 +113,11 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         );
     }
     println!(
-        "spill:      stencil rings that overflow the private caches run at {:.0}% speed (private \
-         caches {:.1} GB/s, usable cache {:.1} GB/s, {:.1} GB/s per core)",
+        "spill:      rings that overflow the private caches run at {:.0}% speed for stencils, \
+         {:.0}% for lattices (private caches {:.1} GB/s, usable cache {:.1} GB/s, {:.1} GB/s \
+         per core)",
         100.0 * m.spill_speed(),
+        100.0 * m.llc_core_speed(),
         m.private_cache_gbs,
         m.cache_gbs,
         m.cache_gbs / m.cores.max(1) as f64

@@ -1053,6 +1053,29 @@ pub fn human_bytes(bytes: usize) -> String {
 mod tests {
     use super::*;
 
+    /// The planner tests' lattice: closed on every axis, without a body force.
+    const CLOSED_LATTICE: LbmKernel = LbmKernel {
+        periodic: [false; 3],
+        forced: false,
+    };
+
+    /// The plan for [`CLOSED_LATTICE`] of `dims` on `m` with `engine` (and `dim_t` if given).
+    fn lattice_plan(
+        m: &Machine,
+        dtype: DType,
+        dims: [usize; 3],
+        engine: Engine,
+        dim_t: Option<usize>,
+    ) -> Plan {
+        let mut b = PlanBuilder::new(CLOSED_LATTICE, dtype, dims)
+            .machine(m.clone())
+            .engine(engine);
+        if let Some(d) = dim_t {
+            b = b.dim_t(d);
+        }
+        b.build().unwrap()
+    }
+
     fn paper_plan(stencil: Stencil, dtype: DType) -> PlanBuilder {
         // Planes too wide for a full-width strip, so eq. (4)'s square tile is the best choice.
         PlanBuilder::new(stencil, dtype, [2048, 2048, 64])
@@ -1234,16 +1257,8 @@ mod tests {
 
     #[test]
     fn lattice_tiles_stay_large_enough_on_many_cores() {
-        let kernel = LbmKernel {
-            periodic: [false; 3],
-            forced: false,
-        };
         for dtype in [DType::F32, DType::F64] {
-            let plan = PlanBuilder::new(kernel, dtype, [256; 3])
-                .machine(server_slice())
-                .engine(Engine::Blocked)
-                .build()
-                .unwrap();
+            let plan = lattice_plan(&server_slice(), dtype, [256; 3], Engine::Blocked, None);
             assert!(plan.chosen().kappa < 1.5, "{plan}");
         }
     }
@@ -1283,18 +1298,7 @@ mod tests {
         let text = star.to_string();
         assert!(text.contains("128.0 MiB LLC the cores can use"), "{text}");
         assert!(text.contains("50% of the"), "{text}");
-        let lbm = PlanBuilder::new(
-            LbmKernel {
-                periodic: [false; 3],
-                forced: false,
-            },
-            DType::F32,
-            [256; 3],
-        )
-        .machine(m)
-        .engine(Engine::Blocked)
-        .build()
-        .unwrap();
+        let lbm = lattice_plan(&m, DType::F32, [256; 3], Engine::Blocked, None);
         assert_eq!(lbm.tile_threads(), 1, "{lbm}");
         assert!(lbm.tile()[0] >= 256 && lbm.tile()[1] <= 32, "{lbm}");
     }
@@ -1363,18 +1367,7 @@ mod tests {
             );
             assert!(plan.dim_t() >= 2, "{plan}");
         }
-        let lbm = PlanBuilder::new(
-            LbmKernel {
-                periodic: [false; 3],
-                forced: false,
-            },
-            DType::F32,
-            [192; 3],
-        )
-        .machine(m)
-        .engine(Engine::Blocked)
-        .build()
-        .unwrap();
+        let lbm = lattice_plan(&m, DType::F32, [192; 3], Engine::Blocked, None);
         assert!(lbm.tile()[1] >= 16, "{lbm}");
     }
     #[test]
@@ -1386,18 +1379,8 @@ mod tests {
         m.bandwidth_gbs = 64.7;
         m.compute_efficiency = 0.29;
         m.lattice_efficiency = 0.18;
-        let kernel = LbmKernel {
-            periodic: [false; 3],
-            forced: false,
-        };
-        let cost = Kernel::from(kernel).cost(DType::F32);
-        let plan = |engine| {
-            PlanBuilder::new(kernel, DType::F32, [256; 3])
-                .machine(m.clone())
-                .engine(engine)
-                .build()
-                .unwrap()
-        };
+        let cost = Kernel::from(CLOSED_LATTICE).cost(DType::F32);
+        let plan = |engine| lattice_plan(&m, DType::F32, [256; 3], engine, None);
         let naive = plan(Engine::Naive);
         let memory = 64.7e3 / cost.bytes_per_update as f64;
         assert!(
@@ -1435,21 +1418,11 @@ mod tests {
         // 99-126, dim_T 3 198×22 100-139, dim_T 4 200×24 114-163 and 200×32 115-169. min()
         // with the full bandwidth predicted naive 144 and chose dim_T 2 (161).
         let m = epyc_slice();
-        let kernel = LbmKernel {
-            periodic: [false; 3],
-            forced: false,
-        };
-        let plan = |engine, dim_t: Option<usize>| {
-            let mut b = PlanBuilder::new(kernel, DType::F32, [192; 3])
-                .machine(m.clone())
-                .engine(engine);
-            if let Some(d) = dim_t {
-                b = b.dim_t(d);
-            }
-            b.build().unwrap()
-        };
+        let plan = |engine, dim_t| lattice_plan(&m, DType::F32, [192; 3], engine, dim_t);
         let naive = plan(Engine::Naive, None);
-        let bytes = Kernel::from(kernel).cost(DType::F32).bytes_per_update as f64;
+        let bytes = Kernel::from(CLOSED_LATTICE)
+            .cost(DType::F32)
+            .bytes_per_update as f64;
         let memory = 22.1e3 * 0.58 / bytes;
         assert!(
             (naive.chosen().predicted_mups - memory).abs() < 1e-6 * memory,
@@ -1490,15 +1463,7 @@ mod tests {
         // 495 / 404, the planner's 264×24 (7.4 MiB per thread) 383 / 410; naive 471-508.
         let m = server_session17();
         assert!((m.llc_core_speed() - 299.8 / 16.0 / machine::SPILL_FULL_SPEED_GBS).abs() < 1e-9);
-        let kernel = LbmKernel {
-            periodic: [false; 3],
-            forced: false,
-        };
-        let plan = PlanBuilder::new(kernel, DType::F32, [256; 3])
-            .machine(m.clone())
-            .engine(Engine::Blocked)
-            .build()
-            .unwrap();
+        let plan = lattice_plan(&m, DType::F32, [256; 3], Engine::Blocked, None);
         assert_eq!((plan.dim_t(), plan.tile()), (2, [260, 12]), "{plan}");
         assert!(
             plan.chosen().working_set <= m.private_cache_bytes(),

@@ -8,6 +8,7 @@ pub(crate) mod naive;
 pub(crate) mod prefetch;
 pub(crate) mod reference;
 pub(crate) mod rows;
+pub(crate) mod stream;
 pub(crate) mod team;
 pub(crate) mod tiling;
 

@@ -7,7 +7,9 @@
 //! pipeline step `s` it computes plane `z = s − g − 2(j − 1)` from level `j − 1`'s planes
 //! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the
 //! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
-//! the second population buffer. Each level's rows are split evenly among the threads of a tile
+//! the second population buffer: each row into a staging row first, then streamed out with
+//! non-temporal stores ([`super::stage`]), so the output costs no write-allocate reads. Each
+//! level's rows are split evenly among the threads of a tile
 //! group (see `crate::cpu::groups`: groups claim whole tiles and have their own rings and
 //! barrier; one group of the whole team is the paper's scheme). Wall
 //! nodes are carried through the levels by copying, and the lattice's flag, class and links
@@ -19,10 +21,12 @@ use super::lanes::FlowReal;
 use super::naive;
 use super::populations::Populations;
 use super::rows::{AxisMap, FlowKernel, Level, NodeBytes, Row};
+use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
 use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::cpu::barrier::PoisonOnPanic;
 use crate::cpu::groups::{GroupSync, Groups};
+use crate::cpu::stream;
 use crate::cpu::team::Team;
 use crate::cpu::Failure;
 use crate::grid::padded_stride;
@@ -227,6 +231,9 @@ impl<T: FlowReal> Pass<'_, T> {
         let (steps, g) = b.pipeline();
         let mut check = T::Simd::splat(T::zero());
         let mut unchecked = check;
+        // The last level's rows are computed into a staging row and streamed to the lattice
+        // (see `super::stage`).
+        let mut stage = Stage::<T>::new(b.buf[0]);
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(t)) = self.sync.claim(m) {
             let tile = &b.tiles[t];
@@ -242,6 +249,7 @@ impl<T: FlowReal> Pass<'_, T> {
                 .map(|j| Self::share(b.level(tile, 1, j.max(1)), m.local, m.size))
                 .collect();
             let zs: Vec<std::ops::Range<isize>> = (0..=d).map(|j| b.z_range(j.max(1))).collect();
+            let staged = stage.level(xs[d].0);
             for s in 0..steps as isize {
                 for j in 1..=d {
                     let z = s - g - 2 * (j as isize - 1);
@@ -250,15 +258,21 @@ impl<T: FlowReal> Pass<'_, T> {
                     }
                     let (x0, x1) = xs[j];
                     for y in ys[j].clone() {
-                        let row = Row::new(&levels[j - 1], &levels[j], &self.bytes, y, z);
+                        let last = j == d;
+                        let out = if last { &staged } else { &levels[j] };
+                        let row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
                         // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
                         // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
                         // level's region is the next one's grown by one), finished in earlier
-                        // steps; row (y, z) of level j is this thread's alone in this step and
-                        // lies in a slot no thread reads in this step (4 slots, 3 read).
+                        // steps; row (y, z) of level j < d is this thread's alone in this step and
+                        // lies in a slot no thread reads in this step (4 slots, 3 read). The last
+                        // level goes to this thread's staging row, which covers the level's
+                        // columns, and from there to row (y, z) of the lattice, which no other
+                        // thread writes (tiles' outputs are disjoint).
                         unsafe {
-                            if j == d {
-                                self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check)
+                            if last {
+                                self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);
+                                stage::stream_row(&staged, &levels[d], y, z, x0, x1);
                             } else {
                                 self.kernel
                                     .row::<FORCED, false>(&row, x0, x1, &mut unchecked)
@@ -271,6 +285,8 @@ impl<T: FlowReal> Pass<'_, T> {
                 }
             }
         }
+        // The team's join publishes the streamed rows.
+        stream::fence();
         if !check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }

@@ -37,7 +37,16 @@ pub(crate) const IS_OUTLET: u8 = 16;
 #[inline]
 pub(crate) fn neighbour(v: isize, n: usize, periodic: bool) -> usize {
     if periodic {
-        v.rem_euclid(n as isize) as usize
+        // Neighbours lie at most one period outside; a compare beats a division in the
+        // per-row pointer set-up, which runs for every row of every level.
+        let n = n as isize;
+        if v < 0 {
+            (if v >= -n { v + n } else { v.rem_euclid(n) }) as usize
+        } else if v >= n {
+            (if v < 2 * n { v - n } else { v.rem_euclid(n) }) as usize
+        } else {
+            v as usize
+        }
     } else {
         v.clamp(0, n as isize - 1) as usize
     }

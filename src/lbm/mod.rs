@@ -89,6 +89,7 @@ mod reference;
 mod rows;
 pub(crate) mod run;
 mod shapes;
+mod stage;
 pub(crate) mod tiles;
 
 use serde::{Deserialize, Serialize};

@@ -94,6 +94,8 @@ impl<T> Level<T> {
     pub(crate) fn plane_offset(&self, z: isize) -> usize {
         let z = self.z.map(z);
         match self.slots {
+            // Rings have a power-of-two slot count: a mask, not a division, per row.
+            Some(s) if s.is_power_of_two() => (z & (s as isize - 1)) as usize * self.plane,
             Some(s) => z.rem_euclid(s as isize) as usize * self.plane,
             None => z as usize * self.plane,
         }
@@ -148,9 +150,16 @@ impl NodeBytes {
         }
     }
 
+    /// Offset of the (mapped) plane `z` in the byte arrays.
     #[inline(always)]
-    fn offset(&self, y: isize, z: isize) -> usize {
-        self.z.map(z) as usize * self.plane + self.y.map(y) as usize * self.pitch
+    fn plane(&self, z: isize) -> usize {
+        self.z.map(z) as usize * self.plane
+    }
+
+    /// Offset of the (mapped) row `y` within a plane of the byte arrays.
+    #[inline(always)]
+    fn row(&self, y: isize) -> usize {
+        self.y.map(y) as usize * self.pitch
     }
 }
 
@@ -178,30 +187,42 @@ impl<T> Row<T> {
         y: isize,
         z: isize,
     ) -> Row<T> {
-        let planes = [-1, 0, 1].map(|dz| src.plane_offset(z + dz));
-        let rows = [-1, 0, 1].map(|dy| src.row_offset(y + dy));
+        // Written out rather than through `array::map`, whose closures were not inlined: the
+        // set-up of a row cost as much as five vectors of nodes.
+        let planes = [
+            src.plane_offset(z - 1),
+            src.plane_offset(z),
+            src.plane_offset(z + 1),
+        ];
+        let rows = [
+            src.row_offset(y - 1),
+            src.row_offset(y),
+            src.row_offset(y + 1),
+        ];
         let (out_plane, out_row) = (out.plane_offset(z), out.row_offset(y));
-        let byte_rows: [[usize; 3]; 3] =
-            [-1, 0, 1].map(|dz| [-1, 0, 1].map(|dy| bytes.offset(y + dy, z + dz)));
-        let own_bytes = byte_rows[1][1];
+        let byte_planes = [bytes.plane(z - 1), bytes.plane(z), bytes.plane(z + 1)];
+        let byte_rows = [bytes.row(y - 1), bytes.row(y), bytes.row(y + 1)];
+        let own_bytes = byte_planes[1] + byte_rows[1];
         let at = |i: usize| {
             let c = VELOCITIES[i];
             ((1 - c[2]) as usize, (1 - c[1]) as usize)
         };
-        Row {
-            src: std::array::from_fn(|i| {
-                let (pz, py) = at(i);
-                src.row(i, planes[pz], rows[py]).cast_const()
-            }),
-            own: std::array::from_fn(|i| src.row(i, planes[1], rows[1]).cast_const()),
-            out: std::array::from_fn(|i| out.row(i, out_plane, out_row)),
+        let mut row = Row {
+            src: [std::ptr::null(); Q],
+            own: [std::ptr::null(); Q],
+            out: [std::ptr::null_mut(); Q],
             class: bytes.class.wrapping_add(own_bytes),
             links: bytes.links.wrapping_add(own_bytes),
-            flags: std::array::from_fn(|i| {
-                let (pz, py) = at(i);
-                bytes.flags.wrapping_add(byte_rows[pz][py])
-            }),
+            flags: [std::ptr::null(); Q],
+        };
+        for i in 0..Q {
+            let (pz, py) = at(i);
+            row.src[i] = src.row(i, planes[pz], rows[py]).cast_const();
+            row.own[i] = src.row(i, planes[1], rows[1]).cast_const();
+            row.out[i] = out.row(i, out_plane, out_row);
+            row.flags[i] = bytes.flags.wrapping_add(byte_planes[pz] + byte_rows[py]);
         }
+        row
     }
 }
 
@@ -295,12 +316,15 @@ impl<T: FlowReal> FlowKernel<T> {
         // SAFETY (whole body): every node handled is in x0 .. x1 and reads the columns the
         // caller guarantees; edge nodes read mapped columns inside 0 .. nx.
         unsafe {
-            if lo < hi && lo == 0 {
-                acc = self.edge::<FORCED, CHECK>(row, 0, acc);
+            // The x-face nodes are computed after the rest of the row: they read columns at
+            // both ends of 19 source rows, which the row's own sweep has brought into the cache
+            // by then (computed first, each face node waited on a round of cache misses).
+            let first_edge = lo < hi && lo == 0;
+            if first_edge {
                 lo = 1;
             }
-            if lo < hi && hi == self.nx {
-                acc = self.edge::<FORCED, CHECK>(row, self.nx - 1, acc);
+            let last_edge = lo < hi && hi == self.nx;
+            if last_edge {
                 hi -= 1;
             }
             let mut x = lo;
@@ -358,6 +382,12 @@ impl<T: FlowReal> FlowKernel<T> {
                         acc = self.scalar::<FORCED, CHECK>(row, xs, acc);
                     }
                 }
+            }
+            if first_edge {
+                acc = self.edge::<FORCED, CHECK>(row, 0, acc);
+            }
+            if last_edge {
+                acc = self.edge::<FORCED, CHECK>(row, self.nx - 1, acc);
             }
         }
         *check = acc;

@@ -381,8 +381,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             .chain((xs.end == nx - r).then_some(nx - r..nx));
         for x in columns.flatten() {
             // SAFETY: when the level starts at column r (ends at nx - r) the tile's buffer
-            // starts at column 0 (ends at nx), so column x exists in both rows (the previous
-            // level, a ring row or the source grid, copied it there or holds it).
+            // starts at column 0 (ends at nx), so column x exists in both rows; the row kernel
+            // has just read columns xs.start - R .. xs.end + R of `src` (every shape reads its
+            // own row across x ± R), which include x, and the previous level holds them (the
+            // source grid, or a ring row whose level copied them in the same way).
             unsafe { *out.wrapping_add(x) = *src.wrapping_add(x) };
         }
     }

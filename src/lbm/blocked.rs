@@ -34,8 +34,10 @@ use crate::{Lane, SimdVec};
 
 use super::model::Q;
 
-/// Planes each ring keeps: 2R + 2 with R = 1.
+/// Planes each ring keeps: 2R + 2 with R = 1 (a power of two, so `Level` maps a plane to
+/// its slot with a mask).
 const SLOTS: usize = 4;
+const _: () = assert!(SLOTS.is_power_of_two());
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
 pub(crate) struct BlockedRun<'a, T: FlowReal> {

@@ -70,7 +70,8 @@ pub(crate) struct Level<T> {
     pub(crate) origin: [isize; 2],
     pub(crate) y: AxisMap,
     pub(crate) z: AxisMap,
-    /// Ring slots (planes kept, indexed by `z mod slots`); `None` for the lattice.
+    /// Ring slots (planes kept, indexed by `z mod slots`; a power of two); `None` for the
+    /// lattice.
     pub(crate) slots: Option<usize>,
 }
 
@@ -94,9 +95,11 @@ impl<T> Level<T> {
     pub(crate) fn plane_offset(&self, z: isize) -> usize {
         let z = self.z.map(z);
         match self.slots {
-            // Rings have a power-of-two slot count: a mask, not a division, per row.
-            Some(s) if s.is_power_of_two() => (z & (s as isize - 1)) as usize * self.plane,
-            Some(s) => z.rem_euclid(s as isize) as usize * self.plane,
+            // Ring slot counts are powers of two: a mask, not a division, per row.
+            Some(s) => {
+                debug_assert!(s.is_power_of_two());
+                (z & (s as isize - 1)) as usize * self.plane
+            }
             None => z as usize * self.plane,
         }
     }

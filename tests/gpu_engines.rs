@@ -37,6 +37,20 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
     GpuShape {
         block: [bx, need.div_ceil(ry)],
         ry,
+        rx: 0,
+        stream_block: 16,
+    }
+}
+
+/// A shuffle-kernel shape (stars) for b_T `bt` and radius `r`: one warp wide with one cell per
+/// lane for odd b_T and two for even, R rows per thread, tiles 8 rows taller than the ghost
+/// zones.
+fn shuffle_shape_for(r: usize, bt: usize) -> GpuShape {
+    let need = 2 * r * bt + 8;
+    GpuShape {
+        block: [32, need.div_ceil(r)],
+        ry: r,
+        rx: 2 - bt % 2,
         stream_block: 16,
     }
 }
@@ -122,12 +136,19 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
             }
             Err(e) => panic!("{label}: {e}"),
         }
-        let shape = shape_for(r, bt);
-        let forced = || model().gpu_shape(shape);
-        match forced().build() {
-            Ok(_) => check_against_reference::<T>(&stencil, forced, &format!("{label} {shape:?}")),
-            Err(Error::InvalidPlan(msg)) => println!("{label} {shape:?}: refused: {msg}"),
-            Err(e) => panic!("{label} {shape:?}: {e}"),
+        let mut shapes = vec![shape_for(r, bt)];
+        if kind == "star" {
+            shapes.push(shuffle_shape_for(r, bt));
+        }
+        for shape in shapes {
+            let forced = || model().gpu_shape(shape);
+            match forced().build() {
+                Ok(_) => {
+                    check_against_reference::<T>(&stencil, forced, &format!("{label} {shape:?}"))
+                }
+                Err(Error::InvalidPlan(msg)) => println!("{label} {shape:?}: refused: {msg}"),
+                Err(e) => panic!("{label} {shape:?}: {e}"),
+            }
         }
     }
     println!(
@@ -238,25 +259,57 @@ fn impossible_gpu_configurations_are_errors() {
         PlanBuilder::new(Stencil::seven_point(0.4, 0.1), stencil35d::DType::F32, DIMS)
             .engine(Engine::GpuBlocked)
     };
-    for (why, dim_t, block, ry) in [
-        ("block width not a multiple of the warp", 2, [48, 8], 2),
-        ("tile too small for b_T", 8, [32, 4], 2),
+    for (why, dim_t, block, ry, rx) in [
+        ("block width not a multiple of the warp", 2, [48, 8], 2, 0),
+        ("tile too small for b_T", 8, [32, 4], 2, 0),
         (
             "values that would not fit the register file (it would spill)",
             8,
             [64, 16],
             8,
+            0,
         ),
-        ("more than 1024 threads", 1, [128, 16], 1),
+        ("more than 1024 threads", 1, [128, 16], 1, 0),
+        ("shuffle kernel wider than one warp", 2, [64, 8], 2, 2),
+        (
+            "shuffle kernel whose values would not fit the register file",
+            8,
+            [32, 24],
+            4,
+            2,
+        ),
     ] {
         let plan = b()
             .dim_t(dim_t)
             .gpu_shape(GpuShape {
                 block,
                 ry,
+                rx,
                 stream_block: 16,
             })
             .build();
+        assert!(matches!(plan, Err(Error::InvalidPlan(_))), "{why}");
+    }
+    // The shuffle kernel takes star stencils only, with at least R rows per thread.
+    let shuffle = GpuShape {
+        block: [32, 16],
+        ry: 1,
+        rx: 2,
+        stream_block: 16,
+    };
+    for (name, why) in [
+        ("box27", "a box stencil"),
+        ("star:2", "fewer rows per thread than the radius"),
+    ] {
+        let plan = PlanBuilder::new(
+            Stencil::from_name(name).unwrap(),
+            stencil35d::DType::F32,
+            DIMS,
+        )
+        .engine(Engine::GpuBlocked)
+        .dim_t(1)
+        .gpu_shape(shuffle)
+        .build();
         assert!(matches!(plan, Err(Error::InvalidPlan(_))), "{why}");
     }
 }

@@ -7,29 +7,55 @@ use crate::{DType, Real, Stencil};
 
 /// The CUDA source of the stencil kernels.
 const STENCIL_CU: &str = include_str!("kernels/stencil.cu");
+/// The blocked star kernel that takes x neighbours by warp shuffle, appended when `rx > 0`.
+const SHUFFLE_CU: &str = include_str!("kernels/stencil_shuffle.cu");
 
-/// Blocking parameters of the `stencil_blocked` kernel.
+/// Blocking parameters of the blocked kernels: `stencil_blocked` (every shape, neighbours
+/// through shared memory) when `rx` is 0, else `stencil_shuffle` (stars: warps of 32 lanes
+/// with `rx` cells each in x, x neighbours by warp shuffle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BlockedShape {
     /// Time steps per pass (b_T).
     pub(crate) bt: usize,
-    /// Threads per block in x (= tile width).
+    /// Threads per block in x (the tile width when `rx` is 0; 32 when it is not).
     pub(crate) bx: usize,
     /// Threads per block in y.
     pub(crate) by: usize,
     /// Cells per thread in y (tile height = by * ry).
     pub(crate) ry: usize,
+    /// Cells per thread in x for the shuffle kernel; 0 selects the shared-memory kernel.
+    pub(crate) rx: usize,
 }
 
 impl BlockedShape {
+    /// Tile width in cells.
+    pub(crate) fn tx(&self) -> usize {
+        self.bx * self.rx.max(1)
+    }
+
     /// Tile height in cells.
     pub(crate) fn ty(&self) -> usize {
         self.by * self.ry
     }
 
-    /// Dynamic shared memory the kernel needs in `dtype`: two buffers of the tile plus an
-    /// R-wide halo, with one plane per level when the levels are skewed (else one).
+    /// The kernel function this shape runs.
+    pub(crate) fn kernel_name(&self) -> &'static str {
+        if self.rx > 0 {
+            "stencil_shuffle"
+        } else {
+            "stencil_blocked"
+        }
+    }
+
+    /// Dynamic shared memory the kernel needs in `dtype`. The shared-memory kernel: two
+    /// buffers of the tile plus an R-wide halo, with one plane per level when the levels are
+    /// skewed (else one). The shuffle kernel: two buffers of each warp's top and bottom R rows
+    /// (all its rows when it has fewer than 2R) with a pad warp above and below.
     pub(crate) fn shared_bytes(&self, radius: usize, dtype: DType) -> usize {
+        if self.rx > 0 {
+            let rows = self.ry.min(2 * radius);
+            return 2 * (self.by + 2) * rows * self.tx() * dtype.size();
+        }
         let planes = if skewed(dtype) { self.bt } else { 1 };
         2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * dtype.size()
     }
@@ -40,6 +66,16 @@ impl BlockedShape {
 fn l2_ahead() -> usize {
     static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_L2_AHEAD").unwrap_or(DEFAULT_L2_AHEAD))
+}
+
+/// Planes the shuffle kernel's register prefetch runs ahead: `STENCIL35D_GPU_AHEAD` when set
+/// (for tuning experiments; at least 1), else 1. Measured on an H100 (star7 512³, 600 steps,
+/// G updates/s, two rounds, L2 prefetch 2 planes ahead): `f32` b_T 3, 32x32 threads, 2x1 cells:
+/// 1 -> 481 / 477, 2 -> 333 / 335, 3 -> 319 / 320; `f64` b_T 3, 32x16, 1x2: 1 -> 238 / 237,
+/// 2 -> 172 / 172 (the extra registers cost more than the latency they hide).
+fn register_ahead() -> usize {
+    static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_AHEAD").unwrap_or(1).max(1))
 }
 
 /// The tuning-experiment variable `name` as a count, when it is set to one.
@@ -86,19 +122,35 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
         matches!(stencil.shape(), Shape::Box { .. }) as u8,
         coeffs.join(", ")
     );
-    if let Some(b) = blocked {
-        text += &format!(
-            "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
-            b.bt,
-            b.bx,
-            b.by,
-            b.ry,
-            l2_ahead(),
-            skewed(T::DTYPE) as u8,
-            min_blocks()
-        );
+    match blocked {
+        Some(b) if b.rx > 0 => {
+            text += &format!(
+                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define L2_AHEAD {}\n#define AHEAD {}\n#define REAL2 {}2\n",
+                b.bt,
+                b.by,
+                b.ry,
+                b.rx,
+                l2_ahead(),
+                register_ahead(),
+                T::CUDA_NAME
+            );
+            text + STENCIL_CU + SHUFFLE_CU
+        }
+        Some(b) => {
+            text += &format!(
+                "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
+                b.bt,
+                b.bx,
+                b.by,
+                b.ry,
+                l2_ahead(),
+                skewed(T::DTYPE) as u8,
+                min_blocks()
+            );
+            text + STENCIL_CU
+        }
+        None => text + STENCIL_CU,
     }
-    text + STENCIL_CU
 }
 
 #[cfg(test)]
@@ -132,17 +184,33 @@ mod tests {
                     bx,
                     by: need.div_ceil(ry),
                     ry,
+                    rx: 0,
                 };
-                let t = compile(
-                    stencil_source::<f32>(&s, Some(shape)),
-                    &format!("{name} {shape:?}"),
-                );
-                total += t;
-                println!("{name} f32 {shape:?}: {t:.2} s");
-                total += compile(
-                    stencil_source::<f64>(&s, Some(shape)),
-                    &format!("{name} f64 {shape:?}"),
-                );
+                let mut shapes = vec![shape];
+                if !s.is_box() {
+                    // The shuffle kernel: one and two cells per lane in x, R rows per thread.
+                    for rx in [1, 2] {
+                        shapes.push(BlockedShape {
+                            bt,
+                            bx: 32,
+                            by: need.div_ceil(r),
+                            ry: r,
+                            rx,
+                        });
+                    }
+                }
+                for shape in shapes {
+                    let t = compile(
+                        stencil_source::<f32>(&s, Some(shape)),
+                        &format!("{name} {shape:?}"),
+                    );
+                    total += t;
+                    println!("{name} f32 {shape:?}: {t:.2} s");
+                    total += compile(
+                        stencil_source::<f64>(&s, Some(shape)),
+                        &format!("{name} f64 {shape:?}"),
+                    );
+                }
             }
         }
         println!("total NVRTC time {total:.1} s");
@@ -158,12 +226,30 @@ mod tests {
                 bx: 32,
                 by: 8,
                 ry: 4,
+                rx: 0,
             }),
         );
         assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
         assert!(src.contains(
             "#define BT 4\n#define BX 32\n#define BY 8\n#define RY 4\n#define L2_AHEAD "
         ));
+        assert!(!src.contains("stencil_shuffle("));
+        let shuffled = stencil_source::<f64>(
+            &s,
+            Some(BlockedShape {
+                bt: 3,
+                bx: 32,
+                by: 16,
+                ry: 2,
+                rx: 2,
+            }),
+        );
+        assert!(
+            shuffled.contains("#define RX 2\n")
+                && shuffled.contains("#define REAL2 double2\n")
+                && shuffled.contains("stencil_shuffle(")
+                && !shuffled.contains("#define BX ")
+        );
         let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None);
         assert!(
             d.contains("#define REAL double")

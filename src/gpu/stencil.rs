@@ -72,6 +72,7 @@ pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
         bx: launch.block[0],
         by: launch.block[1],
         ry: launch.ry,
+        rx: launch.rx,
     }
 }
 
@@ -229,7 +230,7 @@ pub(crate) fn blocked_kernel<T: Real>(
     let shared = shape.shared_bytes(stencil.radius(), T::DTYPE);
     let kernel = gpu.kernel(
         &stencil_source::<T>(stencil, Some(shape)),
-        "stencil_blocked",
+        shape.kernel_name(),
         shared,
     )?;
     Ok((kernel, shared))
@@ -284,7 +285,7 @@ fn launch_blocked<T: Real>(
     scratch: &mut Scratch<T>,
 ) -> Result<()> {
     let [nx, ny, nz] = layout.dims;
-    let (vx, vy) = (shape.bx - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
+    let (vx, vy) = (shape.tx() - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
     let hz = stream_block.max(1);
     let cfg = LaunchConfig {
         grid_dim: (
@@ -307,7 +308,8 @@ fn launch_blocked<T: Real>(
         .arg(&plane)
         .arg(&hz)
         .arg(&mut scratch.flag);
-    // SAFETY: the arguments match stencil_blocked's parameter list; the grid covers the
+    // SAFETY: the arguments match the parameter list of stencil_blocked and of
+    // stencil_shuffle (the same); the grid covers the
     // interior with tiles of valid width vx x vy and z-chunks of hz planes exactly as the kernel
     // computes them; the kernel reads and writes only cells inside `dims`.
     unsafe { args.launch(cfg) }.map_err(gpu_err)?;

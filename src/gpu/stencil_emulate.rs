@@ -2,8 +2,9 @@
 //! C++ for the host (a few macros stand in for the CUDA keywords), the blocks of a launch run
 //! one after the other and the threads of a block run concurrently as host threads, with a
 //! barrier for `__syncthreads`, so the shared-memory exchange between the threads is exercised
-//! as on the device. The result is compared with the CPU reference engine. Skips when no `g++`
-//! is installed.
+//! as on the device; warp shuffles exchange values through a buffer between two barriers of
+//! the warp's 32 threads. The result is compared with the CPU reference engine. Skips when no
+//! `g++` is installed.
 
 use std::io::Write;
 use std::path::Path;
@@ -16,19 +17,48 @@ use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 /// The rest of CUDA for this kernel (see `host_cxx`); threads of a block are host threads.
 const PRELUDE: &str = r#"
 #include <barrier>
+#include <memory>
 #include <thread>
 #define __shared__
 #define __restrict__
+#define __align__(n)
 static Dim3 blockIdx, blockDim, gridDim;
 static thread_local Dim3 threadIdx;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-unsigned char smem_raw[1 << 20];
+alignas(16) unsigned char smem_raw[1 << 20];
 using std::max;
+struct float2 { float x, y; };
+struct double2 { double x, y; };
+// Warp shuffles: every lane posts its value, the warp meets, each lane reads its source lane's
+// (its own when the source lies outside the warp, as on the device), the warp meets again.
+static std::barrier<>* warp_barrier[32];
+alignas(16) static unsigned char shuffle_slots[1024 * sizeof(double)];
+template <class T> T shuffle_from(T v, int offset) {
+    const unsigned id = threadIdx.y * blockDim.x + threadIdx.x, warp = id / 32, lane = id % 32;
+    T* slot = reinterpret_cast<T*>(shuffle_slots);
+    slot[id] = v;
+    warp_barrier[warp]->arrive_and_wait();
+    const int from = int(lane) + offset;
+    const T out = from < 0 || from >= 32 ? v : slot[warp * 32 + from];
+    warp_barrier[warp]->arrive_and_wait();
+    return out;
+}
+template <class T> T __shfl_up_sync(unsigned, T v, int d) { return shuffle_from(v, -d); }
+template <class T> T __shfl_down_sync(unsigned, T v, int d) { return shuffle_from(v, d); }
 "#;
 
 /// Reads the grid, runs `passes` launches of the blocked kernel, writes the grid back.
 const DRIVER: &str = r#"
+#ifdef RX
+#define EMU_KERNEL stencil_shuffle
+#define EMU_BX 32
+#define EMU_TX (32 * RX)
+#else
+#define EMU_KERNEL stencil_blocked
+#define EMU_BX BX
+#define EMU_TX BX
+#endif
 int main(int argc, char** argv) {
     FILE* f = fopen(argv[1], "rb");
     long long h[7];
@@ -40,8 +70,8 @@ int main(int argc, char** argv) {
     fclose(f);
     std::vector<REAL> a(in.begin(), in.end()), b = a;
     int non_finite = 0;
-    const int vx = BX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
-    blockDim = {BX, BY, 1};
+    const int vx = EMU_TX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
+    blockDim = {EMU_BX, BY, 1};
     gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy),
                (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
     for (int pass = 0; pass < passes; ++pass) {
@@ -52,14 +82,19 @@ int main(int argc, char** argv) {
             // Stale shared memory from another block must never reach a stored cell.
             for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
                 reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
-            std::barrier<> bar(BX * BY);
+            std::barrier<> bar(EMU_BX * BY);
             block_barrier = &bar;
+            std::vector<std::unique_ptr<std::barrier<>>> warps;
+            for (int w = 0; w < (EMU_BX * BY + 31) / 32; ++w) {
+                warps.push_back(std::make_unique<std::barrier<>>(32));
+                warp_barrier[w] = warps.back().get();
+            }
             std::vector<std::thread> threads;
             for (unsigned ty = 0; ty < BY; ++ty)
-            for (unsigned tx = 0; tx < BX; ++tx)
+            for (unsigned tx = 0; tx < EMU_BX; ++tx)
                 threads.emplace_back([&, tx, ty] {
                     threadIdx = {tx, ty, 0};
-                    stencil_blocked(a.data(), b.data(), nx, ny, nz, pitch, plane, hz, &non_finite);
+                    EMU_KERNEL(a.data(), b.data(), nx, ny, nz, pitch, plane, hz, &non_finite);
                 });
             for (auto& t : threads) t.join();
         }
@@ -80,11 +115,16 @@ fn compile<T: Real>(
     name: &str,
 ) -> bool {
     let skew = format!("#define SKEW {}", skew as u8);
+    // The shuffle kernel's register prefetch: shapes of odd b_T run two planes ahead, so both
+    // depths are tested.
+    let ahead = format!("#define AHEAD {}", 1 + shape.bt % 2);
     // The L2 prefetch is inline PTX; the host has no L2 to ask.
     let source = stencil_source::<T>(stencil, Some(shape))
         .lines()
         .map(|l| {
-            if l.starts_with("#define L2_AHEAD") {
+            if l.starts_with("#define AHEAD") {
+                &ahead
+            } else if l.starts_with("#define L2_AHEAD") {
                 "#define L2_AHEAD 0"
             } else if l.starts_with("#define SKEW") {
                 &skew
@@ -142,10 +182,22 @@ mod tests {
         tol: f64,
     ) -> bool {
         let stencil = Stencil::from_name(name).unwrap();
-        let dir =
-            std::env::temp_dir().join(format!("stencil35d-stencil-emu-{}", std::process::id()));
+        let exe_name = format!(
+            "{}-{}-{skew}-{}-{}x{}-{}x{}",
+            name.replace(':', ""),
+            T::DTYPE,
+            shape.bt,
+            shape.bx,
+            shape.by,
+            shape.rx,
+            shape.ry
+        );
+        // A directory per check: tests run in parallel threads of one process.
+        let dir = std::env::temp_dir().join(format!(
+            "stencil35d-stencil-emu-{}-{exe_name}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
-        let exe_name = format!("{}-{}-{skew}", name.replace(':', ""), T::DTYPE);
         if !compile::<T>(&stencil, shape, skew, &dir, &exe_name) {
             println!("skipping: g++ is not installed");
             return false;
@@ -181,7 +233,13 @@ mod tests {
     /// relative).
     #[test]
     fn emulated_blocked_kernel_matches_the_reference() {
-        let shape = |bt, by, ry| BlockedShape { bt, bx: 32, by, ry };
+        let shape = |bt, by, ry| BlockedShape {
+            bt,
+            bx: 32,
+            by,
+            ry,
+            rx: 0,
+        };
         let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(1, 4, 2), 8, 3),
             ("star:1", shape(3, 4, 3), 5, 2),
@@ -202,30 +260,65 @@ mod tests {
         }
     }
 
+    /// The shuffle kernel (stars), run as host threads with emulated warp shuffles, equals the
+    /// reference: one and two cells per lane in x, as many rows per thread as the radius and
+    /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
+    /// stream blocks that do not divide the grid; both precisions (f64 1e-12, f32 1e-5).
+    #[test]
+    fn emulated_shuffle_kernel_matches_the_reference() {
+        let shape = |bt, by, ry, rx| BlockedShape {
+            bt,
+            bx: 32,
+            by,
+            ry,
+            rx,
+        };
+        let cases: [(&str, BlockedShape, usize, usize); 6] = [
+            ("star:1", shape(3, 10, 1, 2), 5, 1),
+            ("star:1", shape(4, 3, 4, 1), 64, 1),
+            ("star:2", shape(2, 5, 2, 2), 7, 1),
+            ("star:2", shape(1, 3, 3, 1), 9, 2),
+            ("star:3", shape(2, 4, 4, 2), 6, 1),
+            ("star:4", shape(1, 3, 4, 1), 8, 1),
+        ];
+        for (name, s, hz, passes) in cases {
+            if !check::<f64>(name, s, false, hz, passes, 1e-12) {
+                return;
+            }
+        }
+        check::<f32>("star:1", shape(3, 10, 1, 2), false, 12, 1, 1e-5);
+        check::<f32>("star:2", shape(2, 5, 2, 1), false, 6, 1, 1e-5);
+    }
+
     /// An infinity inside the grid raises the kernel's non-finite flag (which the host turns
     /// into `Error::NonFinite`), and a finite grid does not.
     #[test]
     fn emulated_blocked_kernel_flags_non_finite_values() {
         let stencil = Stencil::from_name("star:1").unwrap();
-        let shape = BlockedShape {
-            bt: 2,
-            bx: 32,
-            by: 4,
-            ry: 2,
-        };
         let dir =
             std::env::temp_dir().join(format!("stencil35d-stencil-nan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        if !compile::<f32>(&stencil, shape, false, &dir, "nan") {
-            println!("skipping: g++ is not installed");
-            return;
+        // The shared-memory kernel and the shuffle kernel (rx 2).
+        for rx in [0, 2] {
+            let shape = BlockedShape {
+                bt: 2,
+                bx: 32,
+                by: 4,
+                ry: 2,
+                rx,
+            };
+            let name = format!("nan{rx}");
+            if !compile::<f32>(&stencil, shape, false, &dir, &name) {
+                println!("skipping: g++ is not installed");
+                return;
+            }
+            let mut grid = Grid::<f32>::random([37, 29, 23], -1.0, 1.0, 3).unwrap();
+            let (_, bad) = emulate(&dir.join(&name), &grid, 8, 1);
+            assert!(!bad, "rx {rx}: flag raised on a finite grid");
+            grid.set(20, 11, 13, f32::INFINITY);
+            let (_, bad) = emulate(&dir.join(&name), &grid, 8, 1);
+            assert!(bad, "rx {rx}: an infinity did not raise the flag");
         }
-        let mut grid = Grid::<f32>::random([37, 29, 23], -1.0, 1.0, 3).unwrap();
-        let (_, bad) = emulate(&dir.join("nan"), &grid, 8, 1);
-        assert!(!bad, "flag raised on a finite grid");
-        grid.set(20, 11, 13, f32::INFINITY);
-        let (_, bad) = emulate(&dir.join("nan"), &grid, 8, 1);
         std::fs::remove_dir_all(&dir).ok();
-        assert!(bad, "an infinity did not raise the flag");
     }
 }

@@ -29,6 +29,8 @@ struct Winner {
     dim_t: usize,
     block: [usize; 2],
     ry: usize,
+    #[serde(default)]
+    rx: usize,
     stream_block: usize,
     measured_mups: f64,
 }
@@ -37,7 +39,10 @@ impl Winner {
     fn matches(&self, c: &Candidate) -> bool {
         c.dim_t == self.dim_t
             && c.gpu.as_ref().is_some_and(|l| {
-                l.block == self.block && l.ry == self.ry && l.stream_block == self.stream_block
+                l.block == self.block
+                    && l.ry == self.ry
+                    && l.rx == self.rx
+                    && l.stream_block == self.stream_block
             })
     }
 }
@@ -103,6 +108,7 @@ pub(crate) fn tune(
         dim_t: best.dim_t,
         block: launch.block,
         ry: launch.ry,
+        rx: launch.rx,
         stream_block: launch.stream_block,
         measured_mups: best.measured_mups.unwrap_or(0.0),
     });
@@ -110,7 +116,7 @@ pub(crate) fn tune(
 }
 
 /// Indices, in `candidates`' order, of the first candidate of each distinct shape (b_T, threads
-/// per block, cells per thread): the model ranks stream-block lengths of one shape next to each
+/// per block, cells per thread in y and x): the model ranks stream-block lengths of one shape next to each
 /// other, so tuning times only the best of each and the timed set spans the space.
 pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
     let mut seen = Vec::new();
@@ -120,7 +126,7 @@ pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
             .gpu
             .as_ref()
             .expect("blocked GPU candidates carry launch parameters");
-        let shape = (c.dim_t, l.block, l.ry);
+        let shape = (c.dim_t, l.block, l.ry, l.rx);
         if !seen.contains(&shape) {
             seen.push(shape);
             order.push(i);

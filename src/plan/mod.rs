@@ -451,10 +451,11 @@ impl PlanBuilder {
                         bx: shape.block[0],
                         by: shape.block[1],
                         ry: shape.ry,
+                        rx: shape.rx,
                     };
                     let c = gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
                         Error::InvalidPlan(format!(
-                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32, tiles wider and taller than 2·R·dim_T = {}, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
+                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_T = {}, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
                             2 * r * bt
                         ))
                     })?;
@@ -641,6 +642,7 @@ impl Plan {
                 GpuShape {
                     block: l.block,
                     ry: l.ry,
+                    rx: l.rx,
                     stream_block: l.stream_block,
                 }
             }),
@@ -910,14 +912,23 @@ impl Display for Plan {
         if let Some(l) = &self.chosen.gpu {
             writeln!(
                 f,
-                "         b_T {}{}, tile {}x{} (block {}x{} threads, {} cells each in y{}), {} planes per stream block, {} blocks",
+                "         b_T {}{}, tile {}x{} (block {}x{} threads, {} cells each{}{}), {} planes per stream block, {} blocks",
                 self.dim_t,
                 mark(self.overrides.dim_t),
                 self.tile[0],
                 self.tile[1],
                 l.block[0],
                 l.block[1],
-                l.ry,
+                if l.rx > 0 {
+                    format!("{}x{}", l.rx, l.ry)
+                } else {
+                    format!("{} in y", l.ry)
+                },
+                if l.rx > 0 {
+                    ", x neighbours by warp shuffle"
+                } else {
+                    ""
+                },
                 mark(self.overrides.gpu_shape),
                 l.stream_block,
                 l.blocks
@@ -1008,8 +1019,18 @@ impl Display for Plan {
                 && c.gpu == self.chosen.gpu;
             let launch = c.gpu.as_ref().map_or(String::new(), |l| {
                 format!(
-                    "block {}x{} ry {} hz {}, {} regs, {} blocks/SM",
-                    l.block[0], l.block[1], l.ry, l.stream_block, l.registers, l.blocks_per_sm
+                    "block {}x{} {}ry {} hz {}, {} regs, {} blocks/SM",
+                    l.block[0],
+                    l.block[1],
+                    if l.rx > 0 {
+                        format!("rx {} ", l.rx)
+                    } else {
+                        String::new()
+                    },
+                    l.ry,
+                    l.stream_block,
+                    l.registers,
+                    l.blocks_per_sm
                 )
             });
             writeln!(

@@ -114,6 +114,10 @@ pub struct Overrides {
     /// GPU blocked kernel: cells per thread along y.
     #[arg(long, default_value_t = 4)]
     pub ry: usize,
+    /// GPU blocked kernel for star stencils: cells per thread along x, x neighbours by warp
+    /// shuffle (`--block 32xN`); 0 exchanges them through shared memory.
+    #[arg(long, default_value_t = 0)]
+    pub rx: usize,
     /// GPU blocked kernel: output planes per thread block along z.
     #[arg(long = "stream-block", default_value_t = 128)]
     pub stream_block: usize,
@@ -144,6 +148,7 @@ impl Overrides {
                 b = b.gpu_shape(GpuShape {
                     block: block.0,
                     ry: self.ry,
+                    rx: self.rx,
                     stream_block: self.stream_block,
                 });
             }

@@ -167,6 +167,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     if let Some(g) = r.plan.chosen().gpu.as_ref() {
         v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));
         v["gpu_ry"] = json!(g.ry);
+        v["gpu_rx"] = json!(g.rx);
         v["gpu_stream_block"] = json!(g.stream_block);
     }
     if let Some(k) = row.resources {

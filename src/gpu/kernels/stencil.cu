@@ -105,7 +105,7 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // (the best f64 shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only
 // (src/gpu/source.rs).
 // ---------------------------------------------------------------------------------------------
-#ifdef BT
+#if defined(BT) && !defined(RX) // RX selects stencil_shuffle.cu instead
 #define TX BX
 #define TY (BY * RY)
 #define SW (TX + 2 * RADIUS)

@@ -1,0 +1,266 @@
+// gpu-blocked for star stencils, x neighbours by warp shuffle: N.5D blocking as in the
+// shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
+// accumulators of every level in registers), with the in-plane exchange rearranged so that a
+// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3: 483 G updates/s
+// at b_T 3 with 32x32 threads, 2x1 cells each, against 360 for the best shared-memory shape;
+// the README's session-20 notes give the shapes).
+//
+// Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):
+//   RX      cells per thread along x; one warp of 32 lanes spans a row of 32*RX cells
+//   RY      cells per thread along y (at least RADIUS)
+//   BY      warps per block, stacked along y: the tile is 32*RX x BY*RY cells
+//   BT, L2_AHEAD as for the shared-memory kernel; REAL2 the two-element vector of REAL;
+//   AHEAD   planes the register prefetch runs ahead of the one being computed (1 or more).
+//
+// - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
+//   ends get their own value back, junk that stays inside the ghost zone of width R*BT.
+// - y neighbours within a thread's RY rows are its own registers; only each thread's top R and
+//   bottom R rows go through shared memory (as RX-wide vectors) for the warps above and below.
+//   The tile's first and last warps read zeros from two pad rows there (ghost zone again).
+// - z neighbours are the thread's own column, folded into 2R+1 accumulators per level
+//   (associative partial sums) as in stencil.cu.
+// - Fixed boundary cells and cells outside the grid are computed with identity weights (1 for
+//   the cell itself, 0 for every neighbour), so they keep their value through every level with
+//   neither a branch nor a reload (outside cells stay 0, so the identity never multiplies a
+//   non-finite value); fixed planes at the z ends are reloaded from the source.
+#define LANES 32
+#define TXC (LANES * RX)
+#define TYC (BY * RY)
+#define SLOT(k) ((((k) % W) + W) % W)
+// Rows of each warp kept in shared memory: its top R and bottom R (all RY when fewer than 2R).
+#define SROWS (RY >= 2 * RADIUS ? 2 * RADIUS : RY)
+#define SLOT_OF_ROW(row) (RY >= 2 * RADIUS ? ((row) < RADIUS ? (row) : (row) - (RY - 2 * RADIUS)) : (row))
+// One buffer: BY warps' rows plus a zero pad warp above and below.
+#define BUF_ELEMS ((BY + 2) * SROWS * TXC)
+#define FULL_MASK 0xffffffffu
+static_assert(RY >= RADIUS, "a thread's rows must cover the radius");
+static_assert(RX * RY <= 32, "cell masks are 32 bits");
+static_assert(!IS_BOX, "the shuffle kernel computes star stencils");
+
+// The RX values of one row of a thread to or from shared memory, as pairs where RX is even.
+__device__ __forceinline__ void store_row(REAL* p, const REAL* v)
+{
+#pragma unroll
+    for (int k = 0; k + 1 < RX; k += 2) {
+        REAL2 q;
+        q.x = v[k];
+        q.y = v[k + 1];
+        *reinterpret_cast<REAL2*>(p + k) = q;
+    }
+    if (RX % 2) p[RX - 1] = v[RX - 1];
+}
+
+__device__ __forceinline__ void load_row(const REAL* p, REAL* v)
+{
+#pragma unroll
+    for (int k = 0; k + 1 < RX; k += 2) {
+        const REAL2 q = *reinterpret_cast<const REAL2*>(p + k);
+        v[k] = q.x;
+        v[k + 1] = q.y;
+    }
+    if (RX % 2) v[RX - 1] = p[RX - 1];
+}
+
+extern "C" __global__ void __launch_bounds__(LANES * BY)
+stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny, int nz,
+                long long pitch, long long plane, int hz, int* __restrict__ non_finite)
+{
+    constexpr REAL c[] = COEF;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    REAL* smem = reinterpret_cast<REAL*>(smem_raw);
+    const int lane = threadIdx.x, ty = threadIdx.y;
+    const int vx = TXC - 2 * RADIUS * BT, vy = TYC - 2 * RADIUS * BT; // valid output per tile
+    const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
+    const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
+    const int gx0 = ox0 - RADIUS * BT + lane * RX, gy0 = oy0 - RADIUS * BT + ty * RY;
+    const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
+    const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
+    // The last level's plane trails level 0's by BT*R.
+    const int steps = (z1 - zl) + BT * RADIUS;
+
+    for (int i = ty * LANES + lane; i < 2 * BUF_ELEMS; i += LANES * BY) smem[i] = 0;
+
+    // Per own cell (bit i*RX + j): inside the grid, inside the fixed boundary, stored.
+    unsigned in_grid = 0, interior = 0, store = 0;
+#pragma unroll
+    for (int i = 0; i < RY; ++i)
+#pragma unroll
+        for (int j = 0; j < RX; ++j) {
+            const int gx = gx0 + j, gy = gy0 + i, bit = i * RX + j;
+            in_grid |= unsigned(gx >= 0 && gx < nx && gy >= 0 && gy < ny) << bit;
+            interior |= unsigned(gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS)
+                        << bit;
+            store |= unsigned(gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1) << bit;
+        }
+#define HAS(mask, i, j) (((mask) >> ((i) * RX + (j))) & 1u)
+    // Offset of the thread's first cell; only cells inside the grid are ever addressed.
+    const long long base = (long long)gy0 * pitch + gx0;
+    REAL wt[RY][RX][RADIUS + 1];
+#pragma unroll
+    for (int i = 0; i < RY; ++i)
+#pragma unroll
+        for (int j = 0; j < RX; ++j)
+#pragma unroll
+            for (int d = 0; d <= RADIUS; ++d) wt[i][j][d] = HAS(interior, i, j) ? c[d] : REAL(d == 0);
+
+    REAL acc[BT][W][RY][RX];
+    // next[a]: plane p+1+a, loaded AHEAD planes before it is needed.
+    REAL in[BT][RY][RX], next[AHEAD][RY][RX];
+#pragma unroll
+    for (int i = 0; i < RY; ++i)
+#pragma unroll
+        for (int j = 0; j < RX; ++j) {
+#pragma unroll
+            for (int t = 0; t < BT; ++t) {
+                in[t][i][j] = 0;
+#pragma unroll
+                for (int a = 0; a < W; ++a) acc[t][a][i][j] = 0;
+            }
+#pragma unroll
+            for (int a = 0; a < AHEAD; ++a)
+                next[a][i][j] = (zl + a < zh && HAS(in_grid, i, j))
+                                    ? __ldg(src + (zl + a) * plane + base + i * pitch + j)
+                                    : REAL(0);
+        }
+    // fma(v, 0, chk) turns NaN for an infinite or NaN v and stays 0 otherwise: one instruction
+    // per stored cell for the non-finite check.
+    REAL chk = 0;
+    int buffer = 0;
+    __syncthreads();
+
+    for (int k0 = 0; k0 < steps; k0 += W) {
+#pragma unroll
+        for (int ph = 0; ph < W; ++ph) {
+            const int k = k0 + ph;
+            if (k < steps) { // block-uniform: every thread takes the same path to the barriers
+                const int p = zl + k;
+                // Level 0's plane p; plane p+AHEAD is loaded now, and L2 is asked for a plane
+                // further on, so DRAM latency hides behind the levels' arithmetic.
+                const bool more = p + AHEAD < zh;
+                const REAL* ahead = src + (p + AHEAD) * plane + base;
+#pragma unroll
+                for (int i = 0; i < RY; ++i)
+#pragma unroll
+                    for (int j = 0; j < RX; ++j) {
+                        in[0][i][j] = next[0][i][j];
+#pragma unroll
+                        for (int a = 0; a + 1 < AHEAD; ++a) next[a][i][j] = next[a + 1][i][j];
+                        next[AHEAD - 1][i][j] =
+                            (more && HAS(in_grid, i, j)) ? __ldg(ahead + i * pitch + j) : REAL(0);
+                    }
+#if L2_AHEAD > 1
+                if (p + L2_AHEAD < zh) {
+                    const REAL* far = src + (p + L2_AHEAD) * plane + base;
+#pragma unroll
+                    for (int i = 0; i < RY; ++i)
+                        if (HAS(in_grid, i, 0))
+                            asm volatile("prefetch.global.L2 [%0];" ::"l"(far + i * pitch));
+                }
+#endif
+                REAL last[RY][RX];
+#pragma unroll
+                for (int t = 0; t < BT; ++t) {
+                    // Level t's plane pt = p - t*R: publish the rows other warps need.
+                    REAL* s = smem + buffer * BUF_ELEMS;
+                    buffer ^= 1;
+#pragma unroll
+                    for (int row = 0; row < RY; ++row)
+                        if (row < RADIUS || row >= RY - RADIUS)
+                            store_row(s + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX, in[t][row]);
+                    __syncthreads();
+                    REAL above[RADIUS][RX], below[RADIUS][RX];
+#pragma unroll
+                    for (int r = 0; r < RADIUS; ++r) {
+                        load_row(s + (ty * SROWS + SLOT_OF_ROW(RY - RADIUS + r)) * TXC + lane * RX, above[r]);
+                        load_row(s + ((ty + 2) * SROWS + SLOT_OF_ROW(r)) * TXC + lane * RX, below[r]);
+                    }
+#pragma unroll
+                    for (int i = 0; i < RY; ++i) {
+                        // Row i extended by R cells each side from the neighbouring lanes: cell
+                        // offset o lies in lane lane + floor(o / RX), at index o mod RX.
+                        REAL ext[RX + 2 * RADIUS];
+#pragma unroll
+                        for (int j = 0; j < RX; ++j) ext[RADIUS + j] = in[t][i][j];
+#pragma unroll
+                        for (int o = -RADIUS; o < 0; ++o) {
+                            const int lanes = (RX - 1 - o) / RX;
+                            ext[RADIUS + o] = __shfl_up_sync(FULL_MASK, in[t][i][o + lanes * RX], lanes);
+                        }
+#pragma unroll
+                        for (int o = RX; o < RX + RADIUS; ++o) {
+                            const int lanes = o / RX;
+                            ext[RADIUS + o] = __shfl_down_sync(FULL_MASK, in[t][i][o - lanes * RX], lanes);
+                        }
+#pragma unroll
+                        for (int j = 0; j < RX; ++j) {
+                            const REAL v = in[t][i][j];
+                            // In-plane part of output q = pt (dz = 0).
+                            REAL in_plane = v * wt[i][j][0];
+#pragma unroll
+                            for (int d = 1; d <= RADIUS; ++d) {
+                                // Clamped indices only keep untaken branches in bounds.
+                                const int iu = i - d >= 0 ? i - d : 0, id = i + d < RY ? i + d : 0;
+                                const int ru = i - d + RADIUS >= 0 ? i - d + RADIUS : 0;
+                                const int rd = i + d - RY >= 0 && i + d - RY < RADIUS ? i + d - RY : 0;
+                                const REAL up = i - d >= 0 ? in[t][iu][j] : above[ru][j];
+                                const REAL down = i + d < RY ? in[t][id][j] : below[rd][j];
+                                const REAL sum = (ext[RADIUS + j - d] + ext[RADIUS + j + d]) + (up + down);
+                                in_plane = fma(sum, wt[i][j][d], in_plane);
+                            }
+                            // Output q = pt + R starts with this plane's term; the others add to it.
+                            acc[t][SLOT(ph - t * RADIUS + RADIUS)][i][j] = v * wt[i][j][RADIUS];
+#pragma unroll
+                            for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
+                                const int a = SLOT(ph - t * RADIUS - dz);
+                                acc[t][a][i][j] = dz == 0 ? acc[t][a][i][j] + in_plane
+                                                          : fma(v, wt[i][j][dz < 0 ? -dz : dz], acc[t][a][i][j]);
+                            }
+                        }
+                    }
+                    // Plane q = pt - R of level t+1 is complete; fixed planes keep the source's.
+                    const int q = p - t * RADIUS - RADIUS;
+                    const int done = SLOT(ph - t * RADIUS - RADIUS);
+                    REAL out[RY][RX];
+                    if (q < RADIUS || q >= nz - RADIUS) {
+                        const REAL* fixed = src + q * plane + base;
+                        const bool inside = q >= 0 && q < nz;
+#pragma unroll
+                        for (int i = 0; i < RY; ++i)
+#pragma unroll
+                            for (int j = 0; j < RX; ++j)
+                                out[i][j] = inside && HAS(in_grid, i, j) ? __ldg(fixed + i * pitch + j) : REAL(0);
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < RY; ++i)
+#pragma unroll
+                            for (int j = 0; j < RX; ++j) out[i][j] = acc[t][done][i][j];
+                    }
+#pragma unroll
+                    for (int i = 0; i < RY; ++i)
+#pragma unroll
+                        for (int j = 0; j < RX; ++j) {
+                            if (t + 1 < BT)
+                                in[t + 1 < BT ? t + 1 : 0][i][j] = out[i][j];
+                            else
+                                last[i][j] = out[i][j];
+                        }
+                }
+                // last holds the pass's last level at plane q = p - BT*R: write the valid part.
+                const int q = p - BT * RADIUS;
+                if (q >= z0 && q < z1) {
+                    REAL* row = dst + q * plane + base;
+#pragma unroll
+                    for (int i = 0; i < RY; ++i)
+#pragma unroll
+                        for (int j = 0; j < RX; ++j)
+                            if (HAS(store, i, j)) {
+                                row[i * pitch + j] = last[i][j];
+                                chk = fma(last[i][j], REAL(0), chk);
+                            }
+                }
+            }
+        }
+    }
+    if (chk != chk) *non_finite = 1;
+#undef HAS
+}

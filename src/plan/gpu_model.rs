@@ -289,8 +289,8 @@ impl GpuModel<'_> {
         // Values a thread keeps in registers: the accumulators of every level and plane, the
         // current and prefetched planes, and a box's row buffer (the shuffle kernel: a star's
         // R+1 weights per cell instead of the third plane); fitted to what ptxas allocates on
-        // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; the
-        // shuffle kernel's f32 shapes of session 20 within 7% but one, 168 for 157).
+        // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; for the
+        // shuffle kernel's shapes of session 20 within 7% in f32, up to 14% low in f64).
         let values = if shuffle {
             cells * (bt * w + 2 + r + 1)
         } else {
@@ -449,10 +449,10 @@ impl GpuModel<'_> {
                     }
                 }
             }
-            // The shuffle kernel, for the 7-point star only: it is measured there (1.3-1.4x the
-            // shared-memory kernel's best); for wider stars the one shape run (radius 2, b_T 1)
-            // ran at 0.66x gpu-naive, so the search leaves them to the shared-memory kernel (a
-            // forced shape, `GpuShape::rx`, still runs them).
+            // The shuffle kernel, for the 7-point star only: it is measured there (its best
+            // shapes 1.36x the shared-memory kernel's best in f32, 1.05x in f64); for wider stars
+            // the one shape run (radius 2, b_T 1) ran at 0.66x gpu-naive, so the search leaves
+            // them to the shared-memory kernel (a forced shape, `GpuShape::rx`, still runs them).
             if self.boxed || self.cost.radius > 1 {
                 continue;
             }

@@ -261,7 +261,8 @@ mod tests {
     }
 
     /// The shuffle kernel (stars), run as host threads with emulated warp shuffles, equals the
-    /// reference: one and two cells per lane in x, as many rows per thread as the radius and
+    /// reference: one, two and three cells per lane in x (odd counts exchange rows value by
+    /// value), as many rows per thread as the radius and
     /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
     /// stream blocks that do not divide the grid; both precisions (f64 1e-12, f32 1e-5).
     #[test]
@@ -273,8 +274,9 @@ mod tests {
             ry,
             rx,
         };
-        let cases: [(&str, BlockedShape, usize, usize); 6] = [
+        let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(3, 10, 1, 2), 5, 1),
+            ("star:1", shape(2, 4, 2, 3), 6, 1),
             ("star:1", shape(4, 3, 4, 1), 64, 1),
             ("star:2", shape(2, 5, 2, 2), 7, 1),
             ("star:2", shape(1, 3, 3, 1), 9, 2),

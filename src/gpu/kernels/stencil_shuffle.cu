@@ -15,8 +15,9 @@
 // - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
 //   ends get their own value back, junk that stays inside the ghost zone of width R*BT.
 // - y neighbours within a thread's RY rows are its own registers; only each thread's top R and
-//   bottom R rows go through shared memory (as RX-wide vectors) for the warps above and below.
-//   The tile's first and last warps read zeros from two pad rows there (ghost zone again).
+//   bottom R rows go through shared memory (as pairs of values when RX is even) for the warps
+//   above and below. The tile's first and last warps read zeros from two pad rows there (ghost
+//   zone again).
 // - z neighbours are the thread's own column, folded into 2R+1 accumulators per level
 //   (associative partial sums) as in stencil.cu.
 // - Fixed boundary cells and cells outside the grid are computed with identity weights (1 for
@@ -37,28 +38,37 @@ static_assert(RY >= RADIUS, "a thread's rows must cover the radius");
 static_assert(RX * RY <= 32, "cell masks are 32 bits");
 static_assert(!IS_BOX, "the shuffle kernel computes star stencils");
 
-// The RX values of one row of a thread to or from shared memory, as pairs where RX is even.
+// The RX values of one row of a thread to or from shared memory: as pairs when RX is even (a
+// thread's row then starts at an even index, aligned for REAL2), else one by one.
 __device__ __forceinline__ void store_row(REAL* p, const REAL* v)
 {
+    if (RX % 2 == 0) {
 #pragma unroll
-    for (int k = 0; k + 1 < RX; k += 2) {
-        REAL2 q;
-        q.x = v[k];
-        q.y = v[k + 1];
-        *reinterpret_cast<REAL2*>(p + k) = q;
+        for (int k = 0; k + 1 < RX; k += 2) {
+            REAL2 q;
+            q.x = v[k];
+            q.y = v[k + 1];
+            *reinterpret_cast<REAL2*>(p + k) = q;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < RX; ++k) p[k] = v[k];
     }
-    if (RX % 2) p[RX - 1] = v[RX - 1];
 }
 
 __device__ __forceinline__ void load_row(const REAL* p, REAL* v)
 {
+    if (RX % 2 == 0) {
 #pragma unroll
-    for (int k = 0; k + 1 < RX; k += 2) {
-        const REAL2 q = *reinterpret_cast<const REAL2*>(p + k);
-        v[k] = q.x;
-        v[k + 1] = q.y;
+        for (int k = 0; k + 1 < RX; k += 2) {
+            const REAL2 q = *reinterpret_cast<const REAL2*>(p + k);
+            v[k] = q.x;
+            v[k + 1] = q.y;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < RX; ++k) v[k] = p[k];
     }
-    if (RX % 2) v[RX - 1] = p[RX - 1];
 }
 
 extern "C" __global__ void __launch_bounds__(LANES * BY)

@@ -42,17 +42,26 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
     }
 }
 
-/// A shuffle-kernel shape (stars) for b_T `bt` and radius `r`: one warp wide with one cell per
-/// lane for odd b_T and two for even, R rows per thread, tiles 8 rows taller than the ghost
-/// zones.
-fn shuffle_shape_for(r: usize, bt: usize) -> GpuShape {
+/// Shuffle-kernel shapes (stars) for b_T `bt` and radius `r`, one warp wide, tiles at least 8
+/// rows taller than the ghost zones: one cell per lane for odd b_T and two for even with R rows
+/// per thread; and three cells per lane (rows exchanged value by value) with 2R+1 rows per
+/// thread (more than the 2R a warp shares).
+fn shuffle_shapes_for(r: usize, bt: usize) -> [GpuShape; 2] {
     let need = 2 * r * bt + 8;
-    GpuShape {
-        block: [32, need.div_ceil(r)],
-        ry: r,
-        rx: 2 - bt % 2,
-        stream_block: 16,
-    }
+    [
+        GpuShape {
+            block: [32, need.div_ceil(r)],
+            ry: r,
+            rx: 2 - bt % 2,
+            stream_block: 16,
+        },
+        GpuShape {
+            block: [32, need.div_ceil(2 * r + 1)],
+            ry: 2 * r + 1,
+            rx: 3,
+            stream_block: 16,
+        },
+    ]
 }
 
 fn check_against_reference<T: Real>(
@@ -138,7 +147,7 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
         }
         let mut shapes = vec![shape_for(r, bt)];
         if kind == "star" {
-            shapes.push(shuffle_shape_for(r, bt));
+            shapes.extend(shuffle_shapes_for(r, bt));
         }
         for shape in shapes {
             let forced = || model().gpu_shape(shape);

@@ -34,10 +34,17 @@ template <class T> void write_result(const char* path, const std::vector<T>& gri
 /// contraction so the host rounds like the reference engine); false when g++ is not installed.
 /// Panics with g++'s messages when the source does not compile.
 pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
+    compile_for_host_with(source, exe, &[])
+}
+
+/// [`compile_for_host`] with extra g++ flags.
+pub(crate) fn compile_for_host_with(source: &str, exe: &Path, flags: &[&str]) -> bool {
     let cpp = exe.with_extension("cpp");
     std::fs::write(&cpp, format!("{CUDA_ON_HOST}{source}")).unwrap();
     match Command::new("g++")
-        .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off", "-o"])
+        .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off"])
+        .args(flags)
+        .arg("-o")
         .arg(exe)
         .arg(&cpp)
         .output()
@@ -52,4 +59,30 @@ pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// g++ flags that make a misaligned access (one the device would fault on, the host would not)
+/// stop the emulated kernel: UBSan's alignment check, where this g++ can link it (probed once);
+/// none where it cannot, and the emulator then checks the arithmetic only.
+pub(crate) fn alignment_check_flags() -> &'static [&'static str] {
+    static FLAGS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        const CHECK: &[&str] = &["-fsanitize=alignment", "-fno-sanitize-recover=alignment"];
+        let dir = std::env::temp_dir().join(format!("stencil35d-ubsan-{}", std::process::id()));
+        let ok = std::fs::create_dir_all(&dir).is_ok()
+            && std::fs::write(dir.join("probe.cpp"), "int main() { return 0; }\n").is_ok()
+            && Command::new("g++")
+                .args(CHECK)
+                .arg("-o")
+                .arg(dir.join("probe"))
+                .arg(dir.join("probe.cpp"))
+                .output()
+                .is_ok_and(|o| o.status.success());
+        std::fs::remove_dir_all(&dir).ok();
+        if ok {
+            CHECK
+        } else {
+            &[]
+        }
+    })
 }

@@ -188,13 +188,14 @@ mod tests {
                 };
                 let mut shapes = vec![shape];
                 if !s.is_box() {
-                    // The shuffle kernel: one and two cells per lane in x, R rows per thread.
-                    for rx in [1, 2] {
+                    // The shuffle kernel: one and two cells per lane in x with R rows per
+                    // thread, three (rows exchanged value by value) with 2R+1.
+                    for (rx, ry) in [(1, r), (2, r), (3, 2 * r + 1)] {
                         shapes.push(BlockedShape {
                             bt,
                             bx: 32,
-                            by: need.div_ceil(r),
-                            ry: r,
+                            by: need.div_ceil(ry),
+                            ry,
                             rx,
                         });
                     }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use super::host_cxx::compile_for_host;
+use super::host_cxx::{alignment_check_flags, compile_for_host_with};
 use super::source::{stencil_source, BlockedShape};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
@@ -28,8 +28,10 @@ static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 alignas(16) unsigned char smem_raw[1 << 20];
 using std::max;
-struct float2 { float x, y; };
-struct double2 { double x, y; };
+// Aligned as on the device, so that the alignment check (host_cxx) catches a vector access
+// at an odd index.
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) double2 { double x, y; };
 // Warp shuffles: every lane posts its value, the warp meets, each lane reads its source lane's
 // (its own when the source lies outside the warp, as on the device), the warp meets again.
 static std::barrier<>* warp_barrier[32];
@@ -134,7 +136,11 @@ fn compile<T: Real>(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    compile_for_host(&format!("{PRELUDE}{source}\n{DRIVER}"), &dir.join(name))
+    compile_for_host_with(
+        &format!("{PRELUDE}{source}\n{DRIVER}"),
+        &dir.join(name),
+        alignment_check_flags(),
+    )
 }
 
 /// Runs the emulated kernel on `grid` for `passes` passes and returns the result and whether
@@ -181,6 +187,20 @@ mod tests {
         passes: usize,
         tol: f64,
     ) -> bool {
+        check_on::<T>([37, 29, 23], name, shape, skew, hz, passes, tol)
+    }
+
+    /// [`check`] on a random grid of `dims`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_on<T: Real>(
+        dims: [usize; 3],
+        name: &str,
+        shape: BlockedShape,
+        skew: bool,
+        hz: usize,
+        passes: usize,
+        tol: f64,
+    ) -> bool {
         let stencil = Stencil::from_name(name).unwrap();
         let exe_name = format!(
             "{}-{}-{skew}-{}-{}x{}-{}x{}",
@@ -202,7 +222,7 @@ mod tests {
             println!("skipping: g++ is not installed");
             return false;
         }
-        let grid = Grid::<T>::random([37, 29, 23], -1.0, 1.0, 7).unwrap();
+        let grid = Grid::<T>::random(dims, -1.0, 1.0, 7).unwrap();
         let (got, bad) = emulate(&dir.join(&exe_name), &grid, hz, passes);
         std::fs::remove_dir_all(&dir).ok();
         assert!(!bad, "{name} {shape:?}: non-finite flag raised");
@@ -262,7 +282,8 @@ mod tests {
 
     /// The shuffle kernel (stars), run as host threads with emulated warp shuffles, equals the
     /// reference: one, two and three cells per lane in x (odd counts exchange rows value by
-    /// value), as many rows per thread as the radius and
+    /// value; a misaligned pair access stops the emulated kernel where g++ has UBSan), several
+    /// tiles in x, as many rows per thread as the radius and
     /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
     /// stream blocks that do not divide the grid; both precisions (f64 1e-12, f32 1e-5).
     #[test]
@@ -290,6 +311,17 @@ mod tests {
         }
         check::<f32>("star:1", shape(3, 10, 1, 2), false, 12, 1, 1e-5);
         check::<f32>("star:2", shape(2, 5, 2, 1), false, 6, 1, 1e-5);
+        // Several tiles in x with two cells per lane (tile seams between warps' rows), and
+        // more rows per thread than 2R.
+        check_on::<f64>(
+            [140, 29, 17],
+            "star:2",
+            shape(2, 4, 5, 2),
+            false,
+            8,
+            1,
+            1e-12,
+        );
     }
 
     /// An infinity inside the grid raises the kernel's non-finite flag (which the host turns

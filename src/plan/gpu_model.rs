@@ -279,6 +279,7 @@ impl GpuModel<'_> {
             || ty <= 2 * r * bt
             || shape.ry > ty
             || shape.ry == 0
+            || stream_block == 0
             || (shuffle
                 && (self.boxed || shape.bx != 32 || shape.ry < r || shape.rx * shape.ry > 32))
         {

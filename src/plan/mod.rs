@@ -455,7 +455,7 @@ impl PlanBuilder {
                     };
                     let c = gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
                         Error::InvalidPlan(format!(
-                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_T = {}, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
+                            "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_T = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
                             2 * r * bt
                         ))
                     })?;
@@ -912,7 +912,7 @@ impl Display for Plan {
         if let Some(l) = &self.chosen.gpu {
             writeln!(
                 f,
-                "         b_T {}{}, tile {}x{} (block {}x{} threads, {} cells each{}{}), {} planes per stream block, {} blocks",
+                "         b_T {}{}, tile {}x{} (block {}x{} threads, {}{}{}), {} planes per stream block, {} blocks",
                 self.dim_t,
                 mark(self.overrides.dim_t),
                 self.tile[0],
@@ -920,9 +920,9 @@ impl Display for Plan {
                 l.block[0],
                 l.block[1],
                 if l.rx > 0 {
-                    format!("{}x{}", l.rx, l.ry)
+                    format!("{}x{} cells each", l.rx, l.ry)
                 } else {
-                    format!("{} in y", l.ry)
+                    format!("{} cells each in y", l.ry)
                 },
                 if l.rx > 0 {
                     ", x neighbours by warp shuffle"

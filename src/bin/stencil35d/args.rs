@@ -111,15 +111,15 @@ pub struct Overrides {
     /// GPU blocked kernel: threads per block XxY (X a multiple of 32).
     #[arg(long)]
     pub block: Option<Tile>,
-    /// GPU blocked kernel: cells per thread along y.
-    #[arg(long, default_value_t = 4)]
+    /// GPU blocked kernel: cells per thread along y (with `--block`).
+    #[arg(long, default_value_t = 4, requires = "block")]
     pub ry: usize,
     /// GPU blocked kernel for star stencils: cells per thread along x, x neighbours by warp
-    /// shuffle (`--block 32xN`); 0 exchanges them through shared memory.
-    #[arg(long, default_value_t = 0)]
+    /// shuffle (with `--block 32xN`); 0 exchanges them through shared memory.
+    #[arg(long, default_value_t = 0, requires = "block")]
     pub rx: usize,
-    /// GPU blocked kernel: output planes per thread block along z.
-    #[arg(long = "stream-block", default_value_t = 128)]
+    /// GPU blocked kernel: output planes per thread block along z (with `--block`).
+    #[arg(long = "stream-block", default_value_t = 128, requires = "block")]
     pub stream_block: usize,
     /// GPU: time the model's best N configurations (5 when N is left out) and keep the
     /// fastest; `plan --autotune N` lists each with its measured and predicted speed.

@@ -31,19 +31,15 @@ template <class T> void write_result(const char* path, const std::vector<T>& gri
 "#;
 
 /// Writes `source`, after the CUDA-on-host prelude, next to `exe` and compiles it into `exe` with g++ (C++20, threads, no FMA
-/// contraction so the host rounds like the reference engine); false when g++ is not installed.
+/// contraction so the host rounds like the reference engine, and the alignment check of
+/// [`alignment_check_flags`]); false when g++ is not installed.
 /// Panics with g++'s messages when the source does not compile.
 pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
-    compile_for_host_with(source, exe, &[])
-}
-
-/// [`compile_for_host`] with extra g++ flags.
-pub(crate) fn compile_for_host_with(source: &str, exe: &Path, flags: &[&str]) -> bool {
     let cpp = exe.with_extension("cpp");
     std::fs::write(&cpp, format!("{CUDA_ON_HOST}{source}")).unwrap();
     match Command::new("g++")
         .args(["-O1", "-std=c++20", "-pthread", "-ffp-contract=off"])
-        .args(flags)
+        .args(alignment_check_flags())
         .arg("-o")
         .arg(exe)
         .arg(&cpp)
@@ -64,7 +60,7 @@ pub(crate) fn compile_for_host_with(source: &str, exe: &Path, flags: &[&str]) ->
 /// g++ flags that make a misaligned access (one the device would fault on, the host would not)
 /// stop the emulated kernel: UBSan's alignment check, where this g++ can link it (probed once);
 /// none where it cannot, and the emulator then checks the arithmetic only.
-pub(crate) fn alignment_check_flags() -> &'static [&'static str] {
+fn alignment_check_flags() -> &'static [&'static str] {
     static FLAGS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
     FLAGS.get_or_init(|| {
         const CHECK: &[&str] = &["-fsanitize=alignment", "-fno-sanitize-recover=alignment"];

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use super::host_cxx::{alignment_check_flags, compile_for_host_with};
+use super::host_cxx::compile_for_host;
 use super::source::{stencil_source, BlockedShape};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
@@ -136,11 +136,7 @@ fn compile<T: Real>(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    compile_for_host_with(
-        &format!("{PRELUDE}{source}\n{DRIVER}"),
-        &dir.join(name),
-        alignment_check_flags(),
-    )
+    compile_for_host(&format!("{PRELUDE}{source}\n{DRIVER}"), &dir.join(name))
 }
 
 /// Runs the emulated kernel on `grid` for `passes` passes and returns the result and whether

@@ -286,14 +286,14 @@ impl GpuModel<'_> {
             return None;
         }
         let w = 2 * r + 1;
-        let cells = shape.rx.max(1) * shape.ry;
+        let cells_per_thread = shape.rx.max(1) * shape.ry;
         // Values a thread keeps in registers: the accumulators of every level and plane, the
         // current and prefetched planes, and a box's row buffer (the shuffle kernel: a star's
         // R+1 weights per cell instead of the third plane); fitted to what ptxas allocates on
         // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; for the
         // shuffle kernel's shapes of session 20 within 7% in f32, up to 14% low in f64).
         let values = if shuffle {
-            cells * (bt * w + 2 + r + 1)
+            cells_per_thread * (bt * w + 2 + r + 1)
         } else {
             bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
         };
@@ -368,9 +368,9 @@ impl GpuModel<'_> {
         // A half-rate FP64 pipe takes two issue slots' worth of a warp's instructions.
         let fp_issue = self.fp_instructions() * 128.0 * g.sms as f64 / self.fp_lanes();
         let instructions = fp_issue + exchange + overhead;
-        let level_issue = (threads * cells) as f64 * instructions / 128.0;
+        let level_issue = (threads * cells_per_thread) as f64 * instructions / 128.0;
         // A warp issues its own dependent instructions no faster than WARP_CPI cycles apart.
-        let level_chain = cells as f64 * instructions * WARP_CPI;
+        let level_chain = cells_per_thread as f64 * instructions * WARP_CPI;
         let b = blocks_per_sm as f64;
         let sm_plane_cycles = if shuffle {
             // The shuffle kernel's resident blocks do not hide each other's wait: measured, a
@@ -559,35 +559,54 @@ mod tests {
     /// `plan --autotune 70` and `--autotune 16`): `kernel dtype b_T bx by ry hz G-updates/s`.
     const H100_SHAPES: &str = include_str!("../../docs/results/h100/session11-gpu-shapes.txt");
 
-    /// Parsed [`H100_SHAPES`]: (kernel, dtype, shape, stream block, measured MUPS).
-    fn h100_shapes() -> Vec<(String, DType, BlockedShape, usize, f64)> {
-        H100_SHAPES
-            .lines()
+    /// A shape timed on the H100: kernel, precision, shape, stream block, measured MUPS and,
+    /// where read, the registers ptxas allocated.
+    struct Measured {
+        kernel: String,
+        dtype: DType,
+        shape: BlockedShape,
+        hz: usize,
+        mups: f64,
+        registers: Option<f64>,
+    }
+
+    /// The lines of a shapes file: `kernel dtype b_T bx by ry hz G-updates/s` (session 11,
+    /// the shared-memory kernel) or `kernel dtype b_T bx by ry rx hz G-updates/s registers`
+    /// (session 20, the shuffle kernel; registers `-` where not read).
+    fn parse_shapes(text: &str) -> Vec<Measured> {
+        text.lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                let dtype = if f[1] == "f32" {
-                    DType::F32
-                } else {
-                    DType::F64
-                };
-                let n: Vec<usize> = f[2..7].iter().map(|x| x.parse().unwrap()).collect();
+                let shuffle = f.len() == 10;
+                let ints = if shuffle { 6 } else { 5 };
+                let n: Vec<usize> = f[2..2 + ints].iter().map(|x| x.parse().unwrap()).collect();
                 let shape = BlockedShape {
                     bt: n[0],
                     bx: n[1],
                     by: n[2],
                     ry: n[3],
-                    rx: 0,
+                    rx: if shuffle { n[4] } else { 0 },
                 };
-                (
-                    f[0].to_string(),
-                    dtype,
+                Measured {
+                    kernel: f[0].to_string(),
+                    dtype: if f[1] == "f32" {
+                        DType::F32
+                    } else {
+                        DType::F64
+                    },
                     shape,
-                    n[4],
-                    f[7].parse::<f64>().unwrap() * 1e3,
-                )
+                    hz: n[ints - 1],
+                    mups: f[2 + ints].parse::<f64>().unwrap() * 1e3,
+                    registers: f.get(3 + ints).and_then(|r| r.parse().ok()),
+                }
             })
             .collect()
+    }
+
+    /// Parsed [`H100_SHAPES`].
+    fn h100_shapes() -> Vec<Measured> {
+        parse_shapes(H100_SHAPES)
     }
 
     /// The blocked model against 204 shapes measured on an H100 (star7, star:2 and box27, both
@@ -600,12 +619,20 @@ mod tests {
         let shapes = h100_shapes();
         assert_eq!(shapes.len(), 204);
         let mut sum = 0.0;
-        for (name, dtype, shape, hz, measured) in &shapes {
-            let m = model(name, *dtype, &gpu);
+        for Measured {
+            kernel,
+            dtype,
+            shape,
+            hz,
+            mups,
+            ..
+        } in &shapes
+        {
+            let m = model(kernel, *dtype, &gpu);
             let c = m
                 .blocked(*shape, *hz)
-                .unwrap_or_else(|| panic!("{name} {dtype:?} {shape:?} hz {hz} was measured"));
-            sum += (c.predicted_mups / measured).ln().powi(2);
+                .unwrap_or_else(|| panic!("{kernel} {dtype:?} {shape:?} hz {hz} was measured"));
+            sum += (c.predicted_mups / mups).ln().powi(2);
         }
         let rms = (sum / shapes.len() as f64).sqrt();
         println!("RMS log error over {} shapes: {rms:.3}", shapes.len());
@@ -617,51 +644,30 @@ mod tests {
     const H100_SHUFFLE_SHAPES: &str =
         include_str!("../../docs/results/h100/session20-shuffle-shapes.txt");
 
-    /// Parsed [`H100_SHUFFLE_SHAPES`]: (kernel, dtype, shape, stream block, measured MUPS,
-    /// registers ptxas allocated where read).
-    fn h100_shuffle_shapes() -> Vec<(String, DType, BlockedShape, usize, f64, Option<f64>)> {
-        H100_SHUFFLE_SHAPES
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let dtype = if f[1] == "f32" {
-                    DType::F32
-                } else {
-                    DType::F64
-                };
-                let v: Vec<usize> = f[2..8].iter().map(|x| x.parse().unwrap()).collect();
-                let shape = BlockedShape {
-                    bt: v[0],
-                    bx: v[1],
-                    by: v[2],
-                    ry: v[3],
-                    rx: v[4],
-                };
-                let measured = f[8].parse::<f64>().unwrap() * 1e3;
-                (
-                    f[0].to_string(),
-                    dtype,
-                    shape,
-                    v[5],
-                    measured,
-                    f[9].parse().ok(),
-                )
-            })
-            .collect()
+    /// Parsed [`H100_SHUFFLE_SHAPES`].
+    fn h100_shuffle_shapes() -> Vec<Measured> {
+        parse_shapes(H100_SHUFFLE_SHAPES)
     }
 
     /// The model against the shuffle kernel's measured shapes: each is accepted, the register
     /// estimate is within 20% of ptxas's count, the RMS error of log(predicted / measured)
-    /// stays below 0.2, and for star7 in `f32`, where the kernel measured 1.34x the best
+    /// stays below 0.2, and for star7 in `f32`, where the kernel measured 1.36x the best
     /// shared-memory shape, the search ranks a shuffle shape first.
     #[test]
     fn the_shuffle_model_fits_the_shapes_measured_on_an_h100() {
         let gpu = h100();
         let mut sum = 0.0;
         let mut n = 0;
-        for (name, dtype, shape, hz, measured, registers) in h100_shuffle_shapes() {
-            let c = model(&name, dtype, &gpu)
+        for Measured {
+            kernel,
+            dtype,
+            shape,
+            hz,
+            mups: measured,
+            registers,
+        } in h100_shuffle_shapes()
+        {
+            let c = model(&kernel, dtype, &gpu)
                 .blocked(shape, hz)
                 .unwrap_or_else(|| panic!("{dtype:?} {shape:?} hz {hz}: refused"));
             let l = c.gpu.as_ref().unwrap();
@@ -698,13 +704,9 @@ mod tests {
         for dtype in [DType::F32, DType::F64] {
             let measured: Vec<(BlockedShape, usize, f64)> = h100_shapes()
                 .into_iter()
-                .chain(
-                    h100_shuffle_shapes()
-                        .into_iter()
-                        .map(|(k, d, shape, hz, mups, _)| (k, d, shape, hz, mups)),
-                )
-                .filter(|s| s.0 == "star7" && s.1 == dtype)
-                .map(|s| (s.2, s.3, s.4))
+                .chain(h100_shuffle_shapes())
+                .filter(|m| m.kernel == "star7" && m.dtype == dtype)
+                .map(|m| (m.shape, m.hz, m.mups))
                 .collect();
             let fastest = measured.iter().map(|m| m.2).fold(0.0, f64::max);
             let first = &model("star7", dtype, &gpu).search(None, None)[0];

@@ -38,6 +38,7 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
         block: [bx, need.div_ceil(ry)],
         ry,
         rx: 0,
+        skew: false,
         stream_block: 16,
     }
 }
@@ -45,7 +46,8 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
 /// Shuffle-kernel shapes (stars) for b_T `bt` and radius `r`, one warp wide, tiles at least 8
 /// rows taller than the ghost zones: one cell per lane for odd b_T and two for even with R rows
 /// per thread; and three cells per lane (rows exchanged value by value) with 2R+1 rows per
-/// thread (more than the 2R a warp shares).
+/// thread (more than the 2R a warp shares). The first has its levels skewed, the second not, so
+/// both schedules run at every b_T.
 fn shuffle_shapes_for(r: usize, bt: usize) -> [GpuShape; 2] {
     let need = 2 * r * bt + 8;
     [
@@ -53,12 +55,14 @@ fn shuffle_shapes_for(r: usize, bt: usize) -> [GpuShape; 2] {
             block: [32, need.div_ceil(r)],
             ry: r,
             rx: 2 - bt % 2,
+            skew: true,
             stream_block: 16,
         },
         GpuShape {
             block: [32, need.div_ceil(2 * r + 1)],
             ry: 2 * r + 1,
             rx: 3,
+            skew: false,
             stream_block: 16,
         },
     ]
@@ -294,6 +298,7 @@ fn impossible_gpu_configurations_are_errors() {
                 block,
                 ry,
                 rx,
+                skew: false,
                 stream_block: 16,
             })
             .build();
@@ -304,6 +309,7 @@ fn impossible_gpu_configurations_are_errors() {
         block: [32, 16],
         ry: 1,
         rx: 2,
+        skew: false,
         stream_block: 16,
     };
     for (name, why) in [

@@ -25,6 +25,10 @@ pub(crate) struct BlockedShape {
     pub(crate) ry: usize,
     /// Cells per thread in x for the shuffle kernel; 0 selects the shared-memory kernel.
     pub(crate) rx: usize,
+    /// The shuffle kernel's level schedule: skewed (one barrier per plane for all levels,
+    /// each level R+1 planes behind the one below) or not (a barrier per level). The
+    /// shared-memory kernel's schedule is [`skewed`]'s per precision.
+    pub(crate) skew: bool,
 }
 
 impl BlockedShape {
@@ -50,13 +54,19 @@ impl BlockedShape {
     /// Dynamic shared memory the kernel needs in `dtype`. The shared-memory kernel: two
     /// buffers of the tile plus an R-wide halo, with one plane per level when the levels are
     /// skewed (else one). The shuffle kernel: two buffers of each warp's top and bottom R rows
-    /// (all its rows when it has fewer than 2R) with a pad warp above and below.
+    /// (all its rows when it has fewer than 2R) with a pad warp above and below, again one
+    /// plane per level when skewed.
     pub(crate) fn shared_bytes(&self, radius: usize, dtype: DType) -> usize {
+        let skew = if self.rx > 0 {
+            self.skew
+        } else {
+            skewed(dtype)
+        };
+        let planes = if skew { self.bt } else { 1 };
         if self.rx > 0 {
             let rows = self.ry.min(2 * radius);
-            return 2 * (self.by + 2) * rows * self.tx() * dtype.size();
+            return 2 * planes * (self.by + 2) * rows * self.tx() * dtype.size();
         }
-        let planes = if skewed(dtype) { self.bt } else { 1 };
         2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * dtype.size()
     }
 }
@@ -83,10 +93,11 @@ fn env_count(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-/// Whether the blocked kernel's levels are skewed in `dtype` (one barrier per plane instead of
-/// one per level; stencil.cu gives the measurements): by default in f64, where it was faster on
-/// every shape measured, not in f32, where it was slower on the best ones.
-/// `STENCIL35D_GPU_SKEW=0|1` sets it for both, for experiments.
+/// Whether the shared-memory kernel's levels are skewed in `dtype` (one barrier per plane
+/// instead of one per level; stencil.cu gives the measurements): by default in f64, where it was
+/// faster on every shape measured, not in f32, where it was slower on the best ones.
+/// `STENCIL35D_GPU_SKEW=0|1` sets it for both, for experiments. (The shuffle kernel's schedule
+/// is part of its launch shape, [`BlockedShape::skew`], chosen by the planner.)
 pub(crate) fn skewed(dtype: DType) -> bool {
     static SKEWED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
     let forced = *SKEWED.get_or_init(|| {
@@ -125,13 +136,14 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     match blocked {
         Some(b) if b.rx > 0 => {
             text += &format!(
-                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define L2_AHEAD {}\n#define AHEAD {}\n#define REAL2 {}2\n",
+                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define L2_AHEAD {}\n#define AHEAD {}\n#define SKEW {}\n#define REAL2 {}2\n",
                 b.bt,
                 b.by,
                 b.ry,
                 b.rx,
                 l2_ahead(),
                 register_ahead(),
+                b.skew as u8,
                 T::CUDA_NAME
             );
             text + STENCIL_CU + SHUFFLE_CU
@@ -185,6 +197,7 @@ mod tests {
                     by: need.div_ceil(ry),
                     ry,
                     rx: 0,
+                    skew: false,
                 };
                 let mut shapes = vec![shape];
                 if !s.is_box() {
@@ -197,6 +210,7 @@ mod tests {
                             by: need.div_ceil(ry),
                             ry,
                             rx,
+                            skew: bt % 2 == 0,
                         });
                     }
                 }
@@ -228,6 +242,7 @@ mod tests {
                 by: 8,
                 ry: 4,
                 rx: 0,
+                skew: false,
             }),
         );
         assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
@@ -243,11 +258,13 @@ mod tests {
                 by: 16,
                 ry: 2,
                 rx: 2,
+                skew: true,
             }),
         );
         assert!(
             shuffled.contains("#define RX 2\n")
                 && shuffled.contains("#define REAL2 double2\n")
+                && shuffled.contains("#define SKEW 1\n")
                 && shuffled.contains("stencil_shuffle(")
                 && !shuffled.contains("#define BX ")
         );

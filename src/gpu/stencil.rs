@@ -73,6 +73,7 @@ pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
         by: launch.block[1],
         ry: launch.ry,
         rx: launch.rx,
+        skew: launch.skew,
     }
 }
 

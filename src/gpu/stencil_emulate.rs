@@ -197,6 +197,12 @@ mod tests {
         passes: usize,
         tol: f64,
     ) -> bool {
+        // The shuffle kernel's schedule is part of its shape (the shared-memory kernel's is a
+        // per-precision default, which `compile` overrides).
+        let shape = BlockedShape {
+            skew: skew && shape.rx > 0,
+            ..shape
+        };
         let stencil = Stencil::from_name(name).unwrap();
         let exe_name = format!(
             "{}-{}-{skew}-{}-{}x{}-{}x{}",
@@ -255,6 +261,7 @@ mod tests {
             by,
             ry,
             rx: 0,
+            skew: false,
         };
         let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(1, 4, 2), 8, 3),
@@ -281,7 +288,8 @@ mod tests {
     /// value; a misaligned pair access stops the emulated kernel where g++ has UBSan), several
     /// tiles in x, as many rows per thread as the radius and
     /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
-    /// stream blocks that do not divide the grid; both precisions (f64 1e-12, f32 1e-5).
+    /// stream blocks that do not divide the grid, both level schedules; both precisions (f64
+    /// 1e-12, f32 1e-5).
     #[test]
     fn emulated_shuffle_kernel_matches_the_reference() {
         let shape = |bt, by, ry, rx| BlockedShape {
@@ -290,6 +298,7 @@ mod tests {
             by,
             ry,
             rx,
+            skew: false,
         };
         let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(3, 10, 1, 2), 5, 1),
@@ -300,13 +309,15 @@ mod tests {
             ("star:3", shape(2, 4, 4, 2), 6, 1),
             ("star:4", shape(1, 3, 4, 1), 8, 1),
         ];
-        for (name, s, hz, passes) in cases {
-            if !check::<f64>(name, s, false, hz, passes, 1e-12) {
-                return;
+        for skew in [false, true] {
+            for (name, s, hz, passes) in cases {
+                if !check::<f64>(name, s, skew, hz, passes, 1e-12) {
+                    return;
+                }
             }
+            check::<f32>("star:1", shape(3, 10, 1, 2), skew, 12, 1, 1e-5);
+            check::<f32>("star:2", shape(2, 5, 2, 1), skew, 6, 1, 1e-5);
         }
-        check::<f32>("star:1", shape(3, 10, 1, 2), false, 12, 1, 1e-5);
-        check::<f32>("star:2", shape(2, 5, 2, 1), false, 6, 1, 1e-5);
         // Several tiles in x with two cells per lane (tile seams between warps' rows), and
         // more rows per thread than 2R.
         check_on::<f64>(
@@ -336,6 +347,7 @@ mod tests {
                 by: 4,
                 ry: 2,
                 rx,
+                skew: false,
             };
             let name = format!("nan{rx}");
             if !compile::<f32>(&stencil, shape, false, &dir, &name) {

@@ -31,6 +31,8 @@ struct Winner {
     ry: usize,
     #[serde(default)]
     rx: usize,
+    #[serde(default)]
+    skew: bool,
     stream_block: usize,
     measured_mups: f64,
 }
@@ -42,6 +44,7 @@ impl Winner {
                 l.block == self.block
                     && l.ry == self.ry
                     && l.rx == self.rx
+                    && l.skew == self.skew
                     && l.stream_block == self.stream_block
             })
     }
@@ -67,9 +70,10 @@ pub(crate) fn tune(
     }
     let gpu = gpu()?;
     // The key names the kernel generation: winners remembered before the shuffle kernel
-    // (which lack `rx`) were chosen without it and must not stop a tuning from timing it.
+    // (which lack `rx`) or its skewed schedule (`skew`) were chosen without them and must not
+    // stop a tuning from timing them.
     let key = format!(
-        "v2 | {} | {} | {dtype} | {}x{}x{}",
+        "v3 | {} | {} | {dtype} | {}x{}x{}",
         gpu.info.name,
         kernel.name(),
         dims[0],
@@ -111,6 +115,7 @@ pub(crate) fn tune(
         block: launch.block,
         ry: launch.ry,
         rx: launch.rx,
+        skew: launch.skew,
         stream_block: launch.stream_block,
         measured_mups: best.measured_mups.unwrap_or(0.0),
     });
@@ -118,7 +123,7 @@ pub(crate) fn tune(
 }
 
 /// Indices, in `candidates`' order, of the first candidate of each distinct shape (b_T, threads
-/// per block, cells per thread in y and x): the model ranks stream-block lengths of one shape next to each
+/// per block, cells per thread in y and x, level schedule): the model ranks stream-block lengths of one shape next to each
 /// other, so tuning times only the best of each and the timed set spans the space.
 pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
     let mut seen = Vec::new();
@@ -128,7 +133,7 @@ pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
             .gpu
             .as_ref()
             .expect("blocked GPU candidates carry launch parameters");
-        let shape = (c.dim_t, l.block, l.ry, l.rx);
+        let shape = (c.dim_t, l.block, l.ry, l.rx, l.skew);
         if !seen.contains(&shape) {
             seen.push(shape);
             order.push(i);

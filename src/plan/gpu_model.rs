@@ -24,6 +24,10 @@ pub struct GpuLaunch {
     /// only); 0 for the shared-memory kernel.
     #[serde(default)]
     pub rx: usize,
+    /// The shuffle kernel's level schedule: skewed (all levels exchange their planes behind one
+    /// barrier per plane) or not (a barrier per level).
+    #[serde(default)]
+    pub skew: bool,
     /// Output planes per block along z (division of the streaming dimension, AN5D's h_SN).
     pub stream_block: usize,
     /// The model's register estimate per thread.
@@ -52,6 +56,10 @@ pub struct GpuShape {
     /// `32·rx` wide); 0 for the shared-memory kernel.
     #[serde(default)]
     pub rx: usize,
+    /// The shuffle kernel's levels skewed: each level runs R+1 planes behind the one below, so
+    /// all levels exchange their planes behind one barrier per plane (else one per level).
+    #[serde(default)]
+    pub skew: bool,
     /// Output planes per block along z.
     pub stream_block: usize,
 }
@@ -100,7 +108,13 @@ const WARP_CPI: f64 = 2.5;
 /// tests per cell and level) and a block's cycles of wait per streamed plane; both fitted to
 /// the 55 shapes of session 20 on an H100 SXM (RMS error of the log 0.16).
 const SHUFFLE_OVERHEAD: f64 = 4.0;
-const SHUFFLE_PLANE_LATENCY: f64 = 1600.0;
+/// The shuffle kernel's cycles of wait per streamed plane: a fixed part and a part per barrier
+/// chain (one per level, or with skewed levels all levels' exchanges behind one barrier, which
+/// costs as much as two); fitted with SHUFFLE_OVERHEAD to the 55 shapes of session 20 and the
+/// 372 of session 21 on an H100 SXM (star radius 1-4, both precisions and level schedules:
+/// RMS error of the log 0.23; session 20's single latency of 1600 cycles gave 0.24).
+const SHUFFLE_PLANE_LATENCY: f64 = 1000.0;
+const SHUFFLE_BARRIER_LATENCY: f64 = 200.0;
 /// Cells per thread in x the search tries for the shuffle kernel.
 const CELLS_X: [usize; 2] = [1, 2];
 /// Warps per block the search tries for the shuffle kernel.
@@ -291,9 +305,13 @@ impl GpuModel<'_> {
         // current and prefetched planes, and a box's row buffer (the shuffle kernel: a star's
         // R+1 weights per cell instead of the third plane); fitted to what ptxas allocates on
         // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; for the
-        // shuffle kernel's shapes of session 20 within 7% in f32, up to 14% low in f64).
+        // shuffle kernel's shapes of session 20 within 7% in f32, up to 14% low in f64). Skewed
+        // levels keep each level's completed plane for a step longer: ptxas gave 164 registers
+        // against 146 unskewed for b_T 3 with 2x3 cells (session 21).
         let values = if shuffle {
-            cells_per_thread * (bt * w + 2 + r + 1)
+            // (b_T 1 has nothing to skew.)
+            let skewed = shape.skew && bt > 1;
+            cells_per_thread * (bt * w + 2 + r + 1 + if skewed { bt } else { 0 })
         } else {
             bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
         };
@@ -344,11 +362,12 @@ impl GpuModel<'_> {
             let rows = (shape.ry.min(2 * r) + 2 * r) as f64;
             let shared = rows * vectors / (rx * ry);
             let bytes = shuffles * 4.0 + rows * e as f64 / ry;
+            let barriers = if shape.skew { bt.min(2) } else { bt };
             (
                 shuffles + shared,
                 bytes,
                 SHUFFLE_OVERHEAD,
-                SHUFFLE_PLANE_LATENCY,
+                SHUFFLE_PLANE_LATENCY + SHUFFLE_BARRIER_LATENCY * barriers as f64,
             )
         } else {
             let loads = if self.boxed {
@@ -400,6 +419,7 @@ impl GpuModel<'_> {
             block: [shape.bx, shape.by],
             ry: shape.ry,
             rx: shape.rx,
+            skew: shape.skew,
             stream_block: hz,
             registers,
             shared_bytes,
@@ -444,34 +464,50 @@ impl GpuModel<'_> {
                                 by: ty / ry,
                                 ry,
                                 rx: 0,
+                                skew: false,
                             };
                             out.extend(self.blocked(shape, hz));
                         }
                     }
                 }
             }
-            // The shuffle kernel, for the 7-point star only: it is measured there (its best
-            // shapes 1.36x the shared-memory kernel's best in f32, 1.05x in f64); for wider stars
-            // the one shape run (radius 2, b_T 1) ran at 0.66x gpu-naive, so the search leaves
-            // them to the shared-memory kernel (a forced shape, `GpuShape::rx`, still runs them).
-            if self.boxed || self.cost.radius > 1 {
+            // The shuffle kernel, for stars (measured on an H100 at 512³, sessions 20-21: star7
+            // 1.5x the shared-memory kernel's best shape in f32, 1.1x in f64; radius 2-4 in f32
+            // 1.4-1.7x, in f64 1.0-1.5x), both level schedules where b_T > 1.
+            if self.boxed {
                 continue;
             }
             for &rx in &CELLS_X {
                 for &by in &WARPS_Y {
                     for &ry in &CELLS_Y {
-                        let shape = BlockedShape {
-                            bt,
-                            bx: 32,
-                            by,
-                            ry,
-                            rx,
-                        };
-                        if tile.is_some_and(|t| t != [shape.tx(), shape.ty()]) {
+                        // Left out where they measured far below the model: 8 cells of f64 per
+                        // thread (0.65x its prediction, at the register file's limit), and b_T 1
+                        // for radius 1 and 2, where the kernel without temporal blocking ran
+                        // below gpu-naive (star7 f32 156-228 G updates/s against 262; star:2
+                        // 211-214 against 225), which the model does not see.
+                        if (self.dtype == DType::F64 && rx * ry > 6)
+                            || (bt == 1 && self.cost.radius <= 2)
+                        {
                             continue;
                         }
-                        for &hz in &hzs {
-                            out.extend(self.blocked(shape, hz));
+                        for skew in [false, true] {
+                            if skew && bt == 1 {
+                                continue;
+                            }
+                            let shape = BlockedShape {
+                                bt,
+                                bx: 32,
+                                by,
+                                ry,
+                                rx,
+                                skew,
+                            };
+                            if tile.is_some_and(|t| t != [shape.tx(), shape.ty()]) {
+                                continue;
+                            }
+                            for &hz in &hzs {
+                                out.extend(self.blocked(shape, hz));
+                            }
                         }
                     }
                 }
@@ -571,15 +607,21 @@ mod tests {
     }
 
     /// The lines of a shapes file: `kernel dtype b_T bx by ry hz G-updates/s` (session 11,
-    /// the shared-memory kernel) or `kernel dtype b_T bx by ry rx hz G-updates/s registers`
-    /// (session 20, the shuffle kernel; registers `-` where not read).
+    /// the shared-memory kernel), `kernel dtype b_T bx by ry rx hz G-updates/s registers`
+    /// (session 20, the shuffle kernel; registers `-` where not read) or `kernel dtype b_T bx
+    /// by ry rx skew hz G-updates/s registers` (session 21, the shuffle kernel's schedules).
     fn parse_shapes(text: &str) -> Vec<Measured> {
         text.lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                let shuffle = f.len() == 10;
-                let ints = if shuffle { 6 } else { 5 };
+                let shuffle = f.len() >= 10;
+                let skewed = f.len() == 11;
+                let ints = match f.len() {
+                    11 => 7,
+                    10 => 6,
+                    _ => 5,
+                };
                 let n: Vec<usize> = f[2..2 + ints].iter().map(|x| x.parse().unwrap()).collect();
                 let shape = BlockedShape {
                     bt: n[0],
@@ -587,6 +629,7 @@ mod tests {
                     by: n[2],
                     ry: n[3],
                     rx: if shuffle { n[4] } else { 0 },
+                    skew: skewed && n[5] == 1,
                 };
                 Measured {
                     kernel: f[0].to_string(),
@@ -639,103 +682,127 @@ mod tests {
         assert!(rms < 0.27, "RMS log error {rms:.3}");
     }
 
-    /// Shapes of the shuffle kernel timed on an H100 SXM at 512³ (session 20): `kernel dtype
-    /// b_T bx by ry rx hz G-updates/s registers`.
-    const H100_SHUFFLE_SHAPES: &str =
-        include_str!("../../docs/results/h100/session20-shuffle-shapes.txt");
+    /// Shapes of the shuffle kernel timed on an H100 SXM at 512³: session 20 (star7, one
+    /// level schedule: `kernel dtype b_T bx by ry rx hz G-updates/s registers`) and session 21
+    /// (star radius 1-4, both schedules: `... rx skew hz ...`).
+    const H100_SHUFFLE_SHAPES: [&str; 2] = [
+        include_str!("../../docs/results/h100/session20-shuffle-shapes.txt"),
+        include_str!("../../docs/results/h100/session21-shuffle-shapes.txt"),
+    ];
 
     /// Parsed [`H100_SHUFFLE_SHAPES`].
     fn h100_shuffle_shapes() -> Vec<Measured> {
-        parse_shapes(H100_SHUFFLE_SHAPES)
+        H100_SHUFFLE_SHAPES
+            .iter()
+            .flat_map(|t| parse_shapes(t))
+            .collect()
     }
 
-    /// The model against the shuffle kernel's measured shapes: each is accepted, the register
-    /// estimate is within 20% of ptxas's count, the RMS error of log(predicted / measured)
-    /// stays below 0.2, and for star7 in `f32`, where the kernel measured 1.36x the best
-    /// shared-memory shape, the search ranks a shuffle shape first.
+    /// The model against the shuffle kernel's 427 measured shapes: the register estimate is
+    /// within 20% of ptxas's count where it was read, the RMS error of log(predicted / measured)
+    /// stays below 0.25 (0.23 now), and the shapes it refuses (skewed ones whose registers
+    /// would not fit) all measured slower than the fastest shape it accepts for their stencil
+    /// and precision, so pruning them loses nothing.
     #[test]
     fn the_shuffle_model_fits_the_shapes_measured_on_an_h100() {
         let gpu = h100();
-        let mut sum = 0.0;
-        let mut n = 0;
-        for Measured {
-            kernel,
-            dtype,
-            shape,
-            hz,
-            mups: measured,
-            registers,
-        } in h100_shuffle_shapes()
-        {
-            let c = model(&kernel, dtype, &gpu)
-                .blocked(shape, hz)
-                .unwrap_or_else(|| panic!("{dtype:?} {shape:?} hz {hz}: refused"));
+        let shapes = h100_shuffle_shapes();
+        assert_eq!(shapes.len(), 55 + 372);
+        let accepted = |m: &Measured| model(&m.kernel, m.dtype, &gpu).blocked(m.shape, m.hz);
+        // The fastest shape the model accepts, per stencil and precision.
+        let fastest = |kernel: &str, dtype: DType| {
+            shapes
+                .iter()
+                .filter(|m| m.kernel == kernel && m.dtype == dtype && accepted(m).is_some())
+                .map(|m| m.mups)
+                .fold(0.0, f64::max)
+        };
+        let (mut sum, mut n, mut refused) = (0.0, 0, 0);
+        for m in &shapes {
+            let Some(c) = accepted(m) else {
+                let best = fastest(&m.kernel, m.dtype);
+                assert!(
+                    m.shape.skew && m.mups < best,
+                    "{} {:?} {:?} hz {}: refused, measured {:.0} (fastest {best:.0})",
+                    m.kernel,
+                    m.dtype,
+                    m.shape,
+                    m.hz,
+                    m.mups
+                );
+                refused += 1;
+                continue;
+            };
             let l = c.gpu.as_ref().unwrap();
-            println!(
-                "{dtype:?} {shape:?} hz {hz}: predicted {:.0}, measured {measured:.0}; registers {} for {registers:?}",
-                c.predicted_mups, l.registers
-            );
-            if let Some(registers) = registers {
+            if let Some(registers) = m.registers {
                 assert!(
                     (l.registers as f64 / registers - 1.0).abs() < 0.2,
-                    "{shape:?}: {} registers estimated, {registers} allocated",
+                    "{:?}: {} registers estimated, {registers} allocated",
+                    m.shape,
                     l.registers
                 );
             }
-            sum += (c.predicted_mups / measured).ln().powi(2);
+            sum += (c.predicted_mups / m.mups).ln().powi(2);
             n += 1;
         }
         let rms = (sum / n as f64).sqrt();
-        println!("RMS log error over {n} shapes: {rms:.3}");
-        assert!(rms < 0.2, "RMS log error {rms:.3}");
-        let best = &model("star7", DType::F32, &gpu).search(None, None)[0];
-        println!("{best:?}");
-        assert!(best.gpu.as_ref().unwrap().rx > 0, "{best:?}");
+        println!("RMS log error over {n} shapes ({refused} refused): {rms:.3}");
+        assert!(rms < 0.25, "RMS log error {rms:.3}");
     }
 
-    /// For star7 in both precisions the model's first choice is a shape measured on the H100,
-    /// within 5% of the fastest shape measured there (of both kernels: session 11's
-    /// shared-memory shapes and session 20's shuffle shapes), so a plan without autotuning
-    /// runs about as fast as the measurements allow. (Before the shuffle kernel, the fastest
-    /// `f64` shape ranked 35th and the model's choice ran 0.83x of it.)
+    /// For every star (radius 1-4) in both precisions the model's first choice is a shape
+    /// measured on the H100, within 5% of the fastest shape measured there for star7 and within
+    /// 15% for the wider stars (of both kernels: session 11's shared-memory shapes, sessions
+    /// 20-21's shuffle shapes), so a plan without autotuning runs about as fast as the
+    /// measurements allow. (Before the shuffle kernel, the fastest star7 `f64` shape ranked 35th
+    /// and the model's choice ran 0.83x of it; before session 21 the wider stars got the
+    /// shared-memory kernel, 0.6-0.85x of the shuffle kernel's best.)
     #[test]
-    fn the_models_first_star7_choice_is_within_5_percent_of_the_fastest_measured() {
+    fn the_models_first_star_choice_is_close_to_the_fastest_measured() {
         let gpu = h100();
-        for dtype in [DType::F32, DType::F64] {
-            let measured: Vec<(BlockedShape, usize, f64)> = h100_shapes()
-                .into_iter()
-                .chain(h100_shuffle_shapes())
-                .filter(|m| m.kernel == "star7" && m.dtype == dtype)
-                .map(|m| (m.shape, m.hz, m.mups))
-                .collect();
-            let fastest = measured.iter().map(|m| m.2).fold(0.0, f64::max);
-            let first = &model("star7", dtype, &gpu).search(None, None)[0];
-            let l = first.gpu.as_ref().unwrap();
-            let shape = BlockedShape {
-                bt: first.dim_t,
-                bx: l.block[0],
-                by: l.block[1],
-                ry: l.ry,
-                rx: l.rx,
-            };
-            let got = measured
-                .iter()
-                .find(|m| m.0 == shape && m.1 == l.stream_block)
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{dtype:?}: the first choice {shape:?} hz {} was not measured",
-                        l.stream_block
-                    )
-                })
-                .2;
-            println!(
-                "{dtype:?}: first choice {shape:?} hz {} measured {got:.0}, fastest {fastest:.0}",
-                l.stream_block
-            );
-            assert!(
-                got >= 0.95 * fastest,
-                "{dtype:?}: {got:.0} against {fastest:.0}"
-            );
+        for (kernel, within) in [
+            ("star7", 0.95),
+            ("star:2", 0.85),
+            ("star:3", 0.85),
+            ("star:4", 0.85),
+        ] {
+            for dtype in [DType::F32, DType::F64] {
+                let measured: Vec<(BlockedShape, usize, f64)> = h100_shapes()
+                    .into_iter()
+                    .chain(h100_shuffle_shapes())
+                    .filter(|m| m.kernel == kernel && m.dtype == dtype)
+                    .map(|m| (m.shape, m.hz, m.mups))
+                    .collect();
+                let fastest = measured.iter().map(|m| m.2).fold(0.0, f64::max);
+                let first = &model(kernel, dtype, &gpu).search(None, None)[0];
+                let l = first.gpu.as_ref().unwrap();
+                let shape = BlockedShape {
+                    bt: first.dim_t,
+                    bx: l.block[0],
+                    by: l.block[1],
+                    ry: l.ry,
+                    rx: l.rx,
+                    skew: l.skew,
+                };
+                let got = measured
+                    .iter()
+                    .find(|m| m.0 == shape && m.1 == l.stream_block)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{kernel} {dtype:?}: the first choice {shape:?} hz {} was not measured",
+                            l.stream_block
+                        )
+                    })
+                    .2;
+                println!(
+                    "{kernel} {dtype:?}: first choice {shape:?} hz {} measured {got:.0}, fastest {fastest:.0}",
+                    l.stream_block
+                );
+                assert!(
+                    got >= within * fastest,
+                    "{kernel} {dtype:?}: {got:.0} against {fastest:.0}"
+                );
+            }
         }
     }
 
@@ -757,20 +824,21 @@ mod tests {
 
     /// The naive kernel's prediction against what it measured on an H100 SXM (512³, 48 steps,
     /// MUPS), and the engine choices those measurements support: blocking wins for the 7-point
-    /// stencil and the boxes, the naive kernel for wide stars (whose best blocked shape has
-    /// b_T = 1 and measured 10-25% slower).
+    /// stencil, the boxes and (with the shuffle kernel, session 21) the wider stars but star:4
+    /// in `f64`, whose best blocked shape measured 72-73 G updates/s against 80 (the
+    /// shared-memory kernel's best shapes for wide stars measured 10-25% below gpu-naive).
     #[test]
     fn the_naive_model_matches_the_h100_and_the_faster_engine_is_preferred() {
         let gpu = h100();
         for (name, dtype, measured, blocked_wins) in [
             ("star7", DType::F32, 254_532.0, true),
-            ("star:2", DType::F32, 220_484.0, false),
-            ("star:3", DType::F32, 174_470.0, false),
-            ("star:4", DType::F32, 139_316.0, false),
+            ("star:2", DType::F32, 220_484.0, true),
+            ("star:3", DType::F32, 174_470.0, true),
+            ("star:4", DType::F32, 139_316.0, true),
             ("box27", DType::F32, 168_828.0, true),
             ("box:2", DType::F32, 46_975.0, true),
             ("star7", DType::F64, 116_894.0, true),
-            ("star:3", DType::F64, 101_565.0, false),
+            ("star:3", DType::F64, 101_565.0, true),
             ("star:4", DType::F64, 80_325.0, false),
             ("box27", DType::F64, 87_674.0, true),
             ("box:2", DType::F64, 26_372.0, true),

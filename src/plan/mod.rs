@@ -452,6 +452,7 @@ impl PlanBuilder {
                         by: shape.block[1],
                         ry: shape.ry,
                         rx: shape.rx,
+                        skew: shape.skew,
                     };
                     let c = gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
                         Error::InvalidPlan(format!(
@@ -643,6 +644,7 @@ impl Plan {
                     block: l.block,
                     ry: l.ry,
                     rx: l.rx,
+                    skew: l.skew,
                     stream_block: l.stream_block,
                 }
             }),
@@ -924,10 +926,10 @@ impl Display for Plan {
                 } else {
                     format!("{} cells each in y", l.ry)
                 },
-                if l.rx > 0 {
-                    ", x neighbours by warp shuffle"
-                } else {
-                    ""
+                match (l.rx > 0, l.skew) {
+                    (true, true) => ", x neighbours by warp shuffle, levels skewed",
+                    (true, false) => ", x neighbours by warp shuffle",
+                    _ => "",
                 },
                 mark(self.overrides.gpu_shape),
                 l.stream_block,
@@ -1023,7 +1025,7 @@ impl Display for Plan {
                     l.block[0],
                     l.block[1],
                     if l.rx > 0 {
-                        format!("rx {} ", l.rx)
+                        format!("rx {}{} ", l.rx, if l.skew { " skew" } else { "" })
                     } else {
                         String::new()
                     },

@@ -118,6 +118,10 @@ pub struct Overrides {
     /// shuffle (with `--block 32xN`); 0 exchanges them through shared memory.
     #[arg(long, default_value_t = 0, requires = "block")]
     pub rx: usize,
+    /// GPU blocked kernel with `--rx`: skew the levels (each level R+1 planes behind the one
+    /// below, one barrier per plane for all of them instead of one per level).
+    #[arg(long, requires = "rx")]
+    pub skew: bool,
     /// GPU blocked kernel: output planes per thread block along z (with `--block`).
     #[arg(long = "stream-block", default_value_t = 128, requires = "block")]
     pub stream_block: usize,
@@ -149,6 +153,7 @@ impl Overrides {
                     block: block.0,
                     ry: self.ry,
                     rx: self.rx,
+                    skew: self.skew,
                     stream_block: self.stream_block,
                 });
             }

@@ -168,6 +168,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));
         v["gpu_ry"] = json!(g.ry);
         v["gpu_rx"] = json!(g.rx);
+        v["gpu_skew"] = json!(g.skew);
         v["gpu_stream_block"] = json!(g.stream_block);
     }
     if let Some(k) = row.resources {

@@ -1,16 +1,24 @@
 // gpu-blocked for star stencils, x neighbours by warp shuffle: N.5D blocking as in the
 // shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
 // accumulators of every level in registers), with the in-plane exchange rearranged so that a
-// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3: 483 G updates/s
-// at b_T 3 with 32x32 threads, 2x1 cells each, against 360 for the best shared-memory shape;
-// the README's session-20 notes give the shapes).
+// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 600 steps: 577 G
+// updates/s at b_T 3 with 32x12 threads, 2x3 cells each, levels skewed, against 360 for the best
+// shared-memory shape; the README's session-20 and -21 notes give the shapes).
 //
 // Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):
 //   RX      cells per thread along x; one warp of 32 lanes spans a row of 32*RX cells
 //   RY      cells per thread along y (at least RADIUS)
 //   BY      warps per block, stacked along y: the tile is 32*RX x BY*RY cells
 //   BT, L2_AHEAD as for the shared-memory kernel; REAL2 the two-element vector of REAL;
-//   AHEAD   planes the register prefetch runs ahead of the one being computed (1 or more).
+//   AHEAD   planes the register prefetch runs ahead of the one being computed (1 or more);
+//   SKEW    the level schedule, as in stencil.cu: 0, level t+1 takes level t's plane within the
+//           step (BT barriers per step, each after a chain of dependent work); 1, it takes the
+//           plane level t completed in the step before (LAG = R+1 planes per level), so every
+//           level's rows go through shared memory behind one barrier per step and the levels'
+//           arithmetic is independent. It costs registers (ptxas: 164 against 146 for b_T 3,
+//           2x3 cells, f32), so it pays on some shapes only (H100, star7 f32 512^3, G updates/s,
+//           unskewed -> skewed: b_T 3 32x12 threads 2x3 cells 463 -> 577, 32x4 2x4 409 -> 512,
+//           32x8 2x3 529 -> 500; b_T 4 32x12 2x3 493 -> 447); the planner chooses it per shape.
 //
 // - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
 //   ends get their own value back, junk that stays inside the ghost zone of width R*BT.
@@ -24,6 +32,10 @@
 //   the cell itself, 0 for every neighbour), so they keep their value through every level with
 //   neither a branch nor a reload (outside cells stay 0, so the identity never multiplies a
 //   non-finite value); fixed planes at the z ends are reloaded from the source.
+#ifndef SKEW
+#define SKEW 0
+#endif
+#define LAG (RADIUS + SKEW)
 #define LANES 32
 #define TXC (LANES * RX)
 #define TYC (BY * RY)
@@ -31,8 +43,10 @@
 // Rows of each warp kept in shared memory: its top R and bottom R (all RY when fewer than 2R).
 #define SROWS (RY >= 2 * RADIUS ? 2 * RADIUS : RY)
 #define SLOT_OF_ROW(row) (RY >= 2 * RADIUS ? ((row) < RADIUS ? (row) : (row) - (RY - 2 * RADIUS)) : (row))
-// One buffer: BY warps' rows plus a zero pad warp above and below.
-#define BUF_ELEMS ((BY + 2) * SROWS * TXC)
+// One level's plane: BY warps' rows plus a zero pad warp above and below.
+#define PLANE_ELEMS ((BY + 2) * SROWS * TXC)
+// One buffer: every level's plane when skewed, else one.
+#define BUF_ELEMS ((SKEW ? BT : 1) * PLANE_ELEMS)
 #define FULL_MASK 0xffffffffu
 static_assert(RY >= RADIUS, "a thread's rows must cover the radius");
 static_assert(RX * RY <= 32, "cell masks are 32 bits");
@@ -85,8 +99,8 @@ stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
     const int gx0 = ox0 - RADIUS * BT + lane * RX, gy0 = oy0 - RADIUS * BT + ty * RY;
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
-    // The last level's plane trails level 0's by BT*R.
-    const int steps = (z1 - zl) + BT * RADIUS;
+    // The last level's output plane trails level 0's input by (BT-1)*LAG + R.
+    const int steps = (z1 - zl) + (BT - 1) * LAG + RADIUS;
 
     for (int i = ty * LANES + lane; i < 2 * BUF_ELEMS; i += LANES * BY) smem[i] = 0;
 
@@ -168,16 +182,37 @@ stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                 }
 #endif
                 REAL last[RY][RX];
+#if SKEW
+                // Every level publishes the rows other warps need behind one barrier.
+                REAL* const sbuf = smem + buffer * BUF_ELEMS;
+                buffer ^= 1;
 #pragma unroll
-                for (int t = 0; t < BT; ++t) {
-                    // Level t's plane pt = p - t*R: publish the rows other warps need.
-                    REAL* s = smem + buffer * BUF_ELEMS;
+                for (int t = 0; t < BT; ++t)
+#pragma unroll
+                    for (int row = 0; row < RY; ++row)
+                        if (row < RADIUS || row >= RY - RADIUS)
+                            store_row(sbuf + t * PLANE_ELEMS + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX,
+                                      in[t][row]);
+                __syncthreads();
+#endif
+#pragma unroll
+                for (int level = 0; level < BT; ++level) {
+                    // Skewed levels run last to first, so level t+1 reads its input of this
+                    // step before level t overwrites it with the input of the next.
+                    const int t = SKEW ? BT - 1 - level : level;
+                    // Level t's plane is pt = p - t*LAG.
+#if SKEW
+                    const REAL* const s = sbuf + t * PLANE_ELEMS;
+#else
+                    // Publish the rows other warps need.
+                    REAL* const s = smem + buffer * BUF_ELEMS;
                     buffer ^= 1;
 #pragma unroll
                     for (int row = 0; row < RY; ++row)
                         if (row < RADIUS || row >= RY - RADIUS)
                             store_row(s + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX, in[t][row]);
                     __syncthreads();
+#endif
                     REAL above[RADIUS][RX], below[RADIUS][RX];
 #pragma unroll
                     for (int r = 0; r < RADIUS; ++r) {
@@ -218,18 +253,18 @@ stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                                 in_plane = fma(sum, wt[i][j][d], in_plane);
                             }
                             // Output q = pt + R starts with this plane's term; the others add to it.
-                            acc[t][SLOT(ph - t * RADIUS + RADIUS)][i][j] = v * wt[i][j][RADIUS];
+                            acc[t][SLOT(ph - t * LAG + RADIUS)][i][j] = v * wt[i][j][RADIUS];
 #pragma unroll
                             for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
-                                const int a = SLOT(ph - t * RADIUS - dz);
+                                const int a = SLOT(ph - t * LAG - dz);
                                 acc[t][a][i][j] = dz == 0 ? acc[t][a][i][j] + in_plane
                                                           : fma(v, wt[i][j][dz < 0 ? -dz : dz], acc[t][a][i][j]);
                             }
                         }
                     }
                     // Plane q = pt - R of level t+1 is complete; fixed planes keep the source's.
-                    const int q = p - t * RADIUS - RADIUS;
-                    const int done = SLOT(ph - t * RADIUS - RADIUS);
+                    const int q = p - t * LAG - RADIUS;
+                    const int done = SLOT(ph - t * LAG - RADIUS);
                     REAL out[RY][RX];
                     if (q < RADIUS || q >= nz - RADIUS) {
                         const REAL* fixed = src + q * plane + base;
@@ -255,8 +290,9 @@ stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, in
                                 last[i][j] = out[i][j];
                         }
                 }
-                // last holds the pass's last level at plane q = p - BT*R: write the valid part.
-                const int q = p - BT * RADIUS;
+                // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the
+                // valid part.
+                const int q = p - (BT - 1) * LAG - RADIUS;
                 if (q >= z0 && q < z1) {
                     REAL* row = dst + q * plane + base;
 #pragma unroll

@@ -130,6 +130,10 @@ fn compile<T: Real>(
                 "#define L2_AHEAD 0"
             } else if l.starts_with("#define SKEW") {
                 &skew
+            } else if l.starts_with("#define INNER") {
+                // The inner-tile path in both precisions (the tested path serves every tile
+                // without it).
+                "#define INNER 1"
             } else {
                 l
             }
@@ -286,7 +290,8 @@ mod tests {
     /// The shuffle kernel (stars), run as host threads with emulated warp shuffles, equals the
     /// reference: one, two and three cells per lane in x (odd counts exchange rows value by
     /// value; a misaligned pair access stops the emulated kernel where g++ has UBSan), several
-    /// tiles in x, as many rows per thread as the radius and
+    /// tiles in x, inner tiles (constant coefficients) and edge tiles, as many rows per thread
+    /// as the radius and
     /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
     /// stream blocks that do not divide the grid, both level schedules; both precisions (f64
     /// 1e-12, f32 1e-5).
@@ -318,6 +323,32 @@ mod tests {
             check::<f32>("star:1", shape(3, 10, 1, 2), skew, 12, 1, 1e-5);
             check::<f32>("star:2", shape(2, 5, 2, 1), skew, 6, 1, 1e-5);
         }
+        // Tiles whose ghost zones lie inside the fixed boundary (the kernel's inner path:
+        // constant coefficients, no tests per cell) next to edge tiles, both schedules; the
+        // first with ghost zones deeper than the valid part of a tile (R*b_T 6 rows against 2),
+        // where the second row of tiles still reaches the fixed boundary and beyond the grid.
+        check_on::<f64>([70, 40, 9], "star:2", shape(3, 7, 2, 1), false, 5, 1, 1e-12);
+        for skew in [false, true] {
+            check_on::<f64>(
+                [140, 50, 11],
+                "star:1",
+                shape(2, 8, 2, 2),
+                skew,
+                6,
+                1,
+                1e-12,
+            );
+            check_on::<f32>([140, 50, 11], "star:1", shape(3, 8, 3, 2), skew, 5, 1, 1e-5);
+        }
+        check_on::<f64>(
+            [140, 50, 11],
+            "star:2",
+            shape(1, 6, 3, 2),
+            false,
+            4,
+            2,
+            1e-12,
+        );
         // Several tiles in x with two cells per lane (tile seams between warps' rows), and
         // more rows per thread than 2R.
         check_on::<f64>(

@@ -2,6 +2,8 @@
 //! precision and the blocking parameters become compile-time constants in front of the one
 //! templated CUDA source, so NVRTC unrolls every loop and folds every coefficient.
 
+use std::sync::OnceLock;
+
 use crate::stencil::Shape;
 use crate::{DType, Real, Stencil};
 
@@ -99,13 +101,8 @@ fn env_count(name: &str) -> Option<usize> {
 /// `STENCIL35D_GPU_SKEW=0|1` sets it for both, for experiments. (The shuffle kernel's schedule
 /// is part of its launch shape, [`BlockedShape::skew`], chosen by the planner.)
 pub(crate) fn skewed(dtype: DType) -> bool {
-    static SKEWED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = *SKEWED.get_or_init(|| {
-        std::env::var("STENCIL35D_GPU_SKEW")
-            .ok()
-            .map(|v| v.trim() == "1")
-    });
-    forced.unwrap_or(dtype == DType::F64)
+    static SKEWED: OnceLock<Option<bool>> = OnceLock::new();
+    env_switch("STENCIL35D_GPU_SKEW", &SKEWED).unwrap_or(dtype == DType::F64)
 }
 
 /// Whether the shuffle kernel gives tiles inside the fixed boundary their own copy of the loop
@@ -113,13 +110,14 @@ pub(crate) fn skewed(dtype: DType) -> bool {
 /// f64, where it measured 4-7% faster on every star, not in f32, where it measured 5% slower
 /// for star7. `STENCIL35D_GPU_INNER=0|1` sets it for both, for experiments.
 pub(crate) fn inner_tiles(dtype: DType) -> bool {
-    static INNER: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = *INNER.get_or_init(|| {
-        std::env::var("STENCIL35D_GPU_INNER")
-            .ok()
-            .map(|v| v.trim() == "1")
-    });
-    forced.unwrap_or(dtype == DType::F64)
+    static INNER: OnceLock<Option<bool>> = OnceLock::new();
+    env_switch("STENCIL35D_GPU_INNER", &INNER).unwrap_or(dtype == DType::F64)
+}
+
+/// The tuning-experiment switch `name` (`1` on, anything else off) when it is set, read once
+/// per process into `cache`.
+fn env_switch(name: &str, cache: &'static OnceLock<Option<bool>>) -> Option<bool> {
+    *cache.get_or_init(|| std::env::var(name).ok().map(|v| v.trim() == "1"))
 }
 
 /// Blocks per SM that ptxas must leave registers for (`__launch_bounds__`' second argument):

@@ -123,8 +123,9 @@ pub(crate) fn tune(
 }
 
 /// Indices, in `candidates`' order, of the first candidate of each distinct shape (b_T, threads
-/// per block, cells per thread in y and x, level schedule): the model ranks stream-block lengths of one shape next to each
-/// other, so tuning times only the best of each and the timed set spans the space.
+/// per block, cells per thread in y and x, level schedule): the model ranks stream-block lengths
+/// of one shape next to each other, so tuning times only the best of each and the timed set
+/// spans the space.
 pub(crate) fn distinct_shapes(candidates: &[Candidate]) -> Vec<usize> {
     let mut seen = Vec::new();
     let mut order = Vec::new();

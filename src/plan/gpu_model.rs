@@ -58,6 +58,7 @@ pub struct GpuShape {
     pub rx: usize,
     /// The shuffle kernel's levels skewed: each level runs R+1 planes behind the one below, so
     /// all levels exchange their planes behind one barrier per plane (else one per level).
+    /// Ignored when `rx` is 0: the shared-memory kernel's schedule follows the precision.
     #[serde(default)]
     pub skew: bool,
     /// Output planes per block along z.
@@ -419,7 +420,8 @@ impl GpuModel<'_> {
             block: [shape.bx, shape.by],
             ry: shape.ry,
             rx: shape.rx,
-            skew: shape.skew,
+            // The shared-memory kernel's schedule follows the precision (`source::skewed`).
+            skew: shuffle && shape.skew,
             stream_block: hz,
             registers,
             shared_bytes,

@@ -288,6 +288,8 @@ impl GpuModel<'_> {
         let (bt, tx, ty) = (shape.bt, shape.tx(), shape.ty());
         let threads = shape.bx * shape.by;
         let shuffle = shape.rx > 0;
+        // Skewing changes nothing at b_T 1 (one level).
+        let skewed = shuffle && shape.skew && bt > 1;
         if shape.bx % 32 != 0
             || !(32..=1024).contains(&threads)
             || tx <= 2 * r * bt
@@ -310,8 +312,6 @@ impl GpuModel<'_> {
         // levels keep each level's completed plane for a step longer: ptxas gave 164 registers
         // against 146 unskewed for b_T 3 with 2x3 cells (session 21).
         let values = if shuffle {
-            // (b_T 1 has nothing to skew.)
-            let skewed = shape.skew && bt > 1;
             cells_per_thread * (bt * w + 2 + r + 1 + if skewed { bt } else { 0 })
         } else {
             bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
@@ -363,7 +363,7 @@ impl GpuModel<'_> {
             let rows = (shape.ry.min(2 * r) + 2 * r) as f64;
             let shared = rows * vectors / (rx * ry);
             let bytes = shuffles * 4.0 + rows * e as f64 / ry;
-            let barriers = if shape.skew { bt.min(2) } else { bt };
+            let barriers = if skewed { 2 } else { bt };
             (
                 shuffles + shared,
                 bytes,

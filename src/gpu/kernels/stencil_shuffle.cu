@@ -47,6 +47,12 @@
 #define LANES 32
 #define TXC (LANES * RX)
 #define TYC (BY * RY)
+// Valid output per tile, and the first output column and row of tile (bx, by); its first loaded
+// cell lies R*BT before (the ghost zone).
+#define VXC (TXC - 2 * RADIUS * BT)
+#define VYC (TYC - 2 * RADIUS * BT)
+#define OUT_X0(bx) (RADIUS + (bx) * VXC)
+#define OUT_Y0(by) (RADIUS + (by) * VYC)
 #define SLOT(k) ((((k) % W) + W) % W)
 // Rows of each warp kept in shared memory: its top R and bottom R (all RY when fewer than 2R).
 #define SROWS (RY >= 2 * RADIUS ? 2 * RADIUS : RY)
@@ -97,9 +103,7 @@ __device__ __forceinline__ void load_row(const REAL* p, REAL* v)
 // cell a thread holds is in the grid and computed with the stencil's own coefficients.
 __device__ __forceinline__ bool shuffle_tile_inside(int bx, int by, int nx, int ny)
 {
-    const int vx = TXC - 2 * RADIUS * BT, vy = TYC - 2 * RADIUS * BT;
-    // The tile's first loaded cell, ox0 - R*BT and oy0 - R*BT in shuffle_tile.
-    const int x0 = RADIUS + bx * vx - RADIUS * BT, y0 = RADIUS + by * vy - RADIUS * BT;
+    const int x0 = OUT_X0(bx) - RADIUS * BT, y0 = OUT_Y0(by) - RADIUS * BT;
     return x0 >= RADIUS && x0 + TXC <= nx - RADIUS && y0 >= RADIUS && y0 + TYC <= ny - RADIUS;
 }
 
@@ -115,9 +119,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 {
     constexpr REAL c[] = COEF;
     const int lane = threadIdx.x, ty = threadIdx.y;
-    const int vx = TXC - 2 * RADIUS * BT, vy = TYC - 2 * RADIUS * BT; // valid output per tile
-    const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
-    const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
+    const int ox0 = OUT_X0(blockIdx.x), oy0 = OUT_Y0(blockIdx.y);
+    const int ox1 = min(ox0 + VXC, nx - RADIUS), oy1 = min(oy0 + VYC, ny - RADIUS);
     const int gx0 = ox0 - RADIUS * BT + lane * RX, gy0 = oy0 - RADIUS * BT + ty * RY;
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);

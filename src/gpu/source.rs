@@ -57,7 +57,7 @@ impl BlockedShape {
     /// buffers of the tile plus an R-wide halo, with one plane per level when the levels are
     /// skewed (else one). The shuffle kernel: two buffers of each warp's top and bottom R rows
     /// (all its rows when it has fewer than 2R) with a pad warp above and below, again one
-    /// plane per level when skewed.
+    /// plane per level when skewed, and the [`stages`] planes of level 0's input.
     pub(crate) fn shared_bytes(&self, radius: usize, dtype: DType) -> usize {
         let skew = if self.rx > 0 {
             self.skew
@@ -67,7 +67,8 @@ impl BlockedShape {
         let planes = if skew { self.bt } else { 1 };
         if self.rx > 0 {
             let rows = self.ry.min(2 * radius);
-            return 2 * planes * (self.by + 2) * rows * self.tx() * dtype.size();
+            let exchange = 2 * planes * (self.by + 2) * rows * self.tx();
+            return (exchange + stages() * self.ty() * self.tx()) * dtype.size();
         }
         2 * planes * (self.bx + 2 * radius) * (self.ty() + 2 * radius) * dtype.size()
     }
@@ -80,14 +81,16 @@ fn l2_ahead() -> usize {
     *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_L2_AHEAD").unwrap_or(DEFAULT_L2_AHEAD))
 }
 
-/// Planes the shuffle kernel's register prefetch runs ahead: `STENCIL35D_GPU_AHEAD` when set
-/// (for tuning experiments; at least 1), else 1. Measured on an H100 (star7 512³, 600 steps,
-/// G updates/s, two rounds, L2 prefetch 2 planes ahead): `f32` b_T 3, 32x32 threads, 2x1 cells:
-/// 1 -> 481 / 477, 2 -> 333 / 335, 3 -> 319 / 320; `f64` b_T 3, 32x16, 1x2: 1 -> 238 / 237,
-/// 2 -> 172 / 172 (the extra registers cost more than the latency they hide).
-fn register_ahead() -> usize {
-    static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_AHEAD").unwrap_or(1).max(1))
+/// Planes of level 0's input the shuffle kernel holds in shared memory, copied asynchronously
+/// `stages() - 1` planes ahead: `STENCIL35D_GPU_STAGES` when set (for tuning experiments; at
+/// least 1), else 3. Measured on an H100 (star7 `f32` 512³, 240 steps, G updates/s): b_T 4,
+/// 32x12 threads, 2x3 cells: 2 -> 685, 3 -> 705, 4 -> 708; b_T 3, 32x8: 3 -> 686, 4 -> 617
+/// (its shared memory then halves the blocks per SM); `f64` b_T 3, 32x8, 2x3: 3 -> 380,
+/// 4 -> 386. The register prefetch one plane ahead it replaced ran 600 (b_T 3, 32x8) and
+/// 309 (`f64`), and two planes ahead cost registers (session 20).
+pub(crate) fn stages() -> usize {
+    static STAGES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *STAGES.get_or_init(|| env_count("STENCIL35D_GPU_STAGES").unwrap_or(3).max(1))
 }
 
 /// The tuning-experiment variable `name` as a count, when it is set to one.
@@ -106,12 +109,13 @@ pub(crate) fn skewed(dtype: DType) -> bool {
 }
 
 /// Whether the shuffle kernel gives tiles inside the fixed boundary their own copy of the loop
-/// (constant coefficients, no tests per cell; stencil_shuffle.cu gives the measurements): in
-/// f64, where it measured 4-7% faster on every star, not in f32, where it measured 5% slower
-/// for star7. `STENCIL35D_GPU_INNER=0|1` sets it for both, for experiments.
-pub(crate) fn inner_tiles(dtype: DType) -> bool {
+/// (constant coefficients, no tests per cell; stencil_shuffle.cu gives the measurements): yes,
+/// in both precisions since level 0's planes are staged in shared memory (`f32` star7 4%
+/// faster with it; before, with register prefetch, 5% slower). `STENCIL35D_GPU_INNER=0|1`
+/// sets it, for experiments.
+pub(crate) fn inner_tiles() -> bool {
     static INNER: OnceLock<Option<bool>> = OnceLock::new();
-    env_switch("STENCIL35D_GPU_INNER", &INNER).unwrap_or(dtype == DType::F64)
+    env_switch("STENCIL35D_GPU_INNER", &INNER).unwrap_or(true)
 }
 
 /// The tuning-experiment switch `name` (`1` on, anything else off) when it is set, read once
@@ -148,15 +152,14 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     match blocked {
         Some(b) if b.rx > 0 => {
             text += &format!(
-                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define L2_AHEAD {}\n#define AHEAD {}\n#define SKEW {}\n#define INNER {}\n#define REAL2 {}2\n",
+                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define STAGES {}\n#define SKEW {}\n#define INNER {}\n#define REAL2 {}2\n",
                 b.bt,
                 b.by,
                 b.ry,
                 b.rx,
-                l2_ahead(),
-                register_ahead(),
+                stages(),
                 b.skew as u8,
-                inner_tiles(T::DTYPE) as u8,
+                inner_tiles() as u8,
                 T::CUDA_NAME
             );
             text + STENCIL_CU + SHUFFLE_CU

@@ -117,15 +117,15 @@ fn compile<T: Real>(
     name: &str,
 ) -> bool {
     let skew = format!("#define SKEW {}", skew as u8);
-    // The shuffle kernel's register prefetch: shapes of odd b_T run two planes ahead, so both
-    // depths are tested.
-    let ahead = format!("#define AHEAD {}", 1 + shape.bt % 2);
+    // The shuffle kernel's ring of staged planes: 1, 2 or 3 by b_T, so that a ring with no
+    // copy in flight, one and two are all tested.
+    let stages = format!("#define STAGES {}", 1 + shape.bt % 3);
     // The L2 prefetch is inline PTX; the host has no L2 to ask.
     let source = stencil_source::<T>(stencil, Some(shape))
         .lines()
         .map(|l| {
-            if l.starts_with("#define AHEAD") {
-                &ahead
+            if l.starts_with("#define STAGES") {
+                &stages
             } else if l.starts_with("#define L2_AHEAD") {
                 "#define L2_AHEAD 0"
             } else if l.starts_with("#define SKEW") {

@@ -70,10 +70,11 @@ pub(crate) fn tune(
     }
     let gpu = gpu()?;
     // The key names the kernel generation: winners remembered before the shuffle kernel
-    // (which lack `rx`) or its skewed schedule (`skew`) were chosen without them and must not
-    // stop a tuning from timing them.
+    // (which lack `rx`), its skewed schedule (`skew`) or its staged planes (v4, which changed
+    // every shape's speed) were chosen among other speeds and must not stop a tuning from
+    // timing afresh.
     let key = format!(
-        "v3 | {} | {} | {dtype} | {}x{}x{}",
+        "v4 | {} | {} | {dtype} | {}x{}x{}",
         gpu.info.name,
         kernel.name(),
         dims[0],

@@ -1,16 +1,21 @@
 // gpu-blocked for star stencils, x neighbours by warp shuffle: N.5D blocking as in the
 // shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
 // accumulators of every level in registers), with the in-plane exchange rearranged so that a
-// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 600 steps: 577 G
-// updates/s at b_T 3 with 32x12 threads, 2x3 cells each, levels skewed, against 360 for the best
-// shared-memory shape; the README's session-20 and -21 notes give the shapes).
+// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 240 steps: 705 G
+// updates/s at b_T 4 with 32x12 threads, 2x3 cells each, against 360 for the best shared-memory
+// shape; the README's session-20 to -22 notes give the shapes).
 //
 // Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):
 //   RX      cells per thread along x; one warp of 32 lanes spans a row of 32*RX cells
 //   RY      cells per thread along y (at least RADIUS)
 //   BY      warps per block, stacked along y: the tile is 32*RX x BY*RY cells
-//   BT, L2_AHEAD as for the shared-memory kernel; REAL2 the two-element vector of REAL;
-//   AHEAD   planes the register prefetch runs ahead of the one being computed (1 or more);
+//   BT      as for the shared-memory kernel; REAL2 the two-element vector of REAL;
+//   STAGES  planes of level 0's input held in shared memory (at least 1): plane p+STAGES-1 is
+//           copied (cp.async) while plane p is computed. Measured in session 22 (H100, star7
+//           f32 512^3, b_T 3, 32x8 threads, 2x3 cells, G updates/s): loads into registers one
+//           plane ahead with an L2 prefetch 2 planes ahead 600 (long-scoreboard stalls 1.5 per
+//           issued instruction: DRAM latency outlasted a plane's work), 3 stages 686 (0.3);
+//           b_T 4, 32x12: 2 stages 685, 3 705, 4 708. An L2 prefetch besides cost 2%.
 //   SKEW    the level schedule, as in stencil.cu: 0, level t+1 takes level t's plane within the
 //           step (BT barriers per step, each after a chain of dependent work); 1, it takes the
 //           plane level t completed in the step before (LAG = R+1 planes per level), so every
@@ -23,7 +28,9 @@
 //           loop with constant coefficients and no tests per cell (shuffle_tile<false>); 0: every
 //           tile takes the tested one. Measured on an H200 against INNER 0, same card, 512^3,
 //           G updates/s: f64 star7 306 -> 320, star:2 145 -> 152, star:3 117 -> 125; f32 star7
-//           586 -> 559, star:2 305 -> 306, star:3 216 -> 226. The host sets it in f64 only.
+//           586 -> 559, star:2 305 -> 306, star:3 216 -> 226 (session 21); with the staged
+//           planes (session 22, H100, star7 f32 b_T 3 32x8 2x3) 644 -> 672, and b_T 4 32x12
+//           without it spilled (483 against 682). On by default in both precisions.
 //
 // - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
 //   ends get their own value back, junk that stays inside the ghost zone of width R*BT.
@@ -99,6 +106,40 @@ __device__ __forceinline__ void load_row(const REAL* p, REAL* v)
     }
 }
 
+#ifndef STAGES
+#define STAGES 3
+#endif
+static_assert(STAGES >= 1, "level 0's input needs a slot");
+// One staged plane: the tile's TYC rows of TXC cells, a thread's rows BY rows apart.
+#define STAGE_ELEMS (TYC * TXC)
+// Asynchronous copy of one cell into shared memory, zeros when !valid (cp.async: the value
+// lands while the levels compute, and takes no register until it is read).
+__device__ __forceinline__ void stage_cell(REAL* s, const REAL* g, bool valid)
+{
+#ifdef __CUDA_ARCH__
+    unsigned sa;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(sa) : "l"(s));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(sa), "l"(g), "n"(sizeof(REAL)),
+                 "r"(valid ? (int)sizeof(REAL) : 0)
+                 : "memory");
+#else
+    *s = valid ? *g : REAL(0);
+#endif
+}
+__device__ __forceinline__ void stage_commit()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of the thread's committed copy groups are still in flight.
+template <int pending> __device__ __forceinline__ void stage_wait()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory");
+#endif
+}
+
 // Whether the tile of block (bx, by) and its ghost zone lie inside the fixed boundary: then every
 // cell a thread holds is in the grid and computed with the stencil's own coefficients.
 __device__ __forceinline__ bool shuffle_tile_inside(int bx, int by, int nx, int ny)
@@ -156,8 +197,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
             for (int d = 0; d <= RADIUS; ++d) wt[i][j][d] = HAS(interior, i, j) ? c[d] : REAL(d == 0);
 
     REAL acc[BT][W][RY][RX];
-    // next[a]: plane p+1+a, loaded AHEAD planes before it is needed.
-    REAL in[BT][RY][RX], next[AHEAD][RY][RX];
+    REAL in[BT][RY][RX];
 #pragma unroll
     for (int i = 0; i < RY; ++i)
 #pragma unroll
@@ -168,12 +208,28 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
                 for (int a = 0; a < W; ++a) acc[t][a][i][j] = 0;
             }
-#pragma unroll
-            for (int a = 0; a < AHEAD; ++a)
-                next[a][i][j] = (zl + a < zh && IN_GRID(i, j))
-                                    ? __ldg(src + (zl + a) * plane + base + i * pitch + j)
-                                    : REAL(0);
         }
+    // Level 0's input planes pass through a ring of STAGES planes in shared memory, copied
+    // STAGES-1 planes ahead of use (cp.async: in flight while the levels compute, and no
+    // registers held). A thread copies and reads back only its own cells, so its own wait on
+    // its copies is all the ordering needed: no barrier guards the ring.
+    REAL* const stage = smem + 2 * BUF_ELEMS + ty * TXC + lane * RX;
+    int stage_rd = 0;
+    // Offsets of the next plane to copy and of the last level's output plane, kept running
+    // (the first output planes lie before the grid; only those inside are addressed).
+    long long ahead = zl * plane + base;
+    long long out_at = (zl - (BT - 1) * LAG - RADIUS) * plane + base;
+#pragma unroll
+    for (int a = 0; a + 1 < STAGES; ++a) {
+#pragma unroll
+        for (int i = 0; i < RY; ++i)
+#pragma unroll
+            for (int j = 0; j < RX; ++j)
+                stage_cell(stage + a * STAGE_ELEMS + i * BY * TXC + j, src + ahead + i * pitch + j,
+                           zl + a < zh && IN_GRID(i, j));
+        stage_commit();
+        ahead += plane;
+    }
     // fma(v, 0, chk) turns NaN for an infinite or NaN v and stays 0 otherwise: one instruction
     // per stored cell for the non-finite check.
     REAL chk = 0;
@@ -186,29 +242,24 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
             const int k = k0 + ph;
             if (k < steps) { // block-uniform: every thread takes the same path to the barriers
                 const int p = zl + k;
-                // Level 0's plane p; plane p+AHEAD is loaded now, and L2 is asked for a plane
-                // further on, so DRAM latency hides behind the levels' arithmetic.
-                const bool more = p + AHEAD < zh;
-                const REAL* ahead = src + (p + AHEAD) * plane + base;
-#pragma unroll
-                for (int i = 0; i < RY; ++i)
-#pragma unroll
-                    for (int j = 0; j < RX; ++j) {
-                        in[0][i][j] = next[0][i][j];
-#pragma unroll
-                        for (int a = 0; a + 1 < AHEAD; ++a) next[a][i][j] = next[a + 1][i][j];
-                        next[AHEAD - 1][i][j] =
-                            (more && IN_GRID(i, j)) ? __ldg(ahead + i * pitch + j) : REAL(0);
-                    }
-#if L2_AHEAD > 1
-                if (p + L2_AHEAD < zh) {
-                    const REAL* far = src + (p + L2_AHEAD) * plane + base;
+                // Plane p+STAGES-1 goes into the slot plane p-1 left; plane p, copied
+                // STAGES-1 steps ago, is level 0's input.
+                {
+                    const bool more = p + STAGES - 1 < zh;
+                    REAL* const wr = stage + (stage_rd == 0 ? STAGES - 1 : stage_rd - 1) * STAGE_ELEMS;
 #pragma unroll
                     for (int i = 0; i < RY; ++i)
-                        if (IN_GRID(i, 0))
-                            asm volatile("prefetch.global.L2 [%0];" ::"l"(far + i * pitch));
+#pragma unroll
+                        for (int j = 0; j < RX; ++j)
+                            stage_cell(wr + i * BY * TXC + j, src + ahead + i * pitch + j, more && IN_GRID(i, j));
+                    stage_commit();
+                    ahead += plane;
+                    stage_wait<STAGES - 1>();
+                    const REAL* const rd = stage + stage_rd * STAGE_ELEMS;
+#pragma unroll
+                    for (int i = 0; i < RY; ++i) load_row(rd + i * BY * TXC, in[0][i]);
+                    stage_rd = stage_rd + 1 == STAGES ? 0 : stage_rd + 1;
                 }
-#endif
                 REAL last[RY][RX];
 #if SKEW
                 // Every level publishes the rows other warps need behind one barrier.
@@ -267,8 +318,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
                         for (int j = 0; j < RX; ++j) {
                             const REAL v = in[t][i][j];
-                            // In-plane part of output q = pt (dz = 0).
-                            REAL in_plane = v * WT(i, j, 0);
+                            // In-plane part of output q = pt (dz = 0), added to its accumulator.
+                            REAL in_plane = fma(v, WT(i, j, 0), acc[t][SLOT(ph - t * LAG)][i][j]);
 #pragma unroll
                             for (int d = 1; d <= RADIUS; ++d) {
                                 // Clamped indices only keep untaken branches in bounds.
@@ -285,7 +336,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
                             for (int dz = -RADIUS + 1; dz <= RADIUS; ++dz) {
                                 const int a = SLOT(ph - t * LAG - dz);
-                                acc[t][a][i][j] = dz == 0 ? acc[t][a][i][j] + in_plane
+                                acc[t][a][i][j] = dz == 0 ? in_plane
                                                           : fma(v, WT(i, j, dz < 0 ? -dz : dz), acc[t][a][i][j]);
                             }
                         }
@@ -322,16 +373,16 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                 // valid part.
                 const int q = p - (BT - 1) * LAG - RADIUS;
                 if (q >= z0 && q < z1) {
-                    REAL* row = dst + q * plane + base;
 #pragma unroll
                     for (int i = 0; i < RY; ++i)
 #pragma unroll
                         for (int j = 0; j < RX; ++j)
                             if (HAS(store, i, j)) {
-                                row[i * pitch + j] = last[i][j];
+                                dst[out_at + i * pitch + j] = last[i][j];
                                 chk = fma(last[i][j], REAL(0), chk);
                             }
                 }
+                out_at += plane;
             }
         }
     }

@@ -511,12 +511,15 @@ impl PlanBuilder {
                     (Err(e), Err(_)) => return Err(e),
                 }
             }
-            None => best(candidates.iter().filter(|c| {
-                gpu_model::LBM_BLOCKED_AUTOMATIC
-                    || !(c.engine == Engine::GpuBlocked && self.kernel.lbm().is_some())
-            }))
-            .cloned()
-            .expect("the naive candidate always exists"),
+            None => {
+                let pick = best(candidates.iter().filter(|c| {
+                    gpu_model::LBM_BLOCKED_AUTOMATIC
+                        || !(c.engine == Engine::GpuBlocked && self.kernel.lbm().is_some())
+                }))
+                .cloned()
+                .expect("the naive candidate always exists");
+                tuned_choice(pick, gpu_blocked.first())
+            }
         };
         let tile = if chosen.engine == Engine::Blocked {
             // A tile larger than the grid needs covers it once; report what will be used.
@@ -571,6 +574,21 @@ impl PlanBuilder {
 /// per pass: past the compute bound the model sees every `dim_T` alike, but the measurements
 /// do not (star7 `f32` 512³ on 2 cores: `dim_T` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
 /// on 16 cores `dim_T` 3 beat 2), so the margin against the memory roof is worth keeping.
+/// The model's `pick`, or the tuning's `winner` (the fastest measured gpu-blocked shape, first
+/// after tuning): the winner stands for the gpu-blocked engine when the model picks that engine,
+/// and beats any other pick whose predicted rate it measured above. Without it a tuned plan
+/// kept the model's first shape whatever the timings said.
+fn tuned_choice(pick: Candidate, winner: Option<&Candidate>) -> Candidate {
+    match winner.and_then(|w| w.measured_mups.map(|m| (w, m))) {
+        Some((w, measured))
+            if pick.engine == Engine::GpuBlocked || measured > pick.predicted_mups =>
+        {
+            w.clone()
+        }
+        _ => pick,
+    }
+}
+
 fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candidate> {
     let all: Vec<&Candidate> = candidates.collect();
     let top = all
@@ -1104,6 +1122,39 @@ mod tests {
         PlanBuilder::new(stencil, dtype, [2048, 2048, 64])
             .machine(Machine::paper_core_i7())
             .cache_share(0.5)
+    }
+
+    /// A tuned plan takes the fastest measured gpu-blocked shape when the model picks that
+    /// engine (or when it measured above the model's other pick), not the model's first shape.
+    #[test]
+    fn a_tuned_plan_takes_the_measured_winner() {
+        let template = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32)
+            .build()
+            .unwrap()
+            .chosen()
+            .clone();
+        let candidate = |engine, dim_t, predicted, measured| Candidate {
+            engine,
+            dim_t,
+            predicted_mups: predicted,
+            measured_mups: measured,
+            ..template.clone()
+        };
+        let model_first = candidate(Engine::GpuBlocked, 2, 680.0, None);
+        let winner = candidate(Engine::GpuBlocked, 4, 650.0, Some(640.0));
+        assert_eq!(tuned_choice(model_first.clone(), Some(&winner)).dim_t, 4);
+        // Untuned: the model's pick.
+        let untimed = candidate(Engine::GpuBlocked, 4, 650.0, None);
+        assert_eq!(tuned_choice(model_first, Some(&untimed)).dim_t, 2);
+        // The model picks gpu-naive: the winner only where it measured faster.
+        let naive = candidate(Engine::GpuNaive, 1, 260.0, None);
+        assert_eq!(tuned_choice(naive.clone(), Some(&winner)).dim_t, 4);
+        let slow = candidate(Engine::GpuBlocked, 4, 650.0, Some(200.0));
+        assert_eq!(
+            tuned_choice(naive.clone(), Some(&slow)).engine,
+            Engine::GpuNaive
+        );
+        assert_eq!(tuned_choice(naive, None).engine, Engine::GpuNaive);
     }
 
     #[test]

@@ -215,20 +215,15 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
     // its copies is all the ordering needed: no barrier guards the ring.
     REAL* const stage = smem + 2 * BUF_ELEMS + ty * TXC + lane * RX;
     int stage_rd = 0;
-    // Offsets of the next plane to copy and of the last level's output plane, kept running
-    // (the first output planes lie before the grid; only those inside are addressed).
-    long long ahead = zl * plane + base;
-    long long out_at = (zl - (BT - 1) * LAG - RADIUS) * plane + base;
 #pragma unroll
     for (int a = 0; a + 1 < STAGES; ++a) {
 #pragma unroll
         for (int i = 0; i < RY; ++i)
 #pragma unroll
             for (int j = 0; j < RX; ++j)
-                stage_cell(stage + a * STAGE_ELEMS + i * BY * TXC + j, src + ahead + i * pitch + j,
+                stage_cell(stage + a * STAGE_ELEMS + i * BY * TXC + j, src + (zl + a) * plane + base + i * pitch + j,
                            zl + a < zh && IN_GRID(i, j));
         stage_commit();
-        ahead += plane;
     }
     // fma(v, 0, chk) turns NaN for an infinite or NaN v and stays 0 otherwise: one instruction
     // per stored cell for the non-finite check.
@@ -246,14 +241,17 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                 // STAGES-1 steps ago, is level 0's input.
                 {
                     const bool more = p + STAGES - 1 < zh;
+                    // Recomputed each step: running offsets cost registers (b_T 3, 32x8 threads,
+                    // 2x3 cells: 150 against 128, one block per SM instead of two, 578 G
+                    // updates/s against 686; session 22).
+                    const REAL* const ahead = src + (p + STAGES - 1) * plane + base;
                     REAL* const wr = stage + (stage_rd == 0 ? STAGES - 1 : stage_rd - 1) * STAGE_ELEMS;
 #pragma unroll
                     for (int i = 0; i < RY; ++i)
 #pragma unroll
                         for (int j = 0; j < RX; ++j)
-                            stage_cell(wr + i * BY * TXC + j, src + ahead + i * pitch + j, more && IN_GRID(i, j));
+                            stage_cell(wr + i * BY * TXC + j, ahead + i * pitch + j, more && IN_GRID(i, j));
                     stage_commit();
-                    ahead += plane;
                     stage_wait<STAGES - 1>();
                     const REAL* const rd = stage + stage_rd * STAGE_ELEMS;
 #pragma unroll
@@ -373,16 +371,16 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                 // valid part.
                 const int q = p - (BT - 1) * LAG - RADIUS;
                 if (q >= z0 && q < z1) {
+                    REAL* row = dst + q * plane + base;
 #pragma unroll
                     for (int i = 0; i < RY; ++i)
 #pragma unroll
                         for (int j = 0; j < RX; ++j)
                             if (HAS(store, i, j)) {
-                                dst[out_at + i * pitch + j] = last[i][j];
+                                row[i * pitch + j] = last[i][j];
                                 chk = fma(last[i][j], REAL(0), chk);
                             }
                 }
-                out_at += plane;
             }
         }
     }

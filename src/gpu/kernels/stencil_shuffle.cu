@@ -1,8 +1,8 @@
 // gpu-blocked for star stencils, x neighbours by warp shuffle: N.5D blocking as in the
 // shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
 // accumulators of every level in registers), with the in-plane exchange rearranged so that a
-// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 240 steps: 705 G
-// updates/s at b_T 4 with 32x12 threads, 2x3 cells each, against 360 for the best shared-memory
+// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 240 steps: 816-822
+// G updates/s at b_T 4 with 32x16 threads, 2x3 cells each, against 360 for the best shared-memory
 // shape; the README's session-20 to -22 notes give the shapes).
 //
 // Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Session 22, run 14: final model (350 shapes): GPU tests; the model's choices and --autotune 5 at 512^3.
+R=.device/run.sh
+t0=$(date +%s)
+stamp() { echo "[t=$(( $(date +%s) - t0 ))s] $*"; }
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+stamp "gpu_engines"
+TEST_THREADS=4 $R tests gpu_engines 2>&1 | grep -E "test result|panicked|FAILED|failed" | head
+j() { python3 -c "
+import json,sys
+for l in sys.stdin:
+    if l.startswith('{'):
+        d=json.loads(l); print(d['kernel'], d['dtype'], d['steps'], d['engine'], d['dim_t'], d.get('gpu_block'), d.get('gpu_rx'), d.get('gpu_ry'), d.get('gpu_skew'), d.get('gpu_stream_block'), 'regs', d['registers'], 'spill', d['spill_bytes'], 'mups %.0f'%d['mups'], 'pred %.0f'%d['predicted_mups'], 'gflops %.0f'%d['gflops'])
+"; }
+for round in 1 2; do for dt in f32 f64; do
+  stamp "round $round star7 $dt 1000 steps (model's choice)"
+  $R bench --kernel star7 --dtype $dt --size 512 --steps 1000 --engine gpu-naive,gpu-blocked --json | j
+done; done
+for dt in f32 f64; do
+  stamp "star7 $dt 1000 steps --autotune (5 shapes)"
+  STENCIL35D_CACHE_DIR=/tmp/c14-$dt $R bench --kernel star7 --dtype $dt --size 512 --steps 1000 --engine gpu-blocked --autotune --json | j
+done
+for k in star:2 star:3 star:4 box27 box:2; do for dt in f32 f64; do
+  stamp "$k $dt 240 steps (model's choice)"
+  $R bench --kernel $k --dtype $dt --size 512 --steps 240 --engine gpu-naive,gpu-blocked --json | j
+done; done
+stamp done

@@ -34,6 +34,19 @@ pub(crate) struct BlockedShape {
 }
 
 impl BlockedShape {
+    /// A shape of the shuffle kernel: b_T `bt`, warps of 32 lanes `by` high, `rx` x `ry` cells
+    /// per thread, levels skewed or not.
+    pub(crate) fn shuffle(bt: usize, by: usize, ry: usize, rx: usize, skew: bool) -> Self {
+        Self {
+            bt,
+            bx: 32,
+            by,
+            ry,
+            rx,
+            skew,
+        }
+    }
+
     /// Tile width in cells.
     pub(crate) fn tx(&self) -> usize {
         self.bx * self.rx.max(1)

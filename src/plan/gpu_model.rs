@@ -603,14 +603,7 @@ impl GpuModel<'_> {
                             if skew && bt == 1 {
                                 continue;
                             }
-                            let shape = BlockedShape {
-                                bt,
-                                bx: 32,
-                                by,
-                                ry,
-                                rx,
-                                skew,
-                            };
+                            let shape = BlockedShape::shuffle(bt, by, ry, rx, skew);
                             if tile.is_some_and(|t| t != [shape.tx(), shape.ty()]) {
                                 continue;
                             }
@@ -985,14 +978,7 @@ mod tests {
     #[test]
     fn the_shuffle_register_estimate_matches_ptxas() {
         let gpu = h100();
-        let shape = |bt, by, ry, rx, skew| BlockedShape {
-            bt,
-            bx: 32,
-            by,
-            ry,
-            rx,
-            skew,
-        };
+        let shape = BlockedShape::shuffle;
         for (kernel, dtype, s, ptxas) in [
             ("star7", DType::F32, shape(4, 12, 3, 2, false), 134.0),
             ("star7", DType::F32, shape(3, 8, 3, 2, false), 128.0),

@@ -1,8 +1,8 @@
 //! Running stencil plans on the GPU: `gpu-naive` (one launch per time step) and `gpu-blocked`
 //! (one launch per pass of `dim_T` steps), ping-ponging between two device buffers laid out
-//! like the host grid. Every pass raises a device flag when it writes a non-finite value; the
-//! failing pass is then replayed one step at a time to find the step, and the newest finite
-//! state is kept.
+//! like the host grid. A pass that writes a non-finite value stores its number in a device
+//! flag, which the host reads once per run (not per launch); the failing pass is then replayed
+//! one step at a time to find the step, and the newest finite state is kept.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -98,9 +98,30 @@ pub(crate) fn prepare<T: Real>(
     }
 }
 
+/// The kernels one run launches.
+enum PassKernels {
+    /// gpu-naive: one step per launch.
+    Naive(Kernel),
+    /// gpu-blocked: the dim_T-step kernel and, when dim_T does not divide the run, the one for
+    /// its shorter last pass (each with its shared-memory size).
+    Blocked {
+        full: (Kernel, usize),
+        short: Option<(Kernel, usize)>,
+    },
+}
+
+/// Passes launched between two reads of the non-finite flag: each read waits for the device
+/// (about 10 µs), and after a failed pass the later ones still run (without writing) until the
+/// next read.
+const PASSES_PER_CHECK: usize = 256;
+
 /// Advances the state in `cur` by `steps` steps of `stencil` with the GPU configuration
 /// `config` (a plan's chosen candidate); on return `cur` holds
 /// the newest finite state (on error, the state before the failing step).
+///
+/// Passes are queued without waiting: a pass that writes a non-finite value stores its number
+/// in the flag and the later ones leave both buffers alone, so one read of the flag per
+/// [`PASSES_PER_CHECK`] passes finds the pass and its input.
 pub(crate) fn advance<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
@@ -115,26 +136,11 @@ pub(crate) fn advance<T: Real>(
         .memcpy_dtod(cur, &mut scratch.next)
         .map_err(gpu_err)?;
     let r = stencil.radius();
-    match config.engine {
-        Engine::GpuNaive => {
-            let naive = naive_kernel::<T>(gpu, stencil)?;
-            for s in 1..=steps {
-                launch_naive(gpu, &naive, layout, cur, scratch)?;
-                if flag_raised(gpu, scratch)? {
-                    return Err(locate(gpu, layout, &scratch.next, r, s));
-                }
-                std::mem::swap(cur, &mut scratch.next);
-            }
-            Ok(())
-        }
+    let (kernels, dim_t) = match config.engine {
+        Engine::GpuNaive => (PassKernels::Naive(naive_kernel::<T>(gpu, stencil)?), 1),
         Engine::GpuBlocked => {
-            let launch = config
-                .gpu
-                .as_ref()
-                .expect("a gpu-blocked configuration has launch parameters");
             let shape = |bt| blocked_shape(config, bt);
-            // Compiled (or fetched from the cache) once per run: the full-depth kernel and, when
-            // the step count is not a multiple of dim_T, the one for the last, shorter pass.
+            // Compiled (or fetched from the cache) once per run.
             let full = blocked_kernel::<T>(gpu, stencil, shape(config.dim_t))?;
             let tail = steps % config.dim_t;
             let short = if tail > 0 {
@@ -142,45 +148,77 @@ pub(crate) fn advance<T: Real>(
             } else {
                 None
             };
-            let mut done = 0;
-            while done < steps {
-                let depth = config.dim_t.min(steps - done);
-                let kernel = if depth == config.dim_t {
-                    &full
-                } else {
-                    short.as_ref().expect("made above")
-                };
-                launch_blocked(
-                    gpu,
-                    kernel,
-                    r,
-                    shape(depth),
-                    launch.stream_block,
-                    layout,
-                    cur,
-                    scratch,
-                )?;
-                if flag_raised(gpu, scratch)? {
-                    // Replay this pass a step at a time to find the step that went bad.
-                    let naive = naive_kernel::<T>(gpu, stencil)?;
-                    for i in 1..=depth {
-                        launch_naive(gpu, &naive, layout, cur, scratch)?;
-                        if flag_raised(gpu, scratch)? {
-                            return Err(locate(gpu, layout, &scratch.next, r, done + i));
-                        }
-                        std::mem::swap(cur, &mut scratch.next);
-                    }
-                } else {
-                    std::mem::swap(cur, &mut scratch.next);
-                }
-                done += depth;
-            }
-            Ok(())
+            (PassKernels::Blocked { full, short }, config.dim_t)
         }
-        other => Err(Error::PlanMismatch(format!(
-            "engine {other} does not run on the GPU"
-        ))),
+        other => {
+            return Err(Error::PlanMismatch(format!(
+                "engine {other} does not run on the GPU"
+            )))
+        }
+    };
+    let stream_block = config.gpu.as_ref().map_or(0, |g| g.stream_block);
+    let mut done = 0;
+    while done < steps {
+        // Queue passes from step `done` on; every pass but a run's last is dim_T deep.
+        let mut passes = 0;
+        let mut at = done;
+        while at < steps && passes < PASSES_PER_CHECK {
+            let depth = dim_t.min(steps - at);
+            passes += 1;
+            let pass = passes as i32;
+            match &kernels {
+                PassKernels::Naive(naive) => launch_naive(gpu, naive, layout, cur, scratch, pass)?,
+                PassKernels::Blocked { full, short } => {
+                    let kernel = if depth == dim_t {
+                        full
+                    } else {
+                        short.as_ref().expect("made above")
+                    };
+                    let shape = blocked_shape(config, depth);
+                    launch_blocked(
+                        gpu,
+                        kernel,
+                        r,
+                        shape,
+                        stream_block,
+                        layout,
+                        cur,
+                        scratch,
+                        pass,
+                    )?;
+                }
+            }
+            std::mem::swap(cur, &mut scratch.next);
+            at += depth;
+        }
+        let Some(failed) = raised_pass(gpu, scratch)? else {
+            done = at;
+            continue;
+        };
+        // `passes` swaps were made; the input of the failing pass is the state after
+        // `failed - 1` of them, and its output the other buffer (no later pass wrote).
+        if (passes - (failed - 1)) % 2 == 1 {
+            std::mem::swap(cur, &mut scratch.next);
+        }
+        let before = done + (failed - 1) * dim_t;
+        let depth = dim_t.min(steps - before);
+        if let PassKernels::Naive(_) = kernels {
+            return Err(locate(gpu, layout, &scratch.next, r, before + 1));
+        }
+        // Replay the blocked pass a step at a time to find the step that went bad.
+        let naive = naive_kernel::<T>(gpu, stencil)?;
+        for i in 1..=depth {
+            launch_naive(gpu, &naive, layout, cur, scratch, 1)?;
+            if raised_pass(gpu, scratch)?.is_some() {
+                return Err(locate(gpu, layout, &scratch.next, r, before + i));
+            }
+            std::mem::swap(cur, &mut scratch.next);
+        }
+        // No single step went bad (the pass's rounding differs from the steps'): go on from
+        // the replayed state.
+        done = before + depth;
     }
+    Ok(())
 }
 
 /// What the compiler made of the kernel a GPU plan runs.
@@ -252,6 +290,7 @@ fn launch_naive<T: Real>(
     layout: Layout,
     src: &CudaSlice<T>,
     scratch: &mut Scratch<T>,
+    pass: i32,
 ) -> Result<()> {
     let ([nx, ny, nz], pitch, plane) = dims_args(layout);
     let cfg = LaunchConfig {
@@ -267,6 +306,7 @@ fn launch_naive<T: Real>(
         .arg(&nz)
         .arg(&pitch)
         .arg(&plane)
+        .arg(&pass)
         .arg(&mut scratch.flag);
     // SAFETY: the arguments match stencil_naive's parameter list in type and order; both
     // buffers hold `layout.len()` elements and the kernel only touches cells inside `dims`.
@@ -284,6 +324,7 @@ fn launch_blocked<T: Real>(
     layout: Layout,
     src: &CudaSlice<T>,
     scratch: &mut Scratch<T>,
+    pass: i32,
 ) -> Result<()> {
     let [nx, ny, nz] = layout.dims;
     let (vx, vy) = (shape.tx() - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
@@ -308,6 +349,7 @@ fn launch_blocked<T: Real>(
         .arg(&pitch)
         .arg(&plane)
         .arg(&hz)
+        .arg(&pass)
         .arg(&mut scratch.flag);
     // SAFETY: the arguments match the parameter list of stencil_blocked and of
     // stencil_shuffle (the same); the grid covers the
@@ -317,19 +359,21 @@ fn launch_blocked<T: Real>(
     Ok(())
 }
 
-/// Waits for the pass, reads and clears the non-finite flag.
-fn flag_raised<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<bool> {
+/// Waits for the queued passes, then reads and clears the non-finite flag: the number of the
+/// pass that raised it (counted from 1 since the last read), if any.
+fn raised_pass<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<Option<usize>> {
     let mut host = [0i32; 1];
     gpu.stream
         .memcpy_dtoh(&scratch.flag, &mut host[..])
         .map_err(gpu_err)?;
     gpu.stream.synchronize().map_err(gpu_err)?;
-    if host[0] != 0 {
-        gpu.stream
-            .memset_zeros(&mut scratch.flag)
-            .map_err(gpu_err)?;
+    if host[0] == 0 {
+        return Ok(None);
     }
-    Ok(host[0] != 0)
+    gpu.stream
+        .memset_zeros(&mut scratch.flag)
+        .map_err(gpu_err)?;
+    Ok(Some(host[0] as usize))
 }
 
 /// The error for a step whose output `bad` holds a non-finite interior value.

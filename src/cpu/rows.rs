@@ -361,6 +361,41 @@ mod tests {
         }
     }
 
+    /// The row kernel's own speed with its rows in L1 (run by hand:
+    /// `cargo test --release --lib row_kernel_speed -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn row_kernel_speed() {
+        fn time<T: Real>(width: usize) {
+            let kernel = Star::<T, 1>::new(&[0.4, 0.1]);
+            let (pitch, rows) = (width + 16, 3);
+            let data = vec![T::one(); 3 * rows * pitch];
+            let planes = Planes::gather(1, |dz| {
+                let plane = (dz + 1) as usize * rows * pitch;
+                (data.as_ptr().wrapping_add(plane), pitch)
+            });
+            let mut out = vec![T::zero(); pitch];
+            let mut check = T::Simd::splat(T::zero());
+            let reps = 50_000_000 / width;
+            let start = std::time::Instant::now();
+            for _ in 0..reps {
+                // SAFETY: as in run_row.
+                unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), 1, width + 1, &mut check) };
+                std::hint::black_box(&mut out);
+            }
+            let ns = start.elapsed().as_nanos() as f64 / (reps * width) as f64;
+            println!(
+                "{:?} width {width}: {ns:.3} ns per cell, {:.0} MUPS",
+                T::DTYPE,
+                1e3 / ns
+            );
+        }
+        for width in [64, 256, 512] {
+            time::<f32>(width);
+            time::<f64>(width);
+        }
+    }
+
     #[test]
     fn the_row_loop_flags_a_non_finite_value_in_any_column() {
         flags_every_column::<f32>();

@@ -1,8 +1,8 @@
 //! Running stencil plans on the GPU: `gpu-naive` (one launch per time step) and `gpu-blocked`
 //! (one launch per pass of `dim_T` steps), ping-ponging between two device buffers laid out
 //! like the host grid. A pass that writes a non-finite value stores its number in a device
-//! flag, which the host reads once per run (not per launch); the failing pass is then replayed
-//! one step at a time to find the step, and the newest finite state is kept.
+//! flag, which the host reads once per 256 passes (not per launch); the failing pass is then
+//! replayed one step at a time to find the step, and the newest finite state is kept.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 

@@ -1584,6 +1584,36 @@ mod tests {
     }
 
     #[test]
+    fn a_grid_that_fits_the_last_level_cache_streams_at_its_rate() {
+        // 16-core server, star7 f32 256³ (session 23, runs H, 103.6 GB/s memory probe): both
+        // grids (128 MiB) fit the 128 MiB of usable last-level cache; naive 14.1-19.5k MUPS
+        // (up to 156 GB/s counted), the blocked plan ranked by memory's rate (dim_T 8 143x48)
+        // 8.6-10.8k, dim_T 4 262x24 13.8-15.1k. At 512³ the grids stay in memory and blocking
+        // still pays.
+        let m = server_boot(103.6, 0.42, 128);
+        let plan = |n: usize, engine: Option<Engine>| {
+            let b = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [n; 3])
+                .machine(m.clone())
+                .threads(16);
+            match engine {
+                Some(e) => b.engine(e),
+                None => b,
+            }
+            .build()
+            .unwrap()
+        };
+        let naive = plan(256, Some(Engine::Naive));
+        assert!(
+            naive.predicted_mups() > 14_000.0,
+            "{}",
+            naive.predicted_mups()
+        );
+        assert_eq!(plan(256, None).engine(), Engine::Naive);
+        assert!(plan(256, Some(Engine::Blocked)).dim_t() <= 4);
+        assert_eq!(plan(512, None).engine(), Engine::Blocked);
+    }
+
+    #[test]
     fn a_core_waits_for_memory_and_computes_in_turn() {
         // star7 f32 512^3 there (MUPS): naive 7225 and 7740 on 16 threads (min(compute,
         // memory) predicted 9020 and 13213), 1027 on one thread (predicted 1663); blocked

@@ -1,8 +1,9 @@
 //! Running stencil plans on the GPU: `gpu-naive` (one launch per time step) and `gpu-blocked`
 //! (one launch per pass of `dim_T` steps), ping-ponging between two device buffers laid out
 //! like the host grid. A pass that writes a non-finite value stores its number in a device
-//! flag, which the host reads once per 256 passes (not per launch); the failing pass is then
-//! replayed one step at a time to find the step, and the newest finite state is kept.
+//! flag, which the host reads once per [`PASSES_PER_CHECK`] passes (not per launch); the
+//! failing pass is then replayed one step at a time to find the step, and the newest finite
+//! state is kept.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -131,9 +132,13 @@ pub(crate) fn advance<T: Real>(
     scratch: &mut Scratch<T>,
     steps: usize,
 ) -> Result<()> {
-    // The second buffer must carry the same fixed boundary layer.
+    // The second buffer must carry the same fixed boundary layer; the flag starts clear (a run
+    // cut short by a launch error may have left it raised).
     gpu.stream
         .memcpy_dtod(cur, &mut scratch.next)
+        .map_err(gpu_err)?;
+    gpu.stream
+        .memset_zeros(&mut scratch.flag)
         .map_err(gpu_err)?;
     let r = stencil.radius();
     let (kernels, dim_t) = match config.engine {
@@ -195,6 +200,11 @@ pub(crate) fn advance<T: Real>(
             done = at;
             continue;
         };
+        if !(1..=passes).contains(&failed) {
+            return Err(Error::Gpu(format!(
+                "the non-finite flag names pass {failed} of {passes}"
+            )));
+        }
         // `passes` swaps were made; the input of the failing pass is the state after
         // `failed - 1` of them, and its output the other buffer (no later pass wrote).
         if (passes - (failed - 1)) % 2 == 1 {

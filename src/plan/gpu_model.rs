@@ -121,7 +121,8 @@ pub(crate) struct ShuffleFit {
     /// How compute and memory time combine: a pass takes (c^k + m^k)^(1/k), their sum at
     /// k = 1, the larger at k = ∞.
     pub(crate) overlap: f64,
-    /// Cycles between a warp's dependent instructions (`WARP_CPI` for this kernel).
+    /// Cycles between a warp's dependent instructions (this kernel's own figure; the
+    /// shared-memory kernel uses `WARP_CPI`).
     pub(crate) warp_cpi: f64,
     /// How a level's issue time and its warps' dependent chains combine, as `overlap` does
     /// compute and memory: fewer warps hide less of each other's latency.
@@ -885,7 +886,9 @@ mod tests {
     /// `f64` shape ranked 35th and the model's choice ran 0.83x of it; before session 21 the
     /// wider stars got the shared-memory kernel, 0.6-0.85x of the shuffle kernel's best; with
     /// session 21's terms the staged kernel's star7 `f32` choice, b_T 2, ran 0.70x of the
-    /// fastest; with session 22's, b_T 4 32x12 threads 2x4 cells, 0.95x.)
+    /// fastest; with session 22's, b_T 4 32x12 threads 2x4 cells, 0.95x.) The star7 `f32` case
+    /// pins what the refit was chosen for (its two fastest shapes are predicted within 1%), so
+    /// it guards against a regression rather than checking the model independently.
     #[test]
     fn the_models_first_star_choice_is_close_to_the_fastest_measured() {
         for (kernel, within) in [
@@ -1084,7 +1087,7 @@ mod tests {
                     }
                 }
             }
-            (star7 >= 0.99, worst)
+            (star7 >= 1.0, worst)
         };
         let mut ranked: Vec<((bool, f64), f64, ShuffleFit)> = fits
             .into_iter()

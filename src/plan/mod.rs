@@ -1585,11 +1585,11 @@ mod tests {
 
     #[test]
     fn a_grid_that_fits_the_last_level_cache_streams_at_its_rate() {
-        // 16-core server, star7 f32 256³ (session 23, runs H, 103.6 GB/s memory probe): both
+        // 16-core server, star7 f32 256³ (session 23, run H, 103.6 GB/s memory probe): both
         // grids (128 MiB) fit the 128 MiB of usable last-level cache; naive 14.1-19.5k MUPS
         // (up to 156 GB/s counted), the blocked plan ranked by memory's rate (dim_T 8 143x48)
-        // 8.6-10.8k, dim_T 4 262x24 13.8-15.1k. At 512³ the grids stay in memory and blocking
-        // still pays.
+        // 8.6-10.8k, dim_T 4 262x24 13.8-15.1k. A grid pair above the cache (288³, 182 MiB)
+        // and every 512³ grid stay in memory, where blocking still pays.
         let m = server_boot(103.6, 0.42, 128);
         let plan = |n: usize, engine: Option<Engine>| {
             let b = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [n; 3])
@@ -1610,6 +1610,14 @@ mod tests {
         );
         assert_eq!(plan(256, None).engine(), Engine::Naive);
         assert!(plan(256, Some(Engine::Blocked)).dim_t() <= 4);
+        let outside = plan(288, Some(Engine::Naive));
+        assert!(
+            outside.predicted_mups() < 0.7 * naive.predicted_mups(),
+            "{} against {}",
+            outside.predicted_mups(),
+            naive.predicted_mups()
+        );
+        assert_eq!(plan(288, None).engine(), Engine::Blocked);
         assert_eq!(plan(512, None).engine(), Engine::Blocked);
     }
 

@@ -188,27 +188,39 @@ impl ModelInput<'_> {
         self.stream_gbs() * share * 1e3 / bytes
     }
 
-    /// The rate sweeps over the grid stream at, GB/s: memory's, or, when both copies of the
-    /// grid fit in the usable last-level cache but not in the blocking budget, that cache's
-    /// measured rate for these threads. (16-core server, star7 f32 256³, 128 MiB of grids
-    /// against 128 MiB usable: the naive sweep moved 135 GB/s counted against a 103 GB/s
-    /// memory probe, and the blocked plan ranked by memory's rate, `dim_T` 8, ran 0.70x of it;
-    /// session 23.)
+    /// The rate sweeps over the grid stream at with this plan's threads, GB/s (see
+    /// [`Self::stream_gbs_for`]).
     fn stream_gbs(&self) -> f64 {
-        let memory = self.machine.bandwidth_for(self.threads);
+        self.stream_gbs_for(self.threads)
+    }
+
+    /// The rate sweeps over the grid stream at with `threads` threads, GB/s: memory's, or, when
+    /// both copies of a stencil's grid fit in the usable last-level cache, that cache's
+    /// measured rate for these threads. (16-core server, star7 f32 256³, 128 MiB of grids
+    /// against 128 MiB usable: the naive sweep moved 113-156 GB/s counted against a 74-104 GB/s
+    /// memory probe, and the blocked plan ranked by memory's rate, `dim_T` 8 143x48, ran
+    /// 8,638-10,781 MUPS against the naive 14,067-16,524; session 23, run H.) The lattice keeps
+    /// memory's rate: its blocked passes stream their output past the cache with non-temporal
+    /// stores, and no cache-resident lattice was measured.
+    fn stream_gbs_for(&self, threads: usize) -> f64 {
         let m = self.machine;
+        let memory = m.bandwidth_for(threads);
         if !self.grid_in_llc() {
             return memory;
         }
-        let threads = self.threads.clamp(1, m.cores.max(1));
+        let threads = threads.clamp(1, m.cores.max(1));
         (m.cache_gbs * threads as f64 / m.cores.max(1) as f64).max(memory)
     }
 
-    /// Whether both copies of the grid fit in the usable last-level cache, whose rate was
-    /// measured (see [`Self::stream_gbs`]).
+    /// Whether both copies of a stencil's grid fit in the usable last-level cache, whose rate
+    /// was measured. The cache figure is the largest of the probe's doubling footprints still
+    /// streamed twice as fast as memory, so the cache holds at least that much: a grid pair of
+    /// exactly that size counts as fitting (the 256³ `f32` pair above, 128 MiB, streamed at
+    /// 1.3-1.5x the memory probe).
     fn grid_in_llc(&self) -> bool {
         let cells: usize = self.dims.iter().product();
-        self.machine.cache_gbs > 0.0
+        self.kernel.lbm().is_none()
+            && self.machine.cache_gbs > 0.0
             && 2 * cells * self.cost.element_bytes <= self.machine.usable_llc_bytes()
     }
 
@@ -328,8 +340,7 @@ impl ModelInput<'_> {
             / self.cost.ops_per_update as f64;
         c.compute_mups = scalar;
         if c.memory_mups.is_finite() {
-            c.memory_mups *=
-                self.machine.bandwidth_for(1) / self.machine.bandwidth_for(self.threads);
+            c.memory_mups *= self.stream_gbs_for(1) / self.stream_gbs();
         }
         (c.predicted_mups, c.bound) = self.overlap(scalar, c.memory_mups, 1);
         c
@@ -431,8 +442,8 @@ impl ModelInput<'_> {
         }
         // A core that waits for memory does not compute, so streaming kernels add the two
         // times; from the last-level cache the waits are short and overlap (16-core server,
-        // star7 f32 256³ in cache: naive 16-19.5k MUPS where the sum predicted 15.3k and the
-        // planner's blocked choice, ranked by the sum, 13.8-15.1k; session 23).
+        // star7 f32 256³ in cache: naive 16.0-19.5k MUPS where the sum predicted 15.3k, and
+        // the blocked plan the sum ranked first, dim_T 4 262x24, 13.8-15.1k; session 23, run H).
         let streaming = self.cost.bytes_per_op() > self.machine.bytes_per_op(self.dtype, false)
             && !self.grid_in_llc();
         if self.machine.row_overhead_cells == 0.0 || !streaming {

@@ -200,18 +200,25 @@ pub(crate) fn advance<T: Real>(
             done = at;
             continue;
         };
-        if !(1..=passes).contains(&failed) {
+        let batch = Batch {
+            done,
+            passes,
+            dim_t,
+            steps,
+        };
+        let Some(FailedPass {
+            swap_back,
+            before,
+            depth,
+        }) = batch.failed_pass(failed)
+        else {
             return Err(Error::Gpu(format!(
                 "the non-finite flag names pass {failed} of {passes}"
             )));
-        }
-        // `passes` swaps were made; the input of the failing pass is the state after
-        // `failed - 1` of them, and its output the other buffer (no later pass wrote).
-        if (passes - (failed - 1)) % 2 == 1 {
+        };
+        if swap_back {
             std::mem::swap(cur, &mut scratch.next);
         }
-        let before = done + (failed - 1) * dim_t;
-        let depth = dim_t.min(steps - before);
         if let PassKernels::Naive(_) = kernels {
             return Err(locate(gpu, layout, &scratch.next, r, before + 1));
         }
@@ -229,6 +236,45 @@ pub(crate) fn advance<T: Real>(
         done = before + depth;
     }
     Ok(())
+}
+
+/// One batch of passes queued between two reads of the flag: from step `done` of a run of
+/// `steps`, `passes` passes of `dim_t` steps each (the run's last one shorter).
+#[derive(Clone, Copy, Debug)]
+struct Batch {
+    done: usize,
+    passes: usize,
+    dim_t: usize,
+    steps: usize,
+}
+
+/// Where the pass that raised the flag stands in its batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FailedPass {
+    /// Whether `cur` and `next` must be swapped once more so that `cur` holds the pass's input
+    /// and `next` its output.
+    swap_back: bool,
+    /// Steps of the run before the pass.
+    before: usize,
+    /// Steps the pass advanced.
+    depth: usize,
+}
+
+impl Batch {
+    /// The place of pass `failed` (counted from 1), `None` when the batch has no such pass.
+    /// The batch made `passes` swaps; the input of the failing pass is the state after
+    /// `failed - 1` of them and its output the other buffer, since no later pass wrote.
+    fn failed_pass(self, failed: usize) -> Option<FailedPass> {
+        if !(1..=self.passes).contains(&failed) {
+            return None;
+        }
+        let before = self.done + (failed - 1) * self.dim_t;
+        Some(FailedPass {
+            swap_back: (self.passes - (failed - 1)) % 2 == 1,
+            before,
+            depth: self.dim_t.min(self.steps - before),
+        })
+    }
 }
 
 /// What the compiler made of the kernel a GPU plan runs.
@@ -415,5 +461,56 @@ fn locate<T: Real>(gpu: &Gpu, layout: Layout, bad: &CudaSlice<T>, r: usize, step
         step,
         cell: [r, r, r],
         value: f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Replays the host's bookkeeping for every batch shape: passes ping-pong between two
+    /// buffers (labelled 0 and 1) and swap after each; whichever pass fails, the swap-back
+    /// leaves its input in `cur` and its output in `next`, and `before` / `depth` are the
+    /// steps the passes actually started at and advanced.
+    #[test]
+    fn a_failed_pass_is_found_with_its_input_and_steps() {
+        for dim_t in 1..=4 {
+            for done in [0, 3, 8] {
+                for steps in done + 1..done + 14 {
+                    let mut cur = 0;
+                    let mut next = 1;
+                    let (mut at, mut passes) = (done, 0);
+                    // (input, output, first step, depth) of every pass.
+                    let mut launched = Vec::new();
+                    while at < steps && passes < 5 {
+                        let depth = dim_t.min(steps - at);
+                        passes += 1;
+                        launched.push((cur, next, at, depth));
+                        std::mem::swap(&mut cur, &mut next);
+                        at += depth;
+                    }
+                    let batch = Batch {
+                        done,
+                        passes,
+                        dim_t,
+                        steps,
+                    };
+                    assert_eq!(batch.failed_pass(0), None);
+                    assert_eq!(batch.failed_pass(passes + 1), None);
+                    for (i, &(input, output, first, depth)) in launched.iter().enumerate() {
+                        let f = batch.failed_pass(i + 1).unwrap();
+                        let (c, n) = if f.swap_back {
+                            (next, cur)
+                        } else {
+                            (cur, next)
+                        };
+                        let case =
+                            format!("dim_t {dim_t} done {done} steps {steps} pass {}", i + 1);
+                        assert_eq!((c, n), (input, output), "{case}");
+                        assert_eq!((f.before, f.depth), (first, depth), "{case}");
+                    }
+                }
+            }
+        }
     }
 }

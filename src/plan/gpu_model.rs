@@ -1007,9 +1007,7 @@ mod tests {
     #[ignore]
     fn refit_shuffle_terms() {
         let gpu = h100();
-        let shapes = parse_shapes(include_str!(
-            "../../docs/results/h100/session22-shuffle-shapes.txt"
-        ));
+        let shapes = h100_shuffle_shapes();
         let rms_of = |fit: ShuffleFit| {
             let (mut sum, mut n) = (0.0, 0);
             for m in &shapes {

@@ -569,11 +569,6 @@ impl PlanBuilder {
     }
 }
 
-/// The candidate with the highest predicted rate. Near-ties (within 2%) go to an unblocked
-/// engine when one is among them (nothing to gain from blocking), else to the most time steps
-/// per pass: past the compute bound the model sees every `dim_T` alike, but the measurements
-/// do not (star7 `f32` 512³ on 2 cores: `dim_T` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
-/// on 16 cores `dim_T` 3 beat 2), so the margin against the memory roof is worth keeping.
 /// The model's `pick`, or the tuning's `winner` (the fastest measured gpu-blocked shape, first
 /// after tuning): the winner stands for the gpu-blocked engine when the model picks that engine,
 /// and beats any other pick whose predicted rate it measured above. Without it a tuned plan
@@ -589,6 +584,11 @@ fn tuned_choice(pick: Candidate, winner: Option<&Candidate>) -> Candidate {
     }
 }
 
+/// The candidate with the highest predicted rate. Near-ties (within 2%) go to an unblocked
+/// engine when one is among them (nothing to gain from blocking), else to the most time steps
+/// per pass: past the compute bound the model sees every `dim_T` alike, but the measurements
+/// do not (star7 `f32` 512³ on 2 cores: `dim_T` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
+/// on 16 cores `dim_T` 3 beat 2), so the margin against the memory roof is worth keeping.
 fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candidate> {
     let all: Vec<&Candidate> = candidates.collect();
     let top = all

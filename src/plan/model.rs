@@ -170,8 +170,13 @@ impl ModelInput<'_> {
     /// True when both copies of the data fit in the usable cache: sweeps then hardly touch
     /// memory, and every engine is compute-bound.
     fn fits_in_cache(&self) -> bool {
+        self.grid_pair_bytes() <= self.cache_bytes
+    }
+
+    /// Bytes of both copies of the data (source and destination grids).
+    fn grid_pair_bytes(&self) -> usize {
         let cells: usize = self.dims.iter().product();
-        2 * cells * self.cost.element_bytes <= self.cache_bytes
+        2 * cells * self.cost.element_bytes
     }
 
     /// The memory-bound rate for `bytes` of traffic per update (unbounded for in-cache data); the
@@ -218,10 +223,9 @@ impl ModelInput<'_> {
     /// exactly that size counts as fitting (the 256³ `f32` pair above, 128 MiB, streamed at
     /// 1.3-1.5x the memory probe).
     fn grid_in_llc(&self) -> bool {
-        let cells: usize = self.dims.iter().product();
         self.kernel.lbm().is_none()
             && self.machine.cache_gbs > 0.0
-            && 2 * cells * self.cost.element_bytes <= self.machine.usable_llc_bytes()
+            && self.grid_pair_bytes() <= self.machine.usable_llc_bytes()
     }
 
     /// The compute-bound rate for rows of `row` cells.

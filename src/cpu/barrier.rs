@@ -67,6 +67,12 @@ impl SpinBarrier {
     pub(crate) fn poison(&self) {
         self.poisoned.store(true, Ordering::Relaxed);
     }
+
+    /// Whether a member panicked (other waits on the group, like [`super::progress`]'s, end
+    /// then too).
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Relaxed)
+    }
 }
 
 /// Poisons the barrier if dropped while its thread unwinds, so no team member waits forever

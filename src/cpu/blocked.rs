@@ -13,7 +13,10 @@
 //!
 //! The team may be cut into tile groups (see [`super::groups`]): each group claims whole tiles
 //! from a shared counter and runs the pipeline above on them with its own ring buffers and its
-//! own barrier; a group of the whole team is the paper's scheme.
+//! own barrier; a group of the whole team is the paper's scheme. Where every member's share is
+//! deep enough that it reads rows of its two neighbours only, the per-step barrier gives way to
+//! waiting for those two ([`super::progress`]), so a late member holds up its neighbours
+//! instead of the whole group.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +25,7 @@ use super::barrier::PoisonOnPanic;
 use super::groups::{GroupSync, Groups, Member};
 use super::naive;
 use super::prefetch::prefetch_row;
+use super::progress::Progress;
 use super::rows::{Planes, RowKernel, WithKernel};
 use super::team::Team;
 use super::tiling::{Tile, Tiling};
@@ -131,6 +135,7 @@ struct Pass<'a, T: Real, K> {
     ring: *mut T,
     layout: RingLayout,
     sync: GroupSync,
+    progress: Progress,
     non_finite: AtomicBool,
     threads: usize,
 }
@@ -167,6 +172,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             ring: ring.as_mut_ptr(),
             layout,
             sync: GroupSync::new(groups, tiling.tiles.len()),
+            progress: Progress::new(groups.threads()),
             non_finite: AtomicBool::new(false),
             threads: groups.threads(),
         }
@@ -263,6 +269,13 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx;
         let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
+        let neighbours = [
+            (m.local > 0).then(|| tid - 1),
+            (m.local + 1 < m.size).then_some(tid + 1),
+        ];
+        // Steps this thread has finished in this pass, over all its tiles (every member of a
+        // group runs the same number of steps per tile).
+        let mut finished = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(t)) = self.sync.claim(m) {
             let tile = &self.tiling.tiles[t];
@@ -271,7 +284,11 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             levels.extend(
                 (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, m))),
             );
+            let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             for s in 0..pipeline_steps {
+                if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
+                    return;
+                }
                 for (j, (xs, ys)) in (1..=depth).zip(&levels) {
                     let z = (r + s) as isize - ((j - 1) * (r + 1)) as isize;
                     if z < r as isize || z >= (nz - r) as isize {
@@ -327,7 +344,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                         }
                     }
                 }
-                if barrier.wait().is_err() {
+                finished += 1;
+                if by_neighbours {
+                    self.progress.finish(tid, finished);
+                } else if barrier.wait().is_err() {
                     return;
                 }
             }
@@ -335,6 +355,36 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         if !check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Whether, on `tile` with `size` members, every member reads ring rows only from its own
+    /// share and its two neighbours' shares of the level below, so that waiting for those two
+    /// (see [`super::progress`]) orders the pipeline as a barrier would. Shares of at least R
+    /// rows make it so; very short shares (many threads on few rows) fall back to the barrier.
+    fn neighbours_suffice(&self, tile: &Tile, size: usize) -> bool {
+        let r = K::RADIUS;
+        let share = |j: usize, local: usize| {
+            self.level_rows(
+                tile,
+                j,
+                Member {
+                    group: 0,
+                    local,
+                    size,
+                },
+            )
+        };
+        (2..=self.depth).all(|j| {
+            (0..size).all(|t| {
+                let rows = share(j, t);
+                if rows.is_empty() {
+                    return true;
+                }
+                let first = share(j - 1, t.saturating_sub(1)).start;
+                let last = share(j - 1, (t + 1).min(size - 1)).end;
+                rows.start.saturating_sub(r) >= first && rows.end + r <= last
+            })
+        })
     }
 
     /// One time step per pass is 2.5D spatial blocking alone: no level reads another, so each

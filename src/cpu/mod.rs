@@ -6,6 +6,7 @@ pub(crate) mod blocked;
 pub(crate) mod groups;
 pub(crate) mod naive;
 pub(crate) mod prefetch;
+pub(crate) mod progress;
 pub(crate) mod reference;
 pub(crate) mod rows;
 pub(crate) mod stream;

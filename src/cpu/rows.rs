@@ -402,6 +402,81 @@ mod tests {
         }
     }
 
+    /// Planes from cache: computes `nz - 2` output planes of `width × rows` cells from a stack
+    /// of `nz` input planes, `k` planes at a time with their rows interleaved (so rows of the
+    /// planes between them are reused from L1), on `PROBE_THREADS` threads at once, each with
+    /// its own planes; prints the mean rate per thread. Run by hand:
+    /// `PROBE_THREADS=16 cargo test --release --lib plane_sweep_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn plane_sweep_speed() {
+        fn time(width: usize, rows: usize, nz: usize, k: usize) -> f64 {
+            let kernel = Star::<f32, 1>::new(&[0.4, 0.1]);
+            let pitch = width + 16;
+            let plane = pitch * (rows + 2) + 16;
+            let data = vec![1.0f32; nz * plane];
+            let mut out = vec![0.0f32; nz * plane];
+            let mut check = <f32 as Real>::Simd::splat(0.0);
+            let cells = (nz - 2) * rows * width;
+            let reps = (200_000_000 / cells).max(1);
+            let mut ns = f64::MAX;
+            for _ in 0..3 {
+                let start = std::time::Instant::now();
+                for _ in 0..reps {
+                    for z in (1..nz - 1).step_by(k) {
+                        for y in 1..=rows {
+                            for zc in z..(z + k).min(nz - 1) {
+                                let planes = Planes::gather(1, |d| {
+                                    let p = (zc as isize + d) as usize * plane;
+                                    (data.as_ptr().wrapping_add(p), pitch)
+                                });
+                                let o = out.as_mut_ptr().wrapping_add(zc * plane + y * pitch);
+                                // SAFETY: rows 0..rows+2 of planes 0..nz are readable at
+                                // columns 0..width+2; o is writable at 1..=width.
+                                unsafe { kernel.row(&planes, y, o, 1, width + 1, &mut check) };
+                            }
+                        }
+                    }
+                    std::hint::black_box(&mut out);
+                    std::hint::black_box(&mut check);
+                }
+                ns = ns.min(start.elapsed().as_nanos() as f64 / (reps * cells) as f64);
+            }
+            1e3 / ns
+        }
+        let threads: usize = std::env::var("PROBE_THREADS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(1);
+        for (width, rows) in [
+            (512, 4),
+            (512, 12),
+            (512, 24),
+            (512, 48),
+            (512, 96),
+            (512, 192),
+        ] {
+            let nz = 8;
+            let mib = 2.0 * (nz * (rows + 2) * (width + 16) * 4) as f64 / (1 << 20) as f64;
+            let rates: Vec<String> = [1, 2, 4]
+                .iter()
+                .map(|&k| {
+                    let per_thread: f64 = std::thread::scope(|s| {
+                        let handles: Vec<_> = (0..threads)
+                            .map(|_| s.spawn(move || time(width, rows, nz, k)))
+                            .collect();
+                        handles.into_iter().map(|h| h.join().unwrap()).sum()
+                    });
+                    format!("k{k} {:.0}", per_thread / threads as f64)
+                })
+                .collect();
+            println!(
+                "f32 {width}x{rows}x{nz} ({mib:.2} MiB), {threads} threads, MUPS per thread: {}",
+                rates.join("  ")
+            );
+        }
+    }
+
     #[test]
     fn the_row_loop_flags_a_non_finite_value_in_any_column() {
         flags_every_column::<f32>();

@@ -11,7 +11,9 @@
 //! non-temporal stores ([`super::stage`]), so the output costs no write-allocate reads. Each
 //! level's rows are split evenly among the threads of a tile
 //! group (see `crate::cpu::groups`: groups claim whole tiles and have their own rings and
-//! barrier; one group of the whole team is the paper's scheme). Wall
+//! barrier; one group of the whole team is the paper's scheme; with deep enough shares the
+//! barrier gives way to waiting for the two neighbouring members, see
+//! `crate::cpu::progress`). Wall
 //! nodes are carried through the levels by copying, and the lattice's flag, class and links
 //! arrays (constant in time) are read in place.
 
@@ -26,6 +28,7 @@ use super::tiles::{Blocking, Mode};
 use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::cpu::barrier::PoisonOnPanic;
 use crate::cpu::groups::{GroupSync, Groups};
+use crate::cpu::progress::Progress;
 use crate::cpu::stream;
 use crate::cpu::team::Team;
 use crate::cpu::Failure;
@@ -94,6 +97,7 @@ impl<T: FlowReal> BlockedRun<'_, T> {
                 layout,
                 bytes: self.bytes,
                 sync: GroupSync::new(groups, blocking.tiles.len()),
+                progress: Progress::new(self.team.size()),
                 non_finite: AtomicBool::new(false),
                 threads: self.team.size(),
                 blocking,
@@ -158,6 +162,7 @@ struct Pass<'a, T: FlowReal> {
     layout: RingLayout,
     bytes: NodeBytes,
     sync: GroupSync,
+    progress: Progress,
     non_finite: AtomicBool,
     threads: usize,
     blocking: Blocking,
@@ -236,9 +241,16 @@ impl<T: FlowReal> Pass<'_, T> {
         // The last level's rows are computed into a staging row and streamed to the lattice
         // (see `super::stage`).
         let mut stage = Stage::<T>::new(b.buf[0]);
+        let neighbours = [
+            (m.local > 0).then(|| tid - 1),
+            (m.local + 1 < m.size).then_some(tid + 1),
+        ];
+        // Steps this thread has finished in this pass, over all its tiles.
+        let mut finished = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(t)) = self.sync.claim(m) {
             let tile = &b.tiles[t];
+            let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
             let xs: Vec<(usize, usize)> = (0..=d)
@@ -253,6 +265,9 @@ impl<T: FlowReal> Pass<'_, T> {
             let zs: Vec<std::ops::Range<isize>> = (0..=d).map(|j| b.z_range(j.max(1))).collect();
             let staged = stage.level(xs[d].0);
             for s in 0..steps as isize {
+                if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
+                    return;
+                }
                 for j in 1..=d {
                     let z = s - g - 2 * (j as isize - 1);
                     if !zs[j].contains(&z) {
@@ -282,7 +297,10 @@ impl<T: FlowReal> Pass<'_, T> {
                         }
                     }
                 }
-                if barrier.wait().is_err() {
+                finished += 1;
+                if by_neighbours {
+                    self.progress.finish(tid, finished);
+                } else if barrier.wait().is_err() {
                     return;
                 }
             }
@@ -292,6 +310,29 @@ impl<T: FlowReal> Pass<'_, T> {
         if !check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Whether, on `tile` with `size` members, every member reads ring rows only from its own
+    /// share and its two neighbours' shares of the level below (see `crate::cpu::progress`).
+    /// A periodic y axis in one tile wraps the first member's reads to the last member's rows,
+    /// so it keeps the barrier, as do shares too short for the rule.
+    fn neighbours_suffice(&self, tile: &[std::ops::Range<isize>; 2], size: usize) -> bool {
+        let b = &self.blocking;
+        if b.modes[1] == Mode::Whole {
+            return false;
+        }
+        (2..=b.depth).all(|j| {
+            let below = b.level(tile, 1, j - 1);
+            (0..size).all(|t| {
+                let rows = Self::share(b.level(tile, 1, j), t, size);
+                if rows.is_empty() {
+                    return true;
+                }
+                let first = Self::share(below.clone(), t.saturating_sub(1), size).start;
+                let last = Self::share(below.clone(), (t + 1).min(size - 1), size).end;
+                (rows.start - 1).max(below.start) >= first && (rows.end + 1).min(below.end) <= last
+            })
+        })
     }
 
     /// One step per pass needs no pipeline: each thread streams its own planes of every tile

@@ -96,6 +96,57 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
     }
 }
 
+/// Rows of level `j` (of `depth`, radius `r`, `ny` rows in the grid) that member `local` of
+/// `size` handles on `tile`: its even share of the computed rows, plus, for levels kept in ring
+/// buffers, the fixed boundary rows next to them (copied, not computed, so the next level finds
+/// every row it reads in the ring).
+fn member_rows(
+    tile: &Tile,
+    j: usize,
+    depth: usize,
+    r: usize,
+    ny: usize,
+    local: usize,
+    size: usize,
+) -> Range<usize> {
+    let mut rows = tile.level_y(j, depth, r, ny);
+    if j < depth {
+        if rows.start == r {
+            rows.start = 0;
+        }
+        if rows.end == ny - r {
+            rows.end = ny;
+        }
+    }
+    share(rows, local, size)
+}
+
+/// Rows of `rows` that the `index`-th of `of` threads computes.
+fn share(rows: Range<usize>, index: usize, of: usize) -> Range<usize> {
+    let len = rows.len();
+    rows.start + len * index / of..rows.start + len * (index + 1) / of
+}
+
+/// Whether, on `tile` with `size` members, every member reads ring rows only from its own
+/// share and its two neighbours' shares of the level below, so that waiting for those two
+/// (see [`super::progress`]) orders the pipeline as a barrier would. Shares of at least R rows
+/// make it so; very short shares (many threads on few rows) keep the barrier. Edge tiles may
+/// differ from inner ones, so one pass can use both.
+fn neighbours_suffice(tile: &Tile, depth: usize, r: usize, ny: usize, size: usize) -> bool {
+    let share = |j: usize, local: usize| member_rows(tile, j, depth, r, ny, local, size);
+    (2..=depth).all(|j| {
+        (0..size).all(|t| {
+            let rows = share(j, t);
+            if rows.is_empty() {
+                return true;
+            }
+            let first = share(j - 1, t.saturating_sub(1)).start;
+            let last = share(j - 1, (t + 1).min(size - 1)).end;
+            rows.start.saturating_sub(r) >= first && rows.end + r <= last
+        })
+    })
+}
+
 /// Shape of one group's ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized
 /// plane (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
@@ -184,12 +235,6 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         !self.non_finite.load(Ordering::Relaxed)
     }
 
-    /// Rows of `rows` that the `index`-th of `of` threads computes.
-    fn share(rows: Range<usize>, index: usize, of: usize) -> Range<usize> {
-        let len = rows.len();
-        rows.start + len * index / of..rows.start + len * (index + 1) / of
-    }
-
     /// The ring buffers of group `group`.
     #[inline]
     fn ring_of(&self, group: usize) -> *mut T {
@@ -234,21 +279,17 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         }
     }
 
-    /// Rows of level `j` this thread handles: its share of the computed rows, plus, for levels
-    /// kept in ring buffers, the fixed boundary rows next to them (copied, not computed, so the
-    /// next level finds every row it reads in the ring).
+    /// Rows of level `j` this member handles (see [`member_rows`]).
     fn level_rows(&self, tile: &Tile, j: usize, m: Member) -> Range<usize> {
-        let (r, ny) = (K::RADIUS, self.dims[1]);
-        let mut rows = tile.level_y(j, self.depth, r, ny);
-        if j < self.depth {
-            if rows.start == r {
-                rows.start = 0;
-            }
-            if rows.end == ny - r {
-                rows.end = ny;
-            }
-        }
-        Self::share(rows, m.local, m.size)
+        member_rows(
+            tile,
+            j,
+            self.depth,
+            K::RADIUS,
+            self.dims[1],
+            m.local,
+            m.size,
+        )
     }
 
     fn work(&self, tid: usize) {
@@ -284,7 +325,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             levels.extend(
                 (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, m))),
             );
-            let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
+            let by_neighbours = m.size > 1 && neighbours_suffice(tile, depth, r, ny, m.size);
             for s in 0..pipeline_steps {
                 if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
                     return;
@@ -344,10 +385,11 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                         }
                     }
                 }
+                // Published in both modes: a later tile of this pass may run by neighbours
+                // while this one ran with the barrier.
                 finished += 1;
-                if by_neighbours {
-                    self.progress.finish(tid, finished);
-                } else if barrier.wait().is_err() {
+                self.progress.finish(tid, finished);
+                if !by_neighbours && barrier.wait().is_err() {
                     return;
                 }
             }
@@ -357,43 +399,13 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         }
     }
 
-    /// Whether, on `tile` with `size` members, every member reads ring rows only from its own
-    /// share and its two neighbours' shares of the level below, so that waiting for those two
-    /// (see [`super::progress`]) orders the pipeline as a barrier would. Shares of at least R
-    /// rows make it so; very short shares (many threads on few rows) fall back to the barrier.
-    fn neighbours_suffice(&self, tile: &Tile, size: usize) -> bool {
-        let r = K::RADIUS;
-        let share = |j: usize, local: usize| {
-            self.level_rows(
-                tile,
-                j,
-                Member {
-                    group: 0,
-                    local,
-                    size,
-                },
-            )
-        };
-        (2..=self.depth).all(|j| {
-            (0..size).all(|t| {
-                let rows = share(j, t);
-                if rows.is_empty() {
-                    return true;
-                }
-                let first = share(j - 1, t.saturating_sub(1)).start;
-                let last = share(j - 1, (t + 1).min(size - 1)).end;
-                rows.start.saturating_sub(r) >= first && rows.end + r <= last
-            })
-        })
-    }
-
     /// One time step per pass is 2.5D spatial blocking alone: no level reads another, so each
     /// thread streams its own range of planes through every tile without any barrier.
     fn work_spatial(&self, tid: usize) {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
         let mut check = T::Simd::splat(T::zero());
-        let planes_z = Self::share(r..nz - r, tid, self.threads);
+        let planes_z = share(r..nz - r, tid, self.threads);
         for tile in &self.tiling.tiles {
             let xs = tile.level_x(1, 1, r, nx);
             let ys = tile.level_y(1, 1, r, ny);
@@ -437,5 +449,72 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             // source grid, or a ring row whose level copied them in the same way).
             unsafe { *out.wrapping_add(x) = *src.wrapping_add(x) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Engine, PlanBuilder, Real, Solver, Stencil};
+
+    /// A pass whose tiles do not all allow the neighbour sync, in tile order: first a tile that
+    /// keeps the barrier, then one that runs by neighbours. (dims, tile, depth, members).
+    fn mixed_pass() -> ([usize; 3], [usize; 2], usize, usize) {
+        for ny in 8..40 {
+            for tile_y in 5..24 {
+                for depth in 2..=4 {
+                    for size in 2..=4 {
+                        let (dims, tile) = ([12, ny, 9], [12, tile_y]);
+                        if tile_y <= 2 * depth {
+                            continue;
+                        }
+                        let tiling = Tiling::new(dims, 1, tile, depth);
+                        let modes: Vec<bool> = tiling
+                            .tiles
+                            .iter()
+                            .map(|t| neighbours_suffice(t, depth, 1, ny, size))
+                            .collect();
+                        if modes.first() == Some(&false) && modes.contains(&true) {
+                            return (dims, tile, depth, size);
+                        }
+                    }
+                }
+            }
+        }
+        panic!("no tiling mixes the two modes; the regression test below would prove nothing")
+    }
+
+    /// Regression: steps were published only by tiles that ran by neighbours, so a tile after
+    /// one that ran with the barrier waited forever for counts that never came. The run must
+    /// finish (within a generous time limit) and match the reference.
+    #[test]
+    fn a_pass_mixing_barrier_and_neighbour_tiles_finishes_and_is_correct() {
+        let (dims, tile, depth, size) = mixed_pass();
+        let stencil = Stencil::seven_point(0.4, 0.1);
+        let input =
+            Grid::<f64>::from_fn(dims, |x, y, z| ((x * 7 + y * 3 + z) % 11) as f64).unwrap();
+        let run = move |engine: Engine| {
+            let mut b = PlanBuilder::new(stencil.clone(), f64::DTYPE, dims)
+                .engine(engine)
+                .threads(if engine == Engine::Blocked { size } else { 1 });
+            if engine == Engine::Blocked {
+                b = b.dim_t(depth).tile(tile).tile_threads(size);
+            }
+            let mut grid = input.clone();
+            Solver::new(b.build().unwrap())
+                .run(&mut grid, 2 * depth)
+                .unwrap();
+            grid
+        };
+        let expected = run(Engine::Reference);
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(run(Engine::Blocked)).unwrap());
+        let got = result
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!("dims {dims:?} tile {tile:?} dim_T {depth} groups of {size}: no end")
+            });
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(err <= 1e-12, "max rel err {err:e}");
     }
 }

@@ -297,10 +297,11 @@ impl<T: FlowReal> Pass<'_, T> {
                         }
                     }
                 }
+                // Published in both modes: a later tile of this pass may run by neighbours
+                // while this one ran with the barrier.
                 finished += 1;
-                if by_neighbours {
-                    self.progress.finish(tid, finished);
-                } else if barrier.wait().is_err() {
+                self.progress.finish(tid, finished);
+                if !by_neighbours && barrier.wait().is_err() {
                     return;
                 }
             }

@@ -48,8 +48,15 @@ impl SpinBarrier {
                 .store(generation.wrapping_add(1), Ordering::Release);
             return Ok(());
         }
+        self.spin_until(|| self.generation.load(Ordering::Acquire) != generation)
+    }
+
+    /// Spins, then yields, until `ready` holds (Ok) or the barrier is poisoned (Err): the wait
+    /// of this barrier and of the group's other synchronisation ([`super::progress`]).
+    #[inline]
+    pub(crate) fn spin_until(&self, mut ready: impl FnMut() -> bool) -> Result<(), Poisoned> {
         let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
+        while !ready() {
             if self.poisoned.load(Ordering::Relaxed) {
                 return Err(Poisoned);
             }
@@ -66,12 +73,6 @@ impl SpinBarrier {
     /// Releases every current and future waiter with [`Poisoned`] (a member panicked).
     pub(crate) fn poison(&self) {
         self.poisoned.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether a member panicked (other waits on the group, like [`super::progress`]'s, end
-    /// then too).
-    pub(crate) fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
     }
 }
 

@@ -19,9 +19,6 @@ use crossbeam_utils::CachePadded;
 
 use super::barrier::{Poisoned, SpinBarrier};
 
-/// Spins before a waiter starts yielding its time slice (as the barrier does).
-const SPINS_BEFORE_YIELD: u32 = 2_000;
-
 /// Steps finished by every thread of a team, each counter on its own cache line.
 pub(crate) struct Progress {
     done: Vec<CachePadded<AtomicUsize>>,
@@ -53,18 +50,7 @@ impl Progress {
         barrier: &SpinBarrier,
     ) -> Result<(), Poisoned> {
         for tid in neighbours.into_iter().flatten() {
-            let mut spins = 0u32;
-            while self.done[tid].load(Ordering::Acquire) < steps {
-                if barrier.is_poisoned() {
-                    return Err(Poisoned);
-                }
-                if spins < SPINS_BEFORE_YIELD {
-                    spins += 1;
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
+            barrier.spin_until(|| self.done[tid].load(Ordering::Acquire) >= steps)?;
         }
         Ok(())
     }

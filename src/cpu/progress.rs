@@ -2,7 +2,7 @@
 //! whole group waits for its slowest member at every plane, and on a loaded many-core host some
 //! member is nearly always late. But a member only reads rows of the two members whose shares
 //! border its own (when every share is at least R rows deep; see
-//! `blocked::Pass::neighbours_suffice`), so it need only wait for those two: each member
+//! `blocked::neighbours_suffice`), so it need only wait for those two: each member
 //! publishes how many steps it has finished, and starts step `s` once both neighbours have
 //! finished step `s - 1`. Delays then spread along the group one member per step instead of
 //! stopping everyone.
@@ -59,6 +59,7 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::barrier::PoisonOnPanic;
 
     /// A chain of threads passing values to their neighbours through slots that are reused
     /// every other step, synchronised only by `Progress`: every read must see the value written
@@ -77,6 +78,8 @@ mod tests {
             for t in 0..threads {
                 let (slots, progress, barrier) = (&slots, &progress, &barrier);
                 sc.spawn(move || {
+                    // A failed check poisons the barrier, which ends the others' waits.
+                    let _poison = PoisonOnPanic(barrier);
                     let neighbours = [t.checked_sub(1), (t + 1 < threads).then_some(t + 1)];
                     for s in 0..steps {
                         progress.wait(neighbours, s, barrier).unwrap();

@@ -11,8 +11,8 @@
 //! levels in order instead and takes two planes per level and step, R planes behind the level
 //! below, with the two planes' rows interleaved (see [`Schedule`]). Level 0 is read straight
 //! from the source grid and the last level writes only the tile's valid output into the
-//! destination grid. Each level's rows are split
-//! evenly among the threads, as in the paper's figure 3(b).
+//! destination grid. Each level's rows are split evenly among the threads, as in the paper's
+//! figure 3(b).
 //!
 //! The team may be cut into tile groups (see [`super::groups`]): each group claims whole tiles
 //! from a shared counter and runs the pipeline above on them with its own ring buffers and its
@@ -159,11 +159,12 @@ const MAX_PLANES_PER_STEP: usize = 2;
 /// written level `j - 1`), so a level reads only planes finished at earlier steps: one plane a
 /// step, R + 1 behind. A one-thread group computes its levels in order, so level `j` may read
 /// the planes level `j - 1` has just written: R behind, two planes a step, their rows
-/// interleaved so that the plane between them is reused from L1 (on the 16-core host such
-/// sweeps ran 2,726 against 2,286 MUPS per thread at 16 threads; `plane_sweep_speed`). In the
-/// engine there (session 25, old / new schedule): star7 `f64` 512³ `dim_T` 6 522×44, whose
-/// rings overflow the L2, +40-69%; `f32` 518×24, rings in L2, no change beyond the noise. Both
-/// keep every plane a level reads within the last `2R + 2` its level below wrote.
+/// interleaved so that the 2R input planes the two outputs share are reused from L1 (on the
+/// 16-core host 7-point sweeps so ran 2,726 against 2,286 MUPS per thread at 16 threads;
+/// `plane_sweep_speed`). In the engine there (session 25, old / new schedule): star7 `f64` 512³
+/// `dim_T` 6 522×44, whose rings overflow the L2, +30-69%; `f32` 518×24, rings in L2, no change
+/// beyond the noise. Both keep every plane a level reads within the last `2R + 2` its level
+/// below wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Schedule {
     planes: usize,
@@ -186,8 +187,8 @@ impl Schedule {
         }
     }
 
-    /// First plane level `j` (1-based) computes at step `s`; outside `[r, nz - r)` it has no
-    /// plane there (the prolog and epilog).
+    /// First plane level `j` (1-based) computes at step `s`; each of its `planes` planes that
+    /// falls outside `[r, nz - r)` is skipped (the prolog and epilog).
     fn first_plane(&self, s: usize, j: usize, r: usize) -> isize {
         (r + self.planes * s) as isize - ((j - 1) * self.lag) as isize
     }
@@ -539,57 +540,64 @@ mod tests {
     use super::*;
     use crate::{Engine, PlanBuilder, Real, Solver, Stencil};
 
-    /// Plays both schedules through rings of `2R + 2` slots: every level computes each interior
-    /// plane exactly once, and every plane it reads from the level below is still in that
-    /// level's ring, written at an earlier step (groups of several threads) or earlier in the
-    /// same step (one thread, levels in order).
+    /// Plays both schedules through the engine's rings (slots from [`RingLayout`]): every level
+    /// computes each interior plane exactly once, and every plane it reads from the level below
+    /// is still in that level's ring, written at an earlier step (groups of several threads)
+    /// or earlier in the same step by the level below (one thread, levels in order). Radius
+    /// 1-4, `dim_T` 2-8, every z extent from 2R + 1 to 2R + 2·dim_T + 2 planes.
     #[test]
     fn schedules_read_only_planes_their_rings_still_hold() {
-        for r in 1..=4 {
-            for depth in 2..=6 {
-                for members in [1, 3] {
-                    let schedule = Schedule::for_group(members, r);
-                    let nz = 2 * r + 1 + 3 * depth;
-                    let slots = 2 * r + 2;
-                    // (plane, step) last written into each slot of each level; level 0 is the grid.
-                    let mut rings = vec![vec![None::<(usize, usize)>; slots]; depth + 1];
-                    let mut computed = vec![vec![0usize; nz]; depth + 1];
-                    for s in 0..schedule.steps(nz, r, depth) {
-                        for j in 1..=depth {
-                            for i in 0..schedule.planes {
-                                let z = schedule.first_plane(s, j, r) + i as isize;
-                                if z < r as isize || z >= (nz - r) as isize {
-                                    continue;
-                                }
-                                let z = z as usize;
-                                for zr in z - r..=z + r {
-                                    if j == 1 || zr < r || zr >= nz - r {
-                                        continue; // the grid: source or fixed boundary plane
-                                    }
-                                    let held = rings[j - 1][zr % slots];
-                                    let ok = held.is_some_and(|(p, step)| {
-                                        p == zr && (members == 1 || step < s)
-                                    });
-                                    assert!(
-                                        ok,
-                                        "R {r} dim_T {depth} members {members} step {s}: level \
-                                         {j} plane {z} reads plane {zr} of level {}, its slot \
-                                         holds {held:?}",
-                                        j - 1
-                                    );
-                                }
-                                rings[j][z % slots] = Some((z, s));
-                                computed[j][z] += 1;
-                            }
+        let cases = (1..=4).flat_map(|r| {
+            (2..=8).flat_map(move |depth| {
+                [1, 3].into_iter().flat_map(move |members| {
+                    (0..=2 * depth + 1).map(move |extra| (r, depth, members, 2 * r + 1 + extra))
+                })
+            })
+        });
+        for (r, depth, members, nz) in cases {
+            let schedule = Schedule::for_group(members, r);
+            let side = 2 * r * depth + 1;
+            let tiling = Tiling::new([side, side, nz], r, [side, side], depth);
+            let slots = RingLayout::new::<f64>(&tiling, r, depth).slots;
+            let case = format!("R {r} dim_T {depth} members {members} nz {nz}");
+            // (plane, step) last written into each slot of each level's ring; level 0 is the grid.
+            let mut rings = vec![vec![None::<(usize, usize)>; slots]; depth + 1];
+            let mut computed = vec![vec![0usize; nz]; depth + 1];
+            for s in 0..schedule.steps(nz, r, depth) {
+                for j in 1..=depth {
+                    for i in 0..schedule.planes {
+                        let z = schedule.first_plane(s, j, r) + i as isize;
+                        if z < r as isize || z >= (nz - r) as isize {
+                            continue;
                         }
-                    }
-                    for (j, planes) in computed.iter().enumerate().skip(1) {
-                        assert!(
-                            planes[r..nz - r].iter().all(|&n| n == 1),
-                            "R {r} dim_T {depth} members {members}: level {j} computed {planes:?}"
-                        );
+                        let z = z as usize;
+                        for zr in z - r..=z + r {
+                            if j == 1 || zr < r || zr >= nz - r {
+                                continue; // the grid: source or fixed boundary plane
+                            }
+                            let held = rings[j - 1][zr % slots];
+                            // A one-thread group may read a plane written in this step: the
+                            // level below ran before this one.
+                            let ok = held.is_some_and(|(p, step)| {
+                                p == zr && (step < s || (members == 1 && step == s))
+                            });
+                            assert!(
+                                ok,
+                                "{case} step {s}: level {j} plane {z} reads plane {zr} of level \
+                                 {}, its slot holds {held:?}",
+                                j - 1
+                            );
+                        }
+                        rings[j][z % slots] = Some((z, s));
+                        computed[j][z] += 1;
                     }
                 }
+            }
+            for (j, planes) in computed.iter().enumerate().skip(1) {
+                assert!(
+                    planes[r..nz - r].iter().all(|&n| n == 1),
+                    "{case}: level {j} computed {planes:?}"
+                );
             }
         }
     }

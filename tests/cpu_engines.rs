@@ -1,7 +1,8 @@
 //! The naive and blocked engines against the reference engine on random data: every supported
-//! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=6,
-//! tiles that do not divide the grid, 1-3 threads, tile groups of 1 and 2 threads, step counts
-//! that are not multiples of dim_T.
+//! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=8
+//! (the planner's range; 9 steps, so every depth runs a full pass), tiles that do not divide the
+//! grid, 1-3 threads, tile groups of 1 and 2 threads, step counts that are not multiples of
+//! dim_T.
 
 mod common;
 
@@ -36,12 +37,12 @@ fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Se
     }
 }
 
-/// Blocked settings covering dim_T 1..=6 with small tiles that do not divide the grid (many
+/// Blocked settings covering dim_T 1..=8 with small tiles that do not divide the grid (many
 /// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_T
 /// with tile groups: 3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
 /// groups of one.
 fn blocked_sweep(r: usize) -> Vec<Setup> {
-    (1..=6)
+    (1..=8)
         .flat_map(|d| {
             let tile = [2 * r * d + 9, 2 * r * d + 5];
             let (threads, per_group) = GROUPINGS[d % GROUPINGS.len()];
@@ -53,6 +54,9 @@ fn blocked_sweep(r: usize) -> Vec<Setup> {
         .collect()
 }
 
+/// Steps of the sweeps above: more than the deepest dim_T, and a multiple of none but 1 and 3.
+const STEPS: usize = 9;
+
 /// (threads, threads per tile group) pairs that split the team into several groups.
 const GROUPINGS: [(usize, usize); 3] = [(3, 2), (2, 1), (3, 1)];
 
@@ -62,7 +66,7 @@ fn odd_sizes<T: Real>() {
         let input = Grid::<T>::random([37, 29, 23], 0.0, 1.0, i as u64).unwrap();
         let mut setups = vec![Setup::naive(1), Setup::naive(2)];
         setups.extend(blocked_sweep(r));
-        check(&stencil, &input, 7, &setups);
+        check(&stencil, &input, STEPS, &setups);
     }
 }
 
@@ -88,7 +92,7 @@ fn tiny_grids<T: Real>() {
         ] {
             let input = Grid::<T>::random(dims, 0.0, 1.0, 99).unwrap();
             let mut setups = vec![Setup::naive(2)];
-            setups.extend((1..=6).map(|d| {
+            setups.extend((1..=8).map(|d| {
                 let s = Setup::blocked(d, [2 * r * d + 1, 2 * r * d + 2], 2);
                 if d % 2 == 0 {
                     s.groups_of(1)
@@ -96,7 +100,7 @@ fn tiny_grids<T: Real>() {
                     s
                 }
             }));
-            check(&stencil, &input, 5, &setups);
+            check(&stencil, &input, STEPS, &setups);
         }
     }
 }

@@ -187,10 +187,13 @@ impl Schedule {
         }
     }
 
-    /// First plane level `j` (1-based) computes at step `s`; each of its `planes` planes that
-    /// falls outside `[r, nz - r)` is skipped (the prolog and epilog).
-    fn first_plane(&self, s: usize, j: usize, r: usize) -> isize {
-        (r + self.planes * s) as isize - ((j - 1) * self.lag) as isize
+    /// The interior planes level `j` (1-based) computes at step `s`: its `planes` planes from
+    /// `R + planes·s − (j−1)·lag` on, less those outside `[r, nz - r)` (the prolog and epilog).
+    fn planes_at(&self, s: usize, j: usize, r: usize, nz: usize) -> impl Iterator<Item = usize> {
+        let first = (r + self.planes * s) as isize - ((j - 1) * self.lag) as isize;
+        (first..first + self.planes as isize)
+            .filter(move |&z| z >= r as isize && z < (nz - r) as isize)
+            .map(|z| z as usize)
     }
 
     /// Pipeline steps until the last of `depth` levels has computed plane `nz - r - 1`.
@@ -360,6 +363,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let (mut check, mut unchecked) = (zero, zero);
         let schedule = Schedule::for_group(m.size, r);
         let pipeline_steps = schedule.steps(nz, r, depth);
+        // Planes a level advances per step: how far ahead the next step's rows lie.
+        let ahead = schedule.planes;
         // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx;
@@ -389,23 +394,17 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                     // each reads from the level below.
                     let mut planes: [Option<(usize, Planes<T>)>; MAX_PLANES_PER_STEP] =
                         [None; MAX_PLANES_PER_STEP];
-                    let first = schedule.first_plane(s, j, r);
-                    for (i, slot) in planes.iter_mut().enumerate().take(schedule.planes) {
-                        let z = first + i as isize;
-                        if z >= r as isize && z < (nz - r) as isize {
-                            let z = z as usize;
-                            *slot = Some((
-                                z,
-                                Planes::gather(r, |dz| {
-                                    self.plane(ring, j - 1, (z as isize + dz) as usize, origin)
-                                }),
-                            ));
-                        }
+                    for (slot, z) in planes.iter_mut().zip(schedule.planes_at(s, j, r, nz)) {
+                        *slot = Some((
+                            z,
+                            Planes::gather(r, |dz| {
+                                self.plane(ring, j - 1, (z as isize + dz) as usize, origin)
+                            }),
+                        ));
                     }
-                    if planes.iter().all(Option::is_none) {
+                    if planes[0].is_none() {
                         continue;
                     }
-                    let ahead = schedule.planes;
                     // Rows interleaved across the step's planes: a row of one plane is read
                     // again by the next plane's row while it is still in L1.
                     for y in ys.clone() {
@@ -565,12 +564,7 @@ mod tests {
             let mut computed = vec![vec![0usize; nz]; depth + 1];
             for s in 0..schedule.steps(nz, r, depth) {
                 for j in 1..=depth {
-                    for i in 0..schedule.planes {
-                        let z = schedule.first_plane(s, j, r) + i as isize;
-                        if z < r as isize || z >= (nz - r) as isize {
-                            continue;
-                        }
-                        let z = z as usize;
+                    for z in schedule.planes_at(s, j, r, nz) {
                         for zr in z - r..=z + r {
                             if j == 1 || zr < r || zr >= nz - r {
                                 continue; // the grid: source or fixed boundary plane

@@ -1,8 +1,8 @@
 //! The naive and blocked engines against the reference engine on random data: every supported
 //! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=8
 //! (the planner's range; 9 steps, so every depth runs a full pass), tiles that do not divide the
-//! grid, 1-3 threads, tile groups of 1 and 2 threads, step counts that are not multiples of
-//! dim_T.
+//! grid, 1-3 threads, tile groups of 1 and 2 threads, z cut into 1-3 chunks, step counts that
+//! are not multiples of dim_T.
 
 mod common;
 
@@ -39,8 +39,8 @@ fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Se
 
 /// Blocked settings covering dim_T 1..=8 with small tiles that do not divide the grid (many
 /// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_T
-/// with tile groups: 3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
-/// groups of one.
+/// with tile groups (3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
+/// groups of one) on z cut into 2 or 3 chunks, each with its halo.
 fn blocked_sweep(r: usize) -> Vec<Setup> {
     (1..=8)
         .flat_map(|d| {
@@ -48,7 +48,9 @@ fn blocked_sweep(r: usize) -> Vec<Setup> {
             let (threads, per_group) = GROUPINGS[d % GROUPINGS.len()];
             [
                 Setup::blocked(d, tile, 1 + d % 2),
-                Setup::blocked(d, tile, threads).groups_of(per_group),
+                Setup::blocked(d, tile, threads)
+                    .groups_of(per_group)
+                    .chunks(2 + d % 2),
             ]
         })
         .collect()
@@ -95,7 +97,7 @@ fn tiny_grids<T: Real>() {
             setups.extend((1..=8).map(|d| {
                 let s = Setup::blocked(d, [2 * r * d + 1, 2 * r * d + 2], 2);
                 if d % 2 == 0 {
-                    s.groups_of(1)
+                    s.groups_of(1).chunks(2)
                 } else {
                     s
                 }
@@ -184,7 +186,8 @@ fn repeated_runs_continue_where_they_stopped() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
 
-    /// Random shapes, sizes, dim_T, tiles, thread counts and step counts.
+    /// Random shapes, sizes, dim_T, tiles, thread counts, tile groups, z chunks and step
+    /// counts.
     #[test]
     fn random_configurations_match_reference(
         which in 0usize..6,
@@ -193,6 +196,7 @@ proptest! {
         tile_extra in (1usize..20, 1usize..20),
         threads in 1usize..=3,
         per_group in 1usize..=3,
+        chunks in 1usize..=4,
         steps in 1usize..=9,
         double in any::<bool>(),
         seed in any::<u64>(),
@@ -202,7 +206,7 @@ proptest! {
         let dims = [2 * r + 1 + extra.0, 2 * r + 1 + extra.1, 2 * r + 1 + extra.2];
         let tile = [2 * r * dim_t + tile_extra.0, 2 * r * dim_t + tile_extra.1];
         let setups = [
-            Setup::blocked(dim_t, tile, threads).groups_of(per_group),
+            Setup::blocked(dim_t, tile, threads).groups_of(per_group).chunks(chunks),
             Setup::naive(threads),
         ];
         if double {

@@ -2,8 +2,8 @@
 //! near-equilibrium states with every kind of boundary present: walls, moving walls, inlets,
 //! outlets, obstacles, body forces and periodic axes (each alone and all together); BGK and
 //! TRT; f32 and f64; odd sizes and lattices down to one node per axis; every dim_T 1..=8 with
-//! tiles that do not divide the lattice; 1 and 2 threads; step counts that are not multiples
-//! of dim_T.
+//! tiles that do not divide the lattice; 1 and 2 threads; tile groups on z cut into chunks;
+//! step counts that are not multiples of dim_T.
 
 mod lbm_common;
 
@@ -34,10 +34,13 @@ fn check<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup], what: &str
 fn every_dim_t(dims: [usize; 3], periodic_x: bool) -> Vec<Setup> {
     let mut setups = vec![Setup::naive(1), Setup::naive(2)];
     setups.extend((1..=8).map(|d| Setup::blocked(d, small_tile(dims, periodic_x, d), 1 + d % 2)));
-    // Tile groups: 3 threads in groups of 2 and 1, 2 threads in groups of one, 3 of one.
+    // Tile groups: 3 threads in groups of 2 and 1, 2 threads in groups of one, 3 of one; z
+    // cut into 2 or 3 chunks, each with its halo.
     setups.extend((1..=8).map(|d| {
         let (threads, per_group) = [(3, 2), (2, 1), (3, 1)][d % 3];
-        Setup::blocked(d, small_tile(dims, periodic_x, d), threads).groups_of(per_group)
+        Setup::blocked(d, small_tile(dims, periodic_x, d), threads)
+            .groups_of(per_group)
+            .chunks(2 + d % 2)
     }));
     setups
 }
@@ -164,7 +167,9 @@ fn naive_and_blocked_agree_bitwise() {
     for d in [2, 3, 5] {
         let blocked = run(
             &input,
-            Setup::blocked(d, [2 * d + 7, 2 * d + 4], 3).groups_of(d % 2 + 1),
+            Setup::blocked(d, [2 * d + 7, 2 * d + 4], 3)
+                .groups_of(d % 2 + 1)
+                .chunks(d % 3 + 1),
             7,
         );
         let [nx, ny, nz] = input.dims();
@@ -262,7 +267,8 @@ fn random_lattice<T: Real>(
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
 
-    /// Random sizes, periodicity, cell kinds, dim_T, tiles, thread counts and step counts.
+    /// Random sizes, periodicity, cell kinds, dim_T, tiles, thread counts, tile groups, z
+    /// chunks and step counts.
     #[test]
     fn random_configurations_match_reference(
         dims in (1usize..14, 1usize..14, 1usize..14),
@@ -271,6 +277,7 @@ proptest! {
         tile_extra in (1usize..20, 1usize..20),
         threads in 1usize..=3,
         per_group in 1usize..=2,
+        chunks in 1usize..=4,
         steps in 1usize..=9,
         bgk in any::<bool>(),
         double in any::<bool>(),
@@ -280,7 +287,7 @@ proptest! {
         let tile_x = if periodic[0] { dims[0] + 2 * dim_t } else { 2 * dim_t + tile_extra.0 };
         let tile = [tile_x, 2 * dim_t + tile_extra.1];
         let setups = [
-            Setup::blocked(dim_t, tile, threads).groups_of(per_group),
+            Setup::blocked(dim_t, tile, threads).groups_of(per_group).chunks(chunks),
             Setup::naive(threads),
         ];
         if double {

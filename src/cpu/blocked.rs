@@ -4,22 +4,24 @@
 //! The XY interior is cut into tiles (see [`super::tiling`]); all threads of a pinned team work
 //! on one tile at a time and stream through z. Level `j` (time step `j` of the pass) keeps its
 //! last `2R + 2` planes of the tile in a ring buffer; at pipeline step `s` level `j` computes
-//! plane `z = R + s - (j-1)(R+1)` from level `j-1`'s planes `z-R ..= z+R`, which were all
-//! finished at earlier steps, so every level advances in the same step and one spin-barrier per
-//! step is the only synchronisation (the prolog and epilog are the steps where some levels have
-//! no plane yet / any more). A group of one thread, the planner's usual choice, computes its
-//! levels in order instead and takes two planes per level and step, R planes behind the level
-//! below, with the two planes' rows interleaved (see [`Schedule`]). Level 0 is read straight
-//! from the source grid and the last level writes only the tile's valid output into the
-//! destination grid. Each level's rows are split evenly among the threads, as in the paper's
-//! figure 3(b).
+//! plane `z = z1 + s - (j-1)(R+1)` (`z1`: level 1's first plane) from level `j-1`'s planes
+//! `z-R ..= z+R`, which were all finished at earlier steps, so every level advances in the same
+//! step and one spin-barrier per step is the only synchronisation (the prolog and epilog are
+//! the steps where some levels have no plane yet / any more). A group of one thread, the
+//! planner's usual choice, computes its levels in order instead and takes two planes per level
+//! and step, R planes behind the level below, with the two planes' rows interleaved (see
+//! [`Schedule`]). Level 0 is read straight from the source grid and the last level writes only
+//! the tile's valid output into the destination grid. Each level's rows are split evenly among
+//! the threads, as in the paper's figure 3(b).
 //!
-//! The team may be cut into tile groups (see [`super::groups`]): each group claims whole tiles
-//! from a shared counter and runs the pipeline above on them with its own ring buffers and its
-//! own barrier; a group of the whole team is the paper's scheme. Where every member's share is
-//! deep enough that it reads rows of its two neighbours only, the per-step barrier gives way to
-//! waiting for those two ([`super::progress`]), so a late member holds up its neighbours
-//! instead of the whole group.
+//! The team may be cut into tile groups (see [`super::groups`]): each group claims units of
+//! work from a shared counter, a tile's chunk of z planes (see
+//! [`super::tiling::z_chunk_count`]; each level below the last also computes the chunk's halo,
+//! `R` more planes per level on each side), and runs the pipeline above on each with its own
+//! ring buffers and its own barrier; a group of the whole team on whole tiles is the paper's
+//! scheme. Where every member's share is deep enough that it reads rows of its two neighbours
+//! only, the per-step barrier gives way to waiting for those two ([`super::progress`]), so a
+//! late member holds up its neighbours instead of the whole group.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,9 +33,9 @@ use super::prefetch::prefetch_row;
 use super::progress::Progress;
 use super::rows::{Planes, RowKernel, WithKernel};
 use super::team::Team;
-use super::tiling::{Tile, Tiling};
+use super::tiling::{grown, z_chunks, Tile, Tiling};
 use super::Failure;
-use crate::aligned::AlignedBuf;
+use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::grid::padded_stride;
 use crate::{Grid, Lane, Real, SimdVec};
 
@@ -46,6 +48,8 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) tile: [usize; 2],
     /// Threads per tile group (clamped to the team size).
     pub(crate) tile_threads: usize,
+    /// Chunks z is cut into (see [`super::tiling::z_chunk_count`]).
+    pub(crate) z_chunks: usize,
     pub(crate) team: &'a Team,
 }
 
@@ -79,6 +83,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
                 self.scratch,
                 depth,
                 groups,
+                self.z_chunks,
             )
             .run(self.team);
             if finite {
@@ -187,19 +192,34 @@ impl Schedule {
         }
     }
 
-    /// The interior planes level `j` (1-based) computes at step `s`: its `planes` planes from
-    /// `R + planes·s − (j−1)·lag` on, less those outside `[r, nz - r)` (the prolog and epilog).
-    fn planes_at(&self, s: usize, j: usize, r: usize, nz: usize) -> impl Iterator<Item = usize> {
-        let first = (r + self.planes * s) as isize - ((j - 1) * self.lag) as isize;
+    /// The planes level `j` (1-based) computes at step `s`: its `planes` planes from
+    /// `start + planes·s − (j−1)·lag` on, where `start` is level 1's first plane, less those
+    /// outside the level's planes `zs` (the prolog and epilog).
+    fn planes_at(
+        &self,
+        s: usize,
+        j: usize,
+        start: usize,
+        zs: &Range<usize>,
+    ) -> impl Iterator<Item = usize> {
+        let first = (start + self.planes * s) as isize - ((j - 1) * self.lag) as isize;
+        let zs = zs.start as isize..zs.end as isize;
         (first..first + self.planes as isize)
-            .filter(move |&z| z >= r as isize && z < (nz - r) as isize)
+            .filter(move |z| zs.contains(z))
             .map(|z| z as usize)
     }
 
-    /// Pipeline steps until the last of `depth` levels has computed plane `nz - r - 1`.
-    fn steps(&self, nz: usize, r: usize, depth: usize) -> usize {
-        ((nz - 2 * r) + (depth - 1) * self.lag).div_ceil(self.planes)
+    /// Pipeline steps until the last of `depth` levels, starting `lag` planes behind each level
+    /// below from level 1's plane `start`, has computed plane `end - 1`.
+    fn steps(&self, start: usize, end: usize, depth: usize) -> usize {
+        ((end - start) + (depth - 1) * self.lag).div_ceil(self.planes)
     }
+}
+
+/// Planes of the interior `[r, nz - r)` that level `j` of `depth` computes for the output
+/// planes `chunk`: the chunk grown by `R·(depth − j)` on each side (its halo), clipped.
+fn level_z(chunk: &Range<usize>, j: usize, depth: usize, r: usize, nz: usize) -> Range<usize> {
+    grown(chunk, r * (depth - j), r, nz)
 }
 
 /// Shape of one group's ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized
@@ -214,7 +234,9 @@ struct RingLayout {
 
 impl RingLayout {
     fn new<T>(tiling: &Tiling, r: usize, depth: usize) -> Self {
-        let pitch = padded_stride::<T>(tiling.buf_w);
+        // Room for the columns a ring row gains at its start when its origin is moved down
+        // to a cache line (see `ring_origin`).
+        let pitch = padded_stride::<T>(tiling.buf_w + line_elems::<T>() - 1);
         // Padded like the grid's planes: slots a multiple of 4 KiB apart would put the same row
         // of every plane a level reads into the same cache sets.
         let slot = padded_stride::<T>(pitch * tiling.buf_h);
@@ -226,6 +248,19 @@ impl RingLayout {
             len: (depth - 1) * slots * slot,
         }
     }
+}
+
+/// Elements per cache line.
+fn line_elems<T>() -> usize {
+    CACHE_LINE / std::mem::size_of::<T>()
+}
+
+/// The global (x, y) that a tile's ring rows start at: the buffered region's first cell, with
+/// x moved down to a multiple of a cache line so that a column has the same alignment in the
+/// ring rows as in the grid's rows, and the row kernel's aligned vectors are aligned in both.
+fn ring_origin<T>(tile: &Tile, depth: usize, r: usize) -> [usize; 2] {
+    let [x, y] = tile.buffer_origin(depth, r);
+    [x - x % line_elems::<T>(), y]
 }
 
 /// One pass over the grid: shared, read-only state of every team member.
@@ -240,6 +275,9 @@ struct Pass<'a, T: Real, K> {
     dst: *mut T,
     ring: *mut T,
     layout: RingLayout,
+    /// Output planes of each z chunk; a work unit is a tile's chunk (unit `u`: tile
+    /// `u / chunks.len()`, chunk `u % chunks.len()`).
+    chunks: Vec<Range<usize>>,
     sync: GroupSync,
     progress: Progress,
     non_finite: AtomicBool,
@@ -266,7 +304,9 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         dst: &'a mut Grid<T>,
         depth: usize,
         groups: Groups,
+        chunks: usize,
     ) -> Self {
+        let chunks = z_chunks(src.dims()[2], K::RADIUS, chunks);
         Pass {
             kernel,
             tiling,
@@ -278,7 +318,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             dst: dst.storage_mut().as_mut_ptr(),
             ring: ring.as_mut_ptr(),
             layout,
-            sync: GroupSync::new(groups, tiling.tiles.len()),
+            sync: GroupSync::new(groups, tiling.tiles.len() * chunks.len()),
+            chunks,
             progress: Progress::new(groups.threads()),
             non_finite: AtomicBool::new(false),
             threads: groups.threads(),
@@ -362,13 +403,12 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let zero = T::Simd::splat(T::zero());
         let (mut check, mut unchecked) = (zero, zero);
         let schedule = Schedule::for_group(m.size, r);
-        let pipeline_steps = schedule.steps(nz, r, depth);
         // Planes a level advances per step: how far ahead the next step's rows lie.
         let ahead = schedule.planes;
         // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx;
-        let mut levels: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
+        let mut levels: Vec<(Range<usize>, Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
         let neighbours = [
             (m.local > 0).then(|| tid - 1),
             (m.local + 1 < m.size).then_some(tid + 1),
@@ -377,24 +417,31 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // group runs the same number of steps per tile).
         let mut finished = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
-        while let Ok(Some(t)) = self.sync.claim(m) {
-            let tile = &self.tiling.tiles[t];
-            let origin = tile.buffer_origin(depth, r);
+        while let Ok(Some(unit)) = self.sync.claim(m) {
+            let tile = &self.tiling.tiles[unit / self.chunks.len()];
+            let chunk = &self.chunks[unit % self.chunks.len()];
+            let origin = ring_origin::<T>(tile, depth, r);
             levels.clear();
-            levels.extend(
-                (1..=depth).map(|j| (tile.level_x(j, depth, r, nx), self.level_rows(tile, j, m))),
-            );
+            levels.extend((1..=depth).map(|j| {
+                (
+                    tile.level_x(j, depth, r, nx),
+                    self.level_rows(tile, j, m),
+                    level_z(chunk, j, depth, r, nz),
+                )
+            }));
+            let start = levels[0].2.start;
+            let pipeline_steps = schedule.steps(start, chunk.end, depth);
             let by_neighbours = m.size > 1 && neighbours_suffice(tile, depth, r, ny, m.size);
             for s in 0..pipeline_steps {
                 if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
                     return;
                 }
-                for (j, (xs, ys)) in (1..=depth).zip(&levels) {
+                for (j, (xs, ys, zs)) in (1..=depth).zip(&levels) {
                     // This level's planes of this step inside the interior, with the planes
                     // each reads from the level below.
                     let mut planes: [Option<(usize, Planes<T>)>; MAX_PLANES_PER_STEP] =
                         [None; MAX_PLANES_PER_STEP];
-                    for (slot, z) in planes.iter_mut().zip(schedule.planes_at(s, j, r, nz)) {
+                    for (slot, z) in planes.iter_mut().zip(schedule.planes_at(s, j, start, zs)) {
                         *slot = Some((
                             z,
                             Planes::gather(r, |dz| {
@@ -539,60 +586,81 @@ mod tests {
     use super::*;
     use crate::{Engine, PlanBuilder, Real, Solver, Stencil};
 
-    /// Plays both schedules through the engine's rings (slots from [`RingLayout`]): every level
-    /// computes each interior plane exactly once, and every plane it reads from the level below
-    /// is still in that level's ring, written at an earlier step (groups of several threads)
-    /// or earlier in the same step by the level below (one thread, levels in order). Radius
-    /// 1-4, `dim_T` 2-8, every z extent from 2R + 1 to 2R + 2·dim_T + 2 planes.
+    /// Plays both schedules through the engine's rings (slots from [`RingLayout`]), unit after
+    /// unit on the same rings as a group does, for z cut into 1, 2 and 3 chunks: every level
+    /// computes each plane of its chunk and halo exactly once per unit, every plane it reads
+    /// from the level below is still in that level's ring and was written in this unit (never
+    /// a stale plane of the previous chunk), at an earlier step (groups of several threads) or
+    /// earlier in the same step by the level below (one thread, levels in order), and the last
+    /// level writes every interior plane exactly once. Radius 1-4, `dim_T` 2-8, every z extent
+    /// from 2R + 1 to 2R + 2·dim_T + 2 planes.
     #[test]
     fn schedules_read_only_planes_their_rings_still_hold() {
         let cases = (1..=4).flat_map(|r| {
             (2..=8).flat_map(move |depth| {
                 [1, 3].into_iter().flat_map(move |members| {
-                    (0..=2 * depth + 1).map(move |extra| (r, depth, members, 2 * r + 1 + extra))
+                    (0..=2 * depth + 1).flat_map(move |extra| {
+                        (1..=3).map(move |chunks| (r, depth, members, 2 * r + 1 + extra, chunks))
+                    })
                 })
             })
         });
-        for (r, depth, members, nz) in cases {
+        for (r, depth, members, nz, count) in cases {
             let schedule = Schedule::for_group(members, r);
             let side = 2 * r * depth + 1;
             let tiling = Tiling::new([side, side, nz], r, [side, side], depth);
             let slots = RingLayout::new::<f64>(&tiling, r, depth).slots;
-            let case = format!("R {r} dim_T {depth} members {members} nz {nz}");
-            // (plane, step) last written into each slot of each level's ring; level 0 is the grid.
-            let mut rings = vec![vec![None::<(usize, usize)>; slots]; depth + 1];
-            let mut computed = vec![vec![0usize; nz]; depth + 1];
-            for s in 0..schedule.steps(nz, r, depth) {
-                for j in 1..=depth {
-                    for z in schedule.planes_at(s, j, r, nz) {
-                        for zr in z - r..=z + r {
-                            if j == 1 || zr < r || zr >= nz - r {
-                                continue; // the grid: source or fixed boundary plane
+            let chunks = z_chunks(nz, r, count);
+            let case = format!("R {r} dim_T {depth} members {members} nz {nz} chunks {chunks:?}");
+            // (unit, plane, step) last written into each slot of each level's ring.
+            let mut rings = vec![vec![None::<(usize, usize, usize)>; slots]; depth + 1];
+            let mut outputs = vec![0usize; nz];
+            for (unit, chunk) in chunks.iter().enumerate() {
+                let zs: Vec<Range<usize>> = (0..=depth)
+                    .map(|j| level_z(chunk, j.max(1), depth, r, nz))
+                    .collect();
+                let start = zs[1].start;
+                let mut computed = vec![vec![0usize; nz]; depth + 1];
+                for s in 0..schedule.steps(start, chunk.end, depth) {
+                    for j in 1..=depth {
+                        for z in schedule.planes_at(s, j, start, &zs[j]) {
+                            for zr in z - r..=z + r {
+                                if j == 1 || zr < r || zr >= nz - r {
+                                    continue; // the grid: source or fixed boundary plane
+                                }
+                                let held = rings[j - 1][zr % slots];
+                                // A one-thread group may read a plane written in this step:
+                                // the level below ran before this one.
+                                let ok = held.is_some_and(|(u, p, step)| {
+                                    u == unit
+                                        && p == zr
+                                        && (step < s || (members == 1 && step == s))
+                                });
+                                assert!(
+                                    ok,
+                                    "{case} unit {unit} step {s}: level {j} plane {z} reads \
+                                     plane {zr} of level {}, its slot holds {held:?}",
+                                    j - 1
+                                );
                             }
-                            let held = rings[j - 1][zr % slots];
-                            // A one-thread group may read a plane written in this step: the
-                            // level below ran before this one.
-                            let ok = held.is_some_and(|(p, step)| {
-                                p == zr && (step < s || (members == 1 && step == s))
-                            });
-                            assert!(
-                                ok,
-                                "{case} step {s}: level {j} plane {z} reads plane {zr} of level \
-                                 {}, its slot holds {held:?}",
-                                j - 1
-                            );
+                            rings[j][z % slots] = Some((unit, z, s));
+                            computed[j][z] += 1;
                         }
-                        rings[j][z % slots] = Some((z, s));
-                        computed[j][z] += 1;
                     }
                 }
+                for (j, planes) in computed.iter().enumerate().skip(1) {
+                    let expected: Vec<usize> =
+                        (0..nz).map(|z| zs[j].contains(&z) as usize).collect();
+                    assert_eq!(planes, &expected, "{case} unit {unit}: level {j}");
+                }
+                for (out, n) in outputs.iter_mut().zip(&computed[depth]) {
+                    *out += n;
+                }
             }
-            for (j, planes) in computed.iter().enumerate().skip(1) {
-                assert!(
-                    planes[r..nz - r].iter().all(|&n| n == 1),
-                    "{case}: level {j} computed {planes:?}"
-                );
-            }
+            assert!(
+                outputs[r..nz - r].iter().all(|&n| n == 1),
+                "{case}: last level wrote {outputs:?}"
+            );
         }
     }
 

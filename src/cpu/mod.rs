@@ -144,6 +144,7 @@ pub(crate) fn run_stencil<T: Real>(
                 dim_t: plan.dim_t(),
                 tile: plan.tile(),
                 tile_threads: plan.tile_threads(),
+                z_chunks: plan.z_chunks(),
                 team,
             };
             rows::dispatch(stencil, run).map_err(Error::from)

@@ -2,9 +2,10 @@
 //! reading and writing the 19 population arrays once, as the stencil engine does (see
 //! `crate::cpu::blocked`), with the lattice's geometry from [`super::tiles`].
 //!
-//! All threads of the pinned team work on one tile at a time and stream through z. Level `j`
+//! All threads of the pinned team work on one tile at a time and stream through z (or through
+//! one chunk of z and its halo, see `crate::cpu::tiling::z_chunk_count`). Level `j`
 //! keeps its last 4 (= 2R + 2) planes of the tile — 19 arrays each — in a ring buffer; at
-//! pipeline step `s` it computes plane `z = s − g − 2(j − 1)` from level `j − 1`'s planes
+//! pipeline step `s` it computes plane `z = z1 + s − 2(j − 1)` from level `j − 1`'s planes
 //! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the
 //! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
 //! the second population buffer: each row into a staging row first, then streamed out with
@@ -52,6 +53,8 @@ pub(crate) struct BlockedRun<'a, T: FlowReal> {
     pub(crate) tile: [usize; 2],
     /// Threads per tile group (clamped to the team size).
     pub(crate) tile_threads: usize,
+    /// Chunks z is cut into (see [`crate::cpu::tiling::z_chunk_count`]).
+    pub(crate) z_chunks: usize,
     pub(crate) team: &'a Team,
 }
 
@@ -70,6 +73,7 @@ impl<T: FlowReal> BlockedRun<'_, T> {
         while done < self.steps {
             let depth = self.dim_t.min(self.steps - done);
             let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
+            let chunks = blocking.z_chunks(self.z_chunks);
             let layout = RingLayout::new::<T>(&blocking);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             let ring_len = layout.len * groups.count();
@@ -96,7 +100,8 @@ impl<T: FlowReal> BlockedRun<'_, T> {
                 ring: ring_buf.as_mut_ptr(),
                 layout,
                 bytes: self.bytes,
-                sync: GroupSync::new(groups, blocking.tiles.len()),
+                sync: GroupSync::new(groups, blocking.tiles.len() * chunks.len()),
+                chunks,
                 progress: Progress::new(self.team.size()),
                 non_finite: AtomicBool::new(false),
                 threads: self.team.size(),
@@ -161,6 +166,9 @@ struct Pass<'a, T: FlowReal> {
     ring: *mut T,
     layout: RingLayout,
     bytes: NodeBytes,
+    /// Output planes of each z chunk; a work unit is a tile's chunk (unit `u`: tile
+    /// `u / chunks.len()`, chunk `u % chunks.len()`).
+    chunks: Vec<std::ops::Range<isize>>,
     sync: GroupSync,
     progress: Progress,
     non_finite: AtomicBool,
@@ -235,7 +243,6 @@ impl<T: FlowReal> Pass<'_, T> {
         let _poison = PoisonOnPanic(barrier);
         let b = &self.blocking;
         let d = b.depth;
-        let (steps, g) = b.pipeline();
         let mut check = T::Simd::splat(T::zero());
         let mut unchecked = check;
         // The last level's rows are computed into a staging row and streamed to the lattice
@@ -248,8 +255,10 @@ impl<T: FlowReal> Pass<'_, T> {
         // Steps this thread has finished in this pass, over all its tiles.
         let mut finished = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
-        while let Ok(Some(t)) = self.sync.claim(m) {
-            let tile = &b.tiles[t];
+        while let Ok(Some(unit)) = self.sync.claim(m) {
+            let tile = &b.tiles[unit / self.chunks.len()];
+            let chunk = &self.chunks[unit % self.chunks.len()];
+            let (steps, z1) = b.pipeline(chunk);
             let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
@@ -262,14 +271,15 @@ impl<T: FlowReal> Pass<'_, T> {
             let ys: Vec<std::ops::Range<isize>> = (0..=d)
                 .map(|j| Self::share(b.level(tile, 1, j.max(1)), m.local, m.size))
                 .collect();
-            let zs: Vec<std::ops::Range<isize>> = (0..=d).map(|j| b.z_range(j.max(1))).collect();
+            let zs: Vec<std::ops::Range<isize>> =
+                (0..=d).map(|j| b.z_range(j.max(1), chunk)).collect();
             let staged = stage.level(xs[d].0);
             for s in 0..steps as isize {
                 if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
                     return;
                 }
                 for j in 1..=d {
-                    let z = s - g - 2 * (j as isize - 1);
+                    let z = z1 + s - 2 * (j as isize - 1);
                     if !zs[j].contains(&z) {
                         continue;
                     }

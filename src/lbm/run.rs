@@ -97,6 +97,7 @@ fn run_typed<T: FlowReal>(
                 dim_t: plan.dim_t(),
                 tile: plan.tile(),
                 tile_threads: plan.tile_threads(),
+                z_chunks: plan.z_chunks(),
                 team,
             };
             run.run(&mut lat.pop, scratch)

@@ -114,23 +114,35 @@ impl Blocking {
         }
     }
 
-    /// The planes level `j` computes.
+    /// The output planes of each of `count` chunks of z (fewer when there are fewer planes):
+    /// tile groups claim one tile's chunk at a time (see
+    /// [`crate::cpu::tiling::z_chunk_count`]).
+    pub(crate) fn z_chunks(&self, count: usize) -> Vec<Range<isize>> {
+        split_even(self.dims[2], 0, self.dims[2].div_ceil(count.max(1)))
+            .into_iter()
+            .map(|r| r.start as isize..r.end as isize)
+            .collect()
+    }
+
+    /// The planes level `j` computes for the output planes `chunk`: the chunk grown by
+    /// `depth − j` on each side, clipped to the lattice on a closed z axis, in unwrapped
+    /// coordinates on a periodic one.
     #[inline]
-    pub(crate) fn z_range(&self, j: usize) -> Range<isize> {
+    pub(crate) fn z_range(&self, j: usize, chunk: &Range<isize>) -> Range<isize> {
         let n = self.dims[2] as isize;
+        let grow = (self.depth - j) as isize;
         if self.z_periodic {
-            let grow = (self.depth - j) as isize;
-            -grow..n + grow
+            chunk.start - grow..chunk.end + grow
         } else {
-            0..n
+            (chunk.start - grow).max(0)..(chunk.end + grow).min(n)
         }
     }
 
-    /// Pipeline steps per tile: level `j` computes plane `s − g − 2(j − 1)` at step `s`,
-    /// where `g` is the ghost depth of level 1 along z.
-    pub(crate) fn pipeline(&self) -> (usize, isize) {
-        let g = if self.z_periodic { self.depth - 1 } else { 0 };
-        (self.dims[2] + g + 2 * (self.depth - 1), g as isize)
+    /// Pipeline steps for the output planes `chunk`, and level 1's first plane `z1`: level `j`
+    /// computes plane `z1 + s − 2(j − 1)` at step `s`.
+    pub(crate) fn pipeline(&self, chunk: &Range<isize>) -> (usize, isize) {
+        let z1 = self.z_range(1, chunk).start;
+        ((chunk.end - z1) as usize + 2 * (self.depth - 1), z1)
     }
 }
 
@@ -147,7 +159,10 @@ pub(crate) fn redundancy(
         .iter()
         .map(|t| {
             (1..=depth)
-                .map(|j| b.level(t, 0, j).len() * b.level(t, 1, j).len() * b.z_range(j).len())
+                .map(|j| {
+                    let planes = b.z_range(j, &(0..dims[2] as isize)).len();
+                    b.level(t, 0, j).len() * b.level(t, 1, j).len() * planes
+                })
                 .sum::<usize>()
         })
         .sum();
@@ -176,8 +191,15 @@ mod tests {
             assert_eq!(b.level(t, 0, 3), t[0]);
         }
         assert!(hits.iter().all(|&h| h == 1));
-        assert_eq!(b.z_range(1), 0..10);
-        assert_eq!(b.pipeline(), (14, 0));
+        let all = 0..10;
+        assert_eq!(b.z_range(1, &all), 0..10);
+        assert_eq!(b.pipeline(&all), (14, 0));
+        // A chunk inside: its halo of 2 planes at level 1, none at level 3.
+        let chunks = b.z_chunks(2);
+        assert_eq!(chunks, vec![0..5, 5..10]);
+        assert_eq!(b.z_range(1, &chunks[1]), 3..10);
+        assert_eq!(b.z_range(3, &chunks[1]), 5..10);
+        assert_eq!(b.pipeline(&chunks[1]), (7 + 4, 3));
     }
 
     #[test]
@@ -188,9 +210,15 @@ mod tests {
         let t = &b.tiles[0];
         assert_eq!(b.level(t, 0, 1), 0..40);
         assert_eq!(b.level(t, 1, 1), -2..12);
-        assert_eq!(b.z_range(1), -2..12);
-        assert_eq!(b.z_range(3), 0..10);
-        assert_eq!(b.pipeline(), (10 + 2 + 4, 2));
+        let all = 0..10;
+        assert_eq!(b.z_range(1, &all), -2..12);
+        assert_eq!(b.z_range(3, &all), 0..10);
+        assert_eq!(b.pipeline(&all), (10 + 2 + 4, -2));
+        assert_eq!(
+            b.z_range(2, &(5..10)),
+            4..11,
+            "unclipped on a periodic axis"
+        );
         let whole = Blocking::new([8, 8, 8], [false, true, false], [20, 20], 2);
         assert_eq!(whole.modes[1], Mode::Whole);
         assert_eq!(redundancy([64, 64, 64], [false; 3], [70, 70], 3), 1.0);

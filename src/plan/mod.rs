@@ -70,6 +70,8 @@ pub struct Overrides {
     pub threads: bool,
     /// Threads per tile group fixed by the user.
     pub tile_threads: bool,
+    /// Chunks along z fixed by the user.
+    pub z_chunks: bool,
     /// GPU launch shape fixed by the user.
     pub gpu_shape: bool,
 }
@@ -97,6 +99,7 @@ pub struct Plan {
     engine: Engine,
     threads: usize,
     tile_threads: usize,
+    z_chunks: usize,
     pin: bool,
     dim_t: usize,
     tile: [usize; 2],
@@ -123,6 +126,7 @@ pub struct PlanBuilder {
     tile: Option<[usize; 2]>,
     threads: Option<usize>,
     tile_threads: Option<usize>,
+    z_chunks: Option<usize>,
     pin: bool,
     /// `None`: [`DEFAULT_CACHE_SHARE`], or [`LATTICE_CACHE_SHARE`] for lattices.
     cache_share: Option<f64>,
@@ -145,6 +149,7 @@ impl PlanBuilder {
             tile: None,
             threads: None,
             tile_threads: None,
+            z_chunks: None,
             pin: true,
             cache_share: None,
             machine: None,
@@ -185,6 +190,16 @@ impl PlanBuilder {
     /// largest group it makes (12 threads in groups of at most 8 are 2 groups of 6).
     pub fn tile_threads(mut self, n: usize) -> Self {
         self.tile_threads = Some(n);
+        self
+    }
+
+    /// Fixes how many chunks the blocked CPU engine cuts the z axis into (implies the blocked
+    /// engine). Tile groups claim one tile's chunk at a time, so cores that run slower (busy
+    /// hyperthread siblings, other tenants) take fewer; each chunk recomputes a halo of
+    /// `R·(dim_T − j)` planes per side at level `j`. By default the planner gives each group
+    /// about six units; values above the interior's planes are clamped to it.
+    pub fn z_chunks(mut self, n: usize) -> Self {
+        self.z_chunks = Some(n);
         self
     }
 
@@ -279,6 +294,9 @@ impl PlanBuilder {
                 "threads per tile group must be at least 1".into(),
             ));
         }
+        if self.z_chunks == Some(0) {
+            return Err(Error::InvalidPlan("z chunks must be at least 1".into()));
+        }
         if let Some(d) = self.dim_t {
             if !(1..=MAX_DIM_T).contains(&d) {
                 return Err(Error::InvalidPlan(format!(
@@ -305,6 +323,11 @@ impl PlanBuilder {
             if engine != Engine::Blocked && self.tile_threads.is_some() {
                 return Err(Error::InvalidPlan(format!(
                     "threads per tile group apply to the blocked CPU engine, not to '{engine}'"
+                )));
+            }
+            if engine != Engine::Blocked && self.z_chunks.is_some() {
+                return Err(Error::InvalidPlan(format!(
+                    "z chunks apply to the blocked CPU engine, not to '{engine}'"
                 )));
             }
         }
@@ -495,7 +518,11 @@ impl PlanBuilder {
                 .expect("added above"),
             Some(Engine::GpuBlocked) => best_gpu_blocked()?,
             None if self.gpu_shape.is_some() => best_gpu_blocked()?,
-            None if self.dim_t.is_some() || self.tile.is_some() || tile_threads.is_some() => {
+            None if self.dim_t.is_some()
+                || self.tile.is_some()
+                || tile_threads.is_some()
+                || self.z_chunks.is_some() =>
+            {
                 // Overrides of dim_T or tile ask for a blocked engine: the better of the two.
                 let cpu = cpu_blocked(self.dim_t);
                 match (cpu, best_gpu_blocked()) {
@@ -535,6 +562,15 @@ impl PlanBuilder {
         } else {
             threads
         };
+        let z_chunks = if chosen.engine == Engine::Blocked && chosen.dim_t > 1 {
+            let groups = threads.div_ceil(plan_tile_threads);
+            self.z_chunks
+                .unwrap_or_else(|| input.z_chunks(chosen.dim_t, tile, groups))
+                .min(self.dims[2] - 2 * fixed)
+                .max(1)
+        } else {
+            1
+        };
         Ok(Plan {
             eta: model::eta(
                 cost.bytes_per_op(),
@@ -553,9 +589,11 @@ impl PlanBuilder {
                 tile: self.tile.is_some(),
                 threads: self.threads.is_some(),
                 tile_threads: self.tile_threads.is_some(),
+                z_chunks: self.z_chunks.is_some(),
                 gpu_shape: self.gpu_shape.is_some(),
             },
             tile_threads: plan_tile_threads,
+            z_chunks,
             kernel: self.kernel,
             dtype: self.dtype,
             dims: self.dims,
@@ -644,6 +682,7 @@ impl Plan {
             tile: self.overrides.tile.then_some(self.tile),
             threads: self.overrides.threads.then_some(self.threads),
             tile_threads: self.overrides.tile_threads.then_some(self.tile_threads),
+            z_chunks: self.overrides.z_chunks.then_some(self.z_chunks),
             pin: self.pin,
             cache_share: Some(self.cache_bytes as f64 / self.machine.usable_llc_bytes() as f64),
             machine: Some(self.machine.clone()),
@@ -679,6 +718,7 @@ impl Plan {
         }
         if engine != Engine::Blocked {
             b.tile_threads = None;
+            b.z_chunks = None;
         }
         b.build()
     }
@@ -712,6 +752,11 @@ impl Plan {
     /// team runs ⌈threads / tile_threads⌉ groups.
     pub fn tile_threads(&self) -> usize {
         self.tile_threads
+    }
+    /// Chunks the blocked CPU engine cuts the z axis into (1 for other engines): a tile group
+    /// claims one tile's chunk at a time, so fast cores take more chunks than slow ones.
+    pub fn z_chunks(&self) -> usize {
+        self.z_chunks
     }
     /// Number of tile groups of the blocked engine (1 for other engines).
     pub fn tile_groups(&self) -> usize {
@@ -998,10 +1043,19 @@ impl Display for Plan {
             } else {
                 writeln!(
                 f,
-                "         tile groups: {groups} of {}{} thread{} (each claims whole tiles, with its own ring buffers{})",
+                "         tile groups: {groups} of {}{} thread{} (each claims {}, with its own ring buffers{})",
                 self.tile_threads,
                 if groups * self.tile_threads == self.threads { "" } else { " or fewer" },
                 if self.tile_threads == 1 { "" } else { "s" },
+                if self.z_chunks == 1 {
+                    "whole tiles".to_string()
+                } else {
+                    format!(
+                        "one tile's chunk of z at a time: z cut into {}{}",
+                        self.z_chunks,
+                        mark(self.overrides.z_chunks)
+                    )
+                },
                 if self.tile_threads == 1 { " and no barrier" } else { " and barrier" },
             )?;
             }

@@ -20,7 +20,7 @@ use super::compute::LATTICE_PROBE_ROW;
 use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
-use crate::cpu::tiling;
+use crate::cpu::tiling::{self, z_chunk_count};
 use crate::DType;
 
 /// Modelled cost of one spin-barrier round across `n > 1` threads: a fixed part plus one
@@ -63,8 +63,8 @@ pub fn barrier_us(n: usize) -> f64 {
     }
 }
 
-/// Share of the time tile groups are busy when `tiles` equal tiles are claimed by `groups`
-/// groups (the last round may leave some idle).
+/// Share of the time tile groups are busy when `tiles` equal units of work (tiles, or tiles'
+/// chunks of z) are claimed by `groups` groups (the last round may leave some idle).
 pub fn balance(tiles: usize, groups: usize) -> f64 {
     let groups = groups.max(1);
     tiles as f64 / (groups * tiles.div_ceil(groups).max(1)) as f64
@@ -392,7 +392,8 @@ impl ModelInput<'_> {
             // groups and no barrier (see cpu::blocked).
             return Some(c);
         }
-        let tiles = self.pieces(0, dim_t, tile[0]) * self.pieces(1, dim_t, tile[1]);
+        // Groups claim units of work: a tile's chunk of z.
+        let units = self.tiles(dim_t, tile) * self.z_chunks(dim_t, tile, groups);
         // Time of one pipeline step of a group: its useful updates at its share of the rate,
         // then the barrier.
         let out = |a: usize| (tile[a] - 2 * r * dim_t).min(self.inner(a)) as f64;
@@ -410,7 +411,7 @@ impl ModelInput<'_> {
         } else {
             1.0
         };
-        c.predicted_mups *= balance(tiles, groups) * sync * remote;
+        c.predicted_mups *= balance(units, groups) * sync * remote;
         Some(c)
     }
 
@@ -495,6 +496,23 @@ impl ModelInput<'_> {
         self.dims[a] - 2 * self.kernel.fixed_boundary()
     }
 
+    /// Chunks the blocked engines cut z into for `dim_t` levels, loaded tile `tile` and
+    /// `groups` tile groups (see [`crate::cpu::tiling::z_chunk_count`]).
+    pub(crate) fn z_chunks(&self, dim_t: usize, tile: [usize; 2], groups: usize) -> usize {
+        z_chunk_count(
+            self.inner(2),
+            self.cost.radius,
+            dim_t,
+            self.tiles(dim_t, tile),
+            groups,
+        )
+    }
+
+    /// Tiles of a pass with `dim_t` levels and loaded tile `tile`.
+    fn tiles(&self, dim_t: usize, tile: [usize; 2]) -> usize {
+        self.pieces(0, dim_t, tile[0]) * self.pieces(1, dim_t, tile[1])
+    }
+
     /// Tiles along axis `a` for a loaded side `side` with `dim_t` levels.
     fn pieces(&self, a: usize, dim_t: usize, side: usize) -> usize {
         if a == 0 && self.kernel.periodic()[0] {
@@ -574,8 +592,8 @@ impl ModelInput<'_> {
         );
         let x_cut = !self.kernel.periodic()[0];
         let score = |t: [usize; 2]| {
-            let tiles = self.pieces(0, dim_t, t[0]) * self.pieces(1, dim_t, t[1]);
-            balance(tiles, groups) / self.tile_cost(t, dim_t)
+            let units = self.tiles(dim_t, t) * self.z_chunks(dim_t, t, groups);
+            balance(units, groups) / self.tile_cost(t, dim_t)
         };
         let mut best = (score(base), base);
         for qy in (py..=py + groups).take_while(|&q| q <= self.inner(1)) {

@@ -54,6 +54,9 @@ pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usi
         if let Some(n) = setup.tile_threads {
             b = b.tile_threads(n);
         }
+        if let Some(n) = setup.z_chunks {
+            b = b.z_chunks(n);
+        }
     }
     let plan = b
         .build()

@@ -38,6 +38,9 @@ pub fn run<T: Real>(input: &Lattice<T>, setup: Setup, steps: usize) -> Lattice<T
         if let Some(n) = setup.tile_threads {
             b = b.tile_threads(n);
         }
+        if let Some(n) = setup.z_chunks {
+            b = b.z_chunks(n);
+        }
     }
     let plan = b
         .build()

@@ -12,6 +12,8 @@ pub struct Setup {
     pub threads: usize,
     /// Threads per tile group of the blocked engine (None: the planner's choice).
     pub tile_threads: Option<usize>,
+    /// Chunks the blocked CPU engine cuts z into (None: the planner's choice).
+    pub z_chunks: Option<usize>,
 }
 
 impl Setup {
@@ -22,6 +24,7 @@ impl Setup {
             tile: None,
             threads: 1,
             tile_threads: None,
+            z_chunks: None,
         }
     }
     pub fn naive(threads: usize) -> Self {
@@ -31,6 +34,7 @@ impl Setup {
             tile: None,
             threads,
             tile_threads: None,
+            z_chunks: None,
         }
     }
     pub fn blocked(dim_t: usize, tile: [usize; 2], threads: usize) -> Self {
@@ -41,11 +45,17 @@ impl Setup {
             threads,
             // The whole team on every tile (the paper's scheme); `groups_of` splits it.
             tile_threads: Some(threads),
+            z_chunks: None,
         }
     }
     /// This blocked setup with tile groups of `n` threads.
     pub fn groups_of(mut self, n: usize) -> Self {
         self.tile_threads = Some(n);
+        self
+    }
+    /// This blocked setup with z cut into `n` chunks.
+    pub fn chunks(mut self, n: usize) -> Self {
+        self.z_chunks = Some(n);
         self
     }
 }

@@ -105,6 +105,10 @@ pub struct Overrides {
     /// thread count puts every thread on every tile, as in the 3.5D paper).
     #[arg(long = "tile-threads")]
     pub tile_threads: Option<usize>,
+    /// Chunks the blocked CPU engine cuts the z axis into (default: the planner's choice, about
+    /// six units of work per tile group); groups claim one tile's chunk at a time.
+    #[arg(long = "z-chunks")]
+    pub z_chunks: Option<usize>,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -177,6 +181,9 @@ impl Overrides {
         if engine.is_none_or(|e| e == Engine::Blocked) {
             if let Some(n) = self.tile_threads {
                 b = b.tile_threads(n);
+            }
+            if let Some(n) = self.z_chunks {
+                b = b.z_chunks(n);
             }
         }
         b.pin(!self.no_pin)

@@ -149,6 +149,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "engine": r.engine.name(),
         "threads": r.plan.threads(),
         "tile_threads": r.plan.tile_threads(),
+        "z_chunks": r.plan.z_chunks(),
         "dim_t": r.plan.dim_t(),
         "tile": format!("{}x{}", r.plan.tile()[0], r.plan.tile()[1]),
         "seconds": r.seconds,

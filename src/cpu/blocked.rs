@@ -32,6 +32,7 @@ use super::naive;
 use super::prefetch::prefetch_row;
 use super::progress::Progress;
 use super::rows::{Planes, RowKernel, WithKernel};
+use super::stream::{self, stream_copy};
 use super::team::Team;
 use super::tiling::{grown, z_chunks, Tile, Tiling};
 use super::Failure;
@@ -50,6 +51,10 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) tile_threads: usize,
     /// Chunks z is cut into (see [`super::tiling::z_chunk_count`]).
     pub(crate) z_chunks: usize,
+    /// Whether the last level streams its rows to the grid with non-temporal stores, which
+    /// skip the write-allocate read of every output line (see [`super::stream`]): for grids
+    /// that do not stay in the last-level cache between passes anyway.
+    pub(crate) stream: bool,
     pub(crate) team: &'a Team,
 }
 
@@ -84,6 +89,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
                 depth,
                 groups,
                 self.z_chunks,
+                self.stream,
             )
             .run(self.team);
             if finite {
@@ -278,6 +284,8 @@ struct Pass<'a, T: Real, K> {
     /// Output planes of each z chunk; a work unit is a tile's chunk (unit `u`: tile
     /// `u / chunks.len()`, chunk `u % chunks.len()`).
     chunks: Vec<Range<usize>>,
+    /// Whether the last level streams its output (see [`BlockedRun::stream`]).
+    stream: bool,
     sync: GroupSync,
     progress: Progress,
     non_finite: AtomicBool,
@@ -305,6 +313,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         depth: usize,
         groups: Groups,
         chunks: usize,
+        stream: bool,
     ) -> Self {
         let chunks = z_chunks(src.dims()[2], K::RADIUS, chunks);
         Pass {
@@ -320,6 +329,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             layout,
             sync: GroupSync::new(groups, tiling.tiles.len() * chunks.len()),
             chunks,
+            stream,
             progress: Progress::new(groups.threads()),
             non_finite: AtomicBool::new(false),
             threads: groups.threads(),
@@ -408,6 +418,12 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
         // short row segments, so ask for the next step's memory rows explicitly.
         let prefetch = self.tiling.buf_w < nx;
+        // The last level's rows are computed into this staging row and streamed from there.
+        let line = line_elems::<T>();
+        let mut stage = self.stream.then(|| {
+            AlignedBuf::<T>::zeroed(self.tiling.buf_w + 2 * line)
+                .expect("a staging row is a few KiB")
+        });
         let mut levels: Vec<(Range<usize>, Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
         let neighbours = [
             (m.local > 0).then(|| tid - 1),
@@ -476,7 +492,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                                     xs.end + r - first,
                                 );
                             }
-                            if prefetch && j == depth && z + ahead < nz - r {
+                            if prefetch && !self.stream && j == depth && z + ahead < nz - r {
                                 let row = self
                                     .dst
                                     .wrapping_add((z + ahead) * self.plane + y * self.pitch);
@@ -484,14 +500,29 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                             }
                             if j == depth {
                                 let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
+                                // Global columns map into the staging row with the alignment
+                                // they have in the grid, so its whole lines stream as whole
+                                // lines of the output row.
+                                let staged = stage.as_mut().map(|buf| {
+                                    buf.as_mut_ptr().wrapping_sub(xs.start - xs.start % line)
+                                });
                                 // SAFETY: level j-1 holds columns xs ± R of rows y ± R, z ± R
                                 // (the tiling grows each level by R, boundary rows and columns
                                 // are copied in; the schedule keeps those planes in the ring);
-                                // out is this thread's row of dst.
+                                // out is this thread's row of dst. The staging row holds
+                                // buf_w + 2 lines from the line holding xs.start on, more than
+                                // the xs.len() <= buf_w columns written and copied.
                                 unsafe {
-                                    self.kernel
-                                        .row(planes, y, out, xs.start, xs.end, &mut check)
-                                };
+                                    let to = staged.unwrap_or(out);
+                                    self.kernel.row(planes, y, to, xs.start, xs.end, &mut check);
+                                    if staged.is_some() {
+                                        stream_copy(
+                                            out.wrapping_add(xs.start),
+                                            to.wrapping_add(xs.start),
+                                            xs.len(),
+                                        );
+                                    }
+                                }
                             } else {
                                 let out = self.ring_row(ring, j, z, y, origin);
                                 // SAFETY: as above; out is this thread's row of a ring slot that
@@ -522,6 +553,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                     return;
                 }
             }
+        }
+        if self.stream {
+            // The team's join publishes the streamed rows.
+            stream::fence();
         }
         if !check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
@@ -662,6 +697,66 @@ mod tests {
                 "{case}: last level wrote {outputs:?}"
             );
         }
+    }
+
+    /// The last level streamed through a staging row with non-temporal stores (the engine's
+    /// choice for grids larger than the last-level cache, which no test grid is) against the
+    /// reference: odd sizes, tiles that do not divide the grid (partial lines at both ends of
+    /// most rows), several depths, shapes, tile groups and z chunks, both precisions.
+    #[test]
+    fn streamed_output_matches_the_reference() {
+        fn check<T: Real>() {
+            let team = Team::new(3, false).unwrap();
+            let dims = [37, 29, 23];
+            for (i, stencil) in [
+                Stencil::seven_point(0.4, 0.1),
+                Stencil::star(2, &[0.4, 0.06, 0.04]).unwrap(),
+                Stencil::twenty_seven_point(0.3, 0.05, 0.02, 0.01),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let input = Grid::<T>::random(dims, 0.0, 1.0, i as u64).unwrap();
+                let mut expected = input.clone();
+                let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, dims)
+                    .engine(Engine::Reference)
+                    .build()
+                    .unwrap();
+                Solver::new(plan).run(&mut expected, 7).unwrap();
+                let r = stencil.radius();
+                for (depth, tile_threads, z_chunks) in [(2, 1, 1), (3, 3, 2), (4, 1, 3)] {
+                    let tile = [2 * r * depth + 9, 2 * r * depth + 6];
+                    let mut grid = input.clone();
+                    let mut scratch = input.clone();
+                    let run = BlockedRun {
+                        grid: &mut grid,
+                        scratch: &mut scratch,
+                        steps: 7,
+                        dim_t: depth,
+                        tile,
+                        tile_threads,
+                        z_chunks,
+                        stream: true,
+                        team: &team,
+                    };
+                    assert!(super::super::rows::dispatch(&stencil, run).is_ok());
+                    let err = grid.max_rel_diff(&expected).unwrap();
+                    let tolerance = if T::DTYPE == crate::DType::F32 {
+                        1e-5
+                    } else {
+                        1e-12
+                    };
+                    assert!(
+                        err <= tolerance,
+                        "{stencil} {} dim_T {depth} groups of {tile_threads}, {z_chunks} \
+                         chunks: max rel err {err:e}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+        check::<f32>();
+        check::<f64>();
     }
 
     /// A pass whose tiles do not all allow the neighbour sync, in tile order: first a tile that

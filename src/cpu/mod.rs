@@ -137,7 +137,10 @@ pub(crate) fn run_stencil<T: Real>(
         }
         Engine::Blocked => {
             let team = workers.team(plan.threads(), plan.pin())?;
+            // Two copies of a grid larger than the last-level cache leave it between passes.
+            let bytes = 2 * std::mem::size_of_val(grid.storage());
             let run = blocked::BlockedRun {
+                stream: bytes > plan.machine().llc_bytes(),
                 grid,
                 scratch,
                 steps,

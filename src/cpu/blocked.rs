@@ -53,7 +53,8 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) z_chunks: usize,
     /// Whether the last level streams its rows to the grid with non-temporal stores, which
     /// skip the write-allocate read of every output line (see [`super::stream`]): for grids
-    /// that do not stay in the last-level cache between passes anyway.
+    /// that do not stay in the last-level cache between passes anyway. Passes of one level
+    /// (`dim_T` 1) write directly.
     pub(crate) stream: bool,
     pub(crate) team: &'a Team,
 }
@@ -293,10 +294,10 @@ struct Pass<'a, T: Real, K> {
 }
 
 // SAFETY: the raw pointers are shared among the team under the schedule described in the module
-// docs: each tile is claimed by one group, which alone uses its own ring buffers; in each
-// pipeline step every thread writes only its own rows of its planes of each level (into its
-// group's ring slots or its tile's dst rows, which no other thread reads or writes in that
-// step), a group of several threads reads only planes finished in earlier steps (separated by
+// docs: each unit (a tile's chunk of z, whose output planes no other unit writes) is claimed by
+// one group, which alone uses its own ring buffers; in each pipeline step every thread writes
+// only its own rows of its planes of each level (into its group's ring slots or its unit's dst
+// rows, which no other thread reads or writes in that step), a group of several threads reads only planes finished in earlier steps (separated by
 // the group's barrier or the neighbour wait), a one-thread group reads its own earlier writes,
 // and `src` is never written.
 unsafe impl<T: Real, K: Sync> Sync for Pass<'_, T, K> {}
@@ -429,11 +430,14 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             (m.local > 0).then(|| tid - 1),
             (m.local + 1 < m.size).then_some(tid + 1),
         ];
-        // Steps this thread has finished in this pass, over all its tiles (every member of a
-        // group runs the same number of steps per tile).
+        // Steps this thread has finished in this pass, over all its units (every member of a
+        // group runs the same number of steps per unit).
         let mut finished = 0;
+        // Units this thread's group has claimed (see `GroupSync::claim`).
+        let mut claims = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
-        while let Ok(Some(unit)) = self.sync.claim(m) {
+        while let Ok(Some(unit)) = self.sync.claim(m, claims) {
+            claims += 1;
             let tile = &self.tiling.tiles[unit / self.chunks.len()];
             let chunk = &self.chunks[unit % self.chunks.len()];
             let origin = ring_origin::<T>(tile, depth, r);
@@ -453,8 +457,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                     return;
                 }
                 for (j, (xs, ys, zs)) in (1..=depth).zip(&levels) {
-                    // This level's planes of this step inside the interior, with the planes
-                    // each reads from the level below.
+                    // This level's planes of this step inside its planes of the chunk, with the
+                    // planes each reads from the level below.
                     let mut planes: [Option<(usize, Planes<T>)>; MAX_PLANES_PER_STEP] =
                         [None; MAX_PLANES_PER_STEP];
                     for (slot, z) in planes.iter_mut().zip(schedule.planes_at(s, j, start, zs)) {
@@ -485,14 +489,14 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                                 }
                                 continue;
                             }
-                            if prefetch && j == 1 && z + r + ahead < nz {
+                            if prefetch && j == 1 && z + ahead < zs.end {
                                 let first = xs.start - r;
                                 prefetch_row(
                                     self.src_row(z + r + ahead, y).wrapping_add(first),
                                     xs.end + r - first,
                                 );
                             }
-                            if prefetch && !self.stream && j == depth && z + ahead < nz - r {
+                            if prefetch && !self.stream && j == depth && z + ahead < zs.end {
                                 let row = self
                                     .dst
                                     .wrapping_add((z + ahead) * self.plane + y * self.pitch);
@@ -701,13 +705,14 @@ mod tests {
 
     /// The last level streamed through a staging row with non-temporal stores (the engine's
     /// choice for grids larger than the last-level cache, which no test grid is) against the
-    /// reference: odd sizes, tiles that do not divide the grid (partial lines at both ends of
-    /// most rows), several depths, shapes, tile groups and z chunks, both precisions.
+    /// reference: odd sizes, tiles that do not divide the grid, with rows of 45-49 cells, so
+    /// whole cache lines between partial ones at both ends, several depths, shapes, tile groups
+    /// and z chunks, both precisions.
     #[test]
     fn streamed_output_matches_the_reference() {
         fn check<T: Real>() {
             let team = Team::new(3, false).unwrap();
-            let dims = [37, 29, 23];
+            let dims = [101, 29, 23];
             for (i, stencil) in [
                 Stencil::seven_point(0.4, 0.1),
                 Stencil::star(2, &[0.4, 0.06, 0.04]).unwrap(),
@@ -725,7 +730,7 @@ mod tests {
                 Solver::new(plan).run(&mut expected, 7).unwrap();
                 let r = stencil.radius();
                 for (depth, tile_threads, z_chunks) in [(2, 1, 1), (3, 3, 2), (4, 1, 3)] {
-                    let tile = [2 * r * depth + 9, 2 * r * depth + 6];
+                    let tile = [2 * r * depth + 45, 2 * r * depth + 6];
                     let mut grid = input.clone();
                     let mut scratch = input.clone();
                     let run = BlockedRun {

@@ -1,6 +1,6 @@
 //! Tile groups: the blocked engines split their team into groups of a few threads; each group
-//! claims whole XY tiles from a shared counter and streams them through z on its own, with its
-//! own ring buffers and its own spin barrier. One group of the whole team is the 3.5D paper's
+//! claims units of work (an XY tile's chunk of z) from a shared counter and streams them
+//! through z on its own, with its own ring buffers and its own spin barrier. One group of the whole team is the 3.5D paper's
 //! scheme (every thread on every tile); smaller groups make each barrier span fewer threads and
 //! let tiles proceed independently, at the price of a smaller cache share per tile.
 
@@ -81,8 +81,9 @@ pub(crate) struct GroupSync {
     barriers: Vec<SpinBarrier>,
     /// Next unclaimed tile.
     next: CachePadded<AtomicUsize>,
-    /// The tile each group works on, published by its first member.
-    current: Vec<CachePadded<AtomicUsize>>,
+    /// The unit each group works on, published by its first member, in two slots that
+    /// alternate from claim to claim (see [`GroupSync::claim`]).
+    current: Vec<[CachePadded<AtomicUsize>; 2]>,
     tiles: usize,
 }
 
@@ -96,7 +97,7 @@ impl GroupSync {
                 .collect(),
             next: CachePadded::new(AtomicUsize::new(0)),
             current: (0..groups.count)
-                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .map(|_| [0, 0].map(|v| CachePadded::new(AtomicUsize::new(v))))
                 .collect(),
             tiles,
         }
@@ -112,17 +113,23 @@ impl GroupSync {
         &self.barriers[m.group]
     }
 
-    /// The next tile for `m`'s group, the same for every member (all members call this
-    /// together, after the last barrier of the previous tile); `None` when all are claimed.
-    pub(crate) fn claim(&self, m: Member) -> Result<Option<usize>, Poisoned> {
+    /// The next unit of work (a tile's chunk of z) for `m`'s group, the same for every member;
+    /// `round` counts the claims this member has made before (all members call this together,
+    /// after finishing the previous unit); `None` when all are claimed.
+    pub(crate) fn claim(&self, m: Member, round: usize) -> Result<Option<usize>, Poisoned> {
+        // Claims alternate between two slots. The barrier orders the first member's store before
+        // every member's load. With the neighbour sync a member may still be before its load
+        // when the first member has finished the unit (it waits only for its neighbours), but
+        // not past the next claim's barrier, which every member reaches after its load: so the
+        // first member's next store, to the other slot, cannot overwrite an index not yet read,
+        // and the store after that waits for that barrier.
+        let slot = &self.current[m.group][round % 2];
         if m.local == 0 {
             let t = self.next.fetch_add(1, Ordering::Relaxed);
-            self.current[m.group].store(t, Ordering::Relaxed);
+            slot.store(t, Ordering::Relaxed);
         }
-        // The barrier orders the store before every member's load; the next store happens only
-        // after the group's next barrier, which every member reaches after its load.
         self.barrier(m).wait()?;
-        let t = self.current[m.group].load(Ordering::Relaxed);
+        let t = slot.load(Ordering::Relaxed);
         Ok((t < self.tiles).then_some(t))
     }
 }
@@ -152,25 +159,50 @@ mod tests {
         assert_eq!(Groups::new(16, 4).count(), 4);
     }
 
+    /// Every unit is claimed once, and every member of a group sees the same units in the same
+    /// order, even with no barrier between a group's units (the neighbour sync has none), so
+    /// the first member may claim the next unit while the others are still reading this one.
+    /// (With one slot for the claimed unit a member could read the next unit's index and skip
+    /// one; the group's barriers then never meet again, hence the time limit.)
     #[test]
-    fn every_tile_is_claimed_once() {
-        let groups = Groups::new(5, 2);
-        let sync = GroupSync::new(groups, 37);
-        let hits: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
-        std::thread::scope(|s| {
-            for tid in 0..5 {
-                let (sync, hits) = (&sync, &hits);
-                s.spawn(move || {
-                    let m = sync.groups().member(tid);
-                    while let Some(t) = sync.claim(m).unwrap() {
-                        if m.local == 0 {
-                            hits[t].fetch_add(1, Ordering::Relaxed);
-                        }
-                        sync.barrier(m).wait().unwrap();
-                    }
-                });
-            }
+    fn every_unit_is_claimed_once_and_seen_alike_by_a_group() {
+        let groups = Groups::new(5, 3);
+        let units = 2_000;
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let sync = GroupSync::new(groups, units);
+            let hits: Vec<AtomicUsize> = (0..units).map(|_| AtomicUsize::new(0)).collect();
+            let seen: Vec<Vec<usize>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..5)
+                    .map(|tid| {
+                        let (sync, hits) = (&sync, &hits);
+                        s.spawn(move || {
+                            let m = sync.groups().member(tid);
+                            let mut mine = Vec::new();
+                            let mut round = 0;
+                            while let Some(t) = sync.claim(m, round).unwrap() {
+                                round += 1;
+                                if m.local == 0 {
+                                    hits[t].fetch_add(1, Ordering::Relaxed);
+                                }
+                                mine.push(t);
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let once = hits.iter().all(|h| h.load(Ordering::Relaxed) == 1);
+            done.send((once, seen)).unwrap();
         });
-        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+        let (once, seen) = result
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the group's members claimed different units and never met again");
+        assert!(once, "a unit was claimed twice or never");
+        for tid in 0..5 {
+            let first = groups.members(groups.member(tid).group).start;
+            assert_eq!(seen[tid], seen[first], "thread {tid}");
+        }
     }
 }

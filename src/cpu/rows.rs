@@ -377,15 +377,24 @@ mod tests {
         }
     }
 
+    /// The first output column of the probes below: `X0` (1..=31, default 1) in the
+    /// environment, so rows can start at any alignment.
+    fn first_column() -> usize {
+        let x0 = std::env::var("X0").map_or(1, |v| v.parse().expect("X0 is a column number"));
+        assert!((1..=31).contains(&x0), "X0 must be in 1..=31");
+        x0
+    }
+
     /// The row kernel's own speed with its rows in L1 (run by hand:
-    /// `cargo test --release --lib row_kernel_speed -- --ignored --nocapture`).
+    /// `cargo test --release --lib row_kernel_speed -- --ignored --nocapture`; `X0` sets the
+    /// first column, see [`first_column`]).
     #[test]
     #[ignore]
     fn row_kernel_speed() {
         fn time<T: Real>(width: usize) {
             let kernel = Star::<T, 1>::new(&[0.4, 0.1]);
             let (pitch, rows) = (width + 32, 3);
-            let x0: usize = std::env::var("X0").map(|v| v.parse().unwrap()).unwrap_or(1);
+            let x0 = first_column();
             let mut data = crate::aligned::AlignedBuf::<T>::zeroed(3 * rows * pitch).unwrap();
             data.iter_mut().for_each(|v| *v = T::one());
             let planes = Planes::gather(1, |dz| {
@@ -401,7 +410,9 @@ mod tests {
             for _ in 0..3 {
                 let start = std::time::Instant::now();
                 for _ in 0..reps {
-                    // SAFETY: as in run_row.
+                    // SAFETY: rows 0..3 of the three planes hold width + 32 columns, and
+                    // columns x0 - 1 .. width + x0 + 1 lie inside them for x0 in 1..=31; out
+                    // holds width + 32 columns.
                     unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), x0, width + x0, &mut check) };
                     std::hint::black_box(&mut out);
                     std::hint::black_box(&mut check);
@@ -424,7 +435,8 @@ mod tests {
     /// of `nz` input planes, `k` planes at a time with their rows interleaved (so rows of the
     /// planes between them are reused from L1), on `PROBE_THREADS` threads at once, each with
     /// its own planes; prints the mean rate per thread. Run by hand:
-    /// `PROBE_THREADS=16 cargo test --release --lib plane_sweep_speed -- --ignored --nocapture`.
+    /// `PROBE_THREADS=16 cargo test --release --lib plane_sweep_speed -- --ignored --nocapture`
+    /// (`X0` sets the first column, see [`first_column`]).
     #[test]
     #[ignore]
     fn plane_sweep_speed() {
@@ -432,7 +444,7 @@ mod tests {
             let kernel = Star::<f32, 1>::new(&[0.4, 0.1]);
             let pitch = width + 32;
             let plane = pitch * (rows + 2) + 16;
-            let x0: usize = std::env::var("X0").map(|v| v.parse().unwrap()).unwrap_or(1);
+            let x0 = first_column();
             let mut data = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
             data.iter_mut().for_each(|v| *v = 1.0);
             let mut out = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
@@ -452,7 +464,8 @@ mod tests {
                                 });
                                 let o = out.as_mut_ptr().wrapping_add(zc * plane + y * pitch);
                                 // SAFETY: rows 0..rows+2 of planes 0..nz are readable at
-                                // columns 0..width+2; o is writable at 1..=width.
+                                // columns x0 - 1 .. width + x0 + 1 (inside the width + 32 of a
+                                // row for x0 in 1..=31); o is writable there too.
                                 unsafe { kernel.row(&planes, y, o, x0, width + x0, &mut check) };
                             }
                         }
@@ -477,7 +490,7 @@ mod tests {
             (512, 192),
         ] {
             let nz = 8;
-            let mib = 2.0 * (nz * (rows + 2) * (width + 16) * 4) as f64 / (1 << 20) as f64;
+            let mib = 2.0 * (nz * (rows + 2) * (width + 32) * 4) as f64 / (1 << 20) as f64;
             let rates: Vec<String> = [1, 2, 4]
                 .iter()
                 .map(|&k| {
@@ -495,6 +508,55 @@ mod tests {
                 rates.join("  ")
             );
         }
+    }
+
+    /// The row loop at every alignment of its first column (the aligned head) and widths
+    /// around the vector length: every column of `x0 .. x1` equals the scalar update of that
+    /// column bit for bit, and the columns on either side are left alone.
+    fn every_column_at_every_alignment<T: Real>() {
+        let lanes = T::Simd::LANES;
+        let kernel = Star::<T, 1>::new(&[0.4, 0.13]);
+        let (pitch, rows) = (8 * lanes + 64, 3);
+        let mut data = crate::aligned::AlignedBuf::<T>::zeroed(3 * rows * pitch).unwrap();
+        for (i, v) in data.iter_mut().enumerate() {
+            *v = T::of(((i * 7919) % 1009) as f64 / 1009.0);
+        }
+        let planes = Planes::gather(1, |dz| {
+            let plane = (dz + 1) as usize * rows * pitch;
+            (data.as_ptr().wrapping_add(plane), pitch)
+        });
+        let src = Star::<T, 1>::sources(&planes, 1);
+        let sentinel = T::of(-7.0);
+        for width in [1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 5 * lanes + 1] {
+            for x0 in 1..=lanes + 1 {
+                let x1 = x0 + width;
+                let mut out = crate::aligned::AlignedBuf::<T>::zeroed(pitch).unwrap();
+                out.fill(sentinel);
+                let mut check = T::Simd::splat(T::zero());
+                // SAFETY: rows 0..3 of the three planes hold `pitch` columns, more than
+                // x1 + 1; out holds `pitch` columns.
+                unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), x0, x1, &mut check) };
+                for (x, &v) in out.iter().enumerate() {
+                    if (x0..x1).contains(&x) {
+                        // SAFETY: as above.
+                        let want = unsafe { kernel.scalar(&src, x) };
+                        assert!(v == want, "{:?} width {width} x0 {x0} column {x}", T::DTYPE);
+                    } else {
+                        assert!(
+                            v == sentinel,
+                            "{:?} width {width} x0 {x0} wrote {x}",
+                            T::DTYPE
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_row_loop_computes_every_column_at_every_alignment() {
+        every_column_at_every_alignment::<f32>();
+        every_column_at_every_alignment::<f64>();
     }
 
     #[test]

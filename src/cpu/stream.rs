@@ -1,9 +1,10 @@
 //! Non-temporal copies for the last level of a blocked pass. A row written with ordinary stores
 //! is first read from memory (write-allocate), so each byte written to the output grid costs a
-//! byte read as well; whole cache lines written with non-temporal stores skip that read. The
-//! lattice-Boltzmann kernel writes 19 arrays at once, more streams than the CPU's
-//! write-combining buffers hold, so its last level is computed into a small cache-resident
-//! staging row and then copied out one array at a time with this.
+//! byte read as well; whole cache lines written with non-temporal stores skip that read. Both
+//! blocked engines compute their last level's rows into a small cache-resident staging row and
+//! copy them out with this: the lattice-Boltzmann kernel writes 19 arrays at once, more
+//! streams than the CPU's write-combining buffers hold, so it copies one array at a time; the
+//! stencil engine does so when the grid does not fit in the last-level cache.
 
 use crate::aligned::CACHE_LINE;
 

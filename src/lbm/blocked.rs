@@ -10,11 +10,10 @@
 //! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
 //! the second population buffer: each row into a staging row first, then streamed out with
 //! non-temporal stores ([`super::stage`]), so the output costs no write-allocate reads. Each
-//! level's rows are split evenly among the threads of a tile
-//! group (see `crate::cpu::groups`: groups claim whole tiles and have their own rings and
-//! barrier; one group of the whole team is the paper's scheme; with deep enough shares the
-//! barrier gives way to waiting for the two neighbouring members, see
-//! `crate::cpu::progress`). Wall
+//! level's rows are split evenly among the threads of a tile group (see `crate::cpu::groups`:
+//! groups claim units, a tile's chunk of z, and have their own rings and barrier; one group of
+//! the whole team on whole tiles is the paper's scheme; with deep enough shares the barrier
+//! gives way to waiting for the two neighbouring members, see `crate::cpu::progress`). Wall
 //! nodes are carried through the levels by copying, and the lattice's flag, class and links
 //! arrays (constant in time) are read in place.
 
@@ -177,7 +176,8 @@ struct Pass<'a, T: FlowReal> {
 }
 
 // SAFETY: the raw pointers are shared by the team under the schedule in the module docs: each
-// tile is claimed by one group, which alone uses its own ring; in each pipeline step every
+// unit (a tile's chunk of z, whose output planes no other unit writes) is claimed by one group,
+// which alone uses its own ring; in each pipeline step every
 // thread writes only its own rows of one plane per level (its group's ring slots or its tile's
 // destination rows, which no other thread touches in that step), reads only planes finished in earlier
 // steps (ordered by the barrier), and never writes the source lattice or the byte arrays.
@@ -252,10 +252,13 @@ impl<T: FlowReal> Pass<'_, T> {
             (m.local > 0).then(|| tid - 1),
             (m.local + 1 < m.size).then_some(tid + 1),
         ];
-        // Steps this thread has finished in this pass, over all its tiles.
+        // Steps this thread has finished in this pass, over all its units.
         let mut finished = 0;
+        // Units this thread's group has claimed (see `GroupSync::claim`).
+        let mut claims = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
-        while let Ok(Some(unit)) = self.sync.claim(m) {
+        while let Ok(Some(unit)) = self.sync.claim(m, claims) {
+            claims += 1;
             let tile = &b.tiles[unit / self.chunks.len()];
             let chunk = &self.chunks[unit % self.chunks.len()];
             let (steps, z1) = b.pipeline(chunk);

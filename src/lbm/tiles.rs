@@ -10,19 +10,22 @@
 //! * **Periodic axis covered by one tile** (`Whole`): every level computes the whole axis and
 //!   reads wrap around inside the level's own buffer, so there are no ghost zones at all.
 //!   Periodic x is always handled this way (the planner gives periodic-x lattices full-width
-//!   tiles), as is periodic z (the pipeline streams the whole axis).
+//!   tiles).
 //! * **Periodic axis cut into several tiles** (`Ghost`, y only): level `j` computes the
 //!   output grown by `d − j` *without* clipping, in unwrapped coordinates (rows −1, −2, ... and
 //!   ny, ny + 1, ... are ghost copies); level 1 reads the lattice with wrapped coordinates and
 //!   later levels read their ring buffers directly.
 //!
-//! Along z the pipeline streams every plane; on a periodic z axis the levels below the last
-//! also compute `d − j` ghost planes beyond each end (level 1 starts at z = −(d − 1)), because
-//! plane −1 of level j is needed before plane nz − 1 of level j could be computed.
+//! Along z the pipeline streams one chunk of planes at a time (see
+//! `crate::cpu::tiling::z_chunk_count`), and the levels below the last also compute `d − j`
+//! halo planes beyond each end of the chunk: clipped to the lattice on a closed axis; on a
+//! periodic one in unwrapped coordinates (a chunk starting at plane 0 has level 1 start at
+//! z = −(d − 1)), because plane −1 of level j is needed before plane nz − 1 of level j could be
+//! computed.
 
 use std::ops::Range;
 
-use crate::cpu::tiling::split_even;
+use crate::cpu::tiling::{split_even, z_chunks};
 
 /// How a blocked level treats one axis (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,11 +117,11 @@ impl Blocking {
         }
     }
 
-    /// The output planes of each of `count` chunks of z (fewer when there are fewer planes):
+    /// The output planes of each of `count` chunks of z (one per plane when there are fewer):
     /// tile groups claim one tile's chunk at a time (see
     /// [`crate::cpu::tiling::z_chunk_count`]).
     pub(crate) fn z_chunks(&self, count: usize) -> Vec<Range<isize>> {
-        split_even(self.dims[2], 0, self.dims[2].div_ceil(count.max(1)))
+        z_chunks(self.dims[2], 0, count)
             .into_iter()
             .map(|r| r.start as isize..r.end as isize)
             .collect()

@@ -184,17 +184,17 @@ impl PlanBuilder {
     }
 
     /// Fixes the threads per tile group of the blocked engine (implies the blocked engine): the
-    /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming whole tiles with
-    /// its own ring buffers and barrier; `n` = threads is the 3.5D paper's scheme (all threads
-    /// on every tile). Values above the thread count are clamped to it, and the plan reports the
+    /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming tiles (or their
+    /// z chunks, see [`PlanBuilder::z_chunks`]) with its own ring buffers and barrier; `n` =
+    /// threads is the 3.5D paper's scheme (all threads on every tile). Values above the thread count are clamped to it, and the plan reports the
     /// largest group it makes (12 threads in groups of at most 8 are 2 groups of 6).
     pub fn tile_threads(mut self, n: usize) -> Self {
         self.tile_threads = Some(n);
         self
     }
 
-    /// Fixes how many chunks the blocked CPU engine cuts the z axis into (implies the blocked
-    /// engine). Tile groups claim one tile's chunk at a time, so cores that run slower (busy
+    /// Fixes how many chunks the blocked CPU engine cuts the z axis into (asks for a blocked
+    /// engine, like a `dim_T` or tile; ignored if the GPU one is chosen). Tile groups claim one tile's chunk at a time, so cores that run slower (busy
     /// hyperthread siblings, other tenants) take fewer; each chunk recomputes a halo of
     /// `R·(dim_T − j)` planes per side at level `j`. By default the planner gives each group
     /// about six units; values above the interior's planes are clamped to it.
@@ -1338,6 +1338,50 @@ mod tests {
         ];
         m.bandwidth_gbs = 50.0;
         m
+    }
+
+    /// The z chunk count: about six units per group by default for one-thread groups on many
+    /// cores, the user's count (clamped to the interior's planes) when given, 1 for other
+    /// engines and for one level per pass, and an error for 0 or a non-blocked engine.
+    #[test]
+    fn z_chunks_give_groups_units_and_follow_the_user() {
+        let b = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512; 3])
+            .machine(sixteen_cores());
+        let plan = b
+            .clone()
+            .engine(Engine::Blocked)
+            .tile_threads(1)
+            .dim_t(4)
+            .build()
+            .unwrap();
+        let tiles: usize = plan
+            .tile()
+            .iter()
+            .map(|t| 510usize.div_ceil(t - 8))
+            .product();
+        let units = plan.z_chunks() * tiles;
+        assert!(plan.z_chunks() > 1 && units >= 6 * 16, "{plan}");
+        assert!(plan
+            .to_string()
+            .contains(&format!("z cut into {}", plan.z_chunks())));
+        let fixed = plan.rebuild().z_chunks(5).build().unwrap();
+        assert_eq!(fixed.z_chunks(), 5);
+        assert!(fixed.to_string().contains("z cut into 5 (set by user)"));
+        assert_eq!(
+            plan.rebuild().z_chunks(9999).build().unwrap().z_chunks(),
+            510
+        );
+        assert_eq!(fixed.with_engine(Engine::Naive).unwrap().z_chunks(), 1);
+        let spatial = b.clone().engine(Engine::Blocked).dim_t(1).build().unwrap();
+        assert_eq!(spatial.z_chunks(), 1);
+        assert!(matches!(
+            b.clone().engine(Engine::Blocked).z_chunks(0).build(),
+            Err(Error::InvalidPlan(_))
+        ));
+        assert!(matches!(
+            b.engine(Engine::Naive).z_chunks(2).build(),
+            Err(Error::InvalidPlan(_))
+        ));
     }
 
     #[test]

@@ -297,9 +297,9 @@ struct Pass<'a, T: Real, K> {
 // docs: each unit (a tile's chunk of z, whose output planes no other unit writes) is claimed by
 // one group, which alone uses its own ring buffers; in each pipeline step every thread writes
 // only its own rows of its planes of each level (into its group's ring slots or its unit's dst
-// rows, which no other thread reads or writes in that step), a group of several threads reads only planes finished in earlier steps (separated by
-// the group's barrier or the neighbour wait), a one-thread group reads its own earlier writes,
-// and `src` is never written.
+// rows, which no other thread reads or writes in that step), a group of several threads reads
+// only planes finished in earlier steps (separated by the group's barrier or the neighbour
+// wait), a one-thread group reads its own earlier writes, and `src` is never written.
 unsafe impl<T: Real, K: Sync> Sync for Pass<'_, T, K> {}
 
 impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {

@@ -1,8 +1,9 @@
 //! Tile groups: the blocked engines split their team into groups of a few threads; each group
 //! claims units of work (an XY tile's chunk of z) from a shared counter and streams them
-//! through z on its own, with its own ring buffers and its own spin barrier. One group of the whole team is the 3.5D paper's
-//! scheme (every thread on every tile); smaller groups make each barrier span fewer threads and
-//! let tiles proceed independently, at the price of a smaller cache share per tile.
+//! through z on its own, with its own ring buffers and its own spin barrier. One group of the
+//! whole team is the 3.5D paper's scheme (every thread on every tile); smaller groups make each
+//! barrier span fewer threads and let tiles proceed independently, at the price of a smaller
+//! cache share per tile.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};

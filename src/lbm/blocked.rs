@@ -177,10 +177,10 @@ struct Pass<'a, T: FlowReal> {
 
 // SAFETY: the raw pointers are shared by the team under the schedule in the module docs: each
 // unit (a tile's chunk of z, whose output planes no other unit writes) is claimed by one group,
-// which alone uses its own ring; in each pipeline step every
-// thread writes only its own rows of one plane per level (its group's ring slots or its tile's
-// destination rows, which no other thread touches in that step), reads only planes finished in earlier
-// steps (ordered by the barrier), and never writes the source lattice or the byte arrays.
+// which alone uses its own ring; in each pipeline step every thread writes only its own rows of
+// one plane per level (its group's ring slots or its unit's destination rows, which no other
+// thread touches in that step), reads only planes finished in earlier steps (ordered by the
+// barrier), and never writes the source lattice or the byte arrays.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
 impl<T: FlowReal> Pass<'_, T> {

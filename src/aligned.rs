@@ -9,6 +9,11 @@ use crate::Real;
 
 /// Cache-line size the grid layout pads to.
 pub const CACHE_LINE: usize = 64;
+
+/// Elements of `T` per cache line.
+pub(crate) const fn line_elems<T>() -> usize {
+    CACHE_LINE / std::mem::size_of::<T>()
+}
 const PAGE: usize = 4096;
 const HUGE_PAGE: usize = 2 << 20;
 

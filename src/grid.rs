@@ -7,7 +7,7 @@ use std::ops::{Index, IndexMut};
 
 use rand::{Rng, SeedableRng};
 
-use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::aligned::{line_elems, AlignedBuf};
 use crate::{Error, Real, Result};
 
 /// A dense 3D grid of `T` with padded, aligned rows.
@@ -30,7 +30,7 @@ pub struct Grid<T: Real> {
 /// Pads a stride (in elements) to whole cache lines and away from multiples of 4 KiB, so the
 /// rows and planes a stencil reads together do not all map to the same cache sets.
 pub(crate) fn padded_stride<T>(len: usize) -> usize {
-    let line = CACHE_LINE / std::mem::size_of::<T>();
+    let line = line_elems::<T>();
     let mut stride = len.div_ceil(line) * line;
     if (stride * std::mem::size_of::<T>()) % 4096 == 0 && stride > line {
         stride += line;

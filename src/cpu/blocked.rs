@@ -36,7 +36,7 @@ use super::stream::{self, stream_copy};
 use super::team::Team;
 use super::tiling::{grown, z_chunks, Tile, Tiling};
 use super::Failure;
-use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::aligned::{line_elems, AlignedBuf};
 use crate::grid::padded_stride;
 use crate::{Grid, Lane, Real, SimdVec};
 
@@ -255,11 +255,6 @@ impl RingLayout {
             len: (depth - 1) * slots * slot,
         }
     }
-}
-
-/// Elements per cache line.
-fn line_elems<T>() -> usize {
-    CACHE_LINE / std::mem::size_of::<T>()
 }
 
 /// The global (x, y) that a tile's ring rows start at: the buffered region's first cell, with

@@ -5,7 +5,7 @@
 
 use super::model::Q;
 use super::rows::{AxisMap, Level};
-use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::aligned::{line_elems, AlignedBuf};
 use crate::cpu::stream::stream_copy;
 use crate::grid::padded_stride;
 use crate::Real;
@@ -19,7 +19,7 @@ pub(crate) struct Stage<T: Real> {
 impl<T: Real> Stage<T> {
     /// A staging row for rows of at most `width` nodes starting at any column.
     pub(crate) fn new(width: usize) -> Self {
-        let line = CACHE_LINE / std::mem::size_of::<T>();
+        let line = line_elems::<T>();
         let pitch = padded_stride::<T>(width + 2 * line);
         Stage {
             buf: AlignedBuf::zeroed(Q * pitch).expect("a staging row is a few KiB"),
@@ -30,7 +30,7 @@ impl<T: Real> Stage<T> {
     /// The staging row as a level whose columns `x0 ..` (at most `width` of them) map into it,
     /// with the same alignment within a cache line as the lattice's.
     pub(crate) fn level(&mut self, x0: usize) -> Level<T> {
-        let line = CACHE_LINE / std::mem::size_of::<T>();
+        let line = line_elems::<T>();
         Level {
             base: self.buf.as_mut_ptr(),
             array: self.pitch,

@@ -393,7 +393,7 @@ impl ModelInput<'_> {
             return Some(c);
         }
         // Groups claim units of work: a tile's chunk of z.
-        let units = self.tiles(dim_t, tile) * self.z_chunks(dim_t, tile, groups);
+        let units = self.units(dim_t, tile, groups);
         // Time of one pipeline step of a group: its useful updates at its share of the rate,
         // then the barrier.
         let out = |a: usize| (tile[a] - 2 * r * dim_t).min(self.inner(a)) as f64;
@@ -501,13 +501,18 @@ impl ModelInput<'_> {
     /// Chunks the blocked engines cut z into for `dim_t` levels, loaded tile `tile` and
     /// `groups` tile groups (see [`crate::cpu::tiling::z_chunk_count`]).
     pub(crate) fn z_chunks(&self, dim_t: usize, tile: [usize; 2], groups: usize) -> usize {
-        z_chunk_count(
-            self.inner(2),
-            self.cost.radius,
-            dim_t,
-            self.tiles(dim_t, tile),
-            groups,
-        )
+        self.chunks_for(dim_t, self.tiles(dim_t, tile), groups)
+    }
+
+    /// Units of work (a tile's chunk of z) the tile groups share in a pass.
+    fn units(&self, dim_t: usize, tile: [usize; 2], groups: usize) -> usize {
+        let tiles = self.tiles(dim_t, tile);
+        tiles * self.chunks_for(dim_t, tiles, groups)
+    }
+
+    /// Chunks of z for `tiles` tiles.
+    fn chunks_for(&self, dim_t: usize, tiles: usize, groups: usize) -> usize {
+        z_chunk_count(self.inner(2), self.cost.radius, dim_t, tiles, groups)
     }
 
     /// Tiles of a pass with `dim_t` levels and loaded tile `tile`.
@@ -594,7 +599,7 @@ impl ModelInput<'_> {
         );
         let x_cut = !self.kernel.periodic()[0];
         let score = |t: [usize; 2]| {
-            let units = self.tiles(dim_t, t) * self.z_chunks(dim_t, t, groups);
+            let units = self.units(dim_t, t, groups);
             balance(units, groups) / self.tile_cost(t, dim_t)
         };
         let mut best = (score(base), base);

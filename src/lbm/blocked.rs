@@ -17,7 +17,7 @@
 //! nodes are carried through the levels by copying, and the lattice's flag, class and links
 //! arrays (constant in time) are read in place.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::lanes::FlowReal;
 use super::naive;
@@ -103,7 +103,7 @@ impl<T: FlowReal> BlockedRun<'_, T> {
                 chunks,
                 progress: Progress::new(self.team.size()),
                 non_finite: AtomicBool::new(false),
-                threads: self.team.size(),
+                next_plane: AtomicUsize::new(0),
                 blocking,
             };
             let finite = if self.kernel.forced() {
@@ -171,7 +171,8 @@ struct Pass<'a, T: FlowReal> {
     sync: GroupSync,
     progress: Progress,
     non_finite: AtomicBool,
-    threads: usize,
+    /// The next unit of a one-level pass, a tile's plane (see [`Pass::work_spatial`]).
+    next_plane: AtomicUsize,
     blocking: Blocking,
 }
 
@@ -180,7 +181,8 @@ struct Pass<'a, T: FlowReal> {
 // which alone uses its own ring; in each pipeline step every thread writes only its own rows of
 // one plane per level (its group's ring slots or its unit's destination rows, which no other
 // thread touches in that step), reads only planes finished in earlier steps (ordered by the
-// barrier), and never writes the source lattice or the byte arrays.
+// barrier), and never writes the source lattice or the byte arrays. A one-level pass writes
+// each tile's plane from the one thread that claimed it.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
 impl<T: FlowReal> Pass<'_, T> {
@@ -188,7 +190,7 @@ impl<T: FlowReal> Pass<'_, T> {
     fn run<const FORCED: bool>(&self, team: &Team) -> bool {
         team.run(&|tid| {
             if self.blocking.depth == 1 {
-                self.work_spatial::<FORCED>(tid)
+                self.work_spatial::<FORCED>()
             } else {
                 self.work::<FORCED>(tid)
             }
@@ -349,28 +351,34 @@ impl<T: FlowReal> Pass<'_, T> {
         })
     }
 
-    /// One step per pass needs no pipeline: each thread streams its own planes of every tile
-    /// from the lattice to the second buffer, without barriers.
-    fn work_spatial<const FORCED: bool>(&self, tid: usize) {
+    /// One step per pass needs no pipeline: the threads claim one tile's plane at a time, in
+    /// order, from a shared counter and compute it from the lattice into the second buffer,
+    /// without barriers (claimed, not split evenly in advance: see `crate::cpu::blocked`'s
+    /// one-level pass for the measurements).
+    fn work_spatial<const FORCED: bool>(&self) {
         let b = &self.blocking;
         let mut check = T::Simd::splat(T::zero());
-        let planes = Self::share(0..b.dims[2] as isize, tid, self.threads);
-        for tile in &b.tiles {
+        let per_tile = b.dims[2];
+        let units = per_tile * b.tiles.len();
+        loop {
+            let unit = self.next_plane.fetch_add(1, Ordering::Relaxed);
+            if unit >= units {
+                break;
+            }
+            let (tile, z) = (&b.tiles[unit / per_tile], (unit % per_tile) as isize);
             let x = b.level(tile, 0, 1);
-            for z in planes.clone() {
-                for y in b.level(tile, 1, 1) {
-                    let row = Row::new(&self.src, &self.dst, &self.bytes, y, z);
-                    // SAFETY: the source is the whole lattice; row (y, z) of the destination is
-                    // written by this thread only.
-                    unsafe {
-                        self.kernel.row::<FORCED, true>(
-                            &row,
-                            x.start as usize,
-                            x.end as usize,
-                            &mut check,
-                        )
-                    };
-                }
+            for y in b.level(tile, 1, 1) {
+                let row = Row::new(&self.src, &self.dst, &self.bytes, y, z);
+                // SAFETY: the source is the whole lattice; row (y, z) of the destination is in
+                // this unit, which only this thread claimed.
+                unsafe {
+                    self.kernel.row::<FORCED, true>(
+                        &row,
+                        x.start as usize,
+                        x.end as usize,
+                        &mut check,
+                    )
+                };
             }
         }
         if !check.sum().is_finite() {

@@ -1038,7 +1038,7 @@ impl Display for Plan {
             if self.dim_t == 1 {
                 writeln!(
                     f,
-                    "         one level per pass: each thread streams its own planes, no tile groups"
+                    "         one level per pass: threads claim a tile's plane at a time, no tile groups"
                 )?;
             } else {
                 writeln!(

@@ -388,8 +388,8 @@ impl ModelInput<'_> {
         );
         (c.predicted_mups, c.bound) = self.overlap(compute, memory, dim_t);
         if dim_t == 1 {
-            // One level per pass: every thread streams its own planes of every tile, with no
-            // groups and no barrier (see cpu::blocked).
+            // One level per pass: the threads claim one tile's plane at a time, with no groups
+            // and no barrier (see cpu::blocked).
             return Some(c);
         }
         // Groups claim units of work: a tile's chunk of z.

@@ -2,7 +2,8 @@
 //! time steps while reading and writing the grid once.
 //!
 //! The XY interior is cut into tiles (see [`super::tiling`]); all threads of a pinned team work
-//! on one tile at a time and stream through z. Level `j` (time step `j` of the pass) keeps its
+//! on one tile at a time and stream through z (passes of one level work otherwise: see
+//! `Pass::work_spatial`). Level `j` (time step `j` of the pass) keeps its
 //! last `2R + 2` planes of the tile in a ring buffer; at pipeline step `s` level `j` computes
 //! plane `z = z1 + s - (j-1)(R+1)` (`z1`: level 1's first plane) from level `j-1`'s planes
 //! `z-R ..= z+R`, which were all finished at earlier steps, so every level advances in the same
@@ -567,9 +568,11 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     /// One time step per pass is 2.5D spatial blocking alone: no level reads another, so the
     /// threads claim one tile's plane at a time, in order, from a shared counter and compute it
     /// without any barrier. Claimed, not split evenly in advance: on the 16-core host the
-    /// vCPUs run at uneven speeds, and D3Q19 passes cut into equal shares ran at 0.73-0.77× the
-    /// naive sweep (whose rayon tasks are taken the same way), claimed planes at 1.0-1.3×, and
-    /// claimed blocks of about 4 planes, which a thread reads on from its own cache, at 0.9×.
+    /// vCPUs run at uneven speeds, and the lattice engine's one-level D3Q19 passes (the same
+    /// scheme, `crate::lbm::blocked`) cut into equal shares ran at 0.73-0.77× the naive sweep
+    /// (whose rayon tasks are taken the same way), claimed planes at 1.0-1.3×, and claimed
+    /// blocks of about 4 planes, which a thread reads on from its own cache, at 0.9×. For
+    /// box27 the three measured alike (0.66-0.87× naive there).
     fn work_spatial(&self) {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;

@@ -66,7 +66,7 @@ unsafe fn lines(d: *mut u8, s: *const u8, bytes: usize) {
                     );
                 }
             }
-            #[cfg(not(target_feature = "avx"))]
+            #[cfg(not(any(target_feature = "avx", target_feature = "avx512f")))]
             for k in (0..CACHE_LINE).step_by(16) {
                 // SAFETY: as above.
                 unsafe {

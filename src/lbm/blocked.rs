@@ -3,7 +3,8 @@
 //! `crate::cpu::blocked`), with the lattice's geometry from [`super::tiles`].
 //!
 //! All threads of the pinned team work on one tile at a time and stream through z (or through
-//! one chunk of z and its halo, see `crate::cpu::tiling::z_chunk_count`). Level `j`
+//! one chunk of z and its halo, see `crate::cpu::tiling::z_chunk_count`; passes of one level
+//! work otherwise, see `Pass::work_spatial`). Level `j`
 //! keeps its last 4 (= 2R + 2) planes of the tile — 19 arrays each — in a ring buffer; at
 //! pipeline step `s` it computes plane `z = z1 + s − 2(j − 1)` from level `j − 1`'s planes
 //! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the

@@ -32,7 +32,7 @@ pub struct Grid<T: Real> {
 pub(crate) fn padded_stride<T>(len: usize) -> usize {
     let line = line_elems::<T>();
     let mut stride = len.div_ceil(line) * line;
-    if (stride * std::mem::size_of::<T>()) % 4096 == 0 && stride > line {
+    if (stride * std::mem::size_of::<T>()).is_multiple_of(4096) && stride > line {
         stride += line;
     }
     stride

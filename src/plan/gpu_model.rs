@@ -348,7 +348,7 @@ impl GpuModel<'_> {
         let shuffle = shape.rx > 0;
         // Skewing changes nothing at b_T 1 (one level).
         let skewed = shuffle && shape.skew && bt > 1;
-        if shape.bx % 32 != 0
+        if !shape.bx.is_multiple_of(32)
             || !(32..=1024).contains(&threads)
             || tx <= 2 * r * bt
             || ty <= 2 * r * bt

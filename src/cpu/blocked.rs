@@ -28,7 +28,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::barrier::PoisonOnPanic;
-use super::groups::{GroupSync, Groups, Member};
+use super::groups::{claimed, GroupSync, Groups, Member};
 use super::naive;
 use super::prefetch::prefetch_row;
 use super::progress::Progress;
@@ -578,12 +578,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let [nx, ny, nz] = self.dims;
         let mut check = T::Simd::splat(T::zero());
         let per_tile = nz - 2 * r;
-        let units = per_tile * self.tiling.tiles.len();
-        loop {
-            let unit = self.next_plane.fetch_add(1, Ordering::Relaxed);
-            if unit >= units {
-                break;
-            }
+        for unit in claimed(&self.next_plane, per_tile * self.tiling.tiles.len()) {
             let (tile, z) = (&self.tiling.tiles[unit / per_tile], r + unit % per_tile);
             let xs = tile.level_x(1, 1, r, nx);
             let planes = Planes::gather(r, |dz| {

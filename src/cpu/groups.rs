@@ -12,6 +12,16 @@ use crossbeam_utils::CachePadded;
 
 use super::barrier::{Poisoned, SpinBarrier};
 
+/// The units `0 .. units` this thread claims from the shared counter `next`, one at a time
+/// (each unit goes to one thread; the counter starts at 0 for each pass). Threads that run
+/// faster take more, so no thread waits at the end for a share fixed in advance.
+pub(crate) fn claimed(next: &AtomicUsize, units: usize) -> impl Iterator<Item = usize> + '_ {
+    std::iter::from_fn(move || {
+        let unit = next.fetch_add(1, Ordering::Relaxed);
+        (unit < units).then_some(unit)
+    })
+}
+
 /// How a team of `threads` is cut into groups of at most `per_group` threads: `count =
 /// ⌈threads / per_group⌉` groups of near-equal size (sizes differ by at most one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

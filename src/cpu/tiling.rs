@@ -28,8 +28,12 @@ pub(crate) struct Tiling {
 
 /// Cuts `[r, n - r)` into the fewest near-equal pieces no longer than `max_len`.
 pub(crate) fn split_even(n: usize, r: usize, max_len: usize) -> Vec<Range<usize>> {
+    split_into(n, r, (n - 2 * r).div_ceil(max_len.max(1)))
+}
+
+/// Cuts `[r, n - r)` into `pieces` near-equal pieces.
+fn split_into(n: usize, r: usize, pieces: usize) -> Vec<Range<usize>> {
     let len = n - 2 * r;
-    let pieces = len.div_ceil(max_len.max(1));
     (0..pieces)
         .map(|i| r + i * len / pieces..r + (i + 1) * len / pieces)
         .collect()
@@ -67,11 +71,7 @@ pub(crate) fn z_chunk_count(
 /// The output planes of each of `count` near-equal chunks of `[r, n - r)` (one per plane when
 /// there are fewer planes than chunks).
 pub(crate) fn z_chunks(n: usize, r: usize, count: usize) -> Vec<Range<usize>> {
-    let len = n - 2 * r;
-    let k = count.clamp(1, len.max(1));
-    (0..k)
-        .map(|i| r + i * len / k..r + (i + 1) * len / k)
-        .collect()
+    split_into(n, r, count.clamp(1, (n - 2 * r).max(1)))
 }
 
 /// The output range grown by `grow` on each side and clipped to the interior `[r, n - r)`.

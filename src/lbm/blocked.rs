@@ -28,7 +28,7 @@ use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
 use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::cpu::barrier::PoisonOnPanic;
-use crate::cpu::groups::{GroupSync, Groups};
+use crate::cpu::groups::{claimed, GroupSync, Groups};
 use crate::cpu::progress::Progress;
 use crate::cpu::stream;
 use crate::cpu::team::Team;
@@ -360,12 +360,7 @@ impl<T: FlowReal> Pass<'_, T> {
         let b = &self.blocking;
         let mut check = T::Simd::splat(T::zero());
         let per_tile = b.dims[2];
-        let units = per_tile * b.tiles.len();
-        loop {
-            let unit = self.next_plane.fetch_add(1, Ordering::Relaxed);
-            if unit >= units {
-                break;
-            }
+        for unit in claimed(&self.next_plane, per_tile * b.tiles.len()) {
             let (tile, z) = (&b.tiles[unit / per_tile], (unit % per_tile) as isize);
             let x = b.level(tile, 0, 1);
             for y in b.level(tile, 1, 1) {

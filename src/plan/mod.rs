@@ -186,18 +186,20 @@ impl PlanBuilder {
     /// Fixes the threads per tile group of the blocked engine (implies the blocked engine): the
     /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming tiles (or their
     /// z chunks, see [`PlanBuilder::z_chunks`]) with its own ring buffers and barrier; `n` =
-    /// threads is the 3.5D paper's scheme (all threads on every tile). Values above the thread count are clamped to it, and the plan reports the
-    /// largest group it makes (12 threads in groups of at most 8 are 2 groups of 6).
+    /// threads is the 3.5D paper's scheme (all threads on every tile). Values above the thread
+    /// count are clamped to it, and the plan reports the largest group it makes (12 threads in
+    /// groups of at most 8 are 2 groups of 6).
     pub fn tile_threads(mut self, n: usize) -> Self {
         self.tile_threads = Some(n);
         self
     }
 
     /// Fixes how many chunks the blocked CPU engine cuts the z axis into (asks for a blocked
-    /// engine, like a `dim_T` or tile; ignored if the GPU one is chosen). Tile groups claim one tile's chunk at a time, so cores that run slower (busy
-    /// hyperthread siblings, other tenants) take fewer; each chunk recomputes a halo of
-    /// `R·(dim_T − j)` planes per side at level `j`. By default the planner gives each group
-    /// about six units; values above the interior's planes are clamped to it.
+    /// engine, like a `dim_T` or tile; ignored if the GPU one is chosen). Tile groups claim one
+    /// tile's chunk at a time, so cores that run slower (busy hyperthread siblings, other
+    /// tenants) take fewer; each chunk recomputes a halo of `R·(dim_T − j)` planes per side at
+    /// level `j`. By default the planner gives each group about six units; values above the
+    /// interior's planes are clamped to it.
     pub fn z_chunks(mut self, n: usize) -> Self {
         self.z_chunks = Some(n);
         self

@@ -8,6 +8,7 @@ use std::ops::{Index, IndexMut};
 use rand::{Rng, SeedableRng};
 
 use crate::aligned::{line_elems, AlignedBuf};
+use crate::finite::{all_finite, first_bad_plane};
 use crate::{Error, Real, Result};
 
 /// A dense 3D grid of `T` with padded, aligned rows.
@@ -192,9 +193,13 @@ impl<T: Real> Grid<T> {
 
     /// The first non-finite cell in x-fastest order, with its value.
     pub fn find_non_finite(&self) -> Option<([usize; 3], f64)> {
-        self.iter()
-            .find(|(_, v)| !v.is_finite())
-            .map(|(c, v)| (c, v.to_f64().unwrap_or(f64::NAN)))
+        let [_, ny, nz] = self.dims;
+        let z = first_bad_plane(nz, |z| (0..ny).all(|y| all_finite(self.row(y, z))))?;
+        let (x, y) = (0..ny).find_map(|y| {
+            let x = self.row(y, z).iter().position(|v| !v.is_finite());
+            x.map(|x| (x, y))
+        })?;
+        Some(([x, y, z], self.get(x, y, z).to_f64().unwrap_or(f64::NAN)))
     }
 
     /// Row stride in elements (>= nx, a whole number of cache lines).
@@ -332,6 +337,23 @@ mod tests {
         b.set(1, 2, 3, f32::NAN);
         assert!(b.max_rel_diff(&a).unwrap().is_nan());
         assert_eq!(b.find_non_finite().unwrap().0, [1, 2, 3]);
+    }
+
+    /// The parallel scan reports the first bad cell in x-fastest order, whichever plane a
+    /// worker reaches first.
+    #[test]
+    fn the_first_non_finite_cell_is_found_among_many() {
+        let mut g = Grid::<f64>::random([37, 9, 70], 0.0, 1.0, 3).unwrap();
+        assert!(g.find_non_finite().is_none());
+        g.set(30, 8, 61, f64::NAN);
+        g.set(36, 0, 40, f64::NEG_INFINITY);
+        g.set(2, 5, 40, f64::INFINITY);
+        g.set(1, 5, 40, f64::NAN);
+        let (cell, v) = g.find_non_finite().unwrap();
+        assert_eq!(cell, [36, 0, 40]);
+        assert_eq!(v, f64::NEG_INFINITY);
+        g.set(36, 0, 40, 0.5);
+        assert_eq!(g.find_non_finite().unwrap().0, [1, 5, 40]);
     }
 
     #[test]

@@ -30,6 +30,7 @@
 mod aligned;
 mod cpu;
 mod error;
+mod finite;
 pub mod gpu;
 mod grid;
 pub mod lbm;

@@ -6,6 +6,7 @@
 //! into different L1 sets instead of fighting over one.
 
 use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::finite::{all_finite, first_bad_plane};
 use crate::grid::padded_stride;
 use crate::{Error, Real, Result};
 
@@ -150,23 +151,17 @@ impl<T: Real> Populations<T> {
     /// direction (the lowest bad one at that cell) and the value.
     pub(crate) fn find_non_finite(&self) -> Option<([usize; 3], usize, f64)> {
         let [_, ny, nz] = self.layout.dims;
-        for z in 0..nz {
-            for y in 0..ny {
-                if (0..Q).all(|i| all_finite(self.row(i, y, z))) {
-                    continue;
-                }
-                let (x, i) = (0..Q)
-                    .filter_map(|i| {
-                        let bad = self.row(i, y, z).iter().position(|v| !v.is_finite());
-                        bad.map(|x| (x, i))
-                    })
-                    .min()
-                    .expect("a row failed the check");
-                let v = self.get(i, x, y, z).to_f64().unwrap_or(f64::NAN);
-                return Some(([x, y, z], i, v));
-            }
-        }
-        None
+        let row_finite = |y, z| (0..Q).all(|i| all_finite(self.row(i, y, z)));
+        let z = first_bad_plane(nz, |z| (0..ny).all(|y| row_finite(y, z)))?;
+        let y = (0..ny).find(|&y| !row_finite(y, z))?;
+        let (x, i) = (0..Q)
+            .filter_map(|i| {
+                let bad = self.row(i, y, z).iter().position(|v| !v.is_finite());
+                bad.map(|x| (x, i))
+            })
+            .min()?;
+        let v = self.get(i, x, y, z).to_f64().unwrap_or(f64::NAN);
+        Some(([x, y, z], i, v))
     }
 
     /// `max |self − other| / max |other|` over every population of every node (`other` is the
@@ -199,15 +194,6 @@ impl<T: Real> Populations<T> {
             diff
         }
     }
-}
-
-/// True when every value is finite: branch-free within chunks so the compiler vectorises it.
-pub(crate) fn all_finite<T: Real>(values: &[T]) -> bool {
-    let mut chunks = values.chunks_exact(32);
-    let whole = chunks
-        .by_ref()
-        .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()));
-    whole && chunks.remainder().iter().all(|v| v.is_finite())
 }
 
 #[cfg(test)]

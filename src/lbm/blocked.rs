@@ -4,11 +4,15 @@
 //!
 //! All threads of the pinned team work on one tile at a time and stream through z (or through
 //! one chunk of z and its halo, see `crate::cpu::tiling::z_chunk_count`; passes of one level
-//! work otherwise, see `Pass::work_spatial`). Level `j`
-//! keeps its last 4 (= 2R + 2) planes of the tile — 19 arrays each — in a ring buffer; at
-//! pipeline step `s` it computes plane `z = z1 + s − 2(j − 1)` from level `j − 1`'s planes
-//! `z − 1 ..= z + 1`, finished at the three previous steps, so one spin barrier per step is the
-//! only synchronisation. Level 0 is the lattice, the last level writes the tile's output into
+//! work otherwise, see `Pass::work_spatial`). Level `j` keeps its last planes of the tile in
+//! a ring buffer; at pipeline step `s` it computes plane `z = z1 + s − lag·(j − 1)` from level
+//! `j − 1`'s planes `z − 1 ..= z + 1`. Several threads compute their levels side by side, so
+//! a level reads only planes finished at the previous steps (lag 2), and one spin barrier per
+//! step is the only synchronisation; a one-thread group computes its levels in order and reads
+//! the plane the level below has just written (lag 1). Each direction's ring keeps only the
+//! planes it is read from: a population with `c_z = +1` is pulled from plane `z − 1`, one with
+//! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`]). Level 0 is
+//! the lattice, the last level writes the tile's output into
 //! the second population buffer: each row into a staging row first, then streamed out with
 //! non-temporal stores ([`super::stage`]), so the output costs no write-allocate reads. Each
 //! level's rows are split evenly among the threads of a tile group (see `crate::cpu::groups`:
@@ -23,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::lanes::FlowReal;
 use super::naive;
 use super::populations::Populations;
-use super::rows::{AxisMap, FlowKernel, Level, NodeBytes, Row};
+use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row};
 use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
 use crate::aligned::{AlignedBuf, CACHE_LINE};
@@ -38,10 +42,26 @@ use crate::{Lane, SimdVec};
 
 use super::model::Q;
 
-/// Planes each ring keeps: 2R + 2 with R = 1 (a power of two, so `Level` maps a plane to
-/// its slot with a mask).
-const SLOTS: usize = 4;
-const _: () = assert!(SLOTS.is_power_of_two());
+/// Planes a level runs behind the level below within a pipeline step: a group of one thread
+/// computes its levels in order, so a level may read the plane the level below has just
+/// written (1); several threads compute their levels side by side, so a level reads only planes
+/// finished at earlier steps (2 = R + 1).
+fn lag(members: usize) -> usize {
+    if members == 1 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Ring slots each z class (see [`z_class`]) keeps with `lag`: a level computing plane `z`
+/// pulls class `c` from plane `z − 1 + c` of the level below and reads plane `z` for
+/// bounce-back, while the level below writes (or has just written) plane `z + lag`; so class 0
+/// (`c_z = +1`) needs planes `z − 1 ..= z + lag` and the others `z ..= z + lag`. With lag 1 the
+/// 19 directions keep 43 tile planes instead of the 76 of four whole slots (2R + 2 planes).
+fn ring_slots(lag: usize) -> [usize; 3] {
+    [lag + 2, lag + 1, lag + 1]
+}
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
 pub(crate) struct BlockedRun<'a, T: FlowReal> {
@@ -74,8 +94,10 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             let depth = self.dim_t.min(self.steps - done);
             let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
             let chunks = blocking.z_chunks(self.z_chunks);
-            let layout = RingLayout::new::<T>(&blocking);
             let groups = Groups::new(self.team.size(), self.tile_threads);
+            // Groups differ in size by at most one; the rings fit the largest group's lag.
+            let widest = groups.threads().div_ceil(groups.count());
+            let layout = RingLayout::new::<T>(&blocking, ring_slots(lag(widest)));
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take()); // free the old buffer before allocating the new one
@@ -128,32 +150,40 @@ impl<T: FlowReal> BlockedRun<'_, T> {
     }
 }
 
-/// Shape of one group's ring buffers: `depth − 1` levels of 4 slots of 19 tile-sized planes
-/// (groups' rings follow each other, `len` apart).
+/// Shape of one group's ring buffers: `depth − 1` levels, each keeping `slots[z_class(i)]`
+/// tile-sized planes of direction `i` (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
     pitch: usize,
+    /// Elements of one tile-sized plane of one direction.
     array: usize,
-    slot: usize,
+    /// Offset of each direction's first slot within a level.
+    arrays: [usize; Q],
+    slots: [usize; 3],
     level: usize,
     len: usize,
 }
 
 impl RingLayout {
-    fn new<T>(b: &Blocking) -> Self {
+    fn new<T>(b: &Blocking, slots: [usize; 3]) -> Self {
         let size = std::mem::size_of::<T>();
         let pitch = padded_stride::<T>(b.buf[0]);
-        // Stagger the 19 arrays of a slot across cache sets, like the lattice's arrays.
+        // Stagger the planes across cache sets, like the lattice's arrays.
         let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
         let array = bytes / size;
-        let slot = Q * array;
-        let level = SLOTS * slot;
+        let mut first = 0;
+        let arrays = std::array::from_fn(|i| {
+            let at = first;
+            first += slots[z_class(i)] * array;
+            at
+        });
         RingLayout {
             pitch,
             array,
-            slot,
-            level,
-            len: (b.depth - 1) * level,
+            arrays,
+            slots,
+            level: first,
+            len: (b.depth - 1) * first,
         }
     }
 }
@@ -182,7 +212,8 @@ struct Pass<'a, T: FlowReal> {
 // which alone uses its own ring; in each pipeline step every thread writes only its own rows of
 // one plane per level (its group's ring slots or its unit's destination rows, which no other
 // thread touches in that step), reads only planes finished in earlier steps (ordered by the
-// barrier), and never writes the source lattice or the byte arrays. A one-level pass writes
+// barrier) or, alone in its group, planes it wrote itself earlier in the step, and never
+// writes the source lattice or the byte arrays. A one-level pass writes
 // each tile's plane from the one thread that claimed it.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
@@ -226,8 +257,8 @@ impl<T: FlowReal> Pass<'_, T> {
             base: self
                 .ring
                 .wrapping_add(group * self.layout.len + (j - 1) * self.layout.level),
-            array: self.layout.array,
-            plane: self.layout.slot,
+            arrays: self.layout.arrays,
+            plane: self.layout.array,
             pitch: self.layout.pitch,
             origin,
             y,
@@ -236,7 +267,7 @@ impl<T: FlowReal> Pass<'_, T> {
             } else {
                 AxisMap::Clamp(nz)
             },
-            slots: Some(SLOTS),
+            slots: Some(self.layout.slots),
         }
     }
 
@@ -264,7 +295,8 @@ impl<T: FlowReal> Pass<'_, T> {
             claims += 1;
             let tile = &b.tiles[unit / self.chunks.len()];
             let chunk = &self.chunks[unit % self.chunks.len()];
-            let (steps, z1) = b.pipeline(chunk);
+            let lag = lag(m.size) as isize;
+            let (steps, z1) = b.pipeline(chunk, lag as usize);
             let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
@@ -285,7 +317,7 @@ impl<T: FlowReal> Pass<'_, T> {
                     return;
                 }
                 for j in 1..=d {
-                    let z = z1 + s - 2 * (j as isize - 1);
+                    let z = z1 + s - lag * (j as isize - 1);
                     if !zs[j].contains(&z) {
                         continue;
                     }
@@ -297,8 +329,10 @@ impl<T: FlowReal> Pass<'_, T> {
                         // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
                         // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
                         // level's region is the next one's grown by one), finished in earlier
-                        // steps; row (y, z) of level j < d is this thread's alone in this step and
-                        // lies in a slot no thread reads in this step (4 slots, 3 read). The last
+                        // steps or, in a one-thread group, earlier in this one; each class's
+                        // slots still hold the planes it is read from (`ring_slots`). Row (y, z)
+                        // of level j < d is this thread's alone in this step and lies in slots
+                        // no thread reads in this step. The last
                         // level goes to this thread's staging row, which covers the level's
                         // columns, and from there to row (y, z) of the lattice, which no other
                         // thread writes (tiles' outputs are disjoint).

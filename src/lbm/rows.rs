@@ -58,21 +58,36 @@ impl AxisMap {
     }
 }
 
+/// The z class of direction `i`: `1 − c_iz`, the index among planes `z − 1, z, z + 1` of the
+/// plane its population is pulled from.
+#[inline(always)]
+pub(crate) const fn z_class(i: usize) -> usize {
+    (1 - VELOCITIES[i][2]) as usize
+}
+
 /// Where one time level keeps its populations: the lattice's arrays, or a blocked engine's
 /// ring buffer of planes. Array `i`, plane `z`, row `y`, column `x` is at
-/// `base + i·array + slot(z)·plane + (y − origin_y)·pitch + (x − origin_x)`.
+/// `base + arrays[i] + slot(z)·plane + (y − origin_y)·pitch + (x − origin_x)`, where `slot(z)`
+/// is the mapped plane for the lattice and the mapped plane modulo the slots of `i`'s z class
+/// (see [`z_class`]) for a ring.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Level<T> {
     pub(crate) base: *mut T,
-    pub(crate) array: usize,
+    /// Offset of each direction's array (its first slot in a ring).
+    pub(crate) arrays: [usize; Q],
     pub(crate) plane: usize,
     pub(crate) pitch: usize,
     pub(crate) origin: [isize; 2],
     pub(crate) y: AxisMap,
     pub(crate) z: AxisMap,
-    /// Ring slots (planes kept, indexed by `z mod slots`; a power of two); `None` for the
+    /// Ring slots (planes kept, indexed by `z mod slots`) of each z class; `None` for the
     /// lattice.
-    pub(crate) slots: Option<usize>,
+    pub(crate) slots: Option<[usize; 3]>,
+}
+
+/// Offsets of `Q` arrays `array` elements apart.
+pub(crate) fn consecutive_arrays(array: usize) -> [usize; Q] {
+    std::array::from_fn(|i| i * array)
 }
 
 impl<T> Level<T> {
@@ -80,7 +95,7 @@ impl<T> Level<T> {
     pub(crate) fn lattice(base: *mut T, layout: &Layout, periodic: [bool; 3]) -> Level<T> {
         Level {
             base,
-            array: layout.array,
+            arrays: consecutive_arrays(layout.array),
             plane: layout.plane,
             pitch: layout.pitch,
             origin: [0, 0],
@@ -90,16 +105,13 @@ impl<T> Level<T> {
         }
     }
 
-    /// Element offset of the (mapped) plane `z`.
+    /// Element offset of the (mapped) plane `z` for the arrays of z class `class`.
     #[inline(always)]
-    pub(crate) fn plane_offset(&self, z: isize) -> usize {
+    pub(crate) fn plane_offset(&self, class: usize, z: isize) -> usize {
         let z = self.z.map(z);
         match self.slots {
-            // Ring slot counts are powers of two: a mask, not a division, per row.
-            Some(s) => {
-                debug_assert!(s.is_power_of_two());
-                (z & (s as isize - 1)) as usize * self.plane
-            }
+            // A division per class and row, not per node.
+            Some(s) => z.rem_euclid(s[class] as isize) as usize * self.plane,
             None => z as usize * self.plane,
         }
     }
@@ -114,7 +126,7 @@ impl<T> Level<T> {
     #[inline(always)]
     pub(crate) fn row(&self, i: usize, plane: usize, row: usize) -> *mut T {
         self.base
-            .wrapping_add(i * self.array + plane + row)
+            .wrapping_add(self.arrays[i] + plane + row)
             .wrapping_sub(self.origin[0] as usize)
     }
 }
@@ -192,24 +204,28 @@ impl<T> Row<T> {
     ) -> Row<T> {
         // Written out rather than through `array::map`, whose closures were not inlined: the
         // set-up of a row cost as much as five vectors of nodes.
-        let planes = [
-            src.plane_offset(z - 1),
-            src.plane_offset(z),
-            src.plane_offset(z + 1),
+        // Class `c` (see `z_class`) pulls from plane `z − 1 + c`; bounce-back reads plane `z`.
+        let pulled = [
+            src.plane_offset(0, z - 1),
+            src.plane_offset(1, z),
+            src.plane_offset(2, z + 1),
+        ];
+        let own = [src.plane_offset(0, z), pulled[1], src.plane_offset(2, z)];
+        let outs = [
+            out.plane_offset(0, z),
+            out.plane_offset(1, z),
+            out.plane_offset(2, z),
         ];
         let rows = [
             src.row_offset(y - 1),
             src.row_offset(y),
             src.row_offset(y + 1),
         ];
-        let (out_plane, out_row) = (out.plane_offset(z), out.row_offset(y));
+        let out_row = out.row_offset(y);
         let byte_planes = [bytes.plane(z - 1), bytes.plane(z), bytes.plane(z + 1)];
         let byte_rows = [bytes.row(y - 1), bytes.row(y), bytes.row(y + 1)];
         let own_bytes = byte_planes[1] + byte_rows[1];
-        let at = |i: usize| {
-            let c = VELOCITIES[i];
-            ((1 - c[2]) as usize, (1 - c[1]) as usize)
-        };
+        let at = |i: usize| (z_class(i), (1 - VELOCITIES[i][1]) as usize);
         let mut row = Row {
             src: [std::ptr::null(); Q],
             own: [std::ptr::null(); Q],
@@ -220,9 +236,9 @@ impl<T> Row<T> {
         };
         for i in 0..Q {
             let (pz, py) = at(i);
-            row.src[i] = src.row(i, planes[pz], rows[py]).cast_const();
-            row.own[i] = src.row(i, planes[1], rows[1]).cast_const();
-            row.out[i] = out.row(i, out_plane, out_row);
+            row.src[i] = src.row(i, pulled[pz], rows[py]).cast_const();
+            row.own[i] = src.row(i, own[pz], rows[1]).cast_const();
+            row.out[i] = out.row(i, outs[pz], out_row);
             row.flags[i] = bytes.flags.wrapping_add(byte_planes[pz] + byte_rows[py]);
         }
         row

@@ -4,7 +4,7 @@
 //! memory before being overwritten (write-allocate), a third of a sweep's memory traffic.
 
 use super::model::Q;
-use super::rows::{AxisMap, Level};
+use super::rows::{consecutive_arrays, z_class, AxisMap, Level};
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::cpu::stream::stream_copy;
 use crate::grid::padded_stride;
@@ -33,7 +33,7 @@ impl<T: Real> Stage<T> {
         let line = line_elems::<T>();
         Level {
             base: self.buf.as_mut_ptr(),
-            array: self.pitch,
+            arrays: consecutive_arrays(self.pitch),
             plane: 0,
             pitch: 0,
             origin: [(x0 / line * line) as isize, 0],
@@ -59,8 +59,10 @@ pub(crate) unsafe fn stream_row<T: Real>(
     x0: usize,
     x1: usize,
 ) {
-    let (plane, row) = (dst.plane_offset(z), dst.row_offset(y));
+    let planes = [0, 1, 2].map(|c| dst.plane_offset(c, z));
+    let row = dst.row_offset(y);
     for i in 0..Q {
+        let plane = planes[z_class(i)];
         // SAFETY: the caller guarantees both rows at columns x0 .. x1; they are distinct
         // buffers.
         unsafe {

@@ -142,10 +142,10 @@ impl Blocking {
     }
 
     /// Pipeline steps for the output planes `chunk`, and level 1's first plane `z1`: level `j`
-    /// computes plane `z1 + s − 2(j − 1)` at step `s`.
-    pub(crate) fn pipeline(&self, chunk: &Range<isize>) -> (usize, isize) {
+    /// computes plane `z1 + s − lag·(j − 1)` at step `s`.
+    pub(crate) fn pipeline(&self, chunk: &Range<isize>, lag: usize) -> (usize, isize) {
         let z1 = self.z_range(1, chunk).start;
-        ((chunk.end - z1) as usize + 2 * (self.depth - 1), z1)
+        ((chunk.end - z1) as usize + lag * (self.depth - 1), z1)
     }
 }
 
@@ -196,13 +196,14 @@ mod tests {
         assert!(hits.iter().all(|&h| h == 1));
         let all = 0..10;
         assert_eq!(b.z_range(1, &all), 0..10);
-        assert_eq!(b.pipeline(&all), (14, 0));
+        assert_eq!(b.pipeline(&all, 2), (14, 0));
+        assert_eq!(b.pipeline(&all, 1), (12, 0));
         // A chunk inside: its halo of 2 planes at level 1, none at level 3.
         let chunks = b.z_chunks(2);
         assert_eq!(chunks, vec![0..5, 5..10]);
         assert_eq!(b.z_range(1, &chunks[1]), 3..10);
         assert_eq!(b.z_range(3, &chunks[1]), 5..10);
-        assert_eq!(b.pipeline(&chunks[1]), (7 + 4, 3));
+        assert_eq!(b.pipeline(&chunks[1], 2), (7 + 4, 3));
     }
 
     #[test]
@@ -216,7 +217,7 @@ mod tests {
         let all = 0..10;
         assert_eq!(b.z_range(1, &all), -2..12);
         assert_eq!(b.z_range(3, &all), 0..10);
-        assert_eq!(b.pipeline(&all), (10 + 2 + 4, -2));
+        assert_eq!(b.pipeline(&all, 2), (10 + 2 + 4, -2));
         assert_eq!(
             b.z_range(2, &(5..10)),
             4..11,

@@ -11,16 +11,17 @@
 //! step is the only synchronisation; a one-thread group computes its levels in order and reads
 //! the plane the level below has just written (lag 1). Each direction's ring keeps only the
 //! planes it is read from: a population with `c_z = +1` is pulled from plane `z − 1`, one with
-//! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`]). Level 0 is
-//! the lattice, the last level writes the tile's output into
-//! the second population buffer: each row into a staging row first, then streamed out with
-//! non-temporal stores ([`super::stage`]), so the output costs no write-allocate reads. Each
-//! level's rows are split evenly among the threads of a tile group (see `crate::cpu::groups`:
-//! groups claim units, a tile's chunk of z, and have their own rings and barrier; one group of
-//! the whole team on whole tiles is the paper's scheme; with deep enough shares the barrier
-//! gives way to waiting for the two neighbouring members, see `crate::cpu::progress`). Wall
-//! nodes are carried through the levels by copying, and the lattice's flag, class and links
-//! arrays (constant in time) are read in place.
+//! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`]).
+//!
+//! Level 0 is the lattice; the last level writes the tile's output into the second population
+//! buffer, each row into a staging row first, then streamed out with non-temporal stores
+//! ([`super::stage`]), so the output costs no write-allocate reads. Each level's rows are split
+//! evenly among the threads of a tile group (see `crate::cpu::groups`: groups claim units, a
+//! tile's chunk of z, and have their own rings and barrier; one group of the whole team on
+//! whole tiles is the paper's scheme; with deep enough shares the barrier gives way to waiting
+//! for the two neighbouring members, see `crate::cpu::progress`). Wall nodes are carried
+//! through the levels by copying, and the lattice's flag, class and links arrays (constant in
+//! time) are read in place.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -332,10 +333,10 @@ impl<T: FlowReal> Pass<'_, T> {
                         // steps or, in a one-thread group, earlier in this one; each class's
                         // slots still hold the planes it is read from (`ring_slots`). Row (y, z)
                         // of level j < d is this thread's alone in this step and lies in slots
-                        // no thread reads in this step. The last
-                        // level goes to this thread's staging row, which covers the level's
-                        // columns, and from there to row (y, z) of the lattice, which no other
-                        // thread writes (tiles' outputs are disjoint).
+                        // no thread reads in this step. The last level goes to this thread's
+                        // staging row, which covers the level's columns, and from there to row
+                        // (y, z) of the lattice, which no other thread writes (tiles' outputs
+                        // are disjoint).
                         unsafe {
                             if last {
                                 self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);

@@ -34,7 +34,7 @@ use super::pinned::on_pinned_threads;
 use crate::cpu::rows::{Planes, RowKernel, WithKernel};
 use crate::lbm::naive::SerialLattice;
 use crate::lbm::{Axis, Lattice, Physics};
-use crate::{Grid, Real, Stencil};
+use crate::{simd_lanes, DType, Grid, Real, Stencil};
 
 /// Interior x and y of each thread's private grid (rows of 1 KiB in f32); z follows from the
 /// footprint, twice the private cache.
@@ -117,8 +117,25 @@ fn share_measured_or_cached(
     cores: usize,
     measure: impl FnOnce() -> f64,
 ) -> (f64, String) {
-    let key = format!("{} {probe} threads={cores}", boot_key());
-    cached_measurement((env, |e| e > 0.0 && e <= 1.0), &key, false, measure)
+    cached_measurement(
+        (env, |e| e > 0.0 && e <= 1.0),
+        &probe_key(probe, cores),
+        false,
+        measure,
+    )
+}
+
+/// The cache key of a compute probe's share: per boot, thread count and SIMD width. The share
+/// is of a peak that scales with the build's lanes, so an AVX2 build's share read by an
+/// AVX-512 build would double the kernel's rate in the model (on the 16-core host that made
+/// the AVX-512 build plan D3Q19 `f32` 256³ at `dim_T` 4 264×30, 1.15-1.21× naive, where its own
+/// probe leads to `dim_T` 2 260×12, 1.6-1.7×; session 28, run E).
+fn probe_key(probe: &str, cores: usize) -> String {
+    format!(
+        "{} {probe} threads={cores} f32-lanes={}",
+        boot_key(),
+        simd_lanes(DType::F32)
+    )
 }
 
 /// Rate of the f32 D3Q19 kernel on `threads` pinned threads whose lattices together take four
@@ -253,5 +270,19 @@ impl WithKernel<f32> for Sweep<'_> {
             }
         }
         std::hint::black_box(check);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_keys_name_the_simd_width() {
+        let key = probe_key("compute-lattice", 4);
+        assert!(key.starts_with(&boot_key()), "{key}");
+        assert!(key.contains("compute-lattice threads=4"), "{key}");
+        let lanes = format!("f32-lanes={}", simd_lanes(DType::F32));
+        assert!(key.ends_with(&lanes), "{key}");
     }
 }

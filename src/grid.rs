@@ -191,7 +191,8 @@ impl<T: Real> Grid<T> {
         Ok(if scale > 0.0 { diff / scale } else { diff })
     }
 
-    /// The first non-finite cell in x-fastest order, with its value.
+    /// The first non-finite cell in x-fastest order, with its value. Planes are checked in
+    /// parallel on the current rayon pool (the global one outside `ThreadPool::install`).
     pub fn find_non_finite(&self) -> Option<([usize; 3], f64)> {
         let [_, ny, nz] = self.dims;
         let z = first_bad_plane(nz, |z| (0..ny).all(|y| all_finite(self.row(y, z))))?;

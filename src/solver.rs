@@ -173,7 +173,9 @@ impl<T: Real> State for Grid<T> {
         if steps == 0 {
             return Err(Error::ZeroSteps);
         }
-        if let Some((cell, value)) = grid.find_non_finite() {
+        // The scan runs on the plan's threads, not on every core of the machine.
+        let pool = solver.workers.pool(plan.threads())?;
+        if let Some((cell, value)) = pool.install(|| grid.find_non_finite()) {
             return Err(Error::NonFiniteInput { cell, value });
         }
         if plan.engine().is_gpu() {
@@ -332,7 +334,8 @@ impl<T: Real> State for Lattice<T> {
             return Err(Error::ZeroSteps);
         }
         lat.validate()?;
-        if let Some((cell, _, value)) = lat.pop.find_non_finite() {
+        let pool = solver.workers.pool(plan.threads())?;
+        if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
             return Err(Error::NonFiniteInput { cell, value });
         }
         let dims = lat.dims();

@@ -62,6 +62,11 @@ impl Groups {
         self.count
     }
 
+    /// Threads in the largest group (sizes differ by at most one).
+    pub(crate) fn largest(&self) -> usize {
+        self.threads.div_ceil(self.count)
+    }
+
     /// Team threads of group `g`.
     fn members(&self, g: usize) -> Range<usize> {
         self.threads * g / self.count..self.threads * (g + 1) / self.count
@@ -162,6 +167,7 @@ mod tests {
                     assert_eq!(m.size, g.members(m.group).len());
                 }
                 assert!(sizes.iter().all(|&s| s >= 1 && s <= per.min(threads)));
+                assert_eq!(g.largest(), *sizes.iter().max().unwrap());
                 assert_eq!(sizes.iter().sum::<usize>(), threads);
             }
         }

@@ -96,9 +96,8 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
             let chunks = blocking.z_chunks(self.z_chunks);
             let groups = Groups::new(self.team.size(), self.tile_threads);
-            // Groups differ in size by at most one; the rings fit the largest group's lag.
-            let widest = groups.threads().div_ceil(groups.count());
-            let layout = RingLayout::new::<T>(&blocking, ring_slots(lag(widest)));
+            // The rings fit the largest group's lag.
+            let layout = RingLayout::new::<T>(&blocking, ring_slots(lag(groups.largest())));
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take()); // free the old buffer before allocating the new one
@@ -156,8 +155,8 @@ impl<T: FlowReal> BlockedRun<'_, T> {
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
     pitch: usize,
-    /// Elements of one tile-sized plane of one direction.
-    array: usize,
+    /// Elements of one slot: a tile-sized plane of one direction.
+    slot: usize,
     /// Offset of each direction's first slot within a level.
     arrays: [usize; Q],
     slots: [usize; 3],
@@ -171,16 +170,16 @@ impl RingLayout {
         let pitch = padded_stride::<T>(b.buf[0]);
         // Stagger the planes across cache sets, like the lattice's arrays.
         let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
-        let array = bytes / size;
+        let slot = bytes / size;
         let mut first = 0;
         let arrays = std::array::from_fn(|i| {
             let at = first;
-            first += slots[z_class(i)] * array;
+            first += slots[z_class(i)] * slot;
             at
         });
         RingLayout {
             pitch,
-            array,
+            slot,
             arrays,
             slots,
             level: first,
@@ -259,7 +258,7 @@ impl<T: FlowReal> Pass<'_, T> {
                 .ring
                 .wrapping_add(group * self.layout.len + (j - 1) * self.layout.level),
             arrays: self.layout.arrays,
-            plane: self.layout.array,
+            plane: self.layout.slot,
             pitch: self.layout.pitch,
             origin,
             y,
@@ -287,6 +286,8 @@ impl<T: FlowReal> Pass<'_, T> {
             (m.local > 0).then(|| tid - 1),
             (m.local + 1 < m.size).then_some(tid + 1),
         ];
+        // Planes each level runs behind the level below.
+        let behind = lag(m.size);
         // Steps this thread has finished in this pass, over all its units.
         let mut finished = 0;
         // Units this thread's group has claimed (see `GroupSync::claim`).
@@ -296,8 +297,7 @@ impl<T: FlowReal> Pass<'_, T> {
             claims += 1;
             let tile = &b.tiles[unit / self.chunks.len()];
             let chunk = &self.chunks[unit % self.chunks.len()];
-            let lag = lag(m.size) as isize;
-            let (steps, z1) = b.pipeline(chunk, lag as usize);
+            let (steps, z1) = b.pipeline(chunk, behind);
             let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
@@ -318,7 +318,7 @@ impl<T: FlowReal> Pass<'_, T> {
                     return;
                 }
                 for j in 1..=d {
-                    let z = z1 + s - lag * (j as isize - 1);
+                    let z = z1 + s - behind as isize * (j as isize - 1);
                     if !zs[j].contains(&z) {
                         continue;
                     }
@@ -333,10 +333,11 @@ impl<T: FlowReal> Pass<'_, T> {
                         // steps or, in a one-thread group, earlier in this one; each class's
                         // slots still hold the planes it is read from (`ring_slots`). Row (y, z)
                         // of level j < d is this thread's alone in this step and lies in slots
-                        // no thread reads in this step. The last level goes to this thread's
-                        // staging row, which covers the level's columns, and from there to row
-                        // (y, z) of the lattice, which no other thread writes (tiles' outputs
-                        // are disjoint).
+                        // no other thread reads in this step (in a one-thread group level j + 1
+                        // reads it later in the step, after this write). The last level goes to
+                        // this thread's staging row, which covers the level's columns, and from
+                        // there to row (y, z) of the lattice, which no other thread writes
+                        // (tiles' outputs are disjoint).
                         unsafe {
                             if last {
                                 self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);

@@ -53,11 +53,13 @@
 //! * `naive`: one parallel SIMD sweep per step; memory-bound (≥ 153 bytes per node update in
 //!   `f32`: 19 populations read and written and a class byte).
 //! * `blocked`: 3.5D blocking — `dim_T` steps per pass over memory, XY tiles streamed through z,
-//!   ring buffers of 4 planes × 19 arrays per level in the last-level cache, one barrier per
-//!   plane. The planner sizes tiles from `E = 19·size + 1` bytes per node (77 in `f32`, 153 in
-//!   `f64`, the paper's 80/160 with a one-byte flag). Periodic axes are handled as described
-//!   in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap inside each
-//!   level; periodic y and z get ghost zones in unwrapped coordinates.
+//!   a ring buffer per level that keeps each direction only for the planes it is read from
+//!   (43 tile-sized array planes per level for one-thread tile groups, 62 for larger groups,
+//!   where four whole planes of 19 arrays would be 76), one barrier per plane for groups of
+//!   several threads. The planner sizes tiles from `E = 19·size + 1` bytes per node (77 in
+//!   `f32`, 153 in `f64`, the paper's 80/160 with a one-byte flag). Periodic axes are handled
+//!   as described in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap
+//!   inside each level; periodic y and z get ghost zones in unwrapped coordinates.
 //!
 //! * `gpu-naive` (`src/gpu/lbm.rs`, `src/gpu/kernels/lbm.cu`): the same update as one fused
 //!   CUDA kernel per step, one thread per node, with two copies of the populations or, with

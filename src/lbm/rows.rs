@@ -75,7 +75,9 @@ pub(crate) struct Level<T> {
     pub(crate) base: *mut T,
     /// Offset of each direction's array (its first slot in a ring).
     pub(crate) arrays: [usize; Q],
+    /// Elements from one plane (ring slot) of an array to the next.
     pub(crate) plane: usize,
+    /// Elements from one row to the next.
     pub(crate) pitch: usize,
     pub(crate) origin: [isize; 2],
     pub(crate) y: AxisMap,

@@ -59,7 +59,11 @@ pub(crate) unsafe fn stream_row<T: Real>(
     x0: usize,
     x1: usize,
 ) {
-    let planes = [0, 1, 2].map(|c| dst.plane_offset(c, z));
+    let planes = [
+        dst.plane_offset(0, z),
+        dst.plane_offset(1, z),
+        dst.plane_offset(2, z),
+    ];
     let row = dst.row_offset(y);
     for i in 0..Q {
         let plane = planes[z_class(i)];

@@ -22,9 +22,10 @@
 //! naive sweeps of a 192³ cavity ran 76-92 MLUPS against 144 from the copy rate; 71-81% on the
 //! 16-core host).
 //!
-//! Like the bandwidth, the results are cached on disk per boot; `STENCIL35D_COMPUTE_EFFICIENCY`
-//! and `STENCIL35D_LATTICE_EFFICIENCY` set them instead (a share of the peak in `(0, 1]`), and
-//! `STENCIL35D_LATTICE_STREAM_SHARE` the lattice's share of the measured bandwidth.
+//! Like the bandwidth, the results are cached on disk per boot (and per SIMD build, see
+//! `probe_key`); `STENCIL35D_COMPUTE_EFFICIENCY` and `STENCIL35D_LATTICE_EFFICIENCY` set them
+//! instead (a share of the peak in `(0, 1]`), and `STENCIL35D_LATTICE_STREAM_SHARE` the
+//! lattice's share of the measured bandwidth.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -34,6 +35,7 @@ use super::pinned::on_pinned_threads;
 use crate::cpu::rows::{Planes, RowKernel, WithKernel};
 use crate::lbm::naive::SerialLattice;
 use crate::lbm::{Axis, Lattice, Physics};
+use crate::real::simd_isa;
 use crate::{simd_lanes, DType, Grid, Real, Stencil};
 
 /// Interior x and y of each thread's private grid (rows of 1 KiB in f32); z follows from the
@@ -125,15 +127,18 @@ fn share_measured_or_cached(
     )
 }
 
-/// The cache key of a compute probe's share: per boot, thread count and SIMD width. The share
-/// is of a peak that scales with the build's lanes, so an AVX2 build's share read by an
-/// AVX-512 build would double the kernel's rate in the model (on the 16-core host that made
-/// the AVX-512 build plan D3Q19 `f32` 256³ at `dim_T` 4 264×30, 1.15-1.21× naive, where its own
-/// probe leads to `dim_T` 2 260×12, 1.6-1.7×; session 28, run E).
+/// The cache key of a compute probe's share: per boot, thread count and SIMD build (instruction
+/// set and `f32` lanes). The kernels' shares are of a peak that scales with the build's lanes,
+/// and builds of equal lanes run at different rates (`wide`'s 8-lane vectors are two SSE halves
+/// without AVX), so one build's share read by another misleads the model: on the 16-core host
+/// an AVX-512 build that read an AVX2 build's shares planned D3Q19 `f32` 256³ at `dim_T` 4
+/// 264×30 (1.15-1.21× naive) where its own lead to `dim_T` 2 260×12 (1.6-1.7×; session 28,
+/// runs E-F). The lattice stream share, a share of the copy bandwidth, is keyed the same way.
 fn probe_key(probe: &str, cores: usize) -> String {
     format!(
-        "{} {probe} threads={cores} f32-lanes={}",
+        "{} {probe} threads={cores} simd={} f32-lanes={}",
         boot_key(),
+        simd_isa(),
         simd_lanes(DType::F32)
     )
 }
@@ -282,7 +287,7 @@ mod tests {
         let key = probe_key("compute-lattice", 4);
         assert!(key.starts_with(&boot_key()), "{key}");
         assert!(key.contains("compute-lattice threads=4"), "{key}");
-        let lanes = format!("f32-lanes={}", simd_lanes(DType::F32));
-        assert!(key.ends_with(&lanes), "{key}");
+        let build = format!("simd={} f32-lanes={}", simd_isa(), simd_lanes(DType::F32));
+        assert!(key.ends_with(&build), "{key}");
     }
 }

@@ -367,8 +367,9 @@ impl ModelInput<'_> {
         }
         let (n, groups) = self.grouping(tile_threads);
         let kappa = self.redundancy(tile, dim_t);
-        // Eq. (1). For the lattice this charges four planes of all 19 arrays per level, about
-        // twice what its rings keep (see lbm::blocked's `ring_slots`); the taller tiles the
+        // Eq. (1). For the lattice this charges four planes of all 19 arrays per level, 76 array
+        // planes where its rings keep 43 (one-thread groups) or 62 (see lbm::blocked's
+        // `ring_slots`); the taller tiles the
         // smaller rings would allow were no faster on the 16-core host (session 28: D3Q19
         // f32 256³ `dim_T` 2 260×20 and 260×28, 809-877 MLUPS against 923-941 for 260×12), so
         // the planner keeps the paper's figure.

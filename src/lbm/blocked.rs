@@ -213,8 +213,8 @@ struct Pass<'a, T: FlowReal> {
 // one plane per level (its group's ring slots or its unit's destination rows, which no other
 // thread touches in that step), reads only planes finished in earlier steps (ordered by the
 // barrier) or, alone in its group, planes it wrote itself earlier in the step, and never
-// writes the source lattice or the byte arrays. A one-level pass writes
-// each tile's plane from the one thread that claimed it.
+// writes the source lattice or the byte arrays. A one-level pass writes each tile's plane from
+// the one thread that claimed it.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
 impl<T: FlowReal> Pass<'_, T> {

@@ -3,9 +3,9 @@
 //!
 //! The XY interior is cut into tiles (see [`super::tiling`]); all threads of a pinned team work
 //! on one tile at a time and stream through z (passes of one level work otherwise: see
-//! `Pass::work_spatial`). Level `j` (time step `j` of the pass) keeps its
-//! last `2R + 2` planes of the tile in a ring buffer; at pipeline step `s` level `j` computes
-//! plane `z = z1 + s - (j-1)(R+1)` (`z1`: level 1's first plane) from level `j-1`'s planes
+//! `Pass::work_spatial`). Level `j` (time step `j` of the pass) keeps its last `2R + 2` planes
+//! of the tile in a ring buffer; at pipeline step `s` level `j` computes plane
+//! `z = z1 + s - (j-1)(R+1)` (`z1`: level 1's first plane) from level `j-1`'s planes
 //! `z-R ..= z+R`, which were all finished at earlier steps, so every level advances in the same
 //! step and one spin-barrier per step is the only synchronisation (the prolog and epilog are
 //! the steps where some levels have no plane yet / any more). A group of one thread, the

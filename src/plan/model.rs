@@ -369,10 +369,9 @@ impl ModelInput<'_> {
         let kappa = self.redundancy(tile, dim_t);
         // Eq. (1). For the lattice this charges four planes of all 19 arrays per level, 76 array
         // planes where its rings keep 43 (one-thread groups) or 62 (see lbm::blocked's
-        // `ring_slots`); the taller tiles the
-        // smaller rings would allow were no faster on the 16-core host (session 28: D3Q19
-        // f32 256³ `dim_T` 2 260×20 and 260×28, 809-877 MLUPS against 923-941 for 260×12), so
-        // the planner keeps the paper's figure.
+        // `ring_slots`); the taller tiles the smaller rings would allow were no faster on the
+        // 16-core host (session 28: D3Q19 f32 256³ `dim_T` 2 260×20 and 260×28, 809-877 MLUPS
+        // against 923-941 for 260×12), so the planner keeps the paper's figure.
         let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64)
             / self.write_cost(dim_t);

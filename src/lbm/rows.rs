@@ -349,6 +349,15 @@ impl<T: FlowReal> FlowKernel<T> {
                 hi -= 1;
             }
             let mut x = lo;
+            if x % w != 0 && x + w <= hi {
+                // One vector at the row's start, then on from the next multiple of the lane
+                // count: column 0 of every level starts a cache line, so the stores and the
+                // loads of sources in the same column no longer straddle two lines (with
+                // AVX-512 a vector is a whole line). The nodes both vectors cover get
+                // identical values.
+                acc = self.vector::<FORCED, CHECK>(row, x, acc);
+                x = x.next_multiple_of(w);
+            }
             while x + w <= hi {
                 if !T::Simd::bytes_zero(row.class.add(x)) {
                     acc = self.vector::<FORCED, CHECK>(row, x, acc);

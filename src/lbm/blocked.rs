@@ -31,7 +31,7 @@ use super::populations::Populations;
 use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row};
 use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
-use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::aligned::{line_elems, AlignedBuf, CACHE_LINE};
 use crate::cpu::barrier::PoisonOnPanic;
 use crate::cpu::groups::{claimed, GroupSync, Groups};
 use crate::cpu::progress::Progress;
@@ -62,6 +62,13 @@ fn lag(members: usize) -> usize {
 /// 19 directions keep 43 tile planes instead of the 76 of four whole slots (2R + 2 planes).
 fn ring_slots(lag: usize) -> [usize; 3] {
     [lag + 2, lag + 1, lag + 1]
+}
+
+/// Tile planes one ring level keeps for tile groups of `members` threads (the planner's
+/// working set of a lattice pass): 43 for one thread, 62 for more.
+pub(crate) fn ring_planes(members: usize) -> usize {
+    let slots = ring_slots(lag(members));
+    (0..Q).map(|i| slots[z_class(i)]).sum()
 }
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
@@ -167,7 +174,11 @@ struct RingLayout {
 impl RingLayout {
     fn new<T>(b: &Blocking, slots: [usize; 3]) -> Self {
         let size = std::mem::size_of::<T>();
-        let pitch = padded_stride::<T>(b.buf[0]);
+        let width = b
+            .tiles
+            .iter()
+            .map(|t| (b.level(t, 0, 1).end - ring_origin::<T>(b, t)[0]) as usize);
+        let pitch = padded_stride::<T>(width.max().unwrap_or(0));
         // Stagger the planes across cache sets, like the lattice's arrays.
         let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
         let slot = bytes / size;
@@ -186,6 +197,17 @@ impl RingLayout {
             len: (b.depth - 1) * first,
         }
     }
+}
+
+/// Where level 1 of `tile` starts in a ring: x at the cache line holding its first column, so
+/// ring rows keep the lattice's alignment within a line (the row kernel aligns its vectors to
+/// it: see `FlowKernel::row`), y at its first row.
+fn ring_origin<T>(b: &Blocking, tile: &[std::ops::Range<isize>; 2]) -> [isize; 2] {
+    let line = line_elems::<T>() as isize;
+    [
+        b.level(tile, 0, 1).start.div_euclid(line) * line,
+        b.level(tile, 1, 1).start,
+    ]
 }
 
 /// One pass: the shared, read-only state of every team member.
@@ -299,7 +321,7 @@ impl<T: FlowReal> Pass<'_, T> {
             let chunk = &self.chunks[unit % self.chunks.len()];
             let (steps, z1) = b.pipeline(chunk, behind);
             let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
-            let origin = [b.level(tile, 0, 1).start, b.level(tile, 1, 1).start];
+            let origin = ring_origin::<T>(b, tile);
             let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
             let xs: Vec<(usize, usize)> = (0..=d)
                 .map(|j| {
@@ -415,6 +437,24 @@ impl<T: FlowReal> Pass<'_, T> {
         }
         if !check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_planes_count_every_directions_slots() {
+        // Five directions with c_z = +1 keep lag + 2 slots, the other 14 lag + 1.
+        assert_eq!(ring_planes(1), 5 * 3 + 14 * 2);
+        assert_eq!(ring_planes(2), 5 * 4 + 14 * 3);
+        assert_eq!(ring_planes(8), ring_planes(2));
+        let b = Blocking::new([40, 30, 20], [false; 3], [20, 12], 3);
+        for members in [1, 2, 4] {
+            let ring = RingLayout::new::<f32>(&b, ring_slots(lag(members)));
+            assert_eq!(ring.level, ring_planes(members) * ring.slot);
         }
     }
 }

@@ -76,7 +76,7 @@
 //! [`Lattice::save`] and [`Lattice::load`] write and read the whole state bit-exactly; the
 //! format is described in [`checkpoint`].
 
-mod blocked;
+pub(crate) mod blocked;
 mod cell;
 pub mod checkpoint;
 mod classify;

@@ -21,6 +21,8 @@ use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
 use crate::cpu::tiling::{self, z_chunk_count};
+use crate::lbm::blocked::ring_planes;
+use crate::lbm::Q;
 use crate::DType;
 
 /// Modelled cost of one spin-barrier round across `n > 1` threads: a fixed part plus one
@@ -367,12 +369,17 @@ impl ModelInput<'_> {
         }
         let (n, groups) = self.grouping(tile_threads);
         let kappa = self.redundancy(tile, dim_t);
-        // Eq. (1). For the lattice this charges four planes of all 19 arrays per level, 76 array
-        // planes where its rings keep 43 (one-thread groups) or 62 (see lbm::blocked's
-        // `ring_slots`); the taller tiles the smaller rings would allow were no faster on the
-        // 16-core host (session 28: D3Q19 f32 256³ `dim_T` 2 260×20 and 260×28, 809-877 MLUPS
-        // against 923-941 for 260×12), so the planner keeps the paper's figure.
-        let ws = working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1]);
+        // Eq. (1); for the lattice the rings it really keeps (`lattice_working_set`), which
+        // decide whether they spill out of the private caches. Charged eq. (1)'s 76 planes per
+        // level, every `dim_T` 3 strip spilled and the planner took `dim_T` 2 260×12, which
+        // the aligned row kernel beats at `dim_T` 3 on the 16-core host (session 29, D3Q19 f32
+        // 256³, MLUPS: 262×16 1,256-1,291 and 262×20 1,195-1,278 against 1,000-1,131 on one
+        // boot; 841-882, 854-860 and 819-916 on a slower one).
+        let ws = if self.kernel.lbm().is_some() {
+            self.lattice_working_set(tile, dim_t, n)
+        } else {
+            working_set(self.cost.element_bytes, r, dim_t, tile[0], tile[1])
+        };
         let memory = self.memory_mups(self.cost.bytes_per_update as f64 / dim_t as f64)
             / self.write_cost(dim_t);
         let row = self.blocked_row(tile[0], dim_t);
@@ -486,6 +493,26 @@ impl ModelInput<'_> {
         (threads.div_ceil(groups), groups)
     }
 
+    /// Bytes a blocked lattice pass keeps in cache per tile group of `n` threads with loaded
+    /// tile `tile`: the rings of its `dim_t − 1` inner levels, each
+    /// [`crate::lbm::blocked::ring_planes`] planes of level 1's region (the tile less one node
+    /// on each side), and one such plane of every population level 1 reads from memory. Eq. (1)
+    /// charges `2R + 2 = 4` planes of all 19 populations per level, 76 planes where the rings
+    /// keep 43 (one-thread groups) and the last level keeps none.
+    fn lattice_working_set(&self, tile: [usize; 2], dim_t: usize, n: usize) -> usize {
+        let region = |a: usize| tile[a].saturating_sub(2).min(self.dims[a]);
+        let planes = (dim_t - 1) * ring_planes(self.grouping(n).0) + Q;
+        planes * region(0) * region(1) * self.dtype.size()
+    }
+
+    /// The full-width lattice strip for `dim_t` whose working set
+    /// ([`Self::lattice_working_set`]) fits `cache_bytes`.
+    fn lattice_strip(&self, dim_t: usize, cache_bytes: usize, n: usize) -> [usize; 2] {
+        let (fx, fy) = (self.full(0, dim_t), self.full(1, dim_t));
+        let row = self.lattice_working_set([fx, 3], dim_t, n).max(1);
+        [fx, (cache_bytes / row + 2).min(fy)]
+    }
+
     /// Memory traffic per useful update relative to one read and one write per cell: reads
     /// cover every tile's loaded region (ghost zones overlap between neighbouring tiles),
     /// writes only the output.
@@ -578,14 +605,22 @@ impl ModelInput<'_> {
     }
 
     /// The tile for `dim_t` and groups of `n` threads: [`Self::fitted_tile_in`] for the
-    /// group's cache, then cut into more (smaller) tiles if that evens out the work of the
+    /// group's cache (or its private caches, for a lattice [`Self::lattice_strip`]), then cut into more (smaller) tiles if that evens out the work of the
     /// groups for less than it costs in κ.
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
         let ghost = 2 * self.cost.radius * dim_t;
-        let private = self.fitted_tile_in(dim_t, self.private_cache(n));
+        let private = if self.kernel.lbm().is_some() {
+            self.lattice_strip(dim_t, self.private_cache(n), n)
+        } else {
+            self.fitted_tile_in(dim_t, self.private_cache(n))
+        };
         // Where rings that leave the private caches slow down, a tile that stays in them is
-        // worth a few redundant rows.
-        let base = if self.spill_speed() < 1.0
+        // worth a few redundant rows. So is a lattice's anywhere: its rings ran fastest within
+        // the 2 MiB L2s on the 16-core host whatever its last-level cache probe measured
+        // (session 29, run C: a boot whose probe saw 16 MiB of fast L3, not 128, had it
+        // fit eq. (1) to L3 shares, `dim_T` 3 262×12 at κ 1.33), and where the L2s are too
+        // small for a strip of acceptable κ (the 2-core EPYC's 512 KiB) nothing changes.
+        let base = if (self.spill_speed() < 1.0 || self.kernel.lbm().is_some())
             && private[0] > ghost
             && private[1] > ghost
             && self.tile_cost(private, dim_t) <= PRIVATE_TILE_MAX_COST

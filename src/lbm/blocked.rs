@@ -457,4 +457,25 @@ mod tests {
             assert_eq!(ring.level, ring_planes(members) * ring.slot);
         }
     }
+
+    #[test]
+    fn ring_rows_hold_each_tiles_columns_from_its_line() {
+        // Level 1's x ranges 0..18, 14..34 and 30..48: the middle tile starts two columns
+        // into a line of 16 f32, so its row needs 34 columns where its level 1 has 20.
+        let b = Blocking::new([48, 30, 20], [false; 3], [22, 12], 3);
+        let line = line_elems::<f32>() as isize;
+        let needs =
+            |t: &[std::ops::Range<isize>; 2]| b.level(t, 0, 1).end - ring_origin::<f32>(&b, t)[0];
+        assert!(b
+            .tiles
+            .iter()
+            .any(|t| needs(t) > padded_stride::<f32>(b.buf[0]) as isize));
+        let ring = RingLayout::new::<f32>(&b, ring_slots(1));
+        for t in &b.tiles {
+            let [x, _] = ring_origin::<f32>(&b, t);
+            assert_eq!(x % line, 0);
+            assert!(x <= b.level(t, 0, 1).start);
+            assert!(needs(t) <= ring.pitch as isize, "{t:?}");
+        }
+    }
 }

@@ -56,8 +56,10 @@
 //!   a ring buffer per level that keeps each direction only for the planes it is read from
 //!   (43 tile-sized array planes per level for one-thread tile groups, 62 for larger groups,
 //!   where four whole planes of 19 arrays would be 76), one barrier per plane for groups of
-//!   several threads. The planner sizes tiles from `E = 19·size + 1` bytes per node (77 in
-//!   `f32`, 153 in `f64`, the paper's 80/160 with a one-byte flag). Periodic axes are handled
+//!   several threads. The planner charges a pass those rings and one plane of each population
+//!   streamed into level 1, and fits strips to the private caches with them; fitted to a
+//!   last-level cache, tiles are sized from eq. (1) with `E = 19·size + 1` bytes per node (77
+//!   in `f32`, 153 in `f64`, the paper's 80/160 with a one-byte flag). Periodic axes are handled
 //!   as described in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap
 //!   inside each level; periodic y and z get ghost zones in unwrapped coordinates.
 //!

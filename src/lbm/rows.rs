@@ -356,7 +356,11 @@ impl<T: FlowReal> FlowKernel<T> {
                 // AVX-512 a vector is a whole line). The nodes both vectors cover get
                 // identical values.
                 acc = self.vector::<FORCED, CHECK>(row, x, acc);
-                x = x.next_multiple_of(w);
+                x = if x + w == hi {
+                    hi
+                } else {
+                    x.next_multiple_of(w)
+                };
             }
             while x + w <= hi {
                 if !T::Simd::bytes_zero(row.class.add(x)) {

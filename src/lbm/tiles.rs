@@ -51,7 +51,9 @@ pub(crate) struct Blocking {
     pub(crate) depth: usize,
     /// Lattice dimensions.
     pub(crate) dims: [usize; 3],
-    /// Largest level-1 extent of any tile in x and y: the ring buffers' size.
+    /// Largest level-1 extent of any tile in x and y: the ring buffers' rows (their width
+    /// also covers each tile's columns from the cache line of its first one: see
+    /// `lbm::blocked::ring_origin`).
     pub(crate) buf: [usize; 2],
 }
 

@@ -1673,9 +1673,20 @@ mod tests {
                 );
             }
         }
-        // Where the last level streams fast per core (the 2-core EPYC), nothing changes:
-        // its fastest lattice rings were 5.8-7.8 MB, far past its 512 KiB L2s.
-        assert_eq!(epyc_slice().llc_core_speed(), 1.0);
+        // Where the last level streams fast per core (the 2-core EPYC, the 2-core Xeon) and
+        // its rate was measured, lattice tiles stay fitted to it by eq. (1): the EPYC's
+        // fastest lattice rings were 5.8-7.8 MB, far past its 512 KiB L2s.
+        for m in [epyc_slice(), xeon_slice()] {
+            assert_eq!(m.llc_core_speed(), 1.0);
+            assert!(m.cache_gbs > 0.0);
+            for dim_t in [2, 3] {
+                let plan = lattice_plan(&m, DType::F32, [192; 3], Engine::Blocked, Some(dim_t));
+                assert!(
+                    plan.chosen().working_set > m.private_cache_bytes(),
+                    "{plan}"
+                );
+            }
+        }
     }
 
     #[test]

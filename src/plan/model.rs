@@ -135,7 +135,8 @@ pub struct Candidate {
     pub tile: [usize; 2],
     /// Redundant-work factor for this grid and tiling (1.0 = none).
     pub kappa: f64,
-    /// Bytes of on-chip storage the configuration keeps live (eq. 1).
+    /// Bytes of on-chip storage the configuration keeps live (eq. 1; for a lattice its rings
+    /// and one plane of each population streamed in).
     pub working_set: usize,
     /// Compute-bound rate, million updates per second.
     pub compute_mups: f64,
@@ -605,8 +606,9 @@ impl ModelInput<'_> {
     }
 
     /// The tile for `dim_t` and groups of `n` threads: [`Self::fitted_tile_in`] for the
-    /// group's cache (or its private caches, for a lattice [`Self::lattice_strip`]), then cut into more (smaller) tiles if that evens out the work of the
-    /// groups for less than it costs in κ.
+    /// group's cache (or for its private caches, [`Self::lattice_strip`] for a lattice), then
+    /// cut into more (smaller) tiles if that evens out the work of the groups for less than it
+    /// costs in κ.
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
         let ghost = 2 * self.cost.radius * dim_t;
         let private = if self.kernel.lbm().is_some() {
@@ -615,18 +617,21 @@ impl ModelInput<'_> {
             self.fitted_tile_in(dim_t, self.private_cache(n))
         };
         // Where rings that leave the private caches slow down, a tile that stays in them is
-        // worth a few redundant rows. So is a lattice's anywhere: its rings ran fastest within
-        // the 2 MiB L2s on the 16-core host whatever its last-level cache probe measured
-        // (session 29, run C: a boot whose probe saw 16 MiB of fast L3, not 128, had it
-        // fit eq. (1) to L3 shares, `dim_T` 3 262×12 at κ 1.33), and where the L2s are too
-        // small for a strip of acceptable κ (the 2-core EPYC's 512 KiB) nothing changes.
-        let base = if (self.spill_speed() < 1.0 || self.kernel.lbm().is_some())
+        // worth a few redundant rows. So is a lattice's where the last level's rate was not
+        // measured: on the 16-core host a boot whose cache probe saw only 16 MiB of fast L3,
+        // and no rate for it, fitted eq. (1) to L3 shares (session 29, run C: `dim_T` 3
+        // 262×12 at κ 1.33), while its rings ran fastest within the 2 MiB L2s on every boot.
+        let unmeasured_llc = self.kernel.lbm().is_some() && self.machine.cache_gbs <= 0.0;
+        let base = if (self.spill_speed() < 1.0 || (unmeasured_llc && dim_t > 1))
             && private[0] > ghost
             && private[1] > ghost
             && self.tile_cost(private, dim_t) <= PRIVATE_TILE_MAX_COST
         {
             private
         } else {
+            // Eq. (1) for last-level caches, lattices included: strips fitted to their real
+            // rings there (2-core EPYC, D3Q19 f32 192³: `dim_T` 6 204×51 against eq. (1)'s
+            // `dim_T` 4 200×36) ran no faster (113-155 against 127-165 MLUPS, session 29).
             self.fitted_tile_in(dim_t, self.group_cache(n))
         };
         let groups = self.grouping(n).1;

@@ -51,9 +51,8 @@ pub(crate) struct Blocking {
     pub(crate) depth: usize,
     /// Lattice dimensions.
     pub(crate) dims: [usize; 3],
-    /// Largest level-1 extent of any tile in x and y: the ring buffers' rows (their width
-    /// also covers each tile's columns from the cache line of its first one: see
-    /// `lbm::blocked::ring_origin`).
+    /// Largest level-1 extent of any tile in x and y (ring rows are wider where a tile's first
+    /// column is not at a cache line: see `lbm::blocked::ring_origin`).
     pub(crate) buf: [usize; 2],
 }
 

@@ -296,7 +296,7 @@ impl Machine {
 
     /// How fast the kernels run, relative to their compute roof, when a thread's ring buffers
     /// overflow its private caches into the last level: the lower of (a) a thread's share of
-    /// the measured last-level rate over [`SPILL_FULL_SPEED_GBS`] (0.5 on the 16-core server
+    /// the measured last-level rate over `SPILL_FULL_SPEED_GBS` (0.5 on the 16-core server
     /// at 18 GB/s per thread) and (b) the last-level rate over the private-cache rate (0.6 on
     /// a 2-core Xeon slice whose L3 streams at 98 GB/s against its L2s' 164, where f64 star7
     /// rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB in its 2 MiB L2s). Unmeasured: 1.
@@ -310,7 +310,7 @@ impl Machine {
     }
 
     /// Part (a) of [`Self::spill_speed`] alone: a core's share of the measured last-level
-    /// rate over [`SPILL_FULL_SPEED_GBS`], at most 1 (unmeasured: 1). The lattice's rings
+    /// rate over `SPILL_FULL_SPEED_GBS`, at most 1 (unmeasured: 1). The lattice's rings
     /// are charged only this: they ran fastest at 5-8 MB, well past the 2 MiB L2s, on 2-core
     /// slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core server at
     /// 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2 260×12

@@ -14,6 +14,12 @@ pub const CACHE_LINE: usize = 64;
 pub(crate) const fn line_elems<T>() -> usize {
     CACHE_LINE / std::mem::size_of::<T>()
 }
+
+/// The first column of the cache line that holds column `x` of a row starting on a line: the
+/// origin that gives a buffer's rows the same alignment within a line as the grid's.
+pub(crate) const fn line_start<T>(x: usize) -> usize {
+    x - x % line_elems::<T>()
+}
 const PAGE: usize = 4096;
 const HUGE_PAGE: usize = 2 << 20;
 

@@ -37,7 +37,7 @@ use super::stream::{self, stream_copy};
 use super::team::Team;
 use super::tiling::{grown, z_chunks, Tile, Tiling};
 use super::Failure;
-use crate::aligned::{line_elems, AlignedBuf};
+use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::grid::padded_stride;
 use crate::{Grid, Lane, Real, SimdVec};
 
@@ -263,7 +263,7 @@ impl RingLayout {
 /// ring rows as in the grid's rows, and the row kernel's aligned vectors are aligned in both.
 fn ring_origin<T>(tile: &Tile, depth: usize, r: usize) -> [usize; 2] {
     let [x, y] = tile.buffer_origin(depth, r);
-    [x - x % line_elems::<T>(), y]
+    [line_start::<T>(x), y]
 }
 
 /// One pass over the grid: shared, read-only state of every team member.

@@ -31,7 +31,7 @@ use super::populations::Populations;
 use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row};
 use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
-use crate::aligned::{line_elems, AlignedBuf, CACHE_LINE};
+use crate::aligned::{line_start, AlignedBuf, CACHE_LINE};
 use crate::cpu::barrier::PoisonOnPanic;
 use crate::cpu::groups::{claimed, GroupSync, Groups};
 use crate::cpu::progress::Progress;
@@ -203,11 +203,9 @@ impl RingLayout {
 /// ring rows keep the lattice's alignment within a line (the row kernel aligns its vectors to
 /// it: see `FlowKernel::row`), y at its first row.
 fn ring_origin<T>(b: &Blocking, tile: &[std::ops::Range<isize>; 2]) -> [isize; 2] {
-    let line = line_elems::<T>() as isize;
-    [
-        b.level(tile, 0, 1).start.div_euclid(line) * line,
-        b.level(tile, 1, 1).start,
-    ]
+    // x is never cut into ghost zones (see `Blocking`), so level 1 starts at a column >= 0.
+    let x = b.level(tile, 0, 1).start as usize;
+    [line_start::<T>(x) as isize, b.level(tile, 1, 1).start]
 }
 
 /// One pass: the shared, read-only state of every team member.
@@ -444,6 +442,7 @@ impl<T: FlowReal> Pass<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aligned::line_elems;
 
     #[test]
     fn ring_planes_count_every_directions_slots() {

@@ -5,7 +5,7 @@
 
 use super::model::Q;
 use super::rows::{consecutive_arrays, z_class, AxisMap, Level};
-use crate::aligned::{line_elems, AlignedBuf};
+use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::cpu::stream::stream_copy;
 use crate::grid::padded_stride;
 use crate::Real;
@@ -30,13 +30,12 @@ impl<T: Real> Stage<T> {
     /// The staging row as a level whose columns `x0 ..` (at most `width` of them) map into it,
     /// with the same alignment within a cache line as the lattice's.
     pub(crate) fn level(&mut self, x0: usize) -> Level<T> {
-        let line = line_elems::<T>();
         Level {
             base: self.buf.as_mut_ptr(),
             arrays: consecutive_arrays(self.pitch),
             plane: 0,
             pitch: 0,
-            origin: [(x0 / line * line) as isize, 0],
+            origin: [line_start::<T>(x0) as isize, 0],
             y: AxisMap::Direct,
             z: AxisMap::Direct,
             slots: None,

@@ -57,11 +57,25 @@ pub(crate) struct SerialLattice<T: FlowReal> {
 }
 
 impl<T: FlowReal> SerialLattice<T> {
-    /// Takes `lattice` (its geometry fixed from now on).
-    pub(crate) fn new(mut lattice: Lattice<T>) -> Result<Self> {
+    /// Takes `lattice` (its geometry fixed from now on), stepped with the blocked engine's
+    /// kernel (the compute probe's: in cache, no output prefetch).
+    pub(crate) fn new(lattice: Lattice<T>) -> Result<Self> {
+        Self::with_kernel(lattice, FlowKernel::new)
+    }
+
+    /// Takes `lattice`, stepped with the naive engine's kernel ([`FlowKernel::streaming`]; the
+    /// stream probe's, which measures naive sweeps from memory).
+    pub(crate) fn streaming(lattice: Lattice<T>) -> Result<Self> {
+        Self::with_kernel(lattice, FlowKernel::streaming)
+    }
+
+    fn with_kernel(
+        mut lattice: Lattice<T>,
+        kernel: fn(&Lattice<T>) -> FlowKernel<T>,
+    ) -> Result<Self> {
         lattice.prepare();
         let scratch = Populations::new(lattice.dims())?;
-        let kernel = FlowKernel::new(&lattice);
+        let kernel = kernel(&lattice);
         Ok(SerialLattice {
             lattice,
             scratch,

@@ -75,7 +75,7 @@ fn run_typed<T: FlowReal>(
         }),
         Engine::Naive => {
             let pool = workers.pool(plan.threads())?;
-            let kernel = FlowKernel::new(lat);
+            let kernel = FlowKernel::streaming(lat);
             let bytes = NodeBytes::new(lat);
             let periodic = lat.periodic;
             (1..=steps).try_for_each(|s| {

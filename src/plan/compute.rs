@@ -148,19 +148,38 @@ fn probe_key(probe: &str, cores: usize) -> String {
 /// from memory: million node updates per second, the median of 3 rounds of at least 3 steps.
 pub fn measure_lattice_stream_mlups(threads: usize, llc_bytes: usize) -> f64 {
     let total = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
-    lattice_rate(threads, total / threads.max(1), STREAM_PLANE, 1 << 16) / 1e6
+    lattice_rate(
+        threads,
+        total / threads.max(1),
+        STREAM_PLANE,
+        1 << 16,
+        SerialLattice::streaming,
+    ) / 1e6
 }
 
 /// Rate of the f32 D3Q19 kernel (BGK, periodic, all bulk nodes) on `threads` pinned threads,
 /// each stepping its own lattice (two copies together twice `private_bytes`), the median of 3
 /// rounds of ~40 ms: million node updates per second.
 pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> f64 {
-    lattice_rate(threads, 2 * private_bytes, LATTICE_PLANE, 64) / 1e6
+    lattice_rate(
+        threads,
+        2 * private_bytes,
+        LATTICE_PLANE,
+        64,
+        SerialLattice::new,
+    ) / 1e6
 }
 
 /// Node updates per second of `threads` pinned threads, each stepping its own periodic f32
-/// lattice of `plane` x and y and as many planes as fit `bytes` (two copies), 4 to `max_nz`.
-fn lattice_rate(threads: usize, bytes: usize, plane: [usize; 2], max_nz: usize) -> f64 {
+/// lattice of `plane` x and y and as many planes as fit `bytes` (two copies), 4 to `max_nz`,
+/// with the engine kernel `serial` sets up.
+fn lattice_rate(
+    threads: usize,
+    bytes: usize,
+    plane: [usize; 2],
+    max_nz: usize,
+    serial: fn(Lattice<f32>) -> crate::Result<SerialLattice<f32>>,
+) -> f64 {
     median_rate(threads, |start| {
         // 19 populations of 4 bytes in two copies per node.
         let plane_bytes = plane[0] * plane[1] * 2 * 19 * 4;
@@ -170,7 +189,7 @@ fn lattice_rate(threads: usize, bytes: usize, plane: [usize; 2], max_nz: usize) 
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             lat.set_periodic(axis, true);
         }
-        let mut lat = SerialLattice::new(lat).expect("probe lattice");
+        let mut lat = serial(lat).expect("probe lattice");
         // One untimed step maps the second copy's pages.
         std::hint::black_box(lat.step());
         rounds(start, || {

@@ -20,7 +20,8 @@
 //! writes 19 others per node, and on small server slices those 38 streams reach far less of the
 //! copy probe's bandwidth than two streams do (this probe: 58% on a 2-core EPYC slice, where
 //! naive sweeps of a 192³ cavity ran 76-92 MLUPS against 144 from the copy rate; 71-81% on the
-//! 16-core host).
+//! 16-core host). It steps its lattices with the naive engine's kernel, output-row prefetch
+//! included (`FlowKernel::streaming`), so it measures the sweep the planner predicts.
 //!
 //! Like the bandwidth, the results are cached on disk per boot (and per SIMD build, see
 //! `probe_key`); `STENCIL35D_COMPUTE_EFFICIENCY` and `STENCIL35D_LATTICE_EFFICIENCY` set them

@@ -1,8 +1,8 @@
 //! The element types the engines compute in (`f32`, `f64`) and the SIMD vector each one maps to.
 //!
 //! Every engine is generic over [`Real`]; the vector type is chosen at compile time from the target
-//! features (`wide` selects AVX-512, AVX2 or SSE instructions), so a build with
-//! `-C target-cpu=native` on an AVX-512 machine gets 16 f32 lanes without code changes.
+//! features (`wide` selects AVX-512, AVX2 or SSE instructions). `.cargo/config.toml` builds with
+//! `-C target-cpu=native`, so an AVX-512 machine gets 16 f32 lanes without code changes.
 
 use std::fmt::{Debug, Display};
 use std::ops::{Add, Mul};

@@ -49,7 +49,9 @@ pub(crate) fn step<T: FlowReal>(
 }
 
 /// A lattice advanced on the calling thread alone, without rayon: the unit of work of the
-/// lattice compute probe (`plan::compute`), which runs one per pinned core.
+/// lattice probes (`plan::compute`), which run one per pinned core: the compute probe with the
+/// blocked engine's kernel ([`SerialLattice::new`]), the stream probe with the naive engine's
+/// ([`SerialLattice::streaming`]).
 pub(crate) struct SerialLattice<T: FlowReal> {
     lattice: Lattice<T>,
     scratch: Populations<T>,
@@ -69,13 +71,14 @@ impl<T: FlowReal> SerialLattice<T> {
         Self::with_kernel(lattice, FlowKernel::streaming)
     }
 
+    /// Takes `lattice`, stepped with the kernel `make_kernel` builds for it.
     fn with_kernel(
         mut lattice: Lattice<T>,
-        kernel: fn(&Lattice<T>) -> FlowKernel<T>,
+        make_kernel: fn(&Lattice<T>) -> FlowKernel<T>,
     ) -> Result<Self> {
         lattice.prepare();
         let scratch = Populations::new(lattice.dims())?;
-        let kernel = kernel(&lattice);
+        let kernel = make_kernel(&lattice);
         Ok(SerialLattice {
             lattice,
             scratch,

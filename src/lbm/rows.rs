@@ -22,11 +22,12 @@ use super::populations::Layout;
 use crate::cpu::prefetch::prefetch_line;
 use crate::{Lane, Real, SimdVec};
 
-/// How many vectors ahead of the current one the bulk loop asks for its rows. Measured as 128
-/// bytes on 2 cores (AMD EPYC, AVX2, d3q19 f32 160³, 1 thread: naive 51-54 MLUPS without, 57-64
-/// with; 256 and 512 bytes no better), four 8-lane vectors; with 16 lanes four vectors are 256
-/// bytes (session 30, 16-core Xeon, 256³ `f32` blocked at `dim_T` 2: 934, 816, 810 MLUPS
-/// against 775, 756, 800 at 128 bytes; 2-core EPYC Zen 5 192³ `dim_T` 4: 357 against 339).
+/// How many vectors ahead of the current one the bulk loop asks for its rows. Four vectors:
+/// 128 bytes with 8 lanes, tuned on the 2-core AVX2 EPYC (d3q19 `f32` 160³, 1 thread: naive
+/// 51-54 MLUPS without prefetch, 57-64 with; 256 and 512 bytes no better); 256 bytes with 16,
+/// measured in session 30 (16-core Xeon, 256³ `f32` blocked at `dim_T` 2: 934, 816, 810 MLUPS
+/// against 775, 756, 800 at 128 bytes; 2-core Zen 5 EPYC, 192³ at `dim_T` 4: 357 against 339).
+/// `f64` with AVX-512 takes the same 256 bytes, unmeasured apart.
 const PREFETCH_VECTORS: usize = 4;
 
 /// How a neighbour's row or plane coordinate maps to a stored one along y or z.
@@ -319,8 +320,9 @@ impl<T: FlowReal> FlowKernel<T> {
     /// The kernel for a sweep that writes its outputs to memory (the naive engine): the bulk
     /// loop asks for the 19 output rows ahead as well, so the reads a store into a line not in
     /// cache makes (write-allocate) overlap instead of waiting one by one. Session 30, 16-core
-    /// Xeon, 256³ `f32`, naive: 531-636 MLUPS with, 474-573 without (93-97 GB/s against the
-    /// measured 91); 2-core EPYC (Zen 5): no change. The blocked engine writes to cache-resident
+    /// Xeon, 256³ `f32`, naive: 531-636 MLUPS with, 474-573 without (81-97 GB/s against the
+    /// measured 91; at the 256 bytes ahead kept for 16 lanes 602-612 against 494-573); 2-core
+    /// EPYC (Zen 5): no change. The blocked engine writes to cache-resident
     /// rings and staging rows, where it only costs instructions.
     pub(crate) fn streaming(lat: &Lattice<T>) -> FlowKernel<T> {
         FlowKernel {

@@ -18,10 +18,12 @@
 //!
 //! The lattice's memory side is measured too: a pull-streaming sweep reads 19 streams and
 //! writes 19 others per node, and on small server slices those 38 streams reach far less of the
-//! copy probe's bandwidth than two streams do (this probe: 58% on a 2-core EPYC slice, where
-//! naive sweeps of a 192³ cavity ran 76-92 MLUPS against 144 from the copy rate; 71-81% on the
-//! 16-core host). It steps its lattices with the naive engine's kernel, output-row prefetch
-//! included (`FlowKernel::streaming`), so it measures the sweep the planner predicts.
+//! copy probe's bandwidth than two streams do (this probe, before session 30: 58% on the
+//! earlier 2-core AVX2 EPYC slice, where naive sweeps of a 192³ cavity ran 76-92 MLUPS against
+//! 144 from the copy rate; 71-81% on the 16-core host). Since session 30 it steps its lattices
+//! with the naive engine's kernel, output-row prefetch included (`FlowKernel::streaming`), so it
+//! measures the sweep the planner predicts (64% on the 2-core Zen 5 EPYC; on the 16-core host
+//! the naive sweep then moved 82-94 GB/s against the copy probe's 78-93).
 //!
 //! Like the bandwidth, the results are cached on disk per boot (and per SIMD build, see
 //! `probe_key`); `STENCIL35D_COMPUTE_EFFICIENCY` and `STENCIL35D_LATTICE_EFFICIENCY` set them
@@ -103,7 +105,9 @@ pub(crate) fn lattice_stream_measured_or_cached(
 ) -> (f64, String) {
     share_measured_or_cached(
         "STENCIL35D_LATTICE_STREAM_SHARE",
-        "lattice-stream",
+        // Renamed when the naive kernel began to prefetch its output rows (session 30), so a
+        // share cached by an earlier build on this boot is not read as this kernel's.
+        "lattice-stream-prefetch",
         cores,
         || {
             let mlups = measure_lattice_stream_mlups(cores, llc_bytes);
@@ -173,13 +177,13 @@ pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> f64 {
 
 /// Node updates per second of `threads` pinned threads, each stepping its own periodic f32
 /// lattice of `plane` x and y and as many planes as fit `bytes` (two copies), 4 to `max_nz`,
-/// with the engine kernel `serial` sets up.
+/// each set up by `new_lattice` (which picks the engine kernel).
 fn lattice_rate(
     threads: usize,
     bytes: usize,
     plane: [usize; 2],
     max_nz: usize,
-    serial: fn(Lattice<f32>) -> crate::Result<SerialLattice<f32>>,
+    new_lattice: fn(Lattice<f32>) -> crate::Result<SerialLattice<f32>>,
 ) -> f64 {
     median_rate(threads, |start| {
         // 19 populations of 4 bytes in two copies per node.
@@ -190,7 +194,7 @@ fn lattice_rate(
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             lat.set_periodic(axis, true);
         }
-        let mut lat = serial(lat).expect("probe lattice");
+        let mut lat = new_lattice(lat).expect("probe lattice");
         // One untimed step maps the second copy's pages.
         std::hint::black_box(lat.step());
         rounds(start, || {

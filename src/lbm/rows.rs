@@ -322,8 +322,8 @@ impl<T: FlowReal> FlowKernel<T> {
     /// cache makes (write-allocate) overlap instead of waiting one by one. Session 30, 16-core
     /// Xeon, 256³ `f32`, naive: 531-636 MLUPS with, 474-573 without (81-97 GB/s against the
     /// measured 91; at the 256 bytes ahead kept for 16 lanes 602-612 against 494-573); 2-core
-    /// EPYC (Zen 5): no change. The blocked engine writes to cache-resident
-    /// rings and staging rows, where it only costs instructions.
+    /// EPYC (Zen 5): no change. The blocked engine writes to cache-resident rings and staging
+    /// rows, where it only costs instructions.
     pub(crate) fn streaming(lat: &Lattice<T>) -> FlowKernel<T> {
         FlowKernel {
             prefetch_outputs: true,

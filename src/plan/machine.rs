@@ -17,10 +17,20 @@ use crate::DType;
 /// rows of 500 cells.
 pub const ROW_OVERHEAD_CELLS: f64 = 40.0;
 
-/// Per-thread last-level-cache rate (GB/s) at which rings that overflow the private caches cost
-/// nothing; fitted to the 16-core server, where 18 GB/s per thread ran such tiles at half speed
-/// (f64 star7, dim_T 3: 516x38, 1.8 MiB per thread, against 516x24, 1.2 MiB, with 2 MiB L2s).
+/// Per-thread last-level-cache rate (GB/s) at which the lattice's rings that overflow the
+/// private caches cost nothing; fitted to the 16-core server, where 18 GB/s per thread ran such
+/// tiles at half speed (f64 star7, dim_T 3: 516x38, 1.8 MiB per thread, against 516x24, 1.2
+/// MiB, with 2 MiB L2s), and D3Q19 strips in the L2s ran 1.2-1.6× faster than larger ones.
 pub const SPILL_FULL_SPEED_GBS: f64 = 36.0;
+
+/// The same for the stencils' rings (see [`Machine::spill_speed`]): their kernels do far less
+/// arithmetic per byte than the lattice's collision, so they need more of the last level per
+/// core. 64 GB/s charges the 16-core server's 19 GB/s per core 0.3, well below the measured
+/// 0.6 (its L2-resident plans also ran 1.3-1.6× their prediction and the L3-resident ones not,
+/// so a charge near the measured one let probe noise flip its plan to the L3), a 2-core Xeon
+/// slice's 49 GB/s 0.77 (f64 star7 rings of 3.1 MB ran 0.75× rings of 1.2 MB in its 2 MiB L2s)
+/// and the 2-core Zen 5's 158 GB/s 1 (measured 0.95-1).
+pub const STENCIL_SPILL_FULL_SPEED_GBS: f64 = 64.0;
 
 /// One level of the cache hierarchy, as reported by the OS.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -294,33 +304,37 @@ impl Machine {
         }
     }
 
-    /// How fast the kernels run, relative to their compute roof, when a thread's ring buffers
-    /// overflow its private caches into the last level: the lower of (a) a thread's share of
-    /// the measured last-level rate over `SPILL_FULL_SPEED_GBS` (0.5 on the 16-core server
-    /// at 18 GB/s per thread) and (b) the last-level rate over the private-cache rate (0.6 on
-    /// a 2-core Xeon slice whose L3 streams at 98 GB/s against its L2s' 164, where f64 star7
-    /// rings of 3.1 MB ran 1.4× slower than rings of 1.2 MB in its 2 MiB L2s). Unmeasured: 1.
+    /// How fast the stencil kernels run, relative to their compute roof, when a thread's ring
+    /// buffers overflow its private caches into the last level: a core's share of the
+    /// measured last-level rate over [`STENCIL_SPILL_FULL_SPEED_GBS`], at most 1 (unmeasured:
+    /// 1). What the spill costs follows the last level's rate per core, not its ratio to the
+    /// private caches: on the 2-core Zen 5 EPYC (158 GB/s of L3 per core, 0.56 of its L2s'
+    /// rate) star7 `f32` rings of 1.9-7.6 MB ran within 5% of rings of 1 MB in its 1 MiB L2s
+    /// per computed update, and its L3-resident plans (`dim_T` 5-7) beat the L2-resident
+    /// ones (`dim_T` 3) by 1.4×; on the 16-core server (19 GB/s per core) L3-resident star7
+    /// plans ran at 0.6× the L2-resident ones per computed update.
     pub fn spill_speed(&self) -> f64 {
-        let ratio = if self.cache_gbs > 0.0 && self.private_cache_gbs > 0.0 {
-            self.cache_gbs / self.private_cache_gbs
-        } else {
-            1.0
-        };
-        self.llc_core_speed().min(ratio).clamp(0.1, 1.0)
+        self.llc_speed_at(STENCIL_SPILL_FULL_SPEED_GBS)
     }
 
-    /// Part (a) of [`Self::spill_speed`] alone: a core's share of the measured last-level
-    /// rate over `SPILL_FULL_SPEED_GBS`, at most 1 (unmeasured: 1). The lattice's rings
-    /// are charged only this: they ran fastest at 5-8 MB, well past the 2 MiB L2s, on 2-core
-    /// slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core server at
-    /// 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2 260×12
-    /// 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
-    pub fn llc_core_speed(&self) -> f64 {
+    /// A core's share of the measured last-level rate over `full_speed_gbs`, in 0.1 ..= 1
+    /// (unmeasured: 1).
+    fn llc_speed_at(&self, full_speed_gbs: f64) -> f64 {
         if self.cache_gbs <= 0.0 {
             return 1.0;
         }
         let per_core = self.cache_gbs / self.cores.max(1) as f64;
-        (per_core / SPILL_FULL_SPEED_GBS).clamp(0.1, 1.0)
+        (per_core / full_speed_gbs).clamp(0.1, 1.0)
+    }
+
+    /// How fast the lattice kernel runs with its rings spilled into the last level: a core's
+    /// share of the measured last-level rate over [`SPILL_FULL_SPEED_GBS`], at most 1
+    /// (unmeasured: 1). The lattice's rings ran fastest at 5-8 MB, well past the 2 MiB L2s,
+    /// on 2-core slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core
+    /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2 260×12
+    /// 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
+    pub fn llc_core_speed(&self) -> f64 {
+        self.llc_speed_at(SPILL_FULL_SPEED_GBS)
     }
 
     /// Logical CPUs sharing one instance of the last-level cache.

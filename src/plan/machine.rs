@@ -108,7 +108,8 @@ pub struct Machine {
     #[serde(default)]
     pub cache_gbs: f64,
     /// Rate all cores together stream half their private caches at, GB/s read + write (0 = not
-    /// measured).
+    /// measured). Reported by `probe` beside the last level's rate; the planner's spill charge
+    /// no longer uses it (see [`Machine::spill_speed`]).
     #[serde(default)]
     pub private_cache_gbs: f64,
     /// Where the measured cache figure came from.

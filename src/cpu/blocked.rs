@@ -512,17 +512,21 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                                 // (the tiling grows each level by R, boundary rows and columns
                                 // are copied in; the schedule keeps those planes in the ring);
                                 // out is this thread's row of dst. The staging row holds
-                                // buf_w + 2 lines from the line holding xs.start on, more than
-                                // the xs.len() <= buf_w columns written and copied; the
-                                // boundary columns added at the grid's edges lie in the same
-                                // lines as xs's first and last (R is less than a line), and
-                                // no other tile writes them.
+                                // buf_w + 2 lines from the line holding xs.start on: more than
+                                // the xs.len() <= buf_w columns computed, and, when the edges
+                                // are added (R less than a line, see `with_edges`), than the
+                                // columns from 0 (the line holding xs.start = R) up to
+                                // xs.end + R (less than xs.start % line + buf_w + R). Only the
+                                // tiles at the grid's edges reach those columns, so no other
+                                // tile writes them.
                                 unsafe {
                                     let to = staged.unwrap_or(out);
                                     self.kernel.row(planes, y, to, xs.start, xs.end, &mut check);
                                     if staged.is_some() {
                                         let written = self.with_edges(xs);
-                                        self.copy_boundary_columns(planes.row(r, y), to, xs);
+                                        if written != *xs {
+                                            self.copy_boundary_columns(planes.row(r, y), to, xs);
+                                        }
                                         stream_copy(
                                             out.wrapping_add(written.start),
                                             to.wrapping_add(written.start),
@@ -607,13 +611,18 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// The columns a streamed output row writes for a level computing `xs`: those, plus the
     /// fixed boundary columns where `xs` reaches the grid's edge. They hold the values the
-    /// destination already has (both grids share the boundary), and with them an edge's
-    /// partial cache line becomes a whole one, streamed like the rest instead of stored
-    /// ordinarily, which reads the line from memory first: with `R` boundary columns at each
-    /// end, every row of a whole-width tile had two such lines (on the 2-core EPYC the copy
-    /// of those two took 16% of a one-thread star7 512³ pass).
+    /// destination already has (both grids share the boundary), and with them the first line
+    /// of a row becomes a whole one, as does the last where `nx` is a multiple of a line (the
+    /// 256³ and 512³ grids), streamed like the rest instead of stored ordinarily, which reads
+    /// the line from memory first: with `R` boundary columns at each end, every row of a
+    /// whole-width tile had two such lines (on the 2-core EPYC the copy of those two took 16%
+    /// of a one-thread star7 512³ pass). Only for R below a line's elements (every supported
+    /// radius), so the added columns stay within the staging row's lines.
     fn with_edges(&self, xs: &Range<usize>) -> Range<usize> {
         let (r, nx) = (K::RADIUS, self.dims[0]);
+        if r >= line_elems::<T>() {
+            return xs.clone();
+        }
         let start = if xs.start == r { 0 } else { xs.start };
         let end = if xs.end == nx - r { nx } else { xs.end };
         start..end
@@ -621,7 +630,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// Copies the fixed boundary columns of a row from `src`, the previous level's same row,
     /// into its ring row `out` when the level's columns reach the grid's edge (the next level
-    /// reads them). The previous level's row was just read by the row kernel, so these reads
+    /// reads them), or into the last level's staging row (see [`Self::with_edges`]). The previous level's row was just read by the row kernel, so these reads
     /// hit L1; reading them from the source grid instead cost a cache miss per row and level
     /// (9.7% of a one-thread blocked star7 run on the 2-core EPYC).
     fn copy_boundary_columns(&self, src: *const T, out: *mut T, xs: &Range<usize>) {
@@ -633,7 +642,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             .chain((xs.end == nx - r).then_some(nx - r..nx));
         for x in columns.flatten() {
             // SAFETY: when the level starts at column r (ends at nx - r) the tile's buffer
-            // starts at column 0 (ends at nx), so column x exists in both rows; the row kernel
+            // starts at column 0 (ends at nx), so column x exists in both rows (a staging row
+            // holds it too: see the caller); the row kernel
             // has just read columns xs.start - R .. xs.end + R of `src` (every shape reads its
             // own row across x ± R), which include x, and the previous level holds them (the
             // source grid, or a ring row whose level copied them in the same way).

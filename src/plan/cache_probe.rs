@@ -12,8 +12,9 @@
 //! pattern, so write-allocate traffic does not skew the ratio).
 //!
 //! The first footprint (half of each thread's private cache) also gives the rate the private
-//! caches stream at: the ratio of the last-level rate to it says how much a ring buffer that
-//! spills out of the private caches slows the kernels down (`Machine::spill_speed`).
+//! caches stream at, which `probe` reports beside the last level's; how much a ring buffer
+//! that spills out of the private caches slows the kernels down follows the last level's rate
+//! per core (`Machine::spill_speed`).
 //!
 //! Cached on disk per boot with the bandwidth; `STENCIL35D_CACHE_BYTES` sets it instead.
 

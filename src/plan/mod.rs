@@ -1545,6 +1545,7 @@ mod tests {
         let lbm = lattice_plan(&m, DType::F32, [192; 3], Engine::Blocked, None);
         assert!(lbm.tile()[1] >= 16, "{lbm}");
     }
+
     /// The 2-core Zen 5 EPYC of session 31 (AVX-512, 1 MiB L2s, 16 MiB of its 32 MiB L3
     /// usable), as its probes measured it.
     fn zen5_slice() -> Machine {

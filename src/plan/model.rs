@@ -261,9 +261,9 @@ impl ModelInput<'_> {
     /// ([`Machine::spill_speed`]) needing more of it than the lattice's
     /// ([`Machine::llc_core_speed`]): the collision does so much arithmetic per byte that a
     /// fast shared L3 costs it nothing measurable (the fastest rings were 7.6 MB on a 2-core
-    /// Xeon with 2 MiB L2s, where star7 f64 rings of 3.1 MB ran 1.4× slower than rings of 1.2
-    /// MB), but on the 16-core server, whose L3 gives each core 18.7 GB/s, rings within the 2
-    /// MiB L2s ran 1.2-1.6× faster than larger ones.
+    /// Xeon with 2 MiB L2s, where star7 f64 rings of 3.1 MB ran at 0.73-0.76× the speed of
+    /// L2-resident ones), but on the 16-core server, whose L3 gives each core 18.7 GB/s,
+    /// rings within the 2 MiB L2s ran 1.2-1.6× faster than larger ones.
     fn spill_speed(&self) -> f64 {
         if self.kernel.lbm().is_some() {
             self.machine.llc_core_speed()

@@ -630,9 +630,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// Copies the fixed boundary columns of a row from `src`, the previous level's same row,
     /// into its ring row `out` when the level's columns reach the grid's edge (the next level
-    /// reads them), or into the last level's staging row (see [`Self::with_edges`]). The previous level's row was just read by the row kernel, so these reads
-    /// hit L1; reading them from the source grid instead cost a cache miss per row and level
-    /// (9.7% of a one-thread blocked star7 run on the 2-core EPYC).
+    /// reads them), or into the last level's staging row (see [`Self::with_edges`]). The
+    /// previous level's row was just read by the row kernel, so these reads hit L1; reading
+    /// them from the source grid instead cost a cache miss per row and level (9.7% of a
+    /// one-thread blocked star7 run on the 2-core EPYC).
     fn copy_boundary_columns(&self, src: *const T, out: *mut T, xs: &Range<usize>) {
         let r = K::RADIUS;
         let nx = self.dims[0];
@@ -643,10 +644,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         for x in columns.flatten() {
             // SAFETY: when the level starts at column r (ends at nx - r) the tile's buffer
             // starts at column 0 (ends at nx), so column x exists in both rows (a staging row
-            // holds it too: see the caller); the row kernel
-            // has just read columns xs.start - R .. xs.end + R of `src` (every shape reads its
-            // own row across x ± R), which include x, and the previous level holds them (the
-            // source grid, or a ring row whose level copied them in the same way).
+            // holds it too: see the caller); the row kernel has just read columns
+            // xs.start - R .. xs.end + R of `src` (every shape reads its own row across x ± R),
+            // which include x, and the previous level holds them (the source grid, or a ring
+            // row whose level copied them in the same way).
             unsafe { *out.wrapping_add(x) = *src.wrapping_add(x) };
         }
     }

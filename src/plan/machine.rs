@@ -29,8 +29,8 @@ pub const SPILL_FULL_SPEED_GBS: f64 = 36.0;
 /// 0.6 (its L2-resident plans also ran 1.3-1.6× their prediction and the L3-resident ones not,
 /// so a charge near the measured one let probe noise flip its plan to the L3), a 2-core Xeon
 /// slice's 49 GB/s 0.77 (f64 star7 rings of 3.1 MB ran at 0.73-0.76× the speed of L2-resident
-/// ones, 1,312 against 1,734-1,796 MUPS, in its 2 MiB L2s)
-/// and the 2-core Zen 5's 158 GB/s 1 (measured 0.95-1).
+/// ones, 1,312 against 1,734-1,796 MUPS, in its 2 MiB L2s) and the 2-core Zen 5's 158 GB/s 1
+/// (measured 0.95-1).
 pub const STENCIL_SPILL_FULL_SPEED_GBS: f64 = 64.0;
 
 /// One level of the cache hierarchy, as reported by the OS.
@@ -333,8 +333,8 @@ impl Machine {
     /// share of the measured last-level rate over [`SPILL_FULL_SPEED_GBS`], at most 1
     /// (unmeasured: 1). The lattice's rings ran fastest at 5-8 MB, well past the 2 MiB L2s,
     /// on 2-core slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core
-    /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2 260×12
-    /// 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
+    /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2
+    /// 260×12 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
     pub fn llc_core_speed(&self) -> f64 {
         self.llc_speed_at(SPILL_FULL_SPEED_GBS)
     }

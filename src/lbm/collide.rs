@@ -2,46 +2,63 @@
 //! over [`FlowLane`] and applied to one vector (or one scalar) of nodes whose streamed
 //! populations are already gathered.
 //!
-//! Each opposite pair `(i, ī = i + 9)` is split into `s = f_i + f_ī` and `d = f_i − f_ī`; with
-//! `b = 1 − 1.5 u² + 4.5 (c_i·u)²` the equilibrium parts are `f⁺_eq = w ρ b` and
-//! `f⁻_eq = 3 w ρ (c_i·u)`, and
+//! For each opposite pair `(i, ī = i + 9)` the TRT update
 //!
 //! ```text
-//! Δ⁺ = ω⁺ (s/2 − w ρ b) − (1 − ω⁺/2) S⁺_i      S⁺_i = w [9 (c_i·u)(c_i·F) − 3 u·F]
-//! Δ⁻ = ω⁻ (d/2 − 3 w ρ c_i·u) − (1 − ω⁻/2) S⁻_i  S⁻_i = 3 w (c_i·F)
-//! f*_i = f_i − Δ⁺ − Δ⁻,   f*_ī = f_ī − Δ⁺ + Δ⁻
+//! f*_i = f_i − ω⁺ (f⁺ − f⁺_eq) − ω⁻ (f⁻ − f⁻_eq) + (1 − ω⁺/2) S⁺_i + (1 − ω⁻/2) S⁻_i
 //! ```
 //!
-//! with `u = (Σ c_i f_i + F/2)/ρ`. The moments are summed pair by pair and the pairs are
-//! reloaded for the relaxation, so only a dozen vectors are live at a time (no register
-//! spills on AVX2). Operation count per node (no force, FMA = one op): 169 arithmetic
-//! instructions, 31 of them FMAs (200 flops), including 18 that recompute `s` and `d` in the
-//! second phase; a body force adds 37 (11 FMAs); the finiteness check adds 18 additions.
+//! (`f^± = (f_i ± f_ī)/2`, `f⁺_eq = w ρ (1 − 1.5 u² + 4.5 (c_i·u)²)`, `f⁻_eq = 3 w ρ c_i·u`,
+//! Guo's source `S⁺_i = w [9 (c_i·u)(c_i·F) − 3 u·F]`, `S⁻_i = 3 w (c_i·F)`) is regrouped by
+//! population:
+//!
+//! ```text
+//! f*_i = α f_i + β f_ī + P + M,   f*_ī = α f_ī + β f_i + P − M
+//! α = 1 − (ω⁺ + ω⁻)/2,   β = (ω⁻ − ω⁺)/2
+//! P = ω⁺ f⁺_eq + (1 − ω⁺/2) S⁺_i,   M = ω⁻ f⁻_eq + (1 − ω⁻/2) S⁻_i
+//! ```
+//!
+//! with `u = (Σ c_i f_i + F/2)/ρ`: two fused multiply-adds per population and the shared `P`
+//! and `M`, instead of forming `f⁺` and `f⁻` and relaxing them. The moments are summed pair
+//! by pair and the populations are reloaded for the relaxation, so only a dozen vectors are
+//! live at a time (no register spills on AVX2). Operation count per node (no force, FMA = one
+//! op): 143 arithmetic instructions, 49 of them FMAs (192 flops); a body force adds 18 and makes
+//! 23 more of them FMAs (9 multiplications become FMAs); the finiteness check adds 18 additions.
 
 use super::lanes::FlowLane;
 use super::model::{VELOCITIES, WEIGHTS};
 use super::physics::Physics;
 
 /// Arithmetic instructions per node update of [`collide`] without force (FMA counted once).
-pub(crate) const OPS: usize = 169;
+pub(crate) const OPS: usize = 143;
 /// Of which fused multiply-adds.
-pub(crate) const FMAS: usize = 31;
-/// Extra instructions with a body force, and extra FMAs among them.
-pub(crate) const FORCE_OPS: (usize, usize) = (37, 11);
+pub(crate) const FMAS: usize = 49;
+/// Extra instructions with a body force, and how many more of all the instructions are FMAs.
+pub(crate) const FORCE_OPS: (usize, usize) = (18, 23);
 
 /// The per-node-kind constants of the collision, one lane type wide. Index `k` of per-weight
 /// arrays: 0 rest, 1 axis, 2 diagonal; of per-pair arrays: the pair of direction `k + 1`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rates<L> {
-    wp: L,
-    half_wp: L,
-    half_wm: L,
+    /// `1 − ω⁺`: what the rest population keeps of itself.
+    keep: L,
+    /// `α = 1 − (ω⁺ + ω⁻)/2`: what a moving population keeps of itself.
+    alpha: L,
+    /// `β = (ω⁻ − ω⁺)/2`: what it takes from its opposite.
+    beta: L,
+    /// `ω⁺ w`: the even equilibrium's isotropic part per unit `ρ (1 − 1.5 u²)`.
     wp_w: [L; 3],
+    /// `4.5 ω⁺ w`: its `(c·u)²` part per unit `ρ`.
+    wp_w45: [L; 3],
+    /// `3 ω⁻ w`: the odd equilibrium per unit `ρ c·u`.
     wm3_w: [L; 3],
     half_force: [L; 3],
     force: [L; 3],
-    even_w: [L; 3],
+    /// `−3 (1 − ω⁺/2) w`: the even source's isotropic part per unit `u·F`.
+    neg_even_w: [L; 3],
+    /// `9 (1 − ω⁺/2) w (c·F)` per pair: the even source's part per unit `c·u`.
     even_c: [L; 9],
+    /// `3 (1 − ω⁻/2) w (c·F)` per pair: the odd source.
     odd_c: [L; 9],
 }
 
@@ -66,14 +83,15 @@ impl<T: FlowLane<Scalar = T> + crate::Real> Rates<T> {
         let even = 1.0 - wp / 2.0;
         let odd = 1.0 - wm / 2.0;
         Rates {
-            wp: T::of(wp),
-            half_wp: T::of(wp / 2.0),
-            half_wm: T::of(wm / 2.0),
+            keep: T::of(1.0 - wp),
+            alpha: T::of(1.0 - (wp + wm) / 2.0),
+            beta: T::of((wm - wp) / 2.0),
             wp_w: w.map(|w| T::of(wp * w)),
+            wp_w45: w.map(|w| T::of(4.5 * wp * w)),
             wm3_w: w.map(|w| T::of(3.0 * wm * w)),
             half_force: force.map(|f| T::of(f / 2.0)),
             force: force.map(T::of),
-            even_w: w.map(|w| T::of(3.0 * even * w)),
+            neg_even_w: w.map(|w| T::of(-3.0 * even * w)),
             even_c: std::array::from_fn(|k| T::of(9.0 * even * w[class(k)] * cf(k))),
             odd_c: std::array::from_fn(|k| T::of(3.0 * odd * w[class(k)] * cf(k))),
         }
@@ -96,14 +114,15 @@ impl<L: FlowLane> Rates<L> {
     /// Every constant broadcast to all lanes.
     pub(crate) fn splat(s: &Rates<L::Scalar>) -> Rates<L> {
         Rates {
-            wp: L::splat(s.wp),
-            half_wp: L::splat(s.half_wp),
-            half_wm: L::splat(s.half_wm),
+            keep: L::splat(s.keep),
+            alpha: L::splat(s.alpha),
+            beta: L::splat(s.beta),
             wp_w: s.wp_w.map(L::splat),
+            wp_w45: s.wp_w45.map(L::splat),
             wm3_w: s.wm3_w.map(L::splat),
             half_force: s.half_force.map(L::splat),
             force: s.force.map(L::splat),
-            even_w: s.even_w.map(L::splat),
+            neg_even_w: s.neg_even_w.map(L::splat),
             even_c: s.even_c.map(L::splat),
             odd_c: s.odd_c.map(L::splat),
         }
@@ -115,14 +134,15 @@ impl<L: FlowLane> Rates<L> {
         let s3 = |a: [L; 3], b: [L; 3]| std::array::from_fn(|k| s(a[k], b[k]));
         let s9 = |a: [L; 9], b: [L; 9]| std::array::from_fn(|k| s(a[k], b[k]));
         Rates {
-            wp: s(yes.wp, no.wp),
-            half_wp: s(yes.half_wp, no.half_wp),
-            half_wm: s(yes.half_wm, no.half_wm),
+            keep: s(yes.keep, no.keep),
+            alpha: s(yes.alpha, no.alpha),
+            beta: s(yes.beta, no.beta),
             wp_w: s3(yes.wp_w, no.wp_w),
+            wp_w45: s3(yes.wp_w45, no.wp_w45),
             wm3_w: s3(yes.wm3_w, no.wm3_w),
             half_force: s3(yes.half_force, no.half_force),
             force: s3(yes.force, no.force),
-            even_w: s3(yes.even_w, no.even_w),
+            neg_even_w: s3(yes.neg_even_w, no.neg_even_w),
             even_c: s9(yes.even_c, no.even_c),
             odd_c: s9(yes.odd_c, no.odd_c),
         }
@@ -183,21 +203,19 @@ pub(crate) fn relax<L: FlowLane, const FORCED: bool, const CHECK: bool>(
     let one = L::splat(num_traits::One::one());
     let [ux, uy, uz] = m.u;
     let usq = uz.mul_add(uz, uy.mul_add(uy, ux * ux));
-    let base = usq.mul_add(L::splat(scalar(-1.5)), one);
-    let a: [L; 3] = std::array::from_fn(|k| r.wp_w[k] * m.rho);
-    let b: [L; 3] = std::array::from_fn(|k| r.wm3_w[k] * m.rho);
-    let mut even = [one; 3];
-    let f0 = f(0);
-    let mut rest = f0.mul_add(r.wp, -(a[0] * base));
+    let rho_base = m.rho * usq.mul_add(L::splat(scalar(-1.5)), one);
+    // Per weight class: the part of P every direction of the class shares.
+    let mut even: [L; 3] = std::array::from_fn(|c| r.wp_w[c] * rho_base);
     if FORCED {
         let uf = uz.mul_add(r.force[2], uy.mul_add(r.force[1], ux * r.force[0]));
-        even = std::array::from_fn(|k| r.even_w[k] * uf);
-        rest = rest + even[0];
+        even = std::array::from_fn(|c| uf.mul_add(r.neg_even_w[c], even[c]));
     }
-    let out0 = f0 - rest;
+    let f0 = f(0);
+    let out0 = f0.mul_add(r.keep, even[0]);
     put(0, out0);
     let mut total = out0;
-    let four_half = L::splat(scalar(4.5));
+    let quad: [L; 3] = std::array::from_fn(|c| r.wp_w45[c] * m.rho);
+    let odd: [L; 3] = std::array::from_fn(|c| r.wm3_w[c] * m.rho);
     let cu = [
         ux,
         uy,
@@ -212,14 +230,16 @@ pub(crate) fn relax<L: FlowLane, const FORCED: bool, const CHECK: bool>(
     for (k, &cuk) in cu.iter().enumerate() {
         let c = class(k);
         let (fi, fo) = (f(k + 1), f(k + 10));
-        let bk = (cuk * cuk).mul_add(four_half, base);
-        let mut dp = (fi + fo).mul_add(r.half_wp, -(a[c] * bk));
-        let mut dm = (fi - fo).mul_add(r.half_wm, -(b[c] * cuk));
-        if FORCED {
-            dp = dp - cuk.mul_add(r.even_c[k], -even[c]);
-            dm = dm - r.odd_c[k];
-        }
-        let (oi, oo) = (fi - dp - dm, fo - dp + dm);
+        let mut p = (cuk * cuk).mul_add(quad[c], even[c]);
+        let q = if FORCED {
+            p = cuk.mul_add(r.even_c[k], p);
+            cuk.mul_add(odd[c], r.odd_c[k])
+        } else {
+            odd[c] * cuk
+        };
+        let (plus, minus) = (p + q, p - q);
+        let oi = fi.mul_add(r.alpha, fo.mul_add(r.beta, plus));
+        let oo = fo.mul_add(r.alpha, fi.mul_add(r.beta, minus));
         put(k + 1, oi);
         put(k + 10, oo);
         if CHECK {

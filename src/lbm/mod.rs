@@ -134,7 +134,7 @@ impl LbmKernel {
     /// The cost figures of one node update: R = 1; E = 19 populations plus the class byte; 19
     /// populations read and written plus the class byte read; the fast kernel's arithmetic
     /// instructions (counted in `collide.rs`, FMA = 1 op, 2 flops) plus 20 loads and 19 stores —
-    /// 190 ops and 182 flops without force, 227 and 230 with (the 3.5D paper: 259 and 220).
+    /// 182 ops and 192 flops without force, 200 and 233 with (the 3.5D paper: 259 and 220).
     pub fn cost(&self, dtype: DType) -> KernelCost {
         let size = dtype.size();
         let (mut arith, mut fmas) = (collide::OPS, collide::FMAS);

@@ -1729,15 +1729,19 @@ mod tests {
         slow_probes.lattice_efficiency = 0.254;
         slow_probes.measured_cache_bytes = 16 << 20;
         slow_probes.cache_gbs = 0.0;
+        // Their working sets leave a quarter of the L2 to the streams and byte arrays
+        // (`LATTICE_PRIVATE_SHARE`): session 32, run G, 16 threads, four rounds (MLUPS): the
+        // 1.8 MiB `dim_T` 3 262×20 905-1,100, the 1.5 MiB `dim_T` 2 260×26 839-1,120; `f64`
+        // `dim_T` 2 260×15 (1.6 MiB) 469-567 against 260×12 (1.2 MiB) 554 and 608.
         for m in [m, slow_probes] {
             let plan = lattice_plan(&m, DType::F32, [256; 3], Engine::Blocked, None);
             let [x, y] = plan.tile();
-            assert_eq!((plan.dim_t(), x), (3, 262), "{plan}");
-            assert!((16..=22).contains(&y), "{plan}");
+            assert!(plan.dim_t() >= 2 && x == 256 + 2 * plan.dim_t(), "{plan}");
+            assert!(y > 2 * plan.dim_t() + 4, "{plan}");
             for dtype in [DType::F32, DType::F64] {
                 let plan = lattice_plan(&m, dtype, [256; 3], Engine::Blocked, None);
                 assert!(
-                    plan.chosen().working_set <= m.private_cache_bytes(),
+                    plan.chosen().working_set <= m.private_cache_bytes() * 3 / 4,
                     "{plan}"
                 );
             }

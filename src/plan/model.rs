@@ -56,6 +56,17 @@ fn margin(best: &Candidate, new: &Candidate) -> f64 {
 /// server (f64 star7, 516x38 against 516x24 with dim_T 3), so a few redundant rows are cheaper.
 const PRIVATE_TILE_MAX_COST: f64 = 1.6;
 
+/// Share of the private caches a lattice pass's working set may fill and still count as held
+/// in them. The rings are not all that passes through them: the byte arrays, the staging row
+/// and the lines level 1 streams in do too, and rings cycling through 43 slots per level keep
+/// no slack under a near-full cache. On the 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16
+/// threads, MLUPS) `dim_T` 3 strips of 1.3-1.6 MB ran as fast as or faster than the 1.9 MB
+/// 262×20 that filled the L2 in every pairing: 262×16 1,256-1,291 against 1,195-1,278 and
+/// 882 / 841 against 854 / 860 for 262×18 (session 29); 262×12 1,099 / 1,034 and 262×16
+/// 882 / 902 against 814 / 738, then 262×16 939 / 1,007 / 785 against 761 / 995 / 761
+/// (session 31); 262×14 1,008, 822 and 868 against 954, 664 and 700 (session 32).
+const LATTICE_PRIVATE_SHARE: f64 = 0.75;
+
 /// Modelled time of one barrier round across `n` threads, microseconds (0 for one thread).
 pub fn barrier_us(n: usize) -> f64 {
     if n <= 1 {
@@ -390,7 +401,12 @@ impl ModelInput<'_> {
         // zones instead: each tile reads its whole loaded region and writes its output.
         // Rings that overflow the group's private caches live in the last level and slow the
         // kernels down (one level per pass keeps no rings).
-        let spill = if dim_t > 1 && ws > self.private_cache(n) {
+        let held = if self.kernel.lbm().is_some() {
+            self.lattice_private_cache(n)
+        } else {
+            self.private_cache(n)
+        };
+        let spill = if dim_t > 1 && ws > held {
             self.spill_speed()
         } else {
             1.0
@@ -593,6 +609,12 @@ impl ModelInput<'_> {
         (self.machine.private_cache_bytes() as f64 * share * n as f64) as usize
     }
 
+    /// The part of [`Self::private_cache`] a lattice pass's working set may fill
+    /// ([`LATTICE_PRIVATE_SHARE`]).
+    fn lattice_private_cache(&self, n: usize) -> usize {
+        (self.private_cache(n) as f64 * LATTICE_PRIVATE_SHARE) as usize
+    }
+
     /// Group sizes the planner weighs: powers of two below the team size, and the team.
     pub(crate) fn tile_thread_options(&self) -> Vec<usize> {
         let threads = self.threads.max(1);
@@ -612,7 +634,7 @@ impl ModelInput<'_> {
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
         let ghost = 2 * self.cost.radius * dim_t;
         let private = if self.kernel.lbm().is_some() {
-            self.lattice_strip(dim_t, self.private_cache(n), n)
+            self.lattice_strip(dim_t, self.lattice_private_cache(n), n)
         } else {
             self.fitted_tile_in(dim_t, self.private_cache(n))
         };

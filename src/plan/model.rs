@@ -56,16 +56,16 @@ fn margin(best: &Candidate, new: &Candidate) -> f64 {
 /// server (f64 star7, 516x38 against 516x24 with dim_T 3), so a few redundant rows are cheaper.
 const PRIVATE_TILE_MAX_COST: f64 = 1.6;
 
-/// Share of the private caches a lattice pass's working set may fill and still count as held
-/// in them. The rings are not all that passes through them: the byte arrays, the staging row
-/// and the lines level 1 streams in do too, and rings cycling through 43 slots per level keep
-/// no slack under a near-full cache. On the 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16
-/// threads, MLUPS) `dim_T` 3 strips of 1.3-1.6 MB ran as fast as or faster than the 1.9 MB
-/// 262×20 that filled the L2 in every pairing: 262×16 1,256-1,291 against 1,195-1,278 and
-/// 882 / 841 against 854 / 860 for 262×18 (session 29); 262×12 1,099 / 1,034 and 262×16
-/// 882 / 902 against 814 / 738, then 262×16 939 / 1,007 / 785 against 761 / 995 / 761
-/// (session 31); 262×14 1,008, 822 and 868 against 954, 664 and 700 (session 32).
-const LATTICE_PRIVATE_SHARE: f64 = 0.75;
+/// Share of the private caches a lattice pass's working set (its rings and one streamed plane)
+/// may fill and still count as held in them. The rest goes to what else passes through them:
+/// the byte arrays, the staging row, the lines level 1's prefetches bring in ahead of use; and
+/// rings cycling through 43 slots per level keep no slack under a near-full cache. On the
+/// 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16 threads, MLUPS) `dim_T` 3 strips of 1.1-1.5 MB
+/// ran as fast as or faster than the 1.9 MB 262×20 that filled the L2 in every pairing: 262×16
+/// 1,256-1,291 against 1,195-1,278 (session 29); 262×12 1,099 / 1,034 and 262×16 882 / 902
+/// against 814 / 738, then 262×16 939 / 1,007 / 785 against 761 / 995 / 761 (session 31);
+/// 262×14 1,008, 822 and 868 against 954, 664 and 700 (session 32).
+pub(crate) const LATTICE_PRIVATE_SHARE: f64 = 0.75;
 
 /// Modelled time of one barrier round across `n` threads, microseconds (0 for one thread).
 pub fn barrier_us(n: usize) -> f64 {

@@ -401,12 +401,7 @@ impl ModelInput<'_> {
         // zones instead: each tile reads its whole loaded region and writes its output.
         // Rings that overflow the group's private caches live in the last level and slow the
         // kernels down (one level per pass keeps no rings).
-        let held = if self.kernel.lbm().is_some() {
-            self.lattice_private_cache(n)
-        } else {
-            self.private_cache(n)
-        };
-        let spill = if dim_t > 1 && ws > held {
+        let spill = if dim_t > 1 && ws > self.held_cache(n) {
             self.spill_speed()
         } else {
             1.0
@@ -609,10 +604,15 @@ impl ModelInput<'_> {
         (self.machine.private_cache_bytes() as f64 * share * n as f64) as usize
     }
 
-    /// The part of [`Self::private_cache`] a lattice pass's working set may fill
-    /// ([`LATTICE_PRIVATE_SHARE`]).
-    fn lattice_private_cache(&self, n: usize) -> usize {
-        (self.private_cache(n) as f64 * LATTICE_PRIVATE_SHARE) as usize
+    /// The part of [`Self::private_cache`] a blocked pass's working set may fill and still
+    /// count as held in them: all of it for a stencil, [`LATTICE_PRIVATE_SHARE`] for a lattice.
+    fn held_cache(&self, n: usize) -> usize {
+        let private = self.private_cache(n);
+        if self.kernel.lbm().is_some() {
+            (private as f64 * LATTICE_PRIVATE_SHARE) as usize
+        } else {
+            private
+        }
     }
 
     /// Group sizes the planner weighs: powers of two below the team size, and the team.
@@ -634,9 +634,9 @@ impl ModelInput<'_> {
     pub(crate) fn group_tile(&self, dim_t: usize, n: usize) -> [usize; 2] {
         let ghost = 2 * self.cost.radius * dim_t;
         let private = if self.kernel.lbm().is_some() {
-            self.lattice_strip(dim_t, self.lattice_private_cache(n), n)
+            self.lattice_strip(dim_t, self.held_cache(n), n)
         } else {
-            self.fitted_tile_in(dim_t, self.private_cache(n))
+            self.fitted_tile_in(dim_t, self.held_cache(n))
         };
         // Where rings that leave the private caches slow down, a tile that stays in them is
         // worth a few redundant rows. So is a lattice's where the last level's rate was not

@@ -1,7 +1,8 @@
-//! A zero-initialised heap buffer aligned to a cache line (and to whole pages when large), so
-//! SIMD rows start on cache-line boundaries and the kernel can ask for transparent huge pages.
+//! A zero-initialised heap buffer aligned to a cache line (to whole pages when large; from
+//! 2 MiB on Linux, a mapping of its own on a huge-page boundary), so SIMD rows start on
+//! cache-line boundaries and large buffers get transparent huge pages.
 
-use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
@@ -44,21 +45,7 @@ impl<T: Real> AlignedBuf<T> {
             });
         }
         let layout = Self::layout(len)?;
-        let raw = if layout.size() >= HUGE_PAGE {
-            // The hint must come before the first write: a page touched without it is mapped
-            // as 4 KiB (and the allocator's zeroing of an over-aligned block touches them all).
-            // SAFETY: layout has non-zero size (len > 0 and T is not zero-sized).
-            let raw = unsafe { alloc(layout) };
-            if !raw.is_null() {
-                advise_huge_pages(raw, layout.size());
-                // SAFETY: raw is a fresh allocation of layout.size() writable bytes.
-                unsafe { raw.write_bytes(0, layout.size()) };
-            }
-            raw
-        } else {
-            // SAFETY: as above.
-            unsafe { alloc_zeroed(layout) }
-        };
+        let raw = allocate_zeroed(layout);
         let ptr = NonNull::new(raw.cast::<T>())?;
         Some(Self { ptr, len })
     }
@@ -76,32 +63,98 @@ impl<T: Real> AlignedBuf<T> {
     }
 }
 
-/// Asks Linux for transparent huge pages on a large buffer (fewer TLB misses when streaming
-/// planes, as the 3.5D paper does with 2 MB pages); a no-op elsewhere or when refused.
-fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
+/// Zeroed memory for `layout` (non-zero size), or null. On Linux a block of a huge page or more
+/// is a mapping of its own (see [`huge`]); smaller ones come from the global allocator.
+fn allocate_zeroed(layout: Layout) -> *mut u8 {
     #[cfg(target_os = "linux")]
-    {
-        extern "C" {
-            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-        }
-        const MADV_HUGEPAGE: i32 = 14;
-        // SAFETY: ptr..ptr+bytes is one live allocation aligned to 2 MiB; madvise only changes
-        // paging hints and reports failure through its return value, which we may ignore.
-        unsafe {
-            madvise(ptr.cast(), bytes, MADV_HUGEPAGE);
-        }
+    if layout.size() >= HUGE_PAGE {
+        return huge::map(layout.size());
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, bytes);
+    // SAFETY: layout has non-zero size (callers never allocate empty buffers).
+    unsafe { alloc_zeroed(layout) }
+}
+
+/// Frees what [`allocate_zeroed`] returned for `layout`.
+///
+/// # Safety
+/// `ptr` must come from `allocate_zeroed(layout)` and be freed once.
+unsafe fn release(ptr: *mut u8, layout: Layout) {
+    #[cfg(target_os = "linux")]
+    if layout.size() >= HUGE_PAGE {
+        // SAFETY: forwarded from the caller.
+        unsafe { huge::unmap(ptr, layout.size()) };
+        return;
+    }
+    // SAFETY: forwarded from the caller: ptr came from alloc_zeroed with this layout.
+    unsafe { dealloc(ptr, layout) }
+}
+
+/// Large buffers as anonymous mappings on 2 MiB boundaries, asked for transparent huge pages
+/// before any page is touched (fewer TLB misses when streaming planes, as the 3.5D paper does
+/// with 2 MB pages). Through the global allocator the hint came too late: it zeroes an
+/// over-aligned block (touching every page) before returning it, and reuses freed memory whose
+/// pages are already mapped small.
+#[cfg(target_os = "linux")]
+mod huge {
+    use super::{HUGE_PAGE, PAGE};
+
+    /// `bytes` of fresh zero pages starting on a huge-page boundary, or null.
+    pub(super) fn map(bytes: usize) -> *mut u8 {
+        let len = bytes.next_multiple_of(PAGE);
+        let Some(span) = len.checked_add(HUGE_PAGE) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: a new private anonymous mapping at an address the kernel picks; it touches
+        // no existing memory.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        let base = base as usize;
+        let start = base.next_multiple_of(HUGE_PAGE);
+        let (head, tail) = (start - base, base + span - (start + len));
+        // SAFETY: the head and tail lie inside the mapping just made, start and end on page
+        // boundaries (mmap returns whole pages; start and len are page multiples) and are
+        // referred to by nothing. madvise only sets a paging hint; its failure (THP off) is
+        // harmless and ignored, as are the trims' (they only leave unused pages mapped).
+        unsafe {
+            if head > 0 {
+                libc::munmap(base as *mut libc::c_void, head);
+            }
+            if tail > 0 {
+                libc::munmap((start + len) as *mut libc::c_void, tail);
+            }
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        start as *mut u8
+    }
+
+    /// Unmaps a block from [`map`].
+    ///
+    /// # Safety
+    /// `ptr` must come from `map(bytes)` and not be used afterwards.
+    pub(super) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
+        // SAFETY: the caller hands back the whole mapping `map` kept for `bytes`.
+        unsafe { libc::munmap(ptr.cast(), bytes.next_multiple_of(PAGE)) };
+    }
 }
 
 impl<T: Real> Drop for AlignedBuf<T> {
     fn drop(&mut self) {
         if self.len > 0 {
             let layout = Self::layout(self.len).expect("layout was valid at allocation");
-            // SAFETY: ptr was returned by alloc or alloc_zeroed with this same layout and is freed
+            // SAFETY: ptr was returned by allocate_zeroed with this same layout and is freed
             // once.
-            unsafe { dealloc(self.ptr.as_ptr().cast(), layout) }
+            unsafe { release(self.ptr.as_ptr().cast(), layout) }
         }
     }
 }
@@ -151,22 +204,45 @@ mod tests {
         assert!(AlignedBuf::<f64>::zeroed(usize::MAX / 2).is_none());
     }
 
-    /// The kernel's transparent-huge-page mode where it grants pages to `madvise`d regions
-    /// (`None` where it would not: the test cannot expect huge pages there).
+    /// Why this process cannot count on huge pages for `madvise`d memory, if it cannot: THP
+    /// off for the system, the 2 MiB size or the process, or no compaction when none is free.
     #[cfg(target_os = "linux")]
-    fn huge_pages_granted() -> Option<()> {
-        let read =
+    fn huge_pages_unavailable() -> Option<String> {
+        let sys =
             |f: &str| std::fs::read_to_string(format!("/sys/kernel/mm/transparent_hugepage/{f}"));
-        let enabled = read("enabled").ok()?;
-        let defrag = read("defrag").ok()?;
-        let on = enabled.contains("[always]") || enabled.contains("[madvise]");
-        (on && !defrag.contains("[never]")).then_some(())
+        let Ok(enabled) = sys("enabled") else {
+            return Some("no transparent_hugepage in /sys".into());
+        };
+        if !(enabled.contains("[always]") || enabled.contains("[madvise]")) {
+            return Some(format!("THP is {}", enabled.trim()));
+        }
+        if sys("hugepages-2048kB/enabled").is_ok_and(|e| e.contains("[never]")) {
+            return Some("2 MiB THP is never".into());
+        }
+        let defrag = sys("defrag").unwrap_or_default();
+        if !["[always]", "[madvise]", "[defer+madvise]"]
+            .iter()
+            .any(|m| defrag.contains(m))
+        {
+            return Some(format!(
+                "no direct compaction for madvised memory (defrag: {})",
+                defrag.trim()
+            ));
+        }
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        if status
+            .lines()
+            .any(|l| l.replace(' ', "") == "THP_enabled:\t0")
+        {
+            return Some("THP is disabled for this process".into());
+        }
+        None
     }
 
-    /// Kilobytes of `/proc/self/smaps`' `AnonHugePages` in the mappings overlapping `range`.
+    /// Kilobytes of `AnonHugePages` in the mappings overlapping `range` (`None`: no smaps).
     #[cfg(target_os = "linux")]
-    fn huge_kb(range: std::ops::Range<usize>) -> usize {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps is readable");
+    fn huge_kb(range: std::ops::Range<usize>) -> Option<usize> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
         let mut inside = false;
         let mut kb = 0;
         for line in smaps.lines() {
@@ -189,22 +265,33 @@ mod tests {
                 }
             }
         }
-        kb
+        Some(kb)
     }
 
     #[test]
     #[cfg(target_os = "linux")]
     fn large_buffers_are_backed_by_huge_pages() {
-        if huge_pages_granted().is_none() {
-            println!("skipped: transparent huge pages are off for madvised memory here");
+        if let Some(why) = huge_pages_unavailable() {
+            println!("skipped: {why}");
             return;
         }
-        // 16 MiB: eight huge pages. Asking after the zeroing had touched every page (the bug
-        // this guards against) left them all 4 KiB where the mode is `madvise`.
-        let b = AlignedBuf::<f32>::zeroed(4 << 20).unwrap();
+        // Freed memory the allocator would hand out again, its pages already mapped small.
+        drop(AlignedBuf::<f32>::zeroed(6 << 20));
+        let mut touched = vec![1u8; 20 << 20];
+        touched[12345] = 2;
+        drop(std::hint::black_box(touched));
+        // 16 MiB: eight huge pages. Advised after the allocator's zeroing had touched every
+        // page (the bug this guards against), or reusing the memory above, none were huge.
+        let mut b = AlignedBuf::<f32>::zeroed(4 << 20).unwrap();
         let start = b.as_ptr() as usize;
-        let kb = huge_kb(start..start + b.len() * 4);
-        assert!(kb >= 2048, "no huge page backs a 16 MiB buffer ({kb} kB)");
+        assert_eq!(start % HUGE_PAGE, 0);
         assert!(b.iter().all(|&x| x == 0.0));
+        // Pages are allocated on the first write (reads map the shared zero page).
+        b.fill(1.0);
+        let Some(kb) = huge_kb(start..start + b.len() * 4) else {
+            println!("skipped: /proc/self/smaps is unreadable");
+            return;
+        };
+        assert!(kb >= 2048, "no huge page backs a 16 MiB buffer ({kb} kB)");
     }
 }

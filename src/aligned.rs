@@ -230,10 +230,10 @@ mod tests {
             ));
         }
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        if status
-            .lines()
-            .any(|l| l.replace(' ', "") == "THP_enabled:\t0")
-        {
+        if status.lines().any(|l| {
+            l.strip_prefix("THP_enabled:")
+                .is_some_and(|v| v.trim() == "0")
+        }) {
             return Some("THP is disabled for this process".into());
         }
         None
@@ -275,13 +275,16 @@ mod tests {
             println!("skipped: {why}");
             return;
         }
-        // Freed memory the allocator would hand out again, its pages already mapped small.
+        // Heap memory already mapped small: through the global allocator, freeing the 24 MiB
+        // block raised glibc's mapping threshold, so the 20 MiB Vec and a later 16 MiB block
+        // came from the heap.
         drop(AlignedBuf::<f32>::zeroed(6 << 20));
         let mut touched = vec![1u8; 20 << 20];
         touched[12345] = 2;
         drop(std::hint::black_box(touched));
         // 16 MiB: eight huge pages. Advised after the allocator's zeroing had touched every
-        // page (the bug this guards against), or reusing the memory above, none were huge.
+        // page (the first bug this guards against) or taken from that heap (the second), none
+        // were huge.
         let mut b = AlignedBuf::<f32>::zeroed(4 << 20).unwrap();
         let start = b.as_ptr() as usize;
         assert_eq!(start % HUGE_PAGE, 0);

@@ -63,21 +63,25 @@ impl<T: Real> AlignedBuf<T> {
     }
 }
 
-/// Zeroed memory for `layout` (non-zero size), or null. On Linux a block of a huge page or more
-/// is a mapping of its own (see [`huge`]); smaller ones come from the global allocator.
+/// Zeroed memory for `layout`, or null (also for a zero size, which callers never ask for).
+/// On Linux a block of a huge page or more is a mapping of its own (see [`huge`]); smaller ones
+/// come from the global allocator.
 fn allocate_zeroed(layout: Layout) -> *mut u8 {
+    if layout.size() == 0 {
+        return std::ptr::null_mut();
+    }
     #[cfg(target_os = "linux")]
     if layout.size() >= HUGE_PAGE {
         return huge::map(layout.size());
     }
-    // SAFETY: layout has non-zero size (callers never allocate empty buffers).
+    // SAFETY: layout has non-zero size (checked above).
     unsafe { alloc_zeroed(layout) }
 }
 
 /// Frees what [`allocate_zeroed`] returned for `layout`.
 ///
 /// # Safety
-/// `ptr` must come from `allocate_zeroed(layout)` and be freed once.
+/// `ptr` must come from `allocate_zeroed(layout)`, be non-null and be freed once.
 unsafe fn release(ptr: *mut u8, layout: Layout) {
     #[cfg(target_os = "linux")]
     if layout.size() >= HUGE_PAGE {
@@ -91,16 +95,25 @@ unsafe fn release(ptr: *mut u8, layout: Layout) {
 
 /// Large buffers as anonymous mappings on 2 MiB boundaries, asked for transparent huge pages
 /// before any page is touched (fewer TLB misses when streaming planes, as the 3.5D paper does
-/// with 2 MB pages). Through the global allocator the hint came too late: it zeroes an
-/// over-aligned block (touching every page) before returning it, and reuses freed memory whose
-/// pages are already mapped small.
+/// with 2 MB pages), then populated. Through the global allocator the hint came too late: it
+/// zeroes an over-aligned block (touching every page) before returning it, and reuses freed
+/// memory whose pages are already mapped small.
 #[cfg(target_os = "linux")]
 mod huge {
-    use super::{HUGE_PAGE, PAGE};
+    use super::HUGE_PAGE;
 
-    /// `bytes` of fresh zero pages starting on a huge-page boundary, or null.
+    /// The kernel's page size (4 KiB on x86-64; 16 or 64 KiB on some arm64 and ppc64 kernels).
+    fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions and is thread-safe.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+    }
+
+    /// `bytes` of zero pages starting on a huge-page boundary, all mapped (as huge pages where
+    /// the kernel grants them), or null when the memory is not there.
     pub(super) fn map(bytes: usize) -> *mut u8 {
-        let len = bytes.next_multiple_of(PAGE);
+        let page = page_size();
+        let len = bytes.next_multiple_of(page);
         let Some(span) = len.checked_add(HUGE_PAGE) else {
             return std::ptr::null_mut();
         };
@@ -123,9 +136,10 @@ mod huge {
         let start = base.next_multiple_of(HUGE_PAGE);
         let (head, tail) = (start - base, base + span - (start + len));
         // SAFETY: the head and tail lie inside the mapping just made, start and end on page
-        // boundaries (mmap returns whole pages; start and len are page multiples) and are
-        // referred to by nothing. madvise only sets a paging hint; its failure (THP off) is
-        // harmless and ignored, as are the trims' (they only leave unused pages mapped).
+        // boundaries (base, HUGE_PAGE and len are page multiples), and nothing refers to them;
+        // munmap of such a range fails only when the kernel cannot split the mapping, which
+        // would leave those pages mapped (a leak, not unsoundness). madvise(MADV_HUGEPAGE)
+        // only sets a paging hint; its failure (THP off) is harmless.
         unsafe {
             if head > 0 {
                 libc::munmap(base as *mut libc::c_void, head);
@@ -134,6 +148,26 @@ mod huge {
                 libc::munmap((start + len) as *mut libc::c_void, tail);
             }
             libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        // Fault every page in now, writable: read first, an untouched range would map the
+        // shared huge zero page, which older kernels split into small pages on the first write.
+        // SAFETY: start..start + len is the mapping kept above, readable and writable.
+        let populated =
+            unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+        if populated != 0 {
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+                // The pages could not be populated (ENOMEM, EFAULT): give the mapping back and
+                // report the allocation as failed.
+                // SAFETY: the mapping kept above, referred to by nothing yet.
+                unsafe { libc::munmap(start as *mut libc::c_void, len) };
+                return std::ptr::null_mut();
+            }
+            // Kernels before 5.14 lack MADV_POPULATE_WRITE: write a zero into every page.
+            for offset in (0..len).step_by(page) {
+                // SAFETY: start + offset lies in the writable mapping kept above; writing a
+                // zero keeps the fresh page's contents.
+                unsafe { std::ptr::write_volatile((start + offset) as *mut u8, 0) };
+            }
         }
         start as *mut u8
     }
@@ -144,7 +178,7 @@ mod huge {
     /// `ptr` must come from `map(bytes)` and not be used afterwards.
     pub(super) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
         // SAFETY: the caller hands back the whole mapping `map` kept for `bytes`.
-        unsafe { libc::munmap(ptr.cast(), bytes.next_multiple_of(PAGE)) };
+        unsafe { libc::munmap(ptr.cast(), bytes.next_multiple_of(page_size())) };
     }
 }
 
@@ -216,6 +250,9 @@ mod tests {
         if !(enabled.contains("[always]") || enabled.contains("[madvise]")) {
             return Some(format!("THP is {}", enabled.trim()));
         }
+        if sys("hpage_pmd_size").is_ok_and(|v| v.trim() != (HUGE_PAGE).to_string()) {
+            return Some("transparent huge pages here are not 2 MiB".into());
+        }
         if sys("hugepages-2048kB/enabled").is_ok_and(|e| e.contains("[never]")) {
             return Some("2 MiB THP is never".into());
         }
@@ -285,16 +322,14 @@ mod tests {
         // 16 MiB: eight huge pages. Advised after the allocator's zeroing had touched every
         // page (the first bug this guards against) or taken from that heap (the second), none
         // were huge.
-        let mut b = AlignedBuf::<f32>::zeroed(4 << 20).unwrap();
+        let b = AlignedBuf::<f32>::zeroed(4 << 20).unwrap();
         let start = b.as_ptr() as usize;
         assert_eq!(start % HUGE_PAGE, 0);
-        assert!(b.iter().all(|&x| x == 0.0));
-        // Pages are allocated on the first write (reads map the shared zero page).
-        b.fill(1.0);
         let Some(kb) = huge_kb(start..start + b.len() * 4) else {
             println!("skipped: /proc/self/smaps is unreadable");
             return;
         };
         assert!(kb >= 2048, "no huge page backs a 16 MiB buffer ({kb} kB)");
+        assert!(b.iter().all(|&x| x == 0.0));
     }
 }

@@ -13,6 +13,13 @@
 //! planes it is read from: a population with `c_z = +1` is pulled from plane `z − 1`, one with
 //! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`]).
 //!
+//! A one-thread group (the planner's usual choice on many cores) keeps rows instead of planes
+//! ([`Slots::Rows`], [`row_slots`]): it computes its levels a few rows at a time
+//! ([`ROW_BATCH`]), each level one plane and one row behind the level below, so a level needs
+//! only the rows from one plane and a row back to the newest: 24 rows per tile row, where a
+//! ring of planes keeps 43. The smaller rings let deeper passes keep taller tiles in the L2
+//! (on the 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.25).
+//!
 //! Level 0 is the lattice; the last level writes the tile's output into the second population
 //! buffer, each row into a staging row first, then streamed out with non-temporal stores
 //! ([`super::stage`]), so the output costs no write-allocate reads. Each level's rows are split
@@ -28,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::lanes::FlowReal;
 use super::naive;
 use super::populations::Populations;
-use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row};
+use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row, Slots};
 use super::stage::{self, Stage};
 use super::tiles::{Blocking, Mode};
 use crate::aligned::{line_start, AlignedBuf, CACHE_LINE};
@@ -64,11 +71,44 @@ fn ring_slots(lag: usize) -> [usize; 3] {
     [lag + 2, lag + 1, lag + 1]
 }
 
-/// Tile planes one ring level keeps for tile groups of `members` threads (the planner's
-/// working set of a lattice pass): 43 for one thread, 62 for more.
-pub(crate) fn ring_planes(members: usize) -> usize {
-    let slots = ring_slots(lag(members));
-    (0..Q).map(|i| slots[z_class(i)]).sum()
+/// Ring slots (rows) each z class keeps in a ring of rows for a level `height` rows high (see
+/// [`Slots::Rows`]): a one-thread group computes its levels [`ROW_BATCH`] rows at a time, level
+/// `j` running `height + 1` row positions behind level `j − 1` (so row `(y + 1, z + 1)` below
+/// is done when row `(y, z)` is computed), and reads rows `(y − 1 ..= y + 1, z − 1 + c)` for
+/// class `c` and `(y, z)` for bounce-back. Counting from the reader's first position of a
+/// batch, class 0 (`c_z = +1`) needs positions from `−(height + 1)`, class 1 from `−1` and
+/// class 2 from `0`, up to `height + ROW_BATCH`, the last one the level below writes in the
+/// batch.
+fn row_slots(height: usize) -> [usize; 3] {
+    let b = ROW_BATCH;
+    [2 * height + 2 + b, height + 2 + b, height + 1 + b]
+}
+
+/// Rows a level of a one-thread group computes in a row before the next level takes its turn
+/// (see [`Pass::work`]); each class keeps `ROW_BATCH − 1` rows more than with one. Four rows
+/// ran as fast as whole planes on the 2-core Zen 5 (D3Q19 `f32` 192³, `dim_T` 4 200×38, MLUPS:
+/// 397 / 399 / 390 / 403 against 391 / 396 / 389 / 391; one row 374 / 371 / 371 / 406), and
+/// faster than two or eight on the 16-core host (session 34, runs B-C).
+const ROW_BATCH: usize = 4;
+
+/// Whether a pass keeps its rings as rings of rows ([`Slots::Rows`], a little over half the
+/// memory of a ring of planes): one-thread groups, on tiles that do not wrap a periodic y axis
+/// within themselves (a level's row 0 would read its last row, computed a plane later).
+pub(crate) fn keeps_rows(members: usize, whole_y: bool) -> bool {
+    members == 1 && !whole_y
+}
+
+/// Tile rows one ring level keeps for tile groups of `members` threads on tiles whose level 1
+/// is `height` rows high (the planner's working set of a lattice pass): `24·height + 33 +
+/// 19·ROW_BATCH` in a ring of rows, `43·height` (one thread) or `62·height` in a ring of
+/// planes.
+pub(crate) fn ring_rows(members: usize, whole_y: bool, height: usize) -> usize {
+    let per_class = if keeps_rows(members, whole_y) {
+        row_slots(height)
+    } else {
+        ring_slots(lag(members)).map(|s| s * height)
+    };
+    (0..Q).map(|i| per_class[z_class(i)]).sum()
 }
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
@@ -104,7 +144,16 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             let chunks = blocking.z_chunks(self.z_chunks);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             // The rings fit the largest group's lag.
-            let layout = RingLayout::new::<T>(&blocking, ring_slots(lag(groups.largest())));
+            let members = groups.largest();
+            let slots = if keeps_rows(members, blocking.modes[1] == Mode::Whole) {
+                Slots::Rows {
+                    n: row_slots(blocking.buf[1]),
+                    height: blocking.buf[1],
+                }
+            } else {
+                Slots::Planes(ring_slots(lag(members)))
+            };
+            let layout = RingLayout::new::<T>(&blocking, slots);
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take()); // free the old buffer before allocating the new one
@@ -157,35 +206,44 @@ impl<T: FlowReal> BlockedRun<'_, T> {
     }
 }
 
-/// Shape of one group's ring buffers: `depth − 1` levels, each keeping `slots[z_class(i)]`
-/// tile-sized planes of direction `i` (groups' rings follow each other, `len` apart).
+/// Shape of one group's ring buffers: `depth − 1` levels, each keeping the slots of
+/// [`Slots::Planes`] (tile-sized planes) or [`Slots::Rows`] (tile-wide rows) of every direction
+/// (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
     pitch: usize,
-    /// Elements of one slot: a tile-sized plane of one direction.
+    /// Elements of one slot: a tile-sized plane of one direction (a ring of planes) or one row
+    /// (a ring of rows).
     slot: usize,
     /// Offset of each direction's first slot within a level.
     arrays: [usize; Q],
-    slots: [usize; 3],
+    slots: Slots,
     level: usize,
     len: usize,
 }
 
 impl RingLayout {
-    fn new<T>(b: &Blocking, slots: [usize; 3]) -> Self {
+    fn new<T>(b: &Blocking, slots: Slots) -> Self {
         let size = std::mem::size_of::<T>();
         let width = b
             .tiles
             .iter()
             .map(|t| (b.level(t, 0, 1).end - ring_origin::<T>(b, t)[0]) as usize);
         let pitch = padded_stride::<T>(width.max().unwrap_or(0));
-        // Stagger the planes across cache sets, like the lattice's arrays.
-        let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
-        let slot = bytes / size;
+        // Stagger the planes (or each direction's rows) across cache sets, like the lattice's
+        // arrays.
+        let (slot, per_class, gap) = match slots {
+            Slots::Planes(n) => {
+                let bytes = (pitch * b.buf[1] * size).next_multiple_of(4096) + 2 * CACHE_LINE;
+                (bytes / size, n, 0)
+            }
+            Slots::Rows { n, .. } => (pitch, n, 2 * CACHE_LINE / size),
+            Slots::All => unreachable!("a ring keeps planes or rows"),
+        };
         let mut first = 0;
         let arrays = std::array::from_fn(|i| {
             let at = first;
-            first += slots[z_class(i)] * slot;
+            first += per_class[z_class(i)] * slot + gap;
             at
         });
         RingLayout {
@@ -287,7 +345,7 @@ impl<T: FlowReal> Pass<'_, T> {
             } else {
                 AxisMap::Clamp(nz)
             },
-            slots: Some(self.layout.slots),
+            slots: self.layout.slots,
         }
     }
 
@@ -333,39 +391,70 @@ impl<T: FlowReal> Pass<'_, T> {
             let zs: Vec<std::ops::Range<isize>> =
                 (0..=d).map(|j| b.z_range(j.max(1), chunk)).collect();
             let staged = stage.level(xs[d].0);
+            let mut compute = |j: usize, y: isize, z: isize| {
+                let (x0, x1) = xs[j];
+                let last = j == d;
+                let out = if last { &staged } else { &levels[j] };
+                let row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
+                // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
+                // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
+                // level's region is the next one's grown by one), finished in earlier steps
+                // or, in a one-thread group, earlier in this one; each class's slots still
+                // hold the planes (`ring_slots`) or rows (`row_slots`) it is read from. Row
+                // (y, z) of level j < d is this thread's alone in this step and lies in slots
+                // no other thread reads in this step (in a one-thread group level j + 1 reads
+                // it later, after this write). The last level goes to this thread's staging
+                // row, which covers the level's columns, and from there to row (y, z) of the
+                // lattice, which no other thread writes (tiles' outputs are disjoint).
+                unsafe {
+                    if last {
+                        self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);
+                        stage::stream_row(&staged, &levels[d], y, z, x0, x1);
+                    } else {
+                        self.kernel
+                            .row::<FORCED, false>(&row, x0, x1, &mut unchecked)
+                    }
+                }
+            };
+            if let Slots::Rows { height, .. } = self.layout.slots {
+                // A one-thread group (see `keeps_rows`): at tick t (a multiple of ROW_BATCH)
+                // level j computes the rows at positions n = t − (j − 1)·(height + 1) and the
+                // next ROW_BATCH − 1, position n being plane z1 + n / height and row
+                // origin_y + n mod height, where they lie in the level's region; rows
+                // (y + 1, z + 1) and before of level j − 1 are done by then.
+                let h = height as isize;
+                let behind = h + 1;
+                let z1 = zs[1].start;
+                let ticks = (1..=d)
+                    .map(|j| (zs[j].end - z1) * h + (j as isize - 1) * behind)
+                    .max()
+                    .unwrap_or(0);
+                let batch = ROW_BATCH as isize;
+                for t in (0..ticks).step_by(ROW_BATCH) {
+                    for j in 1..=d {
+                        let n0 = t - (j as isize - 1) * behind;
+                        if n0 + batch <= 0 {
+                            break;
+                        }
+                        for n in n0.max(0)..n0 + batch {
+                            let (z, y) = (z1 + n / h, origin[1] + n % h);
+                            if zs[j].contains(&z) && ys[j].contains(&y) {
+                                compute(j, y, z);
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
             for s in 0..steps as isize {
                 if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
                     return;
                 }
                 for j in 1..=d {
                     let z = z1 + s - behind as isize * (j as isize - 1);
-                    if !zs[j].contains(&z) {
-                        continue;
-                    }
-                    let (x0, x1) = xs[j];
-                    for y in ys[j].clone() {
-                        let last = j == d;
-                        let out = if last { &staged } else { &levels[j] };
-                        let row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
-                        // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
-                        // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
-                        // level's region is the next one's grown by one), finished in earlier
-                        // steps or, in a one-thread group, earlier in this one; each class's
-                        // slots still hold the planes it is read from (`ring_slots`). Row (y, z)
-                        // of level j < d is this thread's alone in this step and lies in slots
-                        // no other thread reads in this step (in a one-thread group level j + 1
-                        // reads it later in the step, after this write). The last level goes to
-                        // this thread's staging row, which covers the level's columns, and from
-                        // there to row (y, z) of the lattice, which no other thread writes
-                        // (tiles' outputs are disjoint).
-                        unsafe {
-                            if last {
-                                self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);
-                                stage::stream_row(&staged, &levels[d], y, z, x0, x1);
-                            } else {
-                                self.kernel
-                                    .row::<FORCED, false>(&row, x0, x1, &mut unchecked)
-                            }
+                    if zs[j].contains(&z) {
+                        for y in ys[j].clone() {
+                            compute(j, y, z);
                         }
                     }
                 }
@@ -445,15 +534,35 @@ mod tests {
     use crate::aligned::line_elems;
 
     #[test]
-    fn ring_planes_count_every_directions_slots() {
-        // Five directions with c_z = +1 keep lag + 2 slots, the other 14 lag + 1.
-        assert_eq!(ring_planes(1), 5 * 3 + 14 * 2);
-        assert_eq!(ring_planes(2), 5 * 4 + 14 * 3);
-        assert_eq!(ring_planes(8), ring_planes(2));
-        let b = Blocking::new([40, 30, 20], [false; 3], [20, 12], 3);
+    fn ring_rows_count_every_directions_slots() {
+        // Planes: five directions with c_z = +1 keep lag + 2 slots, the other 14 lag + 1.
+        let h = 10;
+        assert_eq!(ring_rows(2, false, h), (5 * 4 + 14 * 3) * h);
+        assert_eq!(ring_rows(8, false, h), ring_rows(2, false, h));
+        assert_eq!(ring_rows(1, true, h), (5 * 3 + 14 * 2) * h);
+        // Rows: class 0 (5 directions) 2h + 2 + B, class 1 (9) h + 2 + B, class 2 (5) h + 1 + B.
+        let b = ROW_BATCH;
+        let rows = 5 * (2 * h + 2 + b) + 9 * (h + 2 + b) + 5 * (h + 1 + b);
+        assert_eq!(ring_rows(1, false, h), rows);
+        let blocking = Blocking::new([40, 30, 20], [false; 3], [20, 12], 3);
+        let h = blocking.buf[1];
         for members in [1, 2, 4] {
-            let ring = RingLayout::new::<f32>(&b, ring_slots(lag(members)));
-            assert_eq!(ring.level, ring_planes(members) * ring.slot);
+            let slots = if keeps_rows(members, false) {
+                Slots::Rows {
+                    n: row_slots(h),
+                    height: h,
+                }
+            } else {
+                Slots::Planes(ring_slots(lag(members)))
+            };
+            let ring = RingLayout::new::<f32>(&blocking, slots);
+            let expected = if members == 1 {
+                // Rows of the ring's pitch, two cache lines between directions.
+                ring_rows(1, false, h) * ring.pitch + Q * 2 * line_elems::<f32>()
+            } else {
+                ring_rows(members, false, h) / h * ring.slot
+            };
+            assert_eq!(ring.level, expected, "{members}");
         }
     }
 
@@ -469,7 +578,7 @@ mod tests {
             .tiles
             .iter()
             .any(|t| needs(t) > padded_stride::<f32>(b.buf[0]) as isize));
-        let ring = RingLayout::new::<f32>(&b, ring_slots(1));
+        let ring = RingLayout::new::<f32>(&b, Slots::Planes(ring_slots(1)));
         for t in &b.tiles {
             let [x, _] = ring_origin::<f32>(&b, t);
             assert_eq!(x % line, 0);

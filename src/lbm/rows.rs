@@ -68,11 +68,24 @@ pub(crate) const fn z_class(i: usize) -> usize {
     (1 - VELOCITIES[i][2]) as usize
 }
 
+/// Which planes and rows of a time level are stored, and where (see [`Level`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slots {
+    /// Every plane: the lattice (or a staging row, one plane of one row).
+    All,
+    /// A ring of planes: z class `c` (see [`z_class`]) keeps its planes at `z mod n[c]`.
+    Planes([usize; 3]),
+    /// A ring of rows: z class `c` keeps row `(y, z)` at position `z·height + y − origin_y`
+    /// modulo `n[c]` (a level `height` rows high, computed row by row in that order).
+    Rows { n: [usize; 3], height: usize },
+}
+
 /// Where one time level keeps its populations: the lattice's arrays, or a blocked engine's
-/// ring buffer of planes. Array `i`, plane `z`, row `y`, column `x` is at
+/// ring buffer of planes or rows. Array `i`, plane `z`, row `y`, column `x` is at
 /// `base + arrays[i] + slot(z)·plane + (y − origin_y)·pitch + (x − origin_x)`, where `slot(z)`
 /// is the mapped plane for the lattice and the mapped plane modulo the slots of `i`'s z class
-/// (see [`z_class`]) for a ring.
+/// (see [`z_class`]) for a ring of planes; a ring of rows keeps each row at
+/// `base + arrays[i] + slot(y, z)·pitch + (x − origin_x)` (see [`Slots::Rows`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Level<T> {
     pub(crate) base: *mut T,
@@ -85,9 +98,16 @@ pub(crate) struct Level<T> {
     pub(crate) origin: [isize; 2],
     pub(crate) y: AxisMap,
     pub(crate) z: AxisMap,
-    /// Ring slots (planes kept, indexed by `z mod slots`) of each z class; `None` for the
-    /// lattice.
-    pub(crate) slots: Option<[usize; 3]>,
+    /// Which planes or rows are kept.
+    pub(crate) slots: Slots,
+}
+
+/// Offsets (from [`Level::row`]'s base) of the rows one node row reads from a level: for each
+/// z class `c` the rows `y − 1 ..= y + 1` of plane `z − 1 + c` it pulls from, and row `y` of
+/// plane `z` (bounce-back and wall nodes read their own node).
+pub(crate) struct Neighbourhood {
+    pub(crate) pulled: [[usize; 3]; 3],
+    pub(crate) own: [usize; 3],
 }
 
 /// Offsets of `Q` arrays `array` elements apart.
@@ -106,25 +126,90 @@ impl<T> Level<T> {
             origin: [0, 0],
             y: AxisMap::lattice(layout.dims[1], periodic[1]),
             z: AxisMap::lattice(layout.dims[2], periodic[2]),
-            slots: None,
+            slots: Slots::All,
         }
     }
 
-    /// Element offset of the (mapped) plane `z` for the arrays of z class `class`.
+    /// Element offset of the (mapped) plane `z` for the arrays of z class `class` (a level
+    /// that keeps planes).
     #[inline(always)]
     pub(crate) fn plane_offset(&self, class: usize, z: isize) -> usize {
         let z = self.z.map(z);
         match self.slots {
             // A division per class and row, not per node.
-            Some(s) => z.rem_euclid(s[class] as isize) as usize * self.plane,
-            None => z as usize * self.plane,
+            Slots::Planes(s) => z.rem_euclid(s[class] as isize) as usize * self.plane,
+            Slots::All => z as usize * self.plane,
+            Slots::Rows { .. } => unreachable!("a ring of rows has no planes"),
         }
     }
 
-    /// Element offset of the (mapped) row `y`.
+    /// Element offset of the (mapped) row `y` within a plane (a level that keeps planes).
     #[inline(always)]
     pub(crate) fn row_offset(&self, y: isize) -> usize {
         (self.y.map(y) - self.origin[1]) as usize * self.pitch
+    }
+
+    /// Offsets of the rows node row `(y, z)` reads from this level (see [`Neighbourhood`]).
+    #[inline(always)]
+    pub(crate) fn neighbourhood(&self, y: isize, z: isize) -> Neighbourhood {
+        let Slots::Rows { n, height } = self.slots else {
+            let rows = [
+                self.row_offset(y - 1),
+                self.row_offset(y),
+                self.row_offset(y + 1),
+            ];
+            let planes = [
+                self.plane_offset(0, z - 1),
+                self.plane_offset(1, z),
+                self.plane_offset(2, z + 1),
+            ];
+            let own = [self.plane_offset(0, z), planes[1], self.plane_offset(2, z)];
+            return Neighbourhood {
+                pulled: std::array::from_fn(|c| std::array::from_fn(|r| planes[c] + rows[r])),
+                own: std::array::from_fn(|c| own[c] + rows[1]),
+            };
+        };
+        let position =
+            |y: isize, z: isize| self.z.map(z) * height as isize + self.y.map(y) - self.origin[1];
+        let at = position(y, z);
+        let mut pulled = [[0; 3]; 3];
+        let mut own = [0; 3];
+        for c in 0..3 {
+            let slots = n[c] as isize;
+            // One division per class and row; the neighbours lie within a plane and a row of
+            // it, closer than a class's slots (see `lbm::blocked::row_slots`).
+            let slot = at.rem_euclid(slots);
+            own[c] = slot as usize * self.pitch;
+            for (r, pulled) in pulled[c].iter_mut().enumerate() {
+                let step = position(y - 1 + r as isize, z - 1 + c as isize) - at;
+                debug_assert!(step.abs() < slots, "{step} rows apart in a ring of {slots}");
+                let s = slot + step;
+                let s = if s < 0 {
+                    s + slots
+                } else if s >= slots {
+                    s - slots
+                } else {
+                    s
+                };
+                *pulled = s as usize * self.pitch;
+            }
+        }
+        Neighbourhood { pulled, own }
+    }
+
+    /// Offsets of row `(y, z)` of each z class's arrays in this level.
+    #[inline(always)]
+    pub(crate) fn own_offsets(&self, y: isize, z: isize) -> [usize; 3] {
+        match self.slots {
+            Slots::Rows { n, height } => {
+                let at = self.z.map(z) * height as isize + self.y.map(y) - self.origin[1];
+                std::array::from_fn(|c| at.rem_euclid(n[c] as isize) as usize * self.pitch)
+            }
+            _ => {
+                let row = self.row_offset(y);
+                std::array::from_fn(|c| self.plane_offset(c, z) + row)
+            }
+        }
     }
 
     /// Row pointer of array `i` at the given offsets, indexable by global column.
@@ -210,23 +295,8 @@ impl<T> Row<T> {
         // Written out rather than through `array::map`, whose closures were not inlined: the
         // set-up of a row cost as much as five vectors of nodes.
         // Class `c` (see `z_class`) pulls from plane `z − 1 + c`; bounce-back reads plane `z`.
-        let pulled = [
-            src.plane_offset(0, z - 1),
-            src.plane_offset(1, z),
-            src.plane_offset(2, z + 1),
-        ];
-        let own = [src.plane_offset(0, z), pulled[1], src.plane_offset(2, z)];
-        let outs = [
-            out.plane_offset(0, z),
-            out.plane_offset(1, z),
-            out.plane_offset(2, z),
-        ];
-        let rows = [
-            src.row_offset(y - 1),
-            src.row_offset(y),
-            src.row_offset(y + 1),
-        ];
-        let out_row = out.row_offset(y);
+        let near = src.neighbourhood(y, z);
+        let outs = out.own_offsets(y, z);
         let byte_planes = [bytes.plane(z - 1), bytes.plane(z), bytes.plane(z + 1)];
         let byte_rows = [bytes.row(y - 1), bytes.row(y), bytes.row(y + 1)];
         let own_bytes = byte_planes[1] + byte_rows[1];
@@ -241,9 +311,9 @@ impl<T> Row<T> {
         };
         for i in 0..Q {
             let (pz, py) = at(i);
-            row.src[i] = src.row(i, pulled[pz], rows[py]).cast_const();
-            row.own[i] = src.row(i, own[pz], rows[1]).cast_const();
-            row.out[i] = out.row(i, outs[pz], out_row);
+            row.src[i] = src.row(i, near.pulled[pz][py], 0).cast_const();
+            row.own[i] = src.row(i, near.own[pz], 0).cast_const();
+            row.out[i] = out.row(i, outs[pz], 0);
             row.flags[i] = bytes.flags.wrapping_add(byte_planes[pz] + byte_rows[py]);
         }
         row

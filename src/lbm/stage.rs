@@ -4,7 +4,7 @@
 //! memory before being overwritten (write-allocate), a third of a sweep's memory traffic.
 
 use super::model::Q;
-use super::rows::{consecutive_arrays, z_class, AxisMap, Level};
+use super::rows::{consecutive_arrays, z_class, AxisMap, Level, Slots};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::cpu::stream::stream_copy;
 use crate::grid::padded_stride;
@@ -38,7 +38,7 @@ impl<T: Real> Stage<T> {
             origin: [line_start::<T>(x0) as isize, 0],
             y: AxisMap::Direct,
             z: AxisMap::Direct,
-            slots: None,
+            slots: Slots::All,
         }
     }
 }

@@ -21,7 +21,7 @@ use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
 use crate::cpu::tiling::{self, z_chunk_count};
-use crate::lbm::blocked::ring_planes;
+use crate::lbm::blocked::ring_rows;
 use crate::lbm::Q;
 use crate::DType;
 
@@ -466,7 +466,7 @@ impl ModelInput<'_> {
         };
         if self.kernel.lbm().is_some() {
             let (t_c, t_m, d) = (1.0 / compute, 1.0 / memory, dim_t.max(1) as f64);
-            let pass = t_c.max(d * t_m) + (d - 1.0) * t_c;
+            let pass = t_c.max(d * t_m) + (d - 1.0) * t_c + self.streamed_output(dim_t);
             return (d / pass, bound);
         }
         // A core that waits for memory does not compute, so streaming kernels add the two
@@ -479,6 +479,22 @@ impl ModelInput<'_> {
             return (compute.min(memory), bound);
         }
         (1.0 / (1.0 / compute + 1.0 / memory), bound)
+    }
+
+    /// Time per node (per update of all threads, as `1 / MUPS`) a blocked lattice pass spends
+    /// streaming its last level out (`lbm::stage`): each core copies its staging rows with
+    /// non-temporal stores at its own memory rate ([`Machine::core_bandwidth_gbs`]), and
+    /// computes nothing meanwhile. On the 16-core host the copy took 10-12 TSC cycles per node
+    /// and pass (session 33's per-level profile), 76 bytes at 13-16 GB/s; charged, the model
+    /// ranks `dim_T` 3 above 2 there, as measured with rings of rows (session 34, run C, 256³
+    /// `f32`, MLUPS: `dim_T` 3 262×20 1,072-1,167 against `dim_T` 2 260×26 925-1,074).
+    fn streamed_output(&self, dim_t: usize) -> f64 {
+        let core = self.machine.core_bandwidth_gbs;
+        if dim_t < 2 || core <= 0.0 || !cfg!(target_arch = "x86_64") {
+            return 0.0;
+        }
+        let bytes = (Q * self.dtype.size()) as f64;
+        bytes / (core * 1e3 * self.threads.max(1) as f64)
     }
 
     /// Memory time of a blocked pass relative to the bandwidth probe moving the same bytes.
@@ -507,22 +523,28 @@ impl ModelInput<'_> {
 
     /// Bytes a blocked lattice pass keeps in cache per tile group of `n` threads with loaded
     /// tile `tile`: the rings of its `dim_t − 1` inner levels, each
-    /// [`crate::lbm::blocked::ring_planes`] planes of level 1's region (the tile less one node
-    /// on each side), and one such plane of every population level 1 reads from memory. Eq. (1)
-    /// charges `2R + 2 = 4` planes of all 19 populations per level, 76 planes where the rings
-    /// keep 43 (one-thread groups) and the last level keeps none.
+    /// [`crate::lbm::blocked::ring_rows`] rows of level 1's region (the tile less one node on
+    /// each side), and one plane of that region of every population level 1 reads from
+    /// memory. Eq. (1) charges `2R + 2 = 4` planes of all 19 populations per level, 76 planes
+    /// where a ring of rows keeps a little over 24 (one-thread groups) and the last level keeps
+    /// none.
     fn lattice_working_set(&self, tile: [usize; 2], dim_t: usize, n: usize) -> usize {
         let region = |a: usize| tile[a].saturating_sub(2).min(self.dims[a]);
-        let planes = (dim_t - 1) * ring_planes(self.grouping(n).0) + Q;
-        planes * region(0) * region(1) * self.dtype.size()
+        let whole_y = self.kernel.periodic()[1] && self.pieces(1, dim_t, tile[1]) == 1;
+        let ring = ring_rows(self.grouping(n).0, whole_y, region(1));
+        ((dim_t - 1) * ring + Q * region(1)) * region(0) * self.dtype.size()
     }
 
-    /// The full-width lattice strip for `dim_t` whose working set
-    /// ([`Self::lattice_working_set`]) fits `cache_bytes`.
+    /// The full-width lattice strip for `dim_t`, as tall as its working set
+    /// ([`Self::lattice_working_set`]) lets it be within `cache_bytes` (at least 2 rows).
     fn lattice_strip(&self, dim_t: usize, cache_bytes: usize, n: usize) -> [usize; 2] {
         let (fx, fy) = (self.full(0, dim_t), self.full(1, dim_t));
-        let row = self.lattice_working_set([fx, 3], dim_t, n).max(1);
-        [fx, (cache_bytes / row + 2).min(fy)]
+        let fits = |y: usize| self.lattice_working_set([fx, y], dim_t, n) <= cache_bytes;
+        let mut y = 2;
+        while y < fy && fits(y + 1) {
+            y += 1;
+        }
+        [fx, y]
     }
 
     /// Memory traffic per useful update relative to one read and one write per cell: reads

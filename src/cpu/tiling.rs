@@ -74,6 +74,41 @@ pub(crate) fn z_chunks(n: usize, r: usize, count: usize) -> Vec<Range<usize>> {
     split_into(n, r, count.clamp(1, (n - 2 * r).max(1)))
 }
 
+/// How much longer a pass's first chunk of z is than its last in [`tapered_chunks`].
+const TAPER: f64 = 3.0;
+
+/// The output planes of `count` chunks of `[r, n - r)` (one per plane when there are fewer
+/// planes than chunks) whose lengths fall geometrically from about [`TAPER`] times the last
+/// one's, each at least one plane. Groups that claim units chunk by chunk take the short ones
+/// last, so the cores that finish early wait less for the last units of a pass (guided
+/// scheduling); each chunk's halo costs the same whatever its length, so the total work is
+/// that of `count` equal chunks.
+pub(crate) fn tapered_chunks(n: usize, r: usize, count: usize) -> Vec<Range<usize>> {
+    let len = (n - 2 * r).max(1);
+    let count = count.clamp(1, len);
+    if count == 1 {
+        return z_chunks(n, r, 1);
+    }
+    let weight = |k: usize| TAPER.powf((count - 1 - k) as f64 / (count - 1) as f64);
+    let total: f64 = (0..count).map(weight).sum();
+    // One plane each, the rest in proportion to the weights, rounded cumulatively.
+    let extra = (len - count) as f64;
+    let (mut start, mut placed, mut sum) = (r, 0, 0.0);
+    (0..count)
+        .map(|k| {
+            sum += weight(k);
+            let upto = if k + 1 == count {
+                len - count
+            } else {
+                (extra * sum / total).round() as usize
+            };
+            let chunk = start..start + 1 + upto - placed;
+            (start, placed) = (chunk.end, upto);
+            chunk
+        })
+        .collect()
+}
+
 /// The output range grown by `grow` on each side and clipped to the interior `[r, n - r)`.
 #[inline]
 pub(crate) fn grown(out: &Range<usize>, grow: usize, r: usize, n: usize) -> Range<usize> {
@@ -197,6 +232,32 @@ mod tests {
         assert_eq!(t.level_x(3, 3, 2, 100), 10..20);
         assert_eq!(t.level_x(1, 3, 2, 100), 6..24);
         assert_eq!(t.level_y(1, 3, 2, 100), 2..12, "clipped to the interior");
+    }
+
+    #[test]
+    fn tapered_chunks_cover_the_interior_longest_first() {
+        for (n, r, count) in [
+            (256, 0, 5),
+            (23, 1, 3),
+            (10, 0, 10),
+            (7, 0, 9),
+            (1, 0, 3),
+            (64, 2, 4),
+        ] {
+            let chunks = tapered_chunks(n, r, count);
+            assert_eq!(chunks.len(), count.clamp(1, n - 2 * r), "{n} {r} {count}");
+            assert_eq!(chunks[0].start, r);
+            assert_eq!(chunks.last().unwrap().end, n - r);
+            for w in chunks.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert!(w[0].len() >= w[1].len(), "{chunks:?}");
+            }
+            assert!(chunks.iter().all(|c| !c.is_empty()));
+        }
+        let lens: Vec<usize> = tapered_chunks(256, 0, 5).iter().map(|c| c.len()).collect();
+        assert_eq!(lens.iter().sum::<usize>(), 256);
+        let ratio = lens[0] as f64 / lens[4] as f64;
+        assert!((ratio - TAPER).abs() < 0.2, "{lens:?}");
     }
 
     #[test]

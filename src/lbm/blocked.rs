@@ -274,8 +274,9 @@ struct Pass<'a, T: FlowReal> {
     ring: *mut T,
     layout: RingLayout,
     bytes: NodeBytes,
-    /// Output planes of each z chunk; a work unit is a tile's chunk (unit `u`: tile
-    /// `u / chunks.len()`, chunk `u % chunks.len()`).
+    /// Output planes of each z chunk, longest first; a work unit is a tile's chunk, claimed
+    /// chunk by chunk (unit `u`: tile `u % tiles`, chunk `u / tiles`), so the short chunks come
+    /// last.
     chunks: Vec<std::ops::Range<isize>>,
     sync: GroupSync,
     progress: Progress,
@@ -373,8 +374,8 @@ impl<T: FlowReal> Pass<'_, T> {
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(unit)) = self.sync.claim(m, claims) {
             claims += 1;
-            let tile = &b.tiles[unit / self.chunks.len()];
-            let chunk = &self.chunks[unit % self.chunks.len()];
+            let tile = &b.tiles[unit % b.tiles.len()];
+            let chunk = &self.chunks[unit / b.tiles.len()];
             let (steps, z1) = b.pipeline(chunk, behind);
             let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
             let origin = ring_origin::<T>(b, tile);

@@ -25,7 +25,7 @@
 
 use std::ops::Range;
 
-use crate::cpu::tiling::{split_even, z_chunks};
+use crate::cpu::tiling::{split_even, tapered_chunks};
 
 /// How a blocked level treats one axis (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,11 +118,11 @@ impl Blocking {
         }
     }
 
-    /// The output planes of each of `count` chunks of z (one per plane when there are fewer):
-    /// tile groups claim one tile's chunk at a time (see
-    /// [`crate::cpu::tiling::z_chunk_count`]).
+    /// The output planes of each of `count` chunks of z (one per plane when there are fewer),
+    /// longest first (see [`tapered_chunks`]): tile groups claim one tile's chunk at a time
+    /// (see [`crate::cpu::tiling::z_chunk_count`]).
     pub(crate) fn z_chunks(&self, count: usize) -> Vec<Range<isize>> {
-        z_chunks(self.dims[2], 0, count)
+        tapered_chunks(self.dims[2], 0, count)
             .into_iter()
             .map(|r| r.start as isize..r.end as isize)
             .collect()
@@ -200,11 +200,12 @@ mod tests {
         assert_eq!(b.pipeline(&all, 2), (14, 0));
         assert_eq!(b.pipeline(&all, 1), (12, 0));
         // A chunk inside: its halo of 2 planes at level 1, none at level 3.
+        // Two chunks, the first about three times as long.
         let chunks = b.z_chunks(2);
-        assert_eq!(chunks, vec![0..5, 5..10]);
-        assert_eq!(b.z_range(1, &chunks[1]), 3..10);
-        assert_eq!(b.z_range(3, &chunks[1]), 5..10);
-        assert_eq!(b.pipeline(&chunks[1], 2), (7 + 4, 3));
+        assert_eq!(chunks, vec![0..7, 7..10]);
+        assert_eq!(b.z_range(1, &chunks[1]), 5..10);
+        assert_eq!(b.z_range(3, &chunks[1]), 7..10);
+        assert_eq!(b.pipeline(&chunks[1], 2), (5 + 4, 5));
     }
 
     #[test]

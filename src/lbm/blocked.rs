@@ -18,7 +18,7 @@
 //! ([`ROW_BATCH`]), each level one plane and one row behind the level below, so a level needs
 //! only the rows from one plane and a row back to the newest: 24 rows per tile row, where a
 //! ring of planes keeps 43. The smaller rings let deeper passes keep taller tiles in the L2
-//! (on the 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.25).
+//! (on the 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
 //!
 //! Level 0 is the lattice; the last level writes the tile's output into the second population
 //! buffer, each row into a staging row first, then streamed out with non-temporal stores
@@ -292,8 +292,9 @@ struct Pass<'a, T: FlowReal> {
 // one plane per level (its group's ring slots or its unit's destination rows, which no other
 // thread touches in that step), reads only planes finished in earlier steps (ordered by the
 // barrier) or, alone in its group, planes it wrote itself earlier in the step, and never
-// writes the source lattice or the byte arrays. A one-level pass writes each tile's plane from
-// the one thread that claimed it.
+// writes the source lattice or the byte arrays. With rings of rows every group is one thread,
+// which reads only rows it wrote itself earlier in the unit (`row_slots` keeps them). A
+// one-level pass writes each tile's plane from the one thread that claimed it.
 unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
 
 impl<T: FlowReal> Pass<'_, T> {

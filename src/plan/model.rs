@@ -59,7 +59,8 @@ const PRIVATE_TILE_MAX_COST: f64 = 1.6;
 /// Share of the private caches a lattice pass's working set (its rings and one streamed plane)
 /// may fill and still count as held in them. The rest goes to what else passes through them:
 /// the byte arrays, the staging row, the lines level 1's prefetches bring in ahead of use; and
-/// rings cycling through 43 slots per level keep no slack under a near-full cache. On the
+/// rings cycling through their slots (43 planes per level before session 34's rings of rows)
+/// keep no slack under a near-full cache. On the
 /// 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16 threads, MLUPS) `dim_T` 3 strips of 1.1-1.5 MB
 /// ran as fast as or faster than the 1.9 MB 262×20 that filled the L2 in every pairing: 262×16
 /// 1,256-1,291 against 1,195-1,278 (session 29); 262×12 1,099 / 1,034 and 262×16 882 / 902
@@ -487,7 +488,10 @@ impl ModelInput<'_> {
     /// computes nothing meanwhile. On the 16-core host the copy took 10-12 TSC cycles per node
     /// and pass (session 33's per-level profile), 76 bytes at 13-16 GB/s; charged, the model
     /// ranks `dim_T` 3 above 2 there, as measured with rings of rows (session 34, run C, 256³
-    /// `f32`, MLUPS: `dim_T` 3 262×20 1,072-1,167 against `dim_T` 2 260×26 925-1,074).
+    /// `f32`, MLUPS: `dim_T` 3 262×20 1,072-1,167 against `dim_T` 2 260×26 925-1,074). It is
+    /// added to the pass, not overlapped: where level 1 is memory-bound the same bytes are then
+    /// also in its memory time, a deliberate overcharge of the copy there; and it assumes each
+    /// core streams at its own rate even when all of them together would exceed the machine's.
     fn streamed_output(&self, dim_t: usize) -> f64 {
         let core = self.machine.core_bandwidth_gbs;
         if dim_t < 2 || core <= 0.0 || !cfg!(target_arch = "x86_64") {

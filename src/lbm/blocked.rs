@@ -84,7 +84,7 @@ fn row_slots(height: usize) -> [usize; 3] {
     [2 * height + 2 + b, height + 2 + b, height + 1 + b]
 }
 
-/// Rows a level of a one-thread group computes in a row before the next level takes its turn
+/// Rows a level of a one-thread group computes in succession before the next level takes its turn
 /// (see [`Pass::work`]); each class keeps `ROW_BATCH − 1` rows more than with one. Four rows
 /// ran as fast as whole planes on the 2-core Zen 5 (D3Q19 `f32` 192³, `dim_T` 4 200×38, MLUPS:
 /// 397 / 399 / 390 / 403 against 391 / 396 / 389 / 391; one row 374 / 371 / 371 / 406), and

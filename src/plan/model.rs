@@ -456,7 +456,8 @@ impl ModelInput<'_> {
     /// The lattice's collision overlaps the loads of its 38 streams within a level, so one
     /// level per pass keeps min(); but in a blocked pass only level 1 streams memory, and the
     /// `dim_T − 1` levels computed from cache cannot hide its wait: a pass over a node takes
-    /// max(t_c, dim_T·t_m) + (dim_T − 1)·t_c (per-update times). On the 2-core EPYC, D3Q19 f32
+    /// max(t_c, dim_T·t_m) + (dim_T − 1)·t_c (per-update times), plus the copy of its last level
+    /// to memory ([`Self::streamed_output`]). On the 2-core EPYC, D3Q19 f32
     /// 192³ (MLUPS, strips, five runs each): `dim_T` 2 99-142, 3 86-166, 4 107-169, where min() ranked
     /// `dim_T` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
     fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {

@@ -425,16 +425,16 @@ impl<T: FlowReal> Pass<'_, T> {
                 // origin_y + n mod height, where they lie in the level's region; rows
                 // (y + 1, z + 1) and before of level j − 1 are done by then.
                 let h = height as isize;
-                let behind = h + 1;
+                let row_lag = h + 1;
                 let z1 = zs[1].start;
                 let ticks = (1..=d)
-                    .map(|j| (zs[j].end - z1) * h + (j as isize - 1) * behind)
+                    .map(|j| (zs[j].end - z1) * h + (j as isize - 1) * row_lag)
                     .max()
                     .unwrap_or(0);
                 let batch = ROW_BATCH as isize;
                 for t in (0..ticks).step_by(ROW_BATCH) {
                     for j in 1..=d {
-                        let n0 = t - (j as isize - 1) * behind;
+                        let n0 = t - (j as isize - 1) * row_lag;
                         if n0 + batch <= 0 {
                             break;
                         }

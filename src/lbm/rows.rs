@@ -169,8 +169,7 @@ impl<T> Level<T> {
                 own: std::array::from_fn(|c| own[c] + rows[1]),
             };
         };
-        let position =
-            |y: isize, z: isize| self.z.map(z) * height as isize + self.y.map(y) - self.origin[1];
+        let position = |y: isize, z: isize| self.row_position(height, y, z);
         let at = position(y, z);
         let mut pulled = [[0; 3]; 3];
         let mut own = [0; 3];
@@ -197,12 +196,19 @@ impl<T> Level<T> {
         Neighbourhood { pulled, own }
     }
 
+    /// Position of the (mapped) row `(y, z)` in a ring of rows for a level `height` rows high
+    /// (see [`Slots::Rows`]), before it is reduced modulo a class's slots.
+    #[inline(always)]
+    fn row_position(&self, height: usize, y: isize, z: isize) -> isize {
+        self.z.map(z) * height as isize + self.y.map(y) - self.origin[1]
+    }
+
     /// Offsets of row `(y, z)` of each z class's arrays in this level.
     #[inline(always)]
     pub(crate) fn own_offsets(&self, y: isize, z: isize) -> [usize; 3] {
         match self.slots {
             Slots::Rows { n, height } => {
-                let at = self.z.map(z) * height as isize + self.y.map(y) - self.origin[1];
+                let at = self.row_position(height, y, z);
                 std::array::from_fn(|c| at.rem_euclid(n[c] as isize) as usize * self.pitch)
             }
             _ => {

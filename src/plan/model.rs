@@ -495,7 +495,7 @@ impl ModelInput<'_> {
     /// core streams at its own rate even when all of them together would exceed the machine's.
     fn streamed_output(&self, dim_t: usize) -> f64 {
         let core = self.machine.core_bandwidth_gbs;
-        if dim_t < 2 || core <= 0.0 || !cfg!(target_arch = "x86_64") {
+        if !self.streams_last_level(dim_t) || core <= 0.0 {
             return 0.0;
         }
         let bytes = (Q * self.dtype.size()) as f64;
@@ -511,11 +511,18 @@ impl ModelInput<'_> {
     /// streams too when the grid exceeds the last-level cache (session 26), but is still
     /// charged the 3/2: its plans on the 16-core host were measured with that charge.
     fn write_cost(&self, dim_t: usize) -> f64 {
-        if self.kernel.lbm().is_some() && dim_t > 1 && cfg!(target_arch = "x86_64") {
+        if self.streams_last_level(dim_t) {
             2.0 / 3.0
         } else {
             1.0
         }
+    }
+
+    /// Whether a pass of `dim_t` levels writes its output with non-temporal stores as the
+    /// planner charges it ([`Self::write_cost`], [`Self::streamed_output`]): a blocked lattice
+    /// pass of several levels on x86-64 (`lbm::stage`).
+    fn streams_last_level(&self, dim_t: usize) -> bool {
+        self.kernel.lbm().is_some() && dim_t > 1 && cfg!(target_arch = "x86_64")
     }
 
     /// (threads in the largest group, groups) when the team is cut into groups of at most `n`

@@ -398,6 +398,13 @@ impl<T: FlowReal> Pass<'_, T> {
                 let last = j == d;
                 let out = if last { &staged } else { &levels[j] };
                 let row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
+                // Face walls keep their populations: ring levels leave them out, the last
+                // level copies them from the pass's source (see `FaceWalls`).
+                let row = if last {
+                    row.face_walls_from(&levels[0], y, z)
+                } else {
+                    row.skipping_face_walls()
+                };
                 // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
                 // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
                 // level's region is the next one's grown by one), finished in earlier steps
@@ -407,7 +414,9 @@ impl<T: FlowReal> Pass<'_, T> {
                 // no other thread reads in this step (in a one-thread group level j + 1 reads
                 // it later, after this write). The last level goes to this thread's staging
                 // row, which covers the level's columns, and from there to row (y, z) of the
-                // lattice, which no other thread writes (tiles' outputs are disjoint).
+                // lattice, which no other thread writes (tiles' outputs are disjoint); its
+                // face walls read row (y, z) of the source lattice, which nothing writes in
+                // the pass.
                 unsafe {
                     if last {
                         self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);

@@ -294,9 +294,10 @@ pub(crate) struct Row<T> {
 /// rest of the row) get their populations. A wall keeps its populations forever and no other
 /// node uses them (a population pulled from a wall is bounced back instead), so the ring
 /// levels of a blocked pass can leave them out and the last level copy them from the pass's
-/// source: the 19 rows a face wall copies are rows no other node of the row reads, and the
-/// cache misses on them, waited for at the end of each row, cost the 16-core host's blocked
-/// pass about 5% of its time.
+/// source. A face wall copies 19 rows that no other node of its row reads, so each copy waits
+/// on cache misses at the end of its row (on the 2-core Zen 5, 7.7% of a blocked pass's
+/// samples). Prefetching those lines at the row's start gained as much there but lost time
+/// on the 16-core host (session 35, run E), so they are not prefetched.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FaceWalls<T> {
     /// Copied from the level below (`Row::own`).
@@ -485,22 +486,6 @@ impl<T: FlowReal> FlowKernel<T> {
             let last_edge = lo < hi && hi == self.nx;
             if last_edge {
                 hi -= 1;
-            }
-            // A face wall copies 19 rows no other node of the row reads: ask for their lines
-            // now, so they arrive while the row is computed.
-            let copied = match row.face_walls {
-                FaceWalls::Own => Some(&row.own),
-                FaceWalls::From(ref rows) => Some(rows),
-                FaceWalls::Skip => None,
-            };
-            if let Some(rows) = copied {
-                for (edge, x) in [(first_edge, 0), (last_edge, self.nx - 1)] {
-                    if edge && *row.class.add(x) & IS_WALL != 0 {
-                        for r in rows {
-                            prefetch_line(r.wrapping_add(x));
-                        }
-                    }
-                }
             }
             let mut x = lo;
             if x % w != 0 && x + w <= hi {

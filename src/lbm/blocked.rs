@@ -27,8 +27,10 @@
 //! tile's chunk of z, and have their own rings and barrier; one group of the whole team on
 //! whole tiles is the paper's scheme; with deep enough shares the barrier gives way to waiting
 //! for the two neighbouring members, see `crate::cpu::progress`). Wall nodes are carried
-//! through the levels by copying, and the lattice's flag, class and links arrays (constant in
-//! time) are read in place.
+//! through the levels by copying, except those on the x faces (computed apart, at the ends of
+//! each row), which ring levels leave out and the last level copies from the lattice (no node
+//! uses a wall's populations: see `super::rows::FaceWalls`). The lattice's flag, class and
+//! links arrays (constant in time) are read in place.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -21,7 +21,7 @@ use super::populations::Layout;
 
 /// A bulk fluid node: no wall neighbour, no boundary condition.
 pub(crate) const BULK: u8 = 0;
-/// The node is a wall (resting or moving): its populations are copied unchanged.
+/// The node is a wall (resting or moving): its populations never change.
 pub(crate) const IS_WALL: u8 = 1;
 /// Some population streams in from a wall: bounce back (see the links word).
 pub(crate) const NEAR_WALL: u8 = 2;

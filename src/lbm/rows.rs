@@ -10,7 +10,8 @@
 //! an inlet's velocity or an outlet's density, wall nodes copied). The fix-ups are selections
 //! that leave bulk lanes bitwise untouched, so a node gets the same value on either path and
 //! vectors may overlap. Nodes on the x faces read their x-neighbours through the periodic or
-//! clamping rule and always take the scalar general path.
+//! clamping rule and take the scalar general path, except walls, which are copied as the row's
+//! [`FaceWalls`] says (or left out).
 
 use super::cell::Cell;
 use super::classify::{neighbour, IS_INLET, IS_OUTLET, IS_WALL, NEAR_MOVING, NEAR_WALL};
@@ -292,17 +293,18 @@ pub(crate) struct Row<T> {
 
 /// Where a row's wall nodes on the x faces (`FlowKernel::row` computes them apart, after the
 /// rest of the row) get their populations. A wall keeps its populations forever and no other
-/// node uses them (a population pulled from a wall is bounced back instead), so the ring
-/// levels of a blocked pass can leave them out and the last level copy them from the pass's
-/// source. A face wall copies 19 rows that no other node of its row reads, so each copy waits
-/// on cache misses at the end of its row (on the 2-core Zen 5, 7.7% of a blocked pass's
-/// samples). Prefetching those lines at the row's start gained as much there but lost time
-/// on the 16-core host (session 35, run E), so they are not prefetched.
+/// node uses them (a population pulled from a wall is loaded but replaced by the bounced-back
+/// one), so the ring levels of a blocked pass can leave them out and the last level copy them
+/// from the pass's source. Most of the 19 rows a face wall copies are rows no other node of
+/// its row reads, so each copy waits on cache misses at the end of its row (on the 2-core
+/// Zen 5, 7.7% of a blocked pass's samples). Prefetching those lines at the row's start gained
+/// as much there but lost time on the 16-core host (session 35, run E), so they are not
+/// prefetched.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FaceWalls<T> {
     /// Copied from the level below (`Row::own`).
     Own,
-    /// Not written: a ring level whose later levels never read them.
+    /// Not written: a ring level, whose later levels never use them.
     Skip,
     /// Copied from these rows, array by array (the pass's source lattice at the row).
     From([*const T; Q]),
@@ -461,7 +463,8 @@ impl<T: FlowReal> FlowKernel<T> {
     /// # Safety
     /// The source rows must be readable at columns `x0 − 1 .. x1 + 1` clipped to `0 .. nx`
     /// (all of `0 .. nx` when `x0 = 0` or `x1 = nx` and x is periodic), own rows and the byte
-    /// rows at `x0 .. x1`, the neighbour flag rows at `0 .. nx`, and the output rows writable at
+    /// rows at `x0 .. x1`, the neighbour flag rows at `0 .. nx`, the rows of
+    /// [`FaceWalls::From`] at the face columns in `x0 .. x1`, and the output rows writable at
     /// `x0 .. x1` without aliasing any source.
     pub(crate) unsafe fn row<const FORCED: bool, const CHECK: bool>(
         &self,

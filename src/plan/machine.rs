@@ -308,7 +308,7 @@ impl Machine {
 
     /// How fast the stencil kernels run, relative to their compute roof, when a thread's ring
     /// buffers overflow its private caches into the last level: a core's share of the
-    /// measured last-level rate over [`STENCIL_SPILL_FULL_SPEED_GBS`], at most 1 (unmeasured:
+    /// measured last-level rate over `STENCIL_SPILL_FULL_SPEED_GBS`, at most 1 (unmeasured:
     /// 1). What the spill costs follows the last level's rate per core, not its ratio to the
     /// private caches: on the 2-core Zen 5 EPYC (158 GB/s of L3 per core, 0.56 of its L2s'
     /// rate) star7 `f32` rings of 1.9-7.6 MB ran within 5% of rings of 1 MB in its 1 MiB L2s
@@ -330,7 +330,7 @@ impl Machine {
     }
 
     /// How fast the lattice kernel runs with its rings spilled into the last level: a core's
-    /// share of the measured last-level rate over [`SPILL_FULL_SPEED_GBS`], at most 1
+    /// share of the measured last-level rate over `SPILL_FULL_SPEED_GBS`, at most 1
     /// (unmeasured: 1). The lattice's rings ran fastest at 5-8 MB, well past the 2 MiB L2s,
     /// on 2-core slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core
     /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2

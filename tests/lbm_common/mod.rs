@@ -54,8 +54,8 @@ pub fn run<T: Real>(input: &Lattice<T>, setup: Setup, steps: usize) -> Lattice<T
 /// Sets every node to a random state near equilibrium: density 1 ± 0.05, velocity components
 /// ± 0.05, plus a random non-equilibrium part of ± 2% of each weight. Walls get one too: they
 /// keep their populations, and every wall holding its own values shows an engine that carries
-/// them from the wrong node (the blocked engine copies the x-face walls straight from the
-/// pass's source).
+/// them from the wrong node or array (the blocked engine copies the x-face walls straight from
+/// the pass's source).
 pub fn randomize<T: Real>(lat: &mut Lattice<T>, seed: u64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let [nx, ny, nz] = lat.dims();

@@ -399,14 +399,14 @@ impl<T: FlowReal> Pass<'_, T> {
                 let (x0, x1) = xs[j];
                 let last = j == d;
                 let out = if last { &staged } else { &levels[j] };
-                let row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
+                let mut row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
                 // Face walls keep their populations: ring levels leave them out, the last
                 // level copies them from the pass's source (see `FaceWalls`).
-                let row = if last {
-                    row.face_walls_from(&levels[0], y, z)
+                if last {
+                    row.copy_face_walls_from(&levels[0], y, z);
                 } else {
-                    row.skipping_face_walls()
-                };
+                    row.skip_face_walls();
+                }
                 // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
                 // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
                 // level's region is the next one's grown by one), finished in earlier steps

@@ -297,9 +297,10 @@ pub(crate) struct Row<T> {
 /// one), so the ring levels of a blocked pass can leave them out and the last level copy them
 /// from the pass's source. Most of the 19 rows a face wall copies are rows no other node of
 /// its row reads, so each copy waits on cache misses at the end of its row (on the 2-core
-/// Zen 5, 7.7% of a blocked pass's samples). Prefetching those lines at the row's start gained
-/// as much there but lost time on the 16-core host (session 35, run E), so they are not
-/// prefetched.
+/// Zen 5, 7.7% of a blocked pass's samples; leaving them out of the ring levels gained 2-4%
+/// there and nothing measurable on the 16-core host, where the last level's copy waits as level
+/// 1's did). Prefetching those lines at the row's start lost time on the host (session 35,
+/// run E), so they are not prefetched.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FaceWalls<T> {
     /// Copied from the level below (`Row::own`).

@@ -105,12 +105,25 @@ pub(crate) fn keeps_rows(members: usize, whole_y: bool) -> bool {
 /// 19·ROW_BATCH` in a ring of rows, `43·height` (one thread) or `62·height` in a ring of
 /// planes.
 pub(crate) fn ring_rows(members: usize, whole_y: bool, height: usize) -> usize {
-    let per_class = if keeps_rows(members, whole_y) {
-        row_slots(height)
-    } else {
-        ring_slots(lag(members)).map(|s| s * height)
+    let per_class = match ring_kind(members, whole_y, height) {
+        Slots::Rows { n, .. } => n,
+        Slots::Planes(n) => n.map(|s| s * height),
+        Slots::All => unreachable!("a ring keeps planes or rows"),
     };
     (0..Q).map(|i| per_class[z_class(i)]).sum()
+}
+
+/// The slots of a ring level for tile groups of `members` threads on tiles whose level 1 is
+/// `height` rows high: rows where [`keeps_rows`], planes otherwise.
+fn ring_kind(members: usize, whole_y: bool, height: usize) -> Slots {
+    if keeps_rows(members, whole_y) {
+        Slots::Rows {
+            n: row_slots(height),
+            height,
+        }
+    } else {
+        Slots::Planes(ring_slots(lag(members)))
+    }
 }
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
@@ -146,15 +159,11 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             let chunks = blocking.z_chunks(self.z_chunks);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             // The rings fit the largest group's lag.
-            let members = groups.largest();
-            let slots = if keeps_rows(members, blocking.modes[1] == Mode::Whole) {
-                Slots::Rows {
-                    n: row_slots(blocking.buf[1]),
-                    height: blocking.buf[1],
-                }
-            } else {
-                Slots::Planes(ring_slots(lag(members)))
-            };
+            let slots = ring_kind(
+                groups.largest(),
+                blocking.modes[1] == Mode::Whole,
+                blocking.buf[1],
+            );
             let layout = RingLayout::new::<T>(&blocking, slots);
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
@@ -437,7 +446,6 @@ impl<T: FlowReal> Pass<'_, T> {
                 // (y + 1, z + 1) and before of level j − 1 are done by then.
                 let h = height as isize;
                 let row_lag = h + 1;
-                let z1 = zs[1].start;
                 let ticks = (1..=d)
                     .map(|j| (zs[j].end - z1) * h + (j as isize - 1) * row_lag)
                     .max()
@@ -560,15 +568,7 @@ mod tests {
         let blocking = Blocking::new([40, 30, 20], [false; 3], [20, 12], 3);
         let h = blocking.buf[1];
         for members in [1, 2, 4] {
-            let slots = if keeps_rows(members, false) {
-                Slots::Rows {
-                    n: row_slots(h),
-                    height: h,
-                }
-            } else {
-                Slots::Planes(ring_slots(lag(members)))
-            };
-            let ring = RingLayout::new::<f32>(&blocking, slots);
+            let ring = RingLayout::new::<f32>(&blocking, ring_kind(members, false, h));
             let expected = if members == 1 {
                 // Rows of the ring's pitch, two cache lines between directions.
                 ring_rows(1, false, h) * ring.pitch + Q * 2 * line_elems::<f32>()

@@ -18,8 +18,17 @@ pub(crate) trait FlowLane:
 
     /// The mask whose lane `l` is `f(l)`.
     fn mask(f: impl FnMut(usize) -> bool) -> Self::Mask;
-    /// Whether any lane is set.
-    fn any(m: Self::Mask) -> bool;
+    /// The link words of `WIDTH` nodes (bit `i`: direction `i` bounces back; see
+    /// `lbm::classify`), held the way [`FlowLane::bit`] tests them: one vector load instead of a
+    /// mask assembled lane by lane for each direction.
+    type Links: Copy + Default;
+    /// Loads the link words at `p ..`.
+    ///
+    /// # Safety
+    /// `WIDTH` words from `p` on must be readable.
+    unsafe fn links(p: *const u32) -> Self::Links;
+    /// The lanes whose link word has bit `i` set.
+    fn bit(links: Self::Links, i: usize) -> Self::Mask;
     /// `yes` in the lanes where `m` is set, `no` elsewhere (bitwise exact).
     fn select(m: Self::Mask, yes: Self, no: Self) -> Self;
     /// The value whose lane `l` is `f(l)`.
@@ -40,6 +49,7 @@ macro_rules! impl_scalar {
     ($t:ty) => {
         impl FlowLane for $t {
             type Mask = bool;
+            type Links = u32;
             const WIDTH: usize = 1;
 
             #[inline(always)]
@@ -47,8 +57,13 @@ macro_rules! impl_scalar {
                 f(0)
             }
             #[inline(always)]
-            fn any(m: bool) -> bool {
-                m
+            unsafe fn links(p: *const u32) -> u32 {
+                // SAFETY: the caller guarantees one readable word.
+                unsafe { *p }
+            }
+            #[inline(always)]
+            fn bit(links: u32, i: usize) -> bool {
+                links >> i & 1 != 0
             }
             #[inline(always)]
             fn select(m: bool, yes: Self, no: Self) -> Self {
@@ -80,9 +95,11 @@ impl_scalar!(f32);
 impl_scalar!(f64);
 
 macro_rules! impl_vector {
-    ($vec:ty, $scalar:ty, $lanes:expr, $word:ty) => {
+    ($vec:ty, $scalar:ty, $lanes:expr, $word:ty, $links:ty, $link:ty) => {
         impl FlowLane for $vec {
             type Mask = $vec;
+            /// One link word per lane, widened to the lane's width.
+            type Links = $links;
             const WIDTH: usize = $lanes;
 
             #[inline(always)]
@@ -91,8 +108,16 @@ macro_rules! impl_vector {
                 <$vec>::new(std::array::from_fn(|l| if f(l) { on } else { 0.0 }))
             }
             #[inline(always)]
-            fn any(m: $vec) -> bool {
-                m.any()
+            unsafe fn links(p: *const u32) -> $links {
+                // SAFETY: the caller guarantees LANES readable words at p; no alignment needed.
+                let words: [u32; $lanes] = unsafe { std::ptr::read_unaligned(p.cast()) };
+                <$links>::new(words.map(<$link>::from))
+            }
+            #[inline(always)]
+            fn bit(links: $links, i: usize) -> $vec {
+                let set = (links & <$links>::splat(1 << i)).simd_ne(<$links>::splat(0));
+                // All-ones lanes where set: the float mask `select` takes, bit for bit.
+                wide::bytemuck::cast(set)
             }
             #[inline(always)]
             fn select(m: $vec, yes: Self, no: Self) -> Self {
@@ -117,13 +142,13 @@ macro_rules! impl_vector {
 }
 
 #[cfg(target_feature = "avx512f")]
-impl_vector!(wide::f32x16, f32, 16, u128);
+impl_vector!(wide::f32x16, f32, 16, u128, wide::u32x16, u32);
 #[cfg(target_feature = "avx512f")]
-impl_vector!(wide::f64x8, f64, 8, u64);
+impl_vector!(wide::f64x8, f64, 8, u64, wide::u64x8, u64);
 #[cfg(not(target_feature = "avx512f"))]
-impl_vector!(wide::f32x8, f32, 8, u64);
+impl_vector!(wide::f32x8, f32, 8, u64, wide::u32x8, u32);
 #[cfg(not(target_feature = "avx512f"))]
-impl_vector!(wide::f64x4, f64, 4, u32);
+impl_vector!(wide::f64x4, f64, 4, u32, wide::u64x4, u64);
 
 /// The SIMD vector of `T` as a [`FlowLane`] (every `T::Simd` is one).
 pub(crate) trait FlowReal:
@@ -135,6 +160,7 @@ impl FlowReal for f64 {}
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::Q;
     use super::*;
 
     fn exercise<L: FlowLane<Scalar = f64>>() {
@@ -148,8 +174,17 @@ mod tests {
         for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
             assert_eq!(v, if l % 2 == 1 { l as f64 } else { -1.0 });
         }
-        assert!(!L::any(L::mask(|_| false)));
-        assert_eq!(L::any(m), L::WIDTH > 1);
+        let words: [u32; 16] = std::array::from_fn(|l| (l as u32 * 5) ^ 0b1010);
+        // SAFETY: 16 >= WIDTH readable words.
+        let links = unsafe { L::links(words.as_ptr()) };
+        for i in 0..Q {
+            let set = L::select(L::bit(links, i), L::splat(1.0), L::splat(0.0));
+            // SAFETY: out holds 16 >= WIDTH values.
+            unsafe { set.put(out.as_mut_ptr()) };
+            for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
+                assert_eq!(v == 1.0, words[l] >> i & 1 != 0, "lane {l}, bit {i}");
+            }
+        }
         let bytes = [0u8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
         // SAFETY: 17 bytes cover WIDTH from offsets 0 and 1.
         unsafe {

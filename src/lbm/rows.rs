@@ -488,18 +488,22 @@ impl<T: FlowReal> FlowKernel<T> {
                 hi -= 1;
             }
             let mut x = lo;
-            if x % w != 0 && x + w <= hi {
-                // One vector at the row's start, then on from the next multiple of the lane
-                // count: column 0 of every level starts a cache line, so the stores and the
-                // loads of sources in the same column no longer straddle two lines (with
-                // AVX-512 a vector is a whole line). The nodes both vectors cover get
-                // identical values.
-                acc = self.vector::<FORCED, CHECK>(row, x, acc);
+            // One vector at the row's start, computed after the rest (below), and the rest on
+            // from the next multiple of the lane count: column 0 of every level starts a cache
+            // line, so the stores and the loads of sources in the same column no longer
+            // straddle two lines (with AVX-512 a vector is a whole line). The nodes both
+            // vectors cover get identical values.
+            let first = x % w != 0 && x + w <= hi;
+            if first {
                 x = if x + w == hi {
                     hi
                 } else {
                     x.next_multiple_of(w)
                 };
+            }
+            if hi - lo >= w {
+                self.prefetch_end::<1>(row, lo);
+                self.prefetch_end::<-1>(row, hi - w);
             }
             while x + w <= hi {
                 if !T::Simd::bytes_zero(row.class.add(x)) {
@@ -561,6 +565,9 @@ impl<T: FlowReal> FlowKernel<T> {
                     }
                 }
             }
+            if first {
+                acc = self.vector::<FORCED, CHECK>(row, lo, acc);
+            }
             if first_edge {
                 acc = self.face::<FORCED, CHECK>(row, 0, acc);
             }
@@ -571,8 +578,39 @@ impl<T: FlowReal> FlowKernel<T> {
         *check = acc;
     }
 
-    /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row).
+    /// Asks for what the general vector of nodes at `x ..` at one end of a row reads besides
+    /// its source rows, if it is one: its link words and, for a wall beyond that end
+    /// (`c_x = SIDE` streams in from it), the rows bounced back from (`own` of the opposite
+    /// directions, `c_x = −SIDE`). No other node of the row reads those lines, so each load
+    /// waited on a cache miss (from memory at level 1); asked for at the row's start, they
+    /// arrive while the row's bulk is computed (session 36: 2-core Zen 5, 192³ `f32` blocked
+    /// 424-451 MLUPS with the first vector also moved last, 413-420 without either).
+    ///
+    /// # Safety
+    /// The class row must be readable at `x .. x + LANES` (the other addresses are only
+    /// prefetched, never read).
     #[inline(always)]
+    unsafe fn prefetch_end<const SIDE: i32>(&self, row: &Row<T>, x: usize) {
+        // SAFETY: the caller guarantees the class bytes.
+        if unsafe { T::Simd::bytes_zero(row.class.add(x)) } {
+            return;
+        }
+        let last = x + <T::Simd as SimdVec>::LANES - 1;
+        prefetch_line(row.links.wrapping_add(x));
+        prefetch_line(row.links.wrapping_add(last));
+        for (own, c) in row.own.iter().zip(VELOCITIES) {
+            if c[0] == -SIDE {
+                prefetch_line(own.wrapping_add(x));
+                prefetch_line(own.wrapping_add(last));
+            }
+        }
+    }
+
+    /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row). Not
+    /// inlined: its general path is large, and the row's three call sites inlined it three
+    /// times over, more hot code than the instruction caches keep (session 36, 2-core Zen 5,
+    /// 192³ `f32` blocked: 473-493 MLUPS out of line against 452-457 inlined).
+    #[inline(never)]
     unsafe fn vector<const FORCED: bool, const CHECK: bool>(
         &self,
         row: &Row<T>,
@@ -706,7 +744,51 @@ impl<T: FlowReal> FlowKernel<T> {
         relax::<L, FORCED, CHECK>(get, m, fluid, put)
     }
 
-    /// Any nodes: the bulk computation plus the fix-ups their class bytes ask for.
+    /// Direction `i`'s streamed populations of nodes `x ..`, bounced back (plus a moving
+    /// wall's momentum) in the lanes whose link word has bit `i`. `bounced` is the or of the
+    /// lanes' link words: directions no lane bounces cost one load.
+    ///
+    /// # Safety
+    /// As for [`Self::general`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pulled<L: FlowLane<Scalar = T>>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        cols: [usize; 3],
+        i: usize,
+        links: L::Links,
+        bounced: u32,
+        moving: bool,
+    ) -> L {
+        let col = source_col(i, cols);
+        // SAFETY (whole body): forwarded from `general`.
+        unsafe {
+            let v = L::load(row.src[i].add(col));
+            if bounced >> i & 1 == 0 {
+                return v;
+            }
+            let term = if moving {
+                L::from_fn(|l| {
+                    let flag = *row.flags[i].add(col + l);
+                    self.info[flag as usize].wall_term[i]
+                })
+            } else {
+                L::splat(T::zero())
+            };
+            L::select(
+                L::bit(links, i),
+                L::load(row.own[OPPOSITE[i]].add(x)) + term,
+                v,
+            )
+        }
+    }
+
+    /// Any nodes: the bulk computation plus the fix-ups their class bytes ask for. The 19
+    /// populations are named one by one (no loop over a direction index), so they stay in
+    /// registers: selected into an array in a loop, each was stored to the stack under a mask
+    /// and reloaded whole, which the store buffer cannot forward.
     #[inline(always)]
     unsafe fn general<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
         &self,
@@ -718,7 +800,6 @@ impl<T: FlowReal> FlowKernel<T> {
     ) -> L {
         let w = L::WIDTH;
         let mut class = [0u8; 16];
-        let mut links = [0u32; 16];
         // SAFETY (whole body): the caller guarantees the byte rows at x .. x + w, the sources at
         // `cols`, own rows and outputs at x .. x + w, and neighbour flags at every column.
         unsafe {
@@ -727,35 +808,39 @@ impl<T: FlowReal> FlowKernel<T> {
             }
             let any = class[..w].iter().fold(0, |a, &c| a | c);
             let own = |i: usize| L::load(row.own[i].add(x));
-            let mut out: [L; Q];
-            if class[..w].iter().all(|&c| c == IS_WALL) {
-                out = std::array::from_fn(own);
+            let out: [L; Q] = if class[..w].iter().all(|&c| c == IS_WALL) {
+                std::array::from_fn(own)
             } else {
-                let mut f: [L; Q] =
-                    std::array::from_fn(|i| L::load(row.src[i].add(source_col(i, cols))));
-                if any & NEAR_WALL != 0 {
-                    for (l, k) in links[..w].iter_mut().enumerate() {
-                        *k = *row.links.add(x + l);
-                    }
-                    let moving = any & NEAR_MOVING != 0;
-                    for i in 1..Q {
-                        let bounce = L::mask(|l| links[l] >> i & 1 != 0);
-                        if !L::any(bounce) {
-                            continue;
-                        }
-                        let term = if moving {
-                            let col = source_col(i, cols);
-                            L::from_fn(|l| {
-                                let flag = *row.flags[i].add(col + l);
-                                self.info[flag as usize].wall_term[i]
-                            })
-                        } else {
-                            L::splat(T::zero())
-                        };
-                        f[i] = L::select(bounce, own(OPPOSITE[i]) + term, f[i]);
-                    }
-                }
-                out = f;
+                let (links, bounced) = if any & NEAR_WALL != 0 {
+                    let bounced = (0..w).fold(0, |a, l| a | *row.links.add(x + l));
+                    (L::links(row.links.add(x)), bounced)
+                } else {
+                    (L::Links::default(), 0)
+                };
+                let moving = any & NEAR_MOVING != 0;
+                let f = |i: usize| self.pulled::<L>(row, x, cols, i, links, bounced, moving);
+                let f: [L; Q] = [
+                    f(0),
+                    f(1),
+                    f(2),
+                    f(3),
+                    f(4),
+                    f(5),
+                    f(6),
+                    f(7),
+                    f(8),
+                    f(9),
+                    f(10),
+                    f(11),
+                    f(12),
+                    f(13),
+                    f(14),
+                    f(15),
+                    f(16),
+                    f(17),
+                    f(18),
+                ];
+                let mut out = f;
                 let put = |i: usize, v: L| out[i] = v;
                 if any & (IS_INLET | IS_OUTLET) != 0 {
                     let is = |bit: u8| L::mask(|l| class[l] & bit != 0);
@@ -783,7 +868,8 @@ impl<T: FlowReal> FlowKernel<T> {
                         *o = L::select(wall, own(i), *o);
                     }
                 }
-            }
+                out
+            };
             for (i, v) in out.iter().enumerate() {
                 v.put(row.out[i].add(x));
             }

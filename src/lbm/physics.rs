@@ -132,11 +132,20 @@ impl Physics {
     }
 }
 
+/// `v` to six decimals without trailing zeros: a τ computed as 3ν + 1/2 prints as 0.686, not
+/// 0.6859999999999999.
+fn short(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 impl std::fmt::Display for Physics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.collision {
-            Collision::Bgk { tau } => write!(f, "BGK τ = {tau}")?,
-            Collision::Trt { tau, magic } => write!(f, "TRT τ = {tau}, Λ = {magic}")?,
+            Collision::Bgk { tau } => write!(f, "BGK τ = {}", short(tau))?,
+            Collision::Trt { tau, magic } => {
+                write!(f, "TRT τ = {}, Λ = {}", short(tau), short(magic))?
+            }
         }
         write!(f, " (ν = {:.4e})", self.viscosity())?;
         if self.has_force() {
@@ -161,6 +170,20 @@ mod tests {
         let (p, m) = Physics::trt(0.6, MAGIC_POISEUILLE).rates();
         let lambda = (1.0 / p - 0.5) * (1.0 / m - 0.5);
         assert!((lambda - MAGIC_POISEUILLE).abs() < 1e-14);
+    }
+
+    #[test]
+    fn display_rounds_computed_relaxation_times() {
+        let p = Physics::trt(3.0 * 0.062 + 0.5, MAGIC_POISEUILLE);
+        assert!(
+            p.to_string().starts_with("TRT τ = 0.686, Λ = 0.1875 (ν = "),
+            "{p}"
+        );
+        assert!(
+            Physics::bgk(1.0).to_string().starts_with("BGK τ = 1 ("),
+            "{}",
+            Physics::bgk(1.0)
+        );
     }
 
     #[test]

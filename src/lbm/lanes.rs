@@ -174,23 +174,39 @@ mod tests {
         for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
             assert_eq!(v, if l % 2 == 1 { l as f64 } else { -1.0 });
         }
-        let words: [u32; 16] = std::array::from_fn(|l| (l as u32 * 5) ^ 0b1010);
-        // SAFETY: 16 >= WIDTH readable words.
-        let links = unsafe { L::links(words.as_ptr()) };
-        for i in 0..Q {
-            let set = L::select(L::bit(links, i), L::splat(1.0), L::splat(0.0));
-            // SAFETY: out holds 16 >= WIDTH values.
-            unsafe { set.put(out.as_mut_ptr()) };
-            for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
-                assert_eq!(v == 1.0, words[l] >> i & 1 != 0, "lane {l}, bit {i}");
-            }
-        }
         let bytes = [0u8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
         // SAFETY: 17 bytes cover WIDTH from offsets 0 and 1.
         unsafe {
             assert!(L::bytes_zero(bytes.as_ptr()) == (L::WIDTH <= 8));
             assert!(!L::bytes_zero(bytes.as_ptr().add(8)));
         }
+    }
+
+    /// `bit` selects exactly the lanes whose link word has the bit, for every direction's bit.
+    fn link_bits<L: FlowLane>() {
+        let (one, zero) = (<L::Scalar as Real>::of(1.0), <L::Scalar as Real>::of(0.0));
+        // Words with low and high direction bits set and clear across the lanes.
+        let words: [u32; 16] =
+            std::array::from_fn(|l| 0x5a5a5u32.rotate_left(3 * l as u32) & 0x7ffff);
+        // SAFETY: 16 >= WIDTH readable words.
+        let links = unsafe { L::links(words.as_ptr()) };
+        let mut out = [zero; 16];
+        for i in 0..Q {
+            let set = L::select(L::bit(links, i), L::splat(one), L::splat(zero));
+            // SAFETY: out holds 16 >= WIDTH values.
+            unsafe { set.put(out.as_mut_ptr()) };
+            for (l, &v) in out.iter().enumerate().take(L::WIDTH) {
+                assert_eq!(v == one, words[l] >> i & 1 != 0, "lane {l}, bit {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn link_bits_select_their_lanes() {
+        link_bits::<f32>();
+        link_bits::<f64>();
+        link_bits::<<f32 as Real>::Simd>();
+        link_bits::<<f64 as Real>::Simd>();
     }
 
     #[test]

@@ -300,7 +300,10 @@ pub(crate) struct Row<T> {
 /// Zen 5, 7.7% of a blocked pass's samples; leaving them out of the ring levels gained 2-4%
 /// there and nothing measurable on the 16-core host, where the last level's copy waits as level
 /// 1's did). Prefetching those lines at the row's start lost time on the host (session 35,
-/// run E), so they are not prefetched.
+/// run E), and neither at the row's start nor a row ahead did it pay on the Zen 5 (session 36),
+/// so they are not prefetched (apart from the few that `FlowKernel::prefetch_end` asks for the
+/// end vectors). The last level's copy still costs the host about 3-5% (session 36, run B: a
+/// build without it, wrong at the walls, ran that much faster).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FaceWalls<T> {
     /// Copied from the level below (`Row::own`).
@@ -502,6 +505,7 @@ impl<T: FlowReal> FlowKernel<T> {
                 };
             }
             if hi - lo >= w {
+                // Both vectors lie in lo .. hi, inside x0 .. x1.
                 self.prefetch_end::<1>(row, lo);
                 self.prefetch_end::<-1>(row, hi - w);
             }
@@ -578,13 +582,14 @@ impl<T: FlowReal> FlowKernel<T> {
         *check = acc;
     }
 
-    /// Asks for what the general vector of nodes at `x ..` at one end of a row reads besides
-    /// its source rows, if it is one: its link words and, for a wall beyond that end
+    /// Asks for what the vector of nodes at `x ..` at one end of a row reads besides its source
+    /// rows, if it is a general vector: its link words and, for a wall beyond that end
     /// (`c_x = SIDE` streams in from it), the rows bounced back from (`own` of the opposite
-    /// directions, `c_x = −SIDE`). No other node of the row reads those lines, so each load
+    /// directions, `c_x = −SIDE`). No bulk node of the row reads those lines, so each load
     /// waited on a cache miss (from memory at level 1); asked for at the row's start, they
     /// arrive while the row's bulk is computed (session 36: 2-core Zen 5, 192³ `f32` blocked
-    /// 424-451 MLUPS with the first vector also moved last, 413-420 without either).
+    /// 429-451 MLUPS with the prefetch, 428-454 with the first vector also moved last, 413-420
+    /// with neither).
     ///
     /// # Safety
     /// The class row must be readable at `x .. x + LANES` (the other addresses are only
@@ -746,10 +751,13 @@ impl<T: FlowReal> FlowKernel<T> {
 
     /// Direction `i`'s streamed populations of nodes `x ..`, bounced back (plus a moving
     /// wall's momentum) in the lanes whose link word has bit `i`. `bounced` is the or of the
-    /// lanes' link words: directions no lane bounces cost one load.
+    /// lanes' link words: directions no lane bounces cost one load. (Bit 0, the resting
+    /// population, is never set: `classify` links moving directions only.)
     ///
     /// # Safety
-    /// As for [`Self::general`].
+    /// The source row of `i` must be readable at column `source_col(i, cols)` on, and where a
+    /// bit of `bounced` is set, the own row of `OPPOSITE[i]` at `x ..` and the flag row of `i`
+    /// at that column on (`WIDTH` elements each), as [`Self::general`]'s caller guarantees.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn pulled<L: FlowLane<Scalar = T>>(
@@ -818,27 +826,27 @@ impl<T: FlowReal> FlowKernel<T> {
                     (L::Links::default(), 0)
                 };
                 let moving = any & NEAR_MOVING != 0;
-                let f = |i: usize| self.pulled::<L>(row, x, cols, i, links, bounced, moving);
+                let pull = |i: usize| self.pulled::<L>(row, x, cols, i, links, bounced, moving);
                 let f: [L; Q] = [
-                    f(0),
-                    f(1),
-                    f(2),
-                    f(3),
-                    f(4),
-                    f(5),
-                    f(6),
-                    f(7),
-                    f(8),
-                    f(9),
-                    f(10),
-                    f(11),
-                    f(12),
-                    f(13),
-                    f(14),
-                    f(15),
-                    f(16),
-                    f(17),
-                    f(18),
+                    pull(0),
+                    pull(1),
+                    pull(2),
+                    pull(3),
+                    pull(4),
+                    pull(5),
+                    pull(6),
+                    pull(7),
+                    pull(8),
+                    pull(9),
+                    pull(10),
+                    pull(11),
+                    pull(12),
+                    pull(13),
+                    pull(14),
+                    pull(15),
+                    pull(16),
+                    pull(17),
+                    pull(18),
                 ];
                 let mut out = f;
                 let put = |i: usize, v: L| out[i] = v;

@@ -28,7 +28,10 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod aligned;
+mod blocking;
+mod cost;
 mod cpu;
+mod engine;
 mod error;
 mod finite;
 pub mod gpu;
@@ -38,6 +41,7 @@ pub mod output;
 pub mod perf;
 pub mod plan;
 mod real;
+mod runtime;
 mod solver;
 mod stencil;
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Report import cycles between the crate's source files.
 
-Every `crate::`, `super::` and `self::` path in a file (in `use` items, including nested
-`{...}` groups, and in expressions) is resolved to the deepest source file that defines the
-named module; `mod x;` declarations are not imports. The files and their edges form a graph;
+Every `crate::`, `super::` and `self::` path in a file, and every path that starts with one of
+the file's own child modules (in `use` items, including nested `{...}` groups, and in
+expressions), is resolved to the source file that defines what it names: the deepest module on
+the path, or, where that module only re-exports the item (`pub use`), the module the item comes
+from. A file's inline unit-test module is part of the file; `mod x;` declarations are not imports. The files and their edges form a graph;
 any strongly connected component of more than one file is an import circle, printed with the
 edges inside it. Exit status 1 when a circle exists.
 
@@ -18,7 +20,25 @@ def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
-    return text
+    # A file's unit tests (an inline `mod tests` at its end) belong to the file itself.
+    cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+    text = text[: cut.start()] if cut else text
+    # Inside an inline `mod x { ... }`, `super::` names the file's own module.
+    out, i = [], 0
+    for m in re.finditer(r"\bmod\s+\w+\s*\{", text):
+        if m.start() < i:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        out.append(text[i : m.end()])
+        out.append(re.sub(r"\bsuper::", "self::", text[m.end() : j]))
+        i = j
+    out.append(text[i:])
+    return "".join(out)
 
 
 def module_of(path, src):
@@ -52,15 +72,22 @@ def expand(prefix, body):
     return [prefix + parts]
 
 
-def paths_in(text):
+def paths_in(text, children):
+    """Paths from the crate root, `super`, `self` or one of the module's own child modules."""
     for m in re.finditer(r"\buse\s+([^;]+);", text):
         for p in expand([], m.group(1)):
+            if p and p[0] in children:
+                p = ["self"] + p
             yield p
     for m in re.finditer(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", text):
         yield m.group(1).split("::")
+    for m in re.finditer(r"(?<![\w:])(\w+)((?:::\w+)+)", text):
+        if m.group(1) in children:
+            yield ["self", m.group(1)] + m.group(2).split("::")[1:]
 
 
 def resolve(mod, path, modules):
+    """The module a path names, or the module that defines the item it names."""
     cur = list(mod)
     parts = list(path)
     if parts[0] == "crate":
@@ -70,17 +97,45 @@ def resolve(mod, path, modules):
             if parts[0] == "super":
                 cur = cur[:-1]
             parts = parts[1:]
-    best = tuple(cur)
-    for p in parts:
+    rest = parts
+    for i, p in enumerate(parts):
         cand = tuple(cur + [p])
         if cand in modules:
             cur.append(p)
-            best = cand
+            rest = parts[i + 1 :]
         else:
             break
-    return best
+    here = tuple(cur)
+    if rest and DEPTH[0] < 8:
+        DEPTH[0] += 1
+        try:
+            return REEXPORTS.get(here, {}).get(rest[0], lambda: here)()
+        finally:
+            DEPTH[0] -= 1
+    return here
 
 
+DEPTH = [0]
+# Per module: name -> thunk resolving the module that defines a re-exported item.
+REEXPORTS = {}
+
+
+def collect_reexports(m, text, modules, children):
+    table = {}
+    for u in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]+);", text):
+        for full in re.findall(r"[^,{}]+", u.group(1)):
+            pass
+        for p in expand([], u.group(1)):
+            if not p:
+                continue
+            alias = p[-1]
+            last = re.split(r"\s+as\s+", u.group(1))
+            if p[0] in children:
+                p = ["self"] + p
+            if p[0] not in ("crate", "super", "self"):
+                continue
+            table[alias] = (lambda m=m, p=p: resolve(m, p, modules))
+    REEXPORTS[m] = table
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     top = "--top" in sys.argv
@@ -95,17 +150,22 @@ def main():
                 files[module_of(p, src)] = p
     modules = set(files)
     edges = {m: set() for m in modules}
+    texts, kids = {}, {}
     for m, p in files.items():
-        text = strip_comments(open(p, encoding="utf-8").read())
-        for path in paths_in(text):
-            if path[0] not in ("crate", "super", "self"):
+        texts[m] = strip_comments(open(p, encoding="utf-8").read())
+        kids[m] = {c[-1] for c in modules if len(c) == len(m) + 1 and c[: len(m)] == m}
+        collect_reexports(m, texts[m], modules, kids[m])
+    for m in files:
+        text, children = texts[m], kids[m]
+        for path in paths_in(text, children):
+            if not path or path[0] not in ("crate", "super", "self"):
                 continue
             t = resolve(m, path, modules)
             if top:
                 a, b = m[:1], t[:1]
             else:
                 a, b = m, t
-            if a != b and b != ():
+            if a != b:
                 edges.setdefault(a, set()).add(b)
             edges.setdefault(a, set())
     # Tarjan's strongly connected components.

@@ -1,7 +1,7 @@
 //! The 3.5D-blocked engine (sections V-C..V-E of the 3.5D paper): each pass advances `depth`
 //! time steps while reading and writing the grid once.
 //!
-//! The XY interior is cut into tiles (see [`super::tiling`]); all threads of a pinned team work
+//! The XY interior is cut into tiles (see [`crate::blocking::tiling`]); all threads of a pinned team work
 //! on one tile at a time and stream through z (passes of one level work otherwise: see
 //! `Pass::work_spatial`). Level `j` (time step `j` of the pass) keeps its last `2R + 2` planes
 //! of the tile in a ring buffer; at pipeline step `s` level `j` computes plane
@@ -15,30 +15,30 @@
 //! the tile's valid output into the destination grid. Each level's rows are split evenly among
 //! the threads, as in the paper's figure 3(b).
 //!
-//! The team may be cut into tile groups (see [`super::groups`]): each group claims units of
+//! The team may be cut into tile groups (see [`crate::runtime::groups`]): each group claims units of
 //! work from a shared counter, a tile's chunk of z planes (see
-//! [`super::tiling::z_chunk_count`]; each level below the last also computes the chunk's halo,
+//! [`crate::blocking::tiling::z_chunk_count`]; each level below the last also computes the chunk's halo,
 //! `R` more planes per level on each side), and runs the pipeline above on each with its own
 //! ring buffers and its own barrier; a group of the whole team on whole tiles is the paper's
 //! scheme. Where every member's share is deep enough that it reads rows of its two neighbours
-//! only, the per-step barrier gives way to waiting for those two ([`super::progress`]), so a
+//! only, the per-step barrier gives way to waiting for those two ([`crate::runtime::progress`]), so a
 //! late member holds up its neighbours instead of the whole group.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::barrier::PoisonOnPanic;
-use super::groups::{claimed, GroupSync, Groups, Member};
 use super::naive;
-use super::prefetch::prefetch_row;
-use super::progress::Progress;
 use super::rows::{Planes, RowKernel, WithKernel};
-use super::stream::{self, stream_copy};
-use super::team::Team;
-use super::tiling::{grown, z_chunks, Tile, Tiling};
-use super::Failure;
 use crate::aligned::{line_elems, line_start, AlignedBuf};
+use crate::blocking::tiling::{grown, z_chunks, Tile, Tiling};
+use crate::engine::Failure;
 use crate::grid::padded_stride;
+use crate::runtime::barrier::PoisonOnPanic;
+use crate::runtime::groups::{claimed, GroupSync, Groups, Member};
+use crate::runtime::prefetch::prefetch_row;
+use crate::runtime::progress::Progress;
+use crate::runtime::stream::{self, stream_copy};
+use crate::runtime::team::Team;
 use crate::{Grid, Lane, Real, SimdVec};
 
 /// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
@@ -50,10 +50,10 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) tile: [usize; 2],
     /// Threads per tile group (clamped to the team size).
     pub(crate) tile_threads: usize,
-    /// Chunks z is cut into (see [`super::tiling::z_chunk_count`]).
+    /// Chunks z is cut into (see [`crate::blocking::tiling::z_chunk_count`]).
     pub(crate) z_chunks: usize,
     /// Whether the last level streams its rows to the grid with non-temporal stores, which
-    /// skip the write-allocate read of every output line (see [`super::stream`]): for grids
+    /// skip the write-allocate read of every output line (see [`crate::runtime::stream`]): for grids
     /// that do not stay in the last-level cache between passes anyway. Passes of one level
     /// (`dim_T` 1) write directly.
     pub(crate) stream: bool,
@@ -145,7 +145,7 @@ fn share(rows: Range<usize>, index: usize, of: usize) -> Range<usize> {
 
 /// Whether, on `tile` with `size` members, every member reads ring rows only from its own
 /// share and its two neighbours' shares of the level below, so that waiting for those two
-/// (see [`super::progress`]) orders the pipeline as a barrier would. Shares of at least R rows
+/// (see [`crate::runtime::progress`]) orders the pipeline as a barrier would. Shares of at least R rows
 /// make it so; very short shares (many threads on few rows) keep the barrier. Edge tiles may
 /// differ from inner ones, so one pass can use both.
 fn neighbours_suffice(tile: &Tile, depth: usize, r: usize, ny: usize, size: usize) -> bool {

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::rows::{Planes, RowKernel, WithKernel};
-use super::Failure;
+use crate::engine::Failure;
 use crate::{Grid, Lane, Real, SimdVec};
 
 /// Computes one time step of every interior cell from `src` into `dst` on the current rayon

@@ -33,10 +33,10 @@ use super::compile::Kernel;
 use super::device::Gpu;
 use super::lbm_source::lbm_source;
 use super::stencil::{ensure_memory, gpu_err};
+use crate::engine::Engine;
 use crate::lbm::{
     neighbour, Cell, Lattice, Populations, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES, WEIGHTS,
 };
-use crate::plan::Engine;
 use crate::{Error, Real, Result};
 
 /// Steps between reads of the non-finite flag (each read waits for the device).

@@ -18,8 +18,7 @@ mod source;
 pub(crate) mod stencil;
 #[cfg(test)]
 mod stencil_emulate;
-pub use stencil::{compiled_resources, KernelResources};
-pub(crate) mod tune;
+pub use stencil::KernelResources;
 
 pub(crate) use device::gpu;
 pub use device::{detect_gpu, GpuInfo};

@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::compile::Kernel;
 use super::device::Gpu;
 use super::source::{stencil_source, BlockedShape};
-use crate::plan::{Candidate, Engine};
+use crate::engine::{Engine, EngineParams, LaunchShape};
 use crate::{Error, Real, Result, Stencil};
 
 /// Where the cells are: dimensions and the padded row and plane strides (the host grid's).
@@ -62,12 +62,8 @@ pub(crate) fn gpu_err(e: impl std::fmt::Display) -> Error {
     Error::Gpu(e.to_string())
 }
 
-/// The blocked kernel's shape for a configuration (a gpu-blocked candidate) at depth `bt`.
-pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
-    let launch = config
-        .gpu
-        .as_ref()
-        .expect("a gpu-blocked configuration has launch parameters");
+/// The blocked kernel's shape for a launch shape at `bt` steps per pass.
+pub(crate) fn blocked_shape(launch: &LaunchShape, bt: usize) -> BlockedShape {
     BlockedShape {
         bt,
         bx: launch.block[0],
@@ -79,19 +75,20 @@ pub(crate) fn blocked_shape(config: &Candidate, bt: usize) -> BlockedShape {
 }
 
 /// Compiles (or finds in the process's cache) every kernel [`advance`] launches for `steps`
-/// steps with `config`, so callers keep the one-time NVRTC compilation out of their timings.
+/// steps with `params`, so callers keep the one-time NVRTC compilation out of their timings.
 pub(crate) fn prepare<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
-    config: &Candidate,
+    params: &EngineParams,
     steps: usize,
 ) -> Result<()> {
-    match config.engine {
+    match params.engine {
         Engine::GpuBlocked => {
-            blocked_kernel::<T>(gpu, stencil, blocked_shape(config, config.dim_t))?;
-            let tail = steps % config.dim_t;
+            let launch = launch_of(params)?;
+            blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, params.dim_t))?;
+            let tail = steps % params.dim_t;
             if tail > 0 {
-                blocked_kernel::<T>(gpu, stencil, blocked_shape(config, tail))?;
+                blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, tail))?;
             }
             Ok(())
         }
@@ -116,8 +113,16 @@ enum PassKernels {
 /// next read.
 const PASSES_PER_CHECK: usize = 256;
 
-/// Advances the state in `cur` by `steps` steps of `stencil` with the GPU configuration
-/// `config` (a plan's chosen candidate); on return `cur` holds
+/// The launch shape a gpu-blocked run needs.
+fn launch_of(params: &EngineParams) -> Result<&LaunchShape> {
+    params
+        .launch
+        .as_ref()
+        .ok_or_else(|| Error::InvalidPlan("a gpu-blocked plan needs a launch shape".to_string()))
+}
+
+/// Advances the state in `cur` by `steps` steps of `stencil` with the GPU parameters
+/// `params` (from a plan's chosen candidate); on return `cur` holds
 /// the newest finite state (on error, the state before the failing step).
 ///
 /// Passes are queued without waiting: a pass that writes a non-finite value stores its number
@@ -126,7 +131,7 @@ const PASSES_PER_CHECK: usize = 256;
 pub(crate) fn advance<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
-    config: &Candidate,
+    params: &EngineParams,
     layout: Layout,
     cur: &mut CudaSlice<T>,
     scratch: &mut Scratch<T>,
@@ -141,19 +146,20 @@ pub(crate) fn advance<T: Real>(
         .memset_zeros(&mut scratch.flag)
         .map_err(gpu_err)?;
     let r = stencil.radius();
-    let (kernels, dim_t) = match config.engine {
+    let (kernels, dim_t) = match params.engine {
         Engine::GpuNaive => (PassKernels::Naive(naive_kernel::<T>(gpu, stencil)?), 1),
         Engine::GpuBlocked => {
-            let shape = |bt| blocked_shape(config, bt);
+            let launch = launch_of(params)?;
+            let shape = |bt| blocked_shape(launch, bt);
             // Compiled (or fetched from the cache) once per run.
-            let full = blocked_kernel::<T>(gpu, stencil, shape(config.dim_t))?;
-            let tail = steps % config.dim_t;
+            let full = blocked_kernel::<T>(gpu, stencil, shape(params.dim_t))?;
+            let tail = steps % params.dim_t;
             let short = if tail > 0 {
                 Some(blocked_kernel::<T>(gpu, stencil, shape(tail))?)
             } else {
                 None
             };
-            (PassKernels::Blocked { full, short }, config.dim_t)
+            (PassKernels::Blocked { full, short }, params.dim_t)
         }
         other => {
             return Err(Error::PlanMismatch(format!(
@@ -161,7 +167,7 @@ pub(crate) fn advance<T: Real>(
             )))
         }
     };
-    let stream_block = config.gpu.as_ref().map_or(0, |g| g.stream_block);
+    let stream_block = params.launch.as_ref().map_or(0, |g| g.stream_block);
     let mut done = 0;
     while done < steps {
         // Queue passes from step `done` on; every pass but a run's last is dim_T deep.
@@ -179,7 +185,7 @@ pub(crate) fn advance<T: Real>(
                     } else {
                         short.as_ref().expect("made above")
                     };
-                    let shape = blocked_shape(config, depth);
+                    let shape = blocked_shape(launch_of(params)?, depth);
                     launch_blocked(
                         gpu,
                         kernel,
@@ -286,30 +292,31 @@ pub struct KernelResources {
     pub spill_bytes: usize,
 }
 
-/// Compiles (or fetches from the cache) the kernel `plan` runs and reports its register use and
-/// spills; `None` for CPU plans.
-pub fn compiled_resources(plan: &crate::Plan) -> Result<Option<KernelResources>> {
-    fn typed<T: Real>(plan: &crate::Plan, stencil: &Stencil) -> Result<Kernel> {
+/// Compiles (or fetches from the cache) the kernel a GPU stencil engine runs with `params` and
+/// reports its register use and spills.
+pub(crate) fn kernel_resources(
+    stencil: &Stencil,
+    dtype: crate::DType,
+    params: &EngineParams,
+) -> Result<KernelResources> {
+    fn typed<T: Real>(stencil: &Stencil, params: &EngineParams) -> Result<Kernel> {
         let gpu = super::gpu()?;
-        match &plan.chosen().gpu {
-            Some(_) => {
-                let shape = blocked_shape(plan.chosen(), plan.dim_t());
+        match &params.launch {
+            Some(launch) => {
+                let shape = blocked_shape(launch, params.dim_t);
                 Ok(blocked_kernel::<T>(gpu, stencil, shape)?.0)
             }
             None => naive_kernel::<T>(gpu, stencil),
         }
     }
-    let Some(stencil) = plan.kernel().stencil().filter(|_| plan.engine().is_gpu()) else {
-        return Ok(None);
+    let kernel = match dtype {
+        crate::DType::F32 => typed::<f32>(stencil, params)?,
+        crate::DType::F64 => typed::<f64>(stencil, params)?,
     };
-    let kernel = match plan.dtype() {
-        crate::DType::F32 => typed::<f32>(plan, stencil)?,
-        crate::DType::F64 => typed::<f64>(plan, stencil)?,
-    };
-    Ok(Some(KernelResources {
+    Ok(KernelResources {
         registers: kernel.registers,
         spill_bytes: kernel.spill_bytes,
-    }))
+    })
 }
 
 fn naive_kernel<T: Real>(gpu: &Gpu, stencil: &Stencil) -> Result<Kernel> {

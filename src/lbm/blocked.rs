@@ -1,9 +1,9 @@
 //! The 3.5D-blocked lattice-Boltzmann engine: each pass advances `depth` time steps while
 //! reading and writing the 19 population arrays once, as the stencil engine does (see
-//! `crate::cpu::blocked`), with the lattice's geometry from [`super::tiles`].
+//! `crate::cpu::blocked`), with the lattice's geometry from [`crate::blocking::lattice`].
 //!
 //! All threads of the pinned team work on one tile at a time and stream through z (or through
-//! one chunk of z and its halo, see `crate::cpu::tiling::z_chunk_count`; passes of one level
+//! one chunk of z and its halo, see `crate::blocking::tiling::z_chunk_count`; passes of one level
 //! work otherwise, see `Pass::work_spatial`). Level `j` keeps its last planes of the tile in
 //! a ring buffer; at pipeline step `s` it computes plane `z = z1 + s − lag·(j − 1)` from level
 //! `j − 1`'s planes `z − 1 ..= z + 1`. Several threads compute their levels side by side, so
@@ -23,10 +23,10 @@
 //! Level 0 is the lattice; the last level writes the tile's output into the second population
 //! buffer, each row into a staging row first, then streamed out with non-temporal stores
 //! ([`super::stage`]), so the output costs no write-allocate reads. Each level's rows are split
-//! evenly among the threads of a tile group (see `crate::cpu::groups`: groups claim units, a
+//! evenly among the threads of a tile group (see `crate::runtime::groups`: groups claim units, a
 //! tile's chunk of z, and have their own rings and barrier; one group of the whole team on
 //! whole tiles is the paper's scheme; with deep enough shares the barrier gives way to waiting
-//! for the two neighbouring members, see `crate::cpu::progress`). Wall nodes are carried
+//! for the two neighbouring members, see `crate::runtime::progress`). Wall nodes are carried
 //! through the levels by copying, except those on the x faces (computed apart, at the ends of
 //! each row), which ring levels leave out and the last level copies from the lattice (no node
 //! uses a wall's populations: see `super::rows::FaceWalls`). The lattice's flag, class and
@@ -39,15 +39,15 @@ use super::naive;
 use super::populations::Populations;
 use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row, Slots};
 use super::stage::{self, Stage};
-use super::tiles::{Blocking, Mode};
 use crate::aligned::{line_start, AlignedBuf, CACHE_LINE};
-use crate::cpu::barrier::PoisonOnPanic;
-use crate::cpu::groups::{claimed, GroupSync, Groups};
-use crate::cpu::progress::Progress;
-use crate::cpu::stream;
-use crate::cpu::team::Team;
-use crate::cpu::Failure;
+use crate::blocking::lattice::{Blocking, Mode};
+use crate::engine::Failure;
 use crate::grid::padded_stride;
+use crate::runtime::barrier::PoisonOnPanic;
+use crate::runtime::groups::{claimed, GroupSync, Groups};
+use crate::runtime::progress::Progress;
+use crate::runtime::stream;
+use crate::runtime::team::Team;
 use crate::{Lane, SimdVec};
 
 use super::model::Q;
@@ -136,7 +136,7 @@ pub(crate) struct BlockedRun<'a, T: FlowReal> {
     pub(crate) tile: [usize; 2],
     /// Threads per tile group (clamped to the team size).
     pub(crate) tile_threads: usize,
-    /// Chunks z is cut into (see [`crate::cpu::tiling::z_chunk_count`]).
+    /// Chunks z is cut into (see [`crate::blocking::tiling::z_chunk_count`]).
     pub(crate) z_chunks: usize,
     pub(crate) team: &'a Team,
 }
@@ -206,7 +206,7 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             } else {
                 for i in 1..=depth {
                     if !naive::step(self.kernel, pop, self.periodic, &self.bytes, scratch) {
-                        return Err(super::run::locate(scratch, done + i));
+                        return Err(scratch.failure(done + i));
                     }
                     pop.swap(scratch);
                 }
@@ -496,7 +496,7 @@ impl<T: FlowReal> Pass<'_, T> {
     }
 
     /// Whether, on `tile` with `size` members, every member reads ring rows only from its own
-    /// share and its two neighbours' shares of the level below (see `crate::cpu::progress`).
+    /// share and its two neighbours' shares of the level below (see `crate::runtime::progress`).
     /// A periodic y axis in one tile wraps the first member's reads to the last member's rows,
     /// so it keeps the barrier, as do shares too short for the rule.
     fn neighbours_suffice(&self, tile: &[std::ops::Range<isize>; 2], size: usize) -> bool {

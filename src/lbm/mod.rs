@@ -94,7 +94,6 @@ mod rows;
 pub(crate) mod run;
 mod shapes;
 mod stage;
-pub(crate) mod tiles;
 
 use serde::{Deserialize, Serialize};
 
@@ -107,7 +106,7 @@ pub use shapes::{Axis, Face, Shape};
 pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
 pub(crate) use populations::{Layout, Populations};
 
-use crate::plan::KernelCost;
+use crate::cost::KernelCost;
 use crate::{DType, Real};
 
 /// The lattice-Boltzmann computation a [`crate::Plan`] is made for: D3Q19 with this

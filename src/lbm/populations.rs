@@ -6,6 +6,7 @@
 //! into different L1 sets instead of fighting over one.
 
 use crate::aligned::{AlignedBuf, CACHE_LINE};
+use crate::engine::Failure;
 use crate::finite::{all_finite, first_bad_plane};
 use crate::grid::padded_stride;
 use crate::{Error, Real, Result};
@@ -145,6 +146,13 @@ impl<T: Real> Populations<T> {
     pub(crate) fn row(&self, i: usize, y: usize, z: usize) -> &[T] {
         let o = i * self.layout.array + self.layout.offset(0, y, z);
         &self.data[o..o + self.layout.dims[0]]
+    }
+
+    /// Where the first non-finite population is, these populations being the output of step
+    /// `step` of a run.
+    pub(crate) fn failure(&self, step: usize) -> Failure {
+        let (cell, _, value) = self.find_non_finite().unwrap_or(([0; 3], 0, f64::NAN));
+        Failure { step, cell, value }
     }
 
     /// The first cell (x-fastest order) holding an infinite or NaN population: the cell, the

@@ -20,7 +20,7 @@ use super::lanes::{FlowLane, FlowReal};
 use super::lattice::Lattice;
 use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
 use super::populations::Layout;
-use crate::cpu::prefetch::prefetch_line;
+use crate::runtime::prefetch::prefetch_line;
 use crate::{Lane, Real, SimdVec};
 
 /// How many vectors ahead of the current one the bulk loop asks for its rows. Four vectors:

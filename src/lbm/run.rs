@@ -1,5 +1,6 @@
-//! Runs a plan's lattice-Boltzmann engine on a lattice: the counterpart of
-//! `crate::cpu::run_stencil` for [`Lattice`].
+//! The CPU lattice-Boltzmann engines' entry points ([`run_reference`], [`run_naive`],
+//! [`run_blocked`]): each advances a [`Lattice`] with a second population array as scratch and
+//! keeps the lattice's step count true, also after a blow-up.
 
 use std::any::Any;
 
@@ -10,103 +11,167 @@ use super::naive;
 use super::populations::Populations;
 use super::reference;
 use super::rows::{FlowKernel, NodeBytes};
-use crate::cpu::{CpuWorkers, Failure};
-use crate::plan::Engine;
-use crate::{Error, Plan, Real, Result};
+use crate::engine::{EngineParams, Failure};
+use crate::runtime::team::Team;
+use crate::{Real, Result};
 
-/// Where the first non-finite population of `pop` (the output of step `step`) is.
-pub(crate) fn locate<T: Real>(pop: &Populations<T>, step: usize) -> Failure {
-    let (cell, _, value) = pop.find_non_finite().unwrap_or(([0; 3], 0, f64::NAN));
-    Failure { step, cell, value }
+/// One engine's steps on a lattice of a concrete precision.
+trait Sweep {
+    /// Advances `lat` by `steps` steps with `scratch` as the second array; on success and on
+    /// failure `lat.pop` holds the newest finite state.
+    fn sweep<F: FlowReal>(
+        self,
+        lat: &mut Lattice<F>,
+        scratch: &mut Populations<F>,
+        steps: usize,
+    ) -> Result<(), Failure>;
 }
 
-/// Advances `lat` by `steps` steps with the plan's engine, using `scratch` (same dimensions)
-/// as the second buffer. On success and on failure `lat` holds the newest finite state and
-/// its step count says how many steps that is; a failure ([`crate::Error::NonFinite`]) gives
-/// the 1-based step of this run that went bad.
-pub(crate) fn run<T: Real>(
-    plan: &Plan,
-    workers: &mut CpuWorkers,
+/// The scalar reference engine.
+struct Reference;
+
+impl Sweep for Reference {
+    fn sweep<F: FlowReal>(
+        self,
+        lat: &mut Lattice<F>,
+        scratch: &mut Populations<F>,
+        steps: usize,
+    ) -> Result<(), Failure> {
+        (1..=steps).try_for_each(|s| {
+            reference::step(lat, scratch);
+            if scratch.find_non_finite().is_some() {
+                return Err(scratch.failure(s));
+            }
+            lat.pop.swap(scratch);
+            Ok(())
+        })
+    }
+}
+
+/// The naive engine: one parallel sweep per step on a rayon pool.
+struct Naive<'a>(&'a rayon::ThreadPool);
+
+impl Sweep for Naive<'_> {
+    fn sweep<F: FlowReal>(
+        self,
+        lat: &mut Lattice<F>,
+        scratch: &mut Populations<F>,
+        steps: usize,
+    ) -> Result<(), Failure> {
+        let kernel = FlowKernel::streaming(lat);
+        let bytes = NodeBytes::new(lat);
+        let periodic = lat.periodic;
+        (1..=steps).try_for_each(|s| {
+            if !self
+                .0
+                .install(|| naive::step(&kernel, &lat.pop, periodic, &bytes, scratch))
+            {
+                return Err(scratch.failure(s));
+            }
+            lat.pop.swap(scratch);
+            Ok(())
+        })
+    }
+}
+
+/// The 3.5D blocked engine on a pinned team.
+struct Blocked<'a> {
+    params: &'a EngineParams,
+    team: &'a Team,
+}
+
+impl Sweep for Blocked<'_> {
+    fn sweep<F: FlowReal>(
+        self,
+        lat: &mut Lattice<F>,
+        scratch: &mut Populations<F>,
+        steps: usize,
+    ) -> Result<(), Failure> {
+        let kernel = FlowKernel::new(lat);
+        let run = BlockedRun {
+            kernel: &kernel,
+            bytes: NodeBytes::new(lat),
+            periodic: lat.periodic,
+            steps,
+            dim_t: self.params.dim_t,
+            tile: self.params.tile,
+            tile_threads: self.params.tile_threads,
+            z_chunks: self.params.z_chunks,
+            team: self.team,
+        };
+        run.run(&mut lat.pop, scratch)
+    }
+}
+
+/// Advances `lat` by `steps` steps with the reference engine, `scratch` (same dimensions) being
+/// the second array. On success and on failure `lat` holds the newest finite state and its step
+/// count says how many steps that is; a failure ([`crate::Error::NonFinite`]) gives the 1-based
+/// step of this run that went bad.
+pub(crate) fn run_reference<T: Real>(
     lat: &mut Lattice<T>,
     scratch: &mut Populations<T>,
     steps: usize,
 ) -> Result<()> {
-    // `Real` is sealed to f32 and f64, which are the `FlowReal`s: recover the concrete type.
+    run(lat, scratch, steps, Reference)
+}
+
+/// Advances `lat` with the naive engine on `pool`, as [`run_reference`].
+pub(crate) fn run_naive<T: Real>(
+    pool: &rayon::ThreadPool,
+    lat: &mut Lattice<T>,
+    scratch: &mut Populations<T>,
+    steps: usize,
+) -> Result<()> {
+    run(lat, scratch, steps, Naive(pool))
+}
+
+/// Advances `lat` with the blocked engine on `team`, as [`run_reference`].
+pub(crate) fn run_blocked<T: Real>(
+    params: &EngineParams,
+    team: &Team,
+    lat: &mut Lattice<T>,
+    scratch: &mut Populations<T>,
+    steps: usize,
+) -> Result<()> {
+    run(lat, scratch, steps, Blocked { params, team })
+}
+
+/// Recovers the concrete precision (`Real` is sealed to f32 and f64, which are the
+/// `FlowReal`s), runs `engine` and updates the lattice's step count.
+fn run<T: Real>(
+    lat: &mut Lattice<T>,
+    scratch: &mut Populations<T>,
+    steps: usize,
+    engine: impl Sweep,
+) -> Result<()> {
     let (l, s) = (lat as &mut dyn Any, scratch as &mut dyn Any);
     if let (Some(l), Some(s)) = (
         l.downcast_mut::<Lattice<f32>>(),
         s.downcast_mut::<Populations<f32>>(),
     ) {
-        return run_typed(plan, workers, l, s, steps);
+        return typed(l, s, steps, engine);
     }
     let (l, s) = (lat as &mut dyn Any, scratch as &mut dyn Any);
     match (
         l.downcast_mut::<Lattice<f64>>(),
         s.downcast_mut::<Populations<f64>>(),
     ) {
-        (Some(l), Some(s)) => run_typed(plan, workers, l, s, steps),
+        (Some(l), Some(s)) => typed(l, s, steps, engine),
         _ => unreachable!("Real is implemented for f32 and f64 only"),
     }
 }
 
-fn run_typed<T: FlowReal>(
-    plan: &Plan,
-    workers: &mut CpuWorkers,
-    lat: &mut Lattice<T>,
-    scratch: &mut Populations<T>,
+fn typed<F: FlowReal>(
+    lat: &mut Lattice<F>,
+    scratch: &mut Populations<F>,
     steps: usize,
+    engine: impl Sweep,
 ) -> Result<()> {
-    if plan.engine().is_gpu() {
-        // The solver sends GPU plans to `crate::gpu::lbm`; this runner is the CPU engines'.
-        return Err(Error::PlanMismatch(format!(
-            "the CPU lattice runner cannot run the GPU engine '{}'",
-            plan.engine()
-        )));
-    }
     lat.prepare();
-    let outcome = match plan.engine() {
-        Engine::Reference => (1..=steps).try_for_each(|s| {
-            reference::step(lat, scratch);
-            if scratch.find_non_finite().is_some() {
-                return Err(locate(scratch, s));
-            }
-            lat.pop.swap(scratch);
-            Ok(())
-        }),
-        Engine::Naive => {
-            let pool = workers.pool(plan.threads())?;
-            let kernel = FlowKernel::streaming(lat);
-            let bytes = NodeBytes::new(lat);
-            let periodic = lat.periodic;
-            (1..=steps).try_for_each(|s| {
-                if !pool.install(|| naive::step(&kernel, &lat.pop, periodic, &bytes, scratch)) {
-                    return Err(locate(scratch, s));
-                }
-                lat.pop.swap(scratch);
-                Ok(())
-            })
-        }
-        Engine::Blocked => {
-            let team = workers.team(plan.threads(), plan.pin())?;
-            let kernel = FlowKernel::new(lat);
-            let run = BlockedRun {
-                kernel: &kernel,
-                bytes: NodeBytes::new(lat),
-                periodic: lat.periodic,
-                steps,
-                dim_t: plan.dim_t(),
-                tile: plan.tile(),
-                tile_threads: plan.tile_threads(),
-                z_chunks: plan.z_chunks(),
-                team,
-            };
-            run.run(&mut lat.pop, scratch)
-        }
-        Engine::GpuNaive | Engine::GpuBlocked => unreachable!("rejected above"),
-    };
+    let outcome = engine.sweep(lat, scratch, steps);
     lat.steps += match &outcome {
         Ok(()) => steps as u64,
         Err(f) => f.step as u64 - 1,
     };
-    outcome.map_err(Error::from)
+    outcome.map_err(Into::into)
 }

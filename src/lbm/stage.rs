@@ -1,13 +1,13 @@
 //! Staging rows: a row's outputs computed into a small cache-resident buffer (19 arrays of one
 //! row) and then streamed to the lattice one array at a time with non-temporal stores (see
-//! `crate::cpu::stream`). Written directly, the 19 output streams would each be read from
+//! `crate::runtime::stream`). Written directly, the 19 output streams would each be read from
 //! memory before being overwritten (write-allocate), a third of a sweep's memory traffic.
 
 use super::model::Q;
 use super::rows::{consecutive_arrays, z_class, AxisMap, Level, Slots};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
-use crate::cpu::stream::stream_copy;
 use crate::grid::padded_stride;
+use crate::runtime::stream::stream_copy;
 use crate::Real;
 
 /// One thread's staging row, for rows of up to `width` nodes.
@@ -44,7 +44,7 @@ impl<T: Real> Stage<T> {
 }
 
 /// Streams columns `x0 .. x1` of the row held in `staged` (from [`Stage::level`]) to row
-/// `(y, z)` of `dst`. Call `crate::cpu::stream::fence` before another thread reads it.
+/// `(y, z)` of `dst`. Call `crate::runtime::stream::fence` before another thread reads it.
 ///
 /// # Safety
 /// `staged` must come from a live [`Stage`] whose columns cover `x0 .. x1`, and row `(y, z)` of

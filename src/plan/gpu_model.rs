@@ -869,7 +869,12 @@ mod tests {
             .collect();
         let fastest = measured.iter().map(|m| m.mups).fold(0.0, f64::max);
         let first = &model(kernel, dtype, &h100()).search_fitted(None, None, fit)[0];
-        let shape = crate::gpu::stencil::blocked_shape(first, first.dim_t);
+        let shape = crate::gpu::stencil::blocked_shape(
+            &first
+                .launch_shape()
+                .expect("a gpu-blocked candidate has a launch shape"),
+            first.dim_t,
+        );
         let hz = first.gpu.as_ref().unwrap().stream_block;
         let got = measured
             .iter()

@@ -1,8 +1,9 @@
-//! [`Kernel`]: what a plan computes, and [`KernelCost`]: the few numbers about it the planner's
-//! model needs (the 3.5D paper's R, E, γ).
+//! [`Kernel`]: what a plan computes (a stencil or a lattice-Boltzmann step); its cost figures
+//! are a [`KernelCost`].
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cost::KernelCost;
 use crate::lbm::LbmKernel;
 use crate::{DType, Result, Stencil};
 
@@ -25,32 +26,6 @@ impl From<LbmKernel> for Kernel {
 impl From<Stencil> for Kernel {
     fn from(s: Stencil) -> Self {
         Kernel::Stencil(s)
-    }
-}
-
-/// The kernel's side of the bytes-per-op balance.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KernelCost {
-    /// R: how far an update reads, and the width of the fixed boundary.
-    pub radius: usize,
-    /// E: bytes of state per cell kept in the blocking buffers.
-    pub element_bytes: usize,
-    /// Fewest bytes moved to or from memory per cell update.
-    pub bytes_per_update: usize,
-    /// Operations per update in the paper's sense (arithmetic, loads, stores).
-    pub ops_per_update: usize,
-    /// Floating-point operations per update.
-    pub flops_per_update: usize,
-    /// Loads per update (counted in `ops_per_update`).
-    pub loads_per_update: usize,
-    /// Stores per update (counted in `ops_per_update`).
-    pub stores_per_update: usize,
-}
-
-impl KernelCost {
-    /// γ: bytes per op the kernel demands (0.5 for the SP 7-point stencil).
-    pub fn bytes_per_op(&self) -> f64 {
-        self.bytes_per_update as f64 / self.ops_per_update as f64
     }
 }
 

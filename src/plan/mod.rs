@@ -13,23 +13,24 @@ mod bandwidth;
 pub mod cache_probe;
 mod compute;
 mod contention;
-mod engine;
 mod flops;
 pub mod gpu_model;
 mod kernel;
 mod machine;
 pub mod model;
+mod params;
 mod pinned;
+pub(crate) mod tune;
 
 use std::fmt::{self, Display};
 
 use serde::Serialize;
 
+pub use crate::engine::Engine;
 pub(crate) use bandwidth::cache_dir;
 pub use bandwidth::measure as measure_bandwidth;
 pub use compute::measure_stencil_gops;
 pub use contention::{max_wait_share as probe_wait_share, MAX_WAIT_SHARE as PROBE_MAX_WAIT_SHARE};
-pub use engine::Engine;
 pub use flops::measure_fma_gops;
 pub use gpu_model::{GpuLaunch, GpuShape};
 pub use kernel::{Kernel, KernelCost};
@@ -221,7 +222,7 @@ impl PlanBuilder {
     /// Times the GPU model's best five blocking configurations on the device and keeps the
     /// fastest (remembered per device, kernel, precision and size, in this process and on disk).
     pub fn autotune(mut self, on: bool) -> Self {
-        self.autotune = if on { crate::gpu::tune::TIMED } else { 0 };
+        self.autotune = if on { crate::plan::tune::TIMED } else { 0 };
         self
     }
 
@@ -490,7 +491,7 @@ impl PlanBuilder {
                 None => gm.search(self.dim_t, self.tile),
             };
             if self.autotune > 0 {
-                crate::gpu::tune::tune(
+                crate::plan::tune::tune(
                     &self.kernel,
                     self.dtype,
                     self.dims,
@@ -689,7 +690,7 @@ impl Plan {
             cache_share: Some(self.cache_bytes as f64 / self.machine.usable_llc_bytes() as f64),
             machine: Some(self.machine.clone()),
             autotune: if self.chosen.measured_mups.is_some() {
-                crate::gpu::tune::TIMED
+                crate::plan::tune::TIMED
             } else {
                 0
             },

@@ -8,7 +8,7 @@
 //! instead of overlapping (see `ModelInput::overlap`).
 //!
 //! The blocked engine's team is cut into tile groups of `tile_threads` threads (see
-//! `crate::cpu::groups`). For each group size the model gives a group the cache it can count on
+//! `crate::runtime::groups`). For each group size the model gives a group the cache it can count on
 //! (its threads' share of their last-level cache, or their private caches if larger), fits
 //! eq. (4)'s tile into it, evens the tile count out over the groups, and charges what groups of
 //! several threads cost: a spin barrier per pipeline step and the rows each thread reads from
@@ -20,7 +20,7 @@ use super::compute::LATTICE_PROBE_ROW;
 use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
-use crate::cpu::tiling::{self, z_chunk_count};
+use crate::blocking::tiling::{self, z_chunk_count};
 use crate::lbm::blocked::ring_rows;
 use crate::lbm::Q;
 use crate::DType;
@@ -577,7 +577,7 @@ impl ModelInput<'_> {
     }
 
     /// Chunks the blocked engines cut z into for `dim_t` levels, loaded tile `tile` and
-    /// `groups` tile groups (see [`crate::cpu::tiling::z_chunk_count`]).
+    /// `groups` tile groups (see [`crate::blocking::tiling::z_chunk_count`]).
     pub(crate) fn z_chunks(&self, dim_t: usize, tile: [usize; 2], groups: usize) -> usize {
         self.chunks_for(dim_t, self.tiles(dim_t, tile), groups)
     }
@@ -770,7 +770,9 @@ impl ModelInput<'_> {
     fn redundancy(&self, tile: [usize; 2], dim_t: usize) -> f64 {
         match self.kernel {
             Kernel::Stencil(_) => tiling::redundancy(self.dims, self.cost.radius, tile, dim_t),
-            Kernel::Lbm(k) => crate::lbm::tiles::redundancy(self.dims, k.periodic, tile, dim_t),
+            Kernel::Lbm(k) => {
+                crate::blocking::lattice::redundancy(self.dims, k.periodic, tile, dim_t)
+            }
         }
     }
 

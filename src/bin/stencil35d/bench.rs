@@ -112,7 +112,7 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
         } else {
             None
         };
-        let resources = stencil35d::gpu::compiled_resources(solver.plan())?;
+        let resources = solver.plan().compiled_resources()?;
         let row = Row {
             report: timed.median,
             seconds: timed.seconds,

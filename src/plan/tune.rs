@@ -9,9 +9,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::device::gpu;
-use super::stencil::{advance, Layout, Scratch};
-use crate::plan::{Candidate, Kernel};
+use super::kernel::Kernel;
+use super::model::Candidate;
+use crate::gpu::gpu;
+use crate::gpu::stencil::{advance, blocked_kernel, blocked_shape, gpu_err, Layout, Scratch};
 use crate::{DType, Grid, Real, Result, Stencil};
 
 /// Configurations timed by a default tuning.
@@ -157,10 +158,7 @@ fn time_all<T: Real>(
         plane: host.plane_stride(),
     };
     let mut scratch = Scratch::<T>::new(gpu, layout, layout.len() * std::mem::size_of::<T>())?;
-    let mut cur = gpu
-        .stream
-        .clone_htod(host.storage())
-        .map_err(super::stencil::gpu_err)?;
+    let mut cur = gpu.stream.clone_htod(host.storage()).map_err(gpu_err)?;
     let interior: f64 = dims
         .iter()
         .map(|&n| (n - 2 * stencil.radius()) as f64)
@@ -169,18 +167,30 @@ fn time_all<T: Real>(
     std::thread::scope(|scope| {
         for c in candidates.iter() {
             scope.spawn(move || {
-                let shape = super::stencil::blocked_shape(c, c.dim_t);
+                let Some(launch) = c.launch_shape() else {
+                    return;
+                };
+                let shape = blocked_shape(&launch, c.dim_t);
                 // Errors surface again, reported, when the configuration is timed below.
-                let _ = super::stencil::blocked_kernel::<T>(gpu, stencil, shape);
+                let _ = blocked_kernel::<T>(gpu, stencil, shape);
             });
         }
     });
     for c in candidates.iter_mut() {
-        advance(gpu, stencil, c, layout, &mut cur, &mut scratch, c.dim_t)?;
+        let params = c.gpu_params();
+        advance(
+            gpu,
+            stencil,
+            &params,
+            layout,
+            &mut cur,
+            &mut scratch,
+            c.dim_t,
+        )?;
         let chunk = TIMED_STEPS.div_ceil(c.dim_t) * c.dim_t;
         let (mut steps, start) = (0, Instant::now());
         while steps == 0 || start.elapsed().as_secs_f64() < TIMED_SECONDS {
-            advance(gpu, stencil, c, layout, &mut cur, &mut scratch, chunk)?;
+            advance(gpu, stencil, &params, layout, &mut cur, &mut scratch, chunk)?;
             steps += chunk;
         }
         let seconds = start.elapsed().as_secs_f64();
@@ -190,7 +200,7 @@ fn time_all<T: Real>(
 }
 
 fn cache_file() -> Option<std::path::PathBuf> {
-    crate::plan::cache_dir().map(|d| d.join("gpu-tune.json"))
+    super::bandwidth::cache_dir().map(|d| d.join("gpu-tune.json"))
 }
 
 fn remembered(key: &str) -> Option<Winner> {

@@ -17,7 +17,7 @@
 //!   later levels read their ring buffers directly.
 //!
 //! Along z the pipeline streams one chunk of planes at a time (see
-//! `crate::cpu::tiling::z_chunk_count`), and the levels below the last also compute `d − j`
+//! `crate::blocking::tiling::z_chunk_count`), and the levels below the last also compute `d − j`
 //! halo planes beyond each end of the chunk: clipped to the lattice on a closed axis; on a
 //! periodic one in unwrapped coordinates (a chunk starting at plane 0 has level 1 start at
 //! z = −(d − 1)), because plane −1 of level j is needed before plane nz − 1 of level j could be
@@ -25,7 +25,7 @@
 
 use std::ops::Range;
 
-use crate::cpu::tiling::{split_even, tapered_chunks};
+use crate::blocking::tiling::{split_even, tapered_chunks};
 
 /// How a blocked level treats one axis (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Blocking {
 
     /// The output planes of each of `count` chunks of z (one per plane when there are fewer),
     /// longest first (see [`tapered_chunks`]): tile groups claim one tile's chunk at a time
-    /// (see [`crate::cpu::tiling::z_chunk_count`]).
+    /// (see [`crate::blocking::tiling::z_chunk_count`]).
     pub(crate) fn z_chunks(&self, count: usize) -> Vec<Range<isize>> {
         tapered_chunks(self.dims[2], 0, count)
             .into_iter()

@@ -59,7 +59,7 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::barrier::PoisonOnPanic;
+    use crate::runtime::barrier::PoisonOnPanic;
 
     /// A chain of threads passing values to their neighbours through slots that are reused
     /// every other step, synchronised only by `Progress`: every read must see the value written

@@ -1,0 +1,61 @@
+//! The one dispatch from a plan's engine to the code that runs it. Each kind of state (a host
+//! grid, a grid in GPU memory, a lattice) implements [`Engines`], the seam between the solver
+//! and the engine modules; [`dispatch`] picks the method for the plan's engine.
+
+use std::time::Instant;
+
+use super::scratch::Scratch;
+use crate::engine::{Engine, EngineParams};
+use crate::runtime::Workers;
+use crate::Result;
+
+/// Seconds a run spent computing, and copying between host and device.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Timing {
+    /// Seconds of computation.
+    pub(crate) compute: f64,
+    /// Seconds of host-device transfers (0 on the CPU).
+    pub(crate) transfer: f64,
+}
+
+impl Timing {
+    /// A CPU run that started at `start` and has just ended.
+    pub(crate) fn since(start: Instant) -> Timing {
+        Timing {
+            compute: start.elapsed().as_secs_f64(),
+            transfer: 0.0,
+        }
+    }
+}
+
+/// What a run has besides its state: the plan's parameters, the solver's threads and kept
+/// buffers, and the step count.
+pub(crate) struct Run<'a> {
+    pub(crate) params: &'a EngineParams,
+    pub(crate) workers: &'a mut Workers,
+    pub(crate) scratch: &'a mut Scratch,
+    pub(crate) steps: usize,
+}
+
+/// The engines a kind of state runs on. Each method advances the state by `run.steps` steps
+/// with one engine and leaves it at its newest finite state, also on error.
+pub(crate) trait Engines {
+    /// The scalar reference engine.
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+    /// One parallel SIMD sweep per step.
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+    /// 3.5D blocking on the CPU.
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+    /// The GPU engines (`run.params.engine` says which).
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+}
+
+/// Runs `state` with the engine `run.params` names.
+pub(crate) fn dispatch<S: Engines>(state: &mut S, run: &mut Run<'_>) -> Result<Timing> {
+    match run.params.engine {
+        Engine::Reference => state.reference(run),
+        Engine::Naive => state.naive(run),
+        Engine::Blocked => state.blocked(run),
+        Engine::GpuNaive | Engine::GpuBlocked => state.gpu(run),
+    }
+}

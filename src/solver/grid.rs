@@ -1,0 +1,217 @@
+//! The stencil states: a [`Grid`] in host memory runs on every engine, a [`DeviceGrid`] on the
+//! GPU engines only.
+
+use std::time::Instant;
+
+use cudarc::driver::CudaSlice;
+
+use super::dispatch::{Engines, Run, Timing};
+use super::{check_shape, stencil_of, Solver, State};
+use crate::cpu;
+use crate::engine::Engine;
+use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, Scratch as GpuScratch};
+use crate::gpu::{self, DeviceGrid};
+use crate::runtime::Workers;
+use crate::{Error, Grid, Real, Result, RunReport, Stencil};
+
+impl<T: Real> State for Grid<T> {
+    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
+        let stencil = stencil_of(&solver.plan)?;
+        check_shape(&solver.plan, T::DTYPE, grid.dims(), steps)?;
+        // The scan runs on the plan's threads, not on every core of the machine.
+        let pool = solver.workers.pool(solver.plan.threads())?;
+        if let Some((cell, value)) = pool.install(|| grid.find_non_finite()) {
+            return Err(Error::NonFiniteInput { cell, value });
+        }
+        solver.dispatch(&mut HostGrid { stencil, grid }, steps)
+    }
+}
+
+/// A grid in host memory with its stencil.
+struct HostGrid<'a, T: Real> {
+    stencil: Stencil,
+    grid: &'a mut Grid<T>,
+}
+
+impl<T: Real> HostGrid<'_, T> {
+    /// Runs a CPU engine `engine` with the solver's second grid (its boundary layer made equal
+    /// to the state's), timing it from before the scratch is set up.
+    fn on_cpu(
+        &mut self,
+        run: &mut Run<'_>,
+        engine: impl FnOnce(&Stencil, &mut Workers, &mut Grid<T>, &mut Grid<T>) -> Result<()>,
+    ) -> Result<Timing> {
+        let start = Instant::now();
+        let dims = self.grid.dims();
+        let mut scratch = run
+            .scratch
+            .take(|s: &Grid<T>| s.dims() == dims, || Grid::<T>::new(dims))?;
+        scratch.copy_boundary_from(self.grid, self.stencil.radius());
+        let outcome = engine(&self.stencil, run.workers, self.grid, &mut scratch);
+        run.scratch.keep(scratch);
+        outcome.map(|()| Timing::since(start))
+    }
+}
+
+impl<T: Real> Engines for HostGrid<'_, T> {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let steps = run.steps;
+        self.on_cpu(run, |stencil, _, grid, scratch| {
+            cpu::run_reference(stencil, grid, scratch, steps).map_err(Error::from)
+        })
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let (steps, threads) = (run.steps, run.params.threads);
+        self.on_cpu(run, |stencil, workers, grid, scratch| {
+            let pool = workers.pool(threads)?;
+            cpu::run_naive(stencil, pool, grid, scratch, steps).map_err(Error::from)
+        })
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let (steps, params) = (run.steps, run.params);
+        self.on_cpu(run, |stencil, workers, grid, scratch| {
+            let team = workers.team(params.threads, params.pin)?;
+            cpu::run_blocked(stencil, params, team, grid, scratch, steps).map_err(Error::from)
+        })
+    }
+
+    /// Uploads the grid, runs on the GPU and downloads the result (also the last finite state
+    /// when a value blows up); transfers are timed apart from the computation, and so is the
+    /// one-time kernel compilation (not counted at all).
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let device = gpu::gpu()?;
+        let layout = Layout {
+            dims: self.grid.dims(),
+            pitch: self.grid.pitch(),
+            plane: self.grid.plane_stride(),
+        };
+        let bytes = layout.len() * std::mem::size_of::<T>();
+        let mut buffers = run.scratch.take(
+            |b: &HostRunBuffers<T>| b.scratch.layout == layout,
+            || {
+                let scratch = GpuScratch::new(device, layout, bytes)?;
+                let cur = device
+                    .stream
+                    .alloc_zeros::<T>(layout.len())
+                    .map_err(gpu_err)?;
+                Ok(HostRunBuffers { cur, scratch })
+            },
+        )?;
+        let outcome = self.gpu_round_trip(run, layout, &mut buffers);
+        run.scratch.keep(buffers);
+        outcome
+    }
+}
+
+/// Device buffers for GPU runs on host grids: the state uploaded for the run, and the scratch.
+struct HostRunBuffers<T: Real> {
+    cur: CudaSlice<T>,
+    scratch: GpuScratch<T>,
+}
+
+impl<T: Real> HostGrid<'_, T> {
+    fn gpu_round_trip(
+        &mut self,
+        run: &Run<'_>,
+        layout: Layout,
+        buffers: &mut HostRunBuffers<T>,
+    ) -> Result<Timing> {
+        let device = gpu::gpu()?;
+        let upload = Instant::now();
+        device
+            .stream
+            .memcpy_htod(self.grid.storage(), &mut buffers.cur)
+            .map_err(gpu_err)?;
+        device.stream.synchronize().map_err(gpu_err)?;
+        let mut transfer = upload.elapsed().as_secs_f64();
+        gpu_stencil::prepare::<T>(device, &self.stencil, run.params, run.steps)?;
+        let start = Instant::now();
+        let outcome = gpu_stencil::advance(
+            device,
+            &self.stencil,
+            run.params,
+            layout,
+            &mut buffers.cur,
+            &mut buffers.scratch,
+            run.steps,
+        );
+        device.stream.synchronize().map_err(gpu_err)?;
+        let compute = start.elapsed().as_secs_f64();
+        let download = Instant::now();
+        device
+            .stream
+            .memcpy_dtoh(&buffers.cur, self.grid.storage_mut())
+            .map_err(gpu_err)?;
+        device.stream.synchronize().map_err(gpu_err)?;
+        transfer += download.elapsed().as_secs_f64();
+        outcome.map(|()| Timing { compute, transfer })
+    }
+}
+
+impl<T: Real> State for DeviceGrid<T> {
+    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
+        let stencil = stencil_of(&solver.plan)?;
+        needs_gpu_engine(solver.plan.engine())?;
+        check_shape(&solver.plan, T::DTYPE, grid.dims(), steps)?;
+        solver.dispatch(&mut OnDevice { stencil, grid }, steps)
+    }
+}
+
+/// The error for a CPU engine asked to run a grid in GPU memory.
+fn needs_gpu_engine(engine: Engine) -> Result<()> {
+    if engine.is_gpu() {
+        return Ok(());
+    }
+    Err(Error::PlanMismatch(format!(
+        "a grid in GPU memory needs a GPU engine, the plan uses '{engine}': download it first"
+    )))
+}
+
+/// A grid in GPU memory with its stencil.
+struct OnDevice<'a, T: Real> {
+    stencil: Stencil,
+    grid: &'a mut DeviceGrid<T>,
+}
+
+impl<T: Real> Engines for OnDevice<'_, T> {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+    }
+
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let device = gpu::gpu()?;
+        let layout = self.grid.layout;
+        let mut scratch = run.scratch.take(
+            |s: &GpuScratch<T>| s.layout == layout,
+            || GpuScratch::new(device, layout, 0),
+        )?;
+        // The one-time kernel compilation is not computation.
+        let outcome = gpu_stencil::prepare::<T>(device, &self.stencil, run.params, run.steps)
+            .and_then(|()| {
+                let start = Instant::now();
+                let outcome = gpu_stencil::advance(
+                    device,
+                    &self.stencil,
+                    run.params,
+                    layout,
+                    &mut self.grid.data,
+                    &mut scratch,
+                    run.steps,
+                );
+                device.stream.synchronize().map_err(gpu_err)?;
+                outcome.map(|()| Timing::since(start))
+            });
+        run.scratch.keep(scratch);
+        outcome
+    }
+}

@@ -1,0 +1,100 @@
+//! The lattice-Boltzmann state: a [`Lattice`] runs on every engine.
+
+use std::time::Instant;
+
+use super::dispatch::{Engines, Run, Timing};
+use super::{check_shape, Solver, State};
+use crate::gpu::{self, lbm::LbmBuffers};
+use crate::lbm::{self, Lattice, LbmKernel, Populations};
+use crate::runtime::Workers;
+use crate::{Error, Real, Result, RunReport};
+
+impl<T: Real> State for Lattice<T> {
+    /// Errors besides the stencil ones: a plan for another periodicity or forcing
+    /// ([`Error::PlanMismatch`]), a lattice [`Lattice::validate`] rejects, non-finite populations
+    /// (nothing is computed). After a blow-up the lattice holds the last finite state and its
+    /// step count matches it.
+    fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
+        let plan = &solver.plan;
+        let kernel = *plan.kernel().lbm().ok_or_else(|| {
+            Error::PlanMismatch(format!(
+                "the plan is for {}, not for a lattice-Boltzmann lattice",
+                plan.kernel()
+            ))
+        })?;
+        check_shape(plan, T::DTYPE, lat.dims(), steps)?;
+        let wanted = LbmKernel::of(lat);
+        if kernel != wanted {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for a {kernel} lattice, this one is {wanted}: make the plan with \
+                 Plan::for_lattice"
+            )));
+        }
+        lat.validate()?;
+        let pool = solver.workers.pool(plan.threads())?;
+        if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
+            return Err(Error::NonFiniteInput { cell, value });
+        }
+        solver.dispatch(&mut OnLattice(lat), steps)
+    }
+}
+
+/// A lattice being advanced.
+struct OnLattice<'a, T: Real>(&'a mut Lattice<T>);
+
+impl<T: Real> OnLattice<'_, T> {
+    /// Runs a CPU engine with the solver's second population array, timed from before it is
+    /// set up.
+    fn on_cpu(
+        &mut self,
+        run: &mut Run<'_>,
+        engine: impl FnOnce(&mut Workers, &mut Lattice<T>, &mut Populations<T>) -> Result<()>,
+    ) -> Result<Timing> {
+        let start = Instant::now();
+        let dims = self.0.dims();
+        let mut second = run.scratch.take(
+            |s: &Populations<T>| s.layout().dims == dims,
+            || Populations::<T>::new(dims),
+        )?;
+        let outcome = engine(run.workers, self.0, &mut second);
+        run.scratch.keep(second);
+        outcome.map(|()| Timing::since(start))
+    }
+}
+
+impl<T: Real> Engines for OnLattice<'_, T> {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let steps = run.steps;
+        self.on_cpu(run, |_, lat, second| {
+            lbm::run::run_reference(lat, second, steps)
+        })
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let (steps, threads) = (run.steps, run.params.threads);
+        self.on_cpu(run, |workers, lat, second| {
+            lbm::run::run_naive(workers.pool(threads)?, lat, second, steps)
+        })
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let (steps, params) = (run.steps, run.params);
+        self.on_cpu(run, |workers, lat, second| {
+            let team = workers.team(params.threads, params.pin)?;
+            lbm::run::run_blocked(params, team, lat, second, steps)
+        })
+    }
+
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let device = gpu::gpu()?;
+        let (dims, in_place) = (self.0.dims(), run.params.in_place);
+        let mut buffers = run.scratch.take(
+            |b: &LbmBuffers<T>| b.fits(dims, in_place),
+            || LbmBuffers::new(device, self.0, in_place),
+        )?;
+        let outcome = gpu::lbm::run(device, run.params.engine, self.0, &mut buffers, run.steps);
+        run.scratch.keep(buffers);
+        let (compute, transfer) = outcome?;
+        Ok(Timing { compute, transfer })
+    }
+}

@@ -1,0 +1,128 @@
+//! [`Solver`]: runs a [`Plan`] on the user's data — `Solver::new(plan).run(&mut grid, steps)` —
+//! and reports how fast it went ([`RunReport`]). The solver checks the data against the plan,
+//! then hands it to the one dispatch ([`dispatch`]) from the plan's engine to the engine code.
+
+mod dispatch;
+mod grid;
+mod lattice;
+mod report;
+mod scratch;
+
+pub use report::RunReport;
+
+use crate::runtime::Workers;
+use crate::{Error, Plan, Result, Stencil};
+use dispatch::{Engines, Run};
+use scratch::Scratch;
+
+/// Runs a plan. Threads and buffers are made on the first `run` and kept for later runs of the
+/// same solver, so calling `run` repeatedly (e.g. between outputs) costs nothing extra.
+///
+/// ```
+/// use stencil35d::{Grid, Plan, Solver, Stencil};
+/// let stencil = Stencil::seven_point(0.4, 0.1);
+/// let mut grid = Grid::<f32>::random([40, 30, 20], 0.0, 1.0, 7).unwrap();
+/// let plan = Plan::for_grid(&stencil, &grid).unwrap();
+/// let report = Solver::new(plan).run(&mut grid, 10).unwrap();
+/// assert_eq!(report.steps, 10);
+/// ```
+pub struct Solver {
+    plan: Plan,
+    workers: Workers,
+    scratch: Scratch,
+}
+
+impl Solver {
+    /// A solver for `plan`; nothing is started until the first `run`.
+    pub fn new(plan: Plan) -> Solver {
+        Solver {
+            plan,
+            workers: Workers::default(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// The plan this solver runs.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Advances `state` by `steps` time steps.
+    ///
+    /// Errors: a plan for another kernel, precision or size ([`Error::PlanMismatch`]), zero
+    /// steps, non-finite input (nothing is computed and the data is untouched), or a value that
+    /// becomes non-finite during the run ([`Error::NonFinite`]: the data then holds the last
+    /// finite state and the error says which step failed).
+    pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
+        S::advance(self, state, steps)
+    }
+
+    /// Runs the plan's engine on `target` (already checked against the plan) and reports.
+    fn dispatch(&mut self, target: &mut impl Engines, steps: usize) -> Result<RunReport> {
+        let params = self.plan.engine_params();
+        let mut run = Run {
+            params: &params,
+            workers: &mut self.workers,
+            scratch: &mut self.scratch,
+            steps,
+        };
+        let timing = dispatch::dispatch(target, &mut run)?;
+        Ok(RunReport::new(
+            &self.plan,
+            steps,
+            timing.compute,
+            timing.transfer,
+        ))
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: crate::Real> Sealed for crate::Grid<T> {}
+    impl<T: crate::Real> Sealed for crate::gpu::DeviceGrid<T> {}
+    impl<T: crate::Real> Sealed for crate::lbm::Lattice<T> {}
+}
+
+/// Data a [`Solver`] can advance in time: [`crate::Grid`] for stencils on any engine,
+/// [`crate::gpu::DeviceGrid`] (a grid kept in GPU memory) for GPU engines, and
+/// [`crate::lbm::Lattice`] for lattice-Boltzmann flows.
+pub trait State: sealed::Sealed {
+    /// Runs `steps` steps of the solver's plan on `state`.
+    fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
+}
+
+/// The stencil a plan for a grid must carry.
+fn stencil_of(plan: &Plan) -> Result<Stencil> {
+    plan.kernel().stencil().cloned().ok_or_else(|| {
+        Error::PlanMismatch(format!(
+            "the plan is for {}, not for a stencil grid",
+            plan.kernel()
+        ))
+    })
+}
+
+/// Checks that a plan was made for this precision and size, and that there are steps to run.
+pub(crate) fn check_shape(
+    plan: &Plan,
+    dtype: crate::DType,
+    dims: [usize; 3],
+    steps: usize,
+) -> Result<()> {
+    if plan.dtype() != dtype {
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for {} data, the grid holds {dtype}",
+            plan.dtype()
+        )));
+    }
+    if plan.dims() != dims {
+        let [a, b, c] = plan.dims();
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for a {a}x{b}x{c} grid, the data is {}x{}x{}",
+            dims[0], dims[1], dims[2]
+        )));
+    }
+    if steps == 0 {
+        return Err(Error::ZeroSteps);
+    }
+    Ok(())
+}

@@ -27,7 +27,6 @@ use std::fmt::{self, Display};
 use serde::Serialize;
 
 pub use crate::engine::Engine;
-pub(crate) use bandwidth::cache_dir;
 pub use bandwidth::measure as measure_bandwidth;
 pub use compute::measure_stencil_gops;
 pub use contention::{max_wait_share as probe_wait_share, MAX_WAIT_SHARE as PROBE_MAX_WAIT_SHARE};

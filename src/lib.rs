@@ -44,6 +44,7 @@ mod real;
 mod runtime;
 mod solver;
 mod stencil;
+pub mod tuning;
 
 pub use error::{Error, Result};
 pub use grid::Grid;
@@ -51,3 +52,4 @@ pub use plan::{Engine, Kernel, Machine, Plan, PlanBuilder};
 pub use real::{simd_lanes, DType, Lane, Real, SimdVec};
 pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
+pub use tuning::Tuning;

@@ -95,8 +95,8 @@ pub fn detect_gpu() -> Result<&'static GpuInfo> {
 }
 
 fn open() -> std::result::Result<Gpu, String> {
-    if std::env::var_os("STENCIL35D_NO_GPU").is_some() {
-        return Err("disabled by the STENCIL35D_NO_GPU environment variable".into());
+    if crate::tuning::Tuning::current().no_gpu {
+        return Err("disabled by the no_gpu tuning knob (STENCIL35D_NO_GPU)".into());
     }
     // SAFETY: these only try to dlopen the libraries by their usual names; cudarc would panic
     // on first use if they were missing, which is what this check prevents.

@@ -37,6 +37,7 @@ use crate::engine::Engine;
 use crate::lbm::{
     neighbour, Cell, Lattice, Populations, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES, WEIGHTS,
 };
+use crate::tuning::Tuning;
 use crate::{Error, Real, Result};
 
 /// Steps between reads of the non-finite flag (each read waits for the device).
@@ -335,12 +336,9 @@ impl PairSchedule {
     ) -> PairSchedule {
         let plane_bytes = (Q * dims[0] * dims[1] * size).max(1);
         let fitted = ((L2_SHARE * l2_bytes as f64) / (3 * plane_bytes) as f64) as usize;
-        let slab = std::env::var("STENCIL35D_LBM_SLAB")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(fitted)
-            .max(1);
-        let discard = std::env::var("STENCIL35D_LBM_DISCARD").map_or(true, |v| v != "0");
+        let gpu = &Tuning::current().gpu;
+        let slab = gpu.lbm_slab.unwrap_or(fitted).max(1);
+        let discard = gpu.lbm_discard.unwrap_or(true);
         PairSchedule::new(dims[2], periodic_z, slab, discard)
     }
 
@@ -398,7 +396,7 @@ impl PairSchedule {
 /// Whether gpu-blocked runs its passes as one persistent launch each (`lbm_wave`, the default)
 /// or as one launch per slab (`lbm_pair`, `STENCIL35D_LBM_WAVE=0`).
 pub(crate) fn wave_enabled() -> bool {
-    std::env::var("STENCIL35D_LBM_WAVE").map_or(true, |v| v != "0")
+    Tuning::current().gpu.lbm_wave.unwrap_or(true)
 }
 
 /// The (level, plane) work units of a persistent gpu-blocked pass, as `level << 24 | plane`, in
@@ -423,11 +421,6 @@ pub(crate) fn wave_units(nz: usize, periodic_z: bool) -> Vec<i32> {
     units
 }
 
-/// An environment variable parsed as a number, if set.
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 /// Rows per work item of the persistent pass on a device with `l2_bytes` of L2 and `blocks`
 /// resident blocks: the intermediate planes level 1 has written and level 2 not yet discarded
 /// are about the planes in flight (blocks × item nodes / plane nodes) plus five (the lag of
@@ -436,7 +429,7 @@ fn env_number(name: &str) -> Option<usize> {
 /// reaches memory). `STENCIL35D_LBM_TILE_ROWS` overrides.
 fn fitted_tile_rows(dims: [usize; 3], size: usize, l2_bytes: usize, blocks: usize) -> usize {
     let [nx, ny, _] = dims;
-    if let Some(rows) = env_number("STENCIL35D_LBM_TILE_ROWS") {
+    if let Some(rows) = Tuning::current().gpu.lbm_tile_rows {
         return rows.clamp(1, ny);
     }
     let plane_nodes = (nx * ny) as f64;
@@ -463,10 +456,7 @@ impl Waves {
         let units = wave_units(dims[2], lat.periodic()[2]);
         // Few enough blocks that the planes in flight stay few, enough to keep ~2 MB of loads
         // in flight; any count is deadlock-free (blocks that start late take later tickets).
-        let blocks = gpu.info.sms
-            * env_number("STENCIL35D_LBM_BLOCKS_PER_SM")
-                .unwrap_or(4)
-                .max(1);
+        let blocks = gpu.info.sms * Tuning::current().gpu.lbm_blocks_per_sm.unwrap_or(4).max(1);
         let tile_rows = fitted_tile_rows(dims, std::mem::size_of::<T>(), gpu.info.l2_bytes, blocks);
         Ok(Waves {
             count: units.len() as i32,
@@ -476,7 +466,7 @@ impl Waves {
                 .stream
                 .alloc_zeros::<i32>(1 + 2 * dims[2])
                 .map_err(gpu_err)?,
-            discard: std::env::var("STENCIL35D_LBM_DISCARD").map_or(1, |v| (v != "0") as i32),
+            discard: Tuning::current().gpu.lbm_discard.unwrap_or(true) as i32,
             blocks: blocks as u32,
         })
     }

@@ -11,8 +11,10 @@ const LBM_CU: &str = include_str!("kernels/lbm.cu");
 /// Whether the two-copy step loads the populations before testing the node's class
 /// (`STENCIL35D_LBM_EARLY_LOADS=1`; for measurements: more registers, one memory latency less).
 fn early_loads() -> bool {
-    static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *EARLY.get_or_init(|| std::env::var("STENCIL35D_LBM_EARLY_LOADS").is_ok_and(|v| v == "1"))
+    crate::tuning::Tuning::current()
+        .gpu
+        .lbm_early_loads
+        .unwrap_or(false)
 }
 
 /// A brace list of `T` literals.

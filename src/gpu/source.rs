@@ -2,7 +2,7 @@
 //! precision and the blocking parameters become compile-time constants in front of the one
 //! templated CUDA source, so NVRTC unrolls every loop and folds every coefficient.
 
-use std::sync::OnceLock;
+use crate::tuning::Tuning;
 
 use crate::stencil::Shape;
 use crate::{DType, Real, Stencil};
@@ -90,8 +90,7 @@ impl BlockedShape {
 /// Planes ahead that the blocked kernel prefetches into L2: `STENCIL35D_GPU_L2_AHEAD` when set
 /// (0 turns the prefetch off; for tuning experiments), else [`DEFAULT_L2_AHEAD`].
 fn l2_ahead() -> usize {
-    static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *AHEAD.get_or_init(|| env_count("STENCIL35D_GPU_L2_AHEAD").unwrap_or(DEFAULT_L2_AHEAD))
+    Tuning::current().gpu.l2_ahead.unwrap_or(DEFAULT_L2_AHEAD)
 }
 
 /// Planes of level 0's input the shuffle kernel holds in shared memory, copied asynchronously
@@ -102,13 +101,7 @@ fn l2_ahead() -> usize {
 /// 4 -> 386. The register prefetch one plane ahead it replaced ran 600 (b_T 3, 32x8) and
 /// 309 (`f64`), and two planes ahead cost registers (session 20).
 pub(crate) fn stages() -> usize {
-    static STAGES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *STAGES.get_or_init(|| env_count("STENCIL35D_GPU_STAGES").unwrap_or(3).max(1))
-}
-
-/// The tuning-experiment variable `name` as a count, when it is set to one.
-fn env_count(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
+    Tuning::current().gpu.stages.unwrap_or(3).max(1)
 }
 
 /// Whether the shared-memory kernel's levels are skewed in `dtype` (one barrier per plane
@@ -117,8 +110,7 @@ fn env_count(name: &str) -> Option<usize> {
 /// `STENCIL35D_GPU_SKEW=0|1` sets it for both, for experiments. (The shuffle kernel's schedule
 /// is part of its launch shape, [`BlockedShape::skew`], chosen by the planner.)
 pub(crate) fn skewed(dtype: DType) -> bool {
-    static SKEWED: OnceLock<Option<bool>> = OnceLock::new();
-    env_switch("STENCIL35D_GPU_SKEW", &SKEWED).unwrap_or(dtype == DType::F64)
+    Tuning::current().gpu.skew.unwrap_or(dtype == DType::F64)
 }
 
 /// Whether the shuffle kernel gives tiles inside the fixed boundary their own copy of the loop
@@ -127,21 +119,13 @@ pub(crate) fn skewed(dtype: DType) -> bool {
 /// faster with it; before, with register prefetch, 5% slower). `STENCIL35D_GPU_INNER=0|1`
 /// sets it, for experiments.
 pub(crate) fn inner_tiles() -> bool {
-    static INNER: OnceLock<Option<bool>> = OnceLock::new();
-    env_switch("STENCIL35D_GPU_INNER", &INNER).unwrap_or(true)
-}
-
-/// The tuning-experiment switch `name` (`1` on, anything else off) when it is set, read once
-/// per process into `cache`.
-fn env_switch(name: &str, cache: &'static OnceLock<Option<bool>>) -> Option<bool> {
-    *cache.get_or_init(|| std::env::var(name).ok().map(|v| v.trim() == "1"))
+    Tuning::current().gpu.inner_tiles.unwrap_or(true)
 }
 
 /// Blocks per SM that ptxas must leave registers for (`__launch_bounds__`' second argument):
 /// `STENCIL35D_GPU_MIN_BLOCKS` when set, for experiments, else 1 (the compiler's choice).
 fn min_blocks() -> usize {
-    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN.get_or_init(|| env_count("STENCIL35D_GPU_MIN_BLOCKS").unwrap_or(1))
+    Tuning::current().gpu.min_blocks.unwrap_or(1)
 }
 
 /// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2

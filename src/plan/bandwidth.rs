@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tuning::Tuning;
+
 use super::contention::disturbed;
 use super::pinned::{fastest_span, on_pinned_threads};
 
@@ -18,7 +20,7 @@ use super::pinned::{fastest_span, on_pinned_threads};
 /// the cache, or a fresh measurement.
 pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
     cached_measurement(
-        ("STENCIL35D_BANDWIDTH_GBS", |gbs| gbs > 0.0),
+        (Tuning::current().bandwidth_gbs, "STENCIL35D_BANDWIDTH_GBS"),
         &cache_key(threads, llc_bytes),
         refresh,
         || measure(threads, llc_bytes),
@@ -29,28 +31,26 @@ pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool
 /// `STENCIL35D_CORE_BANDWIDTH_GBS`, the cache, or a fresh measurement.
 pub(crate) fn core_measured_or_cached(llc_bytes: usize, refresh: bool) -> (f64, String) {
     cached_measurement(
-        ("STENCIL35D_CORE_BANDWIDTH_GBS", |gbs| gbs > 0.0),
+        (
+            Tuning::current().core_bandwidth_gbs,
+            "STENCIL35D_CORE_BANDWIDTH_GBS",
+        ),
         &cache_key(1, llc_bytes),
         refresh,
         || measure(1, llc_bytes),
     )
 }
 
-/// A probe's figure and where it came from: the environment variable `env.0` if it parses to
-/// a value `env.1` accepts, else the value cached under `key` this boot (unless `refresh`), else
+/// A probe's figure and where it came from: the tuning knob's value `set.0` (whose variable is
+/// `set.1`) if set, else the value cached under `key` this boot (unless `refresh`), else
 /// `measure()`, which is then cached.
 pub(crate) fn cached_measurement(
-    env: (&str, fn(f64) -> bool),
+    set: (Option<f64>, &str),
     key: &str,
     refresh: bool,
     measure: impl FnOnce() -> f64,
 ) -> (f64, String) {
-    let (var, valid) = env;
-    if let Some(v) = std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|&v| valid(v))
-    {
+    if let (Some(v), var) = set {
         return (v, var.to_string());
     }
     if !refresh {
@@ -124,8 +124,8 @@ fn cache_key(threads: usize, llc_bytes: usize) -> String {
 /// The cache directory: `$STENCIL35D_CACHE_DIR`, else `$XDG_CACHE_HOME/stencil35d`, else
 /// `~/.cache/stencil35d`.
 pub(crate) fn cache_dir() -> Option<PathBuf> {
-    if let Ok(dir) = std::env::var("STENCIL35D_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
+    if let Some(dir) = &Tuning::current().cache_dir {
+        return Some(dir.clone());
     }
     std::env::var("XDG_CACHE_HOME")
         .map(PathBuf::from)

@@ -18,6 +18,7 @@
 //!
 //! Cached on disk per boot with the bandwidth; `STENCIL35D_CACHE_BYTES` sets it instead.
 
+use crate::tuning::Tuning;
 use std::time::Instant;
 
 use super::bandwidth::{boot_key, read_cache, write_cache};
@@ -60,11 +61,7 @@ pub(crate) fn measured_or_cached(
     llc_bytes: usize,
     private_bytes: usize,
 ) -> CacheUse {
-    if let Some(b) = std::env::var("STENCIL35D_CACHE_BYTES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|v| *v > 0)
-    {
+    if let Some(b) = Tuning::current().cache_bytes {
         return CacheUse {
             bytes: b,
             gbs: 0.0,

@@ -39,6 +39,7 @@ use crate::cpu::rows::{Planes, RowKernel, WithKernel};
 use crate::lbm::naive::SerialLattice;
 use crate::lbm::{Axis, Lattice, Physics};
 use crate::real::simd_isa;
+use crate::tuning::Tuning;
 use crate::{simd_lanes, DType, Grid, Real, Stencil};
 
 /// Interior x and y of each thread's private grid (rows of 1 KiB in f32); z follows from the
@@ -64,7 +65,10 @@ pub(crate) fn measured_or_cached(
     peak_gops: f64,
 ) -> (f64, String) {
     share_measured_or_cached(
-        "STENCIL35D_COMPUTE_EFFICIENCY",
+        (
+            Tuning::current().compute_efficiency,
+            "STENCIL35D_COMPUTE_EFFICIENCY",
+        ),
         "compute-llc",
         cores,
         || {
@@ -85,7 +89,10 @@ pub(crate) fn lattice_measured_or_cached(
     ops_per_update: usize,
 ) -> (f64, String) {
     share_measured_or_cached(
-        "STENCIL35D_LATTICE_EFFICIENCY",
+        (
+            Tuning::current().lattice_efficiency,
+            "STENCIL35D_LATTICE_EFFICIENCY",
+        ),
         "compute-lattice",
         cores,
         || {
@@ -104,7 +111,10 @@ pub(crate) fn lattice_stream_measured_or_cached(
     bytes_per_update: usize,
 ) -> (f64, String) {
     share_measured_or_cached(
-        "STENCIL35D_LATTICE_STREAM_SHARE",
+        (
+            Tuning::current().lattice_stream_share,
+            "STENCIL35D_LATTICE_STREAM_SHARE",
+        ),
         // Renamed when the naive kernel began to prefetch its output rows (session 30), so a
         // share cached by an earlier build on this boot is not read as this kernel's.
         "lattice-stream-prefetch",
@@ -119,17 +129,12 @@ pub(crate) fn lattice_stream_measured_or_cached(
 /// A share in `(0, 1]` that `measure` takes on `cores` threads, cached per boot under the name
 /// `probe` (see `cached_measurement`); the environment variable `env` replaces it.
 fn share_measured_or_cached(
-    env: &str,
+    set: (Option<f64>, &str),
     probe: &str,
     cores: usize,
     measure: impl FnOnce() -> f64,
 ) -> (f64, String) {
-    cached_measurement(
-        (env, |e| e > 0.0 && e <= 1.0),
-        &probe_key(probe, cores),
-        false,
-        measure,
-    )
+    cached_measurement(set, &probe_key(probe, cores), false, measure)
 }
 
 /// The cache key of a compute probe's share: per boot, thread count and SIMD build (instruction

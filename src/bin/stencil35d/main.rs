@@ -17,8 +17,28 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "stencil35d", version, about)]
 struct Cli {
+    /// Set a tuning knob, KEY=VALUE (repeatable; overrides its STENCIL35D_* environment
+    /// variable). Keys: bandwidth_gbs, core_bandwidth_gbs, cache_bytes, compute_efficiency,
+    /// lattice_efficiency, lattice_stream_share, cache_dir, no_gpu, gpu_l2_ahead, gpu_stages,
+    /// gpu_skew, gpu_inner, gpu_min_blocks, lbm_slab, lbm_discard, lbm_wave, lbm_tile_rows,
+    /// lbm_blocks_per_sm, lbm_early_loads.
+    #[arg(long = "tune", value_name = "KEY=VALUE", global = true)]
+    tune: Vec<String>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Installs the environment's tuning knobs with the command line's `--tune` settings on top.
+fn install_tuning(settings: &[String]) -> stencil35d::Result<()> {
+    let mut tuning = stencil35d::Tuning::from_env()?;
+    for kv in settings {
+        let (key, value) = kv.split_once('=').ok_or_else(|| {
+            stencil35d::Error::InvalidArgument(format!("--tune {kv}: expected KEY=VALUE"))
+        })?;
+        tuning.set(key.trim(), value)?;
+    }
+    tuning.install();
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]
@@ -65,6 +85,10 @@ fn quiet_on_closed_pipe() {
 fn main() {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
+    if let Err(e) = install_tuning(&cli.tune) {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let result = match &cli.command {
         Command::Plan(a) => plan_cmd::run(a),
         Command::Bench(a) => bench::run(a),

@@ -1,0 +1,282 @@
+//! [`Tuning`]: the one typed set of knobs that change what the planner assumes about the machine
+//! and how the GPU kernels are built. Each knob has a `STENCIL35D_*` environment variable; this
+//! module is the only place they are read ([`KNOBS`] lists them, and `docs/planner.md` has the
+//! same table). A program sets knobs in code with [`Tuning::install`] or
+//! `PlanBuilder::tuning`; the CLI takes `--tune KEY=VALUE`.
+//!
+//! Knobs are process-wide, like the probe cache and the compiled-kernel cache they affect: the
+//! first use reads the environment, and an installed `Tuning` replaces that for every later plan
+//! and kernel.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// Overrides of the planner's machine figures and the GPU kernels' build options. `None` (or
+/// `false`) leaves the library's own choice.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Tuning {
+    /// Memory bandwidth of all cores, GB/s, instead of the probe.
+    pub bandwidth_gbs: Option<f64>,
+    /// Memory bandwidth of one core alone, GB/s, instead of the probe.
+    pub core_bandwidth_gbs: Option<f64>,
+    /// Usable cache for blocking, bytes, instead of the probe.
+    pub cache_bytes: Option<usize>,
+    /// Sustained share (0, 1] of the nominal peak the stencil kernels reach.
+    pub compute_efficiency: Option<f64>,
+    /// Sustained share (0, 1] of the nominal peak the D3Q19 kernel reaches.
+    pub lattice_efficiency: Option<f64>,
+    /// Share (0, 1] of the copy bandwidth a naive D3Q19 sweep reaches.
+    pub lattice_stream_share: Option<f64>,
+    /// Where probe results and GPU autotuning winners are cached.
+    pub cache_dir: Option<PathBuf>,
+    /// Never use a GPU, even where one is present.
+    pub no_gpu: bool,
+    /// Build options of the GPU kernels.
+    pub gpu: GpuTuning,
+}
+
+/// Build options of the GPU kernels, for experiments; the defaults are the measured best.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct GpuTuning {
+    /// Planes the blocked stencil kernel prefetches into L2 (0: none).
+    pub l2_ahead: Option<usize>,
+    /// Input planes the shuffle kernel stages in shared memory (at least 1).
+    pub stages: Option<usize>,
+    /// Skewed levels in the shared-memory stencil kernel (default: in f64 only).
+    pub skew: Option<bool>,
+    /// Tiles inside the fixed boundary get their own loop in the shuffle kernel.
+    pub inner_tiles: Option<bool>,
+    /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
+    pub min_blocks: Option<usize>,
+    /// Planes per slab of the gpu-blocked lattice engine's launch-per-slab schedule.
+    pub lbm_slab: Option<usize>,
+    /// Whether gpu-blocked lattice passes discard intermediate planes from L2.
+    pub lbm_discard: Option<bool>,
+    /// Whether gpu-blocked lattice passes run as one persistent launch each.
+    pub lbm_wave: Option<bool>,
+    /// Rows per work item of a persistent lattice pass.
+    pub lbm_tile_rows: Option<usize>,
+    /// Resident blocks per SM of a persistent lattice pass.
+    pub lbm_blocks_per_sm: Option<usize>,
+    /// The two-copy lattice kernel loads populations before testing the node class.
+    pub lbm_early_loads: Option<bool>,
+}
+
+/// One knob: its key (`--tune KEY=VALUE`), its environment variable, what it does, and how a
+/// value is stored.
+pub struct Knob {
+    /// The key, e.g. `bandwidth_gbs`.
+    pub key: &'static str,
+    /// The environment variable, e.g. `STENCIL35D_BANDWIDTH_GBS`.
+    pub env: &'static str,
+    /// What it sets.
+    pub doc: &'static str,
+    set: fn(&mut Tuning, &str) -> std::result::Result<(), String>,
+}
+
+macro_rules! knobs {
+    ($($key:literal, $env:literal, $doc:literal, |$t:ident, $v:ident| $set:expr;)*) => {
+        /// Every knob, in the order `docs/planner.md` lists them.
+        pub const KNOBS: &[Knob] = &[$(Knob {
+            key: $key,
+            env: $env,
+            doc: $doc,
+            set: |$t, $v| {
+                $set;
+                Ok(())
+            },
+        }),*];
+    };
+}
+
+knobs! {
+    "bandwidth_gbs", "STENCIL35D_BANDWIDTH_GBS", "all-core memory bandwidth, GB/s (> 0)",
+        |t, v| t.bandwidth_gbs = Some(positive(v)?);
+    "core_bandwidth_gbs", "STENCIL35D_CORE_BANDWIDTH_GBS", "one core's memory bandwidth, GB/s (> 0)",
+        |t, v| t.core_bandwidth_gbs = Some(positive(v)?);
+    "cache_bytes", "STENCIL35D_CACHE_BYTES", "usable cache for blocking, bytes (> 0)",
+        |t, v| t.cache_bytes = Some(count(v)?.max(1));
+    "compute_efficiency", "STENCIL35D_COMPUTE_EFFICIENCY", "stencil share of the nominal peak, (0, 1]",
+        |t, v| t.compute_efficiency = Some(share(v)?);
+    "lattice_efficiency", "STENCIL35D_LATTICE_EFFICIENCY", "D3Q19 share of the nominal peak, (0, 1]",
+        |t, v| t.lattice_efficiency = Some(share(v)?);
+    "lattice_stream_share", "STENCIL35D_LATTICE_STREAM_SHARE", "naive D3Q19 share of the copy bandwidth, (0, 1]",
+        |t, v| t.lattice_stream_share = Some(share(v)?);
+    "cache_dir", "STENCIL35D_CACHE_DIR", "directory of the probe and autotuning caches",
+        |t, v| t.cache_dir = Some(PathBuf::from(v));
+    "no_gpu", "STENCIL35D_NO_GPU", "1: never use a GPU",
+        |t, v| t.no_gpu = switch(v)?;
+    "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
+        |t, v| t.gpu.l2_ahead = Some(count(v)?);
+    "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",
+        |t, v| t.gpu.stages = Some(count(v)?.max(1));
+    "gpu_skew", "STENCIL35D_GPU_SKEW", "0|1: skewed levels in the shared-memory stencil kernel",
+        |t, v| t.gpu.skew = Some(switch(v)?);
+    "gpu_inner", "STENCIL35D_GPU_INNER", "0|1: interior tiles get their own loop in the shuffle kernel",
+        |t, v| t.gpu.inner_tiles = Some(switch(v)?);
+    "gpu_min_blocks", "STENCIL35D_GPU_MIN_BLOCKS", "blocks per SM the compiler leaves registers for",
+        |t, v| t.gpu.min_blocks = Some(count(v)?);
+    "lbm_slab", "STENCIL35D_LBM_SLAB", "planes per slab of the launch-per-slab lattice schedule (>= 1)",
+        |t, v| t.gpu.lbm_slab = Some(count(v)?.max(1));
+    "lbm_discard", "STENCIL35D_LBM_DISCARD", "0|1: discard intermediate lattice planes from L2",
+        |t, v| t.gpu.lbm_discard = Some(switch(v)?);
+    "lbm_wave", "STENCIL35D_LBM_WAVE", "0|1: one persistent launch per gpu-blocked lattice pass",
+        |t, v| t.gpu.lbm_wave = Some(switch(v)?);
+    "lbm_tile_rows", "STENCIL35D_LBM_TILE_ROWS", "rows per work item of a persistent lattice pass",
+        |t, v| t.gpu.lbm_tile_rows = Some(count(v)?);
+    "lbm_blocks_per_sm", "STENCIL35D_LBM_BLOCKS_PER_SM", "resident blocks per SM of a persistent lattice pass",
+        |t, v| t.gpu.lbm_blocks_per_sm = Some(count(v)?.max(1));
+    "lbm_early_loads", "STENCIL35D_LBM_EARLY_LOADS", "0|1: the lattice kernel loads before testing the node class",
+        |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
+}
+
+fn positive(v: &str) -> std::result::Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err("expected a positive number".into()),
+    }
+}
+
+fn share(v: &str) -> std::result::Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err("expected a share in (0, 1]".into()),
+    }
+}
+
+fn count(v: &str) -> std::result::Result<usize, String> {
+    v.trim()
+        .parse::<usize>()
+        .map_err(|_| "expected a whole number".into())
+}
+
+fn switch(v: &str) -> std::result::Result<bool, String> {
+    match v.trim() {
+        "1" | "on" | "true" => Ok(true),
+        "0" | "off" | "false" => Ok(false),
+        _ => Err("expected 0 or 1".into()),
+    }
+}
+
+impl Tuning {
+    /// The knobs set in the environment. A variable whose value does not parse is an error
+    /// naming it; `STENCIL35D_NO_GPU` set to anything but `0` counts as on.
+    pub fn from_env() -> Result<Tuning> {
+        let mut t = Tuning::default();
+        for knob in KNOBS {
+            let Some(value) = std::env::var_os(knob.env) else {
+                continue;
+            };
+            let value = value.to_string_lossy();
+            let value = if knob.key == "no_gpu" && value.trim() != "0" {
+                "1".into()
+            } else {
+                value
+            };
+            (knob.set)(&mut t, &value)
+                .map_err(|why| Error::InvalidArgument(format!("{}={value}: {why}", knob.env)))?;
+        }
+        Ok(t)
+    }
+
+    /// Sets the knob `key` (see [`KNOBS`]) from `value`.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let knob = KNOBS.iter().find(|k| k.key == key).ok_or_else(|| {
+            let keys: Vec<_> = KNOBS.iter().map(|k| k.key).collect();
+            Error::InvalidArgument(format!(
+                "unknown tuning knob '{key}' (expected one of: {})",
+                keys.join(", ")
+            ))
+        })?;
+        (knob.set)(self, value)
+            .map_err(|why| Error::InvalidArgument(format!("{key}={value}: {why}")))
+    }
+
+    /// Makes these knobs the process's, for every later plan and kernel build.
+    pub fn install(self) {
+        *CURRENT.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(self));
+    }
+
+    /// The process's knobs: the installed ones, else those of the environment (read once; a
+    /// variable that does not parse is reported on stderr and left out).
+    pub fn current() -> Arc<Tuning> {
+        if let Some(t) = CURRENT.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            return Arc::clone(t);
+        }
+        let mut slot = CURRENT.write().unwrap_or_else(|e| e.into_inner());
+        let t = slot.get_or_insert_with(|| Arc::new(lenient_env()));
+        Arc::clone(t)
+    }
+}
+
+/// The environment's knobs, each bad variable reported and skipped.
+fn lenient_env() -> Tuning {
+    let mut t = Tuning::default();
+    for knob in KNOBS {
+        if let Some(value) = std::env::var_os(knob.env) {
+            let value = value.to_string_lossy();
+            let value = if knob.key == "no_gpu" && value.trim() != "0" {
+                "1".into()
+            } else {
+                value
+            };
+            if let Err(why) = (knob.set)(&mut t, &value) {
+                eprintln!("stencil35d: ignoring {}={value}: {why}", knob.env);
+            }
+        }
+    }
+    t
+}
+
+static CURRENT: RwLock<Option<Arc<Tuning>>> = RwLock::new(None);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_parse_and_reject_bad_values() {
+        let mut t = Tuning::default();
+        t.set("bandwidth_gbs", "42.5").unwrap();
+        t.set("gpu_skew", "1").unwrap();
+        t.set("lbm_slab", "0").unwrap();
+        t.set("compute_efficiency", "0.5").unwrap();
+        assert_eq!(t.bandwidth_gbs, Some(42.5));
+        assert_eq!(t.gpu.skew, Some(true));
+        assert_eq!(t.gpu.lbm_slab, Some(1), "a slab is at least one plane");
+        assert_eq!(t.compute_efficiency, Some(0.5));
+        assert!(t.set("bandwidth_gbs", "-1").is_err());
+        assert!(t.set("compute_efficiency", "1.5").is_err());
+        assert!(t.set("gpu_skew", "maybe").is_err());
+        let e = t.set("bandwith_gbs", "1").unwrap_err().to_string();
+        assert!(e.contains("bandwidth_gbs"), "{e}");
+    }
+
+    #[test]
+    fn the_cli_help_lists_every_knob() {
+        let main = include_str!("bin/stencil35d/main.rs");
+        for k in KNOBS {
+            assert!(
+                main.contains(k.key),
+                "--tune's help does not name {}",
+                k.key
+            );
+        }
+    }
+
+    #[test]
+    fn every_knob_has_a_unique_key_and_variable() {
+        for (i, a) in KNOBS.iter().enumerate() {
+            assert_eq!(a.env, format!("STENCIL35D_{}", a.key.to_uppercase()));
+            for b in &KNOBS[i + 1..] {
+                assert_ne!(a.key, b.key);
+            }
+        }
+    }
+}

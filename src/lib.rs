@@ -47,3 +47,8 @@ pub use plan::{Engine, Kernel, Machine, Plan, PlanBuilder};
 pub use real::{simd_lanes, DType, Lane, Real, SimdVec};
 pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -53,3 +53,8 @@ pub use real::{simd_lanes, DType, Lane, Real, SimdVec};
 pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
 pub use tuning::Tuning;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -259,6 +259,15 @@ mod tests {
     }
 
     #[test]
+    fn the_planner_doc_lists_every_knob() {
+        let doc = include_str!("../docs/planner.md");
+        for k in KNOBS {
+            let row = format!("| `{}` | `{}` |", k.key, k.env);
+            assert!(doc.contains(&row), "docs/planner.md has no row {row}");
+        }
+    }
+
+    #[test]
     fn the_cli_help_lists_every_knob() {
         let main = include_str!("bin/stencil35d/main.rs");
         for k in KNOBS {

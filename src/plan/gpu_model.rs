@@ -696,7 +696,7 @@ mod tests {
 
     /// Shapes of the blocked kernel timed on an H100 SXM at 512³ (session 11, the lists of
     /// `plan --autotune 70` and `--autotune 16`): `kernel dtype b_T bx by ry hz G-updates/s`.
-    const H100_SHAPES: &str = include_str!("../../docs/results/h100/session11-gpu-shapes.txt");
+    const H100_SHAPES: &str = include_str!("../../docs/results/h100/gpu-shapes.txt");
 
     /// A shape timed on the H100: kernel, precision, shape, stream block, measured MUPS and,
     /// where read, the registers ptxas allocated.
@@ -790,7 +790,7 @@ mod tests {
     /// bx by ry rx skew hz G-updates/s registers`). Sessions 20-21's files time the kernel
     /// before (registers prefetching one plane ahead), which ran 0.7-0.85x as fast.
     const H100_SHUFFLE_SHAPES: [&str; 1] = [include_str!(
-        "../../docs/results/h100/session22-shuffle-shapes.txt"
+        "../../docs/results/h100/shuffle-shapes.txt"
     )];
 
     /// Parsed [`H100_SHUFFLE_SHAPES`].

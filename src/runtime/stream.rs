@@ -5,9 +5,9 @@
 //! copy them out with this: the lattice-Boltzmann kernel writes 19 arrays at once, more
 //! streams than the CPU's write-combining buffers hold, so it copies one array at a time; the
 //! stencil engine does so when the grid does not fit in the last-level cache. (Non-temporal
-//! stores straight from the stencil's row kernel, between its loads and arithmetic, lost to
-//! ordinary stores in session 19 and again to this copy in session 27: a tight copy loop fills
-//! each write-combining buffer at once.)
+//! stores straight from the stencil's row kernel, between its loads and arithmetic, ran slower
+//! than ordinary stores and than this copy: a tight copy loop fills each write-combining buffer
+//! at once.)
 
 use crate::aligned::CACHE_LINE;
 

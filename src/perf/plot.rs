@@ -186,7 +186,8 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
             .map_err(plot_err)?;
         draw_roofs(&mut chart, &roofs, (x_lo, x_hi))?;
         draw_points(&mut chart, &points)?;
-        legend(&mut chart, SeriesLabelPosition::LowerRight)
+        // Above the roofs' bandwidth slopes, where no point can be.
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
 }
 

@@ -1,9 +1,18 @@
-//! Writing results for people and other tools: PNG pictures of slices with a colour map, and
-//! VTK ImageData files of whole fields for ParaView.
+//! Writing results for people and other tools: PNG pictures of slices with a colour map (bare,
+//! or as figures with title, axes and colour bar), and VTK ImageData files of whole fields for
+//! ParaView.
 
+mod figure;
 mod png;
 mod vti;
 
+pub use self::figure::{
+    decade_ticks, log_ticks, minor_log_ticks, nice_ticks, write_png_slice, PictureAxis,
+    PictureLayout, PictureOptions, PixelRect,
+};
+pub(crate) use self::figure::{
+    format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
+};
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
 pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};

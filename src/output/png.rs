@@ -1,9 +1,12 @@
-//! PNG pictures of a 2D slice of a field, coloured with a perceptually uniform colour map.
+//! PNG pictures of a 2D slice of a field, coloured with a perceptually uniform colour map: the
+//! bare field, one square of pixels per cell (see [`super::write_png_slice`] for a figure with
+//! title, axes and colour bar).
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
+use super::figure::colour_of;
 use crate::{Error, Result};
 
 /// Colour maps (from the `colorous` crate).
@@ -18,7 +21,8 @@ pub enum ColorMap {
 }
 
 impl ColorMap {
-    fn gradient(self) -> colorous::Gradient {
+    /// The `colorous` gradient of this map.
+    pub(super) fn gradient(self) -> colorous::Gradient {
         match self {
             ColorMap::Inferno => colorous::INFERNO,
             ColorMap::Viridis => colorous::VIRIDIS,
@@ -71,6 +75,20 @@ impl Slice {
         }
     }
 
+    /// An error unless the slice holds `width * height` values and has columns.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.values.len() != self.width * self.height || self.width == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a {}x{} slice needs {} values, got {}",
+                self.width,
+                self.height,
+                self.width * self.height,
+                self.values.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// The smallest and largest finite value (0, 1 when there is none).
     pub fn range(&self) -> (f64, f64) {
         let finite = self.values.iter().copied().filter(|v| v.is_finite());
@@ -94,30 +112,16 @@ pub fn write_png(
     range: Option<(f64, f64)>,
     scale: usize,
 ) -> Result<()> {
-    if slice.values.len() != slice.width * slice.height || slice.width == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "a {}x{} slice needs {} values, got {}",
-            slice.width,
-            slice.height,
-            slice.width * slice.height,
-            slice.values.len()
-        )));
-    }
+    slice.check()?;
     let scale = scale.max(1);
     let (lo, hi) = range.unwrap_or_else(|| slice.range());
-    let span = if hi > lo { hi - lo } else { 1.0 };
     let gradient = map.gradient();
     let (w, h) = (slice.width * scale, slice.height * scale);
     let mut pixels = Vec::with_capacity(w * h * 3);
     for row in 0..slice.height {
         let mut line = Vec::with_capacity(w * 3);
         for &v in &slice.values[row * slice.width..(row + 1) * slice.width] {
-            let rgb = if v.is_finite() {
-                let c = gradient.eval_continuous(((v - lo) / span).clamp(0.0, 1.0));
-                [c.r, c.g, c.b]
-            } else {
-                [128, 128, 128]
-            };
+            let rgb = colour_of(&gradient, v, (lo, hi));
             for _ in 0..scale {
                 line.extend_from_slice(&rgb);
             }

@@ -7,7 +7,7 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario};
+use crate::flow::{tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run cavity`.
 #[derive(Args, Debug)]
@@ -65,8 +65,14 @@ impl Scenario for CavityArgs {
         Ok(lat)
     }
 
-    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> (Slice, f64) {
-        (Slice::z_plane(speed, lat.dims()[2] / 2), self.lid.abs())
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> View {
+        let z = lat.dims()[2] / 2;
+        View {
+            slice: Slice::z_plane(speed, z),
+            plane: format!("z = {z}"),
+            axes: ["x", "y"],
+            top: self.lid.abs(),
+        }
     }
 
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String {

@@ -8,7 +8,7 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario};
+use crate::flow::{tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run channel`.
 #[derive(Args, Debug)]
@@ -103,9 +103,15 @@ impl Scenario for ChannelArgs {
         Ok(lat)
     }
 
-    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> (Slice, f64) {
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> View {
         // The cross-section shows the profile.
-        (Slice::x_plane(speed, lat.dims()[0] / 2), self.u_max)
+        let x = lat.dims()[0] / 2;
+        View {
+            slice: Slice::x_plane(speed, x),
+            plane: format!("x = {x}"),
+            axes: ["z", "y"],
+            top: self.u_max,
+        }
     }
 
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use stencil35d::lbm::{Lattice, LbmKernel};
-use stencil35d::output::{write_lattice_vti, write_png, ColorMap, Slice};
+use stencil35d::output::{write_lattice_vti, write_png_slice, PictureAxis, PictureOptions, Slice};
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::Overrides;
@@ -50,6 +50,18 @@ pub struct FlowOptions {
     pub overrides: Overrides,
 }
 
+/// A slice of a scenario's speed field and how to label its picture.
+pub struct View {
+    /// The slice.
+    pub slice: Slice,
+    /// The plane it lies in, e.g. "z = 32".
+    pub plane: String,
+    /// The names of the picture's horizontal and vertical axes, e.g. ["x", "y"].
+    pub axes: [&'static str; 2],
+    /// The speed at the top of the colour scale.
+    pub top: f64,
+}
+
 /// A flow scenario: how to build its lattice and how to report on it.
 pub trait Scenario {
     /// The scenario's name (files are named after it).
@@ -58,9 +70,9 @@ pub trait Scenario {
     fn default_steps(&self) -> usize;
     /// The initial lattice.
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error>;
-    /// The slice of the speed field to draw and the speed that maps to the top of the colour
-    /// scale.
-    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &stencil35d::Grid<T>) -> (Slice, f64);
+    /// The slice of the speed field to draw, its plane and axes, and the speed that maps to the
+    /// top of the colour scale.
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &stencil35d::Grid<T>) -> View;
     /// The scenario-specific part of the summary line.
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String;
 }
@@ -180,10 +192,22 @@ fn outputs<T: Real, S: Scenario>(
         None => S::NAME.to_string(),
     };
     let speed = lat.speed();
-    let (slice, top) = scenario.picture(lat, &speed);
+    let view = scenario.picture(lat, &speed);
     let png = out.join(format!("{stem}.png"));
-    let scale = (512 / slice.width.max(slice.height)).max(1);
-    write_png(&png, &slice, ColorMap::Inferno, Some((0.0, top)), scale)?;
+    let quantity = "speed |u| (lattice units)";
+    let [h, v] = view.axes;
+    let options = PictureOptions::new(
+        format!(
+            "{}: {quantity}, {}, step {}",
+            S::NAME,
+            view.plane,
+            lat.steps()
+        ),
+        quantity,
+    )
+    .with_axes(PictureAxis::cells(h), PictureAxis::cells(v))
+    .with_range(0.0, view.top);
+    write_png_slice(&png, &view.slice, &options)?;
     let mut files = vec![png];
     if !opts.no_vti {
         let vti = out.join(format!("{stem}.vti"));

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use stencil35d::output::{write_png, ColorMap, Slice};
+use stencil35d::output::{write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Error, Grid, PlanBuilder, Real, Solver, Stencil};
 
 use crate::args::{Overrides, Size};
@@ -97,11 +97,11 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
         if args.every > 0 && done % args.every == 0 && done < args.steps {
-            pictures.push(picture(&grid, &args.out, Some(done))?);
+            pictures.push(picture(&grid, &args.out, done, true)?);
         }
     }
     bar.finish();
-    pictures.push(picture(&grid, &args.out, None)?);
+    pictures.push(picture(&grid, &args.out, args.steps, false)?);
     let heat: f64 = grid.iter().map(|(_, v)| v.to_f64().unwrap_or(0.0)).sum();
     let updates = solver.plan().interior_cells() as f64 * args.steps as f64;
     println!(
@@ -118,16 +118,27 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes the middle z-slice as `heat.png` (or `heat_<step>.png`), temperatures 0..1.
+/// Writes the middle z-slice after `step` steps as `heat.png` (or `heat_<step>.png` when
+/// `numbered`): temperatures 0..1 with title, axes in cells and a colour bar.
 fn picture<T: Real>(
     grid: &Grid<T>,
     out: &std::path::Path,
-    step: Option<usize>,
+    step: usize,
+    numbered: bool,
 ) -> Result<PathBuf, Error> {
-    let name = step.map_or("heat.png".to_string(), |s| format!("heat_{s:06}.png"));
+    let name = if numbered {
+        format!("heat_{step:06}.png")
+    } else {
+        "heat.png".to_string()
+    };
     let path = out.join(name);
-    let slice = Slice::z_plane(grid, grid.dims()[2] / 2);
-    let scale = (512 / slice.width.max(slice.height)).max(1);
-    write_png(&path, &slice, ColorMap::Inferno, Some((0.0, 1.0)), scale)?;
+    let z = grid.dims()[2] / 2;
+    let slice = Slice::z_plane(grid, z);
+    let options = PictureOptions::new(
+        format!("temperature, z = {z}, step {step}"),
+        "temperature (hot wall = 1)",
+    )
+    .with_range(0.0, 1.0);
+    write_png_slice(&path, &slice, &options)?;
     Ok(path)
 }

@@ -23,7 +23,38 @@ pub struct ProbeArgs {
     json: bool,
 }
 
+/// The standard kernels in both precisions: name, precision, the kernel's bytes per operation
+/// γ, the machine's Γ and η = ⌈γ/Γ⌉.
+type KernelRow = (String, DType, f64, f64, usize);
+
+/// What the probe measured, printed as text or JSON.
+struct Probe {
+    m: Machine,
+    measured: [(DType, f64); 2],
+    stencil_gops: f64,
+    cache_curve: Vec<cache_probe::CachePoint>,
+    gpu: Result<&'static gpu::GpuInfo, Error>,
+    kernels: Vec<KernelRow>,
+}
+
 pub fn run(args: &ProbeArgs) -> Result<(), Error> {
+    let p = measure(args);
+    if args.json {
+        return print_json(&p);
+    }
+    print_cpu(&p.m);
+    print_memory(&p);
+    print_compute(&p);
+    match &p.gpu {
+        Ok(g) => print_gpu(g),
+        Err(e) => println!("gpu:        none ({e})"),
+    }
+    print_kernels(&p.kernels);
+    Ok(())
+}
+
+/// Probes the machine and measures its rates.
+fn measure(args: &ProbeArgs) -> Probe {
     let m = Machine::probe(args.refresh);
     let measured =
         [DType::F32, DType::F64].map(|d| (d, measure_fma_gops(d, m.cores, args.fma_seconds)));
@@ -31,7 +62,20 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     let cache_curve =
         cache_probe::measure_cache_curve(m.cores, m.llc_bytes(), m.private_cache_bytes());
     let gpu = gpu::detect_gpu();
-    let kernels: Vec<_> = perf::DEFAULT_KERNELS
+    let kernels = kernel_rows(&m);
+    Probe {
+        m,
+        measured,
+        stencil_gops,
+        cache_curve,
+        gpu,
+        kernels,
+    }
+}
+
+/// γ, Γ and η of the standard kernels in both precisions on `m`.
+fn kernel_rows(m: &Machine) -> Vec<KernelRow> {
+    perf::DEFAULT_KERNELS
         .iter()
         .filter_map(|k| perf::kernel_by_name(k).ok())
         .flat_map(|k| [DType::F32, DType::F64].map(|d| (k.clone(), d)))
@@ -46,26 +90,33 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
                 model::eta(gamma, m.bytes_per_op(d, k.lbm().is_some())),
             )
         })
-        .collect();
-    if args.json {
-        let v = json!({
-            "machine": m,
-            "blocking_cache_bytes": (m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize,
-            "measured_fma_gops": { "f32": measured[0].1, "f64": measured[1].1 },
-            "measured_stencil_gops_f32": stencil_gops,
-            "cache_curve": cache_curve.iter().map(|p| json!({"bytes": p.bytes, "gbs": p.gbs})).collect::<Vec<_>>(),
-            "gpu": gpu.as_ref().ok(),
-            "gpu_error": gpu.as_ref().err().map(|e| e.to_string()),
-            "kernels": kernels.iter().map(|(k, d, gamma, big_gamma, eta)| json!({
-                "kernel": k, "dtype": d.name(), "gamma": gamma, "machine_gamma": big_gamma, "eta": eta
-            })).collect::<Vec<_>>(),
-        });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| Error::InvalidArgument(e.to_string()))?
-        );
-        return Ok(());
-    }
+        .collect()
+}
+
+/// Prints everything as one JSON object.
+fn print_json(p: &Probe) -> Result<(), Error> {
+    let (m, gpu, measured) = (&p.m, &p.gpu, &p.measured);
+    let v = json!({
+        "machine": m,
+        "blocking_cache_bytes": (m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize,
+        "measured_fma_gops": { "f32": measured[0].1, "f64": measured[1].1 },
+        "measured_stencil_gops_f32": p.stencil_gops,
+        "cache_curve": p.cache_curve.iter().map(|p| json!({"bytes": p.bytes, "gbs": p.gbs})).collect::<Vec<_>>(),
+        "gpu": gpu.as_ref().ok(),
+        "gpu_error": gpu.as_ref().err().map(|e| e.to_string()),
+        "kernels": p.kernels.iter().map(|(k, d, gamma, big_gamma, eta)| json!({
+            "kernel": k, "dtype": d.name(), "gamma": gamma, "machine_gamma": big_gamma, "eta": eta
+        })).collect::<Vec<_>>(),
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&v).map_err(|e| Error::InvalidArgument(e.to_string()))?
+    );
+    Ok(())
+}
+
+/// The processor: model, cores, clock, SIMD and caches.
+fn print_cpu(m: &Machine) {
     println!("cpu:        {}", m.cpu_model);
     println!("cores:      {} (usable by this process)", m.cores);
     println!("clock:      {:.2} GHz", m.freq_ghz);
@@ -84,6 +135,11 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
             c.shared_by
         );
     }
+}
+
+/// The memory side: blocking budget, bandwidth, contention, cache use and spill speeds.
+fn print_memory(p: &Probe) {
+    let m = &p.m;
     println!(
         "blocking:   {} of cache budgeted for 3.5D stencil tiles ({:.0}% of the usable last level; lattices get all of it)",
         human_bytes((m.usable_llc_bytes() as f64 * DEFAULT_CACHE_SHARE) as usize),
@@ -105,11 +161,11 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         m.cache_source,
         cache_probe::CACHE_SPEEDUP
     );
-    for p in &cache_curve {
+    for c in &p.cache_curve {
         println!(
             "            {:>10} {:8.1} GB/s",
-            human_bytes(p.bytes),
-            p.gbs
+            human_bytes(c.bytes),
+            c.gbs
         );
     }
     println!(
@@ -122,7 +178,12 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         m.cache_gbs,
         m.cache_gbs / m.cores.max(1) as f64
     );
-    for (dtype, gops) in measured {
+}
+
+/// The arithmetic side: peaks, the measured FMA loop, the stencil and lattice kernels.
+fn print_compute(p: &Probe) {
+    let m = &p.m;
+    for (dtype, gops) in p.measured {
         println!(
             "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores) -> Γ = {:.3} bytes/op; \
              measured FMA loop: {:.1} Gops = {:.1} GFLOP/s",
@@ -136,7 +197,7 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
     println!(
         "stencil:    measured 7-point f32 row kernel, data in the last-level cache: {:.1} Gops on {} threads; \
          the planner counts on {:.0}% of the peak ({})",
-        stencil_gops,
+        p.stencil_gops,
         m.cores,
         100.0 * m.compute_efficiency,
         m.compute_source
@@ -155,42 +216,44 @@ pub fn run(args: &ProbeArgs) -> Result<(), Error> {
         100.0 * m.lattice_stream_share,
         m.lattice_stream_source
     );
-    match &gpu {
-        Ok(g) => {
-            println!(
-                "gpu:        {} (compute capability {}.{})",
-                g.name, g.compute_capability.0, g.compute_capability.1
-            );
-            println!(
-                "gpu SMs:    {} at {:.2} GHz; {} threads, {} registers, {} shared memory per SM; {} shared per block",
-                g.sms,
-                g.clock_ghz,
-                g.max_threads_per_sm,
-                g.registers_per_sm,
-                human_bytes(g.shared_per_sm),
-                human_bytes(g.shared_per_block)
-            );
-            println!(
-                "gpu memory: {}, L2 {}; bandwidth {:.0} GB/s peak, {:.0} GB/s measured (device copy)",
-                human_bytes(g.memory_bytes),
-                human_bytes(g.l2_bytes),
-                g.peak_bandwidth_gbs,
-                g.bandwidth_gbs
-            );
-            println!(
-                "gpu peak:   {:.0} GFLOP/s f32, {:.0} GFLOP/s f64 ({} / {} lanes per SM); shared memory {:.0} GB/s",
-                g.peak_gflops(DType::F32),
-                g.peak_gflops(DType::F64),
-                g.fp32_lanes_per_sm,
-                g.fp64_lanes_per_sm,
-                g.shared_bandwidth_gbs()
-            );
-        }
-        Err(e) => println!("gpu:        none ({e})"),
-    }
+}
+
+/// The GPU's properties.
+fn print_gpu(g: &gpu::GpuInfo) {
+    println!(
+        "gpu:        {} (compute capability {}.{})",
+        g.name, g.compute_capability.0, g.compute_capability.1
+    );
+    println!(
+        "gpu SMs:    {} at {:.2} GHz; {} threads, {} registers, {} shared memory per SM; {} shared per block",
+        g.sms,
+        g.clock_ghz,
+        g.max_threads_per_sm,
+        g.registers_per_sm,
+        human_bytes(g.shared_per_sm),
+        human_bytes(g.shared_per_block)
+    );
+    println!(
+        "gpu memory: {}, L2 {}; bandwidth {:.0} GB/s peak, {:.0} GB/s measured (device copy)",
+        human_bytes(g.memory_bytes),
+        human_bytes(g.l2_bytes),
+        g.peak_bandwidth_gbs,
+        g.bandwidth_gbs
+    );
+    println!(
+        "gpu peak:   {:.0} GFLOP/s f32, {:.0} GFLOP/s f64 ({} / {} lanes per SM); shared memory {:.0} GB/s",
+        g.peak_gflops(DType::F32),
+        g.peak_gflops(DType::F64),
+        g.fp32_lanes_per_sm,
+        g.fp64_lanes_per_sm,
+        g.shared_bandwidth_gbs()
+    );
+}
+
+/// γ, Γ and η of the standard kernels.
+fn print_kernels(kernels: &[KernelRow]) {
     println!("kernels (γ: bytes/op the kernel needs; η = ⌈γ/Γ⌉: steps per pass to leave the memory roof):");
     for (k, d, gamma, big_gamma, eta) in kernels {
         println!("  {k:<7} {d}: γ = {gamma:.3}, Γ = {big_gamma:.3}, η = {eta}");
     }
-    Ok(())
 }

@@ -8,7 +8,7 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario};
+use crate::flow::{tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run sphere`.
 #[derive(Args, Debug)]
@@ -85,11 +85,14 @@ impl Scenario for SphereArgs {
         Ok(lat)
     }
 
-    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> (Slice, f64) {
-        (
-            Slice::z_plane(speed, (lat.dims()[2] - 1) / 2),
-            1.5 * self.u_in,
-        )
+    fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &Grid<T>) -> View {
+        let z = (lat.dims()[2] - 1) / 2;
+        View {
+            slice: Slice::z_plane(speed, z),
+            plane: format!("z = {z}"),
+            axes: ["x", "y"],
+            top: 1.5 * self.u_in,
+        }
     }
 
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String {

@@ -11,7 +11,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::png::{write_rgb, ColorMap, Slice};
+use super::png::{colour_of, write_rgb, ColorMap, Slice};
 use crate::{Error, Result};
 
 /// DejaVu Sans, cut down to ASCII and a few symbols (² ³ µ · × Γ γ κ ν – — − ≈ ≤ ≥; license:
@@ -413,16 +413,6 @@ fn draw_colour_bar_labels(
         .pos(Pos::new(HPos::Center, VPos::Top));
     root.draw_text(quantity, &desc, (x, (bar.y + bar.height / 2) as i32))
         .map_err(plot_err)
-}
-
-/// The colour of value `v` when `lo..hi` spans the colour map; grey for non-finite values.
-pub(super) fn colour_of(gradient: &colorous::Gradient, v: f64, (lo, hi): (f64, f64)) -> [u8; 3] {
-    if !v.is_finite() {
-        return [128, 128, 128];
-    }
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let c = gradient.eval_continuous(((v - lo) / span).clamp(0.0, 1.0));
-    [c.r, c.g, c.b]
 }
 
 /// Sets the pixel at (`x`, `y`) of a picture `width` pixels wide.

@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-use super::figure::colour_of;
 use crate::{Error, Result};
 
 /// Colour maps (from the `colorous` crate).
@@ -143,4 +142,14 @@ pub(crate) fn write_rgb(path: &Path, w: usize, h: usize, pixels: &[u8]) -> Resul
     let mut writer = encoder.write_header().map_err(io)?;
     writer.write_image_data(pixels).map_err(io)?;
     writer.finish().map_err(io)
+}
+
+/// The colour of value `v` when `lo..hi` spans the colour map; grey for non-finite values.
+pub(super) fn colour_of(gradient: &colorous::Gradient, v: f64, (lo, hi): (f64, f64)) -> [u8; 3] {
+    if !v.is_finite() {
+        return [128, 128, 128];
+    }
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let c = gradient.eval_continuous(((v - lo) / span).clamp(0.0, 1.0));
+    [c.r, c.g, c.b]
 }

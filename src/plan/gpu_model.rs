@@ -789,9 +789,8 @@ mod tests {
     /// in shared memory (session 22; star radius 1-4, both level schedules: `kernel dtype b_T
     /// bx by ry rx skew hz G-updates/s registers`). Sessions 20-21's files time the kernel
     /// before (registers prefetching one plane ahead), which ran 0.7-0.85x as fast.
-    const H100_SHUFFLE_SHAPES: [&str; 1] = [include_str!(
-        "../../docs/results/h100/shuffle-shapes.txt"
-    )];
+    const H100_SHUFFLE_SHAPES: [&str; 1] =
+        [include_str!("../../docs/results/h100/shuffle-shapes.txt")];
 
     /// Parsed [`H100_SHUFFLE_SHAPES`].
     fn h100_shuffle_shapes() -> Vec<Measured> {

@@ -24,11 +24,11 @@ const STENCILS: [(&str, usize); 6] = [
 const DIMS: [usize; 3] = [67, 45, 39];
 const STEPS: usize = 21;
 
-/// A launch shape for b_T `bt` and radius `r` that leaves 8 valid columns and rows per tile,
+/// A launch shape for b_T `dim_t` and radius `r` that leaves 8 valid columns and rows per tile,
 /// with as few cells per thread as fit a block (the plan refuses it when registers would not
 /// hold its values).
-fn shape_for(r: usize, bt: usize) -> GpuShape {
-    let need = 2 * r * bt + 8;
+fn shape_for(r: usize, dim_t: usize) -> GpuShape {
+    let need = 2 * r * dim_t + 8;
     let bx = need.div_ceil(32) * 32;
     let mut ry = 1;
     while bx * need.div_ceil(ry) > 1024 {
@@ -43,18 +43,18 @@ fn shape_for(r: usize, bt: usize) -> GpuShape {
     }
 }
 
-/// Shuffle-kernel shapes (stars) for b_T `bt` and radius `r`, one warp wide, tiles at least 8
+/// Shuffle-kernel shapes (stars) for b_T `dim_t` and radius `r`, one warp wide, tiles at least 8
 /// rows taller than the ghost zones: one cell per lane for odd b_T and two for even with R rows
 /// per thread; and three cells per lane (rows exchanged value by value) with 2R+1 rows per
 /// thread (more than the 2R a warp shares). The first has its levels skewed, the second not, so
 /// both schedules run at every b_T.
-fn shuffle_shapes_for(r: usize, bt: usize) -> [GpuShape; 2] {
-    let need = 2 * r * bt + 8;
+fn shuffle_shapes_for(r: usize, dim_t: usize) -> [GpuShape; 2] {
+    let need = 2 * r * dim_t + 8;
     [
         GpuShape {
             block: [32, need.div_ceil(r)],
             ry: r,
-            rx: 2 - bt % 2,
+            rx: 2 - dim_t % 2,
             skew: true,
             stream_block: 16,
         },
@@ -127,31 +127,31 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
     }
     let stencil = random_stencil(kind, r, 200 + r as u64 + kind.len() as u64);
     let mut feasible = Vec::new();
-    for bt in 1..=8 {
-        let label = format!("gpu-blocked {kind}:{r} {} b_T={bt}", T::DTYPE);
+    for dim_t in 1..=8 {
+        let label = format!("gpu-blocked {kind}:{r} {} b_T={dim_t}", T::DTYPE);
         let model = || {
             PlanBuilder::new(stencil.clone(), T::DTYPE, DIMS)
                 .engine(Engine::GpuBlocked)
-                .dim_t(bt)
+                .dim_t(dim_t)
         };
         match model().build() {
             Ok(_) => {
                 check_against_reference::<T>(&stencil, model, &format!("{label} model"));
-                feasible.push(bt);
+                feasible.push(dim_t);
             }
             Err(Error::InvalidPlan(msg)) => {
                 println!("{label}: no configuration fits: {msg}");
                 assert!(
-                    bt > 2 && (r > 1 || kind == "box" || T::DTYPE == stencil35d::DType::F64),
+                    dim_t > 2 && (r > 1 || kind == "box" || T::DTYPE == stencil35d::DType::F64),
                     "{label}: the 7-point stencil and every b_T <= 2 must fit: {msg}"
                 );
                 continue;
             }
             Err(e) => panic!("{label}: {e}"),
         }
-        let mut shapes = vec![shape_for(r, bt)];
+        let mut shapes = vec![shape_for(r, dim_t)];
         if kind == "star" {
-            shapes.extend(shuffle_shapes_for(r, bt));
+            shapes.extend(shuffle_shapes_for(r, dim_t));
         }
         for shape in shapes {
             let forced = || model().gpu_shape(shape);

@@ -102,7 +102,8 @@ fn assert_bitwise_equal<T: Real>(a: &Lattice<T>, b: &Lattice<T>) {
     }
 }
 
-/// Run N steps = run K, save, load, run N − K, bitwise, for every engine and both precisions.
+/// N steps in one go = K steps, save, load, N − K more, bitwise, for every engine and both
+/// precisions.
 fn restart<T: Real>() {
     for (scenario, engine) in [
         (Scenario::InletOutlet, Engine::Blocked),

@@ -4,8 +4,9 @@
 //! Unlike a stencil grid, a lattice has no fixed boundary layer: every node is updated, and
 //! what lies beyond a face depends on the axis.
 //!
-//! * **Closed axis** (`Clamp`): level `j` of a pass of depth `d` computes the tile's output
-//!   grown by `d − j` on each side, clipped to the lattice (the 3.5D ghost zones, R = 1);
+//! * **Closed axis** (`Clamp`): level `j` of a pass of `d` levels (`dim_t`) computes the
+//!   tile's output grown by `d − j` on each side, clipped to the lattice (the 3.5D ghost zones,
+//!   R = 1);
 //!   reads past the face are clamped, as in every engine.
 //! * **Periodic axis covered by one tile** (`Whole`): every level computes the whole axis and
 //!   reads wrap around inside the level's own buffer, so there are no ghost zones at all.
@@ -48,7 +49,7 @@ pub(crate) struct Blocking {
     /// Whether z is periodic.
     pub(crate) z_periodic: bool,
     /// Time levels per pass.
-    pub(crate) depth: usize,
+    pub(crate) dim_t: usize,
     /// Lattice dimensions.
     pub(crate) dims: [usize; 3],
     /// Largest level-1 extent of any tile in x and y (ring rows are wider where a tile's first
@@ -58,19 +59,19 @@ pub(crate) struct Blocking {
 
 impl Blocking {
     /// Tiles for a lattice of `dims` with `periodic` axes, loaded tile size `tile` (output
-    /// `tile − 2·depth` per side) and `depth` levels per pass. The caller guarantees
-    /// `tile[i] > 2·depth`; a periodic x axis is never cut.
+    /// `tile − 2·dim_t` per side) and `dim_t` levels per pass. The caller guarantees
+    /// `tile[i] > 2·dim_t`; a periodic x axis is never cut.
     pub(crate) fn new(
         dims: [usize; 3],
         periodic: [bool; 3],
         tile: [usize; 2],
-        depth: usize,
+        dim_t: usize,
     ) -> Blocking {
         let pieces = |a: usize| -> Vec<Range<isize>> {
             if a == 0 && periodic[0] {
                 return std::iter::once(0..dims[0] as isize).collect();
             }
-            split_even(dims[a], 0, tile[a] - 2 * depth)
+            split_even(dims[a], 0, tile[a] - 2 * dim_t)
                 .into_iter()
                 .map(|r| r.start as isize..r.end as isize)
                 .collect()
@@ -90,7 +91,7 @@ impl Blocking {
             tiles,
             modes,
             z_periodic: periodic[2],
-            depth,
+            dim_t,
             dims,
             buf: [0, 0],
         };
@@ -109,7 +110,7 @@ impl Blocking {
     #[inline]
     pub(crate) fn level(&self, t: &[Range<isize>; 2], a: usize, j: usize) -> Range<isize> {
         let n = self.dims[a] as isize;
-        let grow = (self.depth - j) as isize;
+        let grow = (self.dim_t - j) as isize;
         let out = &t[a];
         match self.modes[a] {
             Mode::Clamp => (out.start - grow).max(0)..(out.end + grow).min(n),
@@ -129,12 +130,12 @@ impl Blocking {
     }
 
     /// The planes level `j` computes for the output planes `chunk`: the chunk grown by
-    /// `depth − j` on each side, clipped to the lattice on a closed z axis, in unwrapped
+    /// `dim_t − j` on each side, clipped to the lattice on a closed z axis, in unwrapped
     /// coordinates on a periodic one.
     #[inline]
     pub(crate) fn z_range(&self, j: usize, chunk: &Range<isize>) -> Range<isize> {
         let n = self.dims[2] as isize;
-        let grow = (self.depth - j) as isize;
+        let grow = (self.dim_t - j) as isize;
         if self.z_periodic {
             chunk.start - grow..chunk.end + grow
         } else {
@@ -146,7 +147,7 @@ impl Blocking {
     /// computes plane `z1 + s − lag·(j − 1)` at step `s`.
     pub(crate) fn pipeline(&self, chunk: &Range<isize>, lag: usize) -> (usize, isize) {
         let z1 = self.z_range(1, chunk).start;
-        ((chunk.end - z1) as usize + lag * (self.depth - 1), z1)
+        ((chunk.end - z1) as usize + lag * (self.dim_t - 1), z1)
     }
 }
 
@@ -155,14 +156,14 @@ pub(crate) fn redundancy(
     dims: [usize; 3],
     periodic: [bool; 3],
     tile: [usize; 2],
-    depth: usize,
+    dim_t: usize,
 ) -> f64 {
-    let b = Blocking::new(dims, periodic, tile, depth);
+    let b = Blocking::new(dims, periodic, tile, dim_t);
     let computed: usize = b
         .tiles
         .iter()
         .map(|t| {
-            (1..=depth)
+            (1..=dim_t)
                 .map(|j| {
                     let planes = b.z_range(j, &(0..dims[2] as isize)).len();
                     b.level(t, 0, j).len() * b.level(t, 1, j).len() * planes
@@ -170,7 +171,7 @@ pub(crate) fn redundancy(
                 .sum::<usize>()
         })
         .sum();
-    computed as f64 / (depth * dims.iter().product::<usize>()) as f64
+    computed as f64 / (dim_t * dims.iter().product::<usize>()) as f64
 }
 
 #[cfg(test)]

@@ -45,15 +45,15 @@ pub(crate) const UNITS_PER_GROUP: usize = 6;
 
 /// Into how many chunks a blocked pass cuts the `planes` planes it computes along z, so that
 /// `groups` tile groups sharing `tiles` tiles get about [`UNITS_PER_GROUP`] units each. A group
-/// claims a unit (a tile's chunk) at a time, so fast cores take more units than slow ones:
-/// with whole tiles only, 16 one-thread groups on 32 tiles ran each pass at the pace of the
-/// slowest core (on the 16-core host its last thread finished 20-35% after the median one; its
-/// cores run the same kernel at 3.7-7.0 GUPS when all are busy). Each chunk recomputes a halo
-/// of `grow·(depth − j)` planes on each side at level `j`, so chunks stay at least
-/// `16·grow·depth` planes long on average (the lattice's [`tapered_chunks`] run from about 1.6
-/// to 0.55 times that): at most `(depth − 1) / (16·depth)` more planes computed (3% at
-/// `dim_T` 2, 5% at 4) and `1 / 8` more read by level 1 (2·R·depth halo planes per chunk). The
-/// planner's model leaves that cost out. One group, or one level per pass, needs no chunks.
+/// claims a unit (a tile's chunk) at a time, so fast cores take more units than slow ones: with
+/// whole tiles only, 16 one-thread groups on 32 tiles ran each pass at the pace of the slowest core
+/// (on the H100 machine's 16-core host its last thread finished 20-35% after the median one; its
+/// cores run the same kernel at 3.7-7.0 GUPS when all are busy). Each chunk recomputes a halo of
+/// `grow·(depth − j)` planes on each side at level `j`, so chunks stay at least `16·grow·depth`
+/// planes long on average (the lattice's [`tapered_chunks`] run from about 1.6 to 0.55 times that):
+/// at most `(depth − 1) / (16·depth)` more planes computed (3% at `dim_T` 2, 5% at 4) and `1 / 8`
+/// more read by level 1 (2·R·depth halo planes per chunk). The planner's model leaves that cost
+/// out. One group, or one level per pass, needs no chunks.
 pub(crate) fn z_chunk_count(
     planes: usize,
     grow: usize,

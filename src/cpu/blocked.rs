@@ -1,4 +1,4 @@
-//! The 3.5D-blocked engine (sections V-C..V-E of the 3.5D paper): each pass advances `depth`
+//! The 3.5D-blocked engine (sections V-C..V-E of the 3.5D paper): each pass advances `dim_t`
 //! time steps while reading and writing the grid once.
 //!
 //! The XY interior is cut into tiles (see [`crate::blocking::tiling`]); all threads of a pinned team work
@@ -68,9 +68,9 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
         let mut ring: Option<AlignedBuf<T>> = None;
         let mut done = 0;
         while done < self.steps {
-            let depth = self.dim_t.min(self.steps - done);
-            let tiling = Tiling::new(self.grid.dims(), r, self.tile, depth);
-            let layout = RingLayout::new::<T>(&tiling, r, depth);
+            let dim_t = self.dim_t.min(self.steps - done);
+            let tiling = Tiling::new(self.grid.dims(), r, self.tile, dim_t);
+            let layout = RingLayout::new::<T>(&tiling, r, dim_t);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
@@ -88,7 +88,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
                 ring_buf,
                 self.grid,
                 self.scratch,
-                depth,
+                dim_t,
                 groups,
                 self.z_chunks,
                 self.stream,
@@ -99,34 +99,34 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
             } else {
                 // Replay the pass one step at a time to find the first step that went bad and
                 // leave the grid at the step before it.
-                for i in 1..=depth {
+                for i in 1..=dim_t {
                     if !naive::step(&kernel, self.grid, self.scratch) {
                         return Err(Failure::locate(self.scratch, r, done + i));
                     }
                     self.grid.swap_storage(self.scratch);
                 }
             }
-            done += depth;
+            done += dim_t;
         }
         Ok(())
     }
 }
 
-/// Rows of level `j` (of `depth`, radius `r`, `ny` rows in the grid) that member `local` of
+/// Rows of level `j` (of `dim_t`, radius `r`, `ny` rows in the grid) that member `local` of
 /// `size` handles on `tile`: its even share of the computed rows, plus, for levels kept in ring
 /// buffers, the fixed boundary rows next to them (copied, not computed, so the next level finds
 /// every row it reads in the ring).
 fn member_rows(
     tile: &Tile,
     j: usize,
-    depth: usize,
+    dim_t: usize,
     r: usize,
     ny: usize,
     local: usize,
     size: usize,
 ) -> Range<usize> {
-    let mut rows = tile.level_y(j, depth, r, ny);
-    if j < depth {
+    let mut rows = tile.level_y(j, dim_t, r, ny);
+    if j < dim_t {
         if rows.start == r {
             rows.start = 0;
         }
@@ -148,9 +148,9 @@ fn share(rows: Range<usize>, index: usize, of: usize) -> Range<usize> {
 /// (see [`crate::runtime::progress`]) orders the pipeline as a barrier would. Shares of at least R rows
 /// make it so; very short shares (many threads on few rows) keep the barrier. Edge tiles may
 /// differ from inner ones, so one pass can use both.
-fn neighbours_suffice(tile: &Tile, depth: usize, r: usize, ny: usize, size: usize) -> bool {
-    let share = |j: usize, local: usize| member_rows(tile, j, depth, r, ny, local, size);
-    (2..=depth).all(|j| {
+fn neighbours_suffice(tile: &Tile, dim_t: usize, r: usize, ny: usize, size: usize) -> bool {
+    let share = |j: usize, local: usize| member_rows(tile, j, dim_t, r, ny, local, size);
+    (2..=dim_t).all(|j| {
         (0..size).all(|t| {
             let rows = share(j, t);
             if rows.is_empty() {
@@ -173,11 +173,11 @@ const MAX_PLANES_PER_STEP: usize = 2;
 /// step, R + 1 behind. A one-thread group computes its levels in order, so level `j` may read
 /// the planes level `j - 1` has just written: R behind, two planes a step, their rows
 /// interleaved so that the 2R input planes the two outputs share are reused from L1 (on the
-/// 16-core host 7-point sweeps so ran 2,726 against 2,286 MUPS per thread at 16 threads;
-/// `plane_sweep_speed`). In the engine there (session 25, old / new schedule): star7 `f64` 512³
-/// `dim_T` 6 522×44, whose rings overflow the L2, +30-69%; `f32` 518×24, rings in L2, no change
-/// beyond the noise. Both keep every plane a level reads within the last `2R + 2` its level
-/// below wrote.
+/// H100 machine's 16-core host 7-point sweeps so run 2,726 against 2,286 MUPS per thread at 16
+/// threads; `plane_sweep_speed`). In the engine there, against one plane a step R + 1 behind:
+/// star7 `f64` 512³ `dim_t` 6 522×44, whose rings overflow the L2, +30-69%; `f32` 518×24,
+/// rings in L2, no change beyond the noise. Both keep every plane a level reads within the
+/// last `2R + 2` its level below wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Schedule {
     planes: usize,
@@ -217,20 +217,20 @@ impl Schedule {
             .map(|z| z as usize)
     }
 
-    /// Pipeline steps until the last of `depth` levels, starting `lag` planes behind each level
+    /// Pipeline steps until the last of `dim_t` levels, starting `lag` planes behind each level
     /// below from level 1's plane `start`, has computed plane `end - 1`.
-    fn steps(&self, start: usize, end: usize, depth: usize) -> usize {
-        ((end - start) + (depth - 1) * self.lag).div_ceil(self.planes)
+    fn steps(&self, start: usize, end: usize, dim_t: usize) -> usize {
+        ((end - start) + (dim_t - 1) * self.lag).div_ceil(self.planes)
     }
 }
 
-/// Planes of the interior `[r, nz - r)` that level `j` of `depth` computes for the output
-/// planes `chunk`: the chunk grown by `R·(depth − j)` on each side (its halo), clipped.
-fn level_z(chunk: &Range<usize>, j: usize, depth: usize, r: usize, nz: usize) -> Range<usize> {
-    grown(chunk, r * (depth - j), r, nz)
+/// Planes of the interior `[r, nz - r)` that level `j` of `dim_t` computes for the output
+/// planes `chunk`: the chunk grown by `R·(dim_t − j)` on each side (its halo), clipped.
+fn level_z(chunk: &Range<usize>, j: usize, dim_t: usize, r: usize, nz: usize) -> Range<usize> {
+    grown(chunk, r * (dim_t - j), r, nz)
 }
 
-/// Shape of one group's ring buffers: `depth - 1` levels of `2R + 2` slots, each a tile-sized
+/// Shape of one group's ring buffers: `dim_t - 1` levels of `2R + 2` slots, each a tile-sized
 /// plane (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
 struct RingLayout {
@@ -241,7 +241,7 @@ struct RingLayout {
 }
 
 impl RingLayout {
-    fn new<T>(tiling: &Tiling, r: usize, depth: usize) -> Self {
+    fn new<T>(tiling: &Tiling, r: usize, dim_t: usize) -> Self {
         // Room for the columns a ring row gains at its start when its origin is moved down
         // to a cache line (see `ring_origin`).
         let pitch = padded_stride::<T>(tiling.buf_w + line_elems::<T>() - 1);
@@ -253,7 +253,7 @@ impl RingLayout {
             pitch,
             slot,
             slots,
-            len: (depth - 1) * slots * slot,
+            len: (dim_t - 1) * slots * slot,
         }
     }
 }
@@ -261,16 +261,51 @@ impl RingLayout {
 /// The global (x, y) that a tile's ring rows start at: the buffered region's first cell, with
 /// x moved down to a multiple of a cache line so that a column has the same alignment in the
 /// ring rows as in the grid's rows, and the row kernel's aligned vectors are aligned in both.
-fn ring_origin<T>(tile: &Tile, depth: usize, r: usize) -> [usize; 2] {
-    let [x, y] = tile.buffer_origin(depth, r);
+fn ring_origin<T>(tile: &Tile, dim_t: usize, r: usize) -> [usize; 2] {
+    let [x, y] = tile.buffer_origin(dim_t, r);
     [line_start::<T>(x), y]
+}
+
+/// Columns, rows (this member's share) and planes (the chunk's, with its halo) that one level
+/// computes in a unit.
+struct LevelSpan {
+    xs: Range<usize>,
+    ys: Range<usize>,
+    zs: Range<usize>,
+}
+
+/// What one member of a multi-level pass sets up once and carries from unit to unit (see
+/// [`Pass::work`]).
+struct Worker<T: Real> {
+    tid: usize,
+    m: Member,
+    /// The group's ring buffers.
+    ring: *mut T,
+    /// Where the current unit's tile starts in its ring rows (see [`ring_origin`]).
+    origin: [usize; 2],
+    schedule: Schedule,
+    /// Whether to prefetch the next step's memory rows: hardware prefetchers follow
+    /// whole-plane streams, tiles narrower than the grid read short row segments.
+    prefetch: bool,
+    /// The staging row the last level's rows are computed into and streamed from, when the
+    /// pass streams its output.
+    stage: Option<AlignedBuf<T>>,
+    /// The neighbouring members of the group, waited for when the pass runs by neighbours.
+    neighbours: [Option<usize>; 2],
+    /// Steps this thread has finished in this pass, over all its units (every member of a
+    /// group runs the same number of steps per unit).
+    finished: usize,
+    /// Finiteness tracker of the last level's outputs (see [`SimdVec::track_finite`]).
+    check: T::Simd,
+    /// Where the ring levels' row kernels fold their outputs (never tested).
+    unchecked: T::Simd,
 }
 
 /// One pass over the grid: shared, read-only state of every team member.
 struct Pass<'a, T: Real, K> {
     kernel: &'a K,
     tiling: &'a Tiling,
-    depth: usize,
+    dim_t: usize,
     dims: [usize; 3],
     pitch: usize,
     plane: usize,
@@ -309,7 +344,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         ring: &'a mut AlignedBuf<T>,
         src: &'a Grid<T>,
         dst: &'a mut Grid<T>,
-        depth: usize,
+        dim_t: usize,
         groups: Groups,
         chunks: usize,
         stream: bool,
@@ -318,7 +353,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         Pass {
             kernel,
             tiling,
-            depth,
+            dim_t,
             dims: src.dims(),
             pitch: src.pitch(),
             plane: src.plane_stride(),
@@ -390,7 +425,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         member_rows(
             tile,
             j,
-            self.depth,
+            self.dim_t,
             K::RADIUS,
             self.dims[1],
             m.local,
@@ -398,190 +433,274 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         )
     }
 
+    /// The state member `m` (thread `tid`) starts a multi-level pass with.
+    fn worker(&self, tid: usize, m: Member) -> Worker<T> {
+        let zero = T::Simd::splat(T::zero());
+        Worker {
+            tid,
+            m,
+            ring: self.ring_of(m.group),
+            origin: [0, 0],
+            schedule: Schedule::for_group(m.size, K::RADIUS),
+            prefetch: self.tiling.buf_w < self.dims[0],
+            stage: self.stream.then(|| {
+                AlignedBuf::<T>::zeroed(self.tiling.buf_w + 2 * line_elems::<T>())
+                    .expect("a staging row is a few KiB")
+            }),
+            neighbours: [
+                (m.local > 0).then(|| tid - 1),
+                (m.local + 1 < m.size).then_some(tid + 1),
+            ],
+            finished: 0,
+            check: zero,
+            unchecked: zero,
+        }
+    }
+
+    /// One member's share of a multi-level pass: the units its group claims, each run through
+    /// the pipeline by [`Self::unit`].
     fn work(&self, tid: usize) {
-        if self.depth == 1 {
+        if self.dim_t == 1 {
             return self.work_spatial();
         }
         let m = self.sync.groups().member(tid);
-        let barrier = self.sync.barrier(m);
-        let _poison = PoisonOnPanic(barrier);
-        let ring = self.ring_of(m.group);
-        let r = K::RADIUS;
-        let [nx, ny, nz] = self.dims;
-        let depth = self.depth;
-        let zero = T::Simd::splat(T::zero());
-        let (mut check, mut unchecked) = (zero, zero);
-        let schedule = Schedule::for_group(m.size, r);
-        // Planes a level advances per step: how far ahead the next step's rows lie.
-        let ahead = schedule.planes;
-        // Hardware prefetchers follow whole-plane streams; tiles narrower than the grid read
-        // short row segments, so ask for the next step's memory rows explicitly.
-        let prefetch = self.tiling.buf_w < nx;
-        // The last level's rows are computed into this staging row and streamed from there.
-        let line = line_elems::<T>();
-        let mut stage = self.stream.then(|| {
-            AlignedBuf::<T>::zeroed(self.tiling.buf_w + 2 * line)
-                .expect("a staging row is a few KiB")
-        });
-        let mut levels: Vec<(Range<usize>, Range<usize>, Range<usize>)> = Vec::with_capacity(depth);
-        let neighbours = [
-            (m.local > 0).then(|| tid - 1),
-            (m.local + 1 < m.size).then_some(tid + 1),
-        ];
-        // Steps this thread has finished in this pass, over all its units (every member of a
-        // group runs the same number of steps per unit).
-        let mut finished = 0;
+        let _poison = PoisonOnPanic(self.sync.barrier(m));
+        let mut w = self.worker(tid, m);
+        let mut levels: Vec<LevelSpan> = Vec::with_capacity(self.dim_t);
         // Units this thread's group has claimed (see `GroupSync::claim`).
         let mut claims = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(unit)) = self.sync.claim(m, claims) {
             claims += 1;
-            let tile = &self.tiling.tiles[unit / self.chunks.len()];
-            let chunk = &self.chunks[unit % self.chunks.len()];
-            let origin = ring_origin::<T>(tile, depth, r);
-            levels.clear();
-            levels.extend((1..=depth).map(|j| {
-                (
-                    tile.level_x(j, depth, r, nx),
-                    self.level_rows(tile, j, m),
-                    level_z(chunk, j, depth, r, nz),
-                )
-            }));
-            let start = levels[0].2.start;
-            let pipeline_steps = schedule.steps(start, chunk.end, depth);
-            let by_neighbours = m.size > 1 && neighbours_suffice(tile, depth, r, ny, m.size);
-            for s in 0..pipeline_steps {
-                if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
-                    return;
-                }
-                for (j, (xs, ys, zs)) in (1..=depth).zip(&levels) {
-                    // This level's planes of this step inside its planes of the chunk, with the
-                    // planes each reads from the level below.
-                    let mut planes: [Option<(usize, Planes<T>)>; MAX_PLANES_PER_STEP] =
-                        [None; MAX_PLANES_PER_STEP];
-                    for (slot, z) in planes.iter_mut().zip(schedule.planes_at(s, j, start, zs)) {
-                        *slot = Some((
-                            z,
-                            Planes::gather(r, |dz| {
-                                self.plane(ring, j - 1, (z as isize + dz) as usize, origin)
-                            }),
-                        ));
-                    }
-                    if planes[0].is_none() {
-                        continue;
-                    }
-                    // Rows interleaved across the step's planes: a row of one plane is read
-                    // again by the next plane's row while it is still in L1.
-                    for y in ys.clone() {
-                        for (z, planes) in planes.iter().flatten() {
-                            let z = *z;
-                            if y < r || y >= ny - r {
-                                // A fixed boundary row: copy it into the ring for the next level.
-                                let (from, to) =
-                                    (self.src_row(z, y), self.ring_row(ring, j, z, y, origin));
-                                for x in xs.start - r..xs.end + r {
-                                    // SAFETY: columns xs ± R lie inside the tile's buffered
-                                    // columns and inside the grid row; this thread owns this
-                                    // ring row.
-                                    unsafe { *to.wrapping_add(x) = *from.wrapping_add(x) };
-                                }
-                                continue;
-                            }
-                            if prefetch && j == 1 && z + ahead < zs.end {
-                                let first = xs.start - r;
-                                prefetch_row(
-                                    self.src_row(z + r + ahead, y).wrapping_add(first),
-                                    xs.end + r - first,
-                                );
-                            }
-                            if prefetch && !self.stream && j == depth && z + ahead < zs.end {
-                                let row = self
-                                    .dst
-                                    .wrapping_add((z + ahead) * self.plane + y * self.pitch);
-                                prefetch_row(row.wrapping_add(xs.start), xs.len());
-                            }
-                            if j == depth {
-                                let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
-                                // Global columns map into the staging row with the alignment
-                                // they have in the grid, so its whole lines stream as whole
-                                // lines of the output row.
-                                let staged = stage.as_mut().map(|buf| {
-                                    buf.as_mut_ptr().wrapping_sub(xs.start - xs.start % line)
-                                });
-                                // SAFETY: level j-1 holds columns xs ± R of rows y ± R, z ± R
-                                // (the tiling grows each level by R, boundary rows and columns
-                                // are copied in; the schedule keeps those planes in the ring);
-                                // out is this thread's row of dst. The staging row holds
-                                // buf_w + 2 lines from the line holding xs.start on: more than
-                                // the xs.len() <= buf_w columns computed, and, when the edges
-                                // are added (R less than a line, see `with_edges`), than the
-                                // columns from 0 (the line holding xs.start = R) up to
-                                // xs.end + R (less than xs.start % line + buf_w + R). Only the
-                                // tiles at the grid's edges reach those columns, so no other
-                                // tile writes them.
-                                unsafe {
-                                    let to = staged.unwrap_or(out);
-                                    self.kernel.row(planes, y, to, xs.start, xs.end, &mut check);
-                                    if staged.is_some() {
-                                        let written = self.with_edges(xs);
-                                        if written != *xs {
-                                            self.copy_boundary_columns(planes.row(r, y), to, xs);
-                                        }
-                                        stream_copy(
-                                            out.wrapping_add(written.start),
-                                            to.wrapping_add(written.start),
-                                            written.len(),
-                                        );
-                                    }
-                                }
-                            } else {
-                                let out = self.ring_row(ring, j, z, y, origin);
-                                // SAFETY: as above; out is this thread's row of a ring slot that
-                                // no other thread reads in this step (a one-thread group reads
-                                // it only after this write, at the next level), and it holds
-                                // the buffered columns; it belongs to level j, the sources to
-                                // level j-1, so they do not alias.
-                                unsafe {
-                                    self.kernel.row(
-                                        planes,
-                                        y,
-                                        out,
-                                        xs.start,
-                                        xs.end,
-                                        &mut unchecked,
-                                    )
-                                };
-                                self.copy_boundary_columns(planes.row(r, y), out, xs);
-                            }
-                        }
-                    }
-                }
-                // Published in both modes: a later tile of this pass may run by neighbours
-                // while this one ran with the barrier.
-                finished += 1;
-                self.progress.finish(tid, finished);
-                if !by_neighbours && barrier.wait().is_err() {
-                    return;
-                }
+            if !self.unit(&mut w, &mut levels, unit) {
+                return;
             }
         }
         if self.stream {
             // The team's join publishes the streamed rows.
             stream::fence();
         }
-        if !check.sum().is_finite() {
+        if !w.check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }
 
+    /// Runs the pipeline over work unit `unit` (a tile's chunk of z): every level's planes of
+    /// the chunk, step by step, each step closed by the group's barrier or by waiting for the
+    /// two neighbouring members. False if the barrier was poisoned (a member panicked).
+    fn unit(&self, w: &mut Worker<T>, levels: &mut Vec<LevelSpan>, unit: usize) -> bool {
+        let r = K::RADIUS;
+        let [nx, ny, nz] = self.dims;
+        let dim_t = self.dim_t;
+        let m = w.m;
+        let barrier = self.sync.barrier(m);
+        let tile = &self.tiling.tiles[unit / self.chunks.len()];
+        let chunk = &self.chunks[unit % self.chunks.len()];
+        w.origin = ring_origin::<T>(tile, dim_t, r);
+        levels.clear();
+        levels.extend((1..=dim_t).map(|j| LevelSpan {
+            xs: tile.level_x(j, dim_t, r, nx),
+            ys: self.level_rows(tile, j, m),
+            zs: level_z(chunk, j, dim_t, r, nz),
+        }));
+        let start = levels[0].zs.start;
+        let pipeline_steps = w.schedule.steps(start, chunk.end, dim_t);
+        let by_neighbours = m.size > 1 && neighbours_suffice(tile, dim_t, r, ny, m.size);
+        for s in 0..pipeline_steps {
+            if by_neighbours
+                && self
+                    .progress
+                    .wait(w.neighbours, w.finished, barrier)
+                    .is_err()
+            {
+                return false;
+            }
+            for (j, level) in (1..=dim_t).zip(levels.iter()) {
+                self.level_step(w, j, level, s, start);
+            }
+            // Published in both modes: a later tile of this pass may run by neighbours
+            // while this one ran with the barrier.
+            w.finished += 1;
+            self.progress.finish(w.tid, w.finished);
+            if !by_neighbours && barrier.wait().is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Level `j`'s planes of pipeline step `s` (level 1 starting at plane `start`), row by
+    /// row, the rows interleaved across the step's planes: a row of one plane is read again by
+    /// the next plane's row while it is still in L1.
+    #[inline(always)]
+    fn level_step(&self, w: &mut Worker<T>, j: usize, level: &LevelSpan, s: usize, start: usize) {
+        let r = K::RADIUS;
+        let (ring, origin) = (w.ring, w.origin);
+        // This level's planes of this step inside its planes of the chunk, with the planes
+        // each reads from the level below.
+        let mut planes: [Option<(usize, Planes<T>)>; MAX_PLANES_PER_STEP] =
+            [None; MAX_PLANES_PER_STEP];
+        for (slot, z) in planes
+            .iter_mut()
+            .zip(w.schedule.planes_at(s, j, start, &level.zs))
+        {
+            *slot = Some((
+                z,
+                Planes::gather(r, |dz| {
+                    self.plane(ring, j - 1, (z as isize + dz) as usize, origin)
+                }),
+            ));
+        }
+        if planes[0].is_none() {
+            return;
+        }
+        for y in level.ys.clone() {
+            for (z, planes) in planes.iter().flatten() {
+                self.level_row(w, j, level, y, *z, planes);
+            }
+        }
+    }
+
+    /// Row `y` of plane `z` of level `j`, from `planes` of the level below: a fixed boundary
+    /// row is copied into the ring, any other computed into the ring or, at the last level,
+    /// into the destination grid.
+    #[inline(always)]
+    fn level_row(
+        &self,
+        w: &mut Worker<T>,
+        j: usize,
+        level: &LevelSpan,
+        y: usize,
+        z: usize,
+        planes: &Planes<T>,
+    ) {
+        let r = K::RADIUS;
+        let ny = self.dims[1];
+        let (xs, zs) = (&level.xs, &level.zs);
+        if y < r || y >= ny - r {
+            self.copy_boundary_row(w, j, y, z, xs);
+            return;
+        }
+        if w.prefetch && z + w.schedule.planes < zs.end {
+            self.prefetch_ahead(j, y, z + w.schedule.planes, xs);
+        }
+        if j == self.dim_t {
+            self.last_level_row(w, planes, y, z, xs);
+        } else {
+            self.ring_level_row(w, j, planes, y, z, xs);
+        }
+    }
+
+    /// Copies fixed boundary row `y` of plane `z` from the source grid into level `j`'s ring,
+    /// for the next level to read.
+    #[inline(always)]
+    fn copy_boundary_row(&self, w: &Worker<T>, j: usize, y: usize, z: usize, xs: &Range<usize>) {
+        let r = K::RADIUS;
+        let (from, to) = (self.src_row(z, y), self.ring_row(w.ring, j, z, y, w.origin));
+        for x in xs.start - r..xs.end + r {
+            // SAFETY: columns xs ± R lie inside the tile's buffered columns and inside the grid
+            // row; this thread owns this ring row.
+            unsafe { *to.wrapping_add(x) = *from.wrapping_add(x) };
+        }
+    }
+
+    /// Asks for the memory rows that row `y` of plane `next` (a level's next step) reads
+    /// (level 1, from the source grid) or writes in place (the last level when it does not
+    /// stream): hardware prefetchers follow whole-plane streams, and tiles narrower than the
+    /// grid read short row segments.
+    #[inline(always)]
+    fn prefetch_ahead(&self, j: usize, y: usize, next: usize, xs: &Range<usize>) {
+        let r = K::RADIUS;
+        if j == 1 {
+            let first = xs.start - r;
+            prefetch_row(
+                self.src_row(next + r, y).wrapping_add(first),
+                xs.end + r - first,
+            );
+        }
+        if !self.stream && j == self.dim_t {
+            let row = self.dst.wrapping_add(next * self.plane + y * self.pitch);
+            prefetch_row(row.wrapping_add(xs.start), xs.len());
+        }
+    }
+
+    /// Computes row `y` of plane `z` of the last level into the destination grid, directly or
+    /// through the staging row, streamed from there with its edge columns.
+    #[inline(always)]
+    fn last_level_row(
+        &self,
+        w: &mut Worker<T>,
+        planes: &Planes<T>,
+        y: usize,
+        z: usize,
+        xs: &Range<usize>,
+    ) {
+        let (r, line) = (K::RADIUS, line_elems::<T>());
+        let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
+        // Global columns map into the staging row with the alignment they have in the grid, so
+        // its whole lines stream as whole lines of the output row.
+        let staged = w
+            .stage
+            .as_mut()
+            .map(|buf| buf.as_mut_ptr().wrapping_sub(xs.start - xs.start % line));
+        // SAFETY: level j-1 holds columns xs ± R of rows y ± R, z ± R (the tiling grows each
+        // level by R, boundary rows and columns are copied in; the schedule keeps those planes
+        // in the ring); out is this thread's row of dst. The staging row holds buf_w + 2 lines
+        // from the line holding xs.start on: more than the xs.len() <= buf_w columns computed,
+        // and, when the edges are added (R less than a line, see `with_edges`), than the
+        // columns from 0 (the line holding xs.start = R) up to xs.end + R (less than
+        // xs.start % line + buf_w + R). Only the tiles at the grid's edges reach those columns,
+        // so no other tile writes them.
+        unsafe {
+            let to = staged.unwrap_or(out);
+            self.kernel
+                .row(planes, y, to, xs.start, xs.end, &mut w.check);
+            if staged.is_some() {
+                let written = self.with_edges(xs);
+                if written != *xs {
+                    self.copy_boundary_columns(planes.row(r, y), to, xs);
+                }
+                stream_copy(
+                    out.wrapping_add(written.start),
+                    to.wrapping_add(written.start),
+                    written.len(),
+                );
+            }
+        }
+    }
+
+    /// Computes row `y` of plane `z` of ring level `j`, with its fixed boundary columns.
+    #[inline(always)]
+    fn ring_level_row(
+        &self,
+        w: &mut Worker<T>,
+        j: usize,
+        planes: &Planes<T>,
+        y: usize,
+        z: usize,
+        xs: &Range<usize>,
+    ) {
+        let r = K::RADIUS;
+        let out = self.ring_row(w.ring, j, z, y, w.origin);
+        // SAFETY: as for the last level; out is this thread's row of a ring slot that no other
+        // thread reads in this step (a one-thread group reads it only after this write, at the
+        // next level), and it holds the buffered columns; it belongs to level j, the sources to
+        // level j-1, so they do not alias.
+        unsafe {
+            self.kernel
+                .row(planes, y, out, xs.start, xs.end, &mut w.unchecked)
+        };
+        self.copy_boundary_columns(planes.row(r, y), out, xs);
+    }
+
     /// One time step per pass is 2.5D spatial blocking alone: no level reads another, so the
     /// threads claim one tile's plane at a time, in order, from a shared counter and compute it
-    /// without any barrier. Claimed, not split evenly in advance: on the 16-core host the
-    /// vCPUs run at uneven speeds, and the lattice engine's one-level D3Q19 passes (the same
-    /// scheme, `crate::lbm::blocked`) cut into equal shares ran at 0.73-0.77× the naive sweep
-    /// (whose rayon tasks are taken the same way), claimed planes at 1.0-1.3×, and claimed
-    /// blocks of about 4 planes, which a thread reads on from its own cache, at 0.9×. For
-    /// box27 the three measured alike (0.66-0.87× naive there).
+    /// without any barrier. Claimed, not split evenly in advance: on the H100 machine's 16-core
+    /// host the vCPUs run at uneven speeds, and the lattice engine's one-level D3Q19 passes (the
+    /// same scheme, `crate::lbm::blocked`) cut into equal shares ran at 0.73-0.77× the naive sweep
+    /// (whose rayon tasks are taken the same way), claimed planes at 1.0-1.3×, and claimed blocks
+    /// of about 4 planes, which a thread reads on from its own cache, at 0.9×. For box27 the three
+    /// measured alike (0.66-0.87× naive there).
     fn work_spatial(&self) {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
@@ -609,15 +728,15 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         }
     }
 
-    /// The columns a streamed output row writes for a level computing `xs`: those, plus the
-    /// fixed boundary columns where `xs` reaches the grid's edge. They hold the values the
-    /// destination already has (both grids share the boundary), and with them the first line
-    /// of a row becomes a whole one, as does the last where `nx` is a multiple of a line (the
-    /// 256³ and 512³ grids), streamed like the rest instead of stored ordinarily, which reads
-    /// the line from memory first: with `R` boundary columns at each end, every row of a
-    /// whole-width tile had two such lines (on the 2-core EPYC the copy of those two took 16%
-    /// of a one-thread star7 512³ pass). Only for R below a line's elements (every supported
-    /// radius), so the added columns stay within the staging row's lines.
+    /// The columns a streamed output row writes for a level computing `xs`: those, plus the fixed
+    /// boundary columns where `xs` reaches the grid's edge. They hold the values the destination
+    /// already has (both grids share the boundary), and with them the first line of a row becomes a
+    /// whole one, as does the last where `nx` is a multiple of a line (the 256³ and 512³ grids),
+    /// streamed like the rest instead of stored ordinarily, which reads the line from memory first:
+    /// with `R` boundary columns at each end, every row of a whole-width tile had two such lines
+    /// (on the 2-core AMD EPYC Zen 5 the copy of those two took 16% of a one-thread star7 512³
+    /// pass). Only for R below a line's elements (every supported radius), so the added columns
+    /// stay within the staging row's lines.
     fn with_edges(&self, xs: &Range<usize>) -> Range<usize> {
         let (r, nx) = (K::RADIUS, self.dims[0]);
         if r >= line_elems::<T>() {
@@ -633,7 +752,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     /// reads them), or into the last level's staging row (see [`Self::with_edges`]). The
     /// previous level's row was just read by the row kernel, so these reads hit L1; reading
     /// them from the source grid instead cost a cache miss per row and level (9.7% of a
-    /// one-thread blocked star7 run on the 2-core EPYC).
+    /// one-thread blocked star7 run on the 2-core AMD EPYC Zen 5).
     fn copy_boundary_columns(&self, src: *const T, out: *mut T, xs: &Range<usize>) {
         let r = K::RADIUS;
         let nx = self.dims[0];
@@ -669,32 +788,32 @@ mod tests {
     #[test]
     fn schedules_read_only_planes_their_rings_still_hold() {
         let cases = (1..=4).flat_map(|r| {
-            (2..=8).flat_map(move |depth| {
+            (2..=8).flat_map(move |dim_t| {
                 [1, 3].into_iter().flat_map(move |members| {
-                    (0..=2 * depth + 1).flat_map(move |extra| {
-                        (1..=3).map(move |chunks| (r, depth, members, 2 * r + 1 + extra, chunks))
+                    (0..=2 * dim_t + 1).flat_map(move |extra| {
+                        (1..=3).map(move |chunks| (r, dim_t, members, 2 * r + 1 + extra, chunks))
                     })
                 })
             })
         });
-        for (r, depth, members, nz, count) in cases {
+        for (r, dim_t, members, nz, count) in cases {
             let schedule = Schedule::for_group(members, r);
-            let side = 2 * r * depth + 1;
-            let tiling = Tiling::new([side, side, nz], r, [side, side], depth);
-            let slots = RingLayout::new::<f64>(&tiling, r, depth).slots;
+            let side = 2 * r * dim_t + 1;
+            let tiling = Tiling::new([side, side, nz], r, [side, side], dim_t);
+            let slots = RingLayout::new::<f64>(&tiling, r, dim_t).slots;
             let chunks = z_chunks(nz, r, count);
-            let case = format!("R {r} dim_T {depth} members {members} nz {nz} chunks {chunks:?}");
+            let case = format!("R {r} dim_T {dim_t} members {members} nz {nz} chunks {chunks:?}");
             // (unit, plane, step) last written into each slot of each level's ring.
-            let mut rings = vec![vec![None::<(usize, usize, usize)>; slots]; depth + 1];
+            let mut rings = vec![vec![None::<(usize, usize, usize)>; slots]; dim_t + 1];
             let mut outputs = vec![0usize; nz];
             for (unit, chunk) in chunks.iter().enumerate() {
-                let zs: Vec<Range<usize>> = (0..=depth)
-                    .map(|j| level_z(chunk, j.max(1), depth, r, nz))
+                let zs: Vec<Range<usize>> = (0..=dim_t)
+                    .map(|j| level_z(chunk, j.max(1), dim_t, r, nz))
                     .collect();
                 let start = zs[1].start;
-                let mut computed = vec![vec![0usize; nz]; depth + 1];
-                for s in 0..schedule.steps(start, chunk.end, depth) {
-                    for j in 1..=depth {
+                let mut computed = vec![vec![0usize; nz]; dim_t + 1];
+                for s in 0..schedule.steps(start, chunk.end, dim_t) {
+                    for j in 1..=dim_t {
                         for z in schedule.planes_at(s, j, start, &zs[j]) {
                             for zr in z - r..=z + r {
                                 if j == 1 || zr < r || zr >= nz - r {
@@ -725,7 +844,7 @@ mod tests {
                         (0..nz).map(|z| zs[j].contains(&z) as usize).collect();
                     assert_eq!(planes, &expected, "{case} unit {unit}: level {j}");
                 }
-                for (out, n) in outputs.iter_mut().zip(&computed[depth]) {
+                for (out, n) in outputs.iter_mut().zip(&computed[dim_t]) {
                     *out += n;
                 }
             }
@@ -762,15 +881,15 @@ mod tests {
                     .unwrap();
                 Solver::new(plan).run(&mut expected, 7).unwrap();
                 let r = stencil.radius();
-                for (depth, tile_threads, z_chunks) in [(2, 1, 1), (3, 3, 2), (4, 1, 3)] {
-                    let tile = [2 * r * depth + 45, 2 * r * depth + 6];
+                for (dim_t, tile_threads, z_chunks) in [(2, 1, 1), (3, 3, 2), (4, 1, 3)] {
+                    let tile = [2 * r * dim_t + 45, 2 * r * dim_t + 6];
                     let mut grid = input.clone();
                     let mut scratch = input.clone();
                     let run = BlockedRun {
                         grid: &mut grid,
                         scratch: &mut scratch,
                         steps: 7,
-                        dim_t: depth,
+                        dim_t,
                         tile,
                         tile_threads,
                         z_chunks,
@@ -786,7 +905,7 @@ mod tests {
                     };
                     assert!(
                         err <= tolerance,
-                        "{stencil} {} dim_T {depth} groups of {tile_threads}, {z_chunks} \
+                        "{stencil} {} dim_T {dim_t} groups of {tile_threads}, {z_chunks} \
                          chunks: max rel err {err:e}",
                         T::DTYPE
                     );
@@ -798,24 +917,24 @@ mod tests {
     }
 
     /// A pass whose tiles do not all allow the neighbour sync, in tile order: first a tile that
-    /// keeps the barrier, then one that runs by neighbours. (dims, tile, depth, members).
+    /// keeps the barrier, then one that runs by neighbours. (dims, tile, dim_t, members).
     fn mixed_pass() -> ([usize; 3], [usize; 2], usize, usize) {
         for ny in 8..40 {
             for tile_y in 5..24 {
-                for depth in 2..=4 {
+                for dim_t in 2..=4 {
                     for size in 2..=4 {
                         let (dims, tile) = ([12, ny, 9], [12, tile_y]);
-                        if tile_y <= 2 * depth {
+                        if tile_y <= 2 * dim_t {
                             continue;
                         }
-                        let tiling = Tiling::new(dims, 1, tile, depth);
+                        let tiling = Tiling::new(dims, 1, tile, dim_t);
                         let modes: Vec<bool> = tiling
                             .tiles
                             .iter()
-                            .map(|t| neighbours_suffice(t, depth, 1, ny, size))
+                            .map(|t| neighbours_suffice(t, dim_t, 1, ny, size))
                             .collect();
                         if modes.first() == Some(&false) && modes.contains(&true) {
-                            return (dims, tile, depth, size);
+                            return (dims, tile, dim_t, size);
                         }
                     }
                 }
@@ -824,12 +943,13 @@ mod tests {
         panic!("no tiling mixes the two modes; the regression test below would prove nothing")
     }
 
-    /// Regression: steps were published only by tiles that ran by neighbours, so a tile after
-    /// one that ran with the barrier waited forever for counts that never came. The run must
-    /// finish (within a generous time limit) and match the reference.
+    /// A tile that runs by neighbours after one that ran with the barrier waits for step
+    /// counts that both modes must publish; were they published by neighbour tiles only, it
+    /// would wait forever. The run must finish (within a generous time limit) and match the
+    /// reference.
     #[test]
     fn a_pass_mixing_barrier_and_neighbour_tiles_finishes_and_is_correct() {
-        let (dims, tile, depth, size) = mixed_pass();
+        let (dims, tile, dim_t, size) = mixed_pass();
         let stencil = Stencil::seven_point(0.4, 0.1);
         let input =
             Grid::<f64>::from_fn(dims, |x, y, z| ((x * 7 + y * 3 + z) % 11) as f64).unwrap();
@@ -838,11 +958,11 @@ mod tests {
                 .engine(engine)
                 .threads(if engine == Engine::Blocked { size } else { 1 });
             if engine == Engine::Blocked {
-                b = b.dim_t(depth).tile(tile).tile_threads(size);
+                b = b.dim_t(dim_t).tile(tile).tile_threads(size);
             }
             let mut grid = input.clone();
             Solver::new(b.build().unwrap())
-                .run(&mut grid, 2 * depth)
+                .run(&mut grid, 2 * dim_t)
                 .unwrap();
             grid
         };
@@ -852,7 +972,7 @@ mod tests {
         let got = result
             .recv_timeout(std::time::Duration::from_secs(60))
             .unwrap_or_else(|_| {
-                panic!("dims {dims:?} tile {tile:?} dim_T {depth} groups of {size}: no end")
+                panic!("dims {dims:?} tile {tile:?} dim_T {dim_t} groups of {size}: no end")
             });
         let err = got.max_rel_diff(&expected).unwrap();
         assert!(err <= 1e-12, "max rel err {err:e}");

@@ -34,11 +34,11 @@ pub(crate) struct BlockedShape {
 }
 
 impl BlockedShape {
-    /// A shape of the shuffle kernel: b_T `bt`, warps of 32 lanes `by` high, `rx` x `ry` cells
+    /// A shape of the shuffle kernel: b_T `dim_t`, warps of 32 lanes `by` high, `rx` x `ry` cells
     /// per thread, levels skewed or not.
-    pub(crate) fn shuffle(bt: usize, by: usize, ry: usize, rx: usize, skew: bool) -> Self {
+    pub(crate) fn shuffle(dim_t: usize, by: usize, ry: usize, rx: usize, skew: bool) -> Self {
         Self {
-            bt,
+            bt: dim_t,
             bx: 32,
             by,
             ry,
@@ -94,12 +94,12 @@ fn l2_ahead() -> usize {
 }
 
 /// Planes of level 0's input the shuffle kernel holds in shared memory, copied asynchronously
-/// `stages() - 1` planes ahead: `STENCIL35D_GPU_STAGES` when set (for tuning experiments; at
-/// least 1), else 3. Measured on an H100 (star7 `f32` 512³, 240 steps, G updates/s): b_T 4,
-/// 32x12 threads, 2x3 cells: 2 -> 685, 3 -> 705, 4 -> 708; b_T 3, 32x8: 3 -> 686, 4 -> 617
-/// (its shared memory then halves the blocks per SM); `f64` b_T 3, 32x8, 2x3: 3 -> 380,
-/// 4 -> 386. The register prefetch one plane ahead it replaced ran 600 (b_T 3, 32x8) and
-/// 309 (`f64`), and two planes ahead cost registers (session 20).
+/// `stages() - 1` planes ahead: `STENCIL35D_GPU_STAGES` when set (for tuning experiments; at least
+/// 1), else 3. Measured on the H100 80GB HBM3 (star7 `f32` 512³, 240 steps, G updates/s): b_T 4,
+/// 32x12 threads, 2x3 cells: 2 -> 685, 3 -> 705, 4 -> 708; b_T 3, 32x8: 3 -> 686, 4 -> 617 (its
+/// shared memory then halves the blocks per SM); `f64` b_T 3, 32x8, 2x3: 3 -> 380, 4 -> 386.
+/// Loading into registers one plane ahead instead runs 600 (b_T 3, 32x8) and 309 (`f64`), and two
+/// planes ahead costs registers.
 pub(crate) fn stages() -> usize {
     Tuning::current().gpu.stages.unwrap_or(3).max(1)
 }
@@ -128,8 +128,8 @@ fn min_blocks() -> usize {
     Tuning::current().gpu.min_blocks.unwrap_or(1)
 }
 
-/// L2 prefetch distance in planes. Measured on an H100 (star7 f32 512³, b_T 4, 32x16 tile, 2
-/// cells per thread): 0 -> 316, 2 -> 351, 4 -> 344, 8 -> 340 G updates/s.
+/// L2 prefetch distance in planes. Measured on the H100 80GB HBM3 (star7 f32 512³, b_T 4, 32x16
+/// tile, 2 cells per thread): 0 -> 316, 2 -> 351, 4 -> 344, 8 -> 340 G updates/s.
 const DEFAULT_L2_AHEAD: usize = 2;
 
 /// The specialised source for `stencil` in `T`, with the blocked kernel when `blocked` is set.
@@ -197,15 +197,15 @@ mod tests {
             let r = s.radius();
             total += compile(stencil_source::<f32>(&s, None), name);
             total += compile(stencil_source::<f64>(&s, None), name);
-            for bt in [1, 2, 4, 8] {
-                let need = 2 * r * bt + 8;
+            for dim_t in [1, 2, 4, 8] {
+                let need = 2 * r * dim_t + 8;
                 let bx = need.div_ceil(32) * 32;
                 let mut ry = 2;
                 while bx * need.div_ceil(ry) > 1024 {
                     ry += 1;
                 }
                 let shape = BlockedShape {
-                    bt,
+                    bt: dim_t,
                     bx,
                     by: need.div_ceil(ry),
                     ry,
@@ -218,12 +218,12 @@ mod tests {
                     // thread, three (rows exchanged value by value) with 2R+1.
                     for (rx, ry) in [(1, r), (2, r), (3, 2 * r + 1)] {
                         shapes.push(BlockedShape {
-                            bt,
+                            bt: dim_t,
                             bx: 32,
                             by: need.div_ceil(ry),
                             ry,
                             rx,
-                            skew: bt % 2 == 0,
+                            skew: dim_t % 2 == 0,
                         });
                     }
                 }

@@ -259,8 +259,8 @@ mod tests {
     /// relative).
     #[test]
     fn emulated_blocked_kernel_matches_the_reference() {
-        let shape = |bt, by, ry| BlockedShape {
-            bt,
+        let shape = |dim_t, by, ry| BlockedShape {
+            bt: dim_t,
             bx: 32,
             by,
             ry,
@@ -297,7 +297,7 @@ mod tests {
     /// 1e-12, f32 1e-5).
     #[test]
     fn emulated_shuffle_kernel_matches_the_reference() {
-        let shape = |bt, by, ry, rx| BlockedShape::shuffle(bt, by, ry, rx, false);
+        let shape = |dim_t, by, ry, rx| BlockedShape::shuffle(dim_t, by, ry, rx, false);
         let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(3, 10, 1, 2), 5, 1),
             ("star:1", shape(2, 4, 2, 3), 6, 1),

@@ -1,4 +1,4 @@
-//! The 3.5D-blocked lattice-Boltzmann engine: each pass advances `depth` time steps while
+//! The 3.5D-blocked lattice-Boltzmann engine: each pass advances `dim_t` time steps while
 //! reading and writing the 19 population arrays once, as the stencil engine does (see
 //! `crate::cpu::blocked`), with the lattice's geometry from [`crate::blocking::lattice`].
 //!
@@ -18,7 +18,7 @@
 //! ([`ROW_BATCH`]), each level one plane and one row behind the level below, so a level needs
 //! only the rows from one plane and a row back to the newest: 24 rows per tile row, where a
 //! ring of planes keeps 43. The smaller rings let deeper passes keep taller tiles in the L2
-//! (on the 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
+//! (on the H100 machine's 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
 //!
 //! Level 0 is the lattice; the last level writes the tile's output into the second population
 //! buffer, each row into a staging row first, then streamed out with non-temporal stores
@@ -44,7 +44,7 @@ use crate::blocking::lattice::{Blocking, Mode};
 use crate::engine::Failure;
 use crate::grid::padded_stride;
 use crate::runtime::barrier::PoisonOnPanic;
-use crate::runtime::groups::{claimed, GroupSync, Groups};
+use crate::runtime::groups::{claimed, GroupSync, Groups, Member};
 use crate::runtime::progress::Progress;
 use crate::runtime::stream;
 use crate::runtime::team::Team;
@@ -87,10 +87,10 @@ fn row_slots(height: usize) -> [usize; 3] {
 }
 
 /// Rows a level of a one-thread group computes in succession before the next level takes its turn
-/// (see [`Pass::work`]); each class keeps `ROW_BATCH − 1` rows more than with one. Four rows
-/// ran as fast as whole planes on the 2-core Zen 5 (D3Q19 `f32` 192³, `dim_T` 4 200×38, MLUPS:
-/// 397 / 399 / 390 / 403 against 391 / 396 / 389 / 391; one row 374 / 371 / 371 / 406), and
-/// faster than two or eight on the 16-core host (session 34, runs B-C).
+/// (see [`Pass::row_batches`]); each class keeps `ROW_BATCH − 1` rows more than with one. Four
+/// rows run as fast as whole planes on the 2-core AMD EPYC Zen 5 (D3Q19 `f32` 192³, `dim_t` 4
+/// 200×38, MLUPS: 397 / 399 / 390 / 403 against 391 / 396 / 389 / 391; one row 374 / 371 /
+/// 371 / 406), and faster than two or eight on the H100 machine's 16-core host.
 const ROW_BATCH: usize = 4;
 
 /// Whether a pass keeps its rings as rings of rows ([`Slots::Rows`], a little over half the
@@ -154,8 +154,8 @@ impl<T: FlowReal> BlockedRun<'_, T> {
         let mut ring: Option<AlignedBuf<T>> = None;
         let mut done = 0;
         while done < self.steps {
-            let depth = self.dim_t.min(self.steps - done);
-            let blocking = Blocking::new(dims, self.periodic, self.tile, depth);
+            let dim_t = self.dim_t.min(self.steps - done);
+            let blocking = Blocking::new(dims, self.periodic, self.tile, dim_t);
             let chunks = blocking.z_chunks(self.z_chunks);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             // The rings fit the largest group's lag.
@@ -204,20 +204,20 @@ impl<T: FlowReal> BlockedRun<'_, T> {
             if finite {
                 pop.swap(scratch);
             } else {
-                for i in 1..=depth {
+                for i in 1..=dim_t {
                     if !naive::step(self.kernel, pop, self.periodic, &self.bytes, scratch) {
                         return Err(scratch.failure(done + i));
                     }
                     pop.swap(scratch);
                 }
             }
-            done += depth;
+            done += dim_t;
         }
         Ok(())
     }
 }
 
-/// Shape of one group's ring buffers: `depth − 1` levels, each keeping the slots of
+/// Shape of one group's ring buffers: `dim_t − 1` levels, each keeping the slots of
 /// [`Slots::Planes`] (tile-sized planes) or [`Slots::Rows`] (tile-wide rows) of every direction
 /// (groups' rings follow each other, `len` apart).
 #[derive(Clone, Copy, Debug)]
@@ -263,7 +263,7 @@ impl RingLayout {
             arrays,
             slots,
             level: first,
-            len: (b.depth - 1) * first,
+            len: (b.dim_t - 1) * first,
         }
     }
 }
@@ -275,6 +275,36 @@ fn ring_origin<T>(b: &Blocking, tile: &[std::ops::Range<isize>; 2]) -> [isize; 2
     // x is never cut into ghost zones (see `Blocking`), so level 1 starts at a column >= 0.
     let x = b.level(tile, 0, 1).start as usize;
     [line_start::<T>(x) as isize, b.level(tile, 1, 1).start]
+}
+
+/// What one member of a multi-level pass sets up once and carries from unit to unit (see
+/// [`Pass::work`]).
+struct Worker<T: FlowReal> {
+    tid: usize,
+    m: Member,
+    /// The staging row of the last level's rows.
+    stage: Stage<T>,
+    /// The neighbouring members of the group, waited for when the pass runs by neighbours.
+    neighbours: [Option<usize>; 2],
+    /// Planes each level runs behind the level below (see [`lag`]).
+    behind: usize,
+    /// Steps this thread has finished in this pass, over all its units.
+    finished: usize,
+    /// Finiteness tracker of the last level's outputs.
+    check: T::Simd,
+    /// Where the ring levels' rows fold their outputs (never tested).
+    unchecked: T::Simd,
+}
+
+/// One member's view of a unit: for each level `j` (0 the source lattice, `dim_t` the
+/// destination) its storage, columns `(x0, x1)`, rows (the member's share) and planes, and the
+/// staging row the last level is computed into.
+struct UnitSpans<T: FlowReal> {
+    levels: Vec<Level<T>>,
+    xs: Vec<(usize, usize)>,
+    ys: Vec<std::ops::Range<isize>>,
+    zs: Vec<std::ops::Range<isize>>,
+    staged: Level<T>,
 }
 
 /// One pass: the shared, read-only state of every team member.
@@ -312,7 +342,7 @@ impl<T: FlowReal> Pass<'_, T> {
     /// Runs the pass on the team; false if any value written to the lattice is not finite.
     fn run<const FORCED: bool>(&self, team: &Team) -> bool {
         team.run(&|tid| {
-            if self.blocking.depth == 1 {
+            if self.blocking.dim_t == 1 {
                 self.work_spatial::<FORCED>()
             } else {
                 self.work::<FORCED>(tid)
@@ -330,7 +360,7 @@ impl<T: FlowReal> Pass<'_, T> {
     /// Level `j`'s storage in group `group`'s ring for a tile whose level-1 region starts at
     /// `origin`.
     fn level(&self, group: usize, j: usize, origin: [isize; 2]) -> Level<T> {
-        let d = self.blocking.depth;
+        let d = self.blocking.dim_t;
         if j == 0 {
             return self.src;
         }
@@ -362,136 +392,210 @@ impl<T: FlowReal> Pass<'_, T> {
         }
     }
 
+    /// One member's share of a multi-level pass: the units its group claims, each run through
+    /// the pipeline by [`Self::unit`].
     fn work<const FORCED: bool>(&self, tid: usize) {
         let m = self.sync.groups().member(tid);
-        let barrier = self.sync.barrier(m);
-        let _poison = PoisonOnPanic(barrier);
-        let b = &self.blocking;
-        let d = b.depth;
-        let mut check = T::Simd::splat(T::zero());
-        let mut unchecked = check;
-        // The last level's rows are computed into a staging row and streamed to the lattice
-        // (see `super::stage`).
-        let mut stage = Stage::<T>::new(b.buf[0]);
-        let neighbours = [
-            (m.local > 0).then(|| tid - 1),
-            (m.local + 1 < m.size).then_some(tid + 1),
-        ];
-        // Planes each level runs behind the level below.
-        let behind = lag(m.size);
-        // Steps this thread has finished in this pass, over all its units.
-        let mut finished = 0;
+        let _poison = PoisonOnPanic(self.sync.barrier(m));
+        let zero = T::Simd::splat(T::zero());
+        let mut w = Worker {
+            tid,
+            m,
+            // The last level's rows are computed into a staging row and streamed to the
+            // lattice (see `super::stage`).
+            stage: Stage::<T>::new(self.blocking.buf[0]),
+            neighbours: [
+                (m.local > 0).then(|| tid - 1),
+                (m.local + 1 < m.size).then_some(tid + 1),
+            ],
+            behind: lag(m.size),
+            finished: 0,
+            check: zero,
+            unchecked: zero,
+        };
         // Units this thread's group has claimed (see `GroupSync::claim`).
         let mut claims = 0;
         // Every member claims together; a poisoned barrier (a member panicked) ends the loop.
         while let Ok(Some(unit)) = self.sync.claim(m, claims) {
             claims += 1;
-            let tile = &b.tiles[unit % b.tiles.len()];
-            let chunk = &self.chunks[unit / b.tiles.len()];
-            let (steps, z1) = b.pipeline(chunk, behind);
-            let by_neighbours = m.size > 1 && self.neighbours_suffice(tile, m.size);
-            let origin = ring_origin::<T>(b, tile);
-            let levels: Vec<Level<T>> = (0..=d).map(|j| self.level(m.group, j, origin)).collect();
-            let xs: Vec<(usize, usize)> = (0..=d)
-                .map(|j| {
-                    let r = b.level(tile, 0, j.max(1));
-                    (r.start as usize, r.end as usize)
-                })
-                .collect();
-            let ys: Vec<std::ops::Range<isize>> = (0..=d)
-                .map(|j| Self::share(b.level(tile, 1, j.max(1)), m.local, m.size))
-                .collect();
-            let zs: Vec<std::ops::Range<isize>> =
-                (0..=d).map(|j| b.z_range(j.max(1), chunk)).collect();
-            let staged = stage.level(xs[d].0);
-            let mut compute = |j: usize, y: isize, z: isize| {
-                let (x0, x1) = xs[j];
-                let last = j == d;
-                let out = if last { &staged } else { &levels[j] };
-                let mut row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
-                // Face walls keep their populations: ring levels leave them out, the last
-                // level copies them from the pass's source (see `FaceWalls`).
-                if last {
-                    row.copy_face_walls_from(&levels[0], y, z);
-                } else {
-                    row.skip_face_walls();
-                }
-                // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1
-                // (mapped) at columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each
-                // level's region is the next one's grown by one), finished in earlier steps
-                // or, in a one-thread group, earlier in this one; each class's slots still
-                // hold the planes (`ring_slots`) or rows (`row_slots`) it is read from. Row
-                // (y, z) of level j < d is this thread's alone in this step and lies in slots
-                // no other thread reads in this step (in a one-thread group level j + 1 reads
-                // it later, after this write). The last level goes to this thread's staging
-                // row, which covers the level's columns, and from there to row (y, z) of the
-                // lattice, which no other thread writes (tiles' outputs are disjoint); its
-                // face walls read row (y, z) of the source lattice, which nothing writes in
-                // the pass.
-                unsafe {
-                    if last {
-                        self.kernel.row::<FORCED, true>(&row, x0, x1, &mut check);
-                        stage::stream_row(&staged, &levels[d], y, z, x0, x1);
-                    } else {
-                        self.kernel
-                            .row::<FORCED, false>(&row, x0, x1, &mut unchecked)
-                    }
-                }
-            };
-            if let Slots::Rows { height, .. } = self.layout.slots {
-                // A one-thread group (see `keeps_rows`): at tick t (a multiple of ROW_BATCH)
-                // level j computes the rows at positions n = t − (j − 1)·(height + 1) and the
-                // next ROW_BATCH − 1, position n being plane z1 + n / height and row
-                // origin_y + n mod height, where they lie in the level's region; rows
-                // (y + 1, z + 1) and before of level j − 1 are done by then.
-                let h = height as isize;
-                let row_lag = h + 1;
-                let ticks = (1..=d)
-                    .map(|j| (zs[j].end - z1) * h + (j as isize - 1) * row_lag)
-                    .max()
-                    .unwrap_or(0);
-                let batch = ROW_BATCH as isize;
-                for t in (0..ticks).step_by(ROW_BATCH) {
-                    for j in 1..=d {
-                        let n0 = t - (j as isize - 1) * row_lag;
-                        if n0 + batch <= 0 {
-                            break;
-                        }
-                        for n in n0.max(0)..n0 + batch {
-                            let (z, y) = (z1 + n / h, origin[1] + n % h);
-                            if zs[j].contains(&z) && ys[j].contains(&y) {
-                                compute(j, y, z);
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
-            for s in 0..steps as isize {
-                if by_neighbours && self.progress.wait(neighbours, finished, barrier).is_err() {
-                    return;
-                }
-                for j in 1..=d {
-                    let z = z1 + s - behind as isize * (j as isize - 1);
-                    if zs[j].contains(&z) {
-                        for y in ys[j].clone() {
-                            compute(j, y, z);
-                        }
-                    }
-                }
-                // Published in both modes: a later tile of this pass may run by neighbours
-                // while this one ran with the barrier.
-                finished += 1;
-                self.progress.finish(tid, finished);
-                if !by_neighbours && barrier.wait().is_err() {
-                    return;
-                }
+            if !self.unit::<FORCED>(&mut w, unit) {
+                return;
             }
         }
         // The team's join publishes the streamed rows.
         stream::fence();
-        if !check.sum().is_finite() {
+        if !w.check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs the pipeline over work unit `unit` (a tile's chunk of z): rows in batches for a
+    /// ring of rows, planes in steps closed by the group's barrier or by waiting for the two
+    /// neighbouring members otherwise. False if the barrier was poisoned (a member panicked).
+    fn unit<const FORCED: bool>(&self, w: &mut Worker<T>, unit: usize) -> bool {
+        let b = &self.blocking;
+        let tile = &b.tiles[unit % b.tiles.len()];
+        let chunk = &self.chunks[unit / b.tiles.len()];
+        let (steps, z1) = b.pipeline(chunk, w.behind);
+        let origin = ring_origin::<T>(b, tile);
+        let spans = self.unit_spans(w, tile, chunk, origin);
+        if let Slots::Rows { height, .. } = self.layout.slots {
+            self.row_batches::<FORCED>(w, &spans, z1, origin[1], height);
+            return true;
+        }
+        let by_neighbours = w.m.size > 1 && self.neighbours_suffice(tile, w.m.size);
+        self.plane_steps::<FORCED>(w, &spans, steps, z1, by_neighbours)
+    }
+
+    /// Each level's storage, columns, rows (member `w`'s share) and planes in the unit of
+    /// `tile` and `chunk`, whose level 1 starts at `origin` in the ring.
+    fn unit_spans(
+        &self,
+        w: &mut Worker<T>,
+        tile: &[std::ops::Range<isize>; 2],
+        chunk: &std::ops::Range<isize>,
+        origin: [isize; 2],
+    ) -> UnitSpans<T> {
+        let b = &self.blocking;
+        let d = b.dim_t;
+        let m = w.m;
+        let xs: Vec<(usize, usize)> = (0..=d)
+            .map(|j| {
+                let r = b.level(tile, 0, j.max(1));
+                (r.start as usize, r.end as usize)
+            })
+            .collect();
+        UnitSpans {
+            levels: (0..=d).map(|j| self.level(m.group, j, origin)).collect(),
+            staged: w.stage.level(xs[d].0),
+            xs,
+            ys: (0..=d)
+                .map(|j| Self::share(b.level(tile, 1, j.max(1)), m.local, m.size))
+                .collect(),
+            zs: (0..=d).map(|j| b.z_range(j.max(1), chunk)).collect(),
+        }
+    }
+
+    /// A one-thread group's unit with rings of rows (see `keeps_rows`): at tick t (a multiple
+    /// of ROW_BATCH) level j computes the rows at positions n = t − (j − 1)·(height + 1) and
+    /// the next ROW_BATCH − 1, position n being plane z1 + n / height and row
+    /// origin_y + n mod height, where they lie in the level's region; rows (y + 1, z + 1) and
+    /// before of level j − 1 are done by then.
+    fn row_batches<const FORCED: bool>(
+        &self,
+        w: &mut Worker<T>,
+        spans: &UnitSpans<T>,
+        z1: isize,
+        origin_y: isize,
+        height: usize,
+    ) {
+        let d = self.blocking.dim_t;
+        let h = height as isize;
+        let row_lag = h + 1;
+        let ticks = (1..=d)
+            .map(|j| (spans.zs[j].end - z1) * h + (j as isize - 1) * row_lag)
+            .max()
+            .unwrap_or(0);
+        let batch = ROW_BATCH as isize;
+        for t in (0..ticks).step_by(ROW_BATCH) {
+            for j in 1..=d {
+                let n0 = t - (j as isize - 1) * row_lag;
+                if n0 + batch <= 0 {
+                    break;
+                }
+                for n in n0.max(0)..n0 + batch {
+                    let (z, y) = (z1 + n / h, origin_y + n % h);
+                    if spans.zs[j].contains(&z) && spans.ys[j].contains(&y) {
+                        self.compute::<FORCED>(w, spans, j, y, z);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A unit with rings of planes: `steps` pipeline steps, level `j` computing plane
+    /// `z1 + s − lag·(j − 1)` at step `s`, each step closed by the barrier or, where
+    /// `by_neighbours`, by waiting for the two neighbouring members. False if the barrier was
+    /// poisoned.
+    fn plane_steps<const FORCED: bool>(
+        &self,
+        w: &mut Worker<T>,
+        spans: &UnitSpans<T>,
+        steps: usize,
+        z1: isize,
+        by_neighbours: bool,
+    ) -> bool {
+        let barrier = self.sync.barrier(w.m);
+        for s in 0..steps as isize {
+            if by_neighbours
+                && self
+                    .progress
+                    .wait(w.neighbours, w.finished, barrier)
+                    .is_err()
+            {
+                return false;
+            }
+            for j in 1..=self.blocking.dim_t {
+                let z = z1 + s - w.behind as isize * (j as isize - 1);
+                if spans.zs[j].contains(&z) {
+                    for y in spans.ys[j].clone() {
+                        self.compute::<FORCED>(w, spans, j, y, z);
+                    }
+                }
+            }
+            // Published in both modes: a later tile of this pass may run by neighbours while
+            // this one ran with the barrier.
+            w.finished += 1;
+            self.progress.finish(w.tid, w.finished);
+            if !by_neighbours && barrier.wait().is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Computes row (y, z) of level `j` from level `j − 1`: into the ring, or for the last
+    /// level into the staging row and from there to the lattice.
+    #[inline(always)]
+    fn compute<const FORCED: bool>(
+        &self,
+        w: &mut Worker<T>,
+        spans: &UnitSpans<T>,
+        j: usize,
+        y: isize,
+        z: isize,
+    ) {
+        let (x0, x1) = spans.xs[j];
+        let levels = &spans.levels;
+        let d = self.blocking.dim_t;
+        let last = j == d;
+        let out = if last { &spans.staged } else { &levels[j] };
+        let mut row = Row::new(&levels[j - 1], out, &self.bytes, y, z);
+        // Face walls keep their populations: ring levels leave them out, the last level copies
+        // them from the pass's source (see `FaceWalls`).
+        if last {
+            row.copy_face_walls_from(&levels[0], y, z);
+        } else {
+            row.skip_face_walls();
+        }
+        // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1 (mapped) at
+        // columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each level's region is the next
+        // one's grown by one), finished in earlier steps or, in a one-thread group, earlier in
+        // this one; each class's slots still hold the planes (`ring_slots`) or rows
+        // (`row_slots`) it is read from. Row (y, z) of level j < d is this thread's alone in
+        // this step and lies in slots no other thread reads in this step (in a one-thread group
+        // level j + 1 reads it later, after this write). The last level goes to this thread's
+        // staging row, which covers the level's columns, and from there to row (y, z) of the
+        // lattice, which no other thread writes (tiles' outputs are disjoint); its face walls
+        // read row (y, z) of the source lattice, which nothing writes in the pass.
+        unsafe {
+            if last {
+                self.kernel.row::<FORCED, true>(&row, x0, x1, &mut w.check);
+                stage::stream_row(&spans.staged, &levels[d], y, z, x0, x1);
+            } else {
+                self.kernel
+                    .row::<FORCED, false>(&row, x0, x1, &mut w.unchecked)
+            }
         }
     }
 
@@ -504,7 +608,7 @@ impl<T: FlowReal> Pass<'_, T> {
         if b.modes[1] == Mode::Whole {
             return false;
         }
-        (2..=b.depth).all(|j| {
+        (2..=b.dim_t).all(|j| {
             let below = b.level(tile, 1, j - 1);
             (0..size).all(|t| {
                 let rows = Self::share(b.level(tile, 1, j), t, size);

@@ -25,10 +25,10 @@ use crate::{Lane, Real, SimdVec};
 
 /// How many vectors ahead of the current one the bulk loop asks for its rows. Four vectors:
 /// 128 bytes with 8 lanes, tuned on the 2-core AVX2 EPYC (d3q19 `f32` 160³, 1 thread: naive
-/// 51-54 MLUPS without prefetch, 57-64 with; 256 and 512 bytes no better); 256 bytes with 16,
-/// measured in session 30 (16-core Xeon, 256³ `f32` blocked at `dim_T` 2: 934, 816, 810 MLUPS
-/// against 775, 756, 800 at 128 bytes; 2-core Zen 5 EPYC, 192³ at `dim_T` 4: 357 against 339).
-/// `f64` with AVX-512 takes the same 256 bytes, unmeasured apart.
+/// 51-54 MLUPS without prefetch, 57-64 with; 256 and 512 bytes no better); 256 bytes with 16
+/// (on the H100 machine's 16-core Xeon host, 256³ `f32` blocked at `dim_t` 2: 934, 816, 810
+/// MLUPS against 775, 756, 800 at 128 bytes; on the 2-core AMD EPYC Zen 5, 192³ at `dim_t` 4:
+/// 357 against 339). `f64` with AVX-512 takes the same 256 bytes, not measured on its own.
 const PREFETCH_VECTORS: usize = 4;
 
 /// How a neighbour's row or plane coordinate maps to a stored one along y or z.
@@ -296,14 +296,14 @@ pub(crate) struct Row<T> {
 /// node uses them (a population pulled from a wall is loaded but replaced by the bounced-back
 /// one), so the ring levels of a blocked pass can leave them out and the last level copy them
 /// from the pass's source. Most of the 19 rows a face wall copies are rows no other node of
-/// its row reads, so each copy waits on cache misses at the end of its row (on the 2-core
+/// its row reads, so each copy waits on cache misses at the end of its row (on the 2-core AMD EPYC
 /// Zen 5, 7.7% of a blocked pass's samples; leaving them out of the ring levels gained 2-4%
-/// there and nothing measurable on the 16-core host, where the last level's copy waits as level
-/// 1's did). Prefetching those lines at the row's start lost time on the host (session 35,
-/// run E), and neither at the row's start nor a row ahead did it pay on the Zen 5 (session 36),
-/// so they are not prefetched (apart from the few that `FlowKernel::prefetch_end` asks for the
-/// end vectors). The last level's copy still costs the host about 3-5% (session 36, run B: a
-/// build without it, wrong at the walls, ran that much faster).
+/// there and nothing measurable on the H100 machine's 16-core host, where the last level's copy
+/// waits as level 1's did). Prefetching those lines at the row's start costs time on that host,
+/// and neither at the row's start nor a row ahead does it pay on the Zen 5, so they are not
+/// prefetched (apart from the few that `FlowKernel::prefetch_end` asks for the end vectors).
+/// The last level's copy costs that host about 3-5% (a build without it, wrong at the walls,
+/// runs that much faster).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FaceWalls<T> {
     /// Copied from the level below (`Row::own`).
@@ -324,8 +324,8 @@ impl<T> Row<T> {
         y: isize,
         z: isize,
     ) -> Row<T> {
-        // Written out rather than through `array::map`, whose closures were not inlined: the
-        // set-up of a row cost as much as five vectors of nodes.
+        // Written out rather than through `array::map`, whose closures are not inlined there:
+        // the set-up of a row would cost as much as five vectors of nodes.
         // Class `c` (see `z_class`) pulls from plane `z − 1 + c`; bounce-back reads plane `z`.
         let near = src.neighbourhood(y, z);
         let outs = out.own_offsets(y, z);
@@ -353,8 +353,8 @@ impl<T> Row<T> {
     }
 
     /// Leaves the row's wall nodes on the x faces out (see [`FaceWalls::Skip`]). Set in place:
-    /// moved into a new value, the row was copied right after it was written, wide loads of
-    /// narrow stores (11% of the row set-up's samples on the 2-core Zen 5).
+    /// moved into a new value, the row would be copied right after it is written, wide loads of
+    /// narrow stores (11% of the row set-up's samples on the 2-core AMD EPYC Zen 5).
     #[inline(always)]
     pub(crate) fn skip_face_walls(&mut self) {
         self.face_walls = FaceWalls::Skip;
@@ -438,13 +438,13 @@ impl<T: FlowReal> FlowKernel<T> {
         }
     }
 
-    /// The kernel for a sweep that writes its outputs to memory (the naive engine): the bulk
-    /// loop asks for the 19 output rows ahead as well, so the reads a store into a line not in
-    /// cache makes (write-allocate) overlap instead of waiting one by one. Session 30, 16-core
-    /// Xeon, 256³ `f32`, naive: 531-636 MLUPS with, 474-573 without (81-97 GB/s against the
-    /// measured 91; at the 256 bytes ahead kept for 16 lanes 602-612 against 494-573); 2-core
-    /// EPYC (Zen 5): no change. The blocked engine writes to cache-resident rings and staging
-    /// rows, where it only costs instructions.
+    /// The kernel for a sweep that writes its outputs to memory (the naive engine): the bulk loop
+    /// asks for the 19 output rows ahead as well, so the reads a store into a line not in cache
+    /// makes (write-allocate) overlap instead of waiting one by one. On the H100 machine's 16-core
+    /// Xeon host, 256³ `f32`, naive: 531-636 MLUPS with, 474-573 without (81-97 GB/s against the
+    /// measured 91; at the 256 bytes ahead kept for 16 lanes 602-612 against 494-573); on the
+    /// 2-core AMD EPYC Zen 5: no change. The blocked engine writes to cache-resident rings and
+    /// staging rows, where it only costs instructions.
     pub(crate) fn streaming(lat: &Lattice<T>) -> FlowKernel<T> {
         FlowKernel {
             prefetch_outputs: true,
@@ -587,9 +587,9 @@ impl<T: FlowReal> FlowKernel<T> {
     /// (`c_x = SIDE` streams in from it), the rows bounced back from (`own` of the opposite
     /// directions, `c_x = −SIDE`). No bulk node of the row reads those lines, so each load
     /// waited on a cache miss (from memory at level 1); asked for at the row's start, they
-    /// arrive while the row's bulk is computed (session 36: 2-core Zen 5, 192³ `f32` blocked
-    /// 429-451 MLUPS with the prefetch, 428-454 with the first vector also moved last, 413-420
-    /// with neither).
+    /// arrive while the row's bulk is computed (on the 2-core AMD EPYC Zen 5, 192³ `f32`
+    /// blocked: 429-451 MLUPS with the prefetch, 428-454 with the first vector also moved last,
+    /// 413-420 with neither).
     ///
     /// # Safety
     /// The class row must be readable at `x .. x + LANES` (the other addresses are only
@@ -612,9 +612,9 @@ impl<T: FlowReal> FlowKernel<T> {
     }
 
     /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row). Not
-    /// inlined: its general path is large, and the row's three call sites inlined it three
-    /// times over, more hot code than the instruction caches keep (session 36, 2-core Zen 5,
-    /// 192³ `f32` blocked: 473-493 MLUPS out of line against 452-457 inlined).
+    /// inlined: its general path is large, and the row's three call sites would inline it three
+    /// times over, more hot code than the instruction caches keep (on the 2-core AMD EPYC
+    /// Zen 5, 192³ `f32` blocked: 473-493 MLUPS out of line against 452-457 inlined).
     #[inline(never)]
     unsafe fn vector<const FORCED: bool, const CHECK: bool>(
         &self,
@@ -795,8 +795,8 @@ impl<T: FlowReal> FlowKernel<T> {
 
     /// Any nodes: the bulk computation plus the fix-ups their class bytes ask for. The 19
     /// populations are named one by one (no loop over a direction index), so they stay in
-    /// registers: selected into an array in a loop, each was stored to the stack under a mask
-    /// and reloaded whole, which the store buffer cannot forward.
+    /// registers: selected into an array in a loop, each would be stored to the stack under a
+    /// mask and reloaded whole, which the store buffer cannot forward.
     #[inline(always)]
     unsafe fn general<L: FlowLane<Scalar = T>, const FORCED: bool, const CHECK: bool>(
         &self,

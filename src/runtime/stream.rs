@@ -5,7 +5,7 @@
 //! copy them out with this: the lattice-Boltzmann kernel writes 19 arrays at once, more
 //! streams than the CPU's write-combining buffers hold, so it copies one array at a time; the
 //! stencil engine does so when the grid does not fit in the last-level cache. (Non-temporal
-//! stores straight from the stencil's row kernel, between its loads and arithmetic, ran slower
+//! stores straight from the stencil's row kernel, between its loads and arithmetic, are slower
 //! than ordinary stores and than this copy: a tight copy loop fills each write-combining buffer
 //! at once.)
 
@@ -38,7 +38,8 @@ pub(crate) unsafe fn stream_copy<T: Copy>(dst: *mut T, src: *const T, len: usize
 
 /// Whole lines from `s` to the line-aligned `d` with non-temporal stores, as wide as the target
 /// allows: one AVX-512 store per line, two AVX or four SSE2 ones (with 16-byte stores this loop
-/// took 6% of a one-thread blocked star7 pass on the 16-core host; 64-byte ones gained 1-5%).
+/// took 6% of a one-thread blocked star7 pass on the H100 machine's 16-core host; 64-byte ones
+/// gained 1-5%).
 ///
 /// # Safety
 /// `d` is line-aligned; both ranges hold `bytes` (a multiple of the line) and do not overlap.

@@ -257,8 +257,8 @@ __device__ __forceinline__ void pull_node(
     }
 #endif
     const bool ok = collide_node(f, cls, n, flags, bc);
-    // Plain stores: streaming (evict-first) stores measured slower on an H100 (256^3: f32
-    // 14,565 instead of 15,221 MLUPS, f64 8,475 instead of 8,662).
+    // Plain stores: streaming (evict-first) stores measured slower on the H100 80GB HBM3 (256^3:
+    // f32 14,565 instead of 15,221 MLUPS, f64 8,475 instead of 8,662).
 #pragma unroll
     for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = f[i];
     if (!ok) *non_finite = 1;

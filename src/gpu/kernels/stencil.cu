@@ -20,8 +20,8 @@
 // Every kernel takes its pass number `pass` (counted from 1 since the host last read the flag)
 // and the flag: a pass that writes a non-finite value stores its number there, and every later
 // pass leaves both buffers alone. The host reads the flag once per many passes instead of after
-// every launch (a wait and a copy per launch cost gpu-naive star7 f32 3% on an H100, gpu-blocked
-// 2%; session 23) and still finds the input of the pass that went bad.
+// every launch (a wait and a copy per launch cost gpu-naive star7 f32 3% on the H100 80GB HBM3,
+// gpu-blocked 2%) and still finds the input of the pass that went bad.
 
 #define W (2 * RADIUS + 1)
 
@@ -46,8 +46,8 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
                                          int pass, int* __restrict__ non_finite)
 {
     // Read now, needed only at the first store: waiting for the flag before streaming cost 7%
-    // (H100, star7 f32 512^3, back to back: 255 G updates/s against 275 without a check and 276
-    // with the stores tested; session 23). A pass after a failed one still reads its input.
+    // (H100 80GB HBM3, star7 f32 512^3, back to back: 255 G updates/s against 275 without a
+    // check and 276 with the stores tested). A pass after a failed one still reads its input.
     const bool failed = earlier_pass_failed(pass, non_finite);
     constexpr REAL c[] = COEF;
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -112,16 +112,15 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // cells lie in the ghost zone of width R*BT that the pass discards. Fixed boundary cells are
 // reloaded from the source instead of computed.
 //
-// SKEW chooses how the levels of one step meet. With SKEW 0 level t+1 takes level t's plane
-// within the same step (LAG = R): BT barriers per step, each after a chain of dependent work.
-// With SKEW 1 level t+1 takes the plane that level t completed in the step before, so each level
-// works LAG = R+1 planes behind the one below; all BT levels then exchange their planes through
-// shared memory together, behind one barrier per step, and their arithmetic is independent, at
-// the cost of registers and shared memory. Measured on an H100 (star7 512^3, G updates/s,
-// SKEW 0 -> 1): f32 b_T 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape),
-// 32x8x4 321 -> 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2 209 -> 237
-// (the best f64 shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only
-// (src/gpu/source.rs).
+// SKEW chooses how the levels of one step meet. With SKEW 0 level t+1 takes level t's plane within
+// the same step (LAG = R): BT barriers per step, each after a chain of dependent work. With SKEW 1
+// level t+1 takes the plane that level t completed in the step before, so each level works LAG =
+// R+1 planes behind the one below; all BT levels then exchange their planes through shared memory
+// together, behind one barrier per step, and their arithmetic is independent, at the cost of
+// registers and shared memory. Measured on the H100 80GB HBM3 (star7 512^3, G updates/s, SKEW 0 ->
+// 1): f32 b_T 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape), 32x8x4 321 ->
+// 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2 209 -> 237 (the best f64
+// shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only (src/gpu/source.rs).
 // ---------------------------------------------------------------------------------------------
 #if defined(BT) && !defined(RX) // RX selects stencil_shuffle.cu instead
 #define TX BX
@@ -136,9 +135,9 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // Planes each shared-memory buffer holds: one per level when skewed, else one.
 #define SPLANES (SKEW ? BT : 1)
 
-// A second __launch_bounds__ argument, even 1, changes ptxas's scheduling (measured on an H100,
-// star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it, 266
-// with 1), so it is given only when MIN_BLOCKS asks for more than one block per SM.
+// A second __launch_bounds__ argument, even 1, changes ptxas's scheduling (measured on the H100
+// 80GB HBM3, star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it,
+// 266 with 1), so it is given only when MIN_BLOCKS asks for more than one block per SM.
 #if defined(MIN_BLOCKS) && MIN_BLOCKS > 1
 #define BLOCKED_BOUNDS __launch_bounds__(BX * BY, MIN_BLOCKS)
 #else

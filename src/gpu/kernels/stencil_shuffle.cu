@@ -1,9 +1,9 @@
 // gpu-blocked for star stencils, x neighbours by warp shuffle: N.5D blocking as in the
 // shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
 // accumulators of every level in registers), with the in-plane exchange rearranged so that a
-// computed cell costs fewer instructions (measured on an H100, star7 f32 512^3, 240 steps: 816-822
-// G updates/s at b_T 4 with 32x16 threads, 2x3 cells each, against 360 for the best shared-memory
-// shape; the README's session-20 to -22 notes give the shapes).
+// computed cell costs fewer instructions (measured on the H100 80GB HBM3, star7 f32 512^3, 240
+// steps: 816-822 G updates/s at b_T 4 with 32x16 threads, 2x3 cells each, against 360 for the best
+// shared-memory shape; the STAGES, SKEW and INNER notes below give the shapes measured).
 //
 // Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):
 //   RX      cells per thread along x; one warp of 32 lanes spans a row of 32*RX cells
@@ -11,7 +11,7 @@
 //   BY      warps per block, stacked along y: the tile is 32*RX x BY*RY cells
 //   BT      as for the shared-memory kernel; REAL2 the two-element vector of REAL;
 //   STAGES  planes of level 0's input held in shared memory (at least 1): plane p+STAGES-1 is
-//           copied (cp.async) while plane p is computed. Measured in session 22 (H100, star7
+//           copied (cp.async) while plane p is computed. Measured on the H100 80GB HBM3 (star7
 //           f32 512^3, b_T 3, 32x8 threads, 2x3 cells, G updates/s): loads into registers one
 //           plane ahead with an L2 prefetch 2 planes ahead 600 (long-scoreboard stalls 1.5 per
 //           issued instruction: DRAM latency outlasted a plane's work), 3 stages 686 (0.3);
@@ -28,9 +28,9 @@
 //           loop with constant coefficients and no tests per cell (shuffle_tile<false>); 0: every
 //           tile takes the tested one. Measured on an H200 against INNER 0, same card, 512^3,
 //           G updates/s: f64 star7 306 -> 320, star:2 145 -> 152, star:3 117 -> 125; f32 star7
-//           586 -> 559, star:2 305 -> 306, star:3 216 -> 226 (session 21); with the staged
-//           planes (session 22, H100, star7 f32 b_T 3 32x8 2x3) 644 -> 672, and b_T 4 32x12
-//           without it spilled (483 against 682). On by default in both precisions.
+//           586 -> 559, star:2 305 -> 306, star:3 216 -> 226 (shared-memory input); with the
+//           staged planes (H100 80GB HBM3, star7 f32 b_T 3 32x8 2x3) 644 -> 672, and b_T 4
+//           32x12 without it spilled (483 against 682). On by default in both precisions.
 //
 // - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
 //   ends get their own value back, junk that stays inside the ghost zone of width R*BT.
@@ -242,8 +242,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                 {
                     const bool more = p + STAGES - 1 < zh;
                     // Recomputed each step: running offsets cost registers (b_T 3, 32x8 threads,
-                    // 2x3 cells: 150 against 128, one block per SM instead of two, 578 G
-                    // updates/s against 686; session 22).
+                    // 2x3 cells, H100 80GB HBM3: 150 against 128, one block per SM instead of
+                    // two, 578 G updates/s against 686).
                     const REAL* const ahead = src + (p + STAGES - 1) * plane + base;
                     REAL* const wr = stage + (stage_rd == 0 ? STAGES - 1 : stage_rd - 1) * STAGE_ELEMS;
 #pragma unroll
@@ -284,7 +284,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     // Publish the rows other warps need, alternating between the two buffers
                     // level by level; with BT even the buffer is known at compile time (H100,
                     // star7 f32 512^3, b_T 4, 32x16 threads 2x3 cells: 811 / 814 G updates/s
-                    // with a run-time index, 819 / 815 without; session 23).
+                    // with a run-time index, 819 / 815 without).
                     REAL* const s = smem + (BT % 2 == 0 ? t % 2 : buffer) * BUF_ELEMS;
                     if (BT % 2 != 0) buffer ^= 1;
 #pragma unroll

@@ -5,7 +5,8 @@ Every `crate::`, `super::` and `self::` path in a file, and every path that star
 the file's own child modules (in `use` items, including nested `{...}` groups, and in
 expressions), is resolved to the source file that defines what it names: the deepest module on
 the path, or, where that module only re-exports the item (`pub use`), the module the item comes
-from. A file's inline unit-test module is part of the file; `mod x;` declarations are not imports. The files and their edges form a graph;
+from. A file's inline unit-test module is part of the file, and modules declared under
+`#[cfg(test)]` are left out; `mod x;` declarations are not imports. The files and their edges form a graph;
 any strongly connected component of more than one file is an import circle, printed with the
 edges inside it. Exit status 1 when a circle exists.
 
@@ -148,6 +149,12 @@ def main():
             if n.endswith(".rs"):
                 p = os.path.join(root, n)
                 files[module_of(p, src)] = p
+    # Modules declared under `#[cfg(test)]` (`#[cfg(test)] mod x;`) are tests, not part of the
+    # library's structure.
+    for m, p in list(files.items()):
+        text = open(p, encoding="utf-8").read()
+        for t in re.findall(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text):
+            files.pop(m + (t,), None)
     modules = set(files)
     edges = {m: set() for m in modules}
     texts, kids = {}, {}

@@ -7,42 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::kernel::KernelCost;
-use super::model::{Bound, Candidate};
 use super::Engine;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::DType;
-
-/// Launch parameters and model details of a GPU configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GpuLaunch {
-    /// Threads per block `[x, y]`.
-    pub block: [usize; 2],
-    /// Cells per thread along y (register tiling).
-    pub ry: usize,
-    /// Cells per thread along x of the shuffle kernel (x neighbours by warp shuffle, stars
-    /// only); 0 for the shared-memory kernel.
-    #[serde(default)]
-    pub rx: usize,
-    /// The shuffle kernel's level schedule: skewed (all levels exchange their planes behind one
-    /// barrier per plane) or not (a barrier per level).
-    #[serde(default)]
-    pub skew: bool,
-    /// Output planes per block along z (division of the streaming dimension, AN5D's h_SN).
-    pub stream_block: usize,
-    /// The model's register estimate per thread.
-    pub registers: usize,
-    /// Dynamic shared memory per block, bytes.
-    pub shared_bytes: usize,
-    /// Resident blocks per SM the model expects.
-    pub blocks_per_sm: usize,
-    /// Thread blocks per pass.
-    pub blocks: usize,
-    /// Model times of one pass, milliseconds: compute, shared memory, global memory.
-    pub times_ms: [f64; 3],
-    /// SM utilisation (wave quantisation and latency hiding), 0..1.
-    pub sm_efficiency: f64,
-}
 
 /// A user-chosen GPU launch shape: threads per block, cells per thread in y (and in x for the
 /// shuffle kernel), stream block.

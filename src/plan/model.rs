@@ -14,8 +14,7 @@
 //! several threads cost: a spin barrier per pipeline step and the rows each thread reads from
 //! its neighbours' caches.
 
-use serde::{Deserialize, Serialize};
-
+use super::candidate::{Bound, Candidate};
 use super::compute::LATTICE_PROBE_ROW;
 use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
@@ -112,62 +111,6 @@ pub fn square_tile(cache_bytes: usize, e: usize, r: usize, dim_t: usize, lanes: 
         .floor() as usize;
     let lanes = lanes.max(1);
     (side / lanes * lanes).max(lanes)
-}
-
-/// What limits a configuration in the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bound {
-    /// Memory bandwidth.
-    Memory,
-    /// Arithmetic and load/store throughput.
-    Compute,
-    /// GPU shared-memory bandwidth.
-    SharedMemory,
-}
-
-impl std::fmt::Display for Bound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Bound::Memory => "memory",
-            Bound::Compute => "compute",
-            Bound::SharedMemory => "shared",
-        })
-    }
-}
-
-/// One configuration the planner considered, with the model's verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Candidate {
-    /// Engine.
-    pub engine: Engine,
-    /// Time steps per pass.
-    pub dim_t: usize,
-    /// Loaded tile `dim_X × dim_Y` (the whole XY plane for unblocked engines).
-    pub tile: [usize; 2],
-    /// Redundant-work factor for this grid and tiling (1.0 = none).
-    pub kappa: f64,
-    /// Bytes of on-chip storage the configuration keeps live (eq. 1; for a lattice its rings
-    /// and one plane of each population streamed in).
-    pub working_set: usize,
-    /// Compute-bound rate, million updates per second.
-    pub compute_mups: f64,
-    /// Memory-bound rate, million updates per second.
-    pub memory_mups: f64,
-    /// The predicted rate: min(compute, memory) / κ, or on measured machines for streaming
-    /// stencils the rate whose time is the sum of both (see the module docs); blocked
-    /// candidates also carry the tile groups' balance, barrier and remote-row factors.
-    pub predicted_mups: f64,
-    /// Which limit binds.
-    pub bound: Bound,
-    /// GPU launch parameters and model details (GPU engines only).
-    pub gpu: Option<super::gpu_model::GpuLaunch>,
-    /// Measured rate, million updates per second, when the configuration was autotuned.
-    pub measured_mups: Option<f64>,
-    /// Threads per tile group of the blocked CPU engine (the whole team for other engines;
-    /// 0 for GPU engines).
-    #[serde(default)]
-    pub tile_threads: usize,
 }
 
 /// Inputs common to every candidate.

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::candidate::Candidate;
 use super::kernel::Kernel;
-use super::model::Candidate;
 use crate::gpu::gpu;
 use crate::gpu::stencil::{advance, blocked_kernel, blocked_shape, gpu_err, Layout, Scratch};
 use crate::{DType, Grid, Real, Result, Stencil};

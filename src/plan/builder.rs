@@ -1,0 +1,172 @@
+//! [`PlanBuilder`]: a request for a plan, with the choices the user fixes. Planning itself
+//! ([`PlanBuilder::build`]) is in `choose.rs`.
+
+use super::gpu_model::GpuShape;
+use super::kernel::Kernel;
+use super::limits::{DEFAULT_CACHE_SHARE, LATTICE_CACHE_SHARE};
+use super::machine::Machine;
+use crate::engine::Engine;
+use crate::tuning::Tuning;
+use crate::DType;
+
+/// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
+#[derive(Clone, Debug)]
+pub struct PlanBuilder {
+    pub(super) kernel: Kernel,
+    pub(super) dtype: DType,
+    pub(super) dims: [usize; 3],
+    pub(super) engine: Option<Engine>,
+    pub(super) dim_t: Option<usize>,
+    pub(super) tile: Option<[usize; 2]>,
+    pub(super) threads: Option<usize>,
+    pub(super) tile_threads: Option<usize>,
+    pub(super) z_chunks: Option<usize>,
+    pub(super) pin: bool,
+    /// `None`: [`DEFAULT_CACHE_SHARE`], or [`LATTICE_CACHE_SHARE`] for lattices.
+    pub(super) cache_share: Option<f64>,
+    pub(super) machine: Option<Machine>,
+    /// GPU configurations to time on the device (0: trust the model).
+    pub(super) autotune: usize,
+    pub(super) gpu_shape: Option<GpuShape>,
+    pub(super) in_place: bool,
+}
+
+impl PlanBuilder {
+    /// Starts a plan for `kernel` on `dims` cells of `dtype`, every choice left to the planner.
+    pub fn new(kernel: impl Into<Kernel>, dtype: DType, dims: [usize; 3]) -> Self {
+        PlanBuilder {
+            kernel: kernel.into(),
+            dtype,
+            dims,
+            engine: None,
+            dim_t: None,
+            tile: None,
+            threads: None,
+            tile_threads: None,
+            z_chunks: None,
+            pin: true,
+            cache_share: None,
+            machine: None,
+            autotune: 0,
+            gpu_shape: None,
+            in_place: false,
+        }
+    }
+
+    /// Fixes the engine.
+    pub fn engine(mut self, engine: Engine) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// Fixes `dim_T`, the time steps per pass (implies the blocked engine unless one is fixed).
+    pub fn dim_t(mut self, dim_t: usize) -> Self {
+        self.dim_t = Some(dim_t);
+        self
+    }
+
+    /// Fixes the loaded tile size `[dim_X, dim_Y]` (implies the blocked engine).
+    pub fn tile(mut self, tile: [usize; 2]) -> Self {
+        self.tile = Some(tile);
+        self
+    }
+
+    /// Fixes the number of threads.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Fixes the threads per tile group of the blocked engine (implies the blocked engine): the
+    /// team is cut into ⌈threads / n⌉ groups of near-equal size, each claiming tiles (or their
+    /// z chunks, see [`PlanBuilder::z_chunks`]) with its own ring buffers and barrier; `n` =
+    /// threads is the 3.5D paper's scheme (all threads on every tile). Values above the thread
+    /// count are clamped to it, and the plan reports the largest group it makes (12 threads in
+    /// groups of at most 8 are 2 groups of 6).
+    pub fn tile_threads(mut self, n: usize) -> Self {
+        self.tile_threads = Some(n);
+        self
+    }
+
+    /// Fixes how many chunks the blocked CPU engine cuts the z axis into (asks for a blocked
+    /// engine, like a `dim_T` or tile; ignored if the GPU one is chosen). Tile groups claim one
+    /// tile's chunk at a time, so cores that run slower (busy hyperthread siblings, other
+    /// tenants) take fewer; each chunk recomputes a halo of `R·(dim_T − j)` planes per side at
+    /// level `j`. By default the planner gives each group about six units; values above the
+    /// interior's planes are clamped to it.
+    pub fn z_chunks(mut self, n: usize) -> Self {
+        self.z_chunks = Some(n);
+        self
+    }
+
+    /// Whether worker threads are pinned to cores (default: yes).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Share of the last-level cache to budget for blocking buffers (default 0.5 for stencils,
+    /// 1 for lattices).
+    pub fn cache_share(mut self, share: f64) -> Self {
+        self.cache_share = Some(share);
+        self
+    }
+
+    /// Times the GPU model's best five blocking configurations on the device and keeps the
+    /// fastest (remembered per device, kernel, precision and size, in this process and on disk).
+    pub fn autotune(mut self, on: bool) -> Self {
+        self.autotune = if on { crate::plan::tune::TIMED } else { 0 };
+        self
+    }
+
+    /// Times the GPU model's best `count` blocking configurations and keeps the fastest (a count
+    /// other than the default five always times afresh); [`Plan::candidates`] then lists every
+    /// timed one with its measured and predicted speed: how far the model can be trusted here.
+    pub fn autotune_top(mut self, count: usize) -> Self {
+        self.autotune = count;
+        self
+    }
+
+    /// Fixes the GPU blocked kernel's launch shape (threads per block, cells per thread in y,
+    /// planes per stream block); with it, `dim_t` and the tile height follow from `block` and
+    /// `ry`, and configurations the model would prune for register pressure are allowed.
+    pub fn gpu_shape(mut self, shape: GpuShape) -> Self {
+        self.gpu_shape = Some(shape);
+        self
+    }
+
+    /// Lattice-Boltzmann on the GPU only: keep one copy of the populations on the device and
+    /// update it in place (the AA pattern: even steps push each result to the slot its
+    /// neighbour will pull from, odd steps read and write a node's own slots) instead of
+    /// ping-ponging between two copies. It halves the device memory a lattice needs, so twice as
+    /// many nodes fit, at the same memory traffic per update. Implies `gpu-naive` when no engine
+    /// is fixed; inlets and outlets must then lie off the faces of closed axes.
+    pub fn in_place(mut self, on: bool) -> Self {
+        self.in_place = on;
+        self
+    }
+
+    /// Plans for `machine` instead of the detected one (what-if planning, tests). Such a plan
+    /// considers the GPU only when a GPU engine is fixed.
+    pub fn machine(mut self, machine: Machine) -> Self {
+        self.machine = Some(machine);
+        self
+    }
+
+    /// Sets the process's tuning knobs (see [`Tuning`]) before planning: the probes' figures
+    /// they replace and the GPU kernels' build options apply to this plan and every later one,
+    /// as `Tuning::install` does.
+    pub fn tuning(self, tuning: Tuning) -> Self {
+        tuning.install();
+        self
+    }
+
+    /// The share of the last-level cache to plan with: the user's, or the kernel's default.
+    pub(super) fn cache_share_or_default(&self) -> f64 {
+        self.cache_share.unwrap_or(if self.kernel.lbm().is_some() {
+            LATTICE_CACHE_SHARE
+        } else {
+            DEFAULT_CACHE_SHARE
+        })
+    }
+}

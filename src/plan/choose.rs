@@ -1,0 +1,567 @@
+//! How the planner chooses: [`PlanBuilder::build`] checks the request, rates every candidate
+//! with the CPU model (and the GPU model when a GPU may be used), applies the user's overrides
+//! and assembles the [`Plan`].
+
+use super::builder::PlanBuilder;
+use super::candidate::Candidate;
+use super::gpu_model::{self, GpuModel, GpuShape};
+use super::kernel::{Kernel, KernelCost};
+use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, PLANNER_MAX_DIM_T};
+use super::machine::Machine;
+use super::model::{self, ModelInput};
+use super::recipe::{Overrides, Plan};
+use super::tune;
+use crate::engine::Engine;
+use crate::gpu::{BlockedShape, GpuInfo};
+use crate::lbm::{Lattice, LbmKernel};
+use crate::{DType, Error, Grid, Real, Result, Stencil};
+
+impl Plan {
+    /// The planner's choice for `kernel` on `dims` cells of `dtype` on this machine.
+    pub fn new(kernel: impl Into<Kernel>, dtype: DType, dims: [usize; 3]) -> Result<Plan> {
+        PlanBuilder::new(kernel, dtype, dims).build()
+    }
+
+    /// The planner's choice for running `stencil` on `grid`.
+    pub fn for_grid<T: Real>(stencil: &Stencil, grid: &Grid<T>) -> Result<Plan> {
+        Plan::new(stencil.clone(), T::DTYPE, grid.dims())
+    }
+
+    /// The planner's choice for advancing `lattice` (its size, precision, periodicity and
+    /// forcing; the plan fits any lattice that shares them).
+    pub fn for_lattice<T: Real>(lattice: &Lattice<T>) -> Result<Plan> {
+        Plan::new(LbmKernel::of(lattice), T::DTYPE, lattice.dims())
+    }
+
+    /// This plan with the engine fixed to `engine` (other choices re-planned around it).
+    pub fn with_engine(&self, engine: Engine) -> Result<Plan> {
+        let mut b = self.rebuild().engine(engine);
+        if !engine.is_blocked() {
+            b.dim_t = None;
+            b.tile = None;
+        }
+        if engine != Engine::Blocked {
+            b.tile_threads = None;
+            b.z_chunks = None;
+        }
+        b.build()
+    }
+
+    /// This plan with `threads` threads.
+    pub fn with_threads(&self, threads: usize) -> Result<Plan> {
+        self.rebuild().threads(threads).build()
+    }
+}
+
+impl PlanBuilder {
+    /// Validates the request and runs the model.
+    pub fn build(mut self) -> Result<Plan> {
+        self.resolve_in_place()?;
+        self.validate()?;
+        let described = self.machine.is_some();
+        let machine = self
+            .machine
+            .take()
+            .unwrap_or_else(|| Machine::detect().clone());
+        let gpu_info = self.gpu_info(described)?;
+        let choice = Planning::new(&self, &machine).choose(gpu_info)?;
+        Ok(self.assemble(choice, machine, gpu_info))
+    }
+
+    /// In-place storage is for lattices on gpu-naive, which it picks when no engine is fixed.
+    fn resolve_in_place(&mut self) -> Result<()> {
+        if !self.in_place {
+            return Ok(());
+        }
+        if self.kernel.lbm().is_none() {
+            return Err(Error::InvalidPlan(
+                "in-place storage applies to lattice-Boltzmann kernels only".into(),
+            ));
+        }
+        match self.engine {
+            None => self.engine = Some(Engine::GpuNaive),
+            Some(Engine::GpuNaive) => {}
+            Some(e) => {
+                return Err(Error::InvalidPlan(format!(
+                    "in-place (AA) storage is implemented for gpu-naive only, not for '{e}'"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the kernel, the size and every number the user fixed.
+    fn validate(&self) -> Result<()> {
+        self.kernel.validate()?;
+        let fixed = self.kernel.fixed_boundary();
+        if self.dims.iter().any(|&n| n < 2 * fixed + 1) {
+            return Err(Error::GridTooSmall {
+                dims: self.dims,
+                radius: fixed,
+            });
+        }
+        if self.threads == Some(0) {
+            return Err(Error::InvalidPlan("threads must be at least 1".into()));
+        }
+        if self.tile_threads == Some(0) {
+            return Err(Error::InvalidPlan(
+                "threads per tile group must be at least 1".into(),
+            ));
+        }
+        if self.z_chunks == Some(0) {
+            return Err(Error::InvalidPlan("z chunks must be at least 1".into()));
+        }
+        if let Some(d) = self.dim_t {
+            if !(1..=MAX_DIM_T).contains(&d) {
+                return Err(Error::InvalidPlan(format!(
+                    "dim_T = {d} is outside 1..={MAX_DIM_T}"
+                )));
+            }
+        }
+        let cache_share = self.cache_share_or_default();
+        if !(cache_share > 0.0 && cache_share <= 1.0) {
+            return Err(Error::InvalidPlan(format!(
+                "cache share {cache_share} must be in (0, 1]"
+            )));
+        }
+        self.validate_engine_overrides()?;
+        // Sizes in bytes (values × 19 populations × 8 bytes × copies, and the engines' index
+        // arithmetic) must not overflow: leave 2^18 of headroom over the cell count.
+        let cells = self.dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if cells.and_then(|c| c.checked_mul(1 << 18)).is_none() {
+            return Err(Error::InvalidPlan(format!(
+                "a {:?} grid is too large to address",
+                self.dims
+            )));
+        }
+        Ok(())
+    }
+
+    /// Overrides that only the blocked engines take, refused for a fixed engine of another kind.
+    fn validate_engine_overrides(&self) -> Result<()> {
+        let Some(engine) = self.engine else {
+            return Ok(());
+        };
+        if !engine.is_blocked() && (self.dim_t.is_some_and(|d| d > 1) || self.tile.is_some()) {
+            return Err(Error::InvalidPlan(format!(
+                "dim_T and tile apply to the blocked engine, not to '{engine}'"
+            )));
+        }
+        if engine != Engine::Blocked && self.tile_threads.is_some() {
+            return Err(Error::InvalidPlan(format!(
+                "threads per tile group apply to the blocked CPU engine, not to '{engine}'"
+            )));
+        }
+        if engine != Engine::Blocked && self.z_chunks.is_some() {
+            return Err(Error::InvalidPlan(format!(
+                "z chunks apply to the blocked CPU engine, not to '{engine}'"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The GPU, asked for only when the plan may use it (CPU-only plans never load CUDA). A
+    /// described machine has no GPU unless a GPU engine is asked for: what-if plans for another
+    /// CPU must not depend on the GPU of the host they are computed on.
+    fn gpu_info(&self, described: bool) -> Result<Option<&'static GpuInfo>> {
+        Ok(match self.engine {
+            Some(e) if !e.is_gpu() => None,
+            None if described => None,
+            forced => match crate::gpu::detect_gpu() {
+                Ok(info) => Some(info),
+                Err(e) if forced.is_some() => return Err(e),
+                Err(_) => None,
+            },
+        })
+    }
+
+    /// The plan from the planner's `choice` for this request.
+    fn assemble(self, choice: Choice, machine: Machine, gpu: Option<&GpuInfo>) -> Plan {
+        let cost = self.kernel.cost(self.dtype);
+        let lattice = self.kernel.lbm().is_some();
+        let machine_bytes_per_op = machine.bytes_per_op(self.dtype, lattice);
+        Plan {
+            eta: model::eta(cost.bytes_per_op(), machine_bytes_per_op),
+            kernel_bytes_per_op: cost.bytes_per_op(),
+            machine_bytes_per_op,
+            engine: choice.chosen.engine,
+            dim_t: choice.chosen.dim_t,
+            tile: choice.tile,
+            chosen: choice.chosen,
+            candidates: choice.candidates,
+            overrides: Overrides {
+                engine: self.engine.is_some(),
+                dim_t: self.dim_t.is_some(),
+                tile: self.tile.is_some(),
+                threads: self.threads.is_some(),
+                tile_threads: self.tile_threads.is_some(),
+                z_chunks: self.z_chunks.is_some(),
+                gpu_shape: self.gpu_shape.is_some(),
+            },
+            tile_threads: choice.tile_threads,
+            z_chunks: choice.z_chunks,
+            kernel: self.kernel,
+            dtype: self.dtype,
+            dims: self.dims,
+            threads: choice.threads,
+            pin: self.pin,
+            cache_bytes: choice.cache_bytes,
+            machine,
+            gpu: gpu.cloned(),
+            in_place: self.in_place,
+        }
+    }
+}
+
+/// What the planner chose, before it becomes a [`Plan`].
+struct Choice {
+    chosen: Candidate,
+    candidates: Vec<Candidate>,
+    threads: usize,
+    tile: [usize; 2],
+    tile_threads: usize,
+    z_chunks: usize,
+    cache_bytes: usize,
+}
+
+/// One planning: the request, the model's inputs for this machine, and the thread counts.
+struct Planning<'a> {
+    b: &'a PlanBuilder,
+    input: ModelInput<'a>,
+    threads: usize,
+    /// Threads per tile group, when the user fixed them (at most `threads`).
+    tile_threads: Option<usize>,
+}
+
+impl<'a> Planning<'a> {
+    fn new(b: &'a PlanBuilder, machine: &'a Machine) -> Planning<'a> {
+        let threads = b.threads.unwrap_or(machine.cores);
+        let cache_share = b.cache_share_or_default();
+        Planning {
+            b,
+            threads,
+            tile_threads: b.tile_threads.map(|n| n.min(threads)),
+            input: ModelInput {
+                cost: b.kernel.cost(b.dtype),
+                kernel: &b.kernel,
+                dtype: b.dtype,
+                dims: b.dims,
+                threads,
+                cache_bytes: (machine.usable_llc_bytes() as f64 * cache_share) as usize,
+                machine,
+            },
+        }
+    }
+
+    /// Rates every candidate, picks one and settles its tile, groups and z chunks.
+    fn choose(&self, gpu: Option<&GpuInfo>) -> Result<Choice> {
+        let mut candidates = vec![self.input.naive()];
+        for d in 1..=PLANNER_MAX_DIM_T.max(self.b.dim_t.unwrap_or(1)) {
+            candidates.extend(self.input.best_blocked(d, self.b.tile, self.tile_threads));
+        }
+        let best_cpu_dim_t =
+            best(candidates.iter().filter(|c| c.engine == Engine::Blocked)).map_or(1, |c| c.dim_t);
+        let gpu_blocked = match (gpu, &self.b.kernel) {
+            (Some(info), Kernel::Lbm(_)) => self.lattice_gpu(info, &mut candidates)?,
+            (Some(info), Kernel::Stencil(s)) => {
+                self.stencil_gpu(info, s.is_box(), &mut candidates)?
+            }
+            (None, _) => Vec::new(),
+        };
+        let chosen = self.pick(&candidates, &gpu_blocked, best_cpu_dim_t)?;
+        Ok(self.settle(chosen, candidates))
+    }
+
+    /// The blocked CPU candidate at `dim_t` (the best depth when `None`) with the user's tile
+    /// or the model's, or why there is none.
+    fn cpu_blocked(&self, dim_t: Option<usize>, best_dim_t: usize) -> Result<Candidate> {
+        let dim_t = dim_t.unwrap_or(best_dim_t);
+        let tile = self.b.tile.unwrap_or_else(|| {
+            self.input
+                .group_tile(dim_t, self.tile_threads.unwrap_or(self.threads))
+        });
+        let full_x = self.input.full(0, dim_t);
+        if self.b.kernel.periodic()[0] && tile[0] < full_x {
+            return Err(Error::InvalidPlan(format!(
+                "a periodic x axis needs full-width tiles: the tile's x side must be at \
+                 least nx + 2·R·dim_T = {full_x}, not {}",
+                tile[0]
+            )));
+        }
+        let r = self.input.cost.radius;
+        self.input
+            .best_blocked(dim_t, self.b.tile, self.tile_threads)
+            .ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
+                    tile[0],
+                    tile[1],
+                    2 * r * dim_t
+                ))
+            })
+    }
+
+    /// The lattice's GPU candidates added to `candidates`; returns the gpu-blocked ones the
+    /// planner may choose.
+    fn lattice_gpu(
+        &self,
+        info: &GpuInfo,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<Vec<Candidate>> {
+        let b = self.b;
+        if b.tile.is_some() && b.engine.is_some_and(|e| e.is_gpu()) {
+            return Err(Error::InvalidPlan(
+                "tiles apply to the CPU engines and GPU stencils; the GPU lattice kernels \
+                 choose their own"
+                    .into(),
+            ));
+        }
+        if b.gpu_shape.is_some() {
+            return Err(Error::InvalidPlan(
+                "GPU launch shapes apply to stencils; the lattice kernels choose their own".into(),
+            ));
+        }
+        if b.engine == Some(Engine::GpuBlocked) && b.dim_t.is_some_and(|d| d != 2) {
+            return Err(Error::InvalidPlan(
+                "the lattice-Boltzmann gpu-blocked engine advances 2 steps per pass".into(),
+            ));
+        }
+        let gm = GpuModel {
+            cost: KernelCost {
+                radius: 0,
+                ..self.input.cost
+            },
+            boxed: false,
+            dtype: b.dtype,
+            dims: b.dims,
+            gpu: info,
+        };
+        candidates.push(gm.lbm_naive());
+        if b.in_place {
+            return Ok(Vec::new());
+        }
+        let slab = crate::gpu::lbm::PairSchedule::for_lattice(
+            b.dims,
+            b.kernel.periodic()[2],
+            info.l2_bytes,
+            b.dtype.size(),
+        )
+        .slab;
+        let c = gm.lbm_blocked(slab);
+        candidates.push(c.clone());
+        let wanted = b.engine == Some(Engine::GpuBlocked)
+            || (gpu_model::LBM_BLOCKED_AUTOMATIC
+                && b.dim_t.is_none_or(|d| d == 2)
+                && b.tile.is_none());
+        Ok(if wanted { vec![c] } else { Vec::new() })
+    }
+
+    /// The stencil's GPU candidates added to `candidates` (gpu-naive, and the gpu-blocked
+    /// shapes shown); returns the gpu-blocked ones in the model's (or the tuning's) order.
+    fn stencil_gpu(
+        &self,
+        info: &GpuInfo,
+        boxed: bool,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<Vec<Candidate>> {
+        let b = self.b;
+        if let Some(t) = b.tile.filter(|t| t[0] % 32 != 0) {
+            if b.engine == Some(Engine::GpuBlocked) {
+                return Err(Error::InvalidPlan(format!(
+                    "a GPU tile's width must be a multiple of the 32-thread warp, got {}",
+                    t[0]
+                )));
+            }
+        }
+        let gm = GpuModel {
+            cost: self.input.cost,
+            boxed,
+            dtype: b.dtype,
+            dims: b.dims,
+            gpu: info,
+        };
+        candidates.push(gm.naive());
+        let mut gpu_blocked = match b.gpu_shape {
+            Some(shape) => vec![self.fixed_shape(&gm, shape)?],
+            None => gm.search(b.dim_t, b.tile),
+        };
+        if b.autotune > 0 {
+            tune::tune(&b.kernel, b.dtype, b.dims, &mut gpu_blocked, b.autotune)?;
+        }
+        let shown = GPU_CANDIDATES_SHOWN.max(b.autotune);
+        candidates.extend(gpu_blocked.iter().take(shown).cloned());
+        Ok(gpu_blocked)
+    }
+
+    /// The gpu-blocked candidate of the user's launch `shape`, or why it cannot run.
+    fn fixed_shape(&self, gm: &GpuModel<'_>, shape: GpuShape) -> Result<Candidate> {
+        if self.b.engine.is_some_and(|e| e != Engine::GpuBlocked) {
+            return Err(Error::InvalidPlan(
+                "a GPU launch shape applies to the gpu-blocked engine".into(),
+            ));
+        }
+        let bt = self.b.dim_t.unwrap_or(1);
+        let blocked = BlockedShape {
+            bt,
+            bx: shape.block[0],
+            by: shape.block[1],
+            ry: shape.ry,
+            rx: shape.rx,
+            skew: shape.skew,
+        };
+        let r = self.input.cost.radius;
+        gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
+            Error::InvalidPlan(format!(
+                "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_T = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
+                2 * r * bt
+            ))
+        })
+    }
+
+    /// The configuration to run: the user's fixed engine, a blocked one where the user fixed a
+    /// blocked engine's parameter, else the best prediction (or the tuning's winner).
+    fn pick(
+        &self,
+        candidates: &[Candidate],
+        gpu_blocked: &[Candidate],
+        best_cpu_dim_t: usize,
+    ) -> Result<Candidate> {
+        let b = self.b;
+        let best_gpu_blocked = || {
+            gpu_blocked.first().cloned().ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "no GPU blocking configuration fits this device for {} {} with dim_T = {:?}, tile = {:?}",
+                    b.kernel, b.dtype, b.dim_t, b.tile
+                ))
+            })
+        };
+        Ok(match b.engine {
+            Some(Engine::Reference) => self.input.reference(),
+            Some(Engine::Naive) => self.input.naive(),
+            Some(Engine::Blocked) => self.cpu_blocked(b.dim_t, best_cpu_dim_t)?,
+            Some(Engine::GpuNaive) => candidates
+                .iter()
+                .find(|c| c.engine == Engine::GpuNaive)
+                .cloned()
+                .expect("added above"),
+            Some(Engine::GpuBlocked) => best_gpu_blocked()?,
+            None if b.gpu_shape.is_some() => best_gpu_blocked()?,
+            None if b.dim_t.is_some()
+                || b.tile.is_some()
+                || self.tile_threads.is_some()
+                || b.z_chunks.is_some() =>
+            {
+                // Overrides of dim_T or tile ask for a blocked engine: the better of the two.
+                match (
+                    self.cpu_blocked(b.dim_t, best_cpu_dim_t),
+                    best_gpu_blocked(),
+                ) {
+                    (Ok(c), Ok(g)) => {
+                        if g.predicted_mups > c.predicted_mups {
+                            g
+                        } else {
+                            c
+                        }
+                    }
+                    (Ok(c), Err(_)) => c,
+                    (Err(_), Ok(g)) => g,
+                    (Err(e), Err(_)) => return Err(e),
+                }
+            }
+            None => {
+                let pick = best(candidates.iter().filter(|c| {
+                    gpu_model::LBM_BLOCKED_AUTOMATIC
+                        || !(c.engine == Engine::GpuBlocked && b.kernel.lbm().is_some())
+                }))
+                .cloned()
+                .expect("the naive candidate always exists");
+                tuned_choice(pick, gpu_blocked.first())
+            }
+        })
+    }
+
+    /// The tile, tile groups and z chunks the `chosen` configuration runs with.
+    fn settle(&self, chosen: Candidate, candidates: Vec<Candidate>) -> Choice {
+        let blocked = chosen.engine == Engine::Blocked;
+        let tile = if blocked {
+            // A tile larger than the grid needs covers it once; report what will be used.
+            [
+                chosen.tile[0].min(self.input.full(0, chosen.dim_t)),
+                chosen.tile[1].min(self.input.full(1, chosen.dim_t)),
+            ]
+        } else {
+            chosen.tile
+        };
+        let tile_threads = if blocked {
+            chosen.tile_threads.clamp(1, self.threads)
+        } else {
+            self.threads
+        };
+        let z_chunks = if blocked && chosen.dim_t > 1 {
+            let groups = self.threads.div_ceil(tile_threads);
+            let fixed = self.b.kernel.fixed_boundary();
+            self.b
+                .z_chunks
+                .unwrap_or_else(|| self.input.z_chunks(chosen.dim_t, tile, groups))
+                .min(self.b.dims[2] - 2 * fixed)
+                .max(1)
+        } else {
+            1
+        };
+        Choice {
+            chosen,
+            candidates,
+            threads: self.threads,
+            tile,
+            tile_threads,
+            z_chunks,
+            cache_bytes: self.input.cache_bytes,
+        }
+    }
+}
+
+/// The model's `pick`, or the tuning's `winner` (the fastest measured gpu-blocked shape, first
+/// after tuning): the winner stands for the gpu-blocked engine when the model picks that engine,
+/// and beats any other pick whose predicted rate it measured above. Without it a tuned plan
+/// kept the model's first shape whatever the timings said.
+pub(super) fn tuned_choice(pick: Candidate, winner: Option<&Candidate>) -> Candidate {
+    match winner.and_then(|w| w.measured_mups.map(|m| (w, m))) {
+        Some((w, measured))
+            if pick.engine == Engine::GpuBlocked || measured > pick.predicted_mups =>
+        {
+            w.clone()
+        }
+        _ => pick,
+    }
+}
+
+/// The candidate with the highest predicted rate. Near-ties (within 2%) go to an unblocked
+/// engine when one is among them (nothing to gain from blocking), else to the most time steps
+/// per pass: past the compute bound the model sees every `dim_T` alike, but the measurements
+/// do not (star7 `f32` 512³ on 2 cores: `dim_T` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
+/// on 16 cores `dim_T` 3 beat 2), so the margin against the memory roof is worth keeping.
+pub(super) fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candidate> {
+    let all: Vec<&Candidate> = candidates.collect();
+    let top = all
+        .iter()
+        .map(|c| c.predicted_mups)
+        .fold(f64::NAN, f64::max);
+    let near: Vec<&Candidate> = all
+        .into_iter()
+        .filter(|c| c.predicted_mups >= 0.98 * top)
+        .collect();
+    let rate = |a: &&&Candidate, b: &&&Candidate| a.predicted_mups.total_cmp(&b.predicted_mups);
+    let unblocked = near.iter().filter(|c| !c.engine.is_blocked()).max_by(rate);
+    // The deeper-is-better evidence is the CPU engine's; GPU shapes keep the model's order.
+    let top = near.iter().max_by(rate).copied();
+    let deepest_cpu = || {
+        near.iter()
+            .filter(|c| c.engine == Engine::Blocked)
+            .max_by(|a, b| a.dim_t.cmp(&b.dim_t).then(rate(a, b)))
+    };
+    match (unblocked, top) {
+        (Some(u), _) => Some(*u),
+        (None, Some(t)) if t.engine == Engine::Blocked => deepest_cpu().copied(),
+        (None, t) => t,
+    }
+}

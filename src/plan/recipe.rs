@@ -1,0 +1,194 @@
+//! [`Plan`]: the planner's answer, a validated recipe for one run (engine, parameters, the
+//! model's numbers), and what the user fixed ([`Overrides`]).
+
+use serde::Serialize;
+
+use super::builder::PlanBuilder;
+use super::candidate::Candidate;
+use super::gpu_model::GpuShape;
+use super::kernel::Kernel;
+use super::machine::Machine;
+use super::tune;
+use crate::engine::Engine;
+use crate::DType;
+
+/// Which choices the user fixed rather than the planner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Overrides {
+    /// Engine fixed by the user.
+    pub engine: bool,
+    /// `dim_T` fixed by the user.
+    pub dim_t: bool,
+    /// Tile fixed by the user.
+    pub tile: bool,
+    /// Thread count fixed by the user.
+    pub threads: bool,
+    /// Threads per tile group fixed by the user.
+    pub tile_threads: bool,
+    /// Chunks along z fixed by the user.
+    pub z_chunks: bool,
+    /// GPU launch shape fixed by the user.
+    pub gpu_shape: bool,
+}
+
+/// A complete, validated recipe for running a kernel on data of one type and size: the engine,
+/// its parameters, and the model's reasoning. `Display` prints a report a person can read.
+///
+/// ```
+/// use stencil35d::{DType, Engine, Plan, Solver, Stencil, Grid};
+/// let stencil = Stencil::twenty_seven_point(0.5, 0.03, 0.02, 0.01);
+/// let plan = Plan::new(stencil.clone(), DType::F64, [32, 24, 20]).unwrap();
+/// println!("{plan}"); // the engine, dim_T and tile it chose, and why
+/// // Fix choices the planner would make: the 3.5D engine with two steps per pass.
+/// let blocked = plan.rebuild().engine(Engine::Blocked).dim_t(2).build().unwrap();
+/// assert_eq!((blocked.engine(), blocked.dim_t()), (Engine::Blocked, 2));
+/// let mut grid = Grid::<f64>::random([32, 24, 20], 0.0, 1.0, 5).unwrap();
+/// let report = Solver::new(blocked).run(&mut grid, 4).unwrap();
+/// assert_eq!(report.updates, 30 * 22 * 18 * 4); // interior cells × steps
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub(super) kernel: Kernel,
+    pub(super) dtype: DType,
+    pub(super) dims: [usize; 3],
+    pub(super) engine: Engine,
+    pub(super) threads: usize,
+    pub(super) tile_threads: usize,
+    pub(super) z_chunks: usize,
+    pub(super) pin: bool,
+    pub(super) dim_t: usize,
+    pub(super) tile: [usize; 2],
+    pub(super) cache_bytes: usize,
+    pub(super) kernel_bytes_per_op: f64,
+    pub(super) machine_bytes_per_op: f64,
+    pub(super) eta: usize,
+    pub(super) chosen: Candidate,
+    pub(super) candidates: Vec<Candidate>,
+    pub(super) overrides: Overrides,
+    pub(super) machine: Machine,
+    pub(super) gpu: Option<crate::gpu::GpuInfo>,
+    pub(super) in_place: bool,
+}
+
+impl Plan {
+    /// A builder holding this plan's request (kernel, size and the user's overrides), to change
+    /// a choice and plan again.
+    pub fn rebuild(&self) -> PlanBuilder {
+        PlanBuilder {
+            kernel: self.kernel.clone(),
+            dtype: self.dtype,
+            dims: self.dims,
+            engine: self.overrides.engine.then_some(self.engine),
+            dim_t: self.overrides.dim_t.then_some(self.dim_t),
+            tile: self.overrides.tile.then_some(self.tile),
+            threads: self.overrides.threads.then_some(self.threads),
+            tile_threads: self.overrides.tile_threads.then_some(self.tile_threads),
+            z_chunks: self.overrides.z_chunks.then_some(self.z_chunks),
+            pin: self.pin,
+            cache_share: Some(self.cache_bytes as f64 / self.machine.usable_llc_bytes() as f64),
+            machine: Some(self.machine.clone()),
+            autotune: if self.chosen.measured_mups.is_some() {
+                tune::TIMED
+            } else {
+                0
+            },
+            gpu_shape: self.overrides.gpu_shape.then(|| {
+                let l = self
+                    .chosen
+                    .gpu
+                    .as_ref()
+                    .expect("GPU overrides come with launch parameters");
+                GpuShape {
+                    block: l.block,
+                    ry: l.ry,
+                    rx: l.rx,
+                    skew: l.skew,
+                    stream_block: l.stream_block,
+                }
+            }),
+            in_place: self.in_place,
+        }
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// Grid dimensions `[nx, ny, nz]`.
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+    /// The chosen engine.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Threads per tile group of the blocked engine (the whole team for other engines); the
+    /// team runs ⌈threads / tile_threads⌉ groups.
+    pub fn tile_threads(&self) -> usize {
+        self.tile_threads
+    }
+    /// Chunks the blocked CPU engine cuts the z axis into (1 for other engines): a tile group
+    /// claims one tile's chunk at a time, so fast cores take more chunks than slow ones.
+    pub fn z_chunks(&self) -> usize {
+        self.z_chunks
+    }
+    /// Number of tile groups of the blocked engine (1 for other engines).
+    pub fn tile_groups(&self) -> usize {
+        self.threads.div_ceil(self.tile_threads.max(1))
+    }
+    /// Whether workers are pinned to cores.
+    pub fn pin(&self) -> bool {
+        self.pin
+    }
+    /// Time steps per pass over memory (1 for unblocked engines).
+    pub fn dim_t(&self) -> usize {
+        self.dim_t
+    }
+    /// Loaded tile `[dim_X, dim_Y]` (the whole plane for unblocked engines).
+    pub fn tile(&self) -> [usize; 2] {
+        self.tile
+    }
+    /// The model's prediction for the chosen configuration, million updates per second.
+    pub fn predicted_mups(&self) -> f64 {
+        self.chosen.predicted_mups
+    }
+    /// The chosen configuration with the model's numbers.
+    pub fn chosen(&self) -> &Candidate {
+        &self.chosen
+    }
+    /// Every configuration the planner weighed.
+    pub fn candidates(&self) -> &[Candidate] {
+        &self.candidates
+    }
+    /// Which choices the user fixed.
+    pub fn overrides(&self) -> Overrides {
+        self.overrides
+    }
+    /// The machine the plan was made for.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    /// Whether a lattice-Boltzmann GPU run keeps one copy of the populations and updates it in
+    /// place (AA pattern; half the device memory), see [`PlanBuilder::in_place`].
+    pub fn in_place(&self) -> bool {
+        self.in_place
+    }
+    /// The GPU the plan considered, when one was found.
+    pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
+        self.gpu.as_ref()
+    }
+    /// Number of cells a time step updates (the interior for stencils; every node of a
+    /// lattice).
+    pub fn interior_cells(&self) -> u64 {
+        let r = self.kernel.fixed_boundary();
+        self.dims.iter().map(|&n| (n - 2 * r) as u64).product()
+    }
+}

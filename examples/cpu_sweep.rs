@@ -1,5 +1,5 @@
 //! CPU sweep: in one process, times the naive engine once and the blocked engine over a list of
-//! (dim_T, tile, threads per tile group) configurations, the planner's choice first, for the
+//! (dim_t, tile, threads per tile group) configurations, the planner's choice first, for the
 //! 7-point stencil (f32, 512³) and the D3Q19 lattice (f32, 256³ lid-driven cavity), printing
 //! the median MUPS of each and its ratio to naive, within a total time budget. It needs no
 //! data files, so the release binary can be copied alone to another machine:
@@ -210,7 +210,7 @@ fn time<S: State + Clone>(
 
 fn describe(plan: &Plan) -> String {
     format!(
-        "dim_T {:>2}  tile {:>9}  thr/tile {:>2} ({:>2} groups)  κ {:.3}  model {:>6.0}",
+        "dim_t {:>2}  tile {:>9}  thr/tile {:>2} ({:>2} groups)  κ {:.3}  model {:>6.0}",
         plan.dim_t(),
         format!("{}x{}", plan.tile()[0], plan.tile()[1]),
         plan.tile_threads(),

@@ -1,7 +1,7 @@
 //! User story: "I want to diffuse heat in a 3D block fast, without tuning anything."
 //!
 //! A cube starts cold, with its x = 0 wall held hot (the fixed boundary); the planner picks the
-//! engine, dim_T and tile for this machine, the solver runs, and the result is written as a PNG
+//! engine, dim_t and tile for this machine, the solver runs, and the result is written as a PNG
 //! slice. Run with `cargo run --release --example heat`.
 
 use stencil35d::output::{write_png, ColorMap, Slice};

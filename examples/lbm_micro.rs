@@ -7,7 +7,7 @@
 //! cargo run --release --example lbm_micro -- 256x64x64 1 blocked walls 2 260x12
 //! ```
 //! Arguments: size NXxNYxNZ, threads, engine, `periodic` (every axis) or `walls` (every face),
-//! then for the blocked engine `dim_T` and a tile XxY (one thread per tile). The clock for the
+//! then for the blocked engine `dim_t` and a tile XxY (one thread per tile). The clock for the
 //! cycle figure is `GHZ` from the environment (default 2.45); `WORK` sets the node updates of
 //! each timed run (default 4·10⁸).
 
@@ -49,7 +49,7 @@ fn main() {
     if let (Some(dim_t), Some(tile)) = (args.get(5), args.get(6)) {
         let t = numbers(tile);
         builder = builder
-            .dim_t(dim_t.parse().expect("a dim_T"))
+            .dim_t(dim_t.parse().expect("a dim_t"))
             .tile([t[0], t[1]])
             .tile_threads(1);
     }

@@ -19,11 +19,11 @@ pub enum Engine {
     Reference,
     /// One parallel SIMD sweep per time step: bandwidth-bound, no temporal blocking.
     Naive,
-    /// 3.5D blocking: 2.5D tiles streamed through z, `dim_T` steps per pass, pinned team.
+    /// 3.5D blocking: 2.5D tiles streamed through z, `dim_t` steps per pass, pinned team.
     Blocked,
     /// CUDA: one thread per (x, y) column streaming along z, one launch per time step.
     GpuNaive,
-    /// CUDA: N.5D blocking (AN5D): 2.5D tiles streamed along z, `dim_T` steps per launch,
+    /// CUDA: N.5D blocking (AN5D): 2.5D tiles streamed along z, `dim_t` steps per launch,
     /// register and shared-memory buffering.
     GpuBlocked,
 }
@@ -54,7 +54,7 @@ impl Engine {
         matches!(self, Engine::GpuNaive | Engine::GpuBlocked)
     }
 
-    /// Whether the engine advances several time steps per pass (uses `dim_T` and tiles).
+    /// Whether the engine advances several time steps per pass (uses `dim_t` and tiles).
     pub fn is_blocked(self) -> bool {
         matches!(self, Engine::Blocked | Engine::GpuBlocked)
     }

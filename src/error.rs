@@ -25,7 +25,7 @@ pub enum Error {
     #[error("unsupported stencil: {0}")]
     UnsupportedStencil(String),
 
-    /// A plan setting that cannot work (zero threads, a tile too small for dim_T, ...).
+    /// A plan setting that cannot work (zero threads, a tile too small for dim_t, ...).
     #[error("invalid plan: {0}")]
     InvalidPlan(String),
 

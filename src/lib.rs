@@ -1,7 +1,7 @@
 //! # stencil35d
 //!
 //! Bandwidth-bound stencil solvers at compute speed, through **3.5D blocking** (2.5D spatial
-//! blocking — tile X and Y, stream through Z — plus temporal blocking: `dim_T` time steps per
+//! blocking — tile X and Y, stream through Z — plus temporal blocking: `dim_t` time steps per
 //! pass over memory), after Nguyen et al., *3.5-D Blocking Optimization for Stencil Computations
 //! on Modern CPUs and GPUs* (SC 2010).
 //!
@@ -11,7 +11,7 @@
 //! // Heat diffusion: u ← (1 - 6ν)·u + ν·(sum of the six neighbours), ν = 0.1.
 //! let stencil = Stencil::seven_point(0.4, 0.1);
 //! let mut grid = Grid::<f32>::from_fn([64, 64, 64], |x, y, z| if x == 0 { 1.0 } else { 0.0 }).unwrap();
-//! let plan = Plan::for_grid(&stencil, &grid).unwrap(); // engine, dim_T and tile for this machine
+//! let plan = Plan::for_grid(&stencil, &grid).unwrap(); // engine, dim_t and tile for this machine
 //! let report = Solver::new(plan).run(&mut grid, 100).unwrap();
 //! println!("{report}");
 //! ```

@@ -1,8 +1,8 @@
 //! The naive and blocked engines against the reference engine on random data: every supported
-//! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_T 1..=8
+//! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_t 1..=8
 //! (the planner's range; 9 steps, so every depth runs a full pass), tiles that do not divide the
 //! grid, 1-3 threads, tile groups of 1 and 2 threads, z cut into 1-3 chunks, step counts that
-//! are not multiples of dim_T.
+//! are not multiples of dim_t.
 
 mod common;
 
@@ -37,8 +37,8 @@ fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Se
     }
 }
 
-/// Blocked settings covering dim_T 1..=8 with small tiles that do not divide the grid (many
-/// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_T
+/// Blocked settings covering dim_t 1..=8 with small tiles that do not divide the grid (many
+/// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_t
 /// with tile groups (3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
 /// groups of one) on z cut into 2 or 3 chunks, each with its halo.
 fn blocked_sweep(r: usize) -> Vec<Setup> {
@@ -56,7 +56,7 @@ fn blocked_sweep(r: usize) -> Vec<Setup> {
         .collect()
 }
 
-/// Steps of the sweeps above: more than the deepest dim_T, and a multiple of none but 1 and 3.
+/// Steps of the sweeps above: more than the deepest dim_t, and a multiple of none but 1 and 3.
 const STEPS: usize = 9;
 
 /// (threads, threads per tile group) pairs that split the team into several groups.
@@ -186,7 +186,7 @@ fn repeated_runs_continue_where_they_stopped() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
 
-    /// Random shapes, sizes, dim_T, tiles, thread counts, tile groups, z chunks and step
+    /// Random shapes, sizes, dim_t, tiles, thread counts, tile groups, z chunks and step
     /// counts.
     #[test]
     fn random_configurations_match_reference(

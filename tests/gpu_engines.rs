@@ -1,5 +1,5 @@
 //! The GPU engines against the CPU reference engine: every shape and radius, both precisions,
-//! odd sizes, every b_T from 1 to 8, step counts that are not multiples of b_T, z-chunks that
+//! odd sizes, every dim_t from 1 to 8, step counts that are not multiples of dim_t, z-chunks that
 //! do not divide the grid, data resident across runs, and blow-ups. Without a GPU every test
 //! prints why it skips and passes.
 
@@ -24,7 +24,7 @@ const STENCILS: [(&str, usize); 6] = [
 const DIMS: [usize; 3] = [67, 45, 39];
 const STEPS: usize = 21;
 
-/// A launch shape for b_T `dim_t` and radius `r` that leaves 8 valid columns and rows per tile,
+/// A launch shape for dim_t `dim_t` and radius `r` that leaves 8 valid columns and rows per tile,
 /// with as few cells per thread as fit a block (the plan refuses it when registers would not
 /// hold its values).
 fn shape_for(r: usize, dim_t: usize) -> GpuShape {
@@ -43,11 +43,11 @@ fn shape_for(r: usize, dim_t: usize) -> GpuShape {
     }
 }
 
-/// Shuffle-kernel shapes (stars) for b_T `dim_t` and radius `r`, one warp wide, tiles at least 8
-/// rows taller than the ghost zones: one cell per lane for odd b_T and two for even with R rows
+/// Shuffle-kernel shapes (stars) for dim_t `dim_t` and radius `r`, one warp wide, tiles at least 8
+/// rows taller than the ghost zones: one cell per lane for odd dim_t and two for even with R rows
 /// per thread; and three cells per lane (rows exchanged value by value) with 2R+1 rows per
 /// thread (more than the 2R a warp shares). The first has its levels skewed, the second not, so
-/// both schedules run at every b_T.
+/// both schedules run at every dim_t.
 fn shuffle_shapes_for(r: usize, dim_t: usize) -> [GpuShape; 2] {
     let need = 2 * r * dim_t + 8;
     [
@@ -117,8 +117,8 @@ fn gpu_blocked_with_the_models_choice_matches_reference() {
     }
 }
 
-/// Every b_T from 1 to 8 for one stencil: the model's best configuration for that b_T, and a
-/// forced launch shape with 8 valid cells per tile side and 16-plane z-chunks. A b_T whose
+/// Every dim_t from 1 to 8 for one stencil: the model's best configuration for that dim_t, and a
+/// forced launch shape with 8 valid cells per tile side and 16-plane z-chunks. A dim_t whose
 /// per-thread values cannot fit the register file has no configuration: the plan must say so
 /// (never spill silently); that may only happen for deep or wide stencils.
 fn every_bt<T: Real>(kind: &str, r: usize) {
@@ -128,7 +128,7 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
     let stencil = random_stencil(kind, r, 200 + r as u64 + kind.len() as u64);
     let mut feasible = Vec::new();
     for dim_t in 1..=8 {
-        let label = format!("gpu-blocked {kind}:{r} {} b_T={dim_t}", T::DTYPE);
+        let label = format!("gpu-blocked {kind}:{r} {} dim_t={dim_t}", T::DTYPE);
         let model = || {
             PlanBuilder::new(stencil.clone(), T::DTYPE, DIMS)
                 .engine(Engine::GpuBlocked)
@@ -143,7 +143,7 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
                 println!("{label}: no configuration fits: {msg}");
                 assert!(
                     dim_t > 2 && (r > 1 || kind == "box" || T::DTYPE == stencil35d::DType::F64),
-                    "{label}: the 7-point stencil and every b_T <= 2 must fit: {msg}"
+                    "{label}: the 7-point stencil and every dim_t <= 2 must fit: {msg}"
                 );
                 continue;
             }
@@ -165,7 +165,7 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
         }
     }
     println!(
-        "{kind}:{r} {}: b_T with a configuration: {feasible:?}",
+        "{kind}:{r} {}: dim_t with a configuration: {feasible:?}",
         T::DTYPE
     );
 }
@@ -274,7 +274,7 @@ fn impossible_gpu_configurations_are_errors() {
     };
     for (why, dim_t, block, ry, rx) in [
         ("block width not a multiple of the warp", 2, [48, 8], 2, 0),
-        ("tile too small for b_T", 8, [32, 4], 2, 0),
+        ("tile too small for dim_t", 8, [32, 4], 2, 0),
         (
             "values that would not fit the register file (it would spill)",
             8,

@@ -271,7 +271,7 @@ fn blow_up_keeps_the_last_finite_state() {
 }
 
 /// What the GPU does not do is an error, not a panic: gpu-blocked in place or with another
-/// dim_T, in-place storage on the CPU or for stencils, and in place with an inlet on a closed
+/// dim_t, in-place storage on the CPU or for stencils, and in place with an inlet on a closed
 /// face.
 #[test]
 fn unsupported_requests_are_errors() {
@@ -301,8 +301,8 @@ fn unsupported_requests_are_errors() {
         .build();
     match &blocked_dim_t {
         Err(Error::NoGpu(e)) => println!("no GPU ({e})"),
-        Err(Error::InvalidPlan(e)) => println!("gpu-blocked with dim_T 3 refused: {e}"),
-        other => panic!("gpu-blocked with dim_T 3 must be refused, got {other:?}"),
+        Err(Error::InvalidPlan(e)) => println!("gpu-blocked with dim_t 3 refused: {e}"),
+        other => panic!("gpu-blocked with dim_t 3 must be refused, got {other:?}"),
     }
     if !gpu_available() {
         return;

@@ -1,9 +1,9 @@
 //! The naive and blocked lattice-Boltzmann engines against the reference engine on random
 //! near-equilibrium states with every kind of boundary present: walls, moving walls, inlets,
 //! outlets, obstacles, body forces and periodic axes (each alone and all together); BGK and
-//! TRT; f32 and f64; odd sizes and lattices down to one node per axis; every dim_T 1..=8 with
+//! TRT; f32 and f64; odd sizes and lattices down to one node per axis; every dim_t 1..=8 with
 //! tiles that do not divide the lattice; 1 and 2 threads; tile groups on z cut into chunks;
-//! step counts that are not multiples of dim_T.
+//! step counts that are not multiples of dim_t.
 
 mod lbm_common;
 
@@ -179,7 +179,7 @@ fn naive_and_blocked_agree_bitwise() {
                     let (a, b) = (naive.populations(x, y, z), blocked.populations(x, y, z));
                     assert!(
                         a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
-                        "dim_T {d}: node ({x}, {y}, {z}) differs"
+                        "dim_t {d}: node ({x}, {y}, {z}) differs"
                     );
                 }
             }
@@ -267,7 +267,7 @@ fn random_lattice<T: Real>(
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
 
-    /// Random sizes, periodicity, cell kinds, dim_T, tiles, thread counts, tile groups, z
+    /// Random sizes, periodicity, cell kinds, dim_t, tiles, thread counts, tile groups, z
     /// chunks and step counts.
     #[test]
     fn random_configurations_match_reference(

@@ -51,7 +51,7 @@ pub(crate) const UNITS_PER_GROUP: usize = 6;
 /// cores run the same kernel at 3.7-7.0 GUPS when all are busy). Each chunk recomputes a halo of
 /// `grow·(depth − j)` planes on each side at level `j`, so chunks stay at least `16·grow·depth`
 /// planes long on average (the lattice's [`tapered_chunks`] run from about 1.6 to 0.55 times that):
-/// at most `(depth − 1) / (16·depth)` more planes computed (3% at `dim_T` 2, 5% at 4) and `1 / 8`
+/// at most `(depth − 1) / (16·depth)` more planes computed (3% at `dim_t` 2, 5% at 4) and `1 / 8`
 /// more read by level 1 (2·R·depth halo planes per chunk). The planner's model leaves that cost
 /// out. One group, or one level per pass, needs no chunks.
 pub(crate) fn z_chunk_count(
@@ -271,7 +271,7 @@ mod tests {
     fn chunks_give_each_group_several_units_but_stay_long() {
         // 32 tiles, 16 groups: 96 units wanted, 3 chunks of the 510 planes.
         assert_eq!(z_chunk_count(510, 1, 4, 32, 16), 3);
-        // Few planes: chunks of at least 16·R·dim_T planes.
+        // Few planes: chunks of at least 16·R·dim_t planes.
         assert_eq!(z_chunk_count(100, 1, 4, 1, 16), 1);
         assert_eq!(z_chunk_count(200, 1, 4, 1, 16), 3);
         // Enough tiles already, one group, or one level per pass: no chunks.

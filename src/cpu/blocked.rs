@@ -55,7 +55,7 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     /// Whether the last level streams its rows to the grid with non-temporal stores, which
     /// skip the write-allocate read of every output line (see [`crate::runtime::stream`]): for grids
     /// that do not stay in the last-level cache between passes anyway. Passes of one level
-    /// (`dim_T` 1) write directly.
+    /// (`dim_t` 1) write directly.
     pub(crate) stream: bool,
     pub(crate) team: &'a Team,
 }
@@ -783,8 +783,8 @@ mod tests {
     /// from the level below is still in that level's ring and was written in this unit (never
     /// a stale plane of the previous chunk), at an earlier step (groups of several threads) or
     /// earlier in the same step by the level below (one thread, levels in order), and the last
-    /// level writes every interior plane exactly once. Radius 1-4, `dim_T` 2-8, every z extent
-    /// from 2R + 1 to 2R + 2·dim_T + 2 planes.
+    /// level writes every interior plane exactly once. Radius 1-4, `dim_t` 2-8, every z extent
+    /// from 2R + 1 to 2R + 2·dim_t + 2 planes.
     #[test]
     fn schedules_read_only_planes_their_rings_still_hold() {
         let cases = (1..=4).flat_map(|r| {
@@ -802,7 +802,7 @@ mod tests {
             let tiling = Tiling::new([side, side, nz], r, [side, side], dim_t);
             let slots = RingLayout::new::<f64>(&tiling, r, dim_t).slots;
             let chunks = z_chunks(nz, r, count);
-            let case = format!("R {r} dim_T {dim_t} members {members} nz {nz} chunks {chunks:?}");
+            let case = format!("R {r} dim_t {dim_t} members {members} nz {nz} chunks {chunks:?}");
             // (unit, plane, step) last written into each slot of each level's ring.
             let mut rings = vec![vec![None::<(usize, usize, usize)>; slots]; dim_t + 1];
             let mut outputs = vec![0usize; nz];
@@ -905,7 +905,7 @@ mod tests {
                     };
                     assert!(
                         err <= tolerance,
-                        "{stencil} {} dim_T {dim_t} groups of {tile_threads}, {z_chunks} \
+                        "{stencil} {} dim_t {dim_t} groups of {tile_threads}, {z_chunks} \
                          chunks: max rel err {err:e}",
                         T::DTYPE
                     );
@@ -972,7 +972,7 @@ mod tests {
         let got = result
             .recv_timeout(std::time::Duration::from_secs(60))
             .unwrap_or_else(|_| {
-                panic!("dims {dims:?} tile {tile:?} dim_T {dim_t} groups of {size}: no end")
+                panic!("dims {dims:?} tile {tile:?} dim_t {dim_t} groups of {size}: no end")
             });
         let err = got.max_rel_diff(&expected).unwrap();
         assert!(err <= 1e-12, "max rel err {err:e}");

@@ -1,6 +1,6 @@
 //! The CUDA backend: `gpu-naive` and `gpu-blocked` (N.5D register/shared-memory temporal
 //! blocking after AN5D) stencil engines. The kernels are CUDA C sources in `kernels/`,
-//! specialised at run time (shape, radius, coefficients, precision, b_T, block shape) and
+//! specialised at run time (shape, radius, coefficients, precision, dim_t, block shape) and
 //! compiled with NVRTC for the device's own architecture, once per configuration per process.
 //! CUDA is loaded dynamically: without a driver, NVRTC or a device every GPU entry point returns
 //! [`crate::Error::NoGpu`] saying which is missing, and the CPU engines serve.

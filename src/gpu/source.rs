@@ -17,7 +17,7 @@ const SHUFFLE_CU: &str = include_str!("kernels/stencil_shuffle.cu");
 /// with `rx` cells each in x, x neighbours by warp shuffle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BlockedShape {
-    /// Time steps per pass (b_T).
+    /// Time steps per pass (dim_t).
     pub(crate) bt: usize,
     /// Threads per block in x (the tile width when `rx` is 0; 32 when it is not).
     pub(crate) bx: usize,
@@ -34,7 +34,7 @@ pub(crate) struct BlockedShape {
 }
 
 impl BlockedShape {
-    /// A shape of the shuffle kernel: b_T `dim_t`, warps of 32 lanes `by` high, `rx` x `ry` cells
+    /// A shape of the shuffle kernel: dim_t `dim_t`, warps of 32 lanes `by` high, `rx` x `ry` cells
     /// per thread, levels skewed or not.
     pub(crate) fn shuffle(dim_t: usize, by: usize, ry: usize, rx: usize, skew: bool) -> Self {
         Self {
@@ -95,10 +95,10 @@ fn l2_ahead() -> usize {
 
 /// Planes of level 0's input the shuffle kernel holds in shared memory, copied asynchronously
 /// `stages() - 1` planes ahead: `STENCIL35D_GPU_STAGES` when set (for tuning experiments; at least
-/// 1), else 3. Measured on the H100 80GB HBM3 (star7 `f32` 512³, 240 steps, G updates/s): b_T 4,
-/// 32x12 threads, 2x3 cells: 2 -> 685, 3 -> 705, 4 -> 708; b_T 3, 32x8: 3 -> 686, 4 -> 617 (its
-/// shared memory then halves the blocks per SM); `f64` b_T 3, 32x8, 2x3: 3 -> 380, 4 -> 386.
-/// Loading into registers one plane ahead instead runs 600 (b_T 3, 32x8) and 309 (`f64`), and two
+/// 1), else 3. Measured on the H100 80GB HBM3 (star7 `f32` 512³, 240 steps, G updates/s): dim_t 4,
+/// 32x12 threads, 2x3 cells: 2 -> 685, 3 -> 705, 4 -> 708; dim_t 3, 32x8: 3 -> 686, 4 -> 617 (its
+/// shared memory then halves the blocks per SM); `f64` dim_t 3, 32x8, 2x3: 3 -> 380, 4 -> 386.
+/// Loading into registers one plane ahead instead runs 600 (dim_t 3, 32x8) and 309 (`f64`), and two
 /// planes ahead costs registers.
 pub(crate) fn stages() -> usize {
     Tuning::current().gpu.stages.unwrap_or(3).max(1)
@@ -128,7 +128,7 @@ fn min_blocks() -> usize {
     Tuning::current().gpu.min_blocks.unwrap_or(1)
 }
 
-/// L2 prefetch distance in planes. Measured on the H100 80GB HBM3 (star7 f32 512³, b_T 4, 32x16
+/// L2 prefetch distance in planes. Measured on the H100 80GB HBM3 (star7 f32 512³, dim_t 4, 32x16
 /// tile, 2 cells per thread): 0 -> 316, 2 -> 351, 4 -> 344, 8 -> 340 G updates/s.
 const DEFAULT_L2_AHEAD: usize = 2;
 
@@ -184,7 +184,7 @@ mod tests {
     use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
 
     /// Every kernel variant compiles with NVRTC when NVRTC is installed, even without a GPU
-    /// (compiled for sm_90 PTX): all shapes, both precisions, b_T 1..=8.
+    /// (compiled for sm_90 PTX): all shapes, both precisions, dim_t 1..=8.
     #[test]
     fn nvrtc_compiles_every_variant() {
         if !nvrtc_present() {

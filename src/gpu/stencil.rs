@@ -1,5 +1,5 @@
 //! Running stencil plans on the GPU: `gpu-naive` (one launch per time step) and `gpu-blocked`
-//! (one launch per pass of `dim_T` steps), ping-ponging between two device buffers laid out
+//! (one launch per pass of `dim_t` steps), ping-ponging between two device buffers laid out
 //! like the host grid. A pass that writes a non-finite value stores its number in a device
 //! flag, which the host reads once per [`PASSES_PER_CHECK`] passes (not per launch); the
 //! failing pass is then replayed one step at a time to find the step, and the newest finite
@@ -100,7 +100,7 @@ pub(crate) fn prepare<T: Real>(
 enum PassKernels {
     /// gpu-naive: one step per launch.
     Naive(Kernel),
-    /// gpu-blocked: the dim_T-step kernel and, when dim_T does not divide the run, the one for
+    /// gpu-blocked: the dim_t-step kernel and, when dim_t does not divide the run, the one for
     /// its shorter last pass (each with its shared-memory size).
     Blocked {
         full: (Kernel, usize),
@@ -170,7 +170,7 @@ pub(crate) fn advance<T: Real>(
     let stream_block = params.launch.as_ref().map_or(0, |g| g.stream_block);
     let mut done = 0;
     while done < steps {
-        // Queue passes from step `done` on; every pass but a run's last is dim_T deep.
+        // Queue passes from step `done` on; every pass but a run's last is dim_t deep.
         let mut passes = 0;
         let mut at = done;
         while at < steps && passes < PASSES_PER_CHECK {

@@ -117,7 +117,7 @@ fn compile<T: Real>(
     name: &str,
 ) -> bool {
     let skew = format!("#define SKEW {}", skew as u8);
-    // The shuffle kernel's ring of staged planes: 1, 2 or 3 by b_T, so that a ring with no
+    // The shuffle kernel's ring of staged planes: 1, 2 or 3 by dim_t, so that a ring with no
     // copy in flight, one and two are all tested.
     let stages = format!("#define STAGES {}", 1 + shape.bt % 3);
     // The L2 prefetch is inline PTX; the host has no L2 to ask.
@@ -254,7 +254,7 @@ mod tests {
     }
 
     /// The blocked kernel, run as host threads, equals the reference for star and box
-    /// stencils, b_T 1..4, several tile shapes and stream-block lengths, with both level
+    /// stencils, dim_t 1..4, several tile shapes and stream-block lengths, with both level
     /// schedules, on an odd-sized grid (tolerances as for the device tests: f64 1e-12, f32 1e-5
     /// relative).
     #[test]
@@ -292,7 +292,7 @@ mod tests {
     /// value; a misaligned pair access stops the emulated kernel where g++ has UBSan), several
     /// tiles in x, inner tiles (constant coefficients) and edge tiles, as many rows per thread
     /// as the radius and
-    /// more (a warp's rows through shared memory overlap when fewer than 2R), b_T 1..4,
+    /// more (a warp's rows through shared memory overlap when fewer than 2R), dim_t 1..4,
     /// stream blocks that do not divide the grid, both level schedules; both precisions (f64
     /// 1e-12, f32 1e-5).
     #[test]
@@ -318,7 +318,7 @@ mod tests {
         }
         // Tiles whose ghost zones lie inside the fixed boundary (the kernel's inner path:
         // constant coefficients, no tests per cell) next to edge tiles, both schedules; the
-        // first with ghost zones deeper than the valid part of a tile (R*b_T 6 rows against 2),
+        // first with ghost zones deeper than the valid part of a tile (R*dim_t 6 rows against 2),
         // where the second row of tiles still reaches the fixed boundary and beyond the grid.
         let inner = [
             ([70, 40, 9], "star:2", shape(3, 7, 2, 1), false, 5, 1),

@@ -18,7 +18,7 @@
 //! ([`ROW_BATCH`]), each level one plane and one row behind the level below, so a level needs
 //! only the rows from one plane and a row back to the newest: 24 rows per tile row, where a
 //! ring of planes keeps 43. The smaller rings let deeper passes keep taller tiles in the L2
-//! (on the H100 machine's 16-core host `dim_T` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
+//! (on the H100 machine's 16-core host `dim_t` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
 //!
 //! Level 0 is the lattice; the last level writes the tile's output into the second population
 //! buffer, each row into a staging row first, then streamed out with non-temporal stores

@@ -11,7 +11,7 @@
 //!     lat.set_face(face, Cell::Wall)?;
 //! }
 //! lat.set_face(Face::YMax, Cell::MovingWall { velocity: [0.1, 0.0, 0.0] })?;
-//! let plan = Plan::for_lattice(&lat)?; // engine, dim_T and tile for this machine
+//! let plan = Plan::for_lattice(&lat)?; // engine, dim_t and tile for this machine
 //! let report = Solver::new(plan).run(&mut lat, 50)?;
 //! let speed = lat.speed(); // density(), velocity() likewise
 //! # assert!(report.mups > 0.0 && speed.get(16, 30, 16) > 0.0);
@@ -52,7 +52,7 @@
 //! * `reference`: the scheme above as an obvious scalar loop (the oracle of the tests).
 //! * `naive`: one parallel SIMD sweep per step; memory-bound (≥ 153 bytes per node update in
 //!   `f32`: 19 populations read and written and a class byte).
-//! * `blocked`: 3.5D blocking — `dim_T` steps per pass over memory, XY tiles streamed through z,
+//! * `blocked`: 3.5D blocking — `dim_t` steps per pass over memory, XY tiles streamed through z,
 //!   a ring buffer per level that keeps each direction only for the planes it is read from
 //!   (43 tile-sized array planes per level for one-thread tile groups, 62 for larger groups,
 //!   where four whole planes of 19 arrays would be 76), one barrier per plane for groups of

@@ -174,11 +174,11 @@ pub struct Measured {
     /// The planner's prediction, MUPS.
     pub predicted_mups: f64,
     /// Operations (see [`Roof`]) per byte of memory traffic, counting a blocked engine's traffic
-    /// as one read and write per `dim_T` steps.
+    /// as one read and write per `dim_t` steps.
     pub intensity: f64,
     /// Achieved work rate, 10⁹ operations per second (see [`Roof`]).
     pub achieved_gops: f64,
-    /// The roofline's limit for this engine: min(compute, dim_T × memory), MUPS.
+    /// The roofline's limit for this engine: min(compute, dim_t × memory), MUPS.
     pub roofline_mups: f64,
     /// Which roof is the lower one.
     pub bound: Bound,

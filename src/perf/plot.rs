@@ -113,7 +113,7 @@ struct Point {
     /// Achieved G operations per second.
     gops: f64,
     engine: Engine,
-    /// The kernel (and `dim_T` when above 1).
+    /// The kernel (and `dim_t` when above 1).
     label: String,
 }
 
@@ -125,7 +125,7 @@ fn roofline_points(comparison: &Comparison) -> Vec<Point> {
         .filter_map(|r| {
             let m = r.measured.as_ref()?;
             let label = if m.dim_t > 1 {
-                format!("{} (dim_T {})", r.kernel, m.dim_t)
+                format!("{} (dim_t {})", r.kernel, m.dim_t)
             } else {
                 r.kernel.clone()
             };
@@ -155,9 +155,9 @@ fn roofline_ranges(points: &[Point], roofs: &[(Backend, &Roof)]) -> ((f64, f64),
 }
 
 /// Writes the roofline chart: x the operations per byte of memory traffic (a blocked engine's
-/// traffic counted once per `dim_T` steps), y the achieved rate, both logarithmic and labelled
+/// traffic counted once per `dim_t` steps), y the achieved rate, both logarithmic and labelled
 /// at every decade; each backend's roof (bandwidth slope, then peak) as a line, each measured
-/// kernel × engine as a point labelled with its kernel (and `dim_T` when above 1). CPU work is
+/// kernel × engine as a point labelled with its kernel (and `dim_t` when above 1). CPU work is
 /// counted in the paper's operations, GPU work in flops (see [`super::Roof`]), so a point's
 /// height over its roof is its roofline fraction.
 pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
@@ -178,7 +178,7 @@ pub fn roofline_png(comparison: &Comparison, path: &Path) -> Result<()> {
         let mut chart = chart(root, &title, 50, axes)?;
         let mut mesh = chart.configure_mesh();
         style_mesh(&mut mesh);
-        mesh.x_desc("operations per byte of memory traffic (blocked: per dim_T steps)")
+        mesh.x_desc("operations per byte of memory traffic (blocked: per dim_t steps)")
             .y_desc("G operations / s (CPU: flops+loads+stores; GPU: flops)")
             .x_label_formatter(&|v| format_significant(*v))
             .y_label_formatter(&|v| format_significant(*v))

@@ -271,7 +271,7 @@ pub fn table(c: &Comparison) -> String {
         "{:<7} {:<11} {:>5} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>8}",
         "kernel",
         "engine",
-        "dim_T",
+        "dim_t",
         "MUPS",
         "GFLOP/s",
         "eff GB/s",
@@ -322,7 +322,7 @@ pub fn table(c: &Comparison) -> String {
     let _ = writeln!(
         s,
         "MUPS: million cell updates/s (MLUPS for d3q19); eff GB/s: traffic of an unblocked sweep; \
-         roof%: of min(peak compute, dim_T x memory bandwidth); vs naive: over the same \
+         roof%: of min(peak compute, dim_t x memory bandwidth); vs naive: over the same \
          backend's naive engine; GPU/CPU: over the fastest CPU engine, computation only and with \
          host-device transfers"
     );

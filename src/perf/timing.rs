@@ -13,7 +13,7 @@ pub struct Timed {
 }
 
 /// Warms `solver` up on `state` (threads, scratch buffers, GPU modules and page faults stay
-/// out of the timings: `min(steps, dim_T)` steps, at least one), then times `repeat` runs of
+/// out of the timings: `min(steps, dim_t)` steps, at least one), then times `repeat` runs of
 /// `steps` steps each, continuing from the state the previous run left.
 ///
 /// Errors: `repeat == 0` ([`crate::Error::InvalidArgument`]) and whatever the runs return.

@@ -59,7 +59,7 @@ impl PlanBuilder {
         self
     }
 
-    /// Fixes `dim_T`, the time steps per pass (implies the blocked engine unless one is fixed).
+    /// Fixes `dim_t`, the time steps per pass (implies the blocked engine unless one is fixed).
     pub fn dim_t(mut self, dim_t: usize) -> Self {
         self.dim_t = Some(dim_t);
         self
@@ -89,9 +89,9 @@ impl PlanBuilder {
     }
 
     /// Fixes how many chunks the blocked CPU engine cuts the z axis into (asks for a blocked
-    /// engine, like a `dim_T` or tile; ignored if the GPU one is chosen). Tile groups claim one
+    /// engine, like a `dim_t` or tile; ignored if the GPU one is chosen). Tile groups claim one
     /// tile's chunk at a time, so cores that run slower (busy hyperthread siblings, other
-    /// tenants) take fewer; each chunk recomputes a halo of `R·(dim_T − j)` planes per side at
+    /// tenants) take fewer; each chunk recomputes a halo of `R·(dim_t − j)` planes per side at
     /// level `j`. By default the planner gives each group about six units; values above the
     /// interior's planes are clamped to it.
     pub fn z_chunks(mut self, n: usize) -> Self {

@@ -114,7 +114,7 @@ impl PlanBuilder {
         if let Some(d) = self.dim_t {
             if !(1..=MAX_DIM_T).contains(&d) {
                 return Err(Error::InvalidPlan(format!(
-                    "dim_T = {d} is outside 1..={MAX_DIM_T}"
+                    "dim_t = {d} is outside 1..={MAX_DIM_T}"
                 )));
             }
         }
@@ -144,7 +144,7 @@ impl PlanBuilder {
         };
         if !engine.is_blocked() && (self.dim_t.is_some_and(|d| d > 1) || self.tile.is_some()) {
             return Err(Error::InvalidPlan(format!(
-                "dim_T and tile apply to the blocked engine, not to '{engine}'"
+                "dim_t and tile apply to the blocked engine, not to '{engine}'"
             )));
         }
         if engine != Engine::Blocked && self.tile_threads.is_some() {
@@ -284,7 +284,7 @@ impl<'a> Planning<'a> {
         if self.b.kernel.periodic()[0] && tile[0] < full_x {
             return Err(Error::InvalidPlan(format!(
                 "a periodic x axis needs full-width tiles: the tile's x side must be at \
-                 least nx + 2·R·dim_T = {full_x}, not {}",
+                 least nx + 2·R·dim_t = {full_x}, not {}",
                 tile[0]
             )));
         }
@@ -293,7 +293,7 @@ impl<'a> Planning<'a> {
             .best_blocked(dim_t, self.b.tile, self.tile_threads)
             .ok_or_else(|| {
                 Error::InvalidPlan(format!(
-                    "a {}x{} tile leaves no valid output with dim_T = {dim_t} and radius {r}: each side must exceed 2·R·dim_T = {}",
+                    "a {}x{} tile leaves no valid output with dim_t = {dim_t} and radius {r}: each side must exceed 2·R·dim_t = {}",
                     tile[0],
                     tile[1],
                     2 * r * dim_t
@@ -412,7 +412,7 @@ impl<'a> Planning<'a> {
         let r = self.input.cost.radius;
         gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
             Error::InvalidPlan(format!(
-                "GPU shape {shape:?} with dim_T = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_T = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_T, need fewer)",
+                "GPU shape {shape:?} with dim_t = {bt}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_t = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_t, need fewer)",
                 2 * r * bt
             ))
         })
@@ -430,7 +430,7 @@ impl<'a> Planning<'a> {
         let best_gpu_blocked = || {
             gpu_blocked.first().cloned().ok_or_else(|| {
                 Error::InvalidPlan(format!(
-                    "no GPU blocking configuration fits this device for {} {} with dim_T = {:?}, tile = {:?}",
+                    "no GPU blocking configuration fits this device for {} {} with dim_t = {:?}, tile = {:?}",
                     b.kernel, b.dtype, b.dim_t, b.tile
                 ))
             })
@@ -451,7 +451,7 @@ impl<'a> Planning<'a> {
                 || self.tile_threads.is_some()
                 || b.z_chunks.is_some() =>
             {
-                // Overrides of dim_T or tile ask for a blocked engine: the better of the two.
+                // Overrides of dim_t or tile ask for a blocked engine: the better of the two.
                 match (
                     self.cpu_blocked(b.dim_t, best_cpu_dim_t),
                     best_gpu_blocked(),
@@ -537,9 +537,9 @@ pub(super) fn tuned_choice(pick: Candidate, winner: Option<&Candidate>) -> Candi
 
 /// The candidate with the highest predicted rate. Near-ties (within 2%) go to an unblocked
 /// engine when one is among them (nothing to gain from blocking), else to the most time steps
-/// per pass: past the compute bound the model sees every `dim_T` alike, but the measurements
-/// do not (star7 `f32` 512³ on 2 cores: `dim_T` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
-/// on 16 cores `dim_T` 3 beat 2), so the margin against the memory roof is worth keeping.
+/// per pass: past the compute bound the model sees every `dim_t` alike, but the measurements
+/// do not (star7 `f32` 512³ on 2 cores: `dim_t` 2 ran at 2,500-3,000 MUPS, 4-6 at 3,700-4,300;
+/// on 16 cores `dim_t` 3 beat 2), so the margin against the memory roof is worth keeping.
 pub(super) fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Option<&'a Candidate> {
     let all: Vec<&Candidate> = candidates.collect();
     let top = all

@@ -153,7 +153,7 @@ impl Plan {
         let m = &self.machine;
         writeln!(
             f,
-            "cache:   C = {} ({:.0}% of the {} LLC{}); eq. (4) tile side for dim_T = η: {}",
+            "cache:   C = {} ({:.0}% of the {} LLC{}); eq. (4) tile side for dim_t = η: {}",
             human_bytes(self.cache_bytes),
             100.0 * self.cache_bytes as f64 / m.usable_llc_bytes() as f64,
             human_bytes(m.usable_llc_bytes()),
@@ -231,7 +231,7 @@ impl Plan {
     fn write_launch(&self, f: &mut Formatter<'_>, l: &GpuLaunch) -> fmt::Result {
         writeln!(
             f,
-            "         b_T {}{}, tile {}x{} (block {}x{} threads, {}{}{}), {} planes per stream block, {} blocks",
+            "         dim_t {}{}, tile {}x{} (block {}x{} threads, {}{}{}), {} planes per stream block, {} blocks",
             self.dim_t,
             mark(self.overrides.dim_t),
             self.tile[0],
@@ -280,7 +280,7 @@ impl Plan {
         let r = cost.radius;
         writeln!(
             f,
-            "         dim_T {}{}, tile {}x{}{} (valid output {}x{}), κ = {:.3}, working set {}",
+            "         dim_t {}{}, tile {}x{}{} (valid output {}x{}), κ = {:.3}, working set {}",
             self.dim_t,
             mark(self.overrides.dim_t),
             self.tile[0],
@@ -352,7 +352,7 @@ impl Plan {
         writeln!(
             f,
             "  {:<11} {:>5} {:>11} {:>8} {:>7} {:>10} {:>10} {:>9} {:>8}  GPU launch",
-            "engine", "dim_T", "tile", "thr/tile", "κ", "set", "MUPS", "measured", "bound"
+            "engine", "dim_t", "tile", "thr/tile", "κ", "set", "MUPS", "measured", "bound"
         )?;
         for c in &self.candidates {
             let chosen = c.engine == self.chosen.engine

@@ -1,10 +1,10 @@
 //! The planner's limits and budgets: how deep it looks, how much cache it plans with.
 
-/// Largest `dim_T` the planner considers on its own.
+/// Largest `dim_t` the planner considers on its own.
 pub const PLANNER_MAX_DIM_T: usize = 8;
 /// GPU blocking configurations listed in a plan besides the chosen one.
 pub(crate) const GPU_CANDIDATES_SHOWN: usize = 6;
-/// Largest `dim_T` a plan accepts.
+/// Largest `dim_t` a plan accepts.
 pub const MAX_DIM_T: usize = 16;
 /// Share of the last-level cache the planner budgets for blocking buffers (the paper uses half:
 /// the rest holds streamed data, other structures and other processes).
@@ -12,6 +12,6 @@ pub const DEFAULT_CACHE_SHARE: f64 = 0.5;
 /// The same share for lattice-Boltzmann kernels: all of the cache the cores stream at least
 /// twice as fast as memory. The collision hides the slower outer cache, and the fastest
 /// one-thread tiles measured filled it (D3Q19 f32 192³ on a 2-core EPYC with 16 MiB usable:
-/// `dim_T` 4 200×24-32 rings, 5.8-7.8 MB per thread, 140-145 MLUPS, 200×18 at 4.4 MB 107-131;
-/// 2-core Xeon: 198×40 at `dim_T` 3, 7.2 MB per thread, fastest).
+/// `dim_t` 4 200×24-32 rings, 5.8-7.8 MB per thread, 140-145 MLUPS, 200×18 at 4.4 MB 107-131;
+/// 2-core Xeon: 198×40 at `dim_t` 3, 7.2 MB per thread, fastest).
 pub const LATTICE_CACHE_SHARE: f64 = 1.0;

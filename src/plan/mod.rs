@@ -1,10 +1,10 @@
-//! The planner: reads the machine and the kernel and chooses the engine, `dim_T` (time steps per
+//! The planner: reads the machine and the kernel and chooses the engine, `dim_t` (time steps per
 //! pass) and tile size with the 3.5D paper's model (section V), explaining its choice.
 //!
 //! ```no_run
 //! use stencil35d::{DType, Plan, Stencil};
 //! let plan = Plan::new(Stencil::seven_point(0.4, 0.1), DType::F32, [512, 512, 512]).unwrap();
-//! println!("{plan}"); // engine, dim_T, tile, κ, predicted MUPS and why
+//! println!("{plan}"); // engine, dim_t, tile, κ, predicted MUPS and why
 //! let tuned = plan.rebuild().dim_t(3).tile([256, 256]).build().unwrap();
 //! assert_eq!(tuned.dim_t(), 3);
 //! ```
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn reproduces_the_papers_7_point_choice() {
-        // The paper's scheme: all four threads on every tile, dim_T = η = 2 (eq. 3) and eq.
+        // The paper's scheme: all four threads on every tile, dim_t = η = 2 (eq. 3) and eq.
         // (4)'s tile for it.
         let plan = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32)
             .tile_threads(4)
@@ -175,7 +175,7 @@ mod tests {
         assert_eq!((naive.engine(), naive.dim_t()), (Engine::Naive, 1));
         let text = p.to_string();
         assert!(
-            text.contains("set by user") && text.contains("dim_T 4"),
+            text.contains("set by user") && text.contains("dim_t 4"),
             "{text}"
         );
     }
@@ -421,10 +421,10 @@ mod tests {
 
     #[test]
     fn stencil_rings_stay_in_l2_where_the_last_level_streams_slower() {
-        // Measured there (star7 f64 512^3, 2 threads): dim_T 2 514x95 rings (3.1 MB per thread)
-        // 1312 MUPS, 514x30 (1 MB) 1734, 516x21 at dim_T 3 1796; f32 516x91 at dim_T 3 3200
-        // against 514x55 at dim_T 2 3422. The lattice's rings run as fast in the L3 (198x40 at
-        // dim_T 3, 7.6 MB: the fastest D3Q19 f32 tile there).
+        // Measured there (star7 f64 512^3, 2 threads): dim_t 2 514x95 rings (3.1 MB per thread)
+        // 1312 MUPS, 514x30 (1 MB) 1734, 516x21 at dim_t 3 1796; f32 516x91 at dim_t 3 3200
+        // against 514x55 at dim_t 2 3422. The lattice's rings run as fast in the L3 (198x40 at
+        // dim_t 3, 7.6 MB: the fastest D3Q19 f32 tile there).
         let m = xeon_slice();
         let per_core = 98.0 / 2.0 / machine::STENCIL_SPILL_FULL_SPEED_GBS;
         assert!((m.spill_speed() - per_core).abs() < 1e-9);
@@ -464,12 +464,12 @@ mod tests {
 
     #[test]
     fn stencil_rings_go_to_a_last_level_that_is_fast_per_core() {
-        // Measured there (star7 512³, 2 threads, MUPS): f32 dim_T 3 516x21 (rings in the L2)
-        // 6,631-6,685, dim_T 4 518x30 7,493-7,533; L3-resident dim_T 5 520x95 9,116-9,380,
-        // 7 524x80 9,349-10,222, 8 526x70 9,780-9,988; f64 dim_T 5 520x56 4,713-4,727, 6
+        // Measured there (star7 512³, 2 threads, MUPS): f32 dim_t 3 516x21 (rings in the L2)
+        // 6,631-6,685, dim_t 4 518x30 7,493-7,533; L3-resident dim_t 5 520x95 9,116-9,380,
+        // 7 524x80 9,349-10,222, 8 526x70 9,780-9,988; f64 dim_t 5 520x56 4,713-4,727, 6
         // 522x44 4,549-4,625, 4 518x70 4,188-4,344; naive 4,300-4,800 and 2,350-2,440. With
-        // the L3's rate over the L2s' (0.56) as the spill charge the planner took dim_T 3
-        // 516x21 and dim_T 2 514x15.
+        // the L3's rate over the L2s' (0.56) as the spill charge the planner took dim_t 3
+        // 516x21 and dim_t 2 514x15.
         let m = zen5_slice();
         assert_eq!(m.spill_speed(), 1.0);
         for (dtype, min_dim_t) in [(DType::F32, 6), (DType::F64, 4)] {
@@ -489,7 +489,7 @@ mod tests {
     #[test]
     fn server_stencil_plans_stay_in_l2_whatever_the_cache_probe_reads() {
         // The 16-core server of session 30 (run C's probes but the L3 rate): star7 f32 512³
-        // `dim_T` 4 518x30 ran 2.12-2.60x naive, the L3-resident `dim_T` 7 524x78 1.48-1.82x;
+        // `dim_t` 4 518x30 ran 2.12-2.60x naive, the L3-resident `dim_t` 7 524x78 1.48-1.82x;
         // the probe read 309 GB/s of L3 there, and from 410 GB/s on the old charge (the
         // lattice's) took the L3 plan.
         let mut m = server_slice();
@@ -556,9 +556,9 @@ mod tests {
 
     #[test]
     fn lattice_passes_wait_for_level_one_and_its_streams_reach_their_share() {
-        // D3Q19 f32 192³ there (MLUPS, five runs each): naive 76-92; blocked dim_T 2 196×36
-        // 99-126, dim_T 3 198×22 100-139, dim_T 4 200×24 114-163 and 200×32 115-169. min()
-        // with the full bandwidth predicted naive 144 and chose dim_T 2 (161).
+        // D3Q19 f32 192³ there (MLUPS, five runs each): naive 76-92; blocked dim_t 2 196×36
+        // 99-126, dim_t 3 198×22 100-139, dim_t 4 200×24 114-163 and 200×32 115-169. min()
+        // with the full bandwidth predicted naive 144 and chose dim_t 2 (161).
         let m = epyc_slice();
         let plan = |engine, dim_t| lattice_plan(&m, DType::F32, [192; 3], engine, dim_t);
         let naive = plan(Engine::Naive, None);
@@ -614,10 +614,10 @@ mod tests {
     #[test]
     fn lattice_rings_stay_in_the_private_caches_where_the_last_level_is_slow_per_core() {
         // D3Q19 f32 256³ there, one-thread strips on 16 threads (MLUPS, two runs each, run B):
-        // dim_T 2 260×12 916 / 819, 260×28 832 / 871; dim_T 3 262×14 831 / 915, 262×16 882 /
+        // dim_t 2 260×12 916 / 819, 260×28 832 / 871; dim_t 3 262×14 831 / 915, 262×16 882 /
         // 841, 262×18 854 / 860, 262×24 (rings and streams 2.4 MB, past the 2 MiB L2) 798 /
-        // 806; dim_T 4 264×16 774 / 719; naive 465 / 454. On a faster boot (run A) dim_T 3
-        // 262×16 1,256-1,291 and 262×20 1,195-1,278 against dim_T 2 260×12 1,000-1,131.
+        // 806; dim_t 4 264×16 774 / 719; naive 465 / 454. On a faster boot (run A) dim_t 3
+        // 262×16 1,256-1,291 and 262×20 1,195-1,278 against dim_t 2 260×12 1,000-1,131.
         let m = server_session29();
         assert!((m.llc_core_speed() - 325.2 / 16.0 / machine::SPILL_FULL_SPEED_GBS).abs() < 1e-9);
         // Run C's boot: its cache probe saw 16 MiB of fast L3 and no rate for it, and its
@@ -629,12 +629,12 @@ mod tests {
         slow_probes.measured_cache_bytes = 16 << 20;
         slow_probes.cache_gbs = 0.0;
         // Their working sets leave a quarter of the L2 free (`LATTICE_PRIVATE_SHARE`). With
-        // rings of planes that gave `dim_T` 2 260×26 (`f32`; `dim_T` 3 then got 262×14 at κ
-        // 1.24) and 260×12 (`f64`); rings of rows (one-thread groups) fit `dim_T` 3 262×20 (κ
+        // rings of planes that gave `dim_t` 2 260×26 (`f32`; `dim_t` 3 then got 262×14 at κ
+        // 1.24) and 260×12 (`f64`); rings of rows (one-thread groups) fit `dim_t` 3 262×20 (κ
         // 1.14) and `f64` 260×15. Session 34, run C, one boot, 16 threads, four rounds (MLUPS):
-        // `f32` rows `dim_T` 3 262×20 1,130 / 1,135 / 1,167 / 1,072, rows `dim_T` 2 260×26
-        // 1,074 / 937 / 1,005 / 925, planes `dim_T` 2 260×26 989 / 960 / 1,022 / 958, planes
-        // `dim_T` 3 262×14 1,312 / 1,044 / 1,039 / 996; naive 581 / 559 / 592 / 572. Run A
+        // `f32` rows `dim_t` 3 262×20 1,130 / 1,135 / 1,167 / 1,072, rows `dim_t` 2 260×26
+        // 1,074 / 937 / 1,005 / 925, planes `dim_t` 2 260×26 989 / 960 / 1,022 / 958, planes
+        // `dim_t` 3 262×14 1,312 / 1,044 / 1,039 / 996; naive 581 / 559 / 592 / 572. Run A
         // (another boot): `f64` rows 260×15 490 / 534 against planes 260×12 503 / 511.
         for m in [m, slow_probes] {
             for (dtype, expected) in [(DType::F32, (3, [262, 20])), (DType::F64, (2, [260, 15]))] {
@@ -662,7 +662,7 @@ mod tests {
 
     #[test]
     fn a_lattice_working_set_is_its_rings_and_one_plane_of_streams() {
-        // f32, one-thread groups: dim_T − 1 rings of rows (24·14 + 33 + 19·4 rows for a level
+        // f32, one-thread groups: dim_t − 1 rings of rows (24·14 + 33 + 19·4 rows for a level
         // 1 of 14 rows) and 19 streamed planes, each of level 1's region (the loaded tile less
         // one node per side).
         let m = server_session29();
@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn a_streamed_lattice_pass_pays_no_write_allocate() {
-        // Session 18 on that host, D3Q19 256³, 16 threads (MLUPS, 2-3 runs each): f32 dim_T 2
+        // Session 18 on that host, D3Q19 256³, 16 threads (MLUPS, 2-3 runs each): f32 dim_t 2
         // 260×12 with the last level streamed 492-533, written directly 396-445 (naive
         // 362-398); f64 284 and 284 against 255 and 219 (naive 208 and 246).
         let m = server_session17();
@@ -731,8 +731,8 @@ mod tests {
     fn a_grid_that_fits_the_last_level_cache_streams_at_its_rate() {
         // 16-core server, star7 f32 256³ (session 23, run H, 103.6 GB/s memory probe): both
         // grids (128 MiB) fit the 128 MiB of usable last-level cache; naive 14.1-19.5k MUPS
-        // (up to 156 GB/s counted), the blocked plan ranked by memory's rate (dim_T 8 143x48)
-        // 8.6-10.8k, dim_T 4 262x24 13.8-15.1k. A grid pair above the cache (288³, 182 MiB)
+        // (up to 156 GB/s counted), the blocked plan ranked by memory's rate (dim_t 8 143x48)
+        // 8.6-10.8k, dim_t 4 262x24 13.8-15.1k. A grid pair above the cache (288³, 182 MiB)
         // and every 512³ grid stay in memory, where blocking still pays.
         let m = server_boot(103.6, 0.42, 128);
         let plan = |n: usize, engine: Option<Engine>| {
@@ -769,8 +769,8 @@ mod tests {
     fn a_core_waits_for_memory_and_computes_in_turn() {
         // star7 f32 512^3 there (MUPS): naive 7225 and 7740 on 16 threads (min(compute,
         // memory) predicted 9020 and 13213), 1027 on one thread (predicted 1663); blocked
-        // dim_T 2 514x36 10982, dim_T 3 516x38 12628, dim_T 4 518x24 13834 on 16 threads,
-        // dim_T 2 514x63 1626 on one. min() rated dim_T 2 as good as 3-4 and, with few
+        // dim_t 2 514x36 10982, dim_t 3 516x38 12628, dim_t 4 518x24 13834 on 16 threads,
+        // dim_t 2 514x63 1626 on one. min() rated dim_t 2 as good as 3-4 and, with few
         // threads, the naive sweep best.
         for (m, naive_measured) in [
             (server_boot(72.2, 0.37, 128), 7225.0),
@@ -803,7 +803,7 @@ mod tests {
                 assert!(p.engine() == Engine::Blocked && p.dim_t() >= 2, "{p}");
             }
             // box27's arithmetic covers its traffic (γ < Γ): it overlaps, and naive wins
-            // (measured 5,520-6,341 MUPS against blocked dim_T 3's 5,230-5,916).
+            // (measured 5,520-6,341 MUPS against blocked dim_t 3's 5,230-5,916).
             let boxed =
                 PlanBuilder::new(Stencil::from_name("box27").unwrap(), DType::F32, [512; 3])
                     .machine(m.clone())

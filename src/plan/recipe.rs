@@ -17,7 +17,7 @@ use crate::DType;
 pub struct Overrides {
     /// Engine fixed by the user.
     pub engine: bool,
-    /// `dim_T` fixed by the user.
+    /// `dim_t` fixed by the user.
     pub dim_t: bool,
     /// Tile fixed by the user.
     pub tile: bool,
@@ -38,7 +38,7 @@ pub struct Overrides {
 /// use stencil35d::{DType, Engine, Plan, Solver, Stencil, Grid};
 /// let stencil = Stencil::twenty_seven_point(0.5, 0.03, 0.02, 0.01);
 /// let plan = Plan::new(stencil.clone(), DType::F64, [32, 24, 20]).unwrap();
-/// println!("{plan}"); // the engine, dim_T and tile it chose, and why
+/// println!("{plan}"); // the engine, dim_t and tile it chose, and why
 /// // Fix choices the planner would make: the 3.5D engine with two steps per pass.
 /// let blocked = plan.rebuild().engine(Engine::Blocked).dim_t(2).build().unwrap();
 /// assert_eq!((blocked.engine(), blocked.dim_t()), (Engine::Blocked, 2));

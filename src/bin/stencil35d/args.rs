@@ -141,7 +141,7 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// Applies the overrides to a plan builder for `engine` (dim_T and tile only to blocked
+    /// Applies the overrides to a plan builder for `engine` (dim_t and tile only to blocked
     /// engines, so `--engine naive,blocked --dim-t 3` means what it says).
     pub fn apply(&self, mut b: PlanBuilder, engine: Option<Engine>) -> PlanBuilder {
         if let Some(e) = engine {

@@ -207,7 +207,7 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
         "engine",
         "threads",
         "thr/tile",
-        "dim_T",
+        "dim_t",
         "tile",
         "seconds",
         "MUPS",

@@ -43,7 +43,7 @@ fn install_tuning(settings: &[String]) -> stencil35d::Result<()> {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print the plan (engine, dim_T, tile, prediction and the reasoning) for a kernel and size.
+    /// Print the plan (engine, dim_t, tile, prediction and the reasoning) for a kernel and size.
     Plan(plan_cmd::PlanArgs),
     /// Time engines on one problem and report MUPS, GFLOP/s and effective GB/s.
     Bench(bench::BenchArgs),

@@ -118,9 +118,9 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 // R+1 planes behind the one below; all BT levels then exchange their planes through shared memory
 // together, behind one barrier per step, and their arithmetic is independent, at the cost of
 // registers and shared memory. Measured on the H100 80GB HBM3 (star7 512^3, G updates/s, SKEW 0 ->
-// 1): f32 b_T 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape), 32x8x4 321 ->
-// 220, b_T 2 32x16x2 272 -> 292, b_T 6 233 -> 261; f64 b_T 4 32x16x2 209 -> 237 (the best f64
-// shape), 32x8x2 172 -> 185, b_T 5 190 -> 190. The host skews f64 only (src/gpu/source.rs).
+// 1): f32 dim_t 4, 32x16 blocks, 2 cells per thread 350 -> 302 (the best f32 shape), 32x8x4 321 ->
+// 220, dim_t 2 32x16x2 272 -> 292, dim_t 6 233 -> 261; f64 dim_t 4 32x16x2 209 -> 237 (the best f64
+// shape), 32x8x2 172 -> 185, dim_t 5 190 -> 190. The host skews f64 only (src/gpu/source.rs).
 // ---------------------------------------------------------------------------------------------
 #if defined(BT) && !defined(RX) // RX selects stencil_shuffle.cu instead
 #define TX BX
@@ -136,7 +136,7 @@ extern "C" __global__ void stencil_naive(const REAL* __restrict__ src, REAL* __r
 #define SPLANES (SKEW ? BT : 1)
 
 // A second __launch_bounds__ argument, even 1, changes ptxas's scheduling (measured on the H100
-// 80GB HBM3, star7 f32 512^3, b_T 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it,
+// 80GB HBM3, star7 f32 512^3, dim_t 4, 32x16 threads, 2 cells per thread: 353 G updates/s without it,
 // 266 with 1), so it is given only when MIN_BLOCKS asks for more than one block per SM.
 #if defined(MIN_BLOCKS) && MIN_BLOCKS > 1
 #define BLOCKED_BOUNDS __launch_bounds__(BX * BY, MIN_BLOCKS)

@@ -2,7 +2,7 @@
 // shared-memory kernel of stencil.cu (2.5D tiles streamed along z, BT time steps per pass,
 // accumulators of every level in registers), with the in-plane exchange rearranged so that a
 // computed cell costs fewer instructions (measured on the H100 80GB HBM3, star7 f32 512^3, 240
-// steps: 816-822 G updates/s at b_T 4 with 32x16 threads, 2x3 cells each, against 360 for the best
+// steps: 816-822 G updates/s at dim_t 4 with 32x16 threads, 2x3 cells each, against 360 for the best
 // shared-memory shape; the STAGES, SKEW and INNER notes below give the shapes measured).
 //
 // Appended to stencil.cu's definitions when the host defines RX (src/gpu/source.rs):
@@ -12,24 +12,24 @@
 //   BT      as for the shared-memory kernel; REAL2 the two-element vector of REAL;
 //   STAGES  planes of level 0's input held in shared memory (at least 1): plane p+STAGES-1 is
 //           copied (cp.async) while plane p is computed. Measured on the H100 80GB HBM3 (star7
-//           f32 512^3, b_T 3, 32x8 threads, 2x3 cells, G updates/s): loads into registers one
+//           f32 512^3, dim_t 3, 32x8 threads, 2x3 cells, G updates/s): loads into registers one
 //           plane ahead with an L2 prefetch 2 planes ahead 600 (long-scoreboard stalls 1.5 per
 //           issued instruction: DRAM latency outlasted a plane's work), 3 stages 686 (0.3);
-//           b_T 4, 32x12: 2 stages 685, 3 705, 4 708. An L2 prefetch besides cost 2%.
+//           dim_t 4, 32x12: 2 stages 685, 3 705, 4 708. An L2 prefetch besides cost 2%.
 //   SKEW    the level schedule, as in stencil.cu: 0, level t+1 takes level t's plane within the
 //           step (BT barriers per step, each after a chain of dependent work); 1, it takes the
 //           plane level t completed in the step before (LAG = R+1 planes per level), so every
 //           level's rows go through shared memory behind one barrier per step and the levels'
-//           arithmetic is independent. It costs registers (ptxas: 164 against 146 for b_T 3,
+//           arithmetic is independent. It costs registers (ptxas: 164 against 146 for dim_t 3,
 //           2x3 cells, f32), so it pays on some shapes only (H100, star7 f32 512^3, G updates/s,
-//           unskewed -> skewed: b_T 3 32x12 threads 2x3 cells 463 -> 577, 32x4 2x4 409 -> 512,
-//           32x8 2x3 529 -> 500; b_T 4 32x12 2x3 493 -> 447); the planner chooses it per shape;
+//           unskewed -> skewed: dim_t 3 32x12 threads 2x3 cells 463 -> 577, 32x4 2x4 409 -> 512,
+//           32x8 2x3 529 -> 500; dim_t 4 32x12 2x3 493 -> 447); the planner chooses it per shape;
 //   INNER   1: tiles whose ghost zone lies inside the fixed boundary take a second copy of the
 //           loop with constant coefficients and no tests per cell (shuffle_tile<false>); 0: every
 //           tile takes the tested one. Measured on an H200 against INNER 0, same card, 512^3,
 //           G updates/s: f64 star7 306 -> 320, star:2 145 -> 152, star:3 117 -> 125; f32 star7
 //           586 -> 559, star:2 305 -> 306, star:3 216 -> 226 (shared-memory input); with the
-//           staged planes (H100 80GB HBM3, star7 f32 b_T 3 32x8 2x3) 644 -> 672, and b_T 4
+//           staged planes (H100 80GB HBM3, star7 f32 dim_t 3 32x8 2x3) 644 -> 672, and dim_t 4
 //           32x12 without it spilled (483 against 682). On by default in both precisions.
 //
 // - x neighbours come from the neighbouring lanes by __shfl_up/down_sync; the lanes at a warp's
@@ -151,7 +151,7 @@ __device__ __forceinline__ bool shuffle_tile_inside(int bx, int by, int nx, int 
 // One tile's pass. EDGE: the tile reaches the fixed boundary or beyond the grid, so cells are
 // tested against the grid and fixed cells computed with identity weights; inner tiles (most
 // of them) take the stencil's coefficients as constants and load without tests (measured on an
-// H100, star7 f32 b_T 3: per-cell weights were rebuilt with compares and selects at every
+// H100, star7 f32 dim_t 3: per-cell weights were rebuilt with compares and selects at every
 // use, a quarter of the loop's instructions).
 template <bool EDGE>
 __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL* __restrict__ dst,
@@ -241,7 +241,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                 // STAGES-1 steps ago, is level 0's input.
                 {
                     const bool more = p + STAGES - 1 < zh;
-                    // Recomputed each step: running offsets cost registers (b_T 3, 32x8 threads,
+                    // Recomputed each step: running offsets cost registers (dim_t 3, 32x8 threads,
                     // 2x3 cells, H100 80GB HBM3: 150 against 128, one block per SM instead of
                     // two, 578 G updates/s against 686).
                     const REAL* const ahead = src + (p + STAGES - 1) * plane + base;
@@ -283,7 +283,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #else
                     // Publish the rows other warps need, alternating between the two buffers
                     // level by level; with BT even the buffer is known at compile time (H100,
-                    // star7 f32 512^3, b_T 4, 32x16 threads 2x3 cells: 811 / 814 G updates/s
+                    // star7 f32 512^3, dim_t 4, 32x16 threads 2x3 cells: 811 / 814 G updates/s
                     // with a run-time index, 819 / 815 without).
                     REAL* const s = smem + (BT % 2 == 0 ? t % 2 : buffer) * BUF_ELEMS;
                     if (BT % 2 != 0) buffer ^= 1;

@@ -445,8 +445,8 @@ mod tests {
         assert!(lbm.tile()[1] >= 16, "{lbm}");
     }
 
-    /// The 2-core Zen 5 EPYC of session 31 (AVX-512, 1 MiB L2s, 16 MiB of its 32 MiB L3
-    /// usable), as its probes measured it.
+    /// The 2-core AMD EPYC Zen 5 (AVX-512, 1 MiB L2s, 16 MiB of its 32 MiB L3 usable), as its
+    /// probes measured it.
     fn zen5_slice() -> Machine {
         let mut m = xeon_slice();
         m.f32_lanes = 16;
@@ -488,7 +488,7 @@ mod tests {
 
     #[test]
     fn server_stencil_plans_stay_in_l2_whatever_the_cache_probe_reads() {
-        // The 16-core server of session 30 (run C's probes but the L3 rate): star7 f32 512³
+        // The 16-core host with one boot's probes but the L3 rate: star7 f32 512³
         // `dim_t` 4 518x30 ran 2.12-2.60x naive, the L3-resident `dim_t` 7 524x78 1.48-1.82x;
         // the probe read 309 GB/s of L3 there, and from 410 GB/s on the old charge (the
         // lattice's) took the L3 plan.
@@ -585,9 +585,9 @@ mod tests {
         );
     }
 
-    /// The 16-core host's boot of session 17 (AVX2 build): 128 MiB of its "300 MiB" L3 fast,
-    /// 299.8 GB/s in all (18.7 per core) against 567.9 GB/s from half of each 2 MiB L2.
-    fn server_session17() -> Machine {
+    /// The 16-core host as an AVX2 build's probes saw one boot: 128 MiB of its "300 MiB" L3
+    /// fast, 299.8 GB/s in all (18.7 per core) against 567.9 GB/s from half of each 2 MiB L2.
+    fn server_avx2() -> Machine {
         let mut m = server_boot(78.5, 0.72, 128);
         m.f32_lanes = 8;
         m.core_bandwidth_gbs = 13.6;
@@ -598,8 +598,9 @@ mod tests {
         m
     }
 
-    /// The 16-core host as the probes saw it in session 29, run B (AVX-512 build).
-    fn server_session29() -> Machine {
+    /// The 16-core host as an AVX-512 build's probes saw one boot, with a slow lattice kernel
+    /// probe (24% of the peak).
+    fn server_avx512() -> Machine {
         let mut m = server_boot(74.6, 0.374, 128);
         m.simd_isa = "AVX-512".into();
         m.f32_lanes = 16;
@@ -613,14 +614,14 @@ mod tests {
 
     #[test]
     fn lattice_rings_stay_in_the_private_caches_where_the_last_level_is_slow_per_core() {
-        // D3Q19 f32 256³ there, one-thread strips on 16 threads (MLUPS, two runs each, run B):
+        // D3Q19 f32 256³ there, one-thread strips on 16 threads (MLUPS, two runs each):
         // dim_t 2 260×12 916 / 819, 260×28 832 / 871; dim_t 3 262×14 831 / 915, 262×16 882 /
         // 841, 262×18 854 / 860, 262×24 (rings and streams 2.4 MB, past the 2 MiB L2) 798 /
-        // 806; dim_t 4 264×16 774 / 719; naive 465 / 454. On a faster boot (run A) dim_t 3
+        // 806; dim_t 4 264×16 774 / 719; naive 465 / 454. On a faster boot dim_t 3
         // 262×16 1,256-1,291 and 262×20 1,195-1,278 against dim_t 2 260×12 1,000-1,131.
-        let m = server_session29();
+        let m = server_avx512();
         assert!((m.llc_core_speed() - 325.2 / 16.0 / machine::SPILL_FULL_SPEED_GBS).abs() < 1e-9);
-        // Run C's boot: its cache probe saw 16 MiB of fast L3 and no rate for it, and its
+        // Another boot: its cache probe saw 16 MiB of fast L3 and no rate for it, and its
         // compute probes ran slow; the rings still belong in the L2s.
         let mut slow_probes = m.clone();
         slow_probes.bandwidth_gbs = 82.1;
@@ -631,11 +632,11 @@ mod tests {
         // Their working sets leave a quarter of the L2 free (`LATTICE_PRIVATE_SHARE`). With
         // rings of planes that gave `dim_t` 2 260×26 (`f32`; `dim_t` 3 then got 262×14 at κ
         // 1.24) and 260×12 (`f64`); rings of rows (one-thread groups) fit `dim_t` 3 262×20 (κ
-        // 1.14) and `f64` 260×15. Session 34, run C, one boot, 16 threads, four rounds (MLUPS):
+        // 1.14) and `f64` 260×15. Measured on one boot, 16 threads, four rounds (MLUPS):
         // `f32` rows `dim_t` 3 262×20 1,130 / 1,135 / 1,167 / 1,072, rows `dim_t` 2 260×26
         // 1,074 / 937 / 1,005 / 925, planes `dim_t` 2 260×26 989 / 960 / 1,022 / 958, planes
-        // `dim_t` 3 262×14 1,312 / 1,044 / 1,039 / 996; naive 581 / 559 / 592 / 572. Run A
-        // (another boot): `f64` rows 260×15 490 / 534 against planes 260×12 503 / 511.
+        // `dim_t` 3 262×14 1,312 / 1,044 / 1,039 / 996; naive 581 / 559 / 592 / 572. On
+        // another boot: `f64` rows 260×15 490 / 534 against planes 260×12 503 / 511.
         for m in [m, slow_probes] {
             for (dtype, expected) in [(DType::F32, (3, [262, 20])), (DType::F64, (2, [260, 15]))] {
                 let plan = lattice_plan(&m, dtype, [256; 3], Engine::Blocked, None);
@@ -665,7 +666,7 @@ mod tests {
         // f32, one-thread groups: dim_t − 1 rings of rows (24·14 + 33 + 19·4 rows for a level
         // 1 of 14 rows) and 19 streamed planes, each of level 1's region (the loaded tile less
         // one node per side).
-        let m = server_session29();
+        let m = server_avx512();
         let plan = lattice_plan(&m, DType::F32, [256; 3], Engine::Blocked, Some(3));
         let plan = plan
             .rebuild()
@@ -694,10 +695,10 @@ mod tests {
 
     #[test]
     fn a_streamed_lattice_pass_pays_no_write_allocate() {
-        // Session 18 on that host, D3Q19 256³, 16 threads (MLUPS, 2-3 runs each): f32 dim_t 2
+        // On that host, D3Q19 256³, 16 threads (MLUPS, 2-3 runs each): f32 dim_t 2
         // 260×12 with the last level streamed 492-533, written directly 396-445 (naive
         // 362-398); f64 284 and 284 against 255 and 219 (naive 208 and 246).
-        let m = server_session17();
+        let m = server_avx2();
         for dtype in [DType::F32, DType::F64] {
             let plan = lattice_plan(&m, dtype, [256; 3], Engine::Blocked, Some(2));
             let naive = lattice_plan(&m, dtype, [256; 3], Engine::Naive, None);
@@ -715,7 +716,7 @@ mod tests {
         }
     }
 
-    /// The 16-core host as the probes saw it in session 14 run 5 and session 15 run 2.
+    /// The 16-core host as its probes saw two of its boots.
     fn server_boot(bandwidth_gbs: f64, efficiency: f64, cache_mib: usize) -> Machine {
         let mut m = server_slice();
         m.bandwidth_gbs = bandwidth_gbs;
@@ -729,7 +730,7 @@ mod tests {
 
     #[test]
     fn a_grid_that_fits_the_last_level_cache_streams_at_its_rate() {
-        // 16-core server, star7 f32 256³ (session 23, run H, 103.6 GB/s memory probe): both
+        // 16-core host, star7 f32 256³ (103.6 GB/s memory probe): both
         // grids (128 MiB) fit the 128 MiB of usable last-level cache; naive 14.1-19.5k MUPS
         // (up to 156 GB/s counted), the blocked plan ranked by memory's rate (dim_t 8 143x48)
         // 8.6-10.8k, dim_t 4 262x24 13.8-15.1k. A grid pair above the cache (288³, 182 MiB)

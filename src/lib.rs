@@ -55,6 +55,23 @@ pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
 pub use tuning::Tuning;
 
+/// Measurements and helpers the planner is built on, for tools such as `stencil35d probe`.
+///
+/// **Stability:** unlike the rest of the public API, these follow the planner's internals and
+/// may change in any release.
+pub mod advanced {
+    pub use crate::plan::bandwidth::measure as measure_bandwidth;
+    pub use crate::plan::cache_probe::{
+        measure_cache_curve, usable_bytes, CachePoint, CACHE_SPEEDUP,
+    };
+    pub use crate::plan::compute::measure_stencil_gops;
+    pub use crate::plan::contention::{
+        max_wait_share as probe_wait_share, MAX_WAIT_SHARE as PROBE_MAX_WAIT_SHARE,
+    };
+    pub use crate::plan::display::human_bytes;
+    pub use crate::plan::flops::measure_fma_gops;
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

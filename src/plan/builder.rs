@@ -9,7 +9,7 @@ use crate::engine::Engine;
 use crate::tuning::Tuning;
 use crate::DType;
 
-/// Builds a [`Plan`], letting the user fix any choice the planner would otherwise make.
+/// Builds a [`Plan`](super::Plan), letting the user fix any choice the planner would otherwise make.
 #[derive(Clone, Debug)]
 pub struct PlanBuilder {
     pub(super) kernel: Kernel,
@@ -120,7 +120,7 @@ impl PlanBuilder {
     }
 
     /// Times the GPU model's best `count` blocking configurations and keeps the fastest (a count
-    /// other than the default five always times afresh); [`Plan::candidates`] then lists every
+    /// other than the default five always times afresh); [`Plan::candidates`](super::Plan::candidates) then lists every
     /// timed one with its measured and predicted speed: how far the model can be trusted here.
     pub fn autotune_top(mut self, count: usize) -> Self {
         self.autotune = count;

@@ -9,37 +9,33 @@
 //! assert_eq!(tuned.dim_t(), 3);
 //! ```
 
-mod bandwidth;
+pub(crate) mod bandwidth;
 mod builder;
-pub mod cache_probe;
+pub(crate) mod cache_probe;
 mod candidate;
 mod choose;
-mod compute;
-mod contention;
-mod display;
-mod flops;
-pub mod gpu_model;
+pub(crate) mod compute;
+pub(crate) mod contention;
+pub(crate) mod display;
+pub(crate) mod flops;
+mod gpu_model;
 mod kernel;
 mod limits;
 mod machine;
-pub mod model;
+mod model;
 mod params;
 mod pinned;
 mod recipe;
 pub(crate) mod tune;
 
 pub use crate::engine::Engine;
-pub use bandwidth::measure as measure_bandwidth;
 pub use builder::PlanBuilder;
 pub use candidate::{Bound, Candidate, GpuLaunch};
-pub use compute::measure_stencil_gops;
-pub use contention::{max_wait_share as probe_wait_share, MAX_WAIT_SHARE as PROBE_MAX_WAIT_SHARE};
-pub use display::human_bytes;
-pub use flops::measure_fma_gops;
 pub use gpu_model::GpuShape;
 pub use kernel::{Kernel, KernelCost};
 pub use limits::{DEFAULT_CACHE_SHARE, LATTICE_CACHE_SHARE, MAX_DIM_T, PLANNER_MAX_DIM_T};
-pub use machine::{CacheLevel, Machine, ROW_OVERHEAD_CELLS};
+pub use machine::{CacheLevel, Machine};
+pub use model::{eta, kappa, square_tile, working_set};
 pub use recipe::{Overrides, Plan};
 
 #[cfg(test)]
@@ -345,7 +341,7 @@ mod tests {
         m.caches[2].bytes = 300 << 20;
         m.bandwidth_gbs = 88.0;
         m.compute_efficiency = 0.5;
-        m.row_overhead_cells = crate::plan::ROW_OVERHEAD_CELLS;
+        m.row_overhead_cells = machine::ROW_OVERHEAD_CELLS;
         m.measured_cache_bytes = 128 << 20;
         m.cache_gbs = 295.0;
         m.private_cache_gbs = 500.0;
@@ -412,7 +408,7 @@ mod tests {
             shared_by: 2,
         };
         m.bandwidth_gbs = 25.4;
-        m.row_overhead_cells = crate::plan::ROW_OVERHEAD_CELLS;
+        m.row_overhead_cells = machine::ROW_OVERHEAD_CELLS;
         m.measured_cache_bytes = 8 << 20;
         m.cache_gbs = 98.0;
         m.private_cache_gbs = 164.0;

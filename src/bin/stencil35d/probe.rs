@@ -4,9 +4,10 @@
 
 use clap::Args;
 use serde_json::json;
-use stencil35d::plan::{
-    cache_probe, human_bytes, measure_fma_gops, measure_stencil_gops, model, DEFAULT_CACHE_SHARE,
+use stencil35d::advanced::{
+    self as cache_probe, human_bytes, measure_fma_gops, measure_stencil_gops,
 };
+use stencil35d::plan::{self as model, DEFAULT_CACHE_SHARE};
 use stencil35d::{gpu, perf, DType, Error, Machine};
 
 /// Options of `probe`.
@@ -152,8 +153,8 @@ fn print_memory(p: &Probe) {
     println!(
         "contention: probe threads waited for a CPU up to {:.1}% of their run (figures from \
          runs above {:.0}% are not cached)",
-        stencil35d::plan::probe_wait_share() * 100.0,
-        stencil35d::plan::PROBE_MAX_WAIT_SHARE * 100.0
+        stencil35d::advanced::probe_wait_share() * 100.0,
+        stencil35d::advanced::PROBE_MAX_WAIT_SHARE * 100.0
     );
     println!(
         "cache use:  {} usable by all cores ({}; streams >= {}x as fast as memory); now:",

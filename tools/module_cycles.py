@@ -156,7 +156,7 @@ def main():
         for t in re.findall(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text):
             files.pop(m + (t,), None)
     modules = set(files)
-    edges = {m: set() for m in modules}
+    edges = {(m[:1] if top else m): set() for m in modules}
     texts, kids = {}, {}
     for m, p in files.items():
         texts[m] = strip_comments(open(p, encoding="utf-8").read())

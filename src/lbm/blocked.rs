@@ -11,11 +11,11 @@
 //! step is the only synchronisation; a one-thread group computes its levels in order and reads
 //! the plane the level below has just written (lag 1). Each direction's ring keeps only the
 //! planes it is read from: a population with `c_z = +1` is pulled from plane `z − 1`, one with
-//! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`]).
+//! `c_z = −1` from `z + 1`, and bounce-back reads plane `z` (see [`ring_slots`](crate::blocking::rings::ring_slots)).
 //!
 //! A one-thread group (the planner's usual choice on many cores) keeps rows instead of planes
-//! ([`Slots::Rows`], [`row_slots`]): it computes its levels a few rows at a time
-//! ([`ROW_BATCH`]), each level one plane and one row behind the level below, so a level needs
+//! ([`Slots::Rows`], [`row_slots`](crate::blocking::rings::row_slots)): it computes its levels a few rows at a time
+//! ([`ROW_BATCH`](crate::blocking::rings::ROW_BATCH)), each level one plane and one row behind the level below, so a level needs
 //! only the rows from one plane and a row back to the newest: 24 rows per tile row, where a
 //! ring of planes keeps 43. The smaller rings let deeper passes keep taller tiles in the L2
 //! (on the H100 machine's 16-core host `dim_t` 3 262×20 at κ 1.14 instead of 262×14 at κ 1.24).
@@ -51,67 +51,7 @@ use crate::runtime::team::Team;
 use crate::{Lane, SimdVec};
 
 use super::model::Q;
-
-/// Planes a level runs behind the level below within a pipeline step: a group of one thread
-/// computes its levels in order, so a level may read the plane the level below has just
-/// written (1); several threads compute their levels side by side, so a level reads only planes
-/// finished at earlier steps (2 = R + 1).
-fn lag(members: usize) -> usize {
-    if members == 1 {
-        1
-    } else {
-        2
-    }
-}
-
-/// Ring slots each z class (see [`z_class`]) keeps with `lag`: a level computing plane `z`
-/// pulls class `c` from plane `z − 1 + c` of the level below and reads plane `z` for
-/// bounce-back, while the level below writes (or has just written) plane `z + lag`; so class 0
-/// (`c_z = +1`) needs planes `z − 1 ..= z + lag` and the others `z ..= z + lag`. With lag 1 the
-/// 19 directions keep 43 tile planes instead of the 76 of four whole slots (2R + 2 planes).
-fn ring_slots(lag: usize) -> [usize; 3] {
-    [lag + 2, lag + 1, lag + 1]
-}
-
-/// Ring slots (rows) each z class keeps in a ring of rows for a level `height` rows high (see
-/// [`Slots::Rows`]): a one-thread group computes its levels [`ROW_BATCH`] rows at a time, level
-/// `j` running `height + 1` row positions behind level `j − 1` (so row `(y + 1, z + 1)` below
-/// is done when row `(y, z)` is computed), and reads rows `(y − 1 ..= y + 1, z − 1 + c)` for
-/// class `c` and `(y, z)` for bounce-back. Counting from the reader's first position of a
-/// batch, class 0 (`c_z = +1`) needs positions from `−(height + 1)`, class 1 from `−1` and
-/// class 2 from `0`, up to `height + ROW_BATCH`, the last one the level below writes in the
-/// batch.
-fn row_slots(height: usize) -> [usize; 3] {
-    let b = ROW_BATCH;
-    [2 * height + 2 + b, height + 2 + b, height + 1 + b]
-}
-
-/// Rows a level of a one-thread group computes in succession before the next level takes its turn
-/// (see [`Pass::row_batches`]); each class keeps `ROW_BATCH − 1` rows more than with one. Four
-/// rows run as fast as whole planes on the 2-core AMD EPYC Zen 5 (D3Q19 `f32` 192³, `dim_t` 4
-/// 200×38, MLUPS: 397 / 399 / 390 / 403 against 391 / 396 / 389 / 391; one row 374 / 371 /
-/// 371 / 406), and faster than two or eight on the H100 machine's 16-core host.
-const ROW_BATCH: usize = 4;
-
-/// Whether a pass keeps its rings as rings of rows ([`Slots::Rows`], a little over half the
-/// memory of a ring of planes): one-thread groups, on tiles that do not wrap a periodic y axis
-/// within themselves (a level's row 0 would read its last row, computed a plane later).
-pub(crate) fn keeps_rows(members: usize, whole_y: bool) -> bool {
-    members == 1 && !whole_y
-}
-
-/// Tile rows one ring level keeps for tile groups of `members` threads on tiles whose level 1
-/// is `height` rows high (the planner's working set of a lattice pass): `24·height + 33 +
-/// 19·ROW_BATCH` in a ring of rows, `43·height` (one thread) or `62·height` in a ring of
-/// planes.
-pub(crate) fn ring_rows(members: usize, whole_y: bool, height: usize) -> usize {
-    let per_class = match ring_kind(members, whole_y, height) {
-        Slots::Rows { n, .. } => n,
-        Slots::Planes(n) => n.map(|s| s * height),
-        Slots::All => unreachable!("a ring keeps planes or rows"),
-    };
-    (0..Q).map(|i| per_class[z_class(i)]).sum()
-}
+use crate::blocking::rings::{keeps_rows, lag, ring_slots, row_slots, ROW_BATCH};
 
 /// The slots of a ring level for tile groups of `members` threads on tiles whose level 1 is
 /// `height` rows high: rows where [`keeps_rows`], planes otherwise.
@@ -657,6 +597,12 @@ impl<T: FlowReal> Pass<'_, T> {
 mod tests {
     use super::*;
     use crate::aligned::line_elems;
+    use crate::lbm::rows::Z_CLASS_SIZES;
+
+    /// The planner's charge for a D3Q19 ring level.
+    fn ring_rows(members: usize, whole_y: bool, height: usize) -> usize {
+        crate::blocking::rings::ring_rows(members, whole_y, height, Z_CLASS_SIZES)
+    }
 
     #[test]
     fn ring_rows_count_every_directions_slots() {

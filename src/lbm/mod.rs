@@ -105,6 +105,7 @@ pub use shapes::{Axis, Face, Shape};
 
 pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
 pub(crate) use populations::{Layout, Populations};
+pub(crate) use rows::Z_CLASS_SIZES;
 
 use crate::cost::KernelCost;
 use crate::{DType, Real};

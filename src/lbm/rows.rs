@@ -69,6 +69,17 @@ pub(crate) const fn z_class(i: usize) -> usize {
     (1 - VELOCITIES[i][2]) as usize
 }
 
+/// Directions in each z class (see [`z_class`]): 5, 9 and 5 for D3Q19.
+pub(crate) const Z_CLASS_SIZES: [usize; 3] = {
+    let mut n = [0; 3];
+    let mut i = 0;
+    while i < Q {
+        n[z_class(i)] += 1;
+        i += 1;
+    }
+    n
+};
+
 /// Which planes and rows of a time level are stored, and where (see [`Level`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slots {

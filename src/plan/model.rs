@@ -19,9 +19,10 @@ use super::compute::LATTICE_PROBE_ROW;
 use super::kernel::{Kernel, KernelCost};
 use super::machine::Machine;
 use super::Engine;
+use crate::blocking::rings::ring_rows;
 use crate::blocking::tiling::{self, z_chunk_count};
-use crate::lbm::blocked::ring_rows;
 use crate::lbm::Q;
+use crate::lbm::Z_CLASS_SIZES;
 use crate::DType;
 
 /// Modelled cost of one spin-barrier round across `n > 1` threads: a fixed part plus one
@@ -478,7 +479,7 @@ impl ModelInput<'_> {
 
     /// Bytes a blocked lattice pass keeps in cache per tile group of `n` threads with loaded
     /// tile `tile`: the rings of its `dim_t − 1` inner levels, each
-    /// [`crate::lbm::blocked::ring_rows`] rows of level 1's region (the tile less one node on
+    /// [`crate::blocking::rings::ring_rows`] rows of level 1's region (the tile less one node on
     /// each side), and one plane of that region of every population level 1 reads from
     /// memory. Eq. (1) charges `2R + 2 = 4` planes of all 19 populations per level, 76 planes
     /// where a ring of rows keeps a little over 24 (one-thread groups) and the last level keeps
@@ -486,7 +487,7 @@ impl ModelInput<'_> {
     fn lattice_working_set(&self, tile: [usize; 2], dim_t: usize, n: usize) -> usize {
         let region = |a: usize| tile[a].saturating_sub(2).min(self.dims[a]);
         let whole_y = self.kernel.periodic()[1] && self.pieces(1, dim_t, tile[1]) == 1;
-        let ring = ring_rows(self.grouping(n).0, whole_y, region(1));
+        let ring = ring_rows(self.grouping(n).0, whole_y, region(1), Z_CLASS_SIZES);
         ((dim_t - 1) * ring + Q * region(1)) * region(0) * self.dtype.size()
     }
 

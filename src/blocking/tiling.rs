@@ -2,8 +2,8 @@
 //! each time level computes, and how much work the overlapping ghost zones redo (κ).
 //!
 //! A tile is given by its *loaded* size `dim_X × dim_Y` (the 3.5D paper's convention): with
-//! `depth` time levels per pass, the valid output is `dim - 2·R·depth` wide, and level `j`
-//! computes the output region grown by `R·(depth - j)` on each side, clipped to the interior.
+//! `dim_t` time levels per pass, the valid output is `dim - 2·R·dim_t` wide, and level `j`
+//! computes the output region grown by `R·(dim_t - j)` on each side, clipped to the interior.
 
 use std::ops::Range;
 
@@ -49,23 +49,23 @@ pub(crate) const UNITS_PER_GROUP: usize = 6;
 /// whole tiles only, 16 one-thread groups on 32 tiles ran each pass at the pace of the slowest core
 /// (on the H100 machine's 16-core host its last thread finished 20-35% after the median one; its
 /// cores run the same kernel at 3.7-7.0 GUPS when all are busy). Each chunk recomputes a halo of
-/// `grow·(depth − j)` planes on each side at level `j`, so chunks stay at least `16·grow·depth`
+/// `grow·(dim_t − j)` planes on each side at level `j`, so chunks stay at least `16·grow·dim_t`
 /// planes long on average (the lattice's [`tapered_chunks`] run from about 1.6 to 0.55 times that):
-/// at most `(depth − 1) / (16·depth)` more planes computed (3% at `dim_t` 2, 5% at 4) and `1 / 8`
-/// more read by level 1 (2·R·depth halo planes per chunk). The planner's model leaves that cost
+/// at most `(dim_t − 1) / (16·dim_t)` more planes computed (3% at `dim_t` 2, 5% at 4) and `1 / 8`
+/// more read by level 1 (2·R·dim_t halo planes per chunk). The planner's model leaves that cost
 /// out. One group, or one level per pass, needs no chunks.
 pub(crate) fn z_chunk_count(
     planes: usize,
     grow: usize,
-    depth: usize,
+    dim_t: usize,
     tiles: usize,
     groups: usize,
 ) -> usize {
-    if groups <= 1 || depth <= 1 {
+    if groups <= 1 || dim_t <= 1 {
         return 1;
     }
     let wanted = (UNITS_PER_GROUP * groups).div_ceil(tiles.max(1));
-    let most = (planes / (16 * grow.max(1) * depth)).max(1);
+    let most = (planes / (16 * grow.max(1) * dim_t)).max(1);
     wanted.clamp(1, most)
 }
 
@@ -118,16 +118,16 @@ pub(crate) fn grown(out: &Range<usize>, grow: usize, r: usize, n: usize) -> Rang
 }
 
 impl Tiling {
-    /// Tiles for a grid of `dims`, radius `r`, loaded tile size `tile` and `depth` levels per
-    /// pass. The caller guarantees `tile[i] > 2·r·depth`.
-    pub(crate) fn new(dims: [usize; 3], r: usize, tile: [usize; 2], depth: usize) -> Tiling {
-        let ghost = 2 * r * depth;
+    /// Tiles for a grid of `dims`, radius `r`, loaded tile size `tile` and `dim_t` levels per
+    /// pass. The caller guarantees `tile[i] > 2·r·dim_t`.
+    pub(crate) fn new(dims: [usize; 3], r: usize, tile: [usize; 2], dim_t: usize) -> Tiling {
+        let ghost = 2 * r * dim_t;
         let xs = split_even(dims[0], r, tile[0] - ghost);
         let ys = split_even(dims[1], r, tile[1] - ghost);
         let buf = |ranges: &[Range<usize>], n: usize| {
             ranges
                 .iter()
-                .map(|o| o.start.saturating_sub(r * depth)..(o.end + r * depth).min(n))
+                .map(|o| o.start.saturating_sub(r * dim_t)..(o.end + r * dim_t).min(n))
                 .map(|b| b.len())
                 .max()
                 .unwrap_or(0)
@@ -151,44 +151,44 @@ impl Tiling {
 }
 
 impl Tile {
-    /// Columns that level `j` (1-based) of a pass with `depth` levels computes.
+    /// Columns that level `j` (1-based) of a pass with `dim_t` levels computes.
     #[inline]
-    pub(crate) fn level_x(&self, j: usize, depth: usize, r: usize, nx: usize) -> Range<usize> {
-        grown(&self.x, r * (depth - j), r, nx)
+    pub(crate) fn level_x(&self, j: usize, dim_t: usize, r: usize, nx: usize) -> Range<usize> {
+        grown(&self.x, r * (dim_t - j), r, nx)
     }
 
-    /// Rows that level `j` of a pass with `depth` levels computes.
+    /// Rows that level `j` of a pass with `dim_t` levels computes.
     #[inline]
-    pub(crate) fn level_y(&self, j: usize, depth: usize, r: usize, ny: usize) -> Range<usize> {
-        grown(&self.y, r * (depth - j), r, ny)
+    pub(crate) fn level_y(&self, j: usize, dim_t: usize, r: usize, ny: usize) -> Range<usize> {
+        grown(&self.y, r * (dim_t - j), r, ny)
     }
 
     /// Global (x, y) of the first cell of this tile's buffered region.
     #[inline]
-    pub(crate) fn buffer_origin(&self, depth: usize, r: usize) -> [usize; 2] {
+    pub(crate) fn buffer_origin(&self, dim_t: usize, r: usize) -> [usize; 2] {
         [
-            self.x.start.saturating_sub(r * depth),
-            self.y.start.saturating_sub(r * depth),
+            self.x.start.saturating_sub(r * dim_t),
+            self.y.start.saturating_sub(r * dim_t),
         ]
     }
 }
 
 /// κ: cells computed per useful cell update for this tiling (1.0 = no redundant work), counted
 /// exactly over the actual tiles rather than with eq. (2)'s infinite-grid approximation.
-pub(crate) fn redundancy(dims: [usize; 3], r: usize, tile: [usize; 2], depth: usize) -> f64 {
-    let tiling = Tiling::new(dims, r, tile, depth);
+pub(crate) fn redundancy(dims: [usize; 3], r: usize, tile: [usize; 2], dim_t: usize) -> f64 {
+    let tiling = Tiling::new(dims, r, tile, dim_t);
     let computed: usize = tiling
         .tiles
         .iter()
         .map(|t| {
-            (1..=depth)
+            (1..=dim_t)
                 .map(|j| {
-                    t.level_x(j, depth, r, dims[0]).len() * t.level_y(j, depth, r, dims[1]).len()
+                    t.level_x(j, dim_t, r, dims[0]).len() * t.level_y(j, dim_t, r, dims[1]).len()
                 })
                 .sum::<usize>()
         })
         .sum();
-    let useful = depth * (dims[0] - 2 * r) * (dims[1] - 2 * r);
+    let useful = dim_t * (dims[0] - 2 * r) * (dims[1] - 2 * r);
     computed as f64 / useful as f64
 }
 
@@ -199,16 +199,16 @@ mod tests {
     #[test]
     fn tiles_cover_the_interior_once() {
         let dims = [37, 29, 5];
-        for (r, depth, tile) in [
+        for (r, dim_t, tile) in [
             (1, 1, [8, 8]),
             (1, 3, [16, 9]),
             (2, 2, [64, 64]),
             (4, 1, [10, 12]),
         ] {
-            let t = Tiling::new(dims, r, tile, depth);
+            let t = Tiling::new(dims, r, tile, dim_t);
             let mut hits = vec![0u8; dims[0] * dims[1]];
             for tile_ in &t.tiles {
-                assert!(tile_.x.len() + 2 * r * depth <= tile[0]);
+                assert!(tile_.x.len() + 2 * r * dim_t <= tile[0]);
                 for y in tile_.y.clone() {
                     for x in tile_.x.clone() {
                         hits[y * dims[0] + x] += 1;
@@ -221,7 +221,7 @@ mod tests {
                     assert_eq!(
                         hits[y * dims[0] + x],
                         interior as u8,
-                        "r={r} depth={depth} ({x},{y})"
+                        "r={r} dim_t={dim_t} ({x},{y})"
                     );
                 }
             }

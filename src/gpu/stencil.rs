@@ -174,18 +174,18 @@ pub(crate) fn advance<T: Real>(
         let mut passes = 0;
         let mut at = done;
         while at < steps && passes < PASSES_PER_CHECK {
-            let depth = dim_t.min(steps - at);
+            let pass_steps = dim_t.min(steps - at);
             passes += 1;
             let pass = passes as i32;
             match &kernels {
                 PassKernels::Naive(naive) => launch_naive(gpu, naive, layout, cur, scratch, pass)?,
                 PassKernels::Blocked { full, short } => {
-                    let kernel = if depth == dim_t {
+                    let kernel = if pass_steps == dim_t {
                         full
                     } else {
                         short.as_ref().expect("made above")
                     };
-                    let shape = blocked_shape(launch_of(params)?, depth);
+                    let shape = blocked_shape(launch_of(params)?, pass_steps);
                     launch_blocked(
                         gpu,
                         kernel,
@@ -200,7 +200,7 @@ pub(crate) fn advance<T: Real>(
                 }
             }
             std::mem::swap(cur, &mut scratch.next);
-            at += depth;
+            at += pass_steps;
         }
         let Some(failed) = raised_pass(gpu, scratch)? else {
             done = at;
@@ -215,7 +215,7 @@ pub(crate) fn advance<T: Real>(
         let Some(FailedPass {
             swap_back,
             before,
-            depth,
+            pass_steps,
         }) = batch.failed_pass(failed)
         else {
             return Err(Error::Gpu(format!(
@@ -230,7 +230,7 @@ pub(crate) fn advance<T: Real>(
         }
         // Replay the blocked pass a step at a time to find the step that went bad.
         let naive = naive_kernel::<T>(gpu, stencil)?;
-        for i in 1..=depth {
+        for i in 1..=pass_steps {
             launch_naive(gpu, &naive, layout, cur, scratch, 1)?;
             if raised_pass(gpu, scratch)?.is_some() {
                 return Err(locate(gpu, layout, &scratch.next, r, before + i));
@@ -239,7 +239,7 @@ pub(crate) fn advance<T: Real>(
         }
         // No single step went bad (the pass's rounding differs from the steps'): go on from
         // the replayed state.
-        done = before + depth;
+        done = before + pass_steps;
     }
     Ok(())
 }
@@ -263,7 +263,7 @@ struct FailedPass {
     /// Steps of the run before the pass.
     before: usize,
     /// Steps the pass advanced.
-    depth: usize,
+    pass_steps: usize,
 }
 
 impl Batch {
@@ -278,7 +278,7 @@ impl Batch {
         Some(FailedPass {
             swap_back: (self.passes - (failed - 1)) % 2 == 1,
             before,
-            depth: self.dim_t.min(self.steps - before),
+            pass_steps: self.dim_t.min(self.steps - before),
         })
     }
 }
@@ -477,7 +477,7 @@ mod tests {
 
     /// Replays the host's bookkeeping for every batch shape: passes ping-pong between two
     /// buffers (labelled 0 and 1) and swap after each; whichever pass fails, the swap-back
-    /// leaves its input in `cur` and its output in `next`, and `before` / `depth` are the
+    /// leaves its input in `cur` and its output in `next`, and `before` / `pass_steps` are the
     /// steps the passes actually started at and advanced.
     #[test]
     fn a_failed_pass_is_found_with_its_input_and_steps() {
@@ -487,14 +487,14 @@ mod tests {
                     let mut cur = 0;
                     let mut next = 1;
                     let (mut at, mut passes) = (done, 0);
-                    // (input, output, first step, depth) of every pass.
+                    // (input, output, first step, pass_steps) of every pass.
                     let mut launched = Vec::new();
                     while at < steps && passes < 5 {
-                        let depth = dim_t.min(steps - at);
+                        let pass_steps = dim_t.min(steps - at);
                         passes += 1;
-                        launched.push((cur, next, at, depth));
+                        launched.push((cur, next, at, pass_steps));
                         std::mem::swap(&mut cur, &mut next);
-                        at += depth;
+                        at += pass_steps;
                     }
                     let batch = Batch {
                         done,
@@ -504,7 +504,7 @@ mod tests {
                     };
                     assert_eq!(batch.failed_pass(0), None);
                     assert_eq!(batch.failed_pass(passes + 1), None);
-                    for (i, &(input, output, first, depth)) in launched.iter().enumerate() {
+                    for (i, &(input, output, first, pass_steps)) in launched.iter().enumerate() {
                         let f = batch.failed_pass(i + 1).unwrap();
                         let (c, n) = if f.swap_back {
                             (next, cur)
@@ -514,7 +514,7 @@ mod tests {
                         let case =
                             format!("dim_t {dim_t} done {done} steps {steps} pass {}", i + 1);
                         assert_eq!((c, n), (input, output), "{case}");
-                        assert_eq!((f.before, f.depth), (first, depth), "{case}");
+                        assert_eq!((f.before, f.pass_steps), (first, pass_steps), "{case}");
                     }
                 }
             }

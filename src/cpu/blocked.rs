@@ -295,10 +295,18 @@ struct Worker<T: Real> {
     /// Steps this thread has finished in this pass, over all its units (every member of a
     /// group runs the same number of steps per unit).
     finished: usize,
+    /// The finiteness trackers, carried over from step to step.
+    trackers: Trackers<T::Simd>,
+}
+
+/// Where the row kernels fold their outputs: a level step works on a copy in locals, so the
+/// trackers stay in registers across its rows.
+#[derive(Clone, Copy)]
+struct Trackers<S> {
     /// Finiteness tracker of the last level's outputs (see [`SimdVec::track_finite`]).
-    check: T::Simd,
+    check: S,
     /// Where the ring levels' row kernels fold their outputs (never tested).
-    unchecked: T::Simd,
+    unchecked: S,
 }
 
 /// One pass over the grid: shared, read-only state of every team member.
@@ -452,8 +460,10 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                 (m.local + 1 < m.size).then_some(tid + 1),
             ],
             finished: 0,
-            check: zero,
-            unchecked: zero,
+            trackers: Trackers {
+                check: zero,
+                unchecked: zero,
+            },
         }
     }
 
@@ -480,7 +490,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             // The team's join publishes the streamed rows.
             stream::fence();
         }
-        if !w.check.sum().is_finite() {
+        if !w.trackers.check.sum().is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }
@@ -554,11 +564,13 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         if planes[0].is_none() {
             return;
         }
+        let mut trackers = w.trackers;
         for y in level.ys.clone() {
-            for (z, planes) in planes.iter().flatten() {
-                self.level_row(w, j, level, y, *z, planes);
+            for plane in planes.iter().flatten() {
+                self.level_row(w, &mut trackers, j, level, y, plane);
             }
         }
+        w.trackers = trackers;
     }
 
     /// Row `y` of plane `z` of level `j`, from `planes` of the level below: a fixed boundary
@@ -568,12 +580,13 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn level_row(
         &self,
         w: &mut Worker<T>,
+        trackers: &mut Trackers<T::Simd>,
         j: usize,
         level: &LevelSpan,
         y: usize,
-        z: usize,
-        planes: &Planes<T>,
+        plane: &(usize, Planes<T>),
     ) {
+        let z = plane.0;
         let r = K::RADIUS;
         let ny = self.dims[1];
         let (xs, zs) = (&level.xs, &level.zs);
@@ -585,9 +598,9 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             self.prefetch_ahead(j, y, z + w.schedule.planes, xs);
         }
         if j == self.dim_t {
-            self.last_level_row(w, planes, y, z, xs);
+            self.last_level_row(w, &mut trackers.check, plane, y, xs);
         } else {
-            self.ring_level_row(w, j, planes, y, z, xs);
+            self.ring_level_row(w, &mut trackers.unchecked, j, plane, y, xs);
         }
     }
 
@@ -630,9 +643,9 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn last_level_row(
         &self,
         w: &mut Worker<T>,
-        planes: &Planes<T>,
+        check: &mut T::Simd,
+        (z, planes): &(usize, Planes<T>),
         y: usize,
-        z: usize,
         xs: &Range<usize>,
     ) {
         let (r, line) = (K::RADIUS, line_elems::<T>());
@@ -653,8 +666,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // so no other tile writes them.
         unsafe {
             let to = staged.unwrap_or(out);
-            self.kernel
-                .row(planes, y, to, xs.start, xs.end, &mut w.check);
+            self.kernel.row(planes, y, to, xs.start, xs.end, check);
             if staged.is_some() {
                 let written = self.with_edges(xs);
                 if written != *xs {
@@ -673,23 +685,20 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     #[inline(always)]
     fn ring_level_row(
         &self,
-        w: &mut Worker<T>,
+        w: &Worker<T>,
+        unchecked: &mut T::Simd,
         j: usize,
-        planes: &Planes<T>,
+        (z, planes): &(usize, Planes<T>),
         y: usize,
-        z: usize,
         xs: &Range<usize>,
     ) {
         let r = K::RADIUS;
-        let out = self.ring_row(w.ring, j, z, y, w.origin);
+        let out = self.ring_row(w.ring, j, *z, y, w.origin);
         // SAFETY: as for the last level; out is this thread's row of a ring slot that no other
         // thread reads in this step (a one-thread group reads it only after this write, at the
         // next level), and it holds the buffered columns; it belongs to level j, the sources to
         // level j-1, so they do not alias.
-        unsafe {
-            self.kernel
-                .row(planes, y, out, xs.start, xs.end, &mut w.unchecked)
-        };
+        unsafe { self.kernel.row(planes, y, out, xs.start, xs.end, unchecked) };
         self.copy_boundary_columns(planes.row(r, y), out, xs);
     }
 

@@ -114,7 +114,7 @@ pub(crate) fn measured_or_cached(
 /// caches (its usable footprint is its smallest, or none) and the second finds more. On the
 /// 16-core server the last-level footprints stream only ~2.1× as fast as memory, so one slow
 /// footprint can end the run early: one probe in three on a boot kept just the private caches
-/// (spill speed 100%), which sent star7 `f64` to 96×74 tiles (session 25, run B). A machine that
+/// (spill speed 100%), which sent star7 `f64` to 96×74 tiles. A machine that
 /// really has nothing beyond its private caches pays one more curve, once per boot.
 fn confirmed_curve(
     first: Vec<CachePoint>,
@@ -242,7 +242,7 @@ mod tests {
             bytes: mib << 20,
             gbs,
         };
-        // Session 25's 16-core server: the L3 plateau at ~2.1x memory, one footprint dipping.
+        // The 16-core host: the L3 plateau at ~2.1x memory, one footprint dipping.
         let dipped = vec![
             p(16, 470.0),
             p(32, 280.0),

@@ -7,7 +7,7 @@
 //! uses, and on a desktop core the row kernels come close to it. On a shared server slice they
 //! may not: wide vectors lower the clock, virtual cores share physical ones, caches and the mesh
 //! are shared with other tenants. There the model would believe the cores are ~4-10× faster than
-//! they are and push `dim_T` (and tiles) far past what pays off. The probe measures the rate the
+//! they are and push `dim_t` (and tiles) far past what pays off. The probe measures the rate the
 //! blocked engine can sustain when its ring buffers stay in the last-level cache, and the planner
 //! scales the peak by it.
 //!
@@ -18,11 +18,10 @@
 //!
 //! The lattice's memory side is measured too: a pull-streaming sweep reads 19 streams and
 //! writes 19 others per node, and on small server slices those 38 streams reach far less of the
-//! copy probe's bandwidth than two streams do (this probe, before session 30: 58% on the
-//! earlier 2-core AVX2 EPYC slice, where naive sweeps of a 192³ cavity ran 76-92 MLUPS against
-//! 144 from the copy rate; 71-81% on the 16-core host). Since session 30 it steps its lattices
-//! with the naive engine's kernel, output-row prefetch included (`FlowKernel::streaming`), so it
-//! measures the sweep the planner predicts (64% on the 2-core Zen 5 EPYC; on the 16-core host
+//! copy probe's bandwidth than two streams do (58% on a 2-core AVX2 EPYC slice, where naive
+//! sweeps of a 192³ cavity ran 76-92 MLUPS against 144 from the copy rate; 71-81% on the
+//! 16-core host). The probe steps its lattices with the naive engine's kernel, output-row
+//! prefetch included (`FlowKernel::streaming`), so it measures the sweep the planner predicts (64% on the 2-core Zen 5 EPYC; on the 16-core host
 //! the naive sweep then moved 82-94 GB/s against the copy probe's 78-93).
 //!
 //! Like the bandwidth, the results are cached on disk per boot (and per SIMD build, see
@@ -115,8 +114,8 @@ pub(crate) fn lattice_stream_measured_or_cached(
             Tuning::current().lattice_stream_share,
             "STENCIL35D_LATTICE_STREAM_SHARE",
         ),
-        // Renamed when the naive kernel began to prefetch its output rows (session 30), so a
-        // share cached by an earlier build on this boot is not read as this kernel's.
+        // A key of its own, so a share cached by an earlier build's kernel (one without the
+        // output-row prefetch) is not read as this kernel's.
         "lattice-stream-prefetch",
         cores,
         || {
@@ -141,9 +140,9 @@ fn share_measured_or_cached(
 /// set and `f32` lanes). The kernels' shares are of a peak that scales with the build's lanes,
 /// and builds of equal lanes run at different rates (`wide`'s 8-lane vectors are two SSE halves
 /// without AVX), so one build's share read by another misleads the model: on the 16-core host
-/// an AVX-512 build that read an AVX2 build's shares planned D3Q19 `f32` 256³ at `dim_T` 4
-/// 264×30 (1.15-1.21× naive) where its own lead to `dim_T` 2 260×12 (1.6-1.7×; session 28,
-/// runs E-F). The lattice stream share, a share of the copy bandwidth, is keyed the same way.
+/// an AVX-512 build that read an AVX2 build's shares planned D3Q19 `f32` 256³ at `dim_t` 4
+/// 264×30 (1.15-1.21× naive) where its own lead to `dim_t` 2 260×12 (1.6-1.7×). The lattice
+/// stream share, a share of the copy bandwidth, is keyed the same way.
 fn probe_key(probe: &str, cores: usize) -> String {
     format!(
         "{} {probe} threads={cores} simd={} f32-lanes={}",

@@ -2,10 +2,10 @@
 //! runnable but waiting for a CPU (`/proc/thread-self/schedstat`, second field). A probe thread
 //! that waited for more than [`MAX_WAIT_SHARE`] of its run shared its core with other work (on
 //! the machine, or in this process: a test binary's other tests), so its figure says little
-//! about the machine; such figures serve this process but are not cached for the boot (in
-//! session 14 a compute share of 66% cached while the test suites ran, against 31-43% on the
-//! idle 16-core host, planned star7 at `dim_T` 6 for the rest of the boot: 1.09x naive, where
-//! the idle figures' plans ran 1.5-1.75x).
+//! about the machine; such figures serve this process but are not cached for the boot (on the
+//! 16-core host a compute share of 66% cached while the test suites ran, against 31-43% idle,
+//! planned star7 at `dim_t` 6 for the rest of the boot: 1.09x naive, where the idle figures'
+//! plans ran 1.5-1.75x).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;

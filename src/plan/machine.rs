@@ -19,7 +19,7 @@ pub const ROW_OVERHEAD_CELLS: f64 = 40.0;
 
 /// Per-thread last-level-cache rate (GB/s) at which the lattice's rings that overflow the
 /// private caches cost nothing; fitted to the 16-core server, where 18 GB/s per thread ran such
-/// tiles at half speed (f64 star7, dim_T 3: 516x38, 1.8 MiB per thread, against 516x24, 1.2
+/// tiles at half speed (f64 star7, dim_t 3: 516x38, 1.8 MiB per thread, against 516x24, 1.2
 /// MiB, with 2 MiB L2s), and D3Q19 strips in the L2s ran 1.2-1.6× faster than larger ones.
 pub const SPILL_FULL_SPEED_GBS: f64 = 36.0;
 
@@ -98,7 +98,7 @@ pub struct Machine {
     pub lattice_stream_source: String,
     /// Fixed cost of computing one row, in cell updates: pointer setup, the tail vector and the
     /// prefetchers picking up a new stream (0 in the paper's model). Detected machines use
-    /// [`ROW_OVERHEAD_CELLS`].
+    /// `ROW_OVERHEAD_CELLS`.
     #[serde(default)]
     pub row_overhead_cells: f64,
     /// Cache all cores together can stream from at least twice as fast as from memory, bytes
@@ -312,8 +312,8 @@ impl Machine {
     /// 1). What the spill costs follows the last level's rate per core, not its ratio to the
     /// private caches: on the 2-core Zen 5 EPYC (158 GB/s of L3 per core, 0.56 of its L2s'
     /// rate) star7 `f32` rings of 1.9-7.6 MB ran within 5% of rings of 1 MB in its 1 MiB L2s
-    /// per computed update, and its L3-resident plans (`dim_T` 5-7) beat the L2-resident
-    /// ones (`dim_T` 3) by 1.4×; on the 16-core server (19 GB/s per core) L3-resident star7
+    /// per computed update, and its L3-resident plans (`dim_t` 5-7) beat the L2-resident
+    /// ones (`dim_t` 3) by 1.4×; on the 16-core server (19 GB/s per core) L3-resident star7
     /// plans ran at 0.6× the L2-resident ones per computed update.
     pub fn spill_speed(&self) -> f64 {
         self.llc_speed_at(STENCIL_SPILL_FULL_SPEED_GBS)
@@ -333,8 +333,8 @@ impl Machine {
     /// share of the measured last-level rate over `SPILL_FULL_SPEED_GBS`, at most 1
     /// (unmeasured: 1). The lattice's rings ran fastest at 5-8 MB, well past the 2 MiB L2s,
     /// on 2-core slices whose L3 streams 49-62 GB/s per core, but at 2 MB on the 16-core
-    /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_T` 2
-    /// 260×12 587 / 507 MLUPS, 260×20 413 / 315, `dim_T` 4 264×16 495 / 404; naive 471-508).
+    /// server at 18.7 GB/s per core (D3Q19 f32 256³, one-thread strips, two runs: `dim_t` 2
+    /// 260×12 587 / 507 MLUPS, 260×20 413 / 315, `dim_t` 4 264×16 495 / 404; naive 471-508).
     pub fn llc_core_speed(&self) -> f64 {
         self.llc_speed_at(SPILL_FULL_SPEED_GBS)
     }

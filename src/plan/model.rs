@@ -3,7 +3,7 @@
 //!
 //! Predicted rate = min(compute rate, memory rate) / κ in the paper's model, where the compute
 //! rate is the peak op rate over the kernel's ops per update, the memory rate is the bandwidth
-//! times `dim_T` over the bytes per update, and κ is the redundant work of the tile ghost
+//! times `dim_t` over the bytes per update, and κ is the redundant work of the tile ghost
 //! zones. On measured machines a streaming stencil's (γ > Γ) compute and memory times add
 //! instead of overlapping (see `ModelInput::overlap`).
 //!
@@ -32,8 +32,8 @@ const BARRIER_NS_BASE: f64 = 150.0;
 const BARRIER_NS_PER_THREAD: f64 = 100.0;
 /// How much slower a row whose neighbour rows were written by another core is than one whose
 /// rows all sit in the thread's own cache (1.0 = twice the time). Fitted to the 16-core server:
-/// groups of 8 threads with 21 rows each ran at 0.77 of one-thread tiles (f64 star7, dim_T 3),
-/// the whole team with 13 rows each at 0.55 (f64 D3Q19, dim_T 4).
+/// groups of 8 threads with 21 rows each ran at 0.77 of one-thread tiles (f64 star7, dim_t 3),
+/// the whole team with 13 rows each at 0.55 (f64 D3Q19, dim_t 4).
 const REMOTE_ROW_COST: f64 = 5.0;
 /// How much faster the model must predict a larger tile group than a smaller one before the
 /// planner takes it. Measured, groups of several threads never ran clearly faster than
@@ -53,19 +53,18 @@ fn margin(best: &Candidate, new: &Candidate) -> f64 {
 /// Highest compute cost ([`ModelInput::tile_cost`]: κ times the row overhead) a tile sized to
 /// the group's private caches may have before the planner sizes it to the last-level cache
 /// instead. Tiles that spill out of the private caches ran at half the speed on the 16-core
-/// server (f64 star7, 516x38 against 516x24 with dim_T 3), so a few redundant rows are cheaper.
+/// server (f64 star7, 516x38 against 516x24 with dim_t 3), so a few redundant rows are cheaper.
 const PRIVATE_TILE_MAX_COST: f64 = 1.6;
 
 /// Share of the private caches a lattice pass's working set (its rings and one streamed plane)
 /// may fill and still count as held in them. The rest goes to what else passes through them:
 /// the byte arrays, the staging row, the lines level 1's prefetches bring in ahead of use; and
-/// rings cycling through their slots (43 planes per level before session 34's rings of rows)
-/// keep no slack under a near-full cache. On the
-/// 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16 threads, MLUPS) `dim_T` 3 strips of 1.1-1.5 MB
-/// ran as fast as or faster than the 1.9 MB 262×20 that filled the L2 in every pairing: 262×16
-/// 1,256-1,291 against 1,195-1,278 (session 29); 262×12 1,099 / 1,034 and 262×16 882 / 902
-/// against 814 / 738, then 262×16 939 / 1,007 / 785 against 761 / 995 / 761 (session 31);
-/// 262×14 1,008, 822 and 868 against 954, 664 and 700 (session 32).
+/// rings cycling through their slots (43 planes per level in a ring of planes) keep no slack
+/// under a near-full cache. On the 16-core host (2 MiB L2s, D3Q19 `f32` 256³, 16 threads,
+/// MLUPS) `dim_t` 3 strips of 1.1-1.5 MB ran as fast as or faster than the 1.9 MB 262×20 that
+/// filled the L2 in every pairing on three boots: 262×16 1,256-1,291 against 1,195-1,278;
+/// 262×12 1,099 / 1,034 and 262×16 882 / 902 against 814 / 738, then 262×16 939 / 1,007 / 785
+/// against 761 / 995 / 761; 262×14 1,008, 822 and 868 against 954, 664 and 700.
 pub(crate) const LATTICE_PRIVATE_SHARE: f64 = 0.75;
 
 /// Modelled time of one barrier round across `n` threads, microseconds (0 for one thread).
@@ -90,7 +89,7 @@ pub fn eta(kernel_bytes_per_op: f64, machine_bytes_per_op: f64) -> usize {
     ((kernel_bytes_per_op / machine_bytes_per_op).ceil() as usize).max(1)
 }
 
-/// Eq. (1): bytes of on-chip storage a `dim_X × dim_Y` tile needs with `dim_T` levels of
+/// Eq. (1): bytes of on-chip storage a `dim_X × dim_Y` tile needs with `dim_t` levels of
 /// `2R + 2` planes of `E`-byte elements.
 pub fn working_set(e: usize, r: usize, dim_t: usize, dim_x: usize, dim_y: usize) -> usize {
     e * (2 * r + 2) * dim_t * dim_x * dim_y
@@ -162,8 +161,8 @@ impl ModelInput<'_> {
     /// both copies of a stencil's grid fit in the usable last-level cache, that cache's
     /// measured rate for these threads. (16-core server, star7 f32 256³, 128 MiB of grids
     /// against 128 MiB usable: the naive sweep moved 113-156 GB/s counted against a 74-104 GB/s
-    /// memory probe, and the blocked plan ranked by memory's rate, `dim_T` 8 143x48, ran
-    /// 8,638-10,781 MUPS against the naive 14,067-16,524; session 23, run H.) The lattice keeps
+    /// memory probe, and the blocked plan ranked by memory's rate, `dim_t` 8 143x48, ran
+    /// 8,638-10,781 MUPS against the naive 14,067-16,524.) The lattice keeps
     /// memory's rate: its blocked passes stream their output past the cache with non-temporal
     /// stores, and no cache-resident lattice was measured.
     fn stream_gbs_for(&self, threads: usize) -> f64 {
@@ -201,7 +200,7 @@ impl ModelInput<'_> {
     /// (see [`Machine::row_overhead_cells`]).
     ///
     /// The lattice's rate was measured on rows of [`LATTICE_PROBE_ROW`] nodes, which paid the
-    /// overhead already: its rows cost relative to those (2-core EPYC, D3Q19 f32 192³ `dim_T` 4
+    /// overhead already: its rows cost relative to those (2-core EPYC, D3Q19 f32 192³ `dim_t` 4
     /// 200×24-32: 140-169 MLUPS useful at κ ≈ 1.2, a kernel rate of ~186 where the full charge
     /// allowed 165; 100×100 tiles 74-95).
     fn row_cost(&self, row: usize) -> f64 {
@@ -229,7 +228,7 @@ impl ModelInput<'_> {
     }
 
     /// Average length of the rows a blocked pass computes with loaded tile width `width`: rows
-    /// shrink by 2R per level, R·(dim_T + 1) less than the loaded width on average.
+    /// shrink by 2R per level, R·(dim_t + 1) less than the loaded width on average.
     fn blocked_row(&self, width: usize, dim_t: usize) -> usize {
         width.min(self.full(0, dim_t)) - self.cost.radius * (dim_t + 1)
     }
@@ -328,8 +327,8 @@ impl ModelInput<'_> {
         let kappa = self.redundancy(tile, dim_t);
         // Eq. (1); for the lattice the rings it really keeps (`lattice_working_set`), which
         // decide whether they spill out of the private caches. Charged eq. (1)'s 76 planes per
-        // level, every `dim_T` 3 strip spilled and the planner took `dim_T` 2 260×12, which
-        // the aligned row kernel beats at `dim_T` 3 on the 16-core host (session 29, D3Q19 f32
+        // level, every `dim_t` 3 strip spilled and the planner took `dim_t` 2 260×12, which
+        // the aligned row kernel beats at `dim_t` 3 on the 16-core host (D3Q19 f32
         // 256³, MLUPS: 262×16 1,256-1,291 and 262×20 1,195-1,278 against 1,000-1,131 on one
         // boot; 841-882, 854-860 and 819-916 on a slower one).
         let ws = if self.kernel.lbm().is_some() {
@@ -391,19 +390,19 @@ impl ModelInput<'_> {
     /// so the times add: t = t_c + t_m. Measured star7 f32 512³ naive sweeps (MUPS, against
     /// min() / the sum): 16-core host, 1 thread 1,027 (1,663 / 913), 4 threads 3,211 (6,654 /
     /// 3,658), 16 threads 7,740 (13,213 / 8,946); 2-core Xeon 2,168 (3,162 / 1,988). And min()
-    /// rated star7 `dim_T` 2 level with 3-5 on 16 cores, where `dim_T` 2 measured 7.7-11.0 G
-    /// updates/s and `dim_T` 3-4 10.0-13.8. Kernels whose arithmetic covers their traffic
+    /// rated star7 `dim_t` 2 level with 3-5 on 16 cores, where `dim_t` 2 measured 7.7-11.0 G
+    /// updates/s and `dim_t` 3-4 10.0-13.8. Kernels whose arithmetic covers their traffic
     /// (γ ≤ Γ) keep min(): the core has work to overlap the loads with (box27 f32 on 16 cores:
-    /// naive 5,520-6,341 MUPS, blocked `dim_T` 3 5,230-5,916, where the sum ranked blocked
+    /// naive 5,520-6,341 MUPS, blocked `dim_t` 3 5,230-5,916, where the sum ranked blocked
     /// first). So does the paper's machine (no row overhead).
     ///
     /// The lattice's collision overlaps the loads of its 38 streams within a level, so one
     /// level per pass keeps min(); but in a blocked pass only level 1 streams memory, and the
-    /// `dim_T − 1` levels computed from cache cannot hide its wait: a pass over a node takes
-    /// max(t_c, dim_T·t_m) + (dim_T − 1)·t_c (per-update times), plus the copy of its last level
+    /// `dim_t − 1` levels computed from cache cannot hide its wait: a pass over a node takes
+    /// max(t_c, dim_t·t_m) + (dim_t − 1)·t_c (per-update times), plus the copy of its last level
     /// to memory ([`Self::streamed_output`]). On the 2-core EPYC, D3Q19 f32
-    /// 192³ (MLUPS, strips, five runs each): `dim_T` 2 99-142, 3 86-166, 4 107-169, where min() ranked
-    /// `dim_T` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
+    /// 192³ (MLUPS, strips, five runs each): `dim_t` 2 99-142, 3 86-166, 4 107-169, where min() ranked
+    /// `dim_t` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
     fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
         let bound = if compute <= memory {
             Bound::Compute
@@ -418,7 +417,7 @@ impl ModelInput<'_> {
         // A core that waits for memory does not compute, so streaming kernels add the two
         // times; from the last-level cache the waits are short and overlap (16-core server,
         // star7 f32 256³ in cache: naive 16.0-19.5k MUPS where the sum predicted 15.3k, and
-        // the blocked plan the sum ranked first, dim_T 4 262x24, 13.8-15.1k; session 23, run H).
+        // the blocked plan the sum ranked first, dim_t 4 262x24, 13.8-15.1k).
         let streaming = self.cost.bytes_per_op() > self.machine.bytes_per_op(self.dtype, false)
             && !self.grid_in_llc();
         if self.machine.row_overhead_cells == 0.0 || !streaming {
@@ -431,9 +430,8 @@ impl ModelInput<'_> {
     /// streaming its last level out (`lbm::stage`): each core copies its staging rows with
     /// non-temporal stores at its own memory rate ([`Machine::core_bandwidth_gbs`]), and
     /// computes nothing meanwhile. On the 16-core host the copy took 10-12 TSC cycles per node
-    /// and pass (session 33's per-level profile), 76 bytes at 13-16 GB/s; charged, the model
-    /// ranks `dim_T` 3 above 2 there, as measured with rings of rows (session 34, run C, 256³
-    /// `f32`, MLUPS: `dim_T` 3 262×20 1,072-1,167 against `dim_T` 2 260×26 925-1,074). It is
+    /// and pass (a per-level profile), 76 bytes at 13-16 GB/s; charged, the model ranks
+    /// `dim_t` 3 above 2 there, as measured with rings of rows (256³ `f32`, MLUPS: `dim_t` 3 262×20 1,072-1,167 against `dim_t` 2 260×26 925-1,074). It is
     /// added to the pass, not overlapped: where level 1 is memory-bound the same bytes are then
     /// also in its memory time, a deliberate overcharge of the copy there; and it assumes each
     /// core streams at its own rate even when all of them together would exceed the machine's.
@@ -450,9 +448,9 @@ impl ModelInput<'_> {
     /// The probe writes with ordinary stores, which read each line before overwriting it
     /// (write-allocate): its 2 counted bytes cost 3. A blocked lattice pass of several levels
     /// streams its last level out with non-temporal stores (`lbm::stage`), so its 2 cost 2
-    /// (16-core host, D3Q19 256³ `dim_T` 2: 492-533 MLUPS streamed against 396-445 not; a
+    /// (16-core host, D3Q19 256³ `dim_t` 2: 492-533 MLUPS streamed against 396-445 not; a
     /// streamed naive sweep, 505-538 against 362-398, shows the full 3/2). The stencil engine
-    /// streams too when the grid exceeds the last-level cache (session 26), but is still
+    /// streams too when the grid exceeds the last-level cache, but is still
     /// charged the 3/2: its plans on the 16-core host were measured with that charge.
     fn write_cost(&self, dim_t: usize) -> f64 {
         if self.streams_last_level(dim_t) {
@@ -619,8 +617,7 @@ impl ModelInput<'_> {
         // Where rings that leave the private caches slow down, a tile that stays in them is
         // worth a few redundant rows. So is a lattice's where the last level's rate was not
         // measured: on the 16-core host a boot whose cache probe saw only 16 MiB of fast L3,
-        // and no rate for it, fitted eq. (1) to L3 shares (session 29, run C: `dim_T` 3
-        // 262×12 at κ 1.33), while its rings ran fastest within the 2 MiB L2s on every boot.
+        // and no rate for it, fitted eq. (1) to L3 shares (`dim_t` 3 262×12 at κ 1.33), while its rings ran fastest within the 2 MiB L2s on every boot.
         let unmeasured_llc = self.kernel.lbm().is_some() && self.machine.cache_gbs <= 0.0;
         let base = if (self.spill_speed() < 1.0 || (unmeasured_llc && dim_t > 1))
             && private[0] > ghost
@@ -630,8 +627,8 @@ impl ModelInput<'_> {
             private
         } else {
             // Eq. (1) for last-level caches, lattices included: strips fitted to their real
-            // rings there (2-core EPYC, D3Q19 f32 192³: `dim_T` 6 204×51 against eq. (1)'s
-            // `dim_T` 4 200×36) ran no faster (113-155 against 127-165 MLUPS, session 29).
+            // rings there (2-core EPYC, D3Q19 f32 192³: `dim_t` 6 204×51 against eq. (1)'s
+            // `dim_t` 4 200×36) ran no faster (113-155 against 127-165 MLUPS).
             self.fitted_tile_in(dim_t, self.group_cache(n))
         };
         let groups = self.grouping(n).1;
@@ -703,7 +700,7 @@ impl ModelInput<'_> {
     }
 
     /// The loaded tile side that covers axis `a` (0 = x, 1 = y) in one piece with `dim_t`
-    /// levels: the updated extent plus the ghost zones of width R·dim_T on both sides.
+    /// levels: the updated extent plus the ghost zones of width R·dim_t on both sides.
     pub(crate) fn full(&self, a: usize, dim_t: usize) -> usize {
         let (r, fixed) = (self.cost.radius, self.kernel.fixed_boundary());
         self.dims[a] - 2 * fixed + 2 * r * dim_t
@@ -751,8 +748,8 @@ impl ModelInput<'_> {
         let cost = |t: [usize; 2]| self.tile_cost(t, dim_t);
         if self.kernel.lbm().is_some() {
             // A periodic x axis is never cut (see lbm::tiles), and lattice tiles of short rows
-            // ran far below the model on every host (D3Q19 f64 256³ on 16 cores: `dim_T` 3
-            // 44×35 tiles 148-155 MLUPS against 186-199 naive; f32 192³ on 2 cores: `dim_T` 4
+            // ran far below the model on every host (D3Q19 f64 256³ on 16 cores: `dim_t` 3
+            // 44×35 tiles 148-155 MLUPS against 186-199 naive; f32 192³ on 2 cores: `dim_t` 4
             // 100×100 74-95 against 200×24 strips 114-163): lattices get full-width strips.
             return strip;
         }
@@ -787,7 +784,7 @@ mod tests {
         assert_eq!(eta(1.0, m.bytes_per_op(DType::F64, false)), 2);
         assert_eq!(square_tile(C, 8, 1, 2, 2), 256);
         assert!((kappa(1, 2, 256, 256) - 1.03).abs() < 0.01);
-        // LBM (E = 80 / 160 bytes, dim_T = 3): 66 -> 64 (κ 1.21) and 46 -> 44 (κ 1.34).
+        // LBM (E = 80 / 160 bytes, dim_t = 3): 66 -> 64 (κ 1.21) and 46 -> 44 (κ 1.34).
         assert_eq!(square_tile(C, 80, 1, 3, 4), 64);
         assert!((kappa(1, 3, 64, 64) - 1.21).abs() < 0.01);
         assert_eq!(square_tile(C, 160, 1, 3, 4), 44);
@@ -827,7 +824,7 @@ mod tests {
             machine: &m,
         };
         let [tx, ty] = input.fitted_tile(2);
-        assert_eq!(tx, 68, "whole width: interior 64 + 2·R·dim_T");
+        assert_eq!(tx, 68, "whole width: interior 64 + 2·R·dim_t");
         assert!(ty > 360 && working_set(4, 1, 2, tx, ty) <= 4 << 20, "{ty}");
     }
 }

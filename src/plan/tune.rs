@@ -124,7 +124,7 @@ pub(crate) fn tune(
     Ok(())
 }
 
-/// Indices, in `candidates`' order, of the first candidate of each distinct shape (b_T, threads
+/// Indices, in `candidates`' order, of the first candidate of each distinct shape (dim_t, threads
 /// per block, cells per thread in y and x, level schedule): the model ranks stream-block lengths
 /// of one shape next to each other, so tuning times only the best of each and the timed set
 /// spans the space.

@@ -18,7 +18,7 @@ const SHUFFLE_CU: &str = include_str!("kernels/stencil_shuffle.cu");
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BlockedShape {
     /// Time steps per pass (dim_t).
-    pub(crate) bt: usize,
+    pub(crate) dim_t: usize,
     /// Threads per block in x (the tile width when `rx` is 0; 32 when it is not).
     pub(crate) bx: usize,
     /// Threads per block in y.
@@ -38,7 +38,7 @@ impl BlockedShape {
     /// per thread, levels skewed or not.
     pub(crate) fn shuffle(dim_t: usize, by: usize, ry: usize, rx: usize, skew: bool) -> Self {
         Self {
-            bt: dim_t,
+            dim_t,
             bx: 32,
             by,
             ry,
@@ -77,7 +77,7 @@ impl BlockedShape {
         } else {
             skewed(dtype)
         };
-        let planes = if skew { self.bt } else { 1 };
+        let planes = if skew { self.dim_t } else { 1 };
         if self.rx > 0 {
             let rows = self.ry.min(2 * radius);
             let exchange = 2 * planes * (self.by + 2) * rows * self.tx();
@@ -150,7 +150,7 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
         Some(b) if b.rx > 0 => {
             text += &format!(
                 "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define STAGES {}\n#define SKEW {}\n#define INNER {}\n#define REAL2 {}2\n",
-                b.bt,
+                b.dim_t,
                 b.by,
                 b.ry,
                 b.rx,
@@ -164,7 +164,7 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
         Some(b) => {
             text += &format!(
                 "#define BT {}\n#define BX {}\n#define BY {}\n#define RY {}\n#define L2_AHEAD {}\n#define SKEW {}\n#define MIN_BLOCKS {}\n",
-                b.bt,
+                b.dim_t,
                 b.bx,
                 b.by,
                 b.ry,
@@ -205,7 +205,7 @@ mod tests {
                     ry += 1;
                 }
                 let shape = BlockedShape {
-                    bt: dim_t,
+                    dim_t,
                     bx,
                     by: need.div_ceil(ry),
                     ry,
@@ -218,7 +218,7 @@ mod tests {
                     // thread, three (rows exchanged value by value) with 2R+1.
                     for (rx, ry) in [(1, r), (2, r), (3, 2 * r + 1)] {
                         shapes.push(BlockedShape {
-                            bt: dim_t,
+                            dim_t,
                             bx: 32,
                             by: need.div_ceil(ry),
                             ry,
@@ -250,7 +250,7 @@ mod tests {
         let src = stencil_source::<f32>(
             &s,
             Some(BlockedShape {
-                bt: 4,
+                dim_t: 4,
                 bx: 32,
                 by: 8,
                 ry: 4,
@@ -266,7 +266,7 @@ mod tests {
         let shuffled = stencil_source::<f64>(
             &s,
             Some(BlockedShape {
-                bt: 3,
+                dim_t: 3,
                 bx: 32,
                 by: 16,
                 ry: 2,

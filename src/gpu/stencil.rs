@@ -62,10 +62,10 @@ pub(crate) fn gpu_err(e: impl std::fmt::Display) -> Error {
     Error::Gpu(e.to_string())
 }
 
-/// The blocked kernel's shape for a launch shape at `bt` steps per pass.
-pub(crate) fn blocked_shape(launch: &LaunchShape, bt: usize) -> BlockedShape {
+/// The blocked kernel's shape for a launch shape at `dim_t` steps per pass.
+pub(crate) fn blocked_shape(launch: &LaunchShape, dim_t: usize) -> BlockedShape {
     BlockedShape {
-        bt,
+        dim_t,
         bx: launch.block[0],
         by: launch.block[1],
         ry: launch.ry,
@@ -150,7 +150,7 @@ pub(crate) fn advance<T: Real>(
         Engine::GpuNaive => (PassKernels::Naive(naive_kernel::<T>(gpu, stencil)?), 1),
         Engine::GpuBlocked => {
             let launch = launch_of(params)?;
-            let shape = |bt| blocked_shape(launch, bt);
+            let shape = |dim_t| blocked_shape(launch, dim_t);
             // Compiled (or fetched from the cache) once per run.
             let full = blocked_kernel::<T>(gpu, stencil, shape(params.dim_t))?;
             let tail = steps % params.dim_t;
@@ -390,7 +390,10 @@ fn launch_blocked<T: Real>(
     pass: i32,
 ) -> Result<()> {
     let [nx, ny, nz] = layout.dims;
-    let (vx, vy) = (shape.tx() - 2 * r * shape.bt, shape.ty() - 2 * r * shape.bt);
+    let (vx, vy) = (
+        shape.tx() - 2 * r * shape.dim_t,
+        shape.ty() - 2 * r * shape.dim_t,
+    );
     let hz = stream_block.max(1);
     let cfg = LaunchConfig {
         grid_dim: (

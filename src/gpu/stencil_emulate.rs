@@ -119,7 +119,7 @@ fn compile<T: Real>(
     let skew = format!("#define SKEW {}", skew as u8);
     // The shuffle kernel's ring of staged planes: 1, 2 or 3 by dim_t, so that a ring with no
     // copy in flight, one and two are all tested.
-    let stages = format!("#define STAGES {}", 1 + shape.bt % 3);
+    let stages = format!("#define STAGES {}", 1 + shape.dim_t % 3);
     // The L2 prefetch is inline PTX; the host has no L2 to ask.
     let source = stencil_source::<T>(stencil, Some(shape))
         .lines()
@@ -212,7 +212,7 @@ mod tests {
             "{}-{}-{skew}-{}-{}x{}-{}x{}",
             name.replace(':', ""),
             T::DTYPE,
-            shape.bt,
+            shape.dim_t,
             shape.bx,
             shape.by,
             shape.rx,
@@ -237,7 +237,9 @@ mod tests {
             .engine(Engine::Reference)
             .build()
             .unwrap();
-        Solver::new(plan).run(&mut want, shape.bt * passes).unwrap();
+        Solver::new(plan)
+            .run(&mut want, shape.dim_t * passes)
+            .unwrap();
         let scale = want
             .storage()
             .iter()
@@ -260,7 +262,7 @@ mod tests {
     #[test]
     fn emulated_blocked_kernel_matches_the_reference() {
         let shape = |dim_t, by, ry| BlockedShape {
-            bt: dim_t,
+            dim_t,
             bx: 32,
             by,
             ry,
@@ -361,7 +363,7 @@ mod tests {
         // The shared-memory kernel and the shuffle kernel (rx 2).
         for rx in [0, 2] {
             let shape = BlockedShape {
-                bt: 2,
+                dim_t: 2,
                 bx: 32,
                 by: 4,
                 ry: 2,

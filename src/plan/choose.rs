@@ -272,7 +272,7 @@ impl<'a> Planning<'a> {
         Ok(self.settle(chosen, candidates))
     }
 
-    /// The blocked CPU candidate at `dim_t` (the best depth when `None`) with the user's tile
+    /// The blocked CPU candidate at `dim_t` (the best `dim_t` when `None`) with the user's tile
     /// or the model's, or why there is none.
     fn cpu_blocked(&self, dim_t: Option<usize>, best_dim_t: usize) -> Result<Candidate> {
         let dim_t = dim_t.unwrap_or(best_dim_t);
@@ -402,7 +402,7 @@ impl<'a> Planning<'a> {
         }
         let dim_t = self.b.dim_t.unwrap_or(1);
         let blocked = BlockedShape {
-            bt: dim_t,
+            dim_t,
             bx: shape.block[0],
             by: shape.block[1],
             ry: shape.ry,

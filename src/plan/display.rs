@@ -275,7 +275,7 @@ impl Plan {
         Ok(())
     }
 
-    /// The blocked CPU engine's depth, tile, κ, working set and tile groups.
+    /// The blocked CPU engine's `dim_t`, tile, κ, working set and tile groups.
     fn write_blocking(&self, f: &mut Formatter<'_>, cost: &KernelCost) -> fmt::Result {
         let r = cost.radius;
         writeln!(

@@ -43,11 +43,37 @@ pub(crate) struct GpuModel<'a> {
     pub(crate) gpu: &'a GpuInfo,
 }
 
+/// What a gpu-blocked launch shape takes of an SM.
+struct Footprint {
+    threads: usize,
+    cells_per_thread: usize,
+    /// The shuffle kernel (x neighbours by warp shuffle) rather than the shared-memory one.
+    shuffle: bool,
+    /// The shuffle kernel's levels skewed (one barrier per plane for all of them).
+    skewed: bool,
+    registers: usize,
+    shared_bytes: usize,
+    blocks_per_sm: usize,
+}
+
+/// How one pass of a launch shape covers the grid.
+struct Coverage {
+    /// Output planes per block along z.
+    hz: usize,
+    blocks: usize,
+    /// Planes each block streams (its output planes and the halo of every level).
+    steps: f64,
+    /// Cell updates computed, ghost zones included.
+    computed: f64,
+    /// Cell updates the pass needs.
+    useful: f64,
+}
+
 /// Candidate thread-block widths, tile heights and stream-block lengths the search tries
 /// (8 cells per thread in y measured 15-60% below the model on an H100: left out).
 const BLOCK_X: [usize; 3] = [32, 64, 128];
 /// Heights of 24 and 48 with 3 cells per thread give deep or wide stencils in `f64` a block
-/// small enough for their registers (star radius 4, `f64`, b_T 2 has no other fit).
+/// small enough for their registers (star radius 4, `f64`, dim_t 2 has no other fit).
 const TILE_Y: [usize; 6] = [8, 16, 24, 32, 48, 64];
 const CELLS_Y: [usize; 4] = [1, 2, 3, 4];
 const STREAM_BLOCKS: [usize; 4] = [32, 64, 128, 256];
@@ -79,7 +105,7 @@ const WARP_CPI: f64 = 2.5;
 pub(crate) struct ShuffleFit {
     /// Other instructions per computed cell and level (beyond the FP work and the exchange).
     pub(crate) overhead: f64,
-    /// Instructions per cell and streamed plane, whatever b_T: staging the plane, storing the
+    /// Instructions per cell and streamed plane, whatever dim_t: staging the plane, storing the
     /// output, addresses and the loop.
     pub(crate) plane_instructions: f64,
     /// A block's fixed cycles of wait per streamed plane.
@@ -99,18 +125,19 @@ pub(crate) struct ShuffleFit {
 }
 
 /// The shuffle kernel's terms, fitted by `refit_shuffle_terms` (a grid search) to the 350
-/// shapes of session 22 on an H100 SXM (star radius 1-4, both precisions and schedules, level
+/// shapes in `docs/results/h100/shuffle-shapes.txt`, timed on an H100 SXM (star radius 1-4, both precisions and schedules, level
 /// 0's planes staged in shared memory). Among the fits within 0.03 of the lowest RMS error of
-/// the log (0.095): one whose star7 `f32` choice is the fastest shape measured (b_T 4, 32x16
-/// threads, 2x3 cells; 32x12 2x4, 5% slower, ranked first under session 22's terms), and of
+/// the log (0.095): one whose star7 `f32` choice is the fastest shape measured (dim_t 4, 32x16
+/// threads, 2x3 cells; 32x12 2x4, 5% slower, ranked first by the fit with the lowest error), and of
 /// those the one whose other first choices come closest to the fastest measured shapes (all
-/// within 11%; RMS 0.121, against 0.28 with session 21's terms). Each block waits for its own
+/// within 11%; RMS 0.121, against 0.28 with the terms fitted to the kernel before its planes
+/// were staged). Each block waits for its own
 /// staged copies and barriers, so memory time is only partly hidden behind the arithmetic
-/// (k = 1.25; with the larger of the two, k = ∞, the best fit over session 22's first 79
-/// shapes was 0.19 and ranked b_T 2 first, which measured 0.7x of b_T 3-4); a plane's fixed
+/// (k = 1.25; with the larger of the two, k = ∞, the best fit over the first 79 of these
+/// shapes was 0.19 and ranked dim_t 2 first, which measured 0.7x of dim_t 3-4); a plane's fixed
 /// work is instructions, not a wait; and a level's issue time and its warps' dependent chains
-/// (3 cycles apart) add in part (k = 4), so fewer warps hide less. (Sessions 20-21, with
-/// registers prefetching one plane ahead: 4 other instructions per cell and level, 1,000
+/// (3 cycles apart) add in part (k = 4), so fewer warps hide less. (The kernel before, with
+/// registers prefetching one plane ahead, fitted: 4 other instructions per cell and level, 1,000
 /// cycles of wait per plane and 200 per barrier chain, both maxima; RMS 0.23 over 427 shapes.)
 const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
     overhead: 0.0,
@@ -122,14 +149,13 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
     chain_overlap: 4.0,
 };
 /// The shuffle kernel's registers per thread: per 32-bit value it keeps (accumulators, the
-/// levels' planes, weights) and a base, fitted to 16 counts of ptxas for sm_90 (session 22:
-/// both precisions, star radius 1-4, b_T 1-4; RMS error 9%, against 11% with the
+/// levels' planes, weights) and a base, fitted to 16 counts of ptxas for sm_90 (both precisions, star radius 1-4, dim_t 1-4; RMS error 9%, against 11% with the
 /// shared-memory kernel's 1.35 and 28). Where the estimate exceeds the block's share of the
 /// register file by up to an eighth, ptxas fits the kernel into the share without spilling:
-/// b_T 4, 32x16 threads, 2x3 cells, `f32`, estimated 144, took 128 (the same code in 32x12
+/// dim_t 4, 32x16 threads, 2x3 cells, `f32`, estimated 144, took 128 (the same code in 32x12
 /// blocks, uncapped, took 134) and ran 816-822 G updates/s, the fastest star7 shape measured;
-/// the shapes that spilled were estimated 31-49% over (b_T 4 32x16 2x4: 136 bytes spilled,
-/// 457; b_T 5 32x16 2x3: 80 bytes, 533; skewed b_T 4 32x16 2x3: 40 bytes, 572).
+/// the shapes that spilled were estimated 31-49% over (dim_t 4 32x16 2x4: 136 bytes spilled,
+/// 457; dim_t 5 32x16 2x3: 80 bytes, 533; skewed dim_t 4 32x16 2x3: 40 bytes, 572).
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
 /// The most registers per thread the search offers the shuffle kernel (estimated).
 const SHUFFLE_REGISTER_CEILING: usize = 232;
@@ -309,18 +335,46 @@ impl GpuModel<'_> {
         stream_block: usize,
         fit: ShuffleFit,
     ) -> Option<Candidate> {
+        let fp = self.footprint(&shape, stream_block)?;
+        let cover = self.coverage(&shape, stream_block);
+        let (times, efficiency) = self.pass_times(&shape, &fp, &cover, fit);
+        let launch = GpuLaunch {
+            block: [shape.bx, shape.by],
+            ry: shape.ry,
+            rx: shape.rx,
+            // The shared-memory kernel's schedule follows the precision (`source::skewed`).
+            skew: fp.shuffle && shape.skew,
+            stream_block: cover.hz,
+            registers: fp.registers,
+            shared_bytes: fp.shared_bytes,
+            blocks_per_sm: fp.blocks_per_sm,
+            blocks: cover.blocks,
+            times_ms: times.map(|t| t * 1e3),
+            sm_efficiency: efficiency,
+        };
+        Some(self.finish(
+            Engine::GpuBlocked,
+            shape.dim_t,
+            [shape.tx(), shape.ty()],
+            cover.computed / cover.useful,
+            (times, efficiency),
+            Some(launch),
+        ))
+    }
+
+    /// What a launch shape takes of an SM (registers, shared memory, resident blocks); `None`
+    /// when the shape leaves no valid output, would spill registers or cannot be resident.
+    fn footprint(&self, shape: &BlockedShape, stream_block: usize) -> Option<Footprint> {
         let r = self.cost.radius;
-        let e = self.dtype.size();
-        let words = e / 4;
-        let (bt, tx, ty) = (shape.bt, shape.tx(), shape.ty());
+        let (dim_t, tx, ty) = (shape.dim_t, shape.tx(), shape.ty());
         let threads = shape.bx * shape.by;
         let shuffle = shape.rx > 0;
-        // Skewing changes nothing at b_T 1 (one level).
-        let skewed = shuffle && shape.skew && bt > 1;
+        // Skewing changes nothing at dim_t 1 (one level).
+        let skewed = shuffle && shape.skew && dim_t > 1;
         if !shape.bx.is_multiple_of(32)
             || !(32..=1024).contains(&threads)
-            || tx <= 2 * r * bt
-            || ty <= 2 * r * bt
+            || tx <= 2 * r * dim_t
+            || ty <= 2 * r * dim_t
             || shape.ry > ty
             || shape.ry == 0
             || stream_block == 0
@@ -329,28 +383,7 @@ impl GpuModel<'_> {
         {
             return None;
         }
-        let w = 2 * r + 1;
-        let cells_per_thread = shape.rx.max(1) * shape.ry;
-        // Values a thread keeps in registers: the accumulators of every level and plane, the
-        // current and prefetched planes, and a box's row buffer (the shuffle kernel: a star's
-        // R+1 weights per cell instead of the third plane); fitted to what ptxas allocates on
-        // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; for the
-        // shuffle kernel's shapes of session 20 within 7% in f32, up to 14% low in f64). Skewed
-        // levels keep each level's completed plane for a step longer: ptxas gave 164 registers
-        // against 146 unskewed for b_T 3 with 2x3 cells (session 21). Level 0's next planes
-        // wait in shared memory, not registers (session 22).
-        let values = if shuffle {
-            cells_per_thread * (bt * w + 1 + r + 1 + if skewed { bt } else { 0 })
-        } else {
-            bt * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
-        };
-        let (per_value, base) = if shuffle {
-            SHUFFLE_REGISTERS
-        } else {
-            (1.35, 28.0)
-        };
-        let registers = ((words * values) as f64 * per_value + base).ceil() as usize;
-        let registers = registers.div_ceil(8) * 8;
+        let registers = self.register_estimate(shape, shuffle, skewed);
         // __launch_bounds__ makes every thread of the block fit in the register file: above
         // that share the compiler spills, which costs 10-50x (measured), so such shapes are
         // pruned as AN5D prunes by register count; a user-forced shape is refused the same way.
@@ -375,126 +408,185 @@ impl GpuModel<'_> {
             .min(g.registers_per_sm / (registers * threads).max(1))
             .min(g.shared_per_sm / (shared_bytes + 1024))
             .min(32);
-        if blocks_per_sm == 0 {
-            return None;
-        }
+        (blocks_per_sm > 0).then_some(Footprint {
+            threads,
+            cells_per_thread: shape.rx.max(1) * shape.ry,
+            shuffle,
+            skewed,
+            registers,
+            shared_bytes,
+            blocks_per_sm,
+        })
+    }
+
+    /// Registers per thread, rounded up to the allocation granule of 8.
+    fn register_estimate(&self, shape: &BlockedShape, shuffle: bool, skewed: bool) -> usize {
+        let (r, dim_t) = (self.cost.radius, shape.dim_t);
+        let words = self.dtype.size() / 4;
+        let w = 2 * r + 1;
+        let cells_per_thread = shape.rx.max(1) * shape.ry;
+        // Values a thread keeps in registers: the accumulators of every level and plane, the
+        // current and prefetched planes, and a box's row buffer (the shuffle kernel: a star's
+        // R+1 weights per cell instead of the third plane); fitted to what ptxas allocates on
+        // sm_90 (about 1.35 registers per value plus ~28 for addresses and indices; for the
+        // shuffle kernel's shapes within 7% in f32, up to 14% low in f64). Skewed levels keep
+        // each level's completed plane for a step longer: ptxas gave 164 registers against 146
+        // unskewed for dim_t 3 with 2x3 cells. Level 0's next planes wait in shared memory, not
+        // registers.
+        let values = if shuffle {
+            cells_per_thread * (dim_t * w + 1 + r + 1 + if skewed { dim_t } else { 0 })
+        } else {
+            dim_t * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
+        };
+        let (per_value, base) = if shuffle {
+            SHUFFLE_REGISTERS
+        } else {
+            (1.35, 28.0)
+        };
+        let registers = ((words * values) as f64 * per_value + base).ceil() as usize;
+        registers.div_ceil(8) * 8
+    }
+
+    /// How a pass of `shape` covers the grid: blocks, planes each streams, cells computed.
+    fn coverage(&self, shape: &BlockedShape, stream_block: usize) -> Coverage {
+        let r = self.cost.radius;
+        let (dim_t, tx, ty) = (shape.dim_t, shape.tx(), shape.ty());
         let [ix, iy, iz] = self.interior();
-        let (vx, vy) = (tx - 2 * r * bt, ty - 2 * r * bt);
+        let (vx, vy) = (tx - 2 * r * dim_t, ty - 2 * r * dim_t);
         let hz = stream_block.min(iz);
         let blocks = ix.div_ceil(vx) * iy.div_ceil(vy) * iz.div_ceil(hz);
-        let steps = (hz + 2 * r * bt) as f64;
-        let computed = blocks as f64 * steps * (bt * tx * ty) as f64;
-        let useful = self.updates() * bt as f64;
+        let steps = (hz + 2 * r * dim_t) as f64;
+        Coverage {
+            hz,
+            blocks,
+            steps,
+            computed: blocks as f64 * steps * (dim_t * tx * ty) as f64,
+            useful: self.updates() * dim_t as f64,
+        }
+    }
 
-        // Compute: FP pipes, and the SM's issue slots (4 schedulers x 32 lanes) under the
-        // latency of the streaming loop: a block spends per plane a fixed wait (the prefetched
-        // plane's arrival and the pipeline drain at the barriers) plus the issue time of its
-        // b_T levels; other resident blocks fill the wait until the issue slots are full.
-        // Fitted on 33 measured configurations of the 7-point stencil on an H100 SXM (both
-        // precisions, b_T 2..6): 14% RMS error.
+    /// Per computed cell and level: shared-memory (and shuffle) instructions, the bytes they
+    /// move through the SM's shared-memory pipe, the other instructions, and the block's fixed
+    /// wait per plane.
+    fn exchange_costs(&self, shape: &BlockedShape, skewed: bool, fit: ShuffleFit) -> [f64; 4] {
+        let r = self.cost.radius;
+        let e = self.dtype.size();
         let ry = shape.ry as f64;
-        // Per computed cell and level: shared-memory (and shuffle) instructions, the bytes
-        // they move through the SM's shared-memory pipe, and the other instructions.
-        let (exchange, exchange_bytes, overhead, plane_latency) = if shuffle {
+        if shape.rx > 0 {
             // 2R shuffles per row of rx cells (two per 64-bit value); per warp and level
             // min(2R, ry) rows stored and 2R loaded, as pairs of values where rx is even.
             let rx = shape.rx as f64;
-            let shuffles = 2.0 * r as f64 / rx * words as f64;
+            let shuffles = 2.0 * r as f64 / rx * (e / 4) as f64;
             let vectors = shape.rx.div_ceil(2) as f64;
             let rows = (shape.ry.min(2 * r) + 2 * r) as f64;
             let shared = rows * vectors / (rx * ry);
             let bytes = shuffles * 4.0 + rows * e as f64 / ry;
-            let barriers = if skewed { 2 } else { bt };
-            (
+            let barriers = if skewed { 2 } else { shape.dim_t };
+            return [
                 shuffles + shared,
                 bytes,
                 fit.overhead,
                 fit.plane_latency + fit.barrier_latency * barriers as f64,
-            )
+            ];
+        }
+        let w = 2 * r + 1;
+        let loads = if self.boxed {
+            ((shape.ry + 2 * r) * w - shape.ry) as f64 / ry
         } else {
-            let loads = if self.boxed {
-                ((shape.ry + 2 * r) * w - shape.ry) as f64 / ry
-            } else {
-                2.0 * r as f64 + 2.0 * (1..=r).map(|d| d.min(shape.ry) as f64).sum::<f64>() / ry
-            };
-            (
-                loads + 1.0,
-                (1.0 + loads) * e as f64,
-                LOOP_OVERHEAD,
-                PLANE_LATENCY,
-            )
+            2.0 * r as f64 + 2.0 * (1..=r).map(|d| d.min(shape.ry) as f64).sum::<f64>() / ry
         };
-        let hz_clock = self.clock_hz() * g.sms as f64;
-        let fp_time = computed * self.fp_instructions() / (self.fp_lanes() * self.clock_hz());
+        [
+            loads + 1.0,
+            (1.0 + loads) * e as f64,
+            LOOP_OVERHEAD,
+            PLANE_LATENCY,
+        ]
+    }
+
+    /// The model's times of one pass (compute, shared memory, global memory, seconds) and the
+    /// SM efficiency (wave quantisation).
+    ///
+    /// Compute: FP pipes, and the SM's issue slots (4 schedulers x 32 lanes) under the latency
+    /// of the streaming loop: a block spends per plane a fixed wait (the prefetched plane's
+    /// arrival and the pipeline drain at the barriers) plus the issue time of its dim_t levels;
+    /// other resident blocks fill the wait until the issue slots are full. Fitted on 33
+    /// measured configurations of the 7-point stencil on an H100 SXM (both precisions, dim_t
+    /// 2..6): 14% RMS error.
+    fn pass_times(
+        &self,
+        shape: &BlockedShape,
+        fp: &Footprint,
+        cover: &Coverage,
+        fit: ShuffleFit,
+    ) -> ([f64; 3], f64) {
+        let g = self.gpu;
+        let e = self.dtype.size();
+        let [exchange, exchange_bytes, overhead, plane_latency] =
+            self.exchange_costs(shape, fp.skewed, fit);
+        let fp_time = cover.computed * self.fp_instructions() / (self.fp_lanes() * self.clock_hz());
         // A half-rate FP64 pipe takes two issue slots' worth of a warp's instructions.
         let fp_issue = self.fp_instructions() * 128.0 * g.sms as f64 / self.fp_lanes();
         let instructions = fp_issue + exchange + overhead;
-        let level_issue = (threads * cells_per_thread) as f64 * instructions / 128.0;
+        let level_issue = (fp.threads * fp.cells_per_thread) as f64 * instructions / 128.0;
         // A warp issues its own dependent instructions no faster than WARP_CPI cycles apart.
-        let cpi = if shuffle { fit.warp_cpi } else { WARP_CPI };
-        let level_chain = cells_per_thread as f64 * instructions * cpi;
-        let b = blocks_per_sm as f64;
-        let sm_plane_cycles = if shuffle {
-            // The shuffle kernel's resident blocks do not hide each other's wait: measured, a
-            // block's time per plane is the wait plus the whole SM's issue time (session 20),
-            // for the plane's own work and its b_T levels (session 22).
-            let plane_issue = (threads * cells_per_thread) as f64 * fit.plane_instructions / 128.0;
-            let level = if fit.chain_overlap.is_finite() {
-                let k = fit.chain_overlap;
-                ((b * level_issue).powf(k) + level_chain.powf(k)).powf(1.0 / k)
-            } else {
-                (b * level_issue).max(level_chain)
-            };
-            (plane_latency + b * plane_issue + bt as f64 * level) / b
-        } else {
-            let block_plane = plane_latency + bt as f64 * level_issue.max(level_chain);
-            block_plane.max(b * bt as f64 * level_issue) / b
-        };
-        let resident = blocks_per_sm * g.sms;
-        let waves = blocks.div_ceil(resident);
-        let wave_efficiency = blocks as f64 / (waves * resident) as f64;
-        let block_planes = blocks as f64 * steps;
-        let issue_time = block_planes * sm_plane_cycles / hz_clock;
+        let cpi = if fp.shuffle { fit.warp_cpi } else { WARP_CPI };
+        let level_chain = fp.cells_per_thread as f64 * instructions * cpi;
+        let sm_plane_cycles =
+            self.plane_cycles(shape, fp, fit, plane_latency, level_issue, level_chain);
+        let resident = fp.blocks_per_sm * g.sms;
+        let waves = cover.blocks.div_ceil(resident);
+        let efficiency = cover.blocks as f64 / (waves * resident) as f64;
+        let issue_time =
+            cover.blocks as f64 * cover.steps * sm_plane_cycles / (self.clock_hz() * g.sms as f64);
         // Shared memory: the exchange's bytes per computed cell.
-        let shared_time = computed * exchange_bytes / (g.shared_bandwidth_gbs() * 1e9);
+        let shared_time = cover.computed * exchange_bytes / (g.shared_bandwidth_gbs() * 1e9);
         // Global memory: DRAM sees each value read and written once per pass; the overlapping
         // tile loads are served by L2.
         let cells = self.dims.iter().product::<usize>() as f64;
         let dram = (cells + self.updates()) * e as f64 / (g.bandwidth_gbs * 1e9);
+        let tile_bytes = (shape.tx() * shape.ty() * e) as f64;
         let l2 =
-            blocks as f64 * steps * (tx * ty * e) as f64 / (L2_OVER_DRAM * g.bandwidth_gbs * 1e9);
+            cover.blocks as f64 * cover.steps * tile_bytes / (L2_OVER_DRAM * g.bandwidth_gbs * 1e9);
         let global_time = dram.max(l2);
-        let efficiency = wave_efficiency;
         let compute = fp_time.max(issue_time);
         // The shuffle kernel: memory time shows through (`ShuffleFit::overlap`).
-        let compute = if shuffle && fit.overlap.is_finite() {
+        let compute = if fp.shuffle && fit.overlap.is_finite() {
             (compute.powf(fit.overlap) + global_time.powf(fit.overlap)).powf(1.0 / fit.overlap)
         } else {
             compute
         };
-        let times = [compute, shared_time, global_time];
-        let launch = GpuLaunch {
-            block: [shape.bx, shape.by],
-            ry: shape.ry,
-            rx: shape.rx,
-            // The shared-memory kernel's schedule follows the precision (`source::skewed`).
-            skew: shuffle && shape.skew,
-            stream_block: hz,
-            registers,
-            shared_bytes,
-            blocks_per_sm,
-            blocks,
-            times_ms: times.map(|t| t * 1e3),
-            sm_efficiency: efficiency,
+        ([compute, shared_time, global_time], efficiency)
+    }
+
+    /// SM cycles per plane of one block, given the block's fixed wait per plane and one
+    /// level's issue time (`level_issue`, all of the block's warps) and dependency chain.
+    fn plane_cycles(
+        &self,
+        shape: &BlockedShape,
+        fp: &Footprint,
+        fit: ShuffleFit,
+        plane_latency: f64,
+        level_issue: f64,
+        level_chain: f64,
+    ) -> f64 {
+        let b = fp.blocks_per_sm as f64;
+        let dim_t = shape.dim_t as f64;
+        if !fp.shuffle {
+            let block_plane = plane_latency + dim_t * level_issue.max(level_chain);
+            return block_plane.max(b * dim_t * level_issue) / b;
+        }
+        // The shuffle kernel's resident blocks do not hide each other's wait: measured, a
+        // block's time per plane is the wait plus the whole SM's issue time, for the plane's
+        // own work and its dim_t levels.
+        let plane_issue =
+            (fp.threads * fp.cells_per_thread) as f64 * fit.plane_instructions / 128.0;
+        let level = if fit.chain_overlap.is_finite() {
+            let k = fit.chain_overlap;
+            ((b * level_issue).powf(k) + level_chain.powf(k)).powf(1.0 / k)
+        } else {
+            (b * level_issue).max(level_chain)
         };
-        Some(self.finish(
-            Engine::GpuBlocked,
-            bt,
-            [tx, ty],
-            computed / useful,
-            (times, efficiency),
-            Some(launch),
-        ))
+        (plane_latency + b * plane_issue + dim_t * level) / b
     }
 
     /// Every blocked configuration the search space allows (with `dim_t` and `tile` fixed when
@@ -511,7 +603,7 @@ impl GpuModel<'_> {
         fit: ShuffleFit,
     ) -> Vec<Candidate> {
         let mut out = Vec::new();
-        let bts: Vec<usize> =
+        let dim_t_values: Vec<usize> =
             dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
         let bxs: Vec<usize> = tile.map_or_else(|| BLOCK_X.to_vec(), |t| vec![t[0]]);
         let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
@@ -522,13 +614,13 @@ impl GpuModel<'_> {
         if iz <= STREAM_BLOCKS[STREAM_BLOCKS.len() - 1] {
             hzs.push(iz);
         }
-        for &bt in &bts {
+        for &dim_t in &dim_t_values {
             for &bx in &bxs {
                 for &ty in &tys {
                     for &ry in CELLS_Y.iter().filter(|&&ry| ty % ry == 0) {
                         for &hz in &hzs {
                             let shape = BlockedShape {
-                                bt,
+                                dim_t,
                                 bx,
                                 by: ty / ry,
                                 ry,
@@ -541,9 +633,9 @@ impl GpuModel<'_> {
                 }
             }
             // The shuffle kernel, for stars (measured on an H100 at 512³: star7 1.8x the
-            // shared-memory kernel's best shape in f32 and 1.4x in f64 in session 22; radius 2-4
-            // in f32 1.4-1.7x, in f64 1.0-1.5x in session 21, before its planes were staged),
-            // both level schedules where b_T > 1.
+            // shared-memory kernel's best shape in f32 and 1.4x in f64; radius 2-4 in f32
+            // 1.4-1.7x, in f64 1.0-1.5x even before its planes were staged),
+            // both level schedules where dim_t > 1.
             if self.boxed {
                 continue;
             }
@@ -551,26 +643,26 @@ impl GpuModel<'_> {
                 for &by in &WARPS_Y {
                     for &ry in &CELLS_Y {
                         // Left out where they measured far below the model: 8 cells of f64 per
-                        // thread (0.65x its prediction, at the register file's limit), and b_T 1
+                        // thread (0.65x its prediction, at the register file's limit), and dim_t 1
                         // for radius 1 and 2, where the kernel without temporal blocking ran
                         // below gpu-naive (star7 f32 156-228 G updates/s against 262; star:2
                         // 211-214 against 225), which the model does not see.
                         if (self.dtype == DType::F64 && rx * ry > 6)
-                            || (bt == 1 && self.cost.radius <= 2)
+                            || (dim_t == 1 && self.cost.radius <= 2)
                         {
                             continue;
                         }
                         for skew in [false, true] {
-                            if skew && bt == 1 {
+                            if skew && dim_t == 1 {
                                 continue;
                             }
-                            let shape = BlockedShape::shuffle(bt, by, ry, rx, skew);
+                            let shape = BlockedShape::shuffle(dim_t, by, ry, rx, skew);
                             if tile.is_some_and(|t| t != [shape.tx(), shape.ty()]) {
                                 continue;
                             }
                             // Estimates near ptxas's ceiling of 255 leave no room for its
-                            // misjudgement (star:3 f32 b_T 2, 32x8 threads, 2x4 cells: 240
-                            // estimated, 0.65x its prediction, session 22).
+                            // misjudgement (star:3 f32 dim_t 2, 32x8 threads, 2x4 cells: 240
+                            // estimated, 0.65x its prediction).
                             out.extend(
                                 hzs.iter()
                                     .filter_map(|&hz| self.blocked_fitted(shape, hz, fit))
@@ -636,7 +728,7 @@ mod tests {
         for c in m.search(None, None).iter().take(5) {
             let l = c.gpu.as_ref().unwrap();
             println!(
-                "b_T {} tile {:?} block {:?} ry {} hz {} regs {} smem {} {:.0} MUPS {:?} {:?}",
+                "dim_t {} tile {:?} block {:?} ry {} hz {} regs {} smem {} {:.0} MUPS {:?} {:?}",
                 c.dim_t,
                 c.tile,
                 l.block,
@@ -651,7 +743,7 @@ mod tests {
         }
         println!("naive {:.0} MUPS ({:?})", naive.predicted_mups, naive.bound);
         assert_eq!(naive.bound, Bound::Memory);
-        // Blocking cuts DRAM traffic by b_T: the memory-bound rate of the best configuration
+        // Blocking cuts DRAM traffic by dim_t: the memory-bound rate of the best configuration
         // is above the naive kernel's; what it achieves is bounded by the SM (issue, latency).
         assert!(best.memory_mups > naive.memory_mups, "{best:?}");
         assert!(best.predicted_mups.is_finite() && best.predicted_mups > 0.0);
@@ -663,8 +755,8 @@ mod tests {
         }
     }
 
-    /// Shapes of the blocked kernel timed on an H100 SXM at 512³ (session 11, the lists of
-    /// `plan --autotune 70` and `--autotune 16`): `kernel dtype b_T bx by ry hz G-updates/s`.
+    /// Shapes of the shared-memory blocked kernel timed on an H100 SXM at 512³ (the lists of
+    /// `plan --autotune 70` and `--autotune 16`): `kernel dtype dim_t bx by ry hz G-updates/s`.
     const H100_SHAPES: &str = include_str!("../../docs/results/h100/gpu-shapes.txt");
 
     /// A shape timed on the H100: kernel, precision, shape, stream block, measured MUPS and,
@@ -678,10 +770,10 @@ mod tests {
         registers: Option<f64>,
     }
 
-    /// The lines of a shapes file: `kernel dtype b_T bx by ry hz G-updates/s` (session 11,
-    /// the shared-memory kernel), `kernel dtype b_T bx by ry rx hz G-updates/s registers`
-    /// (session 20, the shuffle kernel; registers `-` where not read) or `kernel dtype b_T bx
-    /// by ry rx skew hz G-updates/s registers` (session 21, the shuffle kernel's schedules).
+    /// The lines of a shapes file: `kernel dtype dim_t bx by ry hz G-updates/s` (the
+    /// shared-memory kernel), `kernel dtype dim_t bx by ry rx hz G-updates/s registers` (the
+    /// shuffle kernel; registers `-` where not read) or `kernel dtype dim_t bx by ry rx skew hz
+    /// G-updates/s registers` (the shuffle kernel with both level schedules).
     fn parse_shapes(text: &str) -> Vec<Measured> {
         text.lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -696,7 +788,7 @@ mod tests {
                 };
                 let n: Vec<usize> = f[2..2 + ints].iter().map(|x| x.parse().unwrap()).collect();
                 let shape = BlockedShape {
-                    bt: n[0],
+                    dim_t: n[0],
                     bx: n[1],
                     by: n[2],
                     ry: n[3],
@@ -755,9 +847,9 @@ mod tests {
     }
 
     /// Shapes of the shuffle kernel timed on an H100 SXM at 512³ since its planes are staged
-    /// in shared memory (session 22; star radius 1-4, both level schedules: `kernel dtype b_T
-    /// bx by ry rx skew hz G-updates/s registers`). Sessions 20-21's files time the kernel
-    /// before (registers prefetching one plane ahead), which ran 0.7-0.85x as fast.
+    /// in shared memory (star radius 1-4, both level schedules: `kernel dtype dim_t bx by ry rx
+    /// skew hz G-updates/s registers`). The kernel before (registers prefetching one plane
+    /// ahead) ran 0.7-0.85x as fast.
     const H100_SHUFFLE_SHAPES: [&str; 1] =
         [include_str!("../../docs/results/h100/shuffle-shapes.txt")];
 
@@ -771,7 +863,7 @@ mod tests {
 
     /// The model against the shuffle kernel's 350 measured shapes: the register estimate is
     /// within 20% of ptxas's count where it was read, the RMS error of log(predicted / measured)
-    /// stays below 0.13 (0.121 now; session 21's terms give 0.28 on these shapes), and the
+    /// stays below 0.13 (0.121 now; the unstaged kernel's terms give 0.28 on these shapes), and the
     /// shapes it refuses (skewed ones whose registers would not fit) all measured slower than
     /// the fastest shape it accepts for their stencil and precision, so pruning them loses
     /// nothing.
@@ -824,7 +916,7 @@ mod tests {
 
     /// The model's first choice for `kernel` in `dtype` under the shuffle terms `fit`, with what
     /// it measured on the H100 (`None`: not measured) and the fastest shape measured there (of
-    /// both kernels: session 11's shared-memory shapes, session 22's shuffle shapes).
+    /// both kernels' shape files).
     fn first_choice(
         kernel: &str,
         dtype: DType,
@@ -853,13 +945,12 @@ mod tests {
 
     /// For every star (radius 1-4) in both precisions the model's first choice is a shape
     /// measured on the H100: for star7 `f32` the fastest shape measured there, for star7 `f64`
-    /// within 4% of it and for the wider stars within 15% (of both kernels: session 11's
-    /// shared-memory shapes, session 22's shuffle shapes), so a plan without autotuning runs
+    /// within 4% of it and for the wider stars within 15% (of both kernels' shape files), so a plan without autotuning runs
     /// about as fast as the measurements allow. (Before the shuffle kernel, the fastest star7
-    /// `f64` shape ranked 35th and the model's choice ran 0.83x of it; before session 21 the
-    /// wider stars got the shared-memory kernel, 0.6-0.85x of the shuffle kernel's best; with
-    /// session 21's terms the staged kernel's star7 `f32` choice, b_T 2, ran 0.70x of the
-    /// fastest; with session 22's, b_T 4 32x12 threads 2x4 cells, 0.95x.) The star7 `f32` case
+    /// `f64` shape ranked 35th and the model's choice ran 0.83x of it; with the shared-memory
+    /// kernel alone the wider stars got the shared-memory kernel, 0.6-0.85x of the shuffle kernel's best; with
+    /// the unstaged kernel's terms the staged kernel's star7 `f32` choice, dim_t 2, ran 0.70x of
+    /// the fastest; with the lowest-error fit, dim_t 4 32x12 threads 2x4 cells, 0.95x.) The star7 `f32` case
     /// pins what the refit was chosen for (its two fastest shapes are predicted within 1%), so
     /// it guards against a regression rather than checking the model independently.
     #[test]
@@ -894,10 +985,10 @@ mod tests {
         for name in ["star:1", "star:2", "star:3", "star:4", "box:1", "box:2"] {
             for dtype in [DType::F32, DType::F64] {
                 let m = model(name, dtype, &gpu);
-                for bt in 1..=2 {
+                for dim_t in 1..=2 {
                     assert!(
-                        !m.search(Some(bt), None).is_empty(),
-                        "{name} {dtype:?} b_T {bt}"
+                        !m.search(Some(dim_t), None).is_empty(),
+                        "{name} {dtype:?} dim_t {dim_t}"
                     );
                 }
             }
@@ -906,8 +997,8 @@ mod tests {
 
     /// The naive kernel's prediction against what it measured on an H100 SXM (512³, 48 steps,
     /// MUPS), and the engine choices those measurements support: blocking wins for the 7-point
-    /// stencil, the boxes and (with the shuffle kernel, session 21) the wider stars; star:4 in
-    /// `f64` too since session 22's staged planes (98.6 G updates/s against 82.5; before, 72-73
+    /// stencil, the boxes and (with the shuffle kernel) the wider stars; star:4 in `f64` too with
+    /// the staged planes (98.6 G updates/s against 82.5; unstaged, 72-73
     /// against 80; the shared-memory kernel's best shapes for wide stars measured 10-25% below
     /// gpu-naive).
     #[test]
@@ -942,8 +1033,8 @@ mod tests {
         }
     }
 
-    /// The shuffle kernel's register estimate against ptxas's counts for sm_90 (session 22:
-    /// the `nvcc` harness and the library's NVRTC builds, `bench --json` `registers`): within
+    /// The shuffle kernel's register estimate against ptxas's counts for sm_90 (the `nvcc`
+    /// harness and the library's NVRTC builds, `bench --json` `registers`): within
     /// 20% for every shape below its block's register share.
     #[test]
     fn the_shuffle_register_estimate_matches_ptxas() {
@@ -974,7 +1065,7 @@ mod tests {
         }
     }
 
-    /// Grid search of the shuffle kernel's terms over the session-22 shapes (run by hand:
+    /// Grid search of the shuffle kernel's terms over the staged kernel's shapes (run by hand:
     /// `cargo test --release --lib refit_shuffle -- --ignored --nocapture`).
     #[test]
     #[ignore]
@@ -992,7 +1083,7 @@ mod tests {
             }
             ((sum / n.max(1) as f64).sqrt(), n)
         };
-        let session21 = ShuffleFit {
+        let unstaged = ShuffleFit {
             overhead: 4.0,
             plane_instructions: 0.0,
             plane_latency: 1000.0,
@@ -1002,9 +1093,9 @@ mod tests {
             chain_overlap: f64::INFINITY,
         };
         println!(
-            "session 21's terms: RMS {:.3} over {}",
-            rms_of(session21).0,
-            rms_of(session21).1
+            "the unstaged kernel's terms: RMS {:.3} over {}",
+            rms_of(unstaged).0,
+            rms_of(unstaged).1
         );
         println!("the planner's terms: RMS {:.3}", rms_of(SHUFFLE_FIT).0);
         let mut fits = Vec::new();
@@ -1077,7 +1168,7 @@ mod tests {
             for dtype in [DType::F32, DType::F64] {
                 for c in model(kernel, dtype, &gpu).search(None, None).iter().take(6) {
                     let l = c.gpu.as_ref().unwrap();
-                    println!("{kernel} {dtype:?} b_T {} {:?} ry {} rx {} skew {} hz {} regs {} {}/SM: {:.0}", c.dim_t, l.block, l.ry, l.rx, l.skew, l.stream_block, l.registers, l.blocks_per_sm, c.predicted_mups / 1e3);
+                    println!("{kernel} {dtype:?} dim_t {} {:?} ry {} rx {} skew {} hz {} regs {} {}/SM: {:.0}", c.dim_t, l.block, l.ry, l.rx, l.skew, l.stream_block, l.registers, l.blocks_per_sm, c.predicted_mups / 1e3);
                 }
             }
         }

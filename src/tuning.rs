@@ -101,7 +101,7 @@ knobs! {
     "core_bandwidth_gbs", "STENCIL35D_CORE_BANDWIDTH_GBS", "one core's memory bandwidth, GB/s (> 0)",
         |t, v| t.core_bandwidth_gbs = Some(positive(v)?);
     "cache_bytes", "STENCIL35D_CACHE_BYTES", "usable cache for blocking, bytes (> 0)",
-        |t, v| t.cache_bytes = Some(count(v)?.max(1));
+        |t, v| t.cache_bytes = Some(positive_count(v)?);
     "compute_efficiency", "STENCIL35D_COMPUTE_EFFICIENCY", "stencil share of the nominal peak, (0, 1]",
         |t, v| t.compute_efficiency = Some(share(v)?);
     "lattice_efficiency", "STENCIL35D_LATTICE_EFFICIENCY", "D3Q19 share of the nominal peak, (0, 1]",
@@ -156,6 +156,13 @@ fn count(v: &str) -> std::result::Result<usize, String> {
         .map_err(|_| "expected a whole number".into())
 }
 
+fn positive_count(v: &str) -> std::result::Result<usize, String> {
+    match count(v)? {
+        0 => Err("expected a positive whole number".into()),
+        n => Ok(n),
+    }
+}
+
 fn switch(v: &str) -> std::result::Result<bool, String> {
     match v.trim() {
         "1" | "on" | "true" => Ok(true),
@@ -166,23 +173,13 @@ fn switch(v: &str) -> std::result::Result<bool, String> {
 
 impl Tuning {
     /// The knobs set in the environment. A variable whose value does not parse is an error
-    /// naming it; `STENCIL35D_NO_GPU` set to anything but `0` counts as on.
+    /// naming it (`STENCIL35D_NO_GPU` set to anything but `0`, `off` or `false` counts as on).
     pub fn from_env() -> Result<Tuning> {
-        let mut t = Tuning::default();
-        for knob in KNOBS {
-            let Some(value) = std::env::var_os(knob.env) else {
-                continue;
-            };
-            let value = value.to_string_lossy();
-            let value = if knob.key == "no_gpu" && value.trim() != "0" {
-                "1".into()
-            } else {
-                value
-            };
-            (knob.set)(&mut t, &value)
-                .map_err(|why| Error::InvalidArgument(format!("{}={value}: {why}", knob.env)))?;
+        let (t, bad) = env_knobs();
+        match bad.into_iter().next() {
+            Some(first) => Err(Error::InvalidArgument(first)),
+            None => Ok(t),
         }
-        Ok(t)
     }
 
     /// Sets the knob `key` (see [`KNOBS`]) from `value`.
@@ -217,21 +214,33 @@ impl Tuning {
 
 /// The environment's knobs, each bad variable reported and skipped.
 fn lenient_env() -> Tuning {
-    let mut t = Tuning::default();
-    for knob in KNOBS {
-        if let Some(value) = std::env::var_os(knob.env) {
-            let value = value.to_string_lossy();
-            let value = if knob.key == "no_gpu" && value.trim() != "0" {
-                "1".into()
-            } else {
-                value
-            };
-            if let Err(why) = (knob.set)(&mut t, &value) {
-                eprintln!("stencil35d: ignoring {}={value}: {why}", knob.env);
-            }
-        }
+    let (t, bad) = env_knobs();
+    for why in bad {
+        eprintln!("stencil35d: ignoring {why}");
     }
     t
+}
+
+/// The knobs the environment sets, and a message for each variable that does not parse.
+fn env_knobs() -> (Tuning, Vec<String>) {
+    let mut t = Tuning::default();
+    let mut bad = Vec::new();
+    for knob in KNOBS {
+        let Some(value) = std::env::var_os(knob.env) else {
+            continue;
+        };
+        let value = value.to_string_lossy();
+        // Setting the variable is what hides the GPU, unless it says off.
+        let value = if knob.key == "no_gpu" && switch(&value).is_err() {
+            "1".into()
+        } else {
+            value
+        };
+        if let Err(why) = (knob.set)(&mut t, &value) {
+            bad.push(format!("{}={value}: {why}", knob.env));
+        }
+    }
+    (t, bad)
 }
 
 static CURRENT: RwLock<Option<Arc<Tuning>>> = RwLock::new(None);
@@ -254,6 +263,10 @@ mod tests {
         assert!(t.set("bandwidth_gbs", "-1").is_err());
         assert!(t.set("compute_efficiency", "1.5").is_err());
         assert!(t.set("gpu_skew", "maybe").is_err());
+        assert!(
+            t.set("cache_bytes", "0").is_err(),
+            "a cache of 0 bytes is no figure"
+        );
         let e = t.set("bandwith_gbs", "1").unwrap_err().to_string();
         assert!(e.contains("bandwidth_gbs"), "{e}");
     }

@@ -519,7 +519,7 @@ impl<T: FlowReal> Pass<'_, T> {
             row.skip_face_walls();
         }
         // SAFETY: level j − 1 holds rows y − 1 ..= y + 1 of planes z − 1 ..= z + 1 (mapped) at
-        // columns x0 − 1 .. x1 + 1 within the lattice (tiles.rs: each level's region is the next
+        // columns x0 − 1 .. x1 + 1 within the lattice (crate::blocking::lattice: each level's region is the next
         // one's grown by one), finished in earlier steps or, in a one-thread group, earlier in
         // this one; each class's slots still hold the planes (`ring_slots`) or rows
         // (`row_slots`) it is read from. Row (y, z) of level j < d is this thread's alone in

@@ -60,7 +60,7 @@
 //!   streamed into level 1, and fits strips to the private caches with them; fitted to a
 //!   last-level cache, tiles are sized from eq. (1) with `E = 19·size + 1` bytes per node (77
 //!   in `f32`, 153 in `f64`, the paper's 80/160 with a one-byte flag). Periodic axes are handled
-//!   as described in `tiles.rs`: a periodic x axis always gets full-width tiles and reads wrap
+//!   as described in `crate::blocking::lattice`: a periodic x axis always gets full-width tiles and reads wrap
 //!   inside each level; periodic y and z get ghost zones in unwrapped coordinates.
 //!
 //! * `gpu-naive` (`src/gpu/lbm.rs`, `src/gpu/kernels/lbm.cu`): the same update as one fused

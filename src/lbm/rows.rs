@@ -504,7 +504,7 @@ impl<T: FlowReal> FlowKernel<T> {
             let mut x = lo;
             // One vector at the row's start, computed after the rest (below), and the rest on
             // from the next multiple of the lane count: column 0 of every level starts a cache
-            // line, so the stores and the loads of sources in the same column no longer
+            // line, so the stores and the loads of sources in the same column do not
             // straddle two lines (with AVX-512 a vector is a whole line). The nodes both
             // vectors cover get identical values.
             let first = x % w != 0 && x + w <= hi;

@@ -153,9 +153,10 @@ impl PlanBuilder {
         self
     }
 
-    /// Sets the process's tuning knobs (see [`Tuning`]) before planning: the probes' figures
-    /// they replace and the GPU kernels' build options apply to this plan and every later one,
-    /// as `Tuning::install` does.
+    /// Installs `tuning` as the process's knobs (what [`Tuning::install`] does): the GPU
+    /// kernels' build options apply to every kernel built from now on; the figures that replace
+    /// probes act on the machine as detected, which happens once per process at its first plan,
+    /// so they must be set before that (or given as a `Machine` with [`PlanBuilder::machine`]).
     pub fn tuning(self, tuning: Tuning) -> Self {
         tuning.install();
         self

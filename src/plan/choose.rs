@@ -56,6 +56,7 @@ impl Plan {
 impl PlanBuilder {
     /// Validates the request and runs the model.
     pub fn build(mut self) -> Result<Plan> {
+        self.kernel.validate()?;
         self.resolve_in_place()?;
         self.validate()?;
         let described = self.machine.is_some();
@@ -90,9 +91,8 @@ impl PlanBuilder {
         Ok(())
     }
 
-    /// Checks the kernel, the size and every number the user fixed.
+    /// Checks the size and every number the user fixed.
     fn validate(&self) -> Result<()> {
-        self.kernel.validate()?;
         let fixed = self.kernel.fixed_boundary();
         if self.dims.iter().any(|&n| n < 2 * fixed + 1) {
             return Err(Error::GridTooSmall {
@@ -522,8 +522,8 @@ impl<'a> Planning<'a> {
 
 /// The model's `pick`, or the tuning's `winner` (the fastest measured gpu-blocked shape, first
 /// after tuning): the winner stands for the gpu-blocked engine when the model picks that engine,
-/// and beats any other pick whose predicted rate it measured above. Without it a tuned plan
-/// kept the model's first shape whatever the timings said.
+/// and beats any other pick whose predicted rate it measured above, so a tuned plan follows
+/// the timings rather than the model's first shape.
 pub(super) fn tuned_choice(pick: Candidate, winner: Option<&Candidate>) -> Candidate {
     match winner.and_then(|w| w.measured_mups.map(|m| (w, m))) {
         Some((w, measured))

@@ -126,7 +126,7 @@ pub(crate) fn lattice_stream_measured_or_cached(
 }
 
 /// A share in `(0, 1]` that `measure` takes on `cores` threads, cached per boot under the name
-/// `probe` (see `cached_measurement`); the environment variable `env` replaces it.
+/// `probe` (see `cached_measurement`); the tuning knob's value `set.0` (variable `set.1`) replaces it.
 fn share_measured_or_cached(
     set: (Option<f64>, &str),
     probe: &str,

@@ -110,7 +110,7 @@ pub struct Machine {
     pub cache_gbs: f64,
     /// Rate all cores together stream half their private caches at, GB/s read + write (0 = not
     /// measured). Reported by `probe` beside the last level's rate; the planner's spill charge
-    /// no longer uses it (see [`Machine::spill_speed`]).
+    /// does not use it (see [`Machine::spill_speed`]).
     #[serde(default)]
     pub private_cache_gbs: f64,
     /// Where the measured cache figure came from.

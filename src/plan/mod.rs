@@ -395,7 +395,7 @@ mod tests {
         assert!(!all.to_string().contains("per core on its own"), "{all}");
     }
 
-    /// The 2-core Xeon slice of 2026-11-25: 2 MiB L2s, an L3 the OS reports as 260 MiB of which
+    /// A 2-core Xeon slice: 2 MiB L2s, an L3 the OS reports as 260 MiB of which
     /// the probe finds 8 MiB fast, streaming at 98 GB/s against the L2s' 164 GB/s.
     fn xeon_slice() -> Machine {
         let mut m = sixteen_cores();
@@ -486,7 +486,7 @@ mod tests {
     fn server_stencil_plans_stay_in_l2_whatever_the_cache_probe_reads() {
         // The 16-core host with one boot's probes but the L3 rate: star7 f32 512³
         // `dim_t` 4 518x30 ran 2.12-2.60x naive, the L3-resident `dim_t` 7 524x78 1.48-1.82x;
-        // the probe read 309 GB/s of L3 there, and from 410 GB/s on the old charge (the
+        // the probe read 309 GB/s of L3 there, and from 410 GB/s when charged at the lattice's rate (the
         // lattice's) took the L3 plan.
         let mut m = server_slice();
         m.bandwidth_gbs = 77.9;
@@ -510,7 +510,7 @@ mod tests {
 
     #[test]
     fn the_lattice_has_its_own_efficiency_and_reads_each_population_once() {
-        // The 16-core server of 2026-11-25: the lattice kernel sustained 18% of the peak where
+        // The 16-core host on one boot: the lattice kernel sustained 18% of the peak where
         // the 7-point kernel sustained 29%; naive D3Q19 f32 256^3 moved 57.8 GB/s of
         // populations against a 64.7 GB/s probe (no re-reads).
         let mut m = server_slice();
@@ -534,7 +534,7 @@ mod tests {
         assert!(blocked.to_string().contains("lattice kernel"), "{blocked}");
     }
 
-    /// The 2-core EPYC (Zen 3) slice of 2026-11-25 as its probes saw it.
+    /// A 2-core EPYC (Zen 3) slice as its probes saw it.
     fn epyc_slice() -> Machine {
         let mut m = xeon_slice();
         m.freq_ghz = 2.45;

@@ -468,7 +468,7 @@ impl ModelInput<'_> {
     }
 
     /// (threads in the largest group, groups) when the team is cut into groups of at most `n`
-    /// threads (as `cpu::groups` does: ⌈threads / n⌉ groups of near-equal size).
+    /// threads (as `runtime::groups` does: ⌈threads / n⌉ groups of near-equal size).
     pub(crate) fn grouping(&self, n: usize) -> (usize, usize) {
         let threads = self.threads.max(1);
         let groups = threads.div_ceil(n.clamp(1, threads));
@@ -747,7 +747,7 @@ impl ModelInput<'_> {
         let usable = |t: [usize; 2]| t[0] > 2 * r * dim_t && t[1] > 2 * r * dim_t;
         let cost = |t: [usize; 2]| self.tile_cost(t, dim_t);
         if self.kernel.lbm().is_some() {
-            // A periodic x axis is never cut (see lbm::tiles), and lattice tiles of short rows
+            // A periodic x axis is never cut (see blocking::lattice), and lattice tiles of short rows
             // ran far below the model on every host (D3Q19 f64 256³ on 16 cores: `dim_t` 3
             // 44×35 tiles 148-155 MLUPS against 186-199 naive; f32 192³ on 2 cores: `dim_t` 4
             // 100×100 74-95 against 200×24 strips 114-163): lattices get full-width strips.

@@ -6,9 +6,9 @@ use std::time::Instant;
 use cudarc::driver::CudaSlice;
 
 use super::dispatch::{Engines, Run, Timing};
-use super::{check_shape, stencil_of, Solver, State};
+use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::cpu;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineParams};
 use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, Scratch as GpuScratch};
 use crate::gpu::{self, DeviceGrid};
 use crate::runtime::Workers;
@@ -17,7 +17,8 @@ use crate::{Error, Grid, Real, Result, RunReport, Stencil};
 impl<T: Real> State for Grid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
         let stencil = stencil_of(&solver.plan)?;
-        check_shape(&solver.plan, T::DTYPE, grid.dims(), steps)?;
+        check_shape(&solver.plan, T::DTYPE, grid.dims())?;
+        check_steps(steps)?;
         // The scan runs on the plan's threads, not on every core of the machine.
         let pool = solver.workers.pool(solver.plan.threads())?;
         if let Some((cell, value)) = pool.install(|| grid.find_non_finite()) {
@@ -43,13 +44,16 @@ impl<T: Real> HostGrid<'_, T> {
     ) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.grid.dims();
-        let mut scratch = run
-            .scratch
-            .take(|s: &Grid<T>| s.dims() == dims, || Grid::<T>::new(dims))?;
-        scratch.copy_boundary_from(self.grid, self.stencil.radius());
-        let outcome = engine(&self.stencil, run.workers, self.grid, &mut scratch);
-        run.scratch.keep(scratch);
-        outcome.map(|()| Timing::since(start))
+        let (stencil, grid, workers) = (&self.stencil, &mut *self.grid, &mut *run.workers);
+        run.scratch.with(
+            |s: &Grid<T>| s.dims() == dims,
+            || Grid::<T>::new(dims),
+            |scratch| {
+                scratch.copy_boundary_from(grid, stencil.radius());
+                engine(stencil, workers, grid, scratch)
+            },
+        )?;
+        Ok(Timing::since(start))
     }
 }
 
@@ -88,7 +92,8 @@ impl<T: Real> Engines for HostGrid<'_, T> {
             plane: self.grid.plane_stride(),
         };
         let bytes = layout.len() * std::mem::size_of::<T>();
-        let mut buffers = run.scratch.take(
+        let (params, steps) = (run.params, run.steps);
+        run.scratch.with(
             |b: &HostRunBuffers<T>| b.scratch.layout == layout,
             || {
                 let scratch = GpuScratch::new(device, layout, bytes)?;
@@ -98,10 +103,8 @@ impl<T: Real> Engines for HostGrid<'_, T> {
                     .map_err(gpu_err)?;
                 Ok(HostRunBuffers { cur, scratch })
             },
-        )?;
-        let outcome = self.gpu_round_trip(run, layout, &mut buffers);
-        run.scratch.keep(buffers);
-        outcome
+            |buffers| self.gpu_round_trip(params, steps, layout, buffers),
+        )
     }
 }
 
@@ -114,7 +117,8 @@ struct HostRunBuffers<T: Real> {
 impl<T: Real> HostGrid<'_, T> {
     fn gpu_round_trip(
         &mut self,
-        run: &Run<'_>,
+        params: &EngineParams,
+        steps: usize,
         layout: Layout,
         buffers: &mut HostRunBuffers<T>,
     ) -> Result<Timing> {
@@ -126,16 +130,16 @@ impl<T: Real> HostGrid<'_, T> {
             .map_err(gpu_err)?;
         device.stream.synchronize().map_err(gpu_err)?;
         let mut transfer = upload.elapsed().as_secs_f64();
-        gpu_stencil::prepare::<T>(device, &self.stencil, run.params, run.steps)?;
+        gpu_stencil::prepare::<T>(device, &self.stencil, params, steps)?;
         let start = Instant::now();
         let outcome = gpu_stencil::advance(
             device,
             &self.stencil,
-            run.params,
+            params,
             layout,
             &mut buffers.cur,
             &mut buffers.scratch,
-            run.steps,
+            steps,
         );
         device.stream.synchronize().map_err(gpu_err)?;
         let compute = start.elapsed().as_secs_f64();
@@ -154,19 +158,26 @@ impl<T: Real> State for DeviceGrid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
         let stencil = stencil_of(&solver.plan)?;
         needs_gpu_engine(solver.plan.engine())?;
-        check_shape(&solver.plan, T::DTYPE, grid.dims(), steps)?;
+        check_shape(&solver.plan, T::DTYPE, grid.dims())?;
+        check_steps(steps)?;
         solver.dispatch(&mut OnDevice { stencil, grid }, steps)
     }
 }
 
-/// The error for a CPU engine asked to run a grid in GPU memory.
+/// Checks that a grid in GPU memory gets a GPU engine.
 fn needs_gpu_engine(engine: Engine) -> Result<()> {
     if engine.is_gpu() {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(cpu_engine_on_device(engine))
     }
-    Err(Error::PlanMismatch(format!(
+}
+
+/// The error for a CPU engine asked to run a grid in GPU memory.
+fn cpu_engine_on_device(engine: Engine) -> Error {
+    Error::PlanMismatch(format!(
         "a grid in GPU memory needs a GPU engine, the plan uses '{engine}': download it first"
-    )))
+    ))
 }
 
 /// A grid in GPU memory with its stencil.
@@ -177,41 +188,40 @@ struct OnDevice<'a, T: Real> {
 
 impl<T: Real> Engines for OnDevice<'_, T> {
     fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+        Err(cpu_engine_on_device(run.params.engine))
     }
 
     fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+        Err(cpu_engine_on_device(run.params.engine))
     }
 
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        needs_gpu_engine(run.params.engine).map(|()| Timing::default())
+        Err(cpu_engine_on_device(run.params.engine))
     }
 
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
         let layout = self.grid.layout;
-        let mut scratch = run.scratch.take(
+        let (params, steps) = (run.params, run.steps);
+        run.scratch.with(
             |s: &GpuScratch<T>| s.layout == layout,
             || GpuScratch::new(device, layout, 0),
-        )?;
-        // The one-time kernel compilation is not computation.
-        let outcome = gpu_stencil::prepare::<T>(device, &self.stencil, run.params, run.steps)
-            .and_then(|()| {
+            |scratch| {
+                // The one-time kernel compilation is not computation.
+                gpu_stencil::prepare::<T>(device, &self.stencil, params, steps)?;
                 let start = Instant::now();
                 let outcome = gpu_stencil::advance(
                     device,
                     &self.stencil,
-                    run.params,
+                    params,
                     layout,
                     &mut self.grid.data,
-                    &mut scratch,
-                    run.steps,
+                    scratch,
+                    steps,
                 );
                 device.stream.synchronize().map_err(gpu_err)?;
                 outcome.map(|()| Timing::since(start))
-            });
-        run.scratch.keep(scratch);
-        outcome
+            },
+        )
     }
 }

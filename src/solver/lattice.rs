@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::dispatch::{Engines, Run, Timing};
-use super::{check_shape, Solver, State};
+use super::{check_shape, check_steps, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
 use crate::runtime::Workers;
@@ -22,7 +22,7 @@ impl<T: Real> State for Lattice<T> {
                 plan.kernel()
             ))
         })?;
-        check_shape(plan, T::DTYPE, lat.dims(), steps)?;
+        check_shape(plan, T::DTYPE, lat.dims())?;
         let wanted = LbmKernel::of(lat);
         if kernel != wanted {
             return Err(Error::PlanMismatch(format!(
@@ -30,6 +30,7 @@ impl<T: Real> State for Lattice<T> {
                  Plan::for_lattice"
             )));
         }
+        check_steps(steps)?;
         lat.validate()?;
         let pool = solver.workers.pool(plan.threads())?;
         if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
@@ -52,13 +53,13 @@ impl<T: Real> OnLattice<'_, T> {
     ) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.0.dims();
-        let mut second = run.scratch.take(
+        let (lat, workers) = (&mut *self.0, &mut *run.workers);
+        run.scratch.with(
             |s: &Populations<T>| s.layout().dims == dims,
             || Populations::<T>::new(dims),
+            |second| engine(workers, lat, second),
         )?;
-        let outcome = engine(run.workers, self.0, &mut second);
-        run.scratch.keep(second);
-        outcome.map(|()| Timing::since(start))
+        Ok(Timing::since(start))
     }
 }
 
@@ -88,6 +89,7 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
+        // Made from the lattice, so taken and kept by hand rather than through `with`.
         let mut buffers = run.scratch.take(
             |b: &LbmBuffers<T>| b.fits(dims, in_place),
             || LbmBuffers::new(device, self.0, in_place),

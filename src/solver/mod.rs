@@ -101,13 +101,8 @@ fn stencil_of(plan: &Plan) -> Result<Stencil> {
     })
 }
 
-/// Checks that a plan was made for this precision and size, and that there are steps to run.
-pub(crate) fn check_shape(
-    plan: &Plan,
-    dtype: crate::DType,
-    dims: [usize; 3],
-    steps: usize,
-) -> Result<()> {
+/// Checks that a plan was made for this precision and size.
+pub(crate) fn check_shape(plan: &Plan, dtype: crate::DType, dims: [usize; 3]) -> Result<()> {
     if plan.dtype() != dtype {
         return Err(Error::PlanMismatch(format!(
             "the plan is for {} data, the grid holds {dtype}",
@@ -121,6 +116,11 @@ pub(crate) fn check_shape(
             dims[0], dims[1], dims[2]
         )));
     }
+    Ok(())
+}
+
+/// Checks that there are steps to run.
+pub(crate) fn check_steps(steps: usize) -> Result<()> {
     if steps == 0 {
         return Err(Error::ZeroSteps);
     }

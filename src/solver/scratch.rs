@@ -26,6 +26,20 @@ impl Scratch {
         Ok(Box::new(make()?))
     }
 
+    /// Runs `f` on the kept buffer (or a new one, as [`Scratch::take`]) and keeps the buffer
+    /// again, whatever `f` returns.
+    pub(crate) fn with<B: Any + Send, R>(
+        &mut self,
+        fits: impl Fn(&B) -> bool,
+        make: impl FnOnce() -> Result<B>,
+        f: impl FnOnce(&mut B) -> Result<R>,
+    ) -> Result<R> {
+        let mut buffer = self.take(fits, make)?;
+        let outcome = f(&mut buffer);
+        self.keep(buffer);
+        outcome
+    }
+
     /// Keeps `buffer` for the next run.
     pub(crate) fn keep<B: Any + Send>(&mut self, buffer: Box<B>) {
         self.0 = Some(buffer);

@@ -15,7 +15,7 @@ const CHAINS: usize = 12;
 /// this). `threads` is capped at four per core and `seconds` at 60 (non-finite: 60).
 ///
 /// ```
-/// use stencil35d::plan::measure_fma_gops;
+/// use stencil35d::advanced::measure_fma_gops;
 /// use stencil35d::DType;
 /// assert!(measure_fma_gops(DType::F32, 1, 0.01) > 0.0);
 /// ```

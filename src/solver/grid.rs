@@ -130,19 +130,14 @@ impl<T: Real> HostGrid<'_, T> {
             .map_err(gpu_err)?;
         device.stream.synchronize().map_err(gpu_err)?;
         let mut transfer = upload.elapsed().as_secs_f64();
-        gpu_stencil::prepare::<T>(device, &self.stencil, params, steps)?;
-        let start = Instant::now();
-        let outcome = gpu_stencil::advance(
-            device,
+        let (outcome, compute) = timed_advance(
             &self.stencil,
             params,
             layout,
             &mut buffers.cur,
             &mut buffers.scratch,
             steps,
-        );
-        device.stream.synchronize().map_err(gpu_err)?;
-        let compute = start.elapsed().as_secs_f64();
+        )?;
         let download = Instant::now();
         device
             .stream
@@ -207,21 +202,38 @@ impl<T: Real> Engines for OnDevice<'_, T> {
             |s: &GpuScratch<T>| s.layout == layout,
             || GpuScratch::new(device, layout, 0),
             |scratch| {
-                // The one-time kernel compilation is not computation.
-                gpu_stencil::prepare::<T>(device, &self.stencil, params, steps)?;
-                let start = Instant::now();
-                let outcome = gpu_stencil::advance(
-                    device,
+                let (outcome, compute) = timed_advance(
                     &self.stencil,
                     params,
                     layout,
                     &mut self.grid.data,
                     scratch,
                     steps,
-                );
-                device.stream.synchronize().map_err(gpu_err)?;
-                outcome.map(|()| Timing::since(start))
+                )?;
+                outcome.map(|()| Timing {
+                    compute,
+                    transfer: 0.0,
+                })
             },
         )
     }
+}
+
+/// Compiles (or fetches) the kernels a GPU run needs, then advances `cur` by `steps` steps and
+/// waits for the device: the run's own outcome and its seconds of computation, the one-time
+/// compilation left out. The outer error is the device's (compilation, synchronisation).
+fn timed_advance<T: Real>(
+    stencil: &Stencil,
+    params: &EngineParams,
+    layout: Layout,
+    cur: &mut CudaSlice<T>,
+    scratch: &mut GpuScratch<T>,
+    steps: usize,
+) -> Result<(Result<()>, f64)> {
+    let device = gpu::gpu()?;
+    gpu_stencil::prepare::<T>(device, stencil, params, steps)?;
+    let start = Instant::now();
+    let outcome = gpu_stencil::advance(device, stencil, params, layout, cur, scratch, steps);
+    device.stream.synchronize().map_err(gpu_err)?;
+    Ok((outcome, start.elapsed().as_secs_f64()))
 }

@@ -359,7 +359,7 @@ fn main() {
         "cpu_sweep: {} | {} cores | {} | caches {:?} | memory {:.1} GB/s | budget {:.0} s",
         m.cpu_model,
         m.cores,
-        m.simd_isa,
+        m.isa,
         m.caches
             .iter()
             .map(|c| format!("L{} {} KiB x{}", c.level, c.bytes >> 10, c.shared_by))

@@ -37,9 +37,6 @@ case "$cmd" in
   bench) exec "$here/stencil35d" bench "$@" ;;
   cli) exec "$here/stencil35d" "$@" ;;
   compare)
-    bin="$here/stencil35d"
-    if grep -qw avx512f /proc/cpuinfo && [ -x "$here/stencil35d-v4" ]; then bin="$here/stencil35d-v4"; fi
-    echo "binary: $(basename "$bin")"
-    exec "$bin" compare "$@" ;;
+    exec "$here/stencil35d" compare "$@" ;;
   *) echo "usage: run.sh tests|bench|compare|cli ..." >&2; exit 2 ;;
 esac

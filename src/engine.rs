@@ -88,6 +88,8 @@ impl FromStr for Engine {
 pub(crate) struct EngineParams {
     /// The engine to run.
     pub(crate) engine: Engine,
+    /// The SIMD instruction-set level of the CPU engines.
+    pub(crate) isa: crate::Level,
     /// CPU threads (the naive engine's pool, the blocked engine's team).
     pub(crate) threads: usize,
     /// Whether the blocked engine's team is pinned to cores.

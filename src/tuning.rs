@@ -36,6 +36,9 @@ pub struct Tuning {
     pub cache_dir: Option<PathBuf>,
     /// Never use a GPU, even where one is present.
     pub no_gpu: bool,
+    /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
+    /// has; a higher one than that is capped to it).
+    pub isa: Option<crate::Level>,
     /// Build options of the GPU kernels.
     pub gpu: GpuTuning,
 }
@@ -112,6 +115,8 @@ knobs! {
         |t, v| t.cache_dir = Some(PathBuf::from(v));
     "no_gpu", "STENCIL35D_NO_GPU", "1: never use a GPU",
         |t, v| t.no_gpu = switch(v)?;
+    "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
+        |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
     "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
         |t, v| t.gpu.l2_ahead = Some(count(v)?);
     "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",

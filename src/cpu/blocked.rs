@@ -39,7 +39,7 @@ use crate::runtime::prefetch::prefetch_row;
 use crate::runtime::progress::Progress;
 use crate::runtime::stream::{self, stream_copy};
 use crate::runtime::team::Team;
-use crate::{Grid, Lane, Real, SimdVec};
+use crate::{Grid, Real};
 
 /// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
 pub(crate) struct BlockedRun<'a, T: Real> {
@@ -296,14 +296,14 @@ struct Worker<T: Real> {
     /// group runs the same number of steps per unit).
     finished: usize,
     /// The finiteness trackers, carried over from step to step.
-    trackers: Trackers<T::Simd>,
+    trackers: Trackers<T>,
 }
 
-/// Where the row kernels fold their outputs: a level step works on a copy in locals, so the
-/// trackers stay in registers across its rows.
+/// Where the row kernels fold their outputs (zero while every output is finite, NaN after the
+/// first that is not): a level step works on a copy in locals.
 #[derive(Clone, Copy)]
 struct Trackers<S> {
-    /// Finiteness tracker of the last level's outputs (see [`SimdVec::track_finite`]).
+    /// Finiteness tracker of the last level's outputs.
     check: S,
     /// Where the ring levels' row kernels fold their outputs (never tested).
     unchecked: S,
@@ -443,7 +443,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// The state member `m` (thread `tid`) starts a multi-level pass with.
     fn worker(&self, tid: usize, m: Member) -> Worker<T> {
-        let zero = T::Simd::splat(T::zero());
+        let zero = T::zero();
         Worker {
             tid,
             m,
@@ -490,7 +490,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             // The team's join publishes the streamed rows.
             stream::fence();
         }
-        if !w.trackers.check.sum().is_finite() {
+        if !w.trackers.check.is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }
@@ -580,7 +580,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn level_row(
         &self,
         w: &mut Worker<T>,
-        trackers: &mut Trackers<T::Simd>,
+        trackers: &mut Trackers<T>,
         j: usize,
         level: &LevelSpan,
         y: usize,
@@ -643,7 +643,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn last_level_row(
         &self,
         w: &mut Worker<T>,
-        check: &mut T::Simd,
+        check: &mut T,
         (z, planes): &(usize, Planes<T>),
         y: usize,
         xs: &Range<usize>,
@@ -686,7 +686,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn ring_level_row(
         &self,
         w: &Worker<T>,
-        unchecked: &mut T::Simd,
+        unchecked: &mut T,
         j: usize,
         (z, planes): &(usize, Planes<T>),
         y: usize,
@@ -713,7 +713,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn work_spatial(&self) {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
-        let mut check = T::Simd::splat(T::zero());
+        let mut check = T::zero();
         let per_tile = nz - 2 * r;
         for unit in claimed(&self.next_plane, per_tile * self.tiling.tiles.len()) {
             let (tile, z) = (&self.tiling.tiles[unit / per_tile], r + unit % per_tile);
@@ -732,7 +732,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
                 };
             }
         }
-        if !check.sum().is_finite() {
+        if !check.is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }
@@ -784,7 +784,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Engine, PlanBuilder, Real, Solver, Stencil};
+    use crate::{Engine, Level, PlanBuilder, Real, Solver, Stencil};
 
     /// Plays both schedules through the engine's rings (slots from [`RingLayout`]), unit after
     /// unit on the same rings as a group does, for z cut into 1, 2 and 3 chunks: every level
@@ -871,7 +871,7 @@ mod tests {
     /// and z chunks, both precisions.
     #[test]
     fn streamed_output_matches_the_reference() {
-        fn check<T: Real>() {
+        fn check<T: Real>(level: Level) {
             let team = Team::new(3, false).unwrap();
             let dims = [101, 29, 23];
             for (i, stencil) in [
@@ -905,7 +905,7 @@ mod tests {
                         stream: true,
                         team: &team,
                     };
-                    assert!(super::super::rows::dispatch(&stencil, run).is_ok());
+                    assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
                     let err = grid.max_rel_diff(&expected).unwrap();
                     let tolerance = if T::DTYPE == crate::DType::F32 {
                         1e-5
@@ -914,15 +914,17 @@ mod tests {
                     };
                     assert!(
                         err <= tolerance,
-                        "{stencil} {} dim_t {dim_t} groups of {tile_threads}, {z_chunks} \
-                         chunks: max rel err {err:e}",
+                        "{stencil} {} {level} dim_t {dim_t} groups of {tile_threads}, \
+                         {z_chunks} chunks: max rel err {err:e}",
                         T::DTYPE
                     );
                 }
             }
         }
-        check::<f32>();
-        check::<f64>();
+        for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+            check::<f32>(level);
+            check::<f64>(level);
+        }
     }
 
     /// A pass whose tiles do not all allow the neighbour sync, in tile order: first a tile that

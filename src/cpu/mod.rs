@@ -10,7 +10,7 @@ pub(crate) mod rows;
 
 use crate::engine::{EngineParams, Failure};
 use crate::runtime::team::Team;
-use crate::{Grid, Real, Stencil};
+use crate::{Grid, Level, Real, Stencil};
 
 /// Advances `grid` by `steps` steps with the scalar reference engine, `scratch` (same shape,
 /// boundary layer equal to `grid`'s) being the second buffer. On success and on failure
@@ -32,9 +32,11 @@ pub(crate) fn run_reference<T: Real>(
     Ok(())
 }
 
-/// Advances `grid` by `steps` steps with the naive engine on `pool`, as [`run_reference`].
+/// Advances `grid` by `steps` steps with the naive engine on `pool` at instruction-set `level`,
+/// as [`run_reference`].
 pub(crate) fn run_naive<T: Real>(
     stencil: &Stencil,
+    level: Level,
     pool: &rayon::ThreadPool,
     grid: &mut Grid<T>,
     scratch: &mut Grid<T>,
@@ -46,7 +48,7 @@ pub(crate) fn run_naive<T: Real>(
         steps,
         pool,
     };
-    rows::dispatch(stencil, run)
+    rows::dispatch(stencil, level, run)
 }
 
 /// Advances `grid` by `steps` steps with the 3.5D blocked engine on `team`, as
@@ -72,5 +74,5 @@ pub(crate) fn run_blocked<T: Real>(
         z_chunks: params.z_chunks,
         team,
     };
-    rows::dispatch(stencil, run)
+    rows::dispatch(stencil, params.isa, run)
 }

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::rows::{Planes, RowKernel, WithKernel};
 use crate::engine::Failure;
-use crate::{Grid, Lane, Real, SimdVec};
+use crate::{Grid, Real};
 
 /// Computes one time step of every interior cell from `src` into `dst` on the current rayon
 /// pool; returns false if any computed value is infinite or NaN.
@@ -23,7 +23,7 @@ pub(crate) fn step<T: Real, K: RowKernel<T>>(kernel: &K, src: &Grid<T>, dst: &mu
             let planes = Planes::gather(r, |dz| {
                 (base.wrapping_add((z as isize + dz) as usize * plane), pitch)
             });
-            let mut check = T::Simd::splat(T::zero());
+            let mut check = T::zero();
             for y in r..ny - r {
                 // SAFETY: planes z-r..=z+r of src hold rows y-r..=y+r with columns 0..nx, so the
                 // reads at r-R .. nx-r+R stay inside them; `out` is plane z of dst (disjoint from
@@ -39,7 +39,7 @@ pub(crate) fn step<T: Real, K: RowKernel<T>>(kernel: &K, src: &Grid<T>, dst: &mu
                     )
                 };
             }
-            check.sum().is_finite()
+            check.is_finite()
         })
         .fold(|| true, |a, b| a & b)
         .reduce(|| true, |a, b| a & b)

@@ -1,10 +1,12 @@
 //! Row kernels: the stencil update of one contiguous run of cells along x, written once as a
-//! generic over the shape (star / box) and a compile-time radius, and instantiated for every
-//! supported (shape, radius) pair by [`dispatch`]. Every CPU engine (naive and blocked) calls
-//! these, so they all compute bitwise the same values for the same inputs.
+//! generic over the shape (star / box), a compile-time radius and the instruction-set level, and
+//! instantiated for every supported (shape, radius) pair at the plan's level by [`dispatch`].
+//! Every CPU engine (naive and blocked) calls these, so at one level they all compute bitwise
+//! the same values for the same inputs.
 
 use std::mem::MaybeUninit;
 
+use crate::simd::{with_isa, Isa, Level, OneLane, Vector, WithIsa};
 use crate::stencil::{Shape, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
 use crate::{Lane, Real, SimdVec, Stencil};
 
@@ -61,24 +63,26 @@ impl<T> RowSources<T> {
     }
 }
 
-/// A stencil specialised for one shape and radius.
+/// A stencil specialised for one shape, radius and instruction-set level.
 pub(crate) trait RowKernel<T: Real>: Sync + Send {
     /// The radius R.
     const RADIUS: usize;
     /// Whether it reads the full cube (true) or the axes only (false).
     const BOX: bool;
+    /// The instruction-set level it runs at.
+    type Isa: Isa;
 
     /// One vector of outputs at columns `x .. x + LANES`.
     ///
     /// # Safety
     /// Every source row must be readable at columns `x - R .. x + LANES + R`.
-    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> T::Simd;
+    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> Vector<T, Self::Isa>;
 
     /// One output at column `x`, computed exactly as one lane of [`RowKernel::vector`].
     ///
     /// # Safety
     /// Every source row must be readable at columns `x - R ..= x + R`.
-    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T;
+    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T::One<Self::Isa>;
 
     /// The source rows around row `y` of the planes: only the ones this shape reads are set.
     #[inline(always)]
@@ -98,7 +102,8 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
     }
 
     /// Computes row `y` for columns `x0 .. x1` into `out[x0 .. x1]` and folds the outputs into
-    /// the finiteness tracker `check` (see [`SimdVec::track_finite`]).
+    /// the finiteness tracker `check` (zero while every output is finite, NaN after the first
+    /// that is not), in code compiled for the kernel's level ([`Isa::enter`]).
     ///
     /// # Safety
     /// Rows `y - R ..= y + R` of every plane must be readable at columns `x0 - R .. x1 + R`,
@@ -111,14 +116,39 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         out: *mut T,
         x0: usize,
         x1: usize,
-        check: &mut T::Simd,
+        check: &mut T,
     ) {
+        // SAFETY: the kernel's level was picked by `dispatch`, which never picks a level the CPU
+        // lacks; the row's contract is the caller's.
+        unsafe {
+            Self::Isa::enter(
+                #[inline(always)]
+                || self.row_at_level(planes, y, out, x0, x1, check),
+            )
+        }
+    }
+
+    /// [`RowKernel::row`]'s loop, inlined into the level's entry.
+    ///
+    /// # Safety
+    /// As for [`RowKernel::row`], and the CPU runs the kernel's level.
+    #[inline(always)]
+    unsafe fn row_at_level(
+        &self,
+        planes: &Planes<T>,
+        y: usize,
+        out: *mut T,
+        x0: usize,
+        x1: usize,
+        check: &mut T,
+    ) {
+        type V<T, K> = Vector<T, <K as RowKernel<T>>::Isa>;
         let src = &Self::sources(planes, y);
-        let lanes = T::Simd::LANES;
+        let lanes = V::<T, Self>::LANES;
         let mut x = x0;
         // A local accumulator stays in a register; updating `*check` in the loop would carry a
         // store-to-load dependency through memory from one vector to the next.
-        let mut acc = *check;
+        let mut acc = V::<T, Self>::splat(T::zero());
         // SAFETY (whole body): the caller's contract covers every column touched: vectors start
         // at x >= x0 and end at x + lanes <= x1; the tail vector starts at x1 - lanes >= x0.
         unsafe {
@@ -134,27 +164,27 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
                 if skew != 0 {
                     let v = self.vector(src, x0);
                     v.store(out.wrapping_add(x0));
-                    acc = T::Simd::track_finite(acc, v);
+                    acc = V::<T, Self>::track_finite(acc, v);
                     x = x0 + lanes - skew;
                 }
             }
             // Two vectors per iteration, tracked in two accumulators: one chain of dependent
             // fused multiply-adds would bound the loop by the FMA latency.
-            let mut acc2 = T::Simd::splat(T::zero());
+            let mut acc2 = V::<T, Self>::splat(T::zero());
             while x + 2 * lanes <= x1 {
                 let v = self.vector(src, x);
                 let w = self.vector(src, x + lanes);
                 v.store(out.wrapping_add(x));
                 w.store(out.wrapping_add(x + lanes));
-                acc = T::Simd::track_finite(acc, v);
-                acc2 = T::Simd::track_finite(acc2, w);
+                acc = V::<T, Self>::track_finite(acc, v);
+                acc2 = V::<T, Self>::track_finite(acc2, w);
                 x += 2 * lanes;
             }
             acc = acc + acc2;
             while x + lanes <= x1 {
                 let v = self.vector(src, x);
                 v.store(out.wrapping_add(x));
-                acc = T::Simd::track_finite(acc, v);
+                acc = V::<T, Self>::track_finite(acc, v);
                 x += lanes;
             }
             if x < x1 {
@@ -162,28 +192,28 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
                     // Recompute the last full vector; the overlap rewrites identical values.
                     let v = self.vector(src, x1 - lanes);
                     v.store(out.wrapping_add(x1 - lanes));
-                    acc = T::Simd::track_finite(acc, v);
+                    acc = V::<T, Self>::track_finite(acc, v);
                 } else {
                     for xs in x..x1 {
-                        let v = self.scalar(src, xs);
+                        let v = self.scalar(src, xs).get();
                         *out.wrapping_add(xs) = v;
-                        acc = T::Simd::track_finite(acc, T::Simd::splat(v));
+                        acc = V::<T, Self>::track_finite(acc, V::<T, Self>::splat(v));
                     }
                 }
             }
         }
-        *check = acc;
+        *check = *check + acc.sum();
     }
 }
 
 /// Star stencil of radius `R`: centre times `c[0]`, plus `c[d]` times the sum of the six
 /// neighbours at distance `d` (summed as three pairs).
-pub(crate) struct Star<T: Real, const R: usize> {
-    v: [T::Simd; MAX_STAR_RADIUS + 1],
-    s: [T; MAX_STAR_RADIUS + 1],
+pub(crate) struct Star<T: Real, S: Isa, const R: usize> {
+    v: [Vector<T, S>; MAX_STAR_RADIUS + 1],
+    s: [T::One<S>; MAX_STAR_RADIUS + 1],
 }
 
-impl<T: Real, const R: usize> Star<T, R> {
+impl<T: Real, S: Isa, const R: usize> Star<T, S, R> {
     fn new(coeffs: &[f64]) -> Self {
         debug_assert_eq!(coeffs.len(), R + 1);
         let mut s = [T::zero(); MAX_STAR_RADIUS + 1];
@@ -191,8 +221,8 @@ impl<T: Real, const R: usize> Star<T, R> {
             s[d] = T::of(*c);
         }
         Star {
-            v: s.map(T::Simd::splat),
-            s,
+            v: s.map(Lane::splat),
+            s: s.map(Lane::splat),
         }
     }
 
@@ -223,18 +253,19 @@ impl<T: Real, const R: usize> Star<T, R> {
     }
 }
 
-impl<T: Real, const R: usize> RowKernel<T> for Star<T, R> {
+impl<T: Real, S: Isa, const R: usize> RowKernel<T> for Star<T, S, R> {
     const RADIUS: usize = R;
     const BOX: bool = false;
+    type Isa = S;
 
     #[inline(always)]
-    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> T::Simd {
+    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> Vector<T, S> {
         // SAFETY: forwarded from the caller.
         unsafe { Self::point(src, x, &self.v) }
     }
 
     #[inline(always)]
-    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T {
+    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T::One<S> {
         // SAFETY: forwarded from the caller.
         unsafe { Self::point(src, x, &self.s) }
     }
@@ -246,14 +277,14 @@ const CUBE_MAX: usize = (2 * MAX_BOX_RADIUS + 1).pow(3);
 /// Box stencil of radius `R`: one fused multiply-add per point of the cube, accumulated in one
 /// independent partial sum per z-plane (associative partial sums keep the FMA units busy
 /// instead of waiting on one long dependency chain).
-pub(crate) struct Cube<T: Real, const R: usize> {
+pub(crate) struct Cube<T: Real, S: Isa, const R: usize> {
     // Fixed-size arrays, not Vecs: with constant indices after unrolling there are no bounds
     // checks, and no length to reload after every store through the output pointer.
-    v: [T::Simd; CUBE_MAX],
-    s: [T; CUBE_MAX],
+    v: [Vector<T, S>; CUBE_MAX],
+    s: [T::One<S>; CUBE_MAX],
 }
 
-impl<T: Real, const R: usize> Cube<T, R> {
+impl<T: Real, S: Isa, const R: usize> Cube<T, S, R> {
     fn new(coeffs: &[f64]) -> Self {
         debug_assert_eq!(coeffs.len(), (2 * R + 1).pow(3));
         let mut s = [T::zero(); CUBE_MAX];
@@ -261,8 +292,8 @@ impl<T: Real, const R: usize> Cube<T, R> {
             *dst = T::of(c);
         }
         Cube {
-            v: s.map(T::Simd::splat),
-            s,
+            v: s.map(Lane::splat),
+            s: s.map(Lane::splat),
         }
     }
 
@@ -292,18 +323,19 @@ impl<T: Real, const R: usize> Cube<T, R> {
     }
 }
 
-impl<T: Real, const R: usize> RowKernel<T> for Cube<T, R> {
+impl<T: Real, S: Isa, const R: usize> RowKernel<T> for Cube<T, S, R> {
     const RADIUS: usize = R;
     const BOX: bool = true;
+    type Isa = S;
 
     #[inline(always)]
-    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> T::Simd {
+    unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> Vector<T, S> {
         // SAFETY: forwarded from the caller.
         unsafe { Self::point(src, x, &self.v) }
     }
 
     #[inline(always)]
-    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T {
+    unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T::One<S> {
         // SAFETY: forwarded from the caller.
         unsafe { Self::point(src, x, &self.s) }
     }
@@ -317,18 +349,45 @@ pub(crate) trait WithKernel<T: Real> {
     fn call<K: RowKernel<T>>(self, kernel: K) -> Self::Output;
 }
 
-/// Instantiates the row kernel for `stencil`'s shape and radius and runs `job` with it.
-/// The stencil must be valid (the planner checks radius and coefficient count).
-pub(crate) fn dispatch<T: Real, J: WithKernel<T>>(stencil: &Stencil, job: J) -> J::Output {
-    let c = stencil.coeffs();
-    match (stencil.shape(), stencil.radius()) {
-        (Shape::Star { .. }, 1) => job.call(Star::<T, 1>::new(c)),
-        (Shape::Star { .. }, 2) => job.call(Star::<T, 2>::new(c)),
-        (Shape::Star { .. }, 3) => job.call(Star::<T, 3>::new(c)),
-        (Shape::Star { .. }, 4) => job.call(Star::<T, 4>::new(c)),
-        (Shape::Box { .. }, 1) => job.call(Cube::<T, 1>::new(c)),
-        (Shape::Box { .. }, 2) => job.call(Cube::<T, 2>::new(c)),
-        (_, r) => unreachable!("stencil radius {r} passed validation but has no kernel"),
+/// Instantiates the row kernel for `stencil`'s shape and radius at instruction-set `level` (or
+/// the highest level below it the CPU has) and runs `job` with it. The stencil must be valid
+/// (the planner checks radius and coefficient count).
+pub(crate) fn dispatch<T: Real, J: WithKernel<T>>(
+    stencil: &Stencil,
+    level: Level,
+    job: J,
+) -> J::Output {
+    with_isa(
+        level,
+        AtLevel {
+            stencil,
+            job,
+            _t: std::marker::PhantomData::<T>,
+        },
+    )
+}
+
+/// [`dispatch`]'s job once the level is known.
+struct AtLevel<'a, T, J> {
+    stencil: &'a Stencil,
+    job: J,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Real, J: WithKernel<T>> WithIsa for AtLevel<'_, T, J> {
+    type Output = J::Output;
+
+    fn call<S: Isa>(self) -> J::Output {
+        let (c, job) = (self.stencil.coeffs(), self.job);
+        match (self.stencil.shape(), self.stencil.radius()) {
+            (Shape::Star { .. }, 1) => job.call(Star::<T, S, 1>::new(c)),
+            (Shape::Star { .. }, 2) => job.call(Star::<T, S, 2>::new(c)),
+            (Shape::Star { .. }, 3) => job.call(Star::<T, S, 3>::new(c)),
+            (Shape::Star { .. }, 4) => job.call(Star::<T, S, 4>::new(c)),
+            (Shape::Box { .. }, 1) => job.call(Cube::<T, S, 1>::new(c)),
+            (Shape::Box { .. }, 2) => job.call(Cube::<T, S, 2>::new(c)),
+            (_, r) => unreachable!("stencil radius {r} passed validation but has no kernel"),
+        }
     }
 }
 
@@ -336,10 +395,27 @@ pub(crate) fn dispatch<T: Real, J: WithKernel<T>>(stencil: &Stencil, job: J) -> 
 mod tests {
     use super::*;
 
+    /// Runs `$f::<f32, S>()` and `$f::<f64, S>()` at every level this CPU has.
+    macro_rules! at_every_level {
+        ($f:ident) => {{
+            struct Job;
+            impl WithIsa for Job {
+                type Output = ();
+                fn call<S: Isa>(self) {
+                    $f::<f32, S>();
+                    $f::<f64, S>();
+                }
+            }
+            for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+                with_isa(level, Job);
+            }
+        }};
+    }
+
     /// Row 1 of the middle plane of three planes of 3 rows of `pitch` ones, with `bad` (if
     /// any) set to infinity there; returns the finiteness tracker and the output row.
-    fn run_row<T: Real>(width: usize, bad: Option<usize>) -> (T::Simd, Vec<T>) {
-        let kernel = Star::<T, 1>::new(&[0.5, 0.1]);
+    fn run_row<T: Real, S: Isa>(width: usize, bad: Option<usize>) -> (T, Vec<T>) {
+        let kernel = Star::<T, S, 1>::new(&[0.5, 0.1]);
         let (pitch, rows) = (width + 2, 3);
         let mut data = vec![T::one(); 3 * rows * pitch];
         if let Some(x) = bad {
@@ -350,7 +426,7 @@ mod tests {
             (data.as_ptr().wrapping_add(plane), pitch)
         });
         let mut out = vec![T::zero(); pitch];
-        let mut check = T::Simd::splat(T::zero());
+        let mut check = T::zero();
         // SAFETY: rows 0..3 of the three planes are readable at columns 0 .. width + 2, and
         // out is writable at 1 ..= width.
         unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), 1, width + 1, &mut check) };
@@ -360,16 +436,20 @@ mod tests {
     /// Rows of every width up to several vectors, with a single infinite source value at each
     /// column in turn: the row's finiteness tracker must flag every one of them, whichever
     /// vector (and accumulator) of the loop computes that column.
-    fn flags_every_column<T: Real>() {
-        let lanes = T::Simd::LANES;
+    fn flags_every_column<T: Real, S: Isa>() {
+        let lanes = Vector::<T, S>::LANES;
         for width in [1, lanes - 1, lanes, 2 * lanes + 1, 4 * lanes + 3, 9 * lanes] {
             for bad in 1..=width {
-                let (check, out) = run_row::<T>(width, Some(bad));
-                assert!(!check.sum().is_finite(), "width {width}, column {bad}");
+                let (check, out) = run_row::<T, S>(width, Some(bad));
+                assert!(
+                    !check.is_finite(),
+                    "{:?} width {width}, column {bad}",
+                    S::LEVEL
+                );
                 assert!(!out[bad].is_finite(), "width {width}, column {bad}");
             }
-            let (check, out) = run_row::<T>(width, None);
-            assert!(check.sum().is_finite(), "width {width}");
+            let (check, out) = run_row::<T, S>(width, None);
+            assert!(check == T::zero(), "width {width}");
             let expected = T::of(0.5 + 6.0 * 0.1);
             assert!(out[1..=width]
                 .iter()
@@ -391,8 +471,8 @@ mod tests {
     #[test]
     #[ignore]
     fn row_kernel_speed() {
-        fn time<T: Real>(width: usize) {
-            let kernel = Star::<T, 1>::new(&[0.4, 0.1]);
+        fn time<T: Real, S: Isa>(width: usize) {
+            let kernel = Star::<T, S, 1>::new(&[0.4, 0.1]);
             let (pitch, rows) = (width + 32, 3);
             let x0 = first_column();
             let mut data = crate::aligned::AlignedBuf::<T>::zeroed(3 * rows * pitch).unwrap();
@@ -402,7 +482,7 @@ mod tests {
                 (data.as_ptr().wrapping_add(plane), pitch)
             });
             let mut out = crate::aligned::AlignedBuf::<T>::zeroed(pitch).unwrap();
-            let mut check = T::Simd::splat(T::zero());
+            let mut check = T::zero();
             let reps = 50_000_000 / width;
             // The best of three rounds, the first also a warm-up; the finiteness tracker is
             // kept alive so its work is timed too.
@@ -420,15 +500,18 @@ mod tests {
                 ns = ns.min(start.elapsed().as_nanos() as f64 / (reps * width) as f64);
             }
             println!(
-                "{:?} width {width}: {ns:.3} ns per cell, {:.0} MUPS",
+                "{} {:?} width {width}: {ns:.3} ns per cell, {:.0} MUPS",
+                S::LEVEL,
                 T::DTYPE,
                 1e3 / ns
             );
         }
-        for width in [64, 256, 512] {
-            time::<f32>(width);
-            time::<f64>(width);
+        fn widths<T: Real, S: Isa>() {
+            for width in [64, 256, 512] {
+                time::<T, S>(width);
+            }
         }
+        at_every_level!(widths);
     }
 
     /// Planes from cache: computes `nz - 2` output planes of `width × rows` cells from a stack
@@ -440,15 +523,22 @@ mod tests {
     #[test]
     #[ignore]
     fn plane_sweep_speed() {
-        fn time(width: usize, rows: usize, nz: usize, k: usize) -> f64 {
-            let kernel = Star::<f32, 1>::new(&[0.4, 0.1]);
+        struct Time(usize, usize, usize, usize);
+        impl WithIsa for Time {
+            type Output = f64;
+            fn call<S: Isa>(self) -> f64 {
+                time::<S>(self.0, self.1, self.2, self.3)
+            }
+        }
+        fn time<S: Isa>(width: usize, rows: usize, nz: usize, k: usize) -> f64 {
+            let kernel = Star::<f32, S, 1>::new(&[0.4, 0.1]);
             let pitch = width + 32;
             let plane = pitch * (rows + 2) + 16;
             let x0 = first_column();
             let mut data = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
             data.iter_mut().for_each(|v| *v = 1.0);
             let mut out = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
-            let mut check = <f32 as Real>::Simd::splat(0.0);
+            let mut check = 0.0f32;
             let cells = (nz - 2) * rows * width;
             let reps = (200_000_000 / cells).max(1);
             let mut ns = f64::MAX;
@@ -496,7 +586,11 @@ mod tests {
                 .map(|&k| {
                     let per_thread: f64 = std::thread::scope(|s| {
                         let handles: Vec<_> = (0..threads)
-                            .map(|_| s.spawn(move || time(width, rows, nz, k)))
+                            .map(|_| {
+                                s.spawn(move || {
+                                    with_isa(Level::detected(), Time(width, rows, nz, k))
+                                })
+                            })
                             .collect();
                         handles.into_iter().map(|h| h.join().unwrap()).sum()
                     });
@@ -513,9 +607,9 @@ mod tests {
     /// The row loop at every alignment of its first column (the aligned head) and widths
     /// around the vector length: every column of `x0 .. x1` equals the scalar update of that
     /// column bit for bit, and the columns on either side are left alone.
-    fn every_column_at_every_alignment<T: Real>() {
-        let lanes = T::Simd::LANES;
-        let kernel = Star::<T, 1>::new(&[0.4, 0.13]);
+    fn every_column_at_every_alignment<T: Real, S: Isa>() {
+        let lanes = Vector::<T, S>::LANES;
+        let kernel = Star::<T, S, 1>::new(&[0.4, 0.13]);
         let (pitch, rows) = (8 * lanes + 64, 3);
         let mut data = crate::aligned::AlignedBuf::<T>::zeroed(3 * rows * pitch).unwrap();
         for (i, v) in data.iter_mut().enumerate() {
@@ -525,21 +619,21 @@ mod tests {
             let plane = (dz + 1) as usize * rows * pitch;
             (data.as_ptr().wrapping_add(plane), pitch)
         });
-        let src = Star::<T, 1>::sources(&planes, 1);
+        let src = Star::<T, S, 1>::sources(&planes, 1);
         let sentinel = T::of(-7.0);
         for width in [1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 5 * lanes + 1] {
             for x0 in 1..=lanes + 1 {
                 let x1 = x0 + width;
                 let mut out = crate::aligned::AlignedBuf::<T>::zeroed(pitch).unwrap();
                 out.fill(sentinel);
-                let mut check = T::Simd::splat(T::zero());
+                let mut check = T::zero();
                 // SAFETY: rows 0..3 of the three planes hold `pitch` columns, more than
                 // x1 + 1; out holds `pitch` columns.
                 unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), x0, x1, &mut check) };
                 for (x, &v) in out.iter().enumerate() {
                     if (x0..x1).contains(&x) {
                         // SAFETY: as above.
-                        let want = unsafe { kernel.scalar(&src, x) };
+                        let want = unsafe { S::enter(|| kernel.scalar(&src, x).get()) };
                         assert!(v == want, "{:?} width {width} x0 {x0} column {x}", T::DTYPE);
                     } else {
                         assert!(
@@ -555,13 +649,11 @@ mod tests {
 
     #[test]
     fn the_row_loop_computes_every_column_at_every_alignment() {
-        every_column_at_every_alignment::<f32>();
-        every_column_at_every_alignment::<f64>();
+        at_every_level!(every_column_at_every_alignment);
     }
 
     #[test]
     fn the_row_loop_flags_a_non_finite_value_in_any_column() {
-        flags_every_column::<f32>();
-        flags_every_column::<f64>();
+        at_every_level!(flags_every_column);
     }
 }

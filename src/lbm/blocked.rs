@@ -34,7 +34,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::lanes::FlowReal;
 use super::naive;
 use super::populations::Populations;
 use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row, Slots};
@@ -48,7 +47,8 @@ use crate::runtime::groups::{claimed, GroupSync, Groups, Member};
 use crate::runtime::progress::Progress;
 use crate::runtime::stream;
 use crate::runtime::team::Team;
-use crate::{Lane, SimdVec};
+use crate::simd::Isa;
+use crate::Real;
 
 use super::model::Q;
 use crate::blocking::rings::{keeps_rows, lag, ring_slots, row_slots, ROW_BATCH};
@@ -67,8 +67,8 @@ fn ring_kind(members: usize, whole_y: bool, height: usize) -> Slots {
 }
 
 /// A blocked run: `steps` steps of `dim_t` per pass with loaded tiles of `tile` nodes.
-pub(crate) struct BlockedRun<'a, T: FlowReal> {
-    pub(crate) kernel: &'a FlowKernel<T>,
+pub(crate) struct BlockedRun<'a, T: Real, S: Isa> {
+    pub(crate) kernel: &'a FlowKernel<T, S>,
     pub(crate) bytes: NodeBytes,
     pub(crate) periodic: [bool; 3],
     pub(crate) steps: usize,
@@ -81,7 +81,7 @@ pub(crate) struct BlockedRun<'a, T: FlowReal> {
     pub(crate) team: &'a Team,
 }
 
-impl<T: FlowReal> BlockedRun<'_, T> {
+impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
     /// Runs the steps, ping-ponging between `pop` and `scratch` and swapping after each pass so
     /// `pop` always holds the newest finite state. On a non-finite value the failing pass is
     /// replayed one step at a time (naive sweeps) to find the step and keep the state before it.
@@ -219,7 +219,7 @@ fn ring_origin<T>(b: &Blocking, tile: &[std::ops::Range<isize>; 2]) -> [isize; 2
 
 /// What one member of a multi-level pass sets up once and carries from unit to unit (see
 /// [`Pass::work`]).
-struct Worker<T: FlowReal> {
+struct Worker<T: Real> {
     tid: usize,
     m: Member,
     /// The staging row of the last level's rows.
@@ -231,15 +231,15 @@ struct Worker<T: FlowReal> {
     /// Steps this thread has finished in this pass, over all its units.
     finished: usize,
     /// Finiteness tracker of the last level's outputs.
-    check: T::Simd,
+    check: T,
     /// Where the ring levels' rows fold their outputs (never tested).
-    unchecked: T::Simd,
+    unchecked: T,
 }
 
 /// One member's view of a unit: for each level `j` (0 the source lattice, `dim_t` the
 /// destination) its storage, columns `(x0, x1)`, rows (the member's share) and planes, and the
 /// staging row the last level is computed into.
-struct UnitSpans<T: FlowReal> {
+struct UnitSpans<T: Real> {
     levels: Vec<Level<T>>,
     xs: Vec<(usize, usize)>,
     ys: Vec<std::ops::Range<isize>>,
@@ -248,8 +248,8 @@ struct UnitSpans<T: FlowReal> {
 }
 
 /// One pass: the shared, read-only state of every team member.
-struct Pass<'a, T: FlowReal> {
-    kernel: &'a FlowKernel<T>,
+struct Pass<'a, T: Real, S: Isa> {
+    kernel: &'a FlowKernel<T, S>,
     src: Level<T>,
     dst: Level<T>,
     ring: *mut T,
@@ -276,9 +276,9 @@ struct Pass<'a, T: FlowReal> {
 // writes the source lattice or the byte arrays. With rings of rows every group is one thread,
 // which reads only rows it wrote itself earlier in the unit (`row_slots` keeps them). A
 // one-level pass writes each tile's plane from the one thread that claimed it.
-unsafe impl<T: FlowReal> Sync for Pass<'_, T> {}
+unsafe impl<T: Real, S: Isa> Sync for Pass<'_, T, S> {}
 
-impl<T: FlowReal> Pass<'_, T> {
+impl<T: Real, S: Isa> Pass<'_, T, S> {
     /// Runs the pass on the team; false if any value written to the lattice is not finite.
     fn run<const FORCED: bool>(&self, team: &Team) -> bool {
         team.run(&|tid| {
@@ -337,7 +337,7 @@ impl<T: FlowReal> Pass<'_, T> {
     fn work<const FORCED: bool>(&self, tid: usize) {
         let m = self.sync.groups().member(tid);
         let _poison = PoisonOnPanic(self.sync.barrier(m));
-        let zero = T::Simd::splat(T::zero());
+        let zero = T::zero();
         let mut w = Worker {
             tid,
             m,
@@ -364,7 +364,7 @@ impl<T: FlowReal> Pass<'_, T> {
         }
         // The team's join publishes the streamed rows.
         stream::fence();
-        if !w.check.sum().is_finite() {
+        if !w.check.is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }
@@ -568,7 +568,7 @@ impl<T: FlowReal> Pass<'_, T> {
     /// one-level pass for the measurements).
     fn work_spatial<const FORCED: bool>(&self) {
         let b = &self.blocking;
-        let mut check = T::Simd::splat(T::zero());
+        let mut check = T::zero();
         let per_tile = b.dims[2];
         for unit in claimed(&self.next_plane, per_tile * b.tiles.len()) {
             let (tile, z) = (&b.tiles[unit / per_tile], (unit % per_tile) as isize);
@@ -587,7 +587,7 @@ impl<T: FlowReal> Pass<'_, T> {
                 };
             }
         }
-        if !check.sum().is_finite() {
+        if !check.is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);
         }
     }

@@ -25,9 +25,10 @@
 //! op): 143 arithmetic instructions, 49 of them FMAs (192 flops); a body force adds 18 and makes
 //! 23 more of them FMAs (9 multiplications become FMAs); the finiteness check adds 18 additions.
 
-use super::lanes::FlowLane;
 use super::model::{VELOCITIES, WEIGHTS};
 use super::physics::Physics;
+use crate::simd::FlowLane;
+use crate::Real;
 
 /// Arithmetic instructions per node update of [`collide`] without force (FMA counted once).
 pub(crate) const OPS: usize = 143;
@@ -62,6 +63,12 @@ pub(crate) struct Rates<L> {
     odd_c: [L; 9],
 }
 
+/// The constant `x` in every lane of `L`.
+#[inline(always)]
+fn c<L: FlowLane>(x: f64) -> L {
+    L::splat(<L::Scalar as Real>::of(x))
+}
+
 /// Weight class of pair `k` (directions `k + 1` and `k + 10`): axis for the first three.
 #[inline(always)]
 fn class(k: usize) -> usize {
@@ -72,9 +79,9 @@ fn class(k: usize) -> usize {
     }
 }
 
-impl<T: FlowLane<Scalar = T> + crate::Real> Rates<T> {
+impl<L: FlowLane> Rates<L> {
     /// The constants for relaxation rates `(ω⁺, ω⁻)` and body force `force`.
-    pub(crate) fn new(wp: f64, wm: f64, force: [f64; 3]) -> Rates<T> {
+    pub(crate) fn new(wp: f64, wm: f64, force: [f64; 3]) -> Rates<L> {
         let w = [WEIGHTS[0], WEIGHTS[1], WEIGHTS[4]];
         let cf = |k: usize| -> f64 {
             let c = VELOCITIES[k + 1];
@@ -83,52 +90,37 @@ impl<T: FlowLane<Scalar = T> + crate::Real> Rates<T> {
         let even = 1.0 - wp / 2.0;
         let odd = 1.0 - wm / 2.0;
         Rates {
-            keep: T::of(1.0 - wp),
-            alpha: T::of(1.0 - (wp + wm) / 2.0),
-            beta: T::of((wm - wp) / 2.0),
-            wp_w: w.map(|w| T::of(wp * w)),
-            wp_w45: w.map(|w| T::of(4.5 * wp * w)),
-            wm3_w: w.map(|w| T::of(3.0 * wm * w)),
-            half_force: force.map(|f| T::of(f / 2.0)),
-            force: force.map(T::of),
-            neg_even_w: w.map(|w| T::of(-3.0 * even * w)),
-            even_c: std::array::from_fn(|k| T::of(9.0 * even * w[class(k)] * cf(k))),
-            odd_c: std::array::from_fn(|k| T::of(3.0 * odd * w[class(k)] * cf(k))),
+            keep: c::<L>(1.0 - wp),
+            alpha: c::<L>(1.0 - (wp + wm) / 2.0),
+            beta: c::<L>((wm - wp) / 2.0),
+            wp_w: w.map(|w| c::<L>(wp * w)),
+            wp_w45: w.map(|w| c::<L>(4.5 * wp * w)),
+            wm3_w: w.map(|w| c::<L>(3.0 * wm * w)),
+            half_force: force.map(|f| c::<L>(f / 2.0)),
+            force: force.map(c::<L>),
+            neg_even_w: w.map(|w| c::<L>(-3.0 * even * w)),
+            even_c: std::array::from_fn(|k| c::<L>(9.0 * even * w[class(k)] * cf(k))),
+            odd_c: std::array::from_fn(|k| c::<L>(3.0 * odd * w[class(k)] * cf(k))),
         }
     }
 
     /// The constants of fluid nodes for `physics`.
-    pub(crate) fn fluid(physics: &Physics) -> Rates<T> {
+    pub(crate) fn fluid(physics: &Physics) -> Rates<L> {
         let (wp, wm) = physics.rates();
         Rates::new(wp, wm, physics.force)
     }
 
     /// The constants of inlet and outlet nodes: ω⁺ = ω⁻ = 1 and no force, so the collision
     /// returns the equilibrium of the (overridden) density and velocity.
-    pub(crate) fn boundary() -> Rates<T> {
+    pub(crate) fn boundary() -> Rates<L> {
         Rates::new(1.0, 1.0, [0.0; 3])
     }
 }
 
 impl<L: FlowLane> Rates<L> {
-    /// Every constant broadcast to all lanes.
-    pub(crate) fn splat(s: &Rates<L::Scalar>) -> Rates<L> {
-        Rates {
-            keep: L::splat(s.keep),
-            alpha: L::splat(s.alpha),
-            beta: L::splat(s.beta),
-            wp_w: s.wp_w.map(L::splat),
-            wp_w45: s.wp_w45.map(L::splat),
-            wm3_w: s.wm3_w.map(L::splat),
-            half_force: s.half_force.map(L::splat),
-            force: s.force.map(L::splat),
-            neg_even_w: s.neg_even_w.map(L::splat),
-            even_c: s.even_c.map(L::splat),
-            odd_c: s.odd_c.map(L::splat),
-        }
-    }
-
-    /// `yes`'s constants in the lanes of `m`, `no`'s elsewhere.
+    /// `yes`'s constants in the lanes of `m`, `no`'s elsewhere (inlined into the caller's
+    /// instruction-set level).
+    #[inline(always)]
     pub(crate) fn select(m: L::Mask, yes: &Rates<L>, no: &Rates<L>) -> Rates<L> {
         let s = |a: L, b: L| L::select(m, a, b);
         let s3 = |a: [L; 3], b: [L; 3]| std::array::from_fn(|k| s(a[k], b[k]));

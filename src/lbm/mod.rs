@@ -83,7 +83,6 @@ mod cell;
 pub mod checkpoint;
 mod classify;
 mod collide;
-mod lanes;
 mod lattice;
 mod model;
 pub(crate) mod naive;

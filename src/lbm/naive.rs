@@ -4,15 +4,15 @@
 
 use rayon::prelude::*;
 
-use super::lanes::FlowReal;
 use super::lattice::Lattice;
 use super::populations::Populations;
 use super::rows::{FlowKernel, Level, NodeBytes, Row};
-use crate::{Lane, Result, SimdVec};
+use crate::simd::Isa;
+use crate::{Real, Result};
 
 /// One sweep from `src` to `dst` (same layout): the shared, read-only state of the tasks.
-struct Sweep<'a, T: FlowReal> {
-    kernel: &'a FlowKernel<T>,
+struct Sweep<'a, T: Real, S: Isa> {
+    kernel: &'a FlowKernel<T, S>,
     src: Level<T>,
     dst: Level<T>,
     bytes: NodeBytes,
@@ -21,12 +21,12 @@ struct Sweep<'a, T: FlowReal> {
 
 // SAFETY: `src` and the byte arrays are only read; each task writes only plane z of `dst`, and
 // no two tasks have the same z. The buffers outlive the sweep (borrowed by `step`).
-unsafe impl<T: FlowReal> Sync for Sweep<'_, T> {}
+unsafe impl<T: Real, S: Isa> Sync for Sweep<'_, T, S> {}
 
 /// Advances every node one step from `src` into `dst` on the current rayon pool; returns false
 /// if any value written is infinite or NaN. `periodic` and `bytes` describe the lattice.
-pub(crate) fn step<T: FlowReal>(
-    kernel: &FlowKernel<T>,
+pub(crate) fn step<T: Real, S: Isa>(
+    kernel: &FlowKernel<T, S>,
     src: &Populations<T>,
     periodic: [bool; 3],
     bytes: &NodeBytes,
@@ -52,13 +52,13 @@ pub(crate) fn step<T: FlowReal>(
 /// lattice probes (`plan::compute`), which run one per pinned core: the compute probe with the
 /// blocked engine's kernel ([`SerialLattice::new`]), the stream probe with the naive engine's
 /// ([`SerialLattice::streaming`]).
-pub(crate) struct SerialLattice<T: FlowReal> {
+pub(crate) struct SerialLattice<T: Real, S: Isa> {
     lattice: Lattice<T>,
     scratch: Populations<T>,
-    kernel: FlowKernel<T>,
+    kernel: FlowKernel<T, S>,
 }
 
-impl<T: FlowReal> SerialLattice<T> {
+impl<T: Real, S: Isa> SerialLattice<T, S> {
     /// Takes `lattice` (its geometry fixed from now on), stepped with the blocked engine's
     /// kernel (the compute probe's: in cache, no output prefetch).
     pub(crate) fn new(lattice: Lattice<T>) -> Result<Self> {
@@ -74,7 +74,7 @@ impl<T: FlowReal> SerialLattice<T> {
     /// Takes `lattice`, stepped with the kernel `make_kernel` builds for it.
     fn with_kernel(
         mut lattice: Lattice<T>,
-        make_kernel: fn(&Lattice<T>) -> FlowKernel<T>,
+        make_kernel: fn(&Lattice<T>) -> FlowKernel<T, S>,
     ) -> Result<Self> {
         lattice.prepare();
         let scratch = Populations::new(lattice.dims())?;
@@ -121,7 +121,7 @@ impl<T: FlowReal> SerialLattice<T> {
     }
 }
 
-impl<T: FlowReal> Sweep<'_, T> {
+impl<T: Real, S: Isa> Sweep<'_, T, S> {
     fn run<const FORCED: bool>(&self) -> bool {
         (0..self.dims[2])
             .into_par_iter()
@@ -131,7 +131,7 @@ impl<T: FlowReal> Sweep<'_, T> {
 
     fn plane<const FORCED: bool>(&self, z: usize) -> bool {
         let [nx, ny, _] = self.dims;
-        let mut check = T::Simd::splat(T::zero());
+        let mut check = T::zero();
         for y in 0..ny {
             let row = Row::new(&self.src, &self.dst, &self.bytes, y as isize, z as isize);
             // SAFETY: both levels are whole lattices (every row and column exists, neighbours
@@ -139,6 +139,6 @@ impl<T: FlowReal> Sweep<'_, T> {
             // written by this task only and aliases no source.
             unsafe { self.kernel.row::<FORCED, true>(&row, 0, nx, &mut check) };
         }
-        check.sum().is_finite()
+        check.is_finite()
     }
 }

@@ -16,11 +16,11 @@
 use super::cell::Cell;
 use super::classify::{neighbour, IS_INLET, IS_OUTLET, IS_WALL, NEAR_MOVING, NEAR_WALL};
 use super::collide::{moments, relax, Moments, Rates};
-use super::lanes::{FlowLane, FlowReal};
 use super::lattice::Lattice;
 use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
 use super::populations::Layout;
 use crate::runtime::prefetch::prefetch_line;
+use crate::simd::{FlowLane, Isa, OneLane, Vector};
 use crate::{Lane, Real, SimdVec};
 
 /// How many vectors ahead of the current one the bulk loop asks for its rows. Four vectors:
@@ -391,12 +391,13 @@ struct FlagInfo<T> {
     wall_term: [T; Q],
 }
 
-/// The node update of one lattice's physics and boundary conditions, shared by all threads.
-pub(crate) struct FlowKernel<T: Real> {
-    fluid: Rates<T>,
-    boundary: Rates<T>,
-    fluid_v: Rates<T::Simd>,
-    boundary_v: Rates<T::Simd>,
+/// The node update of one lattice's physics and boundary conditions at instruction-set level
+/// `S`, shared by all threads.
+pub(crate) struct FlowKernel<T: Real, S: Isa> {
+    fluid: Rates<T::One<S>>,
+    boundary: Rates<T::One<S>>,
+    fluid_v: Rates<Vector<T, S>>,
+    boundary_v: Rates<Vector<T, S>>,
     info: Box<[FlagInfo<T>; 256]>,
     forced: bool,
     nx: usize,
@@ -411,11 +412,9 @@ fn source_col(i: usize, cols: [usize; 3]) -> usize {
     cols[(1 - VELOCITIES[i][0]) as usize]
 }
 
-impl<T: FlowReal> FlowKernel<T> {
+impl<T: Real, S: Isa> FlowKernel<T, S> {
     /// The kernel for `lat`'s physics, boundary table and periodicity.
-    pub(crate) fn new(lat: &Lattice<T>) -> FlowKernel<T> {
-        let fluid = Rates::<T>::fluid(&lat.physics);
-        let boundary = Rates::<T>::boundary();
+    pub(crate) fn new(lat: &Lattice<T>) -> FlowKernel<T, S> {
         let none = FlagInfo {
             inlet_velocity: [T::zero(); 3],
             outlet_density: T::one(),
@@ -437,10 +436,10 @@ impl<T: FlowReal> FlowKernel<T> {
             }
         }
         FlowKernel {
-            fluid_v: Rates::splat(&fluid),
-            boundary_v: Rates::splat(&boundary),
-            fluid,
-            boundary,
+            fluid_v: Rates::fluid(&lat.physics),
+            boundary_v: Rates::boundary(),
+            fluid: Rates::fluid(&lat.physics),
+            boundary: Rates::boundary(),
             info,
             forced: lat.physics.has_force(),
             nx: lat.dims()[0],
@@ -456,7 +455,7 @@ impl<T: FlowReal> FlowKernel<T> {
     /// measured 91; at the 256 bytes ahead kept for 16 lanes 602-612 against 494-573); on the
     /// 2-core AMD EPYC Zen 5: no change. The blocked engine writes to cache-resident rings and
     /// staging rows, where it only costs instructions.
-    pub(crate) fn streaming(lat: &Lattice<T>) -> FlowKernel<T> {
+    pub(crate) fn streaming(lat: &Lattice<T>) -> FlowKernel<T, S> {
         FlowKernel {
             prefetch_outputs: true,
             ..FlowKernel::new(lat)
@@ -469,7 +468,8 @@ impl<T: FlowReal> FlowKernel<T> {
     }
 
     /// Computes nodes `x0 .. x1` of `row` and folds their outputs into the finiteness tracker
-    /// `check` when `CHECK` (see [`SimdVec::track_finite`]).
+    /// `check` when `CHECK` (zero while every output is finite, NaN after the first that is
+    /// not), in code compiled for the level `S` ([`Isa::enter`]).
     ///
     /// # Safety
     /// The source rows must be readable at columns `x0 − 1 .. x1 + 1` clipped to `0 .. nx`
@@ -477,15 +477,38 @@ impl<T: FlowReal> FlowKernel<T> {
     /// rows at `x0 .. x1`, the neighbour flag rows at `0 .. nx`, the rows of
     /// [`FaceWalls::From`] at the face columns in `x0 .. x1`, and the output rows writable at
     /// `x0 .. x1` without aliasing any source.
+    #[inline(always)]
     pub(crate) unsafe fn row<const FORCED: bool, const CHECK: bool>(
         &self,
         row: &Row<T>,
         x0: usize,
         x1: usize,
-        check: &mut T::Simd,
+        check: &mut T,
     ) {
-        let w = <T::Simd as SimdVec>::LANES;
-        let mut acc = *check;
+        // SAFETY: the kernel's level was picked by `with_isa`, which never picks a level the
+        // CPU lacks; the row's contract is the caller's.
+        unsafe {
+            S::enter(
+                #[inline(always)]
+                || self.row_at_level::<FORCED, CHECK>(row, x0, x1, check),
+            )
+        }
+    }
+
+    /// [`FlowKernel::row`]'s loop, inlined into the level's entry.
+    ///
+    /// # Safety
+    /// As for [`FlowKernel::row`], and the CPU runs level `S`.
+    #[inline(always)]
+    unsafe fn row_at_level<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x0: usize,
+        x1: usize,
+        check: &mut T,
+    ) {
+        let w = Vector::<T, S>::LANES;
+        let mut acc = Vector::<T, S>::splat(T::zero());
         let (mut lo, mut hi) = (x0, x1);
         // SAFETY (whole body): every node handled is in x0 .. x1 and reads the columns the
         // caller guarantees; edge nodes read mapped columns inside 0 .. nx.
@@ -521,7 +544,7 @@ impl<T: FlowReal> FlowKernel<T> {
                 self.prefetch_end::<-1>(row, hi - w);
             }
             while x + w <= hi {
-                if !T::Simd::bytes_zero(row.class.add(x)) {
+                if !Vector::<T, S>::bytes_zero(row.class.add(x)) {
                     acc = self.vector::<FORCED, CHECK>(row, x, acc);
                     x += w;
                     continue;
@@ -530,10 +553,11 @@ impl<T: FlowReal> FlowKernel<T> {
                 // loads, the sums and the division) are computed before this vector is relaxed,
                 // so two update chains overlap instead of one waiting on its division.
                 let fluid = &self.fluid_v;
-                let mut m = Self::bulk_moments::<T::Simd, FORCED>(row, [x - 1, x, x + 1], fluid);
+                let mut m =
+                    Self::bulk_moments::<Vector<T, S>, FORCED>(row, [x - 1, x, x + 1], fluid);
                 loop {
                     let next = x + w;
-                    let more = next + w <= hi && T::Simd::bytes_zero(row.class.add(next));
+                    let more = next + w <= hi && Vector::<T, S>::bytes_zero(row.class.add(next));
                     // 19 source streams are more than the hardware prefetchers follow.
                     let ahead = x + PREFETCH_VECTORS * w;
                     for src in row.src {
@@ -545,7 +569,7 @@ impl<T: FlowReal> FlowKernel<T> {
                         }
                     }
                     let m_next = if more {
-                        Self::bulk_moments::<T::Simd, FORCED>(
+                        Self::bulk_moments::<Vector<T, S>, FORCED>(
                             row,
                             [next - 1, next, next + 1],
                             fluid,
@@ -553,7 +577,7 @@ impl<T: FlowReal> FlowKernel<T> {
                     } else {
                         m
                     };
-                    let out = Self::bulk_relax::<T::Simd, FORCED, CHECK>(
+                    let out = Self::bulk_relax::<Vector<T, S>, FORCED, CHECK>(
                         row,
                         x,
                         [x - 1, x, x + 1],
@@ -561,7 +585,7 @@ impl<T: FlowReal> FlowKernel<T> {
                         fluid,
                     );
                     if CHECK {
-                        acc = T::Simd::track_finite(acc, out);
+                        acc = Vector::<T, S>::track_finite(acc, out);
                     }
                     x = next;
                     m = m_next;
@@ -590,7 +614,7 @@ impl<T: FlowReal> FlowKernel<T> {
                 acc = self.face::<FORCED, CHECK>(row, self.nx - 1, acc);
             }
         }
-        *check = acc;
+        *check = *check + acc.sum();
     }
 
     /// Asks for what the vector of nodes at `x ..` at one end of a row reads besides its source
@@ -608,10 +632,10 @@ impl<T: FlowReal> FlowKernel<T> {
     #[inline(always)]
     unsafe fn prefetch_end<const SIDE: i32>(&self, row: &Row<T>, x: usize) {
         // SAFETY: the caller guarantees the class bytes.
-        if unsafe { T::Simd::bytes_zero(row.class.add(x)) } {
+        if unsafe { Vector::<T, S>::bytes_zero(row.class.add(x)) } {
             return;
         }
-        let last = x + <T::Simd as SimdVec>::LANES - 1;
+        let last = x + Vector::<T, S>::LANES - 1;
         prefetch_line(row.links.wrapping_add(x));
         prefetch_line(row.links.wrapping_add(last));
         for (own, c) in row.own.iter().zip(VELOCITIES) {
@@ -622,25 +646,49 @@ impl<T: FlowReal> FlowKernel<T> {
         }
     }
 
-    /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row). Not
-    /// inlined: its general path is large, and the row's three call sites would inline it three
-    /// times over, more hot code than the instruction caches keep (on the 2-core AMD EPYC
-    /// Zen 5, 192³ `f32` blocked: 473-493 MLUPS out of line against 452-457 inlined).
-    #[inline(never)]
+    /// One vector of nodes at `x .. x + LANES` (all with both x-neighbours in the row). Out of
+    /// line (its own entry into the level, [`Isa::enter`], which is never inlined): its general
+    /// path is large, and the row's three call sites would inline it three times over, more hot
+    /// code than the instruction caches keep (on the 2-core AMD EPYC Zen 5, 192³ `f32` blocked:
+    /// 473-493 MLUPS out of line against 452-457 inlined).
+    ///
+    /// # Safety
+    /// As for [`FlowKernel::row`] at these nodes.
+    #[inline(always)]
     unsafe fn vector<const FORCED: bool, const CHECK: bool>(
         &self,
         row: &Row<T>,
         x: usize,
-        acc: T::Simd,
-    ) -> T::Simd {
+        acc: Vector<T, S>,
+    ) -> Vector<T, S> {
+        // SAFETY: forwarded from `row`, which runs at level `S`.
+        unsafe {
+            S::enter(
+                #[inline(always)]
+                || self.vector_at_level::<FORCED, CHECK>(row, x, acc),
+            )
+        }
+    }
+
+    /// [`FlowKernel::vector`]'s body.
+    ///
+    /// # Safety
+    /// As for [`FlowKernel::vector`].
+    #[inline(always)]
+    unsafe fn vector_at_level<const FORCED: bool, const CHECK: bool>(
+        &self,
+        row: &Row<T>,
+        x: usize,
+        acc: Vector<T, S>,
+    ) -> Vector<T, S> {
         let cols = [x - 1, x, x + 1];
         // SAFETY: forwarded from `row`.
         let out = unsafe {
-            if T::Simd::bytes_zero(row.class.add(x)) {
-                let m = Self::bulk_moments::<T::Simd, FORCED>(row, cols, &self.fluid_v);
-                Self::bulk_relax::<T::Simd, FORCED, CHECK>(row, x, cols, &m, &self.fluid_v)
+            if Vector::<T, S>::bytes_zero(row.class.add(x)) {
+                let m = Self::bulk_moments::<Vector<T, S>, FORCED>(row, cols, &self.fluid_v);
+                Self::bulk_relax::<Vector<T, S>, FORCED, CHECK>(row, x, cols, &m, &self.fluid_v)
             } else {
-                self.general::<T::Simd, FORCED, CHECK>(
+                self.general::<Vector<T, S>, FORCED, CHECK>(
                     row,
                     x,
                     cols,
@@ -650,7 +698,7 @@ impl<T: FlowReal> FlowKernel<T> {
             }
         };
         if CHECK {
-            T::Simd::track_finite(acc, out)
+            Vector::<T, S>::track_finite(acc, out)
         } else {
             acc
         }
@@ -662,14 +710,20 @@ impl<T: FlowReal> FlowKernel<T> {
         &self,
         row: &Row<T>,
         x: usize,
-        acc: T::Simd,
-    ) -> T::Simd {
+        acc: Vector<T, S>,
+    ) -> Vector<T, S> {
         // SAFETY: forwarded from `row`.
         let out = unsafe {
-            self.general::<T, FORCED, CHECK>(row, x, [x - 1, x, x + 1], &self.fluid, &self.boundary)
+            self.general::<T::One<S>, FORCED, CHECK>(
+                row,
+                x,
+                [x - 1, x, x + 1],
+                &self.fluid,
+                &self.boundary,
+            )
         };
         if CHECK {
-            T::Simd::track_finite(acc, T::Simd::splat(out))
+            Vector::<T, S>::track_finite(acc, Vector::<T, S>::splat(out.get()))
         } else {
             acc
         }
@@ -684,8 +738,8 @@ impl<T: FlowReal> FlowKernel<T> {
         &self,
         row: &Row<T>,
         x: usize,
-        acc: T::Simd,
-    ) -> T::Simd {
+        acc: Vector<T, S>,
+    ) -> Vector<T, S> {
         // SAFETY: forwarded from `row`; a face wall reads its own column of the copied rows
         // and writes its own column of the output rows.
         unsafe {
@@ -704,7 +758,7 @@ impl<T: FlowReal> FlowKernel<T> {
                 sum = sum + v;
             }
             if CHECK {
-                T::Simd::track_finite(acc, T::Simd::splat(sum))
+                Vector::<T, S>::track_finite(acc, Vector::<T, S>::splat(sum))
             } else {
                 acc
             }
@@ -712,20 +766,37 @@ impl<T: FlowReal> FlowKernel<T> {
     }
 
     /// The node at `x` on an x face: its x-neighbours through the periodic or clamping rule.
-    #[inline(never)]
+    /// Out of line (its own entry into the level), as rare as it is large.
+    ///
+    /// # Safety
+    /// As for [`FlowKernel::row`] at this node.
+    #[inline(always)]
     unsafe fn edge<const FORCED: bool, const CHECK: bool>(
         &self,
         row: &Row<T>,
         x: usize,
-        acc: T::Simd,
-    ) -> T::Simd {
+        acc: Vector<T, S>,
+    ) -> Vector<T, S> {
         let map = |v: isize| neighbour(v, self.nx, self.periodic_x);
         let cols = [map(x as isize - 1), x, map(x as isize + 1)];
-        // SAFETY: forwarded from `row`; the mapped columns are inside 0 .. nx.
-        let out =
-            unsafe { self.general::<T, FORCED, CHECK>(row, x, cols, &self.fluid, &self.boundary) };
+        // SAFETY: forwarded from `row` (which runs at level `S`); the mapped columns are inside
+        // 0 .. nx.
+        let out = unsafe {
+            S::enter(
+                #[inline(always)]
+                || {
+                    self.general::<T::One<S>, FORCED, CHECK>(
+                        row,
+                        x,
+                        cols,
+                        &self.fluid,
+                        &self.boundary,
+                    )
+                },
+            )
+        };
         if CHECK {
-            T::Simd::track_finite(acc, T::Simd::splat(out))
+            Vector::<T, S>::track_finite(acc, Vector::<T, S>::splat(out.get()))
         } else {
             acc
         }

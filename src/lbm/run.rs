@@ -2,10 +2,7 @@
 //! [`run_blocked`]): each advances a [`Lattice`] with a second population array as scratch and
 //! keeps the lattice's step count true, also after a blow-up.
 
-use std::any::Any;
-
 use super::blocked::BlockedRun;
-use super::lanes::FlowReal;
 use super::lattice::Lattice;
 use super::naive;
 use super::populations::Populations;
@@ -13,13 +10,14 @@ use super::reference;
 use super::rows::{FlowKernel, NodeBytes};
 use crate::engine::{EngineParams, Failure};
 use crate::runtime::team::Team;
-use crate::{Real, Result};
+use crate::simd::{with_isa, Isa, WithIsa};
+use crate::{Level, Real, Result};
 
 /// One engine's steps on a lattice of a concrete precision.
 trait Sweep {
     /// Advances `lat` by `steps` steps with `scratch` as the second array; on success and on
     /// failure `lat.pop` holds the newest finite state.
-    fn sweep<F: FlowReal>(
+    fn sweep<F: Real, S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -31,7 +29,7 @@ trait Sweep {
 struct Reference;
 
 impl Sweep for Reference {
-    fn sweep<F: FlowReal>(
+    fn sweep<F: Real, S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -52,13 +50,13 @@ impl Sweep for Reference {
 struct Naive<'a>(&'a rayon::ThreadPool);
 
 impl Sweep for Naive<'_> {
-    fn sweep<F: FlowReal>(
+    fn sweep<F: Real, S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
         steps: usize,
     ) -> Result<(), Failure> {
-        let kernel = FlowKernel::streaming(lat);
+        let kernel = FlowKernel::<F, S>::streaming(lat);
         let bytes = NodeBytes::new(lat);
         let periodic = lat.periodic;
         (1..=steps).try_for_each(|s| {
@@ -81,13 +79,13 @@ struct Blocked<'a> {
 }
 
 impl Sweep for Blocked<'_> {
-    fn sweep<F: FlowReal>(
+    fn sweep<F: Real, S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
         steps: usize,
     ) -> Result<(), Failure> {
-        let kernel = FlowKernel::new(lat);
+        let kernel = FlowKernel::<F, S>::new(lat);
         let run = BlockedRun {
             kernel: &kernel,
             bytes: NodeBytes::new(lat),
@@ -112,17 +110,19 @@ pub(crate) fn run_reference<T: Real>(
     scratch: &mut Populations<T>,
     steps: usize,
 ) -> Result<()> {
-    run(lat, scratch, steps, Reference)
+    run(lat, scratch, steps, Level::Base, Reference)
 }
 
-/// Advances `lat` with the naive engine on `pool`, as [`run_reference`].
+/// Advances `lat` with the naive engine on `pool` at instruction-set `level`, as
+/// [`run_reference`].
 pub(crate) fn run_naive<T: Real>(
+    level: Level,
     pool: &rayon::ThreadPool,
     lat: &mut Lattice<T>,
     scratch: &mut Populations<T>,
     steps: usize,
 ) -> Result<()> {
-    run(lat, scratch, steps, Naive(pool))
+    run(lat, scratch, steps, level, Naive(pool))
 }
 
 /// Advances `lat` with the blocked engine on `team`, as [`run_reference`].
@@ -133,45 +133,47 @@ pub(crate) fn run_blocked<T: Real>(
     scratch: &mut Populations<T>,
     steps: usize,
 ) -> Result<()> {
-    run(lat, scratch, steps, Blocked { params, team })
+    run(lat, scratch, steps, params.isa, Blocked { params, team })
 }
 
-/// Recovers the concrete precision (`Real` is sealed to f32 and f64, which are the
-/// `FlowReal`s), runs `engine` and updates the lattice's step count.
+/// Runs `engine` at instruction-set `level` and updates the lattice's step count.
 fn run<T: Real>(
     lat: &mut Lattice<T>,
     scratch: &mut Populations<T>,
     steps: usize,
-    engine: impl Sweep,
-) -> Result<()> {
-    let (l, s) = (lat as &mut dyn Any, scratch as &mut dyn Any);
-    if let (Some(l), Some(s)) = (
-        l.downcast_mut::<Lattice<f32>>(),
-        s.downcast_mut::<Populations<f32>>(),
-    ) {
-        return typed(l, s, steps, engine);
-    }
-    let (l, s) = (lat as &mut dyn Any, scratch as &mut dyn Any);
-    match (
-        l.downcast_mut::<Lattice<f64>>(),
-        s.downcast_mut::<Populations<f64>>(),
-    ) {
-        (Some(l), Some(s)) => typed(l, s, steps, engine),
-        _ => unreachable!("Real is implemented for f32 and f64 only"),
-    }
-}
-
-fn typed<F: FlowReal>(
-    lat: &mut Lattice<F>,
-    scratch: &mut Populations<F>,
-    steps: usize,
+    level: Level,
     engine: impl Sweep,
 ) -> Result<()> {
     lat.prepare();
-    let outcome = engine.sweep(lat, scratch, steps);
+    let outcome = with_isa(
+        level,
+        AtLevel {
+            lat: &mut *lat,
+            scratch,
+            steps,
+            engine,
+        },
+    );
     lat.steps += match &outcome {
         Ok(()) => steps as u64,
         Err(f) => f.step as u64 - 1,
     };
     outcome.map_err(Into::into)
+}
+
+/// [`run`]'s sweep once the level is known.
+struct AtLevel<'a, T: Real, E> {
+    lat: &'a mut Lattice<T>,
+    scratch: &'a mut Populations<T>,
+    steps: usize,
+    engine: E,
+}
+
+impl<T: Real, E: Sweep> WithIsa for AtLevel<'_, T, E> {
+    type Output = Result<(), Failure>;
+
+    fn call<S: Isa>(self) -> Result<(), Failure> {
+        self.engine
+            .sweep::<T, S>(self.lat, self.scratch, self.steps)
+    }
 }

@@ -29,6 +29,8 @@ pub struct PlanBuilder {
     pub(super) autotune: usize,
     pub(super) gpu_shape: Option<GpuShape>,
     pub(super) in_place: bool,
+    /// Highest SIMD level of the CPU engines (`None`: the machine's, capped by the `isa` knob).
+    pub(super) isa: Option<crate::Level>,
 }
 
 impl PlanBuilder {
@@ -50,7 +52,15 @@ impl PlanBuilder {
             autotune: 0,
             gpu_shape: None,
             in_place: false,
+            isa: None,
         }
+    }
+
+    /// Caps the SIMD instruction-set level of the CPU engines (a level above what the CPU has
+    /// is lowered to it), e.g. to compare levels on one machine.
+    pub fn isa(mut self, level: crate::Level) -> Self {
+        self.isa = Some(level);
+        self
     }
 
     /// Fixes the engine.

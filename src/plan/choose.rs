@@ -14,6 +14,7 @@ use super::tune;
 use crate::engine::Engine;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::lbm::{Lattice, LbmKernel};
+use crate::tuning::Tuning;
 use crate::{DType, Error, Grid, Real, Result, Stencil};
 
 impl Plan {
@@ -60,10 +61,18 @@ impl PlanBuilder {
         self.resolve_in_place()?;
         self.validate()?;
         let described = self.machine.is_some();
+        let cap = [self.isa, Tuning::current().isa]
+            .into_iter()
+            .flatten()
+            .min();
         let machine = self
             .machine
             .take()
             .unwrap_or_else(|| Machine::detect().clone());
+        let machine = match cap {
+            Some(level) => machine.with_isa_at_most(level),
+            None => machine,
+        };
         let gpu_info = self.gpu_info(described)?;
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         Ok(self.assemble(choice, machine, gpu_info))

@@ -37,9 +37,9 @@ use super::pinned::on_pinned_threads;
 use crate::cpu::rows::{Planes, RowKernel, WithKernel};
 use crate::lbm::naive::SerialLattice;
 use crate::lbm::{Axis, Lattice, Physics};
-use crate::real::simd_isa;
+use crate::simd::{with_isa, Isa, WithIsa};
 use crate::tuning::Tuning;
-use crate::{simd_lanes, DType, Grid, Real, Stencil};
+use crate::{DType, Grid, Level, Stencil};
 
 /// Interior x and y of each thread's private grid (rows of 1 KiB in f32); z follows from the
 /// footprint, twice the private cache.
@@ -147,8 +147,8 @@ fn probe_key(probe: &str, cores: usize) -> String {
     format!(
         "{} {probe} threads={cores} simd={} f32-lanes={}",
         boot_key(),
-        simd_isa(),
-        simd_lanes(DType::F32)
+        Level::active().name(),
+        Level::active().lanes(DType::F32)
     )
 }
 
@@ -157,37 +157,26 @@ fn probe_key(probe: &str, cores: usize) -> String {
 /// from memory: million node updates per second, the median of 3 rounds of at least 3 steps.
 pub fn measure_lattice_stream_mlups(threads: usize, llc_bytes: usize) -> f64 {
     let total = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
-    lattice_rate(
-        threads,
-        total / threads.max(1),
-        STREAM_PLANE,
-        1 << 16,
-        SerialLattice::streaming,
-    ) / 1e6
+    lattice_rate(threads, total / threads.max(1), STREAM_PLANE, 1 << 16, true) / 1e6
 }
 
 /// Rate of the f32 D3Q19 kernel (BGK, periodic, all bulk nodes) on `threads` pinned threads,
 /// each stepping its own lattice (two copies together twice `private_bytes`), the median of 3
 /// rounds of ~40 ms: million node updates per second.
 pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> f64 {
-    lattice_rate(
-        threads,
-        2 * private_bytes,
-        LATTICE_PLANE,
-        64,
-        SerialLattice::new,
-    ) / 1e6
+    lattice_rate(threads, 2 * private_bytes, LATTICE_PLANE, 64, false) / 1e6
 }
 
 /// Node updates per second of `threads` pinned threads, each stepping its own periodic f32
 /// lattice of `plane` x and y and as many planes as fit `bytes` (two copies), 4 to `max_nz`,
-/// each set up by `new_lattice` (which picks the engine kernel).
+/// stepped with the naive engine's kernel when `streaming`, else the blocked engine's (see
+/// [`SerialLattice`]), at the active SIMD level.
 fn lattice_rate(
     threads: usize,
     bytes: usize,
     plane: [usize; 2],
     max_nz: usize,
-    new_lattice: fn(Lattice<f32>) -> crate::Result<SerialLattice<f32>>,
+    streaming: bool,
 ) -> f64 {
     median_rate(threads, |start| {
         // 19 populations of 4 bytes in two copies per node.
@@ -198,14 +187,39 @@ fn lattice_rate(
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             lat.set_periodic(axis, true);
         }
-        let mut lat = new_lattice(lat).expect("probe lattice");
+        let job = LatticeRounds {
+            start,
+            lattice: lat,
+            streaming,
+        };
+        with_isa(Level::active(), job)
+    })
+}
+
+/// One thread's timed rounds of [`lattice_rate`] on its lattice.
+struct LatticeRounds<'a> {
+    start: &'a Barrier,
+    lattice: Lattice<f32>,
+    streaming: bool,
+}
+
+impl WithIsa for LatticeRounds<'_> {
+    type Output = Vec<(f64, f64)>;
+
+    fn call<S: Isa>(self) -> Vec<(f64, f64)> {
+        let mut lat = if self.streaming {
+            SerialLattice::<f32, S>::streaming(self.lattice)
+        } else {
+            SerialLattice::<f32, S>::new(self.lattice)
+        }
+        .expect("probe lattice");
         // One untimed step maps the second copy's pages.
         std::hint::black_box(lat.step());
-        rounds(start, || {
+        rounds(self.start, || {
             std::hint::black_box(lat.step());
             lat.cells()
         })
-    })
+    }
 }
 
 /// Rate of the f32 7-point row kernel on `threads` pinned threads, each sweeping its own pair of
@@ -220,7 +234,8 @@ pub fn measure_stencil_gops(threads: usize, private_bytes: usize) -> f64 {
         let mut b = a.clone();
         let cells: usize = inner.iter().product();
         rounds(start, || {
-            crate::cpu::rows::dispatch(&Stencil::seven_point(0.4, 0.1), Sweep { a: &a, b: &mut b });
+            let stencil = Stencil::seven_point(0.4, 0.1);
+            crate::cpu::rows::dispatch(&stencil, Level::active(), Sweep { a: &a, b: &mut b });
             std::mem::swap(&mut a, &mut b);
             cells
         })
@@ -281,7 +296,7 @@ impl WithKernel<f32> for Sweep<'_> {
         let (pitch, plane) = (self.a.pitch(), self.a.plane_stride());
         let base = self.a.storage().as_ptr();
         let out = self.b.storage_mut().as_mut_ptr();
-        let mut check = <f32 as Real>::Simd::splat(0.0);
+        let mut check = 0.0f32;
         for z in 1..nz - 1 {
             let planes = Planes::gather(1, |dz| {
                 (base.wrapping_add((z as isize + dz) as usize * plane), pitch)
@@ -315,7 +330,12 @@ mod tests {
         let key = probe_key("compute-lattice", 4);
         assert!(key.starts_with(&boot_key()), "{key}");
         assert!(key.contains("compute-lattice threads=4"), "{key}");
-        let build = format!("simd={} f32-lanes={}", simd_isa(), simd_lanes(DType::F32));
+        let active = Level::active();
+        let build = format!(
+            "simd={} f32-lanes={}",
+            active.name(),
+            active.lanes(DType::F32)
+        );
         assert!(key.ends_with(&build), "{key}");
     }
 }

@@ -59,7 +59,7 @@ impl Plan {
             m.cpu_model,
             m.cores,
             m.freq_ghz,
-            m.simd_isa,
+            m.isa,
             m.lanes(self.dtype),
             self.dtype,
             caches.join(", "),

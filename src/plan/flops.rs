@@ -1,10 +1,11 @@
 //! The floating-point probe: how many fused multiply-adds per second the cores actually issue
-//! with the SIMD vectors this build uses — the compute roof's measured counterpart to
+//! with the SIMD vectors the engines use (the active level) — the compute roof's measured counterpart to
 //! [`super::Machine::peak_gops`], which is computed from the clock and the vector width.
 
 use std::time::Instant;
 
-use crate::{DType, Lane, Real, SimdVec};
+use crate::simd::{with_isa, Isa, Vector, WithIsa};
+use crate::{DType, Lane, Level, Real, SimdVec};
 
 /// Independent accumulators per thread: enough to cover FMA latency × FMA pipes.
 const CHAINS: usize = 12;
@@ -45,22 +46,52 @@ fn measure<T: Real>(threads: usize, seconds: f64) -> f64 {
     lane_ops / start.elapsed().as_secs_f64() / 1e9
 }
 
-/// Runs FMAs for about `seconds` and returns how many lane operations it did.
+/// Runs FMAs at the active SIMD level for about `seconds` and returns how many lane
+/// operations it did.
 fn fma_loop<T: Real>(seed: usize, seconds: f64) -> f64 {
-    let a = T::Simd::splat(T::of(0.999_999));
-    let b = T::Simd::splat(T::of(1e-7));
-    let mut acc = [T::Simd::splat(T::of(1.0 + seed as f64 * 1e-3)); CHAINS];
-    let inner = 4096;
-    let start = Instant::now();
-    let mut rounds = 0usize;
-    while rounds == 0 || start.elapsed().as_secs_f64() < seconds {
-        for _ in 0..inner {
-            for x in acc.iter_mut() {
-                *x = x.mul_add(a, b);
-            }
+    with_isa(
+        Level::active(),
+        FmaLoop::<T> {
+            seed,
+            seconds,
+            _t: std::marker::PhantomData,
+        },
+    )
+}
+
+/// [`fma_loop`] at one level.
+struct FmaLoop<T> {
+    seed: usize,
+    seconds: f64,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Real> WithIsa for FmaLoop<T> {
+    type Output = f64;
+
+    fn call<S: Isa>(self) -> f64 {
+        type V<T, S> = Vector<T, S>;
+        let a = V::<T, S>::splat(T::of(0.999_999));
+        let b = V::<T, S>::splat(T::of(1e-7));
+        let mut acc = [V::<T, S>::splat(T::of(1.0 + self.seed as f64 * 1e-3)); CHAINS];
+        let inner = 4096;
+        let start = Instant::now();
+        let mut rounds = 0usize;
+        while rounds == 0 || start.elapsed().as_secs_f64() < self.seconds {
+            // SAFETY: with_isa picked a level the CPU has.
+            acc = unsafe {
+                S::enter(|| {
+                    for _ in 0..inner {
+                        for x in acc.iter_mut() {
+                            *x = x.mul_add(a, b);
+                        }
+                    }
+                    acc
+                })
+            };
+            acc = std::hint::black_box(acc);
+            rounds += 1;
         }
-        acc = std::hint::black_box(acc);
-        rounds += 1;
+        (rounds * inner * CHAINS * V::<T, S>::LANES) as f64
     }
-    (rounds * inner * CHAINS * <T::Simd as SimdVec>::LANES) as f64
 }

@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{bandwidth, cache_probe, compute};
 use crate::lbm::LbmKernel;
-use crate::real::{simd_isa, simd_lanes};
-use crate::DType;
+use crate::{DType, Level};
 
 /// The row overhead of the CPU engines' row kernels, in cell updates, fitted to 16-thread runs
 /// of one-thread tiles on a 16-core AVX-512 server (star7 and D3Q19 gave 35 and 52 cells), where
@@ -53,9 +52,11 @@ pub struct Machine {
     pub cores: usize,
     /// Clock used for the peak estimate, GHz.
     pub freq_ghz: f64,
-    /// SIMD instruction set the engines were built for.
-    pub simd_isa: String,
-    /// f32 lanes per SIMD vector in this build (f64 has half).
+    /// The SIMD instruction-set level the CPU engines run at (the highest the CPU has, capped
+    /// by the `isa` tuning knob).
+    #[serde(default = "Level::active")]
+    pub isa: Level,
+    /// f32 lanes per SIMD vector at that level (f64 has half).
     pub f32_lanes: usize,
     /// Floating-point vector operations issued per cycle per core (2 on current x86 cores:
     /// two FMA/add pipes; the paper's Core i7 issues one add and one multiply).
@@ -123,6 +124,16 @@ fn full_efficiency() -> f64 {
 }
 
 impl Machine {
+    /// This machine with its SIMD level lowered to `level` where that is lower (the lanes
+    /// follow); a level above the machine's is ignored.
+    pub fn with_isa_at_most(mut self, level: Level) -> Machine {
+        if level < self.isa {
+            self.isa = level;
+            self.f32_lanes = level.lanes(DType::F32);
+        }
+        self
+    }
+
     /// The machine this process runs on. Detection (the memory-bandwidth probes of all cores
     /// and of one core, the cache and compute probes: about 1-3 s) runs once per process; the
     /// figures are also cached on disk per boot (see `measure_bandwidth` and its cache), so
@@ -144,8 +155,8 @@ impl Machine {
             cpu_model: read_cpu_model(),
             cores,
             freq_ghz: read_freq_ghz(),
-            simd_isa: simd_isa().to_string(),
-            f32_lanes: simd_lanes(DType::F32),
+            isa: Level::active(),
+            f32_lanes: Level::active().lanes(DType::F32),
             fp_ops_per_cycle: 2,
             caches,
             bandwidth_gbs,
@@ -203,7 +214,7 @@ impl Machine {
             cpu_model: "Intel Core i7 (Nehalem, 3.5D paper table I)".into(),
             cores: 4,
             freq_ghz: 3.2,
-            simd_isa: "SSE".into(),
+            isa: Level::Base,
             f32_lanes: 4,
             fp_ops_per_cycle: 2,
             caches: vec![

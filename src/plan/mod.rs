@@ -598,7 +598,7 @@ mod tests {
     /// probe (24% of the peak).
     fn server_avx512() -> Machine {
         let mut m = server_boot(74.6, 0.374, 128);
-        m.simd_isa = "AVX-512".into();
+        m.isa = crate::Level::Avx512;
         m.f32_lanes = 16;
         m.core_bandwidth_gbs = 13.0;
         m.cache_gbs = 325.2;

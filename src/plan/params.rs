@@ -22,6 +22,7 @@ impl Candidate {
     pub(crate) fn gpu_params(&self) -> EngineParams {
         EngineParams {
             engine: self.engine,
+            isa: crate::Level::Base,
             threads: 1,
             pin: false,
             dim_t: self.dim_t,
@@ -40,6 +41,7 @@ impl Plan {
     pub(crate) fn engine_params(&self) -> EngineParams {
         EngineParams {
             engine: self.engine(),
+            isa: self.machine().isa,
             threads: self.threads(),
             pin: self.pin(),
             dim_t: self.dim_t(),

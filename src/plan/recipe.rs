@@ -107,6 +107,7 @@ impl Plan {
                 }
             }),
             in_place: self.in_place,
+            isa: None,
         }
     }
 

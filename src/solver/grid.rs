@@ -66,10 +66,10 @@ impl<T: Real> Engines for HostGrid<'_, T> {
     }
 
     fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let (steps, threads) = (run.steps, run.params.threads);
+        let (steps, threads, isa) = (run.steps, run.params.threads, run.params.isa);
         self.on_cpu(run, |stencil, workers, grid, scratch| {
             let pool = workers.pool(threads)?;
-            cpu::run_naive(stencil, pool, grid, scratch, steps).map_err(Error::from)
+            cpu::run_naive(stencil, isa, pool, grid, scratch, steps).map_err(Error::from)
         })
     }
 

@@ -72,9 +72,9 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     }
 
     fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let (steps, threads) = (run.steps, run.params.threads);
+        let (steps, threads, isa) = (run.steps, run.params.threads, run.params.isa);
         self.on_cpu(run, |workers, lat, second| {
-            lbm::run::run_naive(workers.pool(threads)?, lat, second, steps)
+            lbm::run::run_naive(isa, workers.pool(threads)?, lat, second, steps)
         })
     }
 

@@ -123,7 +123,7 @@ fn print_cpu(m: &Machine) {
     println!("clock:      {:.2} GHz", m.freq_ghz);
     println!(
         "simd:       {} in this build: {} f32 / {} f64 lanes, {} vector ops/cycle",
-        m.simd_isa,
+        m.isa,
         m.lanes(DType::F32),
         m.lanes(DType::F64),
         m.fp_ops_per_cycle

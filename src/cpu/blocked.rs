@@ -39,6 +39,7 @@ use crate::runtime::prefetch::prefetch_row;
 use crate::runtime::progress::Progress;
 use crate::runtime::stream::{self, stream_copy};
 use crate::runtime::team::Team;
+use crate::simd::{Isa, Tracker};
 use crate::{Grid, Real};
 
 /// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
@@ -296,7 +297,7 @@ struct Worker<T: Real> {
     /// group runs the same number of steps per unit).
     finished: usize,
     /// The finiteness trackers, carried over from step to step.
-    trackers: Trackers<T>,
+    trackers: Trackers<Tracker<T>>,
 }
 
 /// Where the row kernels fold their outputs (zero while every output is finite, NaN after the
@@ -443,7 +444,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// The state member `m` (thread `tid`) starts a multi-level pass with.
     fn worker(&self, tid: usize, m: Member) -> Worker<T> {
-        let zero = T::zero();
+        let zero = Tracker::new();
         Worker {
             tid,
             m,
@@ -565,11 +566,19 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             return;
         }
         let mut trackers = w.trackers;
-        for y in level.ys.clone() {
-            for plane in planes.iter().flatten() {
-                self.level_row(w, &mut trackers, j, level, y, plane);
-            }
-        }
+        // SAFETY: `dispatch` picked the kernel's level, which the CPU has.
+        unsafe {
+            K::Isa::enter(
+                #[inline(always)]
+                || {
+                    for y in level.ys.clone() {
+                        for plane in planes.iter().flatten() {
+                            self.level_row(w, &mut trackers, j, level, y, plane);
+                        }
+                    }
+                },
+            )
+        };
         w.trackers = trackers;
     }
 
@@ -580,7 +589,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn level_row(
         &self,
         w: &mut Worker<T>,
-        trackers: &mut Trackers<T>,
+        trackers: &mut Trackers<Tracker<T>>,
         j: usize,
         level: &LevelSpan,
         y: usize,
@@ -643,7 +652,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn last_level_row(
         &self,
         w: &mut Worker<T>,
-        check: &mut T,
+        check: &mut Tracker<T>,
         (z, planes): &(usize, Planes<T>),
         y: usize,
         xs: &Range<usize>,
@@ -666,7 +675,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // so no other tile writes them.
         unsafe {
             let to = staged.unwrap_or(out);
-            self.kernel.row(planes, y, to, xs.start, xs.end, check);
+            self.kernel
+                .row_at_level(planes, y, to, xs.start, xs.end, check);
             if staged.is_some() {
                 let written = self.with_edges(xs);
                 if written != *xs {
@@ -686,7 +696,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn ring_level_row(
         &self,
         w: &Worker<T>,
-        unchecked: &mut T,
+        unchecked: &mut Tracker<T>,
         j: usize,
         (z, planes): &(usize, Planes<T>),
         y: usize,
@@ -697,8 +707,11 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         // SAFETY: as for the last level; out is this thread's row of a ring slot that no other
         // thread reads in this step (a one-thread group reads it only after this write, at the
         // next level), and it holds the buffered columns; it belongs to level j, the sources to
-        // level j-1, so they do not alias.
-        unsafe { self.kernel.row(planes, y, out, xs.start, xs.end, unchecked) };
+        // level j-1, so they do not alias; `level_step` entered the kernel's level.
+        unsafe {
+            self.kernel
+                .row_at_level(planes, y, out, xs.start, xs.end, unchecked)
+        };
         self.copy_boundary_columns(planes.row(r, y), out, xs);
     }
 
@@ -713,7 +726,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     fn work_spatial(&self) {
         let r = K::RADIUS;
         let [nx, ny, nz] = self.dims;
-        let mut check = T::zero();
+        let mut check = Tracker::new();
         let per_tile = nz - 2 * r;
         for unit in claimed(&self.next_plane, per_tile * self.tiling.tiles.len()) {
             let (tile, z) = (&self.tiling.tiles[unit / per_tile], r + unit % per_tile);
@@ -721,16 +734,21 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             let planes = Planes::gather(r, |dz| {
                 self.plane(self.ring, 0, (z as isize + dz) as usize, [0, 0])
             });
-            for y in tile.level_y(1, 1, r, ny) {
-                let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
-                // SAFETY: the source grid holds rows y ± R of planes z ± R with all columns;
-                // out is row y of plane z of dst, inside this unit, which only this thread
-                // claimed.
-                unsafe {
-                    self.kernel
-                        .row(&planes, y, out, xs.start, xs.end, &mut check)
-                };
-            }
+            // SAFETY: `dispatch` picked the kernel's level, which the CPU has. For each row: the
+            // source grid holds rows y ± R of planes z ± R with all columns; out is row y of
+            // plane z of dst, inside this unit, which only this thread claimed.
+            unsafe {
+                K::Isa::enter(
+                    #[inline(always)]
+                    || {
+                        for y in tile.level_y(1, 1, r, ny) {
+                            let out = self.dst.wrapping_add(z * self.plane + y * self.pitch);
+                            self.kernel
+                                .row_at_level(&planes, y, out, xs.start, xs.end, &mut check);
+                        }
+                    },
+                )
+            };
         }
         if !check.is_finite() {
             self.non_finite.store(true, Ordering::Relaxed);

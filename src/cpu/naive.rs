@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::rows::{Planes, RowKernel, WithKernel};
 use crate::engine::Failure;
+use crate::simd::{Isa, Tracker};
 use crate::{Grid, Real};
 
 /// Computes one time step of every interior cell from `src` into `dst` on the current rayon
@@ -23,22 +24,22 @@ pub(crate) fn step<T: Real, K: RowKernel<T>>(kernel: &K, src: &Grid<T>, dst: &mu
             let planes = Planes::gather(r, |dz| {
                 (base.wrapping_add((z as isize + dz) as usize * plane), pitch)
             });
-            let mut check = T::zero();
-            for y in r..ny - r {
-                // SAFETY: planes z-r..=z+r of src hold rows y-r..=y+r with columns 0..nx, so the
-                // reads at r-R .. nx-r+R stay inside them; `out` is plane z of dst (disjoint from
-                // src) and row y of it holds columns r..nx-r.
-                unsafe {
-                    kernel.row(
-                        &planes,
-                        y,
-                        out.as_mut_ptr().add(y * pitch),
-                        r,
-                        nx - r,
-                        &mut check,
-                    )
-                };
-            }
+            let mut check = Tracker::new();
+            // SAFETY: `dispatch` picked the kernel's level, which the CPU has. For each row:
+            // planes z-r..=z+r of src hold rows y-r..=y+r with columns 0..nx, so the reads at
+            // r-R .. nx-r+R stay inside them; `out` is plane z of dst (disjoint from src) and
+            // row y of it holds columns r..nx-r.
+            unsafe {
+                K::Isa::enter(
+                    #[inline(always)]
+                    || {
+                        for y in r..ny - r {
+                            let to = out.as_mut_ptr().add(y * pitch);
+                            kernel.row_at_level(&planes, y, to, r, nx - r, &mut check);
+                        }
+                    },
+                )
+            };
             check.is_finite()
         })
         .fold(|| true, |a, b| a & b)

@@ -6,7 +6,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::simd::{with_isa, Isa, Level, OneLane, Vector, WithIsa};
+use crate::simd::{with_isa, Isa, Level, OneLane, Tracker, Vector, WithIsa};
 use crate::stencil::{Shape, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
 use crate::{Lane, Real, SimdVec, Stencil};
 
@@ -102,8 +102,7 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
     }
 
     /// Computes row `y` for columns `x0 .. x1` into `out[x0 .. x1]` and folds the outputs into
-    /// the finiteness tracker `check` (zero while every output is finite, NaN after the first
-    /// that is not), in code compiled for the kernel's level ([`Isa::enter`]).
+    /// the finiteness tracker `check`, in code compiled for the kernel's level ([`Isa::enter`]).
     ///
     /// # Safety
     /// Rows `y - R ..= y + R` of every plane must be readable at columns `x0 - R .. x1 + R`,
@@ -116,7 +115,7 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         out: *mut T,
         x0: usize,
         x1: usize,
-        check: &mut T,
+        check: &mut Tracker<T>,
     ) {
         // SAFETY: the kernel's level was picked by `dispatch`, which never picks a level the CPU
         // lacks; the row's contract is the caller's.
@@ -128,7 +127,9 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         }
     }
 
-    /// [`RowKernel::row`]'s loop, inlined into the level's entry.
+    /// [`RowKernel::row`] without entering the level: for loops over rows that run inside
+    /// `Self::Isa::enter` themselves (a call per row costs a memory-bound sweep several percent).
+    /// Outside such an entry it computes the same values, slowly.
     ///
     /// # Safety
     /// As for [`RowKernel::row`], and the CPU runs the kernel's level.
@@ -140,7 +141,7 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         out: *mut T,
         x0: usize,
         x1: usize,
-        check: &mut T,
+        check: &mut Tracker<T>,
     ) {
         type V<T, K> = Vector<T, <K as RowKernel<T>>::Isa>;
         let src = &Self::sources(planes, y);
@@ -148,7 +149,7 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         let mut x = x0;
         // A local accumulator stays in a register; updating `*check` in the loop would carry a
         // store-to-load dependency through memory from one vector to the next.
-        let mut acc = V::<T, Self>::splat(T::zero());
+        let mut acc: V<T, Self> = check.get();
         // SAFETY (whole body): the caller's contract covers every column touched: vectors start
         // at x >= x0 and end at x + lanes <= x1; the tail vector starts at x1 - lanes >= x0.
         unsafe {
@@ -202,7 +203,7 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
                 }
             }
         }
-        *check = *check + acc.sum();
+        check.set(acc);
     }
 }
 
@@ -414,7 +415,7 @@ mod tests {
 
     /// Row 1 of the middle plane of three planes of 3 rows of `pitch` ones, with `bad` (if
     /// any) set to infinity there; returns the finiteness tracker and the output row.
-    fn run_row<T: Real, S: Isa>(width: usize, bad: Option<usize>) -> (T, Vec<T>) {
+    fn run_row<T: Real, S: Isa>(width: usize, bad: Option<usize>) -> (Tracker<T>, Vec<T>) {
         let kernel = Star::<T, S, 1>::new(&[0.5, 0.1]);
         let (pitch, rows) = (width + 2, 3);
         let mut data = vec![T::one(); 3 * rows * pitch];
@@ -426,7 +427,7 @@ mod tests {
             (data.as_ptr().wrapping_add(plane), pitch)
         });
         let mut out = vec![T::zero(); pitch];
-        let mut check = T::zero();
+        let mut check = Tracker::new();
         // SAFETY: rows 0..3 of the three planes are readable at columns 0 .. width + 2, and
         // out is writable at 1 ..= width.
         unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), 1, width + 1, &mut check) };
@@ -449,7 +450,7 @@ mod tests {
                 assert!(!out[bad].is_finite(), "width {width}, column {bad}");
             }
             let (check, out) = run_row::<T, S>(width, None);
-            assert!(check == T::zero(), "width {width}");
+            assert!(check.is_finite(), "width {width}");
             let expected = T::of(0.5 + 6.0 * 0.1);
             assert!(out[1..=width]
                 .iter()
@@ -482,7 +483,7 @@ mod tests {
                 (data.as_ptr().wrapping_add(plane), pitch)
             });
             let mut out = crate::aligned::AlignedBuf::<T>::zeroed(pitch).unwrap();
-            let mut check = T::zero();
+            let mut check = Tracker::new();
             let reps = 50_000_000 / width;
             // The best of three rounds, the first also a warm-up; the finiteness tracker is
             // kept alive so its work is timed too.
@@ -538,7 +539,7 @@ mod tests {
             let mut data = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
             data.iter_mut().for_each(|v| *v = 1.0);
             let mut out = crate::aligned::AlignedBuf::<f32>::zeroed(nz * plane).unwrap();
-            let mut check = 0.0f32;
+            let mut check = Tracker::new();
             let cells = (nz - 2) * rows * width;
             let reps = (200_000_000 / cells).max(1);
             let mut ns = f64::MAX;
@@ -626,7 +627,7 @@ mod tests {
                 let x1 = x0 + width;
                 let mut out = crate::aligned::AlignedBuf::<T>::zeroed(pitch).unwrap();
                 out.fill(sentinel);
-                let mut check = T::zero();
+                let mut check = Tracker::new();
                 // SAFETY: rows 0..3 of the three planes hold `pitch` columns, more than
                 // x1 + 1; out holds `pitch` columns.
                 unsafe { kernel.row(&planes, 1, out.as_mut_ptr(), x0, x1, &mut check) };

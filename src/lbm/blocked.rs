@@ -47,7 +47,7 @@ use crate::runtime::groups::{claimed, GroupSync, Groups, Member};
 use crate::runtime::progress::Progress;
 use crate::runtime::stream;
 use crate::runtime::team::Team;
-use crate::simd::Isa;
+use crate::simd::{Isa, Tracker};
 use crate::Real;
 
 use super::model::Q;
@@ -231,9 +231,9 @@ struct Worker<T: Real> {
     /// Steps this thread has finished in this pass, over all its units.
     finished: usize,
     /// Finiteness tracker of the last level's outputs.
-    check: T,
+    check: Tracker<T>,
     /// Where the ring levels' rows fold their outputs (never tested).
-    unchecked: T,
+    unchecked: Tracker<T>,
 }
 
 /// One member's view of a unit: for each level `j` (0 the source lattice, `dim_t` the
@@ -337,7 +337,7 @@ impl<T: Real, S: Isa> Pass<'_, T, S> {
     fn work<const FORCED: bool>(&self, tid: usize) {
         let m = self.sync.groups().member(tid);
         let _poison = PoisonOnPanic(self.sync.barrier(m));
-        let zero = T::zero();
+        let zero = Tracker::new();
         let mut w = Worker {
             tid,
             m,
@@ -568,7 +568,7 @@ impl<T: Real, S: Isa> Pass<'_, T, S> {
     /// one-level pass for the measurements).
     fn work_spatial<const FORCED: bool>(&self) {
         let b = &self.blocking;
-        let mut check = T::zero();
+        let mut check = Tracker::new();
         let per_tile = b.dims[2];
         for unit in claimed(&self.next_plane, per_tile * b.tiles.len()) {
             let (tile, z) = (&b.tiles[unit / per_tile], (unit % per_tile) as isize);

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::lattice::Lattice;
 use super::populations::Populations;
 use super::rows::{FlowKernel, Level, NodeBytes, Row};
-use crate::simd::Isa;
+use crate::simd::{Isa, Tracker};
 use crate::{Real, Result};
 
 /// One sweep from `src` to `dst` (same layout): the shared, read-only state of the tasks.
@@ -131,14 +131,24 @@ impl<T: Real, S: Isa> Sweep<'_, T, S> {
 
     fn plane<const FORCED: bool>(&self, z: usize) -> bool {
         let [nx, ny, _] = self.dims;
-        let mut check = T::zero();
-        for y in 0..ny {
-            let row = Row::new(&self.src, &self.dst, &self.bytes, y as isize, z as isize);
-            // SAFETY: both levels are whole lattices (every row and column exists, neighbours
-            // are mapped inside), the byte arrays are the lattice's, and row (y, z) of dst is
-            // written by this task only and aliases no source.
-            unsafe { self.kernel.row::<FORCED, true>(&row, 0, nx, &mut check) };
-        }
+        let mut check = Tracker::new();
+        // SAFETY: the kernel's level was picked by `with_isa`, so the CPU has it. For each row:
+        // both levels are whole lattices (every row and column exists, neighbours are mapped
+        // inside), the byte arrays are the lattice's, and row (y, z) of dst is written by this
+        // task only and aliases no source.
+        unsafe {
+            S::enter(
+                #[inline(always)]
+                || {
+                    for y in 0..ny {
+                        let row =
+                            Row::new(&self.src, &self.dst, &self.bytes, y as isize, z as isize);
+                        self.kernel
+                            .row_at_level::<FORCED, true>(&row, 0, nx, &mut check);
+                    }
+                },
+            )
+        };
         check.is_finite()
     }
 }

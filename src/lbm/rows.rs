@@ -20,7 +20,7 @@ use super::lattice::Lattice;
 use super::model::{OPPOSITE, Q, VELOCITIES, WEIGHTS};
 use super::populations::Layout;
 use crate::runtime::prefetch::prefetch_line;
-use crate::simd::{FlowLane, Isa, OneLane, Vector};
+use crate::simd::{FlowLane, Isa, OneLane, Tracker, Vector};
 use crate::{Lane, Real, SimdVec};
 
 /// How many vectors ahead of the current one the bulk loop asks for its rows. Four vectors:
@@ -468,8 +468,7 @@ impl<T: Real, S: Isa> FlowKernel<T, S> {
     }
 
     /// Computes nodes `x0 .. x1` of `row` and folds their outputs into the finiteness tracker
-    /// `check` when `CHECK` (zero while every output is finite, NaN after the first that is
-    /// not), in code compiled for the level `S` ([`Isa::enter`]).
+    /// `check` when `CHECK`, in code compiled for the level `S` ([`Isa::enter`]).
     ///
     /// # Safety
     /// The source rows must be readable at columns `x0 − 1 .. x1 + 1` clipped to `0 .. nx`
@@ -483,7 +482,7 @@ impl<T: Real, S: Isa> FlowKernel<T, S> {
         row: &Row<T>,
         x0: usize,
         x1: usize,
-        check: &mut T,
+        check: &mut Tracker<T>,
     ) {
         // SAFETY: the kernel's level was picked by `with_isa`, which never picks a level the
         // CPU lacks; the row's contract is the caller's.
@@ -495,20 +494,21 @@ impl<T: Real, S: Isa> FlowKernel<T, S> {
         }
     }
 
-    /// [`FlowKernel::row`]'s loop, inlined into the level's entry.
+    /// [`FlowKernel::row`] without entering the level: for loops over rows that run inside
+    /// `S::enter` themselves. Outside such an entry it computes the same values, slowly.
     ///
     /// # Safety
     /// As for [`FlowKernel::row`], and the CPU runs level `S`.
     #[inline(always)]
-    unsafe fn row_at_level<const FORCED: bool, const CHECK: bool>(
+    pub(crate) unsafe fn row_at_level<const FORCED: bool, const CHECK: bool>(
         &self,
         row: &Row<T>,
         x0: usize,
         x1: usize,
-        check: &mut T,
+        check: &mut Tracker<T>,
     ) {
         let w = Vector::<T, S>::LANES;
-        let mut acc = Vector::<T, S>::splat(T::zero());
+        let mut acc: Vector<T, S> = check.get();
         let (mut lo, mut hi) = (x0, x1);
         // SAFETY (whole body): every node handled is in x0 .. x1 and reads the columns the
         // caller guarantees; edge nodes read mapped columns inside 0 .. nx.
@@ -614,7 +614,7 @@ impl<T: Real, S: Isa> FlowKernel<T, S> {
                 acc = self.face::<FORCED, CHECK>(row, self.nx - 1, acc);
             }
         }
-        *check = *check + acc.sum();
+        check.set(acc);
     }
 
     /// Asks for what the vector of nodes at `x ..` at one end of a row reads besides its source

@@ -296,7 +296,7 @@ impl WithKernel<f32> for Sweep<'_> {
         let (pitch, plane) = (self.a.pitch(), self.a.plane_stride());
         let base = self.a.storage().as_ptr();
         let out = self.b.storage_mut().as_mut_ptr();
-        let mut check = 0.0f32;
+        let mut check = crate::simd::Tracker::new();
         for z in 1..nz - 1 {
             let planes = Planes::gather(1, |dz| {
                 (base.wrapping_add((z as isize + dz) as usize * plane), pitch)

@@ -10,6 +10,9 @@ pub struct Timed {
     pub median: RunReport,
     /// Computation seconds of every timed run, sorted.
     pub seconds: Vec<f64>,
+    /// What the solver's check of its plan did during the warm-up or the timed runs, if
+    /// anything (see [`RunReport::adapted`]).
+    pub adapted: Option<String>,
 }
 
 /// Warms `solver` up on `state` (threads, scratch buffers, GPU modules and page faults stay
@@ -53,16 +56,21 @@ pub fn time_runs_within<S: State>(
         ));
     }
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
-    solver.run(state, warm_up)?;
+    let mut adapted = solver.run(state, warm_up)?.adapted;
     let mut reports = Vec::with_capacity(repeat);
     let mut spent = 0.0;
     while reports.len() < repeat && (reports.is_empty() || spent < budget_seconds) {
         let report = solver.run(state, steps)?;
         spent += report.seconds + report.transfer_seconds;
+        adapted = adapted.or(report.adapted.clone());
         reports.push(report);
     }
     reports.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
     let seconds = reports.iter().map(|r| r.seconds).collect();
     let median = reports.swap_remove(reports.len() / 2);
-    Ok(Timed { median, seconds })
+    Ok(Timed {
+        median,
+        seconds,
+        adapted,
+    })
 }

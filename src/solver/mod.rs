@@ -2,6 +2,7 @@
 //! and reports how fast it went ([`RunReport`]). The solver checks the data against the plan,
 //! then hands it to the one dispatch ([`dispatch`]) from the plan's engine to the engine code.
 
+mod check;
 mod dispatch;
 mod grid;
 mod lattice;
@@ -12,11 +13,18 @@ pub use report::RunReport;
 
 use crate::runtime::Workers;
 use crate::{Error, Plan, Result, Stencil};
-use dispatch::{Engines, Run};
+use check::Check;
+use dispatch::{Engines, Run, Timing};
 use scratch::Scratch;
 
 /// Runs a plan. Threads and buffers are made on the first `run` and kept for later runs of the
 /// same solver, so calling `run` repeatedly (e.g. between outputs) costs nothing extra.
+///
+/// A solver checks the planner's choice of CPU engine against the run: it measures the first
+/// passes, and where the rate is far from the prediction, or another configuration is
+/// predicted close, it runs a segment with the alternative and keeps the faster (see
+/// [`RunReport::adapted`]). Results do not depend on this: the CPU engines compute the same
+/// values. Plans whose engine the user fixed run as given.
 ///
 /// ```
 /// use stencil35d::{Grid, Plan, Solver, Stencil};
@@ -30,19 +38,21 @@ pub struct Solver {
     plan: Plan,
     workers: Workers,
     scratch: Scratch,
+    check: Check,
 }
 
 impl Solver {
     /// A solver for `plan`; nothing is started until the first `run`.
     pub fn new(plan: Plan) -> Solver {
         Solver {
+            check: Check::for_plan(&plan),
             plan,
             workers: Workers::default(),
             scratch: Scratch::default(),
         }
     }
 
-    /// The plan this solver runs.
+    /// The plan this solver runs (after a switch, the configuration it switched to).
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
@@ -57,22 +67,86 @@ impl Solver {
         S::advance(self, state, steps)
     }
 
-    /// Runs the plan's engine on `target` (already checked against the plan) and reports.
+    /// Runs the plan's engine on `target` (already checked against the plan) and reports; while
+    /// the plan is being checked, in segments (see [`Check`]).
     fn dispatch(&mut self, target: &mut impl Engines, steps: usize) -> Result<RunReport> {
-        let params = self.plan.engine_params();
+        let (mut done, mut total) = (0, Timing::default());
+        let mut adapted = None;
+        while done < steps {
+            let left = steps - done;
+            let n = if self.check.active() {
+                check::segment_steps(self.segment_plan()).min(left)
+            } else {
+                left
+            };
+            let timing = self.run_segment(target, n).map_err(|e| e.after_steps(done))?;
+            total.compute += timing.compute;
+            total.transfer += timing.transfer;
+            done += n;
+            if let Some(note) = self.advance_check(n, timing.compute) {
+                adapted = Some(note);
+            }
+        }
+        let mut report = RunReport::new(&self.plan, steps, total.compute, total.transfer);
+        report.adapted = adapted;
+        Ok(report)
+    }
+
+    /// The plan the next segment runs: the trial's alternative during a trial.
+    fn segment_plan(&self) -> &Plan {
+        match &self.check {
+            Check::Trial { alt, .. } => alt,
+            _ => &self.plan,
+        }
+    }
+
+    /// Runs `steps` steps of the segment's plan on `target`.
+    fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
+        let params = self.segment_plan().engine_params();
         let mut run = Run {
             params: &params,
             workers: &mut self.workers,
             scratch: &mut self.scratch,
             steps,
         };
-        let timing = dispatch::dispatch(target, &mut run)?;
-        Ok(RunReport::new(
-            &self.plan,
-            steps,
-            timing.compute,
-            timing.transfer,
-        ))
+        dispatch::dispatch(target, &mut run)
+    }
+
+    /// Moves the check on after a segment of `steps` steps that computed for `seconds`; returns
+    /// the report's sentence when the check concluded.
+    fn advance_check(&mut self, steps: usize, seconds: f64) -> Option<String> {
+        let mups = self.plan.interior_cells() as f64 * steps as f64 / seconds.max(1e-12) / 1e6;
+        match std::mem::take(&mut self.check) {
+            Check::Cold => self.check = Check::Warm,
+            Check::Warm => match check::decide(&self.plan, mups) {
+                (Some(alt), why) => {
+                    self.check = Check::Trial {
+                        alt: Box::new(alt),
+                        base_mups: mups,
+                        why,
+                    }
+                }
+                (None, why) => {
+                    self.check = Check::Done;
+                    let deviation = (mups / self.plan.predicted_mups() - 1.0).abs();
+                    return (deviation > check::REPLAN_DEVIATION).then_some(why);
+                }
+            },
+            Check::Trial {
+                alt,
+                base_mups,
+                why,
+            } => {
+                let (switch, note) = check::conclude(&alt, mups, base_mups, &why);
+                if switch {
+                    self.plan = *alt;
+                }
+                self.check = Check::Done;
+                return Some(note);
+            }
+            other => self.check = other,
+        }
+        None
     }
 }
 

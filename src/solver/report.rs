@@ -31,8 +31,12 @@ pub struct RunReport {
     pub effective_gbs: f64,
     /// The model's prediction for this plan, MUPS.
     pub predicted_mups: f64,
-    /// The plan that ran.
+    /// The plan that ran (at the end of the run).
     pub plan: Plan,
+    /// What the solver's check of its plan did in this run, if it concluded here: the measured
+    /// rate against the prediction, the alternative tried and whether the solver switched to it
+    /// (see [`crate::Solver`]).
+    pub adapted: Option<String>,
 }
 
 impl RunReport {
@@ -51,6 +55,7 @@ impl RunReport {
             effective_gbs: per_sec * cost.bytes_per_update as f64 / 1e9,
             predicted_mups: plan.predicted_mups(),
             plan: plan.clone(),
+            adapted: None,
         }
     }
 }
@@ -61,6 +66,10 @@ impl std::fmt::Display for RunReport {
             f,
             "{}: {} steps in {:.3} s: {:.0} MUPS, {:.1} GFLOP/s, {:.1} GB/s effective (model: {:.0} MUPS)",
             self.engine, self.steps, self.seconds, self.mups, self.gflops, self.effective_gbs, self.predicted_mups
-        )
+        )?;
+        if let Some(note) = &self.adapted {
+            write!(f, "\n  checked the plan: {note}")?;
+        }
+        Ok(())
     }
 }

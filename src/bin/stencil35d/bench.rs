@@ -19,7 +19,9 @@ pub struct BenchArgs {
     /// Time steps per timed run.
     #[arg(long, default_value_t = 20)]
     steps: usize,
-    /// Engines to time, comma-separated (reference, naive, blocked, gpu-naive, gpu-blocked).
+    /// Engines to time, comma-separated (auto, reference, naive, blocked, gpu-naive,
+    /// gpu-blocked). `auto` runs the planner's choice as a program's `Solver` would, including
+    /// the solver's check of the plan against the first passes.
     #[arg(long, default_value = "naive,blocked")]
     engine: String,
     #[command(flatten)]
@@ -40,6 +42,10 @@ pub struct BenchArgs {
 
 /// One engine's measurements.
 struct Row {
+    /// Whether the engine was the planner's choice (`auto`).
+    auto: bool,
+    /// What the solver's check of the plan did, in any of the runs.
+    adapted: Option<String>,
     report: RunReport,
     seconds: Vec<f64>,
     max_rel_err: Option<f64>,
@@ -90,17 +96,18 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {
     let dims = args.problem.size.0;
     let dtype = args.problem.dtype;
-    let engines = parse_engines(&args.engine)?;
+    let engines = bench_engines(&args.engine)?;
     let mut expected: Option<S> = None;
     let mut rows = Vec::new();
     for &engine in &engines {
         let plan = args
             .overrides
-            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), Some(engine))
+            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
             .build()?;
         let mut solver = Solver::new(plan);
         let mut state = input.clone();
         let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
+        let adapted = timed.adapted.clone();
         let max_rel_err = if args.verify {
             let reference = match &expected {
                 Some(s) => s,
@@ -114,6 +121,8 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
         };
         let resources = solver.plan().compiled_resources()?;
         let row = Row {
+            auto: engine.is_none(),
+            adapted,
             report: timed.median,
             seconds: timed.seconds,
             max_rel_err,
@@ -126,8 +135,23 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
     }
     if !args.json {
         print_table(args, &rows);
+        for note in rows.iter().filter_map(|r| r.adapted.as_ref()) {
+            println!("auto: checked the plan: {note}");
+        }
     }
     Ok(())
+}
+
+/// The engines `--engine` names; `None` is `auto` (the planner's choice).
+fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s {
+            "auto" => Ok(None),
+            _ => parse_engines(s).map(|e| e.first().copied()),
+        })
+        .collect()
 }
 
 fn reference_result<S: Benched>(kernel: &Kernel, input: &S, args: &BenchArgs) -> Result<S, Error> {
@@ -146,7 +170,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "dtype": r.plan.dtype().name(),
         "nx": nx, "ny": ny, "nz": nz,
         "steps": r.steps,
-        "engine": r.engine.name(),
+        "engine": if row.auto { "auto" } else { r.engine.name() },
         "threads": r.plan.threads(),
         "tile_threads": r.plan.tile_threads(),
         "z_chunks": r.plan.z_chunks(),
@@ -186,6 +210,11 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     if let Some(e) = row.max_rel_err {
         v["max_rel_err"] = json!(e);
     }
+    if row.auto {
+        v["chosen_engine"] = json!(r.engine.name());
+        v["chosen_dim_t"] = json!(r.plan.dim_t());
+        v["adapted"] = json!(row.adapted);
+    }
     v
 }
 
@@ -222,10 +251,10 @@ fn print_table(args: &BenchArgs, rows: &[Row]) {
         let r = &row.report;
         println!(
             "{:<12} {:>7} {:>8} {:>5} {:>9} {:>9.4} {:>9.0} {:>9.1} {:>8.1} {:>9.0} {:>7.2}x {:>10}",
-            if r.plan.in_place() {
-                format!("{}/aa", r.engine.name())
-            } else {
-                r.engine.name().to_string()
+            match (row.auto, r.plan.in_place()) {
+                (true, _) => format!("auto:{}", r.engine.name()),
+                (false, true) => format!("{}/aa", r.engine.name()),
+                (false, false) => r.engine.name().to_string(),
             },
             r.plan.threads(),
             if r.engine == Engine::Blocked {

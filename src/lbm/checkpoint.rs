@@ -417,3 +417,31 @@ impl<T: Real> Lattice<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_name_scenario_and_geometry() {
+        let cavity = CheckpointTag::new("cavity", "64x64x64");
+        assert_eq!(cavity.to_string(), "scenario 'cavity' 64x64x64");
+        assert!(CheckpointTag::default().is_none());
+        assert!(CheckpointTag::default().to_string().contains("no scenario"));
+        cavity.expect(&cavity.clone(), "c.ckpt").unwrap();
+        let sphere = CheckpointTag::new("sphere", "128x48x48, sphere radius 6");
+        let text = cavity.expect(&sphere, "c.ckpt").unwrap_err().to_string();
+        assert!(text.contains("c.ckpt"), "{text}");
+        assert!(text.contains("from scenario 'cavity' 64x64x64"), "{text}");
+        assert!(
+            text.contains("this run is scenario 'sphere' 128x48x48, sphere radius 6"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn payload_size_overflow_is_caught() {
+        assert_eq!(payload_bytes([2, 3, 4], DType::F32), Some(24 * 77));
+        assert_eq!(payload_bytes([usize::MAX, 2, 2], DType::F64), None);
+    }
+}

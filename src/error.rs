@@ -93,6 +93,33 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A file or directory a run is to write cannot be written, found by
+    /// [`crate::output::check_writable_dir`] or [`crate::output::check_writable_file`] (the
+    /// command-line runs call them before their first step).
+    #[error("cannot write {what} {path}: {reason}")]
+    NotWritable {
+        /// What the path is for, e.g. "the checkpoint" or "the output directory".
+        what: String,
+        /// The path.
+        path: PathBuf,
+        /// Why it cannot be written.
+        reason: String,
+    },
+
+    /// A checkpoint written by another scenario or geometry than the run asked to continue it.
+    #[error(
+        "checkpoint {path} is from {found}, this run is {expected}: restart with the scenario \
+         and the size and geometry options of the run that wrote it"
+    )]
+    CheckpointMismatch {
+        /// The checkpoint.
+        path: PathBuf,
+        /// The scenario and geometry recorded in it.
+        found: String,
+        /// The scenario and geometry of this run.
+        expected: String,
+    },
+
     /// Drawing a chart failed.
     #[error("plotting failed: {0}")]
     Plot(String),

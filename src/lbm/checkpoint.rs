@@ -1,22 +1,28 @@
 //! Checkpoints: the whole state of a [`Lattice`] in one file, restored bit-exactly, so a long
 //! run can be stopped and resumed without changing its result.
 //!
-//! # File format (version 1)
+//! # File format (version 2)
 //!
 //! ```text
 //! STENCIL35D-LBM\n                       magic line (15 bytes)
-//! {"version":1, ...}\n                   header: one line of JSON (fields below)
+//! {"version":2, ...}\n                   header: one line of JSON (fields below)
+//! fnv1a64 0123456789abcdef\n             hash line: 16 hex digits
 //! <payload>                              raw bytes, exactly header.payload_bytes long
 //! ```
 //!
-//! Header fields: `version` (1), `dtype` (`"f32"`/`"f64"`), `dims` `[nx, ny, nz]`, `steps`
-//! (time steps done), `physics` ([`super::Physics`] as JSON: `collision` with `kind` `bgk`
-//! {`tau`} or `trt` {`tau`, `magic`}, and `force` `[fx, fy, fz]`), `periodic` `[bool; 3]`,
-//! `boundaries` (the boundary-condition table: flag `2 + k` is entry `k`, a [`super::Cell`]
-//! such as `{"kind":"moving-wall","velocity":[0.1,0,0]}`), `velocities` (the 19 lattice
-//! velocities in storage order, so a reader can check the direction order), `payload_bytes`,
-//! and `fnv1a64` (the 64-bit FNV-1a hash of the payload, as 16 hex digits).
+//! Header fields: `version` (2), `scenario` and `geometry` (the [`CheckpointTag`]: which run
+//! wrote the file; both empty for a plain [`Lattice::save`]), `dtype` (`"f32"`/`"f64"`), `dims`
+//! `[nx, ny, nz]`, `steps` (time steps done), `physics` ([`super::Physics`] as JSON:
+//! `collision` with `kind` `bgk` {`tau`} or `trt` {`tau`, `magic`}, and `force`
+//! `[fx, fy, fz]`), `periodic` `[bool; 3]`, `boundaries` (the boundary-condition table: flag
+//! `2 + k` is entry `k`, a [`super::Cell`] such as
+//! `{"kind":"moving-wall","velocity":[0.1,0,0]}`), `velocities` (the 19 lattice velocities in
+//! storage order, so a reader can check the direction order) and `payload_bytes`.
 //! Floating-point header values are written with enough digits to round-trip exactly.
+//!
+//! The hash line holds the 64-bit FNV-1a hash of the bytes of the magic line, the header line
+//! (both with their newlines) and the payload, in that order: an edited header is refused like
+//! a corrupt payload. Files of another version are refused with an error naming it.
 //!
 //! Payload: the flags, one byte per node (0 fluid, 1 wall, `2 + k` boundary entry `k`), then
 //! the 19 population arrays in direction order, each `nx·ny·nz` values of `dtype`, IEEE 754
@@ -25,6 +31,7 @@
 //! Files are written to a temporary name and renamed into place, so an interrupted save never
 //! destroys an earlier checkpoint.
 
+use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -40,11 +47,67 @@ use crate::{DType, Error, Real, Result};
 /// The first line of every checkpoint.
 pub const MAGIC: &str = "STENCIL35D-LBM";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The start of the hash line.
+const HASH_PREFIX: &str = "fnv1a64 ";
+/// The longest header line read (the boundary table has at most 254 entries, far below this).
+const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Which run wrote a checkpoint: a scenario's name and what identifies its geometry. A run that
+/// continues from a checkpoint compares the file's tag with its own and refuses another
+/// scenario or geometry ([`CheckpointTag::expect`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointTag {
+    /// The scenario's name, e.g. `"cavity"`; empty for a plain library checkpoint.
+    pub scenario: String,
+    /// What identifies the scenario's lattice, e.g. `"64x64x64"` or
+    /// `"128x48x48, sphere radius 6"`; empty for a plain library checkpoint.
+    pub geometry: String,
+}
+
+impl CheckpointTag {
+    /// The tag of `scenario` with `geometry`.
+    pub fn new(scenario: impl Into<String>, geometry: impl Into<String>) -> Self {
+        CheckpointTag {
+            scenario: scenario.into(),
+            geometry: geometry.into(),
+        }
+    }
+
+    /// Whether this is the empty tag of a plain [`Lattice::save`].
+    pub fn is_none(&self) -> bool {
+        self.scenario.is_empty() && self.geometry.is_empty()
+    }
+
+    /// Checks that a checkpoint read from `path` with this tag belongs to the run tagged
+    /// `run`. Errors: [`Error::CheckpointMismatch`] naming both tags when they differ.
+    pub fn expect(&self, run: &CheckpointTag, path: impl AsRef<Path>) -> Result<()> {
+        if self == run {
+            return Ok(());
+        }
+        Err(Error::CheckpointMismatch {
+            path: path.as_ref().to_path_buf(),
+            found: self.to_string(),
+            expected: run.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for CheckpointTag {
+    /// `scenario 'cavity' 64x64x64`, or `no scenario (a plain library checkpoint)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_none() {
+            return write!(f, "no scenario (a plain library checkpoint)");
+        }
+        write!(f, "scenario '{}' {}", self.scenario, self.geometry)
+    }
+}
 
 #[derive(Serialize, Deserialize)]
 struct Header {
     version: u32,
+    #[serde(flatten)]
+    tag: CheckpointTag,
     dtype: String,
     dims: [usize; 3],
     steps: u64,
@@ -53,7 +116,13 @@ struct Header {
     boundaries: Vec<Cell>,
     velocities: Vec<[i32; 3]>,
     payload_bytes: u64,
-    fnv1a64: String,
+}
+
+/// The one header field read before the rest: files of another version may differ in all
+/// others.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: u32,
 }
 
 /// The 64-bit FNV-1a hash, fed in pieces.
@@ -67,6 +136,9 @@ impl Fnv {
         for &b in bytes {
             self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
+    }
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0)
     }
 }
 
@@ -83,6 +155,77 @@ fn from_le<T: Real>(b: &[u8]) -> T {
         DType::F64 => T::from_f64(f64::from_le_bytes(b.try_into().expect("8 bytes"))),
     };
     v.expect("a float converts to its own type")
+}
+
+/// Payload bytes of a `dims` lattice of `dtype`: one flag byte and `Q` values per node; `None`
+/// when that overflows (only an edited or corrupt header asks for such a lattice).
+fn payload_bytes(dims: [usize; 3], dtype: DType) -> Option<u64> {
+    dims.iter()
+        .try_fold((1 + Q * dtype.size()) as u64, |n, &d| {
+            n.checked_mul(d as u64)
+        })
+}
+
+/// Reads one line (with its newline) of at most [`MAX_HEADER_BYTES`] bytes into `line`.
+fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<()> {
+    line.clear();
+    input.take(MAX_HEADER_BYTES).read_until(b'\n', line)?;
+    Ok(())
+}
+
+/// "`path` is not a valid checkpoint: `what`".
+fn invalid(path: &Path, what: impl fmt::Display) -> Error {
+    Error::InvalidArgument(format!(
+        "{} is not a valid checkpoint: {what}",
+        path.display()
+    ))
+}
+
+/// Reads the magic, header and hash lines, checking the magic and the version; returns the
+/// header, the hash fed with the magic and header lines, and the hash the file states.
+fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<(Header, Fnv, String)> {
+    let io = |e| Error::io(path, e);
+    let mut hash = Fnv::new();
+    let mut line = Vec::new();
+    read_line(input, &mut line).map_err(io)?;
+    if line != format!("{MAGIC}\n").as_bytes() {
+        return Err(invalid(
+            path,
+            format_args!("it does not start with {MAGIC}"),
+        ));
+    }
+    hash.feed(&line);
+    read_line(input, &mut line).map_err(io)?;
+    hash.feed(&line);
+    let text = std::str::from_utf8(&line)
+        .map_err(|_| invalid(path, "the header is not UTF-8 text"))?
+        .trim_end();
+    let version: VersionOnly = serde_json::from_str(text)
+        .map_err(|e| invalid(path, format_args!("unreadable header: {e}")))?;
+    if version.version != VERSION {
+        return Err(Error::InvalidArgument(format!(
+            "{} is a checkpoint of format version {}; this build reads format version {VERSION} \
+             only: continue it with a build that reads version {}, or start the run again",
+            path.display(),
+            version.version,
+            version.version
+        )));
+    }
+    let header: Header = serde_json::from_str(text)
+        .map_err(|e| invalid(path, format_args!("unreadable header: {e}")))?;
+    read_line(input, &mut line).map_err(io)?;
+    let stated = std::str::from_utf8(&line)
+        .ok()
+        .and_then(|l| l.strip_suffix('\n')?.strip_prefix(HASH_PREFIX))
+        .filter(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            invalid(
+                path,
+                "the line after the header is not 'fnv1a64 <16 hex digits>'",
+            )
+        })?
+        .to_ascii_lowercase();
+    Ok((header, hash, stated))
 }
 
 impl<T: Real> Lattice<T> {
@@ -111,19 +254,11 @@ impl<T: Real> Lattice<T> {
         Ok(())
     }
 
-    /// Writes the whole state (flags, boundary table, populations, physics, periodicity, step
-    /// count) to `path` in the format of [this module](self).
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let mut hash = Fnv::new();
-        let mut bytes = 0u64;
-        self.payload_rows(|row| {
-            hash.feed(row);
-            bytes += row.len() as u64;
-            Ok(())
-        })?;
+    /// The magic and header lines of this lattice's checkpoint with `tag`.
+    fn preamble(&self, tag: &CheckpointTag) -> Result<String> {
         let header = Header {
             version: VERSION,
+            tag: tag.clone(),
             dtype: T::DTYPE.name().to_string(),
             dims: self.dims(),
             steps: self.steps,
@@ -131,17 +266,37 @@ impl<T: Real> Lattice<T> {
             periodic: self.periodic,
             boundaries: self.table.entries().to_vec(),
             velocities: VELOCITIES.to_vec(),
-            payload_bytes: bytes,
-            fnv1a64: format!("{:016x}", hash.0),
+            payload_bytes: payload_bytes(self.dims(), T::DTYPE).unwrap_or(u64::MAX),
         };
         let json = serde_json::to_string(&header)
             .map_err(|e| Error::InvalidArgument(format!("cannot encode the header: {e}")))?;
+        Ok(format!("{MAGIC}\n{json}\n"))
+    }
+
+    /// Writes the whole state (flags, boundary table, populations, physics, periodicity, step
+    /// count) to `path` in the format of [this module](self), without a scenario (an empty
+    /// [`CheckpointTag`]).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.save_tagged(path, &CheckpointTag::default())
+    }
+
+    /// Like [`Lattice::save`], recording `tag` (the scenario and geometry of the run) in the
+    /// header, for [`Lattice::load_tagged`] and [`CheckpointTag::expect`] to check on restart.
+    pub fn save_tagged(&self, path: impl AsRef<Path>, tag: &CheckpointTag) -> Result<()> {
+        let path = path.as_ref();
+        let preamble = self.preamble(tag)?;
+        let mut hash = Fnv::new();
+        hash.feed(preamble.as_bytes());
+        self.payload_rows(|row| {
+            hash.feed(row);
+            Ok(())
+        })?;
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let io = |e| Error::io(&tmp, e);
         let file = File::create(&tmp).map_err(io)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        writeln!(out, "{MAGIC}").map_err(io)?;
-        writeln!(out, "{json}").map_err(io)?;
+        out.write_all(preamble.as_bytes()).map_err(io)?;
+        writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;
         self.payload_rows(|row| out.write_all(row).map_err(io))?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
         file.sync_all().map_err(io)?;
@@ -149,39 +304,25 @@ impl<T: Real> Lattice<T> {
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
     }
 
-    /// Reads a lattice written by [`Lattice::save`]; it continues exactly where the saved one
-    /// stopped. Errors: I/O, a file that is not a checkpoint, another format version, another
-    /// precision than `T`, a truncated or corrupt payload (length or hash mismatch), invalid
-    /// flags or physics.
+    /// Reads a lattice written by [`Lattice::save`] or [`Lattice::save_tagged`] (whatever its
+    /// tag); it continues exactly where the saved one stopped. Errors: I/O, a file that is not
+    /// a checkpoint, another format version, another precision than `T`, a truncated or
+    /// corrupt file (length or hash mismatch, which covers an edited header), invalid flags or
+    /// physics.
     pub fn load(path: impl AsRef<Path>) -> Result<Lattice<T>> {
+        Self::load_tagged(path).map(|(lat, _)| lat)
+    }
+
+    /// Like [`Lattice::load`], also returning the file's [`CheckpointTag`].
+    pub fn load_tagged(path: impl AsRef<Path>) -> Result<(Lattice<T>, CheckpointTag)> {
         let path = path.as_ref();
         let io = |e| Error::io(path, e);
-        let bad = |what: String| {
-            Error::InvalidArgument(format!(
-                "{} is not a valid checkpoint: {what}",
-                path.display()
-            ))
-        };
         let mut input = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
-        let mut line = String::new();
-        input.read_line(&mut line).map_err(io)?;
-        if line.trim_end() != MAGIC {
-            return Err(bad(format!("it does not start with {MAGIC}")));
-        }
-        line.clear();
-        input.read_line(&mut line).map_err(io)?;
-        let h: Header = serde_json::from_str(line.trim_end())
-            .map_err(|e| bad(format!("unreadable header: {e}")))?;
-        if h.version != VERSION {
-            return Err(bad(format!(
-                "format version {} (this build reads version {VERSION})",
-                h.version
-            )));
-        }
+        let (h, mut hash, stated) = read_preamble(&mut input, path)?;
         let dtype: DType = h
             .dtype
             .parse()
-            .map_err(|_| bad(format!("unknown dtype '{}'", h.dtype)))?;
+            .map_err(|_| invalid(path, format_args!("unknown dtype '{}'", h.dtype)))?;
         if dtype != T::DTYPE {
             return Err(Error::InvalidArgument(format!(
                 "{} holds a {dtype} lattice; load it as Lattice<{dtype}>",
@@ -189,65 +330,118 @@ impl<T: Real> Lattice<T> {
             )));
         }
         if h.velocities != VELOCITIES {
-            return Err(bad("its velocity set or direction order differs".into()));
+            return Err(invalid(path, "its velocity set or direction order differs"));
+        }
+        let [nx, ny, nz] = h.dims;
+        let expected = payload_bytes(h.dims, dtype);
+        if expected != Some(h.payload_bytes) {
+            return Err(invalid(
+                path,
+                format_args!(
+                    "payload of {} bytes does not fit a {nx}x{ny}x{nz} {dtype} lattice",
+                    h.payload_bytes
+                ),
+            ));
+        }
+        let length = input.get_ref().metadata().map_err(io)?.len();
+        if h.payload_bytes > length {
+            return Err(invalid(
+                path,
+                format_args!(
+                    "payload truncated: a {nx}x{ny}x{nz} {dtype} lattice needs {} bytes, the \
+                     file has {length}",
+                    h.payload_bytes
+                ),
+            ));
         }
         let mut lat = Lattice::<T>::new(h.dims, h.physics)?;
         lat.table = CellTable::from_entries(h.boundaries)?;
         lat.periodic = h.periodic;
         lat.steps = h.steps;
-        let [nx, ny, nz] = h.dims;
-        let size = T::DTYPE.size();
-        let expected = (nx * ny * nz) as u64 * (1 + Q * size) as u64;
-        if h.payload_bytes != expected {
-            return Err(bad(format!(
-                "payload of {} bytes, a {nx}x{ny}x{nz} {dtype} lattice needs {expected}",
-                h.payload_bytes
-            )));
+        lat.read_payload(&mut input, &mut hash, path)?;
+        if hash.hex() != stated {
+            return Err(invalid(
+                path,
+                "the hash of its header and payload does not match: the file is corrupt or \
+                 was edited",
+            ));
         }
-        let mut hash = Fnv::new();
+        let mut rest = [0u8; 1];
+        if input.read(&mut rest).map_err(io)? != 0 {
+            return Err(invalid(path, "trailing bytes after the payload"));
+        }
+        Ok((lat, h.tag))
+    }
+
+    /// Fills the flags and populations from the payload in `input`, feeding `hash`.
+    fn read_payload(&mut self, input: &mut impl Read, hash: &mut Fnv, path: &Path) -> Result<()> {
+        let [nx, ny, nz] = self.dims();
+        let size = T::DTYPE.size();
         let mut row = vec![0u8; nx * size];
-        let layout = *lat.layout();
-        let read = |input: &mut BufReader<File>, buf: &mut [u8]| {
+        let layout = *self.layout();
+        let mut read = |buf: &mut [u8]| {
             input
                 .read_exact(buf)
-                .map_err(|e| bad(format!("payload truncated ({e})")))
+                .map_err(|e| invalid(path, format_args!("payload truncated ({e})")))?;
+            hash.feed(buf);
+            Ok::<_, Error>(())
         };
-        let flag_count = lat.table.flag_count();
+        let flag_count = self.table.flag_count();
         for z in 0..nz {
             for y in 0..ny {
-                read(&mut input, &mut row[..nx])?;
-                hash.feed(&row[..nx]);
+                read(&mut row[..nx])?;
                 if let Some(x) = row[..nx].iter().position(|&f| f as usize >= flag_count) {
-                    return Err(bad(format!(
-                        "node ({x}, {y}, {z}) has flag {} but the table has {} entries",
-                        row[x],
-                        flag_count - 2
-                    )));
+                    return Err(invalid(
+                        path,
+                        format_args!(
+                            "node ({x}, {y}, {z}) has flag {} but the table has {} entries",
+                            row[x],
+                            flag_count - 2
+                        ),
+                    ));
                 }
                 let o = layout.offset(0, y, z);
-                lat.flags[o..o + nx].copy_from_slice(&row[..nx]);
+                self.flags[o..o + nx].copy_from_slice(&row[..nx]);
             }
         }
         for i in 0..Q {
             for z in 0..nz {
                 for y in 0..ny {
-                    read(&mut input, &mut row)?;
-                    hash.feed(&row);
+                    read(&mut row)?;
                     for (x, b) in row.chunks_exact(size).enumerate() {
-                        lat.pop.set(i, x, y, z, from_le::<T>(b));
+                        self.pop.set(i, x, y, z, from_le::<T>(b));
                     }
                 }
             }
         }
-        if format!("{:016x}", hash.0) != h.fnv1a64 {
-            return Err(bad(
-                "the payload's hash does not match: the file is corrupt".into(),
-            ));
-        }
-        let mut rest = [0u8; 1];
-        if input.read(&mut rest).map_err(io)? != 0 {
-            return Err(bad("trailing bytes after the payload".into()));
-        }
-        Ok(lat)
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_name_scenario_and_geometry() {
+        let cavity = CheckpointTag::new("cavity", "64x64x64");
+        assert_eq!(cavity.to_string(), "scenario 'cavity' 64x64x64");
+        assert!(CheckpointTag::default().is_none());
+        assert!(CheckpointTag::default().to_string().contains("no scenario"));
+        cavity.expect(&cavity.clone(), "c.ckpt").unwrap();
+        let sphere = CheckpointTag::new("sphere", "128x48x48, sphere radius 6");
+        let text = cavity.expect(&sphere, "c.ckpt").unwrap_err().to_string();
+        assert!(text.contains("c.ckpt"), "{text}");
+        assert!(text.contains("from scenario 'cavity' 64x64x64"), "{text}");
+        assert!(
+            text.contains("this run is scenario 'sphere' 128x48x48, sphere radius 6"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn payload_size_overflow_is_caught() {
+        assert_eq!(payload_bytes([2, 3, 4], DType::F32), Some(24 * 77));
+        assert_eq!(payload_bytes([usize::MAX, 2, 2], DType::F64), None);
     }
 }

@@ -75,8 +75,10 @@
 //!
 //! # Checkpoints
 //!
-//! [`Lattice::save`] and [`Lattice::load`] write and read the whole state bit-exactly; the
-//! format is described in [`checkpoint`].
+//! [`Lattice::save`] and [`Lattice::load`] write and read the whole state bit-exactly;
+//! [`Lattice::save_tagged`] and [`Lattice::load_tagged`] also record and return a
+//! [`CheckpointTag`] (the scenario and geometry of the run). The format is described in
+//! [`checkpoint`].
 
 pub(crate) mod blocked;
 mod cell;
@@ -97,6 +99,7 @@ mod stage;
 use serde::{Deserialize, Serialize};
 
 pub use cell::{Cell, MAX_BOUNDARY_CONDITIONS};
+pub use checkpoint::CheckpointTag;
 pub use lattice::Lattice;
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};

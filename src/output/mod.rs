@@ -1,10 +1,11 @@
 //! Writing results for people and other tools: PNG pictures of slices with a colour map (bare,
 //! or as figures with title, axes and colour bar), and VTK ImageData files of whole fields for
-//! ParaView.
+//! ParaView; and checks that output places can be written before a run starts.
 
 mod figure;
 mod png;
 mod vti;
+mod writable;
 
 pub use self::figure::{
     decade_ticks, log_ticks, minor_log_ticks, nice_ticks, write_png_slice, PictureAxis,
@@ -16,3 +17,4 @@ pub(crate) use self::figure::{
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
 pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};
+pub use self::writable::{check_writable_dir, check_writable_file};

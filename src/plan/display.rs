@@ -196,17 +196,28 @@ impl Plan {
         )
     }
 
+    /// A note when there are more threads than the machine's cores: they share cores, and
+    /// the engines' barriers wait for descheduled threads.
+    fn oversubscription(&self) -> String {
+        let cores = self.machine.cores;
+        if self.threads <= cores {
+            return String::new();
+        }
+        format!(", more than the {cores} cores: they share cores and run slowly")
+    }
+
     /// The engine, with the lattice storage on the GPU or the threads on the CPU.
     fn write_choice(&self, f: &mut Formatter<'_>) -> fmt::Result {
         if !self.engine.is_gpu() {
             return writeln!(
                 f,
-                "choice:  engine {}{}, threads {}{}{}",
+                "choice:  engine {}{}, threads {}{}{}{}",
                 self.engine,
                 mark(self.overrides.engine),
                 self.threads,
                 mark(self.overrides.threads),
-                if self.pin { " (pinned)" } else { "" }
+                if self.pin { " (pinned)" } else { "" },
+                self.oversubscription()
             );
         }
         let storage = match (&self.kernel, self.in_place) {

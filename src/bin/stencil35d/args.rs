@@ -29,6 +29,35 @@ impl std::str::FromStr for Size {
     }
 }
 
+impl std::fmt::Display for Size {
+    /// `NXxNYxNZ`, cubes included.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.0;
+        write!(f, "{x}x{y}x{z}")
+    }
+}
+
+/// Parses a worker-thread count: at least 1. More threads than the machine's logical cores are
+/// allowed (they can be measured) but warned about on stderr, since they share cores and the
+/// engines' barriers then wait for descheduled threads: such runs are much slower.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a thread count (a positive integer)"))?;
+    if n == 0 {
+        return Err("the thread count must be at least 1".into());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > cores {
+        eprintln!(
+            "warning: --threads {n} is more than the {cores} logical cores of this machine: \
+             threads will share cores and the run will be slow"
+        );
+    }
+    Ok(n)
+}
+
 /// A tile: `XxY`.
 #[derive(Clone, Copy, Debug)]
 pub struct Tile(pub [usize; 2]);
@@ -92,8 +121,8 @@ pub fn is_lbm(name: &str) -> bool {
 /// The plan overrides shared by `plan` and `bench`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Overrides {
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads (default: all cores; more than the machine's cores is warned about).
+    #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Time steps per pass for the blocked engine (default: the planner's choice).
     #[arg(long = "dim-t")]

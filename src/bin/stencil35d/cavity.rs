@@ -28,6 +28,10 @@ pub struct CavityArgs {
 impl Scenario for CavityArgs {
     const NAME: &'static str = "cavity";
 
+    fn geometry(&self) -> String {
+        self.size.to_string()
+    }
+
     fn default_steps(&self) -> usize {
         // About ten lid transits of the cavity: the primary vortex is established.
         let l = (self.size.0[0].max(3) - 2) as f64;

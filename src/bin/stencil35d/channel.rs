@@ -71,6 +71,11 @@ impl ChannelArgs {
 impl Scenario for ChannelArgs {
     const NAME: &'static str = "channel";
 
+    fn geometry(&self) -> String {
+        let walls = if self.duct { "duct" } else { "plates" };
+        format!("{}, {walls}", self.size)
+    }
+
     fn default_steps(&self) -> usize {
         // Five viscous times H²/ν: the profile has converged to ~e^{-5π²}.
         let h = self.height();

@@ -39,8 +39,8 @@ pub struct CompareArgs {
     /// Stop repeating an engine once its timed runs took this many seconds.
     #[arg(long, default_value_t = perf::DEFAULT_BUDGET_SECONDS)]
     budget: f64,
-    /// CPU worker threads (default: all cores).
-    #[arg(long)]
+    /// CPU worker threads (default: all cores; more than the machine's cores is warned about).
+    #[arg(long, value_parser = crate::args::parse_threads)]
     threads: Option<usize>,
     /// Directory for compare.csv, compare.json, roofline.png and speedup.png.
     #[arg(long, default_value = "out/compare")]
@@ -56,6 +56,8 @@ pub struct CompareArgs {
 
 pub fn run(args: &CompareArgs) -> Result<(), Error> {
     let start = Instant::now();
+    // The tables and charts are written after all runs: refuse an unwritable place first.
+    stencil35d::output::check_writable_dir(&args.out, "the output directory")?;
     if let Some(path) = &args.from_json {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let comparison = perf::from_json(&text)?;

@@ -8,8 +8,11 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use stencil35d::lbm::{Lattice, LbmKernel};
-use stencil35d::output::{write_lattice_vti, write_png_slice, PictureAxis, PictureOptions, Slice};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel};
+use stencil35d::output::{
+    check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
+    PictureOptions, Slice,
+};
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::Overrides;
@@ -23,7 +26,8 @@ pub struct FlowOptions {
     /// Precision: f32 or f64.
     #[arg(long, default_value = "f32")]
     pub dtype: DType,
-    /// Output directory (default: out/<scenario>).
+    /// Output directory (default: out/<scenario>; created if missing; checked to be writable
+    /// before the first step).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also write a picture and a .vti file every this many steps (0: only at the end).
@@ -33,14 +37,17 @@ pub struct FlowOptions {
     #[arg(long)]
     pub no_vti: bool,
     /// Save the whole state to this file at the end (and every --checkpoint-every steps), to
-    /// continue later with --restart.
+    /// continue later with --restart. Its directory must exist and be writable (checked before
+    /// the first step).
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
     /// With --checkpoint: also save every this many steps (0: only at the end).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "checkpoint")]
     pub checkpoint_every: usize,
-    /// Continue from a checkpoint: the lattice, its geometry and physics come from the file
-    /// (the scenario's size and physics options are ignored); --steps more steps are run.
+    /// Continue from a checkpoint of the same scenario: the lattice and its physics come from
+    /// the file (the physics options are ignored); its scenario and geometry (size, and the
+    /// sphere's radius or the channel's --duct) must match this run's options, else the
+    /// checkpoint is refused. --steps more steps are run.
     #[arg(long)]
     pub restart: Option<PathBuf>,
     /// Engine: reference, naive, blocked or gpu-naive (default: the planner's choice).
@@ -66,6 +73,10 @@ pub struct View {
 pub trait Scenario {
     /// The scenario's name (files are named after it).
     const NAME: &'static str;
+    /// What identifies the scenario's lattice besides its name: the size and the options that
+    /// shape the geometry, e.g. "128x48x48, sphere radius 6". Checkpoints record it, and a
+    /// restart refuses a checkpoint whose geometry differs.
+    fn geometry(&self) -> String;
     /// Steps run when --steps is not given.
     fn default_steps(&self) -> usize;
     /// The initial lattice.
@@ -85,30 +96,54 @@ pub fn run<S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
     }
 }
 
+/// The output directory: --out, or out/<scenario>.
+fn out_dir<S: Scenario>(opts: &FlowOptions) -> PathBuf {
+    opts.out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(S::NAME))
+}
+
+/// Checks, before any work, that the output directory and the checkpoint can be written, so a
+/// long run does not fail at its end.
+fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
+    check_writable_dir(out, "the output directory")?;
+    if let Some(path) = &opts.checkpoint {
+        check_writable_file(path, "the checkpoint")?;
+    }
+    Ok(())
+}
+
+/// The lattice to start from: the --restart checkpoint (refused unless it carries `tag`, this
+/// run's scenario and geometry), or the scenario's initial lattice.
+fn initial<T: Real, S: Scenario>(
+    scenario: &S,
+    opts: &FlowOptions,
+    tag: &CheckpointTag,
+) -> Result<Lattice<T>, Error> {
+    let Some(path) = &opts.restart else {
+        return scenario.build::<T>();
+    };
+    let (lat, found) = Lattice::<T>::load_tagged(path)?;
+    found.expect(tag, path)?;
+    eprintln!(
+        "restarting from {} at step {} ({})",
+        path.display(),
+        lat.steps(),
+        lat.physics()
+    );
+    Ok(lat)
+}
+
 fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
     let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
     if steps == 0 {
         return Err(Error::ZeroSteps);
     }
-    let mut lat = match &opts.restart {
-        Some(path) => {
-            let lat = Lattice::<T>::load(path)?;
-            eprintln!(
-                "restarting from {} at step {} ({})",
-                path.display(),
-                lat.steps(),
-                lat.physics()
-            );
-            lat
-        }
-        None => scenario.build::<T>()?,
-    };
+    let out = out_dir::<S>(opts);
+    check_outputs(&out, opts)?;
+    let tag = CheckpointTag::new(S::NAME, scenario.geometry());
+    let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("out").join(S::NAME));
-    std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     let plan = opts
         .overrides
         .apply(
@@ -146,13 +181,13 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
             written.extend(outputs(scenario, &lat, &out, opts, Some(lat.steps()))?);
         }
         if let (Some(path), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
-            lat.save(path)?;
+            lat.save_tagged(path, &tag)?;
         }
     }
     bar.finish_and_clear();
     written.extend(outputs(scenario, &lat, &out, opts, None)?);
     if let Some(path) = &opts.checkpoint {
-        lat.save(path)?;
+        lat.save_tagged(path, &tag)?;
         written.push(path.clone());
     }
     let updates = lat.cells() as f64 * steps as f64;

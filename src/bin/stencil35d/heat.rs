@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use stencil35d::output::{write_png_slice, PictureOptions, Slice};
+use stencil35d::output::{check_writable_dir, write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Error, Grid, PlanBuilder, Real, Solver, Stencil};
 
 use crate::args::{Overrides, Size};
@@ -29,7 +29,7 @@ pub struct HeatArgs {
     /// Write a picture every this many steps (0: only at the end).
     #[arg(long, default_value_t = 0)]
     every: usize,
-    /// Output directory.
+    /// Output directory (created if missing; checked to be writable before the first step).
     #[arg(long, default_value = "out/heat")]
     out: PathBuf,
     #[command(flatten)]
@@ -53,6 +53,8 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     if args.steps == 0 {
         return Err(Error::ZeroSteps);
     }
+    // Pictures are written during and after the run: refuse an unwritable place first.
+    check_writable_dir(&args.out, "the output directory")?;
     let dims = args.size.0;
     let stencil = Stencil::seven_point(1.0 - 6.0 * args.nu, args.nu);
     let centre = dims.map(|n| n as f64 / 2.0);
@@ -71,7 +73,6 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
         .overrides
         .apply(PlanBuilder::new(stencil, T::DTYPE, dims), None)
         .build()?;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     eprintln!("{plan}");
     let mut solver = Solver::new(plan);
     let chunk = if args.every > 0 {

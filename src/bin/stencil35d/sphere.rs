@@ -49,6 +49,10 @@ impl SphereArgs {
 impl Scenario for SphereArgs {
     const NAME: &'static str = "sphere";
 
+    fn geometry(&self) -> String {
+        format!("{}, sphere radius {}", self.size, self.radius())
+    }
+
     fn default_steps(&self) -> usize {
         // Two flow-throughs of the lattice.
         (2.0 * self.size.0[0] as f64 / self.u_in.abs().max(1e-3)).round() as usize

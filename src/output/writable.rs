@@ -1,0 +1,130 @@
+//! Checks that the places a run writes to can be written, so that a long run fails at its start
+//! rather than after its last step. Each check probes the directory by creating and removing a
+//! small file: permissions alone do not tell (read-only mounts, ACLs, a running user that
+//! ignores them).
+
+use std::fs::OpenOptions;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Creates `dir` (with its parents) when missing and checks that files can be created in it.
+/// `what` names the directory in the error, e.g. "the output directory". Errors:
+/// [`Error::NotWritable`] naming `dir`.
+pub fn check_writable_dir(dir: impl AsRef<Path>, what: &str) -> Result<()> {
+    let dir = dir.as_ref();
+    let refuse = |reason: String| Error::NotWritable {
+        what: what.to_string(),
+        path: dir.to_path_buf(),
+        reason,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| refuse(format!("it cannot be created ({e})")))?;
+    probe(dir).map_err(refuse)
+}
+
+/// Checks that a file can be written at `path` by writing a temporary file next to it and
+/// renaming it into place (as checkpoints are written): the directory of `path` exists and
+/// takes new files, and `path` is not a directory. Creates nothing that stays; the directory is
+/// not created. `what` names the file in the error, e.g. "the checkpoint". Errors:
+/// [`Error::NotWritable`] naming `path`.
+pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
+    let path = path.as_ref();
+    let refuse = |reason: String| Error::NotWritable {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        reason,
+    };
+    if path.as_os_str().is_empty() {
+        return Err(refuse("the path is empty".into()));
+    }
+    if path.is_dir() {
+        return Err(refuse("it is a directory".into()));
+    }
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(refuse(format!(
+            "its directory {} does not exist (or is not a directory)",
+            dir.display()
+        )));
+    }
+    probe(&dir).map_err(refuse)
+}
+
+/// The directory a file at `path` lands in: its parent, or `.` for a bare file name.
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Creates and removes a probe file in `dir`; the reason it failed otherwise.
+fn probe(dir: &Path) -> std::result::Result<(), String> {
+    let file = dir.join(format!(".stencil35d-probe-{}", std::process::id()));
+    let created = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&file);
+    match created {
+        Ok(_) => std::fs::remove_file(&file).map_err(|e| {
+            format!(
+                "a probe file {} was created but cannot be removed ({e})",
+                file.display()
+            )
+        }),
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => Err(format!(
+            "no permission to create files in {}",
+            dir.display()
+        )),
+        Err(e) => Err(format!("cannot create files in {} ({e})", dir.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("stencil35d-writable-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn missing_directory_of_a_file_is_refused() {
+        let err = check_writable_file("/nonexistent-stencil35d/dir/x.ckpt", "the checkpoint")
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("/nonexistent-stencil35d/dir/x.ckpt"),
+            "{text}"
+        );
+        assert!(text.contains("does not exist"), "{text}");
+    }
+
+    #[test]
+    fn a_directory_is_not_a_file() {
+        let err = check_writable_file(std::env::temp_dir(), "the checkpoint").unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+    }
+
+    #[test]
+    fn writable_places_pass_and_leave_nothing() {
+        let dir = temp("out/nested");
+        check_writable_dir(&dir, "the output directory").unwrap();
+        assert!(dir.is_dir());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        check_writable_file(dir.join("x.ckpt"), "the checkpoint").unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(temp("out")).unwrap();
+    }
+
+    #[test]
+    fn a_directory_under_a_file_is_refused() {
+        let file = temp("plain-file");
+        std::fs::write(&file, b"x").unwrap();
+        let err = check_writable_dir(file.join("out"), "the output directory").unwrap_err();
+        assert!(err.to_string().contains("cannot be created"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+    }
+}

@@ -1,0 +1,329 @@
+//! Checkpoints and the checks around them: the hash covers the header as well as the payload,
+//! a file of another format version or of another scenario or geometry is refused with an error
+//! naming both sides, round trips stay bit-exact, and the command line refuses unwritable
+//! checkpoint and output paths (and a zero thread count) before the first step.
+
+mod lbm_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use lbm_common::{run, Scenario, Setup};
+use stencil35d::lbm::{CheckpointTag, Lattice, Physics};
+use stencil35d::{Error, Real};
+
+/// A file name in the temporary directory, unique to this test process.
+fn temp_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("stencil35d-ckpt-{}-{name}", std::process::id()))
+}
+
+/// An 8x6x4 lattice with walls, a moving lid and a random state, after 3 steps (so `steps` is
+/// not zero), saved to a file named `name`; returns the lattice, the path and the bytes.
+fn saved<T: Real>(name: &str) -> (Lattice<T>, PathBuf, Vec<u8>) {
+    let lat = Scenario::Cavity.lattice::<T>([8, 6, 4], Physics::trt(0.7, 0.25), 7);
+    let lat = run(&lat, Setup::reference(), 3);
+    let path = temp_path(name);
+    lat.save_tagged(&path, &CheckpointTag::new("cavity", "8x6x4"))
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (lat, path, bytes)
+}
+
+/// `bytes` with the first occurrence of `from` in the header replaced by `to`.
+fn edit_header(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let header_end = bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap();
+    let header = std::str::from_utf8(&bytes[..header_end]).unwrap();
+    assert!(header.contains(from), "{from} not in {header}");
+    let mut out = header.replacen(from, to, 1).into_bytes();
+    out.extend_from_slice(&bytes[header_end..]);
+    out
+}
+
+/// Writes `bytes` to `path` and returns the error loading it gives.
+fn load_error(path: &Path, bytes: &[u8]) -> Error {
+    std::fs::write(path, bytes).unwrap();
+    match Lattice::<f32>::load(path) {
+        Ok(_) => panic!("an edited or corrupt checkpoint was loaded"),
+        Err(e) => e,
+    }
+}
+
+fn assert_bitwise_equal<T: Real>(a: &Lattice<T>, b: &Lattice<T>) {
+    assert_eq!(a.dims(), b.dims());
+    assert_eq!(a.steps(), b.steps());
+    assert_eq!(a.physics(), b.physics());
+    assert_eq!(a.periodic(), b.periodic());
+    let [nx, ny, nz] = a.dims();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                assert_eq!(a.cell(x, y, z), b.cell(x, y, z));
+                let bits = |l: &Lattice<T>| {
+                    l.populations(x, y, z)
+                        .iter()
+                        .map(|v| v.to_f64().unwrap().to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(a), bits(b), "node ({x}, {y}, {z}) differs");
+            }
+        }
+    }
+}
+
+#[test]
+fn round_trip_is_bitwise_and_keeps_the_tag() {
+    let (lat, path, _) = saved::<f64>("round-trip.ckpt");
+    let (back, tag) = Lattice::<f64>::load_tagged(&path).unwrap();
+    assert_bitwise_equal(&lat, &back);
+    assert_eq!(tag, CheckpointTag::new("cavity", "8x6x4"));
+    // A plain save has no scenario and loads with either call.
+    lat.save(&path).unwrap();
+    let (plain, tag) = Lattice::<f64>::load_tagged(&path).unwrap();
+    assert!(tag.is_none(), "{tag}");
+    assert_bitwise_equal(&lat, &plain);
+    assert_bitwise_equal(&lat, &Lattice::<f64>::load(&path).unwrap());
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Only the hash can catch this edit: the header stays valid and the payload untouched.
+#[test]
+fn edited_steps_in_the_header_are_refused() {
+    let (lat, path, bytes) = saved::<f32>("steps.ckpt");
+    assert_eq!(lat.steps(), 3);
+    let edited = edit_header(&bytes, "\"steps\":3", "\"steps\":3000");
+    let err = load_error(&path, &edited);
+    assert!(err.to_string().contains("hash"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Swapping two dimensions keeps the node count and so the payload size: only the hash can
+/// catch it.
+#[test]
+fn edited_dimensions_in_the_header_are_refused() {
+    let (_, path, bytes) = saved::<f32>("dims.ckpt");
+    let edited = edit_header(&bytes, "\"dims\":[8,6,4]", "\"dims\":[4,6,8]");
+    let err = load_error(&path, &edited);
+    assert!(err.to_string().contains("hash"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// The recorded scenario is covered too: a checkpoint cannot be relabelled.
+#[test]
+fn edited_scenario_in_the_header_is_refused() {
+    let (_, path, bytes) = saved::<f32>("scenario.ckpt");
+    let edited = edit_header(&bytes, "\"scenario\":\"cavity\"", "\"scenario\":\"sphere\"");
+    let err = load_error(&path, &edited);
+    assert!(err.to_string().contains("hash"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn payload_bit_flip_is_refused() {
+    let (_, path, bytes) = saved::<f32>("flip.ckpt");
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 5;
+    flipped[last] ^= 0x01;
+    let err = load_error(&path, &flipped);
+    assert!(err.to_string().contains("hash"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn another_format_version_is_refused_naming_it() {
+    let (_, path, bytes) = saved::<f32>("version.ckpt");
+    let edited = edit_header(&bytes, "\"version\":2", "\"version\":1");
+    let err = load_error(&path, &edited);
+    let text = err.to_string();
+    assert!(text.contains("version 1"), "{text}");
+    assert!(text.contains("version 2"), "{text}");
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn scenario_mismatch_is_refused_naming_both() {
+    let (_, path, _) = saved::<f32>("mismatch.ckpt");
+    let (_, found) = Lattice::<f32>::load_tagged(&path).unwrap();
+    found
+        .expect(&CheckpointTag::new("cavity", "8x6x4"), &path)
+        .unwrap();
+    for run in [
+        CheckpointTag::new("sphere", "8x6x4, sphere radius 1"),
+        CheckpointTag::new("cavity", "16x16x16"),
+    ] {
+        let err = found.expect(&run, &path).unwrap_err();
+        assert!(matches!(err, Error::CheckpointMismatch { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("'cavity' 8x6x4"), "{text}");
+        assert!(
+            text.contains(&format!("'{}' {}", run.scenario, run.geometry)),
+            "{text}"
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Runs the command-line tool with `args`; kills it and fails when it is still running after
+/// `limit` (a check that should refuse the run at once did not).
+fn cli(args: &[&str], limit: Duration) -> (Output, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "stencil35d {} still ran after {limit:?}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A cavity checkpoint restarted as a sphere run, or as a cavity of another size, is refused
+/// naming both scenarios; the matching restart runs.
+#[test]
+fn cli_restart_refuses_another_scenario_or_geometry() {
+    let dir = temp_path("cli-restart");
+    let ckpt = dir.join("cavity.ckpt");
+    let (ckpt_s, out_s) = (ckpt.to_str().unwrap(), dir.join("out"));
+    let out_s = out_s.to_str().unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let limit = Duration::from_secs(120);
+    let base = ["--steps", "4", "--no-vti", "--out", out_s, "--threads", "1"];
+    let args = |scenario: &str, size: &str, extra: &[&str]| {
+        let mut a = vec!["run", scenario, "--size", size];
+        a.extend_from_slice(&base);
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let call = |a: Vec<String>| cli(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>(), limit).0;
+    let first = call(args("cavity", "10", &["--checkpoint", ckpt_s]));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let sphere = call(args("sphere", "10", &["--restart", ckpt_s]));
+    assert!(!sphere.status.success());
+    let text = stderr(&sphere);
+    assert!(
+        text.contains("scenario 'cavity' 10x10x10") && text.contains("scenario 'sphere'"),
+        "{text}"
+    );
+    let resized = call(args("cavity", "12", &["--restart", ckpt_s]));
+    assert!(!resized.status.success());
+    let text = stderr(&resized);
+    assert!(
+        text.contains("'cavity' 10x10x10") && text.contains("'cavity' 12x12x12"),
+        "{text}"
+    );
+    let same = call(args("cavity", "10", &["--restart", ckpt_s]));
+    assert!(same.status.success(), "{}", stderr(&same));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Refused at once, not after a billion steps: the tool must exit within the limit.
+#[test]
+fn cli_unwritable_checkpoint_is_refused_before_any_step() {
+    let path = "/nonexistent-stencil35d/dir/x.ckpt";
+    let (out, took) = cli(
+        &[
+            "run",
+            "cavity",
+            "--size",
+            "10",
+            "--steps",
+            "1000000000",
+            "--no-vti",
+            "--threads",
+            "1",
+            "--checkpoint",
+            path,
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(
+        text.contains(path) && text.contains("does not exist"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("restarting") && !text.contains("choice:"),
+        "{text}"
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+/// An output directory that exists but takes no files (`/proc` refuses new files even to
+/// root) is refused at once, for a flow scenario and for heat.
+#[cfg(target_os = "linux")]
+#[test]
+fn cli_unwritable_out_dir_is_refused_before_any_step() {
+    if !Path::new("/proc/self").exists() || std::fs::write("/proc/stencil35d-probe", b"").is_ok() {
+        eprintln!("skipped: /proc is not a read-only procfs here");
+        return;
+    }
+    for scenario in ["cavity", "heat"] {
+        let (out, took) = cli(
+            &[
+                "run",
+                scenario,
+                "--size",
+                "10",
+                "--steps",
+                "1000000000",
+                "--threads",
+                "1",
+                "--out",
+                "/proc",
+            ],
+            Duration::from_secs(20),
+        );
+        assert!(!out.status.success());
+        let text = stderr(&out);
+        assert!(
+            text.contains("cannot write the output directory /proc"),
+            "{scenario}: {text}"
+        );
+        assert!(took < Duration::from_secs(10), "{scenario}: took {took:?}");
+    }
+}
+
+#[test]
+fn cli_thread_counts() {
+    let limit = Duration::from_secs(60);
+    let (zero, _) = cli(&["plan", "--size", "16", "--threads", "0"], limit);
+    assert!(!zero.status.success());
+    assert!(stderr(&zero).contains("at least 1"), "{}", stderr(&zero));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let many = (2 * cores).to_string();
+    let (over, _) = cli(&["plan", "--size", "16", "--threads", &many], limit);
+    assert!(over.status.success(), "{}", stderr(&over));
+    let text = stderr(&over);
+    assert!(
+        text.contains("warning")
+            && text.contains(&format!("--threads {many}"))
+            && text.contains(&format!("{cores} logical cores")),
+        "{text}"
+    );
+    let (fits, _) = cli(&["plan", "--size", "16", "--threads", "1"], limit);
+    assert!(fits.status.success(), "{}", stderr(&fits));
+    assert!(!stderr(&fits).contains("warning"), "{}", stderr(&fits));
+}

@@ -36,6 +36,9 @@ pub struct Tuning {
     pub cache_dir: Option<PathBuf>,
     /// Never use a GPU, even where one is present.
     pub no_gpu: bool,
+    /// Host memory available to this process, bytes, instead of the system's figure
+    /// (`MemAvailable` and the cgroup limit) that grids, lattices and runs are checked against.
+    pub memory_bytes: Option<u64>,
     /// Build options of the GPU kernels.
     pub gpu: GpuTuning,
 }
@@ -112,6 +115,8 @@ knobs! {
         |t, v| t.cache_dir = Some(PathBuf::from(v));
     "no_gpu", "STENCIL35D_NO_GPU", "1: never use a GPU",
         |t, v| t.no_gpu = switch(v)?;
+    "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",
+        |t, v| t.memory_bytes = Some(positive_count(v)? as u64);
     "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
         |t, v| t.gpu.l2_ahead = Some(count(v)?);
     "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",

@@ -30,6 +30,7 @@ pub struct Solver {
     plan: Plan,
     workers: Workers,
     scratch: Scratch,
+    memory: Option<u64>,
 }
 
 impl Solver {
@@ -39,7 +40,16 @@ impl Solver {
             plan,
             workers: Workers::default(),
             scratch: Scratch::default(),
+            memory: None,
         }
+    }
+
+    /// Checks runs against `bytes` of available host memory instead of the system's figure
+    /// ([`crate::memory::available`]): a pretend machine for tests, or a share of this one
+    /// left to other work. Runs may take [`crate::memory::USABLE_SHARE`] of it.
+    pub fn available_memory(mut self, bytes: u64) -> Solver {
+        self.memory = Some(bytes);
+        self
     }
 
     /// The plan this solver runs.
@@ -52,7 +62,10 @@ impl Solver {
     /// Errors: a plan for another kernel, precision or size ([`Error::PlanMismatch`]), zero
     /// steps, non-finite input (nothing is computed and the data is untouched), or a value that
     /// becomes non-finite during the run ([`Error::NonFinite`]: the data then holds the last
-    /// finite state and the error says which step failed).
+    /// finite state and the error says which step failed). Before a run allocates its scratch
+    /// (a second grid or population copy, ring buffers, device buffers) the whole footprint is
+    /// checked against the memory available: [`Error::OutOfMemory`] or
+    /// [`Error::GpuOutOfMemory`] names the largest cube that fits, and nothing is allocated.
     pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
         S::advance(self, state, steps)
     }
@@ -65,6 +78,8 @@ impl Solver {
             workers: &mut self.workers,
             scratch: &mut self.scratch,
             steps,
+            memory: self.memory,
+            ring_bytes: ring_bytes(&self.plan),
         };
         let timing = dispatch::dispatch(target, &mut run)?;
         Ok(RunReport::new(
@@ -89,6 +104,16 @@ mod sealed {
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
+}
+
+/// Bytes of the blocked CPU engines' ring buffers: one working set per tile group (none for
+/// the other engines).
+fn ring_bytes(plan: &Plan) -> u64 {
+    if plan.engine() == crate::Engine::Blocked {
+        (plan.chosen().working_set as u64).saturating_mul(plan.tile_groups() as u64)
+    } else {
+        0
+    }
 }
 
 /// The stencil a plan for a grid must carry.

@@ -438,6 +438,37 @@ mod tests {
         }
     }
 
+    /// The device check leaves the reserve free, counts what the GPU holds already, and names
+    /// a cube that fits the whole footprint in the free memory and what is held.
+    #[test]
+    fn the_device_check_names_a_cube_that_fits() {
+        let run = Footprint::grids(DType::F32, 2).with_label("with its scratch on the GPU");
+        let dims = [512; 3];
+        let grid = Footprint::grids(DType::F32, 1).bytes(dims).unwrap();
+        let total = run.bytes(dims).unwrap();
+        assert!(run.check_device(dims, 0, total + GPU_RESERVE).is_ok());
+        assert!(run
+            .check_device(dims, grid, total - grid + GPU_RESERVE)
+            .is_ok());
+        let err = run.check_device(dims, grid, grid).unwrap_err();
+        let Error::GpuOutOfMemory {
+            largest_cube, free, ..
+        } = &err
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(*free as u64, 2 * grid, "{err}");
+        let budget = 2 * grid - GPU_RESERVE;
+        assert!(run.bytes([*largest_cube; 3]).unwrap() <= budget, "{err}");
+        assert!(run.bytes([largest_cube + 1; 3]).unwrap() > budget, "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("512³ f32 grid with its scratch on the GPU"),
+            "{msg}"
+        );
+        assert!(msg.contains(&format!("fits is {largest_cube}³")), "{msg}");
+    }
+
     #[test]
     fn sizes_read_well() {
         assert_eq!(format_dims([1500; 3]), "1500³");

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::memory::{format_bytes, USABLE_SHARE};
+
 /// Errors returned by planning, solving and I/O.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -70,13 +72,40 @@ pub enum Error {
     #[error("no usable GPU: {0}")]
     NoGpu(String),
 
-    /// The GPU does not have the memory a run needs.
-    #[error("GPU out of memory: this run needs {needed} MiB of device memory, {free} MiB are free", needed = needed >> 20, free = free >> 20)]
+    /// The host does not have the memory a grid, a lattice or a run needs; nothing was
+    /// allocated. `needed` and `available` count what the run already holds on both sides.
+    #[error(
+        "out of memory: {what} needs {need}, {have} are available (a run may take {share}%): \
+         {fits}",
+        need = format_bytes(*needed), have = format_bytes(*available),
+        share = (USABLE_SHARE * 100.0).round(), fits = fits(*largest_cube)
+    )]
+    OutOfMemory {
+        /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+        /// The edge of the largest cube of the same kind that fits (0: none).
+        largest_cube: usize,
+    },
+
+    /// The GPU does not have the memory a run needs; nothing was allocated there.
+    #[error(
+        "GPU out of memory: {what} needs {need} of device memory, {have} are free: {fits}",
+        need = format_bytes(*needed as u64), have = format_bytes(*free as u64),
+        fits = fits(*largest_cube)
+    )]
     GpuOutOfMemory {
+        /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
+        what: String,
         /// Bytes needed.
         needed: usize,
-        /// Bytes free on the device.
+        /// Bytes free on the device (with what the run already holds there).
         free: usize,
+        /// The edge of the largest cube of the same kind that fits (0: none).
+        largest_cube: usize,
     },
 
     /// A CUDA driver or NVRTC call failed.
@@ -136,6 +165,14 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The end of an out-of-memory message: the largest cube that fits.
+fn fits(largest_cube: usize) -> String {
+    match largest_cube {
+        0 => "not even a 1³ one fits".into(),
+        n => format!("the largest cube that fits is {n}³"),
     }
 }
 

@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::finite::{all_finite, first_bad_plane};
+use crate::memory::Footprint;
 use crate::{Error, Real, Result};
 
 /// A dense 3D grid of `T` with padded, aligned rows.
@@ -39,18 +40,38 @@ pub(crate) fn padded_stride<T>(len: usize) -> usize {
     stride
 }
 
+/// Row stride, plane stride and length in elements of a grid of `T` with dimensions `dims`;
+/// `None` when the size overflows. The one formula for allocations and memory checks.
+pub(crate) fn grid_strides<T>(dims: [usize; 3]) -> Option<(usize, usize, usize)> {
+    let pitch = padded_stride::<T>(dims[0]);
+    let plane = padded_stride::<T>(pitch.checked_mul(dims[1])?);
+    let len = plane.checked_mul(dims[2])?;
+    Some((pitch, plane, len))
+}
+
 impl<T: Real> Grid<T> {
     /// A grid of zeros with dimensions `[nx, ny, nz]`.
+    ///
+    /// Errors: zero dimensions, a size beyond the address space, and
+    /// [`Error::OutOfMemory`] when the grid would take more than
+    /// [`crate::memory::USABLE_SHARE`] of the memory available (checked from 64 MiB on, or
+    /// always against the `memory_bytes` tuning knob).
     pub fn new(dims: [usize; 3]) -> Result<Self> {
+        Footprint::grids(T::DTYPE, 1).check_allocation(dims)?;
+        Self::unchecked(dims)
+    }
+
+    /// A grid of zeros, allocated without asking whether memory is available (callers that
+    /// checked a larger footprint already). Errors: zero dimensions, a size beyond the address
+    /// space, a failed allocation.
+    pub(crate) fn unchecked(dims: [usize; 3]) -> Result<Self> {
         if dims.contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "grid dimensions must be positive, got {}x{}x{}",
                 dims[0], dims[1], dims[2]
             )));
         }
-        let pitch = padded_stride::<T>(dims[0]);
-        let plane = padded_stride::<T>(pitch.checked_mul(dims[1]).ok_or_else(|| too_large(dims))?);
-        let len = plane.checked_mul(dims[2]).ok_or_else(|| too_large(dims))?;
+        let (pitch, plane, len) = grid_strides::<T>(dims).ok_or_else(|| too_large(dims))?;
         let data = AlignedBuf::zeroed(len).ok_or_else(|| too_large(dims))?;
         Ok(Self {
             dims,

@@ -37,6 +37,7 @@ mod finite;
 pub mod gpu;
 mod grid;
 pub mod lbm;
+pub mod memory;
 pub mod output;
 pub mod perf;
 pub mod plan;

@@ -39,6 +39,9 @@ pub struct Tuning {
     /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
     /// has; a higher one than that is capped to it).
     pub isa: Option<crate::Level>,
+    /// Host memory available to this process, bytes, instead of the system's figure
+    /// (`MemAvailable` and the cgroup limit) that grids, lattices and runs are checked against.
+    pub memory_bytes: Option<u64>,
     /// Build options of the GPU kernels.
     pub gpu: GpuTuning,
 }
@@ -117,6 +120,8 @@ knobs! {
         |t, v| t.no_gpu = switch(v)?;
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
+    "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",
+        |t, v| t.memory_bytes = Some(positive_count(v)? as u64);
     "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
         |t, v| t.gpu.l2_ahead = Some(count(v)?);
     "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",

@@ -5,6 +5,7 @@ use cudarc::driver::CudaSlice;
 
 use super::device::gpu;
 use super::stencil::{ensure_memory, gpu_err, Layout};
+use crate::memory::Footprint;
 use crate::{Error, Grid, Real, Result};
 
 /// A grid resident in device memory, with the host grid's layout.
@@ -40,7 +41,7 @@ impl<T: Real> DeviceGrid<T> {
             pitch: grid.pitch(),
             plane: grid.plane_stride(),
         };
-        ensure_memory(gpu, layout.len() * std::mem::size_of::<T>())?;
+        ensure_memory(gpu, &Footprint::grids(T::DTYPE, 1), layout.dims, 0)?;
         let data = gpu.stream.clone_htod(grid.storage()).map_err(gpu_err)?;
         Ok(DeviceGrid { layout, data })
     }

@@ -37,6 +37,7 @@ use crate::engine::Engine;
 use crate::lbm::{
     neighbour, Cell, Lattice, Populations, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES, WEIGHTS,
 };
+use crate::memory::Footprint;
 use crate::tuning::Tuning;
 use crate::{Error, Real, Result};
 
@@ -66,8 +67,14 @@ impl<T: Real> LbmBuffers<T> {
     pub(crate) fn new(gpu: &Gpu, lat: &Lattice<T>, in_place: bool) -> Result<Self> {
         let len = lat.pop.storage().len();
         let cells = lat.layout().cells_len();
-        let copies = if in_place { 1 } else { 2 };
-        ensure_memory(gpu, copies * len * std::mem::size_of::<T>() + 2 * cells)?;
+        let (copies, label) = if in_place {
+            (1, "on the GPU, in place")
+        } else {
+            (2, "with its second copy on the GPU")
+        };
+        // Populations, node classes and flags; the one-word flag fits in the reserve.
+        let need = Footprint::lattice(T::DTYPE, copies, 2).with_label(label);
+        ensure_memory(gpu, &need, lat.dims(), 0)?;
         let alloc = |n| gpu.stream.alloc_zeros::<T>(n).map_err(gpu_err);
         Ok(LbmBuffers {
             dims: lat.dims(),

@@ -11,6 +11,7 @@ use super::compile::Kernel;
 use super::device::Gpu;
 use super::source::{stencil_source, BlockedShape};
 use crate::engine::{Engine, EngineParams, LaunchShape};
+use crate::memory::Footprint;
 use crate::{Error, Real, Result, Stencil};
 
 /// Where the cells are: dimensions and the padded row and plane strides (the host grid's).
@@ -37,25 +38,39 @@ pub(crate) struct Scratch<T> {
 
 impl<T: Real> Scratch<T> {
     /// Allocates scratch for `layout`, failing with [`Error::GpuOutOfMemory`] when the device
-    /// lacks the memory (`extra` bytes are needed besides it).
-    pub(crate) fn new(gpu: &Gpu, layout: Layout, extra: usize) -> Result<Self> {
-        ensure_memory(gpu, layout.len() * std::mem::size_of::<T>() + extra)?;
+    /// lacks the memory for it and the state: `state_on_device` says whether the state is there
+    /// already (a [`crate::gpu::DeviceGrid`]) or is uploaded next to it (a host grid).
+    pub(crate) fn new(gpu: &Gpu, layout: Layout, state_on_device: bool) -> Result<Self> {
+        let grid = Footprint::grids(T::DTYPE, 1);
+        let held = if state_on_device {
+            grid.bytes(layout.dims).unwrap_or(0)
+        } else {
+            0
+        };
+        let need = Footprint::grids(T::DTYPE, 2)
+            .plus(FLAG_BYTES)
+            .with_label("with its scratch on the GPU");
+        ensure_memory(gpu, &need, layout.dims, held)?;
         let next = gpu.stream.alloc_zeros::<T>(layout.len()).map_err(gpu_err)?;
         let flag = gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?;
         Ok(Scratch { layout, next, flag })
     }
 }
 
-/// Fails when `bytes` more device memory would not fit (with a 64 MiB margin).
-pub(crate) fn ensure_memory(gpu: &Gpu, bytes: usize) -> Result<()> {
+/// Bytes of the device's non-finite flag.
+const FLAG_BYTES: u64 = std::mem::size_of::<i32>() as u64;
+
+/// Fails with [`Error::GpuOutOfMemory`], naming the largest cube that fits, when `need` for
+/// `dims` does not fit in the device's free memory, `held` bytes of it being there already
+/// (and [`crate::memory::GPU_RESERVE`] left free).
+pub(crate) fn ensure_memory(
+    gpu: &Gpu,
+    need: &Footprint,
+    dims: [usize; 3],
+    held: u64,
+) -> Result<()> {
     let (free, _) = gpu.ctx.mem_get_info().map_err(gpu_err)?;
-    if bytes + (64 << 20) > free {
-        return Err(Error::GpuOutOfMemory {
-            needed: bytes,
-            free,
-        });
-    }
-    Ok(())
+    need.check_device(dims, held, free as u64)
 }
 
 pub(crate) fn gpu_err(e: impl std::fmt::Display) -> Error {

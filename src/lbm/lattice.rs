@@ -8,7 +8,13 @@ use super::model::{equilibrium, Q, VELOCITIES};
 use super::physics::Physics;
 use super::populations::{Layout, Populations};
 use super::shapes::{Axis, Face, Shape};
+use crate::memory::Footprint;
 use crate::{Error, Grid, Real, Result};
+
+/// Bytes per node of a lattice besides its populations: the flag.
+pub(crate) const FLAG_BYTES: u64 = 1;
+/// Bytes per node of the node classes and bounce-back links the engines derive.
+pub(crate) const CLASS_BYTES: u64 = 5;
 
 /// A D3Q19 lattice-Boltzmann state, in `f32` or `f64`.
 ///
@@ -48,9 +54,13 @@ pub struct Lattice<T: Real> {
 impl<T: Real> Lattice<T> {
     /// A lattice of `dims` fluid nodes at rest with density 1, no periodic axis.
     ///
-    /// Errors: zero or too large dimensions, physics [`Physics::validate`] rejects.
+    /// Errors: zero or too large dimensions, physics [`Physics::validate`] rejects, and
+    /// [`Error::OutOfMemory`] when the populations and flags would take more than
+    /// [`crate::memory::USABLE_SHARE`] of the memory available (checked as for
+    /// [`Grid::new`]).
     pub fn new(dims: [usize; 3], physics: Physics) -> Result<Self> {
         physics.validate()?;
+        Footprint::lattice(T::DTYPE, 1, FLAG_BYTES).check_allocation(dims)?;
         let mut pop = Populations::new(dims)?;
         let layout = *pop.layout();
         let feq = equilibrium(1.0, [0.0; 3]);
@@ -435,6 +445,16 @@ impl<T: Real> Lattice<T> {
                 self.periodic,
             ));
         }
+    }
+
+    /// Whether the node classes and links are built (what [`Lattice::prepare`] allocates).
+    pub(crate) fn has_classes(&self) -> bool {
+        self.derived.is_some()
+    }
+
+    /// Bytes this lattice holds per node besides its populations.
+    pub(crate) fn node_bytes(&self) -> u64 {
+        FLAG_BYTES + if self.has_classes() { CLASS_BYTES } else { 0 }
     }
 
     /// The node classes and links; [`Lattice::prepare`] must have run since the last change.

@@ -106,6 +106,7 @@ pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 
 pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
+pub(crate) use lattice::{CLASS_BYTES, FLAG_BYTES};
 pub(crate) use populations::{Layout, Populations};
 pub(crate) use rows::Z_CLASS_SIZES;
 

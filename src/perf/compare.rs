@@ -404,6 +404,7 @@ fn note(e: &Error) -> String {
         Error::NoGpu(_)
         | Error::PlanMismatch(_)
         | Error::InvalidPlan(_)
+        | Error::OutOfMemory { .. }
         | Error::GpuOutOfMemory { .. } => format!("not available: {e}"),
         _ => format!("{FAILED}{e}"),
     }

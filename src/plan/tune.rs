@@ -157,7 +157,7 @@ fn time_all<T: Real>(
         pitch: host.pitch(),
         plane: host.plane_stride(),
     };
-    let mut scratch = Scratch::<T>::new(gpu, layout, layout.len() * std::mem::size_of::<T>())?;
+    let mut scratch = Scratch::<T>::new(gpu, layout, false)?;
     let mut cur = gpu.stream.clone_htod(host.storage()).map_err(gpu_err)?;
     let interior: f64 = dims
         .iter()

@@ -110,7 +110,11 @@ pub(crate) fn decide(plan: &Plan, measured: f64) -> (Option<Plan>, String) {
 /// switch to `alt`, and the sentence for the report.
 pub(crate) fn conclude(alt: &Plan, alt_mups: f64, base_mups: f64, why: &str) -> (bool, String) {
     let switch = alt_mups > base_mups * (1.0 + SWITCH_MARGIN);
-    let verdict = if switch { "switched to it" } else { "kept the plan" };
+    let verdict = if switch {
+        "switched to it"
+    } else {
+        "kept the plan"
+    };
     (
         switch,
         format!(
@@ -123,10 +127,7 @@ pub(crate) fn conclude(alt: &Plan, alt_mups: f64, base_mups: f64, why: &str) -> 
 /// "naive", or "blocked dim_t 4 tile 64x32".
 fn describe(c: &Candidate) -> String {
     match c.engine {
-        Engine::Blocked => format!(
-            "blocked dim_t {} tile {}x{}",
-            c.dim_t, c.tile[0], c.tile[1]
-        ),
+        Engine::Blocked => format!("blocked dim_t {} tile {}x{}", c.dim_t, c.tile[0], c.tile[1]),
         e => e.name().to_string(),
     }
 }
@@ -188,8 +189,15 @@ fn best_other(plan: &Plan, share: f64) -> Option<Candidate> {
             .max_by(|a, b| a.predicted_mups.total_cmp(&b.predicted_mups))
             .cloned()
     };
-    let steps = |c: &Candidate| if c.engine == Engine::Naive { 1 } else { c.dim_t };
-    fastest(&|c| c.engine != chosen.engine || steps(c) != steps(chosen)).or_else(|| fastest(&|_| true))
+    let steps = |c: &Candidate| {
+        if c.engine == Engine::Naive {
+            1
+        } else {
+            c.dim_t
+        }
+    };
+    fastest(&|c| c.engine != chosen.engine || steps(c) != steps(chosen))
+        .or_else(|| fastest(&|_| true))
 }
 
 /// The plan with candidate `c`'s engine, `dim_t` and tile.

@@ -35,6 +35,21 @@ pub(crate) struct Run<'a> {
     pub(crate) workers: &'a mut Workers,
     pub(crate) scratch: &'a mut Scratch,
     pub(crate) steps: usize,
+    /// Available host memory to check against instead of the system's figure.
+    pub(crate) memory: Option<u64>,
+    /// Bytes of ring buffers the blocked CPU engines allocate.
+    pub(crate) ring_bytes: u64,
+}
+
+impl Run<'_> {
+    /// What a CPU run allocates besides its state, for error messages.
+    pub(crate) fn scratch_label(&self, second: &str) -> String {
+        if self.ring_bytes > 0 {
+            format!("with its {second} and ring buffers")
+        } else {
+            format!("with its {second}")
+        }
+    }
 }
 
 /// The engines a kind of state runs on. Each method advances the state by `run.steps` steps

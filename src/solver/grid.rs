@@ -11,6 +11,7 @@ use crate::cpu;
 use crate::engine::{Engine, EngineParams};
 use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, Scratch as GpuScratch};
 use crate::gpu::{self, DeviceGrid};
+use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Grid, Real, Result, RunReport, Stencil};
 
@@ -44,10 +45,18 @@ impl<T: Real> HostGrid<'_, T> {
     ) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.grid.dims();
+        let need = Footprint::grids(T::DTYPE, 2)
+            .plus(run.ring_bytes)
+            .with_label(run.scratch_label("scratch"));
+        let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
+        let memory = run.memory;
         let (stencil, grid, workers) = (&self.stencil, &mut *self.grid, &mut *run.workers);
         run.scratch.with(
             |s: &Grid<T>| s.dims() == dims,
-            || Grid::<T>::new(dims),
+            || {
+                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                Grid::<T>::unchecked(dims)
+            },
             |scratch| {
                 scratch.copy_boundary_from(grid, stencil.radius());
                 engine(stencil, workers, grid, scratch)
@@ -91,12 +100,11 @@ impl<T: Real> Engines for HostGrid<'_, T> {
             pitch: self.grid.pitch(),
             plane: self.grid.plane_stride(),
         };
-        let bytes = layout.len() * std::mem::size_of::<T>();
         let (params, steps) = (run.params, run.steps);
         run.scratch.with(
             |b: &HostRunBuffers<T>| b.scratch.layout == layout,
             || {
-                let scratch = GpuScratch::new(device, layout, bytes)?;
+                let scratch = GpuScratch::new(device, layout, false)?;
                 let cur = device
                     .stream
                     .alloc_zeros::<T>(layout.len())
@@ -200,7 +208,7 @@ impl<T: Real> Engines for OnDevice<'_, T> {
         let (params, steps) = (run.params, run.steps);
         run.scratch.with(
             |s: &GpuScratch<T>| s.layout == layout,
-            || GpuScratch::new(device, layout, 0),
+            || GpuScratch::new(device, layout, true),
             |scratch| {
                 let (outcome, compute) = timed_advance(
                     &self.stencil,

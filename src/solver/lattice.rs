@@ -6,6 +6,7 @@ use super::dispatch::{Engines, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
+use crate::memory::{Footprint, LATTICE_NODE_BYTES};
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
 
@@ -44,6 +45,13 @@ impl<T: Real> State for Lattice<T> {
 struct OnLattice<'a, T: Real>(&'a mut Lattice<T>);
 
 impl<T: Real> OnLattice<'_, T> {
+    /// Host bytes the lattice holds already: its populations, flags and any node classes.
+    fn held(&self, dims: [usize; 3]) -> u64 {
+        Footprint::lattice(T::DTYPE, 1, self.0.node_bytes())
+            .bytes(dims)
+            .unwrap_or(0)
+    }
+
     /// Runs a CPU engine with the solver's second population array, timed from before it is
     /// set up.
     fn on_cpu(
@@ -53,10 +61,18 @@ impl<T: Real> OnLattice<'_, T> {
     ) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.0.dims();
+        let need = Footprint::lattice(T::DTYPE, 2, LATTICE_NODE_BYTES)
+            .plus(run.ring_bytes)
+            .with_label(run.scratch_label("second copy"));
+        let held = self.held(dims);
+        let memory = run.memory;
         let (lat, workers) = (&mut *self.0, &mut *run.workers);
         run.scratch.with(
             |s: &Populations<T>| s.layout().dims == dims,
-            || Populations::<T>::new(dims),
+            || {
+                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                Populations::<T>::new(dims)
+            },
             |second| engine(workers, lat, second),
         )?;
         Ok(Timing::since(start))
@@ -89,10 +105,17 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
+        // On the host: the node classes, and for the in-place scheme a copy to download into.
+        let need = Footprint::lattice(T::DTYPE, 1 + u64::from(in_place), LATTICE_NODE_BYTES)
+            .with_label("for a GPU run");
+        let (held, memory) = (self.held(dims), run.memory);
         // Made from the lattice, so taken and kept by hand rather than through `with`.
         let mut buffers = run.scratch.take(
             |b: &LbmBuffers<T>| b.fits(dims, in_place),
-            || LbmBuffers::new(device, self.0, in_place),
+            || {
+                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                LbmBuffers::new(device, self.0, in_place)
+            },
         )?;
         let outcome = gpu::lbm::run(device, run.params.engine, self.0, &mut buffers, run.steps);
         run.scratch.keep(buffers);

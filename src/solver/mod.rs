@@ -39,6 +39,7 @@ pub struct Solver {
     workers: Workers,
     scratch: Scratch,
     check: Check,
+    memory: Option<u64>,
 }
 
 impl Solver {
@@ -49,7 +50,16 @@ impl Solver {
             plan,
             workers: Workers::default(),
             scratch: Scratch::default(),
+            memory: None,
         }
+    }
+
+    /// Checks runs against `bytes` of available host memory instead of the system's figure
+    /// ([`crate::memory::available`]): a pretend machine for tests, or a share of this one
+    /// left to other work. Runs may take [`crate::memory::USABLE_SHARE`] of it.
+    pub fn available_memory(mut self, bytes: u64) -> Solver {
+        self.memory = Some(bytes);
+        self
     }
 
     /// The plan this solver runs (after a switch, the configuration it switched to).
@@ -62,7 +72,10 @@ impl Solver {
     /// Errors: a plan for another kernel, precision or size ([`Error::PlanMismatch`]), zero
     /// steps, non-finite input (nothing is computed and the data is untouched), or a value that
     /// becomes non-finite during the run ([`Error::NonFinite`]: the data then holds the last
-    /// finite state and the error says which step failed).
+    /// finite state and the error says which step failed). Before a run allocates its scratch
+    /// (a second grid or population copy, ring buffers, device buffers) the whole footprint is
+    /// checked against the memory available: [`Error::OutOfMemory`] or
+    /// [`Error::GpuOutOfMemory`] names the largest cube that fits, and nothing is allocated.
     pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
         S::advance(self, state, steps)
     }
@@ -79,7 +92,14 @@ impl Solver {
             } else {
                 left
             };
-            let timing = self.run_segment(target, n).map_err(|e| e.after_steps(done))?;
+            let timing = match self.run_segment(target, n) {
+                // An alternative that does not fit is not tried; the plan runs on.
+                Err(Error::OutOfMemory { .. }) if matches!(self.check, Check::Trial { .. }) => {
+                    self.check = Check::Done;
+                    continue;
+                }
+                other => other.map_err(|e| e.after_steps(done))?,
+            };
             total.compute += timing.compute;
             total.transfer += timing.transfer;
             done += n;
@@ -103,11 +123,14 @@ impl Solver {
     /// Runs `steps` steps of the segment's plan on `target`.
     fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
         let params = self.segment_plan().engine_params();
+        let ring_bytes = ring_bytes(self.segment_plan());
         let mut run = Run {
             params: &params,
             workers: &mut self.workers,
             scratch: &mut self.scratch,
             steps,
+            memory: self.memory,
+            ring_bytes,
         };
         dispatch::dispatch(target, &mut run)
     }
@@ -163,6 +186,16 @@ mod sealed {
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
+}
+
+/// Bytes of the blocked CPU engines' ring buffers: one working set per tile group (none for
+/// the other engines).
+fn ring_bytes(plan: &Plan) -> u64 {
+    if plan.engine() == crate::Engine::Blocked {
+        (plan.chosen().working_set as u64).saturating_mul(plan.tile_groups() as u64)
+    } else {
+        0
+    }
 }
 
 /// The stencil a plan for a grid must carry.

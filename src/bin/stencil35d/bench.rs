@@ -6,6 +6,7 @@
 use clap::Args;
 use serde_json::json;
 use stencil35d::lbm::Lattice;
+use stencil35d::memory::{self, Footprint};
 use stencil35d::perf::time_runs;
 use stencil35d::{Engine, Error, Grid, Kernel, PlanBuilder, Real, RunReport, Solver, State};
 
@@ -83,6 +84,7 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     }
     let kernel = args.problem.kernel()?;
     let dims = args.problem.size.0;
+    bench_footprint(args, &kernel)?.check(dims, 0, memory::available())?;
     match kernel {
         Kernel::Lbm(_) => time_engines(
             args,
@@ -91,6 +93,32 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
         ),
         _ => time_engines(args, &kernel, Grid::<T>::random(dims, 0.0, 1.0, args.seed)?),
     }
+}
+
+/// What `bench` holds at its peak, checked before anything is allocated or planned: the
+/// input and the copy an engine runs on; with `--verify` the reference result and the copy
+/// checked against it; a second grid (population copy) for CPU engines, the reference and
+/// GPU lattice runs; and per lattice its flags and node classes.
+fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error> {
+    let engines = parse_engines(&args.engine)?;
+    let lattice = kernel.lbm().is_some();
+    let states: u64 = if args.verify { 4 } else { 2 };
+    let scratch = args.verify || lattice || engines.iter().any(|e| !e.is_gpu());
+    let mut held = vec!["input", "working copy"];
+    if args.verify {
+        held.extend(["reference result", "verified copy"]);
+    }
+    if scratch {
+        held.push("scratch");
+    }
+    let dtype = args.problem.dtype;
+    let arrays = states + u64::from(scratch);
+    let footprint = if lattice {
+        Footprint::lattice(dtype, arrays, states * memory::LATTICE_NODE_BYTES)
+    } else {
+        Footprint::grids(dtype, arrays)
+    };
+    Ok(footprint.with_label(format!("in bench ({})", held.join(", "))))
 }
 
 fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {

@@ -1,0 +1,479 @@
+//! Memory checked before it is taken. A grid, a lattice or a run that would not fit is refused
+//! with [`Error::OutOfMemory`] (host) or [`Error::GpuOutOfMemory`] (device) before anything is
+//! allocated, and the error names the largest cube that fits; without the check the kernel's
+//! OOM killer ends the process, often a minute into filling the data, with no message.
+//!
+//! A [`Footprint`] is what something holds as a function of its dimensions (whole grids or
+//! lattice copies, bytes per node, fixed buffers), from the same stride formulas the
+//! allocations use. [`available`] is the host memory this process may still take: Linux's
+//! `MemAvailable` capped by the cgroup's headroom, or the `memory_bytes` tuning knob; `None`
+//! where it is unknown, and then nothing is checked.
+
+use std::path::{Path, PathBuf};
+
+use crate::grid::grid_strides;
+use crate::lbm::{Layout, CLASS_BYTES, FLAG_BYTES, Q};
+use crate::tuning::Tuning;
+use crate::{DType, Error, Result};
+
+/// Share of the available host memory a grid, a lattice or a run may take: the rest is left to
+/// the system, the page cache and other processes, and absorbs what the figure misses.
+pub const USABLE_SHARE: f64 = 0.9;
+
+/// Device memory left free on a GPU besides a run's buffers (the context, kernel modules and
+/// the driver's own allocations).
+pub const GPU_RESERVE: u64 = 64 << 20;
+
+/// Bytes per node a lattice holds besides its populations once it has run: its flag, node
+/// class and bounce-back links.
+pub const LATTICE_NODE_BYTES: u64 = FLAG_BYTES + CLASS_BYTES;
+
+/// Allocations smaller than this skip the check in the constructors when no figure is set:
+/// reading `/proc` costs more than they risk.
+const CHECK_FROM: u64 = 64 << 20;
+
+/// The kind of data a footprint counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Data {
+    /// [`crate::Grid`]s.
+    Grid,
+    /// D3Q19 lattices: an array is one copy of the 19 populations.
+    Lattice,
+}
+
+/// What a grid, a lattice or a run holds, as a function of its dimensions: `arrays` whole
+/// grids (or copies of a lattice's populations), `node_bytes` bytes per padded node (a lattice's
+/// flags, node classes and links), and `fixed` bytes whatever the size (ring buffers).
+///
+/// ```
+/// use stencil35d::memory::Footprint;
+/// use stencil35d::DType;
+/// let run = Footprint::grids(DType::F32, 2).with_label("with its scratch");
+/// let bytes = run.bytes([100, 100, 100]).unwrap();
+/// assert!(bytes >= 2 * 4 * 100 * 100 * 100);
+/// let n = run.largest_cube(bytes);
+/// assert!(n >= 100 && run.bytes([n + 1; 3]).unwrap() > bytes);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    data: Data,
+    dtype: DType,
+    arrays: u64,
+    node_bytes: u64,
+    fixed: u64,
+    label: String,
+}
+
+impl Footprint {
+    /// `count` grids of `dtype`.
+    pub fn grids(dtype: DType, count: u64) -> Footprint {
+        Footprint {
+            data: Data::Grid,
+            dtype,
+            arrays: count,
+            node_bytes: 0,
+            fixed: 0,
+            label: String::new(),
+        }
+    }
+
+    /// `copies` copies of a D3Q19 lattice's populations in `dtype`, and `node_bytes` bytes
+    /// per node besides (a lattice holds one flag byte per node, and once run five more: its
+    /// node class and bounce-back links).
+    pub fn lattice(dtype: DType, copies: u64, node_bytes: u64) -> Footprint {
+        Footprint {
+            data: Data::Lattice,
+            dtype,
+            arrays: copies,
+            node_bytes,
+            fixed: 0,
+            label: String::new(),
+        }
+    }
+
+    /// The same with `bytes` more whatever the size.
+    pub fn plus(mut self, bytes: u64) -> Footprint {
+        self.fixed = self.fixed.saturating_add(bytes);
+        self
+    }
+
+    /// The same, described in errors with `label` after the data (e.g. "with its scratch").
+    pub fn with_label(mut self, label: impl Into<String>) -> Footprint {
+        self.label = label.into();
+        self
+    }
+
+    /// Bytes held for `dims`; `None` when the size overflows the address space.
+    pub fn bytes(&self, dims: [usize; 3]) -> Option<u64> {
+        let (array, nodes) = self.array_and_nodes(dims)?;
+        self.arrays
+            .checked_mul(array)?
+            .checked_add(self.node_bytes.checked_mul(nodes)?)?
+            .checked_add(self.fixed)
+    }
+
+    /// Bytes of one array (a grid, or one copy of the populations) and padded nodes per array.
+    fn array_and_nodes(&self, dims: [usize; 3]) -> Option<(u64, u64)> {
+        match self.dtype {
+            DType::F32 => array_and_nodes::<f32>(self.data, dims),
+            DType::F64 => array_and_nodes::<f64>(self.data, dims),
+        }
+    }
+
+    /// The largest `n` whose `n³` footprint is at most `budget` bytes (0 when not even `1³`
+    /// fits). Footprints grow with every dimension, so a bisection finds it.
+    pub fn largest_cube(&self, budget: u64) -> usize {
+        let fits = |n: usize| self.bytes([n; 3]).is_some_and(|b| b <= budget);
+        if !fits(1) {
+            return 0;
+        }
+        // fits(lo) holds and fits(hi) does not: 2^22 cubed cells overflow any address space.
+        let (mut lo, mut hi) = (1usize, 1usize << 22);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// "a 1500³ f32 grid with its scratch".
+    pub fn describe(&self, dims: [usize; 3]) -> String {
+        let data = match self.data {
+            Data::Grid => "grid",
+            Data::Lattice => "D3Q19 lattice",
+        };
+        let mut s = format!("a {} {} {data}", format_dims(dims), self.dtype);
+        if !self.label.is_empty() {
+            s.push(' ');
+            s.push_str(&self.label);
+        }
+        s
+    }
+
+    /// Checks that the footprint for `dims` fits in host memory, `held` bytes of it being
+    /// allocated already: the rest must be at most [`USABLE_SHARE`] of `available` (the
+    /// figure now, which no longer counts what is held). `None` (unknown) passes. The error
+    /// counts the held bytes on both sides, and names the largest cube that fits from scratch.
+    pub fn check(&self, dims: [usize; 3], held: u64, available: Option<u64>) -> Result<()> {
+        let Some(available) = available else {
+            return Ok(());
+        };
+        let Some(total) = self.bytes(dims) else {
+            return Ok(()); // the allocation's own overflow check reports it
+        };
+        if total.saturating_sub(held) <= usable_host(available) {
+            return Ok(());
+        }
+        let whole = available.saturating_add(held);
+        Err(Error::OutOfMemory {
+            what: self.describe(dims),
+            needed: total,
+            available: whole,
+            largest_cube: self.largest_cube(usable_host(whole)),
+        })
+    }
+
+    /// Checks that the footprint for `dims` fits in the `free` bytes of a GPU, `held` bytes of
+    /// it being allocated there already, leaving [`GPU_RESERVE`] free.
+    pub fn check_device(&self, dims: [usize; 3], held: u64, free: u64) -> Result<()> {
+        let Some(total) = self.bytes(dims) else {
+            return Ok(());
+        };
+        if total.saturating_sub(held) <= free.saturating_sub(GPU_RESERVE) {
+            return Ok(());
+        }
+        let whole = free.saturating_add(held);
+        Err(Error::GpuOutOfMemory {
+            what: self.describe(dims),
+            needed: usize::try_from(total).unwrap_or(usize::MAX),
+            free: usize::try_from(whole).unwrap_or(usize::MAX),
+            largest_cube: self.largest_cube(whole.saturating_sub(GPU_RESERVE)),
+        })
+    }
+
+    /// The check a constructor makes before allocating the whole footprint: against the
+    /// `memory_bytes` knob when set, else against the system's figure for allocations from
+    /// 64 MiB on.
+    pub(crate) fn check_allocation(&self, dims: [usize; 3]) -> Result<()> {
+        let Some(bytes) = self.bytes(dims) else {
+            return Ok(());
+        };
+        let available = match Tuning::current().memory_bytes {
+            Some(set) => Some(set),
+            None if bytes < CHECK_FROM => None,
+            None => system_available(),
+        };
+        self.check(dims, 0, available)
+    }
+}
+
+/// Bytes of `budget` a check lets a footprint take.
+pub fn usable_host(available: u64) -> u64 {
+    (available as f64 * USABLE_SHARE) as u64
+}
+
+/// One array's bytes and padded nodes, with `T`'s strides.
+fn array_and_nodes<T>(data: Data, dims: [usize; 3]) -> Option<(u64, u64)> {
+    let size = std::mem::size_of::<T>();
+    let (elems, nodes) = match data {
+        Data::Grid => {
+            let (_, _, len) = grid_strides::<T>(dims)?;
+            (len, len)
+        }
+        Data::Lattice => {
+            let layout = Layout::new::<T>(dims).ok()?;
+            (layout.array.checked_mul(Q)?, layout.cells_len())
+        }
+    };
+    let bytes = elems.checked_mul(size)?;
+    Some((u64::try_from(bytes).ok()?, u64::try_from(nodes).ok()?))
+}
+
+/// `1500³` for a cube, else `1500x600x300`.
+pub(crate) fn format_dims([x, y, z]: [usize; 3]) -> String {
+    if x == y && y == z {
+        format!("{x}³")
+    } else {
+        format!("{x}x{y}x{z}")
+    }
+}
+
+/// Bytes in decimal units with one decimal: `27.0 GB`, `512.0 MB`, `12.3 kB`.
+pub(crate) fn format_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e12 {
+        format!("{:.1} TB", b / 1e12)
+    } else if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Host memory this process may still take, in bytes: the `memory_bytes` tuning knob when
+/// set, else [`system_available`].
+pub fn available() -> Option<u64> {
+    Tuning::current().memory_bytes.or_else(system_available)
+}
+
+/// The system's figure: Linux's `MemAvailable` (free memory plus what the kernel can reclaim
+/// without swapping), capped by the headroom of this process's memory cgroup and its parents
+/// (v2 `memory.max`, v1 `memory.limit_in_bytes`, less the usage without inactive file pages).
+/// `None` where it is unknown (other systems).
+pub fn system_available() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let mem = parse_meminfo(&meminfo)?;
+        let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        Some(
+            match cgroup_headroom(&cgroup, Path::new("/sys/fs/cgroup")) {
+                Some(room) => mem.min(room),
+                None => mem,
+            },
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn parse_meminfo(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// The smallest headroom (limit less usage) of the memory cgroups of this process and their
+/// parents under `root` (the cgroup mount), from `/proc/self/cgroup`'s `own` text; `None`
+/// when none sets a limit.
+fn cgroup_headroom(own: &str, root: &Path) -> Option<u64> {
+    let (base, path, v2) = cgroup_dir(own, root)?;
+    let mut dir = base.join(path.trim_start_matches('/'));
+    let mut room: Option<u64> = None;
+    loop {
+        if let Some(r) = headroom_in(&dir, v2) {
+            room = Some(room.map_or(r, |x| x.min(r)));
+        }
+        if dir == base || !dir.pop() || !dir.starts_with(&base) {
+            break;
+        }
+    }
+    room
+}
+
+/// The memory controller's mount and this process's path under it: the v1 `memory` hierarchy
+/// when there is one, else the v2 unified one (`0::/path`).
+fn cgroup_dir<'a>(own: &'a str, root: &Path) -> Option<(PathBuf, &'a str, bool)> {
+    let v1 = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    });
+    if let Some(path) = v1 {
+        return Some((root.join("memory"), path, false));
+    }
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let unified = root.join("unified");
+    let base = if unified.join("memory.max").exists() || !root.join("cgroup.controllers").exists() {
+        unified
+    } else {
+        root.to_path_buf()
+    };
+    Some((base, path, true))
+}
+
+/// Limit less usage (without inactive file pages, which the kernel reclaims first) of the
+/// cgroup in `dir`; `None` without a limit.
+fn headroom_in(dir: &Path, v2: bool) -> Option<u64> {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let (limit, usage, stat, inactive) = if v2 {
+        (
+            read("memory.max")?,
+            read("memory.current")?,
+            read("memory.stat"),
+            "inactive_file",
+        )
+    } else {
+        (
+            read("memory.limit_in_bytes")?,
+            read("memory.usage_in_bytes")?,
+            read("memory.stat"),
+            "total_inactive_file",
+        )
+    };
+    headroom(&limit, &usage, stat.as_deref().unwrap_or(""), inactive)
+}
+
+/// Limits at or above this are "no limit" (v1 writes 2^63 rounded down to a page).
+const NO_LIMIT: u64 = 1 << 60;
+
+/// `limit − (usage − inactive)` from the files' texts; `None` for `max` or no limit.
+fn headroom(limit: &str, usage: &str, stat: &str, inactive_key: &str) -> Option<u64> {
+    let limit: u64 = limit.trim().parse().ok().filter(|&l| l < NO_LIMIT)?;
+    let usage: u64 = usage.trim().parse().ok()?;
+    let inactive = stat
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == inactive_key).then(|| v.trim().parse::<u64>().ok())?
+        })
+        .unwrap_or(0);
+    Some(limit.saturating_sub(usage.saturating_sub(inactive)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_gives_available_bytes() {
+        let text = "MemTotal:       24684092 kB\nMemFree:        22130492 kB\n\
+                    MemAvailable:   24155308 kB\nCached:          2175480 kB\n";
+        assert_eq!(parse_meminfo(text), Some(24155308 * 1024));
+        assert_eq!(parse_meminfo("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn headroom_is_limit_less_working_set() {
+        let stat = "anon 100\ninactive_file 300\nactive_file 5\n";
+        assert_eq!(
+            headroom("1000\n", "600\n", stat, "inactive_file"),
+            Some(700)
+        );
+        assert_eq!(headroom("max\n", "600\n", stat, "inactive_file"), None);
+        assert_eq!(
+            headroom("9223372036854771712\n", "1\n", "", "total_inactive_file"),
+            None,
+            "v1's 'no limit'"
+        );
+        assert_eq!(headroom("100", "600", "", "inactive_file"), Some(0));
+    }
+
+    /// A v2 hierarchy with a limit on the parent of the process's cgroup, and a v1 one with a
+    /// limit on the process's own.
+    #[test]
+    fn cgroup_limits_are_found_up_the_hierarchy() {
+        let root = std::env::temp_dir().join(format!("stencil35d-cg-{}", std::process::id()));
+        let job = root.join("v2/jobs/one");
+        std::fs::create_dir_all(&job).unwrap();
+        std::fs::write(root.join("v2/cgroup.controllers"), "memory\n").unwrap();
+        std::fs::write(root.join("v2/jobs/memory.max"), "5000\n").unwrap();
+        std::fs::write(root.join("v2/jobs/memory.current"), "1000\n").unwrap();
+        std::fs::write(job.join("memory.max"), "max\n").unwrap();
+        std::fs::write(job.join("memory.current"), "800\n").unwrap();
+        assert_eq!(
+            cgroup_headroom("0::/jobs/one\n", &root.join("v2")),
+            Some(4000)
+        );
+        assert_eq!(cgroup_headroom("0::/\n", &root.join("v2")), None);
+
+        let v1 = root.join("v1/memory/p/q");
+        std::fs::create_dir_all(&v1).unwrap();
+        std::fs::write(v1.join("memory.limit_in_bytes"), "2000\n").unwrap();
+        std::fs::write(v1.join("memory.usage_in_bytes"), "1500\n").unwrap();
+        std::fs::write(v1.join("memory.stat"), "total_inactive_file 400\n").unwrap();
+        let own = "9:name=systemd:/\n4:memory:/p/q\n0::/\n";
+        assert_eq!(cgroup_headroom(own, &root.join("v1")), Some(900));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_system_figure_is_plausible_here() {
+        if let Some(bytes) = system_available() {
+            assert!(bytes > 0);
+        }
+    }
+
+    /// The device check leaves the reserve free, counts what the GPU holds already, and names
+    /// a cube that fits the whole footprint in the free memory and what is held.
+    #[test]
+    fn the_device_check_names_a_cube_that_fits() {
+        let run = Footprint::grids(DType::F32, 2).with_label("with its scratch on the GPU");
+        let dims = [512; 3];
+        let grid = Footprint::grids(DType::F32, 1).bytes(dims).unwrap();
+        let total = run.bytes(dims).unwrap();
+        assert!(run.check_device(dims, 0, total + GPU_RESERVE).is_ok());
+        assert!(run
+            .check_device(dims, grid, total - grid + GPU_RESERVE)
+            .is_ok());
+        let err = run.check_device(dims, grid, grid).unwrap_err();
+        let Error::GpuOutOfMemory {
+            largest_cube, free, ..
+        } = &err
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(*free as u64, 2 * grid, "{err}");
+        let budget = 2 * grid - GPU_RESERVE;
+        assert!(run.bytes([*largest_cube; 3]).unwrap() <= budget, "{err}");
+        assert!(run.bytes([largest_cube + 1; 3]).unwrap() > budget, "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("512³ f32 grid with its scratch on the GPU"),
+            "{msg}"
+        );
+        assert!(msg.contains(&format!("fits is {largest_cube}³")), "{msg}");
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(format_dims([1500; 3]), "1500³");
+        assert_eq!(format_dims([10, 20, 30]), "10x20x30");
+        assert_eq!(format_bytes(27_040_000_000), "27.0 GB");
+        assert_eq!(format_bytes(999), "999 B");
+    }
+}

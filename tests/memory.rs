@@ -1,0 +1,279 @@
+//! Memory is checked before it is taken: a grid, a lattice, a run or `stencil35d bench` that
+//! would not fit in the memory available gets [`Error::OutOfMemory`] naming the largest cube
+//! that fits, before anything is allocated; one that fits runs. The figures are injected
+//! (`Solver::available_memory`, the `memory_bytes` knob), so the outcome does not depend on
+//! this machine's memory.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use stencil35d::lbm::{Cell, Face, Lattice, LbmKernel, Physics};
+use stencil35d::memory::{self, Footprint, LATTICE_NODE_BYTES};
+use stencil35d::{DType, Engine, Error, Grid, PlanBuilder, Solver, Stencil};
+
+const MIB: u64 = 1 << 20;
+
+/// The footprints the library checks, in both precisions.
+fn footprints() -> Vec<Footprint> {
+    let mut all = Vec::new();
+    for dtype in [DType::F32, DType::F64] {
+        all.push(Footprint::grids(dtype, 1));
+        all.push(Footprint::grids(dtype, 2).plus(3 * MIB));
+        all.push(Footprint::lattice(dtype, 2, LATTICE_NODE_BYTES));
+        all.push(Footprint::lattice(dtype, 1, 1));
+    }
+    all
+}
+
+#[test]
+fn the_largest_cube_fits_and_one_more_does_not() {
+    for f in footprints() {
+        for budget in [16 * MIB, 1 << 30, 21_300_000_000, 1 << 40] {
+            let n = f.largest_cube(budget);
+            assert!(n > 0, "{f:?} within {budget}");
+            assert!(f.bytes([n; 3]).unwrap() <= budget, "{f:?}: {n}³ > {budget}");
+            assert!(f.bytes([n + 1; 3]).unwrap() > budget, "{f:?}: {}³", n + 1);
+        }
+        assert_eq!(f.largest_cube(0), 0, "nothing fits in no memory");
+    }
+}
+
+/// A 1500³ f32 grid with its scratch: about 27 GB, as the byte formula of the grid gives.
+#[test]
+fn a_large_grid_run_needs_what_its_two_grids_take() {
+    let run = Footprint::grids(DType::F32, 2);
+    let bytes = run.bytes([1500; 3]).unwrap();
+    assert!((27.0e9..27.2e9).contains(&(bytes as f64)), "{bytes}");
+    let err = run.check([1500; 3], 0, Some(21_300_000_000)).unwrap_err();
+    let Error::OutOfMemory { largest_cube, .. } = err else {
+        panic!("{err}")
+    };
+    let usable = memory::usable_host(21_300_000_000);
+    assert!(run.bytes([largest_cube; 3]).unwrap() <= usable);
+    assert!(run.bytes([largest_cube + 1; 3]).unwrap() > usable);
+    assert!(
+        run.check([1500; 3], 0, None).is_ok(),
+        "unknown memory is not checked"
+    );
+}
+
+fn naive_plan(dims: [usize; 3], dtype: DType) -> stencil35d::Plan {
+    PlanBuilder::new(Stencil::seven_point(0.4, 0.1), dtype, dims)
+        .engine(Engine::Naive)
+        .threads(1)
+        .build()
+        .unwrap()
+}
+
+/// The largest cube the error names must fit the same run from scratch.
+fn assert_names_a_fitting_cube(err: &Error, need: &Footprint, dims: [usize; 3], held: u64) {
+    let Error::OutOfMemory {
+        largest_cube,
+        available,
+        needed,
+        ..
+    } = err
+    else {
+        panic!("expected OutOfMemory, got {err}");
+    };
+    assert_eq!(*needed, need.bytes(dims).unwrap(), "{err}");
+    let n = *largest_cube;
+    assert!(n > 0 && n < dims[0], "{err}");
+    let usable = memory::usable_host(*available);
+    assert!(need.bytes([n; 3]).unwrap() <= usable, "{err}");
+    assert!(need.bytes([n + 1; 3]).unwrap() > usable, "{err}");
+    assert!(*available >= held, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("the largest cube that fits is {n}³")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_grid_run_that_does_not_fit_is_refused_and_one_that_fits_runs() {
+    let dims = [128; 3];
+    let grid = Grid::<f32>::random(dims, 0.0, 1.0, 3).unwrap();
+    let held = Footprint::grids(DType::F32, 1).bytes(dims).unwrap();
+    // 8 MiB free besides the grid: its 8.4 MB scratch is more than 90% of that.
+    let mut state = grid.clone();
+    let err = Solver::new(naive_plan(dims, DType::F32))
+        .available_memory(8 * MIB)
+        .run(&mut state, 2)
+        .unwrap_err();
+    assert_names_a_fitting_cube(&err, &Footprint::grids(DType::F32, 2), dims, held);
+    assert!(
+        err.to_string().contains("128³ f32 grid with its scratch"),
+        "{err}"
+    );
+    assert!(state == grid, "a refused run leaves the grid alone");
+
+    let mut fits = grid.clone();
+    Solver::new(naive_plan(dims, DType::F32))
+        .available_memory(10 * MIB)
+        .run(&mut fits, 2)
+        .unwrap();
+    let mut unchecked = grid.clone();
+    Solver::new(naive_plan(dims, DType::F32))
+        .run(&mut unchecked, 2)
+        .unwrap();
+    assert!(
+        fits == unchecked,
+        "a run that fits runs as without a figure"
+    );
+}
+
+#[test]
+fn a_blocked_run_counts_its_ring_buffers() {
+    let dims = [96, 96, 64];
+    let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F64, dims)
+        .engine(Engine::Blocked)
+        .threads(1)
+        .build()
+        .unwrap();
+    let rings = (plan.chosen().working_set * plan.tile_groups()) as u64;
+    let grid = Footprint::grids(DType::F64, 1).bytes(dims).unwrap();
+    let mut state = Grid::<f64>::random(dims, 0.0, 1.0, 5).unwrap();
+    // Room for the scratch grid but not for it and the rings.
+    let room = ((grid + rings / 2) as f64 / memory::USABLE_SHARE) as u64;
+    let err = Solver::new(plan.clone())
+        .available_memory(room)
+        .run(&mut state, 3)
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("ring buffers"), "{err}");
+    let room = ((grid + rings) as f64 / memory::USABLE_SHARE) as u64 + 1;
+    Solver::new(plan)
+        .available_memory(room)
+        .run(&mut state, 3)
+        .unwrap();
+}
+
+fn cavity(n: usize) -> Lattice<f32> {
+    let mut lat = Lattice::<f32>::new([n; 3], Physics::bgk(0.6)).unwrap();
+    for face in Face::ALL {
+        lat.set_face(face, Cell::Wall).unwrap();
+    }
+    lat
+}
+
+#[test]
+fn a_lattice_run_that_does_not_fit_is_refused_and_one_that_fits_runs() {
+    let dims = [32; 3];
+    let lat = cavity(32);
+    let plan = PlanBuilder::new(LbmKernel::of(&lat), DType::F32, dims)
+        .engine(Engine::Naive)
+        .threads(1)
+        .build()
+        .unwrap();
+    // Populations and flags are held; the second copy and the node classes are not.
+    let held = Footprint::lattice(DType::F32, 1, 1).bytes(dims).unwrap();
+    let need = Footprint::lattice(DType::F32, 2, LATTICE_NODE_BYTES);
+    let new = need.bytes(dims).unwrap() - held;
+    let mut state = lat.clone();
+    let err = Solver::new(plan.clone())
+        .available_memory(new)
+        .run(&mut state, 2)
+        .unwrap_err();
+    assert_names_a_fitting_cube(&err, &need, dims, held);
+    assert!(
+        err.to_string()
+            .contains("D3Q19 lattice with its second copy"),
+        "{err}"
+    );
+    assert_eq!(state.steps(), 0);
+
+    let room = (new as f64 / memory::USABLE_SHARE) as u64 + 1;
+    Solver::new(plan)
+        .available_memory(room)
+        .run(&mut state, 2)
+        .unwrap();
+    assert_eq!(state.steps(), 2);
+}
+
+/// Hundreds of terabytes pass the address-space check but no machine's memory: the
+/// constructors refuse them up front (where the system's figure is known).
+#[test]
+fn constructors_refuse_what_the_machine_cannot_hold() {
+    if memory::available().is_none() {
+        println!("skipped: no memory figure on this system");
+        return;
+    }
+    let err = Grid::<f32>::new([1 << 15, 1 << 15, 1 << 16]).unwrap_err();
+    assert!(
+        matches!(err, Error::OutOfMemory { largest_cube, .. } if largest_cube > 0),
+        "{err}"
+    );
+    let err = Lattice::<f64>::new([1 << 14; 3], Physics::bgk(0.6)).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("D3Q19 lattice"), "{err}");
+}
+
+/// Runs the CLI with `args`, killed after `limit`: its exit status, stderr and wall time.
+fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+        .args(args)
+        .env_remove("STENCIL35D_MEMORY_BYTES")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stderr, start.elapsed())
+}
+
+/// `bench --size 1500` on a machine with 1 GiB to spare fails at once, naming the size that
+/// fits its input, working copy and scratch, instead of being killed a minute into the run.
+#[test]
+fn bench_refuses_a_grid_that_does_not_fit_at_once() {
+    let limit = Duration::from_secs(10);
+    let (code, stderr, took) = cli(
+        &[
+            "--tune",
+            "memory_bytes=1073741824",
+            "bench",
+            "--size",
+            "1500",
+        ],
+        limit,
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
+    let n = Footprint::grids(DType::F32, 3).largest_cube(memory::usable_host(1 << 30));
+    assert!(
+        stderr.contains("1500³ f32 grid in bench")
+            && stderr.contains(&format!("the largest cube that fits is {n}³")),
+        "{stderr}"
+    );
+
+    let (code, stderr, took) = cli(
+        &[
+            "--tune",
+            "memory_bytes=1073741824",
+            "bench",
+            "--kernel",
+            "d3q19",
+            "--size",
+            "600",
+        ],
+        limit,
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
+    let n = Footprint::lattice(DType::F32, 3, 2 * LATTICE_NODE_BYTES)
+        .largest_cube(memory::usable_host(1 << 30));
+    assert!(
+        stderr.contains("600³ f32 D3Q19 lattice in bench")
+            && stderr.contains(&format!("the largest cube that fits is {n}³")),
+        "{stderr}"
+    );
+}

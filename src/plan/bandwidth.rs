@@ -1,10 +1,15 @@
 //! The memory-bandwidth probe: a short multi-threaded STREAM-style "scale" sweep (`b = s·a`, one
 //! read and one ordinary store per element, the same traffic pattern as a naive stencil sweep)
-//! over arrays several times larger than the last-level cache, best of a few repetitions.
+//! over arrays several times larger than the last-level cache, the median of a few repetitions
+//! (one repetition disturbed by other work does not move it).
 //!
 //! The result is cached on disk per boot (the key includes `/proc/sys/kernel/random/boot_id`),
-//! so CLI calls and test binaries after the first do not re-measure. Set
-//! `STENCIL35D_BANDWIDTH_GBS` to skip the probe, `STENCIL35D_CACHE_DIR` to move the cache.
+//! so CLI calls and test binaries after the first do not run the full probe. A cached figure
+//! is checked against one quick sweep (two repetitions, a few tens of milliseconds) in every
+//! process that reads it, and measured again in full where they disagree by more than
+//! [`REVALIDATE_DEVIATION`]: a figure measured under another load of the machine, or misread,
+//! would otherwise steer every plan of the boot. Set `STENCIL35D_BANDWIDTH_GBS` to skip the
+//! probe, `STENCIL35D_CACHE_DIR` to move the cache.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -14,31 +19,81 @@ use serde::{Deserialize, Serialize};
 use crate::tuning::Tuning;
 
 use super::contention::disturbed;
-use super::pinned::{fastest_span, on_pinned_threads};
+use super::pinned::{median_span, on_pinned_threads};
 
 /// Bandwidth of `threads` cores in GB/s and where it came from: `STENCIL35D_BANDWIDTH_GBS`,
 /// the cache, or a fresh measurement.
 pub(crate) fn measured_or_cached(threads: usize, llc_bytes: usize, refresh: bool) -> (f64, String) {
-    cached_measurement(
+    revalidated(
         (Tuning::current().bandwidth_gbs, "STENCIL35D_BANDWIDTH_GBS"),
         &cache_key(threads, llc_bytes),
         refresh,
-        || measure(threads, llc_bytes),
+        |reps| measure_reps(threads, llc_bytes, reps),
     )
 }
 
 /// Bandwidth of one core on its own in GB/s and where it came from:
 /// `STENCIL35D_CORE_BANDWIDTH_GBS`, the cache, or a fresh measurement.
 pub(crate) fn core_measured_or_cached(llc_bytes: usize, refresh: bool) -> (f64, String) {
-    cached_measurement(
+    revalidated(
         (
             Tuning::current().core_bandwidth_gbs,
             "STENCIL35D_CORE_BANDWIDTH_GBS",
         ),
         &cache_key(1, llc_bytes),
         refresh,
-        || measure(1, llc_bytes),
+        |reps| measure_reps(1, llc_bytes, reps),
     )
+}
+
+/// A cached figure further than this share from a quick sweep is measured again in full.
+pub(crate) const REVALIDATE_DEVIATION: f64 = 0.3;
+
+/// Timed repetitions of the full probe (after one warm-up).
+const FULL_REPS: usize = 5;
+
+/// Timed repetitions of the quick check of a cached figure.
+const QUICK_REPS: usize = 2;
+
+/// [`cached_measurement`] for a bandwidth, with `measure(reps)` timing `reps` repetitions: a
+/// cached figure is kept only if a quick measurement agrees with it.
+fn revalidated(
+    set: (Option<f64>, &str),
+    key: &str,
+    refresh: bool,
+    measure: impl Fn(usize) -> f64,
+) -> (f64, String) {
+    let (v, source) = cached_measurement(set, key, refresh, || measure(FULL_REPS));
+    if source != CACHED_SOURCE {
+        return (v, source);
+    }
+    let quick = measure(QUICK_REPS);
+    if keeps_cached(v, quick, disturbed()) {
+        return (v, source);
+    }
+    let (fresh, how) = cached_measurement(set, key, true, || measure(FULL_REPS));
+    let note = format!("{how}; the cached {v:.1} GB/s disagreed with a quick sweep ({quick:.1})");
+    (fresh, note)
+}
+
+/// Whether a cached figure stands after a quick measurement `quick`: it agrees within
+/// [`REVALIDATE_DEVIATION`], or the quick sweep was disturbed (then it proves nothing).
+fn keeps_cached(cached: f64, quick: f64, disturbed: bool) -> bool {
+    disturbed || (quick / cached - 1.0).abs() <= REVALIDATE_DEVIATION
+}
+
+/// The all-core bandwidth `bw` (from `source`), at most `cores` times one core's `core_bw`
+/// (with 10% for timing noise): n threads cannot stream faster than n times one thread, so a
+/// larger figure is a misreading (a cached figure from another state of the machine, a probe
+/// whose timer was disturbed). Unchanged when either is unknown or set by a knob.
+pub(crate) fn within_cores(bw: f64, source: String, core_bw: f64, cores: usize) -> (f64, String) {
+    let limit = 1.1 * cores as f64 * core_bw;
+    let measured = !source.starts_with("STENCIL35D_");
+    if measured && core_bw > 0.0 && bw > limit {
+        let note = format!("{source}; {bw:.1} GB/s capped at {cores} × one core's {core_bw:.1}");
+        return (limit, note);
+    }
+    (bw, source)
 }
 
 /// A probe's figure and where it came from: the tuning knob's value `set.0` (whose variable is
@@ -55,7 +110,7 @@ pub(crate) fn cached_measurement(
     }
     if !refresh {
         if let Some(v) = read_cache(key) {
-            return (v, "measured earlier this boot".into());
+            return (v, CACHED_SOURCE.into());
         }
     }
     let v = measure();
@@ -69,23 +124,31 @@ pub(crate) fn cached_measurement(
     (v, "measured".into())
 }
 
+/// The source of a figure read from the cache.
+pub(crate) const CACHED_SOURCE: &str = "measured earlier this boot";
+
 /// The source of a figure measured while probe threads waited for their cores: it serves this
 /// process only.
 pub(crate) const DISTURBED_SOURCE: &str = "measured while other work shared the cores; not cached";
 
 /// Measures the copy-scale bandwidth with `threads` threads pinned to the cores, each scaling
 /// its own pair of arrays (touched first by the thread that uses them, for NUMA placement);
-/// bytes read plus bytes written over the fastest of 5 timed repetitions, each spanning from
+/// bytes read plus bytes written over the median of 5 timed repetitions, each spanning from
 /// the first thread's start to the last one's end. More threads than cores share cores, which
 /// marks this process's probes disturbed (none of its figures are cached then).
 pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
+    measure_reps(threads, llc_bytes, FULL_REPS)
+}
+
+/// [`measure`] with `reps` timed repetitions.
+fn measure_reps(threads: usize, llc_bytes: usize, reps: usize) -> f64 {
     let bytes = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
     let threads = threads.max(1);
     let n = (bytes / std::mem::size_of::<f64>()).div_ceil(threads);
     let spans: Vec<Vec<(Instant, Instant)>> = on_pinned_threads(threads, |start| {
         let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
         let mut b = vec![1.0f64; n];
-        (0..6)
+        (0..=reps)
             .map(|rep| {
                 start.wait();
                 let t0 = Instant::now();
@@ -99,8 +162,8 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
             .collect()
     });
     // The first repetition warms up (page mappings, clocks) and is left out.
-    let best = fastest_span(&spans, 1..6).unwrap_or(f64::INFINITY);
-    (2 * n * threads * std::mem::size_of::<f64>()) as f64 / best / 1e9
+    let span = median_span(&spans, 1..reps + 1).unwrap_or(f64::INFINITY);
+    (2 * n * threads * std::mem::size_of::<f64>()) as f64 / span / 1e9
 }
 
 /// One cached measurement (this probe's bandwidth, or another probe's figure under its own key).
@@ -164,5 +227,34 @@ pub(crate) fn write_cache(key: &str, value: f64) {
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, &file);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_figure_stands_only_where_a_quick_sweep_agrees() {
+        assert!(keeps_cached(43.0, 44.5, false));
+        assert!(keeps_cached(43.0, 31.0, false));
+        // The figure this machine once cached for two threads, against fresh sweeps.
+        assert!(!keeps_cached(89.3, 43.9, false));
+        assert!(!keeps_cached(21.0, 43.9, false));
+        assert!(keeps_cached(89.3, 43.9, true));
+    }
+
+    #[test]
+    fn all_cores_cannot_outrun_each_core_alone() {
+        let (bw, note) = within_cores(89.3, "measured".into(), 30.0, 2);
+        assert_eq!(bw, 66.0);
+        assert!(note.contains("capped"), "{note}");
+        assert_eq!(within_cores(43.9, "measured".into(), 42.4, 2).0, 43.9);
+        // A knob's figure is the user's, and an unmeasured core figure limits nothing.
+        assert_eq!(
+            within_cores(89.3, "STENCIL35D_BANDWIDTH_GBS".into(), 30.0, 2).0,
+            89.3
+        );
+        assert_eq!(within_cores(89.3, "measured".into(), 0.0, 2).0, 89.3);
     }
 }

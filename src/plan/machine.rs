@@ -151,6 +151,8 @@ impl Machine {
         let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);
         let (core_bandwidth_gbs, core_bandwidth_source) =
             bandwidth::core_measured_or_cached(llc, refresh);
+        let (bandwidth_gbs, bandwidth_source) =
+            bandwidth::within_cores(bandwidth_gbs, bandwidth_source, core_bandwidth_gbs, cores);
         let mut m = Machine {
             cpu_model: read_cpu_model(),
             cores,

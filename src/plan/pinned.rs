@@ -42,6 +42,21 @@ pub(crate) fn on_pinned_threads<R: Send>(
 /// per repetition), in seconds: a repetition spans from the first thread's start to the last
 /// one's end, and the fastest counts (other tenants only ever slow a run down). `None` when no
 /// thread timed any of them.
+/// The median over repetitions `reps` of the span from the first thread's start to the last
+/// one's end: one repetition slowed or sped up by other work does not move it.
+pub(crate) fn median_span(spans: &[Vec<(Instant, Instant)>], reps: Range<usize>) -> Option<f64> {
+    let mut times: Vec<f64> = reps
+        .filter_map(|r| {
+            let t0 = spans.iter().filter_map(|s| s.get(r)).map(|s| s.0).min()?;
+            let t1 = spans.iter().filter_map(|s| s.get(r)).map(|s| s.1).max()?;
+            Some((t1 - t0).as_secs_f64())
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.get(times.len() / 2).copied()
+}
+
+/// The shortest span over repetitions `reps` (see [`median_span`]).
 pub(crate) fn fastest_span(spans: &[Vec<(Instant, Instant)>], reps: Range<usize>) -> Option<f64> {
     reps.filter_map(|r| {
         let t0 = spans.iter().filter_map(|s| s.get(r)).map(|s| s.0).min()?;

@@ -66,13 +66,13 @@ impl Check {
     }
 }
 
-/// Steps of one checked segment of `plan`: about [`SEGMENT_SECONDS`] by its prediction, at least
-/// two passes, in whole passes.
+/// Steps of one checked segment of `plan`: about [`SEGMENT_SECONDS`] by its prediction, in
+/// whole passes, two to eight of them (a prediction far too high must not stretch the segment
+/// that is to find that out over the whole run).
 pub(crate) fn segment_steps(plan: &Plan) -> usize {
     let step_seconds = plan.interior_cells() as f64 / (plan.predicted_mups().max(1e-3) * 1e6);
-    let steps = (SEGMENT_SECONDS / step_seconds).ceil() as usize;
-    let dim_t = plan.dim_t().max(1);
-    steps.max(2 * dim_t).div_ceil(dim_t) * dim_t
+    let passes = (SEGMENT_SECONDS / step_seconds / plan.dim_t().max(1) as f64).ceil();
+    passes.clamp(2.0, 8.0) as usize * plan.dim_t().max(1)
 }
 
 /// After a warm segment of `plan` ran at `measured` MUPS: the alternative to try, if any, and

@@ -1,0 +1,127 @@
+//! The solver's check of its plan against the run (`RunReport::adapted`), and the SIMD level a
+//! plan names. The check's decisions depend on timings, so these tests pin what does not: a
+//! plan predicted far from any real rate is always checked, a plan whose engine the user fixed
+//! never is, and checking (segments, trials, a switch) never changes the values computed or
+//! the step a blow-up is reported at.
+
+use stencil35d::{DType, Engine, Error, Grid, Level, Machine, PlanBuilder, Solver, Stencil};
+
+/// This machine with figures that predict rates a thousand times beyond any real one.
+fn absurd_machine() -> Machine {
+    let mut m = Machine::detect().clone();
+    m.freq_ghz *= 1000.0;
+    m.bandwidth_gbs *= 1000.0;
+    m.core_bandwidth_gbs *= 1000.0;
+    m
+}
+
+/// Runs `runs` runs of `steps` steps; returns the notes of the runs that concluded a check.
+fn run_notes(solver: &mut Solver, grid: &mut Grid<f32>, runs: usize, steps: usize) -> Vec<String> {
+    (0..runs)
+        .filter_map(|_| solver.run(grid, steps).unwrap().adapted)
+        .collect()
+}
+
+#[test]
+fn a_plan_far_from_its_measurement_is_checked_and_computes_the_same_values() {
+    let stencil = Stencil::seven_point(0.4, 0.1);
+    let dims = [97, 70, 45];
+    let input = Grid::<f32>::random(dims, 0.0, 1.0, 3).unwrap();
+    let plan = PlanBuilder::new(stencil.clone(), DType::F32, dims)
+        .machine(absurd_machine())
+        .build()
+        .unwrap();
+    assert!(matches!(plan.engine(), Engine::Naive | Engine::Blocked));
+    let mut grid = input.clone();
+    let mut solver = Solver::new(plan);
+    let notes = run_notes(&mut solver, &mut grid, 6, 8);
+    assert_eq!(notes.len(), 1, "one conclusion, in one run: {notes:?}");
+    assert!(notes[0].contains("predicted"), "{}", notes[0]);
+
+    let mut expected = input.clone();
+    let reference = PlanBuilder::new(stencil, DType::F32, dims)
+        .engine(Engine::Reference)
+        .build()
+        .unwrap();
+    Solver::new(reference).run(&mut expected, 48).unwrap();
+    // The fast engines fuse multiply-adds the reference rounds apart (and may sum in another
+    // order): 48 steps of a contraction keep that within a few f32 ulps of values below 1.
+    let err = grid.max_rel_diff(&expected).unwrap();
+    assert!(err <= 2e-5, "max rel err {err:e}");
+}
+
+#[test]
+fn a_plan_whose_engine_the_user_fixed_is_run_as_given() {
+    let stencil = Stencil::seven_point(0.4, 0.1);
+    let dims = [64, 48, 40];
+    for engine in [Engine::Naive, Engine::Blocked] {
+        let plan = PlanBuilder::new(stencil.clone(), DType::F32, dims)
+            .machine(absurd_machine())
+            .engine(engine)
+            .build()
+            .unwrap();
+        let (dim_t, tile) = (plan.dim_t(), plan.tile());
+        let mut grid = Grid::<f32>::random(dims, 0.0, 1.0, 5).unwrap();
+        let mut solver = Solver::new(plan);
+        assert!(run_notes(&mut solver, &mut grid, 4, 8).is_empty());
+        assert_eq!(solver.plan().engine(), engine);
+        assert_eq!((solver.plan().dim_t(), solver.plan().tile()), (dim_t, tile));
+    }
+}
+
+/// The step of a blow-up counts from the start of the run, across the check's segments (values
+/// grow 1.5-fold per step and overflow `f32` after about 200 steps, long after the check's
+/// segments of a few passes each).
+#[test]
+fn a_blow_up_during_the_check_names_the_step_of_the_run() {
+    let stencil = Stencil::seven_point(0.9, 0.1);
+    let dims = [40, 36, 30];
+    let input = Grid::<f32>::random(dims, 0.5, 1.0, 1).unwrap();
+    let blow_up = |builder: PlanBuilder| {
+        let mut grid = input.clone();
+        match Solver::new(builder.build().unwrap()).run(&mut grid, 1000) {
+            Err(Error::NonFinite { step, .. }) => (step, grid),
+            other => panic!("expected a blow-up, got {other:?}"),
+        }
+    };
+    let builder = PlanBuilder::new(stencil, DType::F32, dims);
+    let (fixed, fixed_grid) = blow_up(builder.clone().engine(Engine::Naive));
+    let (checked, checked_grid) = blow_up(builder.machine(absurd_machine()));
+    assert!(
+        fixed > 100,
+        "a blow-up after the check's segments: step {fixed}"
+    );
+    assert_eq!(checked, fixed);
+    assert_eq!(checked_grid.max_rel_diff(&fixed_grid).unwrap(), 0.0);
+}
+
+/// A plan capped at each level below the CPU's names that level and computes what the
+/// reference does; the base level on x86-64 rounds multiply-adds apart, so its results differ
+/// from a fused level's in the last bits.
+#[test]
+fn every_level_the_cpu_has_is_named_and_runs() {
+    let stencil = Stencil::twenty_seven_point(0.3, 0.05, 0.02, 0.01);
+    let dims = [53, 31, 22];
+    let input = Grid::<f64>::random(dims, 0.0, 1.0, 9).unwrap();
+    let mut expected = input.clone();
+    let reference = PlanBuilder::new(stencil.clone(), DType::F64, dims)
+        .engine(Engine::Reference)
+        .build()
+        .unwrap();
+    Solver::new(reference).run(&mut expected, 6).unwrap();
+    for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+        for engine in [Engine::Naive, Engine::Blocked] {
+            let plan = PlanBuilder::new(stencil.clone(), DType::F64, dims)
+                .engine(engine)
+                .isa(level)
+                .build()
+                .unwrap();
+            assert_eq!(plan.machine().isa, level);
+            assert!(plan.to_string().contains(level.name()), "{plan}");
+            let mut grid = input.clone();
+            Solver::new(plan).run(&mut grid, 6).unwrap();
+            let err = grid.max_rel_diff(&expected).unwrap();
+            assert!(err <= 1e-13, "{level} {engine:?}: max rel err {err:e}");
+        }
+    }
+}

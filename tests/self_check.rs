@@ -125,3 +125,33 @@ fn every_level_the_cpu_has_is_named_and_runs() {
         }
     }
 }
+
+/// A tile and `dim_t` the model rates far below its own choice are warned about; the
+/// planner's own choice, fixed by hand, is not (the 3.5D paper's recorded Core i7, so the
+/// ratings do not depend on this machine).
+#[test]
+fn a_shape_override_far_below_the_best_is_warned_about() {
+    let request = || {
+        PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [256, 256, 256])
+            .machine(Machine::paper_core_i7())
+            .engine(Engine::Blocked)
+    };
+    let own = request().build().unwrap();
+    assert!(own.warnings().is_empty(), "{:?}", own.warnings());
+    let same = request()
+        .dim_t(own.dim_t())
+        .tile(own.tile())
+        .build()
+        .unwrap();
+    assert!(same.warnings().is_empty(), "{:?}", same.warnings());
+    let poor = request().dim_t(16).tile([40, 40]).build().unwrap();
+    assert_eq!(poor.warnings().len(), 1);
+    assert!(
+        poor.warnings()[0].contains("less than half"),
+        "{:?}",
+        poor.warnings()
+    );
+    assert!(poor
+        .to_string()
+        .contains("warning: the model rates dim_t 16 tile 40x40"));
+}

@@ -75,7 +75,23 @@ impl PlanBuilder {
         };
         let gpu_info = self.gpu_info(described)?;
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
-        Ok(self.assemble(choice, machine, gpu_info))
+        let free = self.without_shape_overrides(&machine);
+        let mut plan = self.assemble(choice, machine, gpu_info);
+        plan.warnings = warnings(&plan, free);
+        Ok(plan)
+    }
+
+    /// The same request with the tile and `dim_t` (and tile groups, z chunks) left to the
+    /// planner, when the user fixed any of them: the plan to compare the user's with.
+    fn without_shape_overrides(&self, machine: &Machine) -> Option<Plan> {
+        let fixed = self.dim_t.is_some() || self.tile.is_some();
+        if !fixed || self.engine.is_some_and(|e| e.is_gpu()) {
+            return None;
+        }
+        let mut free = self.clone();
+        (free.dim_t, free.tile, free.tile_threads, free.z_chunks) = (None, None, None, None);
+        free.machine = Some(machine.clone());
+        free.build().ok()
     }
 
     /// In-place storage is for lattices on gpu-naive, which it picks when no engine is fixed.
@@ -218,8 +234,31 @@ impl PlanBuilder {
             machine,
             gpu: gpu.cloned(),
             in_place: self.in_place,
+            warnings: Vec::new(),
         }
     }
+}
+
+/// Where `plan`'s user-fixed choices are about to waste time: a tile or `dim_t` the model
+/// rates at less than half of `free` (the planner's own choice for the same request). More
+/// threads than cores are noted on the plan's choice line (and by the CLI).
+fn warnings(plan: &Plan, free: Option<Plan>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(free) = free {
+        let (mine, best) = (plan.predicted_mups(), free.predicted_mups());
+        if mine < 0.5 * best {
+            let [x, y] = plan.tile();
+            let [fx, fy] = free.tile();
+            out.push(format!(
+                "the model rates dim_t {} tile {x}x{y} at {mine:.0} MUPS, less than half the \
+                 {best:.0} MUPS of its own choice ({} dim_t {} tile {fx}x{fy})",
+                plan.dim_t(),
+                free.engine(),
+                free.dim_t()
+            ));
+        }
+    }
+    out
 }
 
 /// What the planner chose, before it becomes a [`Plan`].

@@ -32,7 +32,11 @@ impl Display for Plan {
             self.write_blocking(f, &cost)?;
         }
         self.write_prediction(f, &cost)?;
-        self.write_candidates(f)
+        self.write_candidates(f)?;
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
+        }
+        Ok(())
     }
 }
 

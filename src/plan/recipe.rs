@@ -68,6 +68,8 @@ pub struct Plan {
     pub(super) machine: Machine,
     pub(super) gpu: Option<crate::gpu::GpuInfo>,
     pub(super) in_place: bool,
+    /// Where the user's choices are about to waste time (see [`Plan::warnings`]).
+    pub(super) warnings: Vec<String>,
 }
 
 impl Plan {
@@ -109,6 +111,13 @@ impl Plan {
             in_place: self.in_place,
             isa: None,
         }
+    }
+
+    /// Warnings about choices the user fixed that the model rates far below its own (a tile
+    /// or `dim_t` override at less than half the predicted rate). `Display` shows them; the
+    /// CLI prints them to stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The kernel.

@@ -132,6 +132,9 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
             .overrides
             .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
             .build()?;
+        for w in plan.warnings() {
+            eprintln!("warning: {w}");
+        }
         let mut solver = Solver::new(plan);
         let mut state = input.clone();
         let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;

@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::memory::{format_bytes, USABLE_SHARE};
+/// Share of the available host memory a grid, a lattice or a run may take (`crate::memory`
+/// checks against it, [`Error::OutOfMemory`] states it): the rest is left to the system, the
+/// page cache and other processes, and absorbs what the figure misses.
+pub const USABLE_SHARE: f64 = 0.9;
 
 /// Errors returned by planning, solving and I/O.
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +168,22 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// Bytes in decimal units with one decimal: `27.0 GB`, `512.0 MB`, `12.3 kB`.
+pub(crate) fn format_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e12 {
+        format!("{:.1} TB", b / 1e12)
+    } else if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{bytes} B")
     }
 }
 

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::finite::{all_finite, first_bad_plane};
-use crate::memory::Footprint;
+use crate::memory::{Data, Footprint};
 use crate::{Error, Real, Result};
 
 /// A dense 3D grid of `T` with padded, aligned rows.
@@ -39,6 +39,26 @@ pub(crate) fn padded_stride<T>(len: usize) -> usize {
     }
     stride
 }
+
+impl Footprint {
+    /// `count` grids of `dtype`.
+    pub fn grids(dtype: crate::DType, count: u64) -> Footprint {
+        Footprint::new(GRIDS, dtype, count, 0)
+    }
+}
+
+/// Grids, as [`Footprint`]s count them: one array is one grid, with [`grid_strides`].
+const GRIDS: Data = Data {
+    name: "grid",
+    array: |dtype, dims| {
+        let (elems, size) = match dtype {
+            crate::DType::F32 => (grid_strides::<f32>(dims)?.2, 4),
+            crate::DType::F64 => (grid_strides::<f64>(dims)?.2, 8),
+        };
+        let bytes = u64::try_from(elems.checked_mul(size)?).ok()?;
+        Some((bytes, u64::try_from(elems).ok()?))
+    },
+};
 
 /// Row stride, plane stride and length in elements of a grid of `T` with dimensions `dims`;
 /// `None` when the size overflows. The one formula for allocations and memory checks.

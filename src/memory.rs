@@ -11,34 +11,39 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::grid::grid_strides;
-use crate::lbm::{Layout, CLASS_BYTES, FLAG_BYTES, Q};
+pub use crate::error::USABLE_SHARE;
 use crate::tuning::Tuning;
 use crate::{DType, Error, Result};
-
-/// Share of the available host memory a grid, a lattice or a run may take: the rest is left to
-/// the system, the page cache and other processes, and absorbs what the figure misses.
-pub const USABLE_SHARE: f64 = 0.9;
 
 /// Device memory left free on a GPU besides a run's buffers (the context, kernel modules and
 /// the driver's own allocations).
 pub const GPU_RESERVE: u64 = 64 << 20;
 
-/// Bytes per node a lattice holds besides its populations once it has run: its flag, node
-/// class and bounce-back links.
-pub const LATTICE_NODE_BYTES: u64 = FLAG_BYTES + CLASS_BYTES;
-
 /// Allocations smaller than this skip the check in the constructors when no figure is set:
 /// reading `/proc` costs more than they risk.
 const CHECK_FROM: u64 = 64 << 20;
 
-/// The kind of data a footprint counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Data {
-    /// [`crate::Grid`]s.
-    Grid,
-    /// D3Q19 lattices: an array is one copy of the 19 populations.
-    Lattice,
+/// The kind of data a footprint counts: its name in messages and the bytes and padded nodes of
+/// one array of it (a grid, or one copy of a lattice's populations) for given dimensions, from
+/// the stride formulas its allocation uses (`None` when the size overflows).
+#[derive(Clone, Copy)]
+pub(crate) struct Data {
+    pub(crate) name: &'static str,
+    pub(crate) array: fn(DType, [usize; 3]) -> Option<(u64, u64)>,
+}
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Data) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Data {}
+
+impl std::fmt::Debug for Data {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 /// What a grid, a lattice or a run holds, as a function of its dimensions: `arrays` whole
@@ -65,26 +70,14 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// `count` grids of `dtype`.
-    pub fn grids(dtype: DType, count: u64) -> Footprint {
+    /// `arrays` arrays of `data` in `dtype` and `node_bytes` bytes per padded node (the
+    /// constructors users call are `Footprint::grids` and `Footprint::lattice`, beside the
+    /// grid and lattice types whose strides they use).
+    pub(crate) fn new(data: Data, dtype: DType, arrays: u64, node_bytes: u64) -> Footprint {
         Footprint {
-            data: Data::Grid,
+            data,
             dtype,
-            arrays: count,
-            node_bytes: 0,
-            fixed: 0,
-            label: String::new(),
-        }
-    }
-
-    /// `copies` copies of a D3Q19 lattice's populations in `dtype`, and `node_bytes` bytes
-    /// per node besides (a lattice holds one flag byte per node, and once run five more: its
-    /// node class and bounce-back links).
-    pub fn lattice(dtype: DType, copies: u64, node_bytes: u64) -> Footprint {
-        Footprint {
-            data: Data::Lattice,
-            dtype,
-            arrays: copies,
+            arrays,
             node_bytes,
             fixed: 0,
             label: String::new(),
@@ -114,10 +107,7 @@ impl Footprint {
 
     /// Bytes of one array (a grid, or one copy of the populations) and padded nodes per array.
     fn array_and_nodes(&self, dims: [usize; 3]) -> Option<(u64, u64)> {
-        match self.dtype {
-            DType::F32 => array_and_nodes::<f32>(self.data, dims),
-            DType::F64 => array_and_nodes::<f64>(self.data, dims),
-        }
+        (self.data.array)(self.dtype, dims)
     }
 
     /// The largest `n` whose `n³` footprint is at most `budget` bytes (0 when not even `1³`
@@ -142,11 +132,7 @@ impl Footprint {
 
     /// "a 1500³ f32 grid with its scratch".
     pub fn describe(&self, dims: [usize; 3]) -> String {
-        let data = match self.data {
-            Data::Grid => "grid",
-            Data::Lattice => "D3Q19 lattice",
-        };
-        let mut s = format!("a {} {} {data}", format_dims(dims), self.dtype);
+        let mut s = format!("a {} {} {}", format_dims(dims), self.dtype, self.data.name);
         if !self.label.is_empty() {
             s.push(' ');
             s.push_str(&self.label);
@@ -216,45 +202,12 @@ pub fn usable_host(available: u64) -> u64 {
     (available as f64 * USABLE_SHARE) as u64
 }
 
-/// One array's bytes and padded nodes, with `T`'s strides.
-fn array_and_nodes<T>(data: Data, dims: [usize; 3]) -> Option<(u64, u64)> {
-    let size = std::mem::size_of::<T>();
-    let (elems, nodes) = match data {
-        Data::Grid => {
-            let (_, _, len) = grid_strides::<T>(dims)?;
-            (len, len)
-        }
-        Data::Lattice => {
-            let layout = Layout::new::<T>(dims).ok()?;
-            (layout.array.checked_mul(Q)?, layout.cells_len())
-        }
-    };
-    let bytes = elems.checked_mul(size)?;
-    Some((u64::try_from(bytes).ok()?, u64::try_from(nodes).ok()?))
-}
-
 /// `1500³` for a cube, else `1500x600x300`.
 pub(crate) fn format_dims([x, y, z]: [usize; 3]) -> String {
     if x == y && y == z {
         format!("{x}³")
     } else {
         format!("{x}x{y}x{z}")
-    }
-}
-
-/// Bytes in decimal units with one decimal: `27.0 GB`, `512.0 MB`, `12.3 kB`.
-pub(crate) fn format_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e12 {
-        format!("{:.1} TB", b / 1e12)
-    } else if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{bytes} B")
     }
 }
 
@@ -378,6 +331,7 @@ fn headroom(limit: &str, usage: &str, stat: &str, inactive_key: &str) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::format_bytes;
 
     #[test]
     fn meminfo_gives_available_bytes() {

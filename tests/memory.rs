@@ -7,8 +7,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use stencil35d::lbm::LATTICE_NODE_BYTES;
 use stencil35d::lbm::{Cell, Face, Lattice, LbmKernel, Physics};
-use stencil35d::memory::{self, Footprint, LATTICE_NODE_BYTES};
+use stencil35d::memory::{self, Footprint};
 use stencil35d::{DType, Engine, Error, Grid, PlanBuilder, Solver, Stencil};
 
 const MIB: u64 = 1 << 20;

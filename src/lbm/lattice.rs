@@ -8,13 +8,41 @@ use super::model::{equilibrium, Q, VELOCITIES};
 use super::physics::Physics;
 use super::populations::{Layout, Populations};
 use super::shapes::{Axis, Face, Shape};
-use crate::memory::Footprint;
+use crate::memory::{Data, Footprint};
 use crate::{Error, Grid, Real, Result};
 
 /// Bytes per node of a lattice besides its populations: the flag.
 pub(crate) const FLAG_BYTES: u64 = 1;
 /// Bytes per node of the node classes and bounce-back links the engines derive.
 pub(crate) const CLASS_BYTES: u64 = 5;
+
+/// Bytes per node a lattice holds besides its populations once it has run: its flag, node
+/// class and bounce-back links.
+pub const LATTICE_NODE_BYTES: u64 = FLAG_BYTES + CLASS_BYTES;
+
+impl Footprint {
+    /// `copies` copies of a D3Q19 lattice's populations in `dtype`, and `node_bytes` bytes
+    /// per node besides (a lattice holds one flag byte per node, and once run five more: its
+    /// node class and bounce-back links, [`LATTICE_NODE_BYTES`] in all).
+    pub fn lattice(dtype: crate::DType, copies: u64, node_bytes: u64) -> Footprint {
+        Footprint::new(LATTICES, dtype, copies, node_bytes)
+    }
+}
+
+/// D3Q19 lattices, as [`Footprint`]s count them: one array is one copy of the 19 populations,
+/// with the populations' [`Layout`].
+const LATTICES: Data = Data {
+    name: "D3Q19 lattice",
+    array: |dtype, dims| {
+        let (layout, size) = match dtype {
+            crate::DType::F32 => (Layout::new::<f32>(dims).ok()?, 4),
+            crate::DType::F64 => (Layout::new::<f64>(dims).ok()?, 8),
+        };
+        let elems = layout.array.checked_mul(Q)?;
+        let bytes = u64::try_from(elems.checked_mul(size)?).ok()?;
+        Some((bytes, u64::try_from(layout.cells_len()).ok()?))
+    },
+};
 
 /// A D3Q19 lattice-Boltzmann state, in `f32` or `f64`.
 ///

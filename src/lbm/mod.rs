@@ -100,13 +100,12 @@ use serde::{Deserialize, Serialize};
 
 pub use cell::{Cell, MAX_BOUNDARY_CONDITIONS};
 pub use checkpoint::CheckpointTag;
-pub use lattice::Lattice;
+pub use lattice::{Lattice, LATTICE_NODE_BYTES};
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 
 pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
-pub(crate) use lattice::{CLASS_BYTES, FLAG_BYTES};
 pub(crate) use populations::{Layout, Populations};
 pub(crate) use rows::Z_CLASS_SIZES;
 

@@ -5,8 +5,9 @@ use std::time::Instant;
 use super::dispatch::{Engines, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
+use crate::lbm::LATTICE_NODE_BYTES;
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
-use crate::memory::{Footprint, LATTICE_NODE_BYTES};
+use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
 

@@ -114,7 +114,7 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
     let dtype = args.problem.dtype;
     let arrays = states + u64::from(scratch);
     let footprint = if lattice {
-        Footprint::lattice(dtype, arrays, states * memory::LATTICE_NODE_BYTES)
+        Footprint::lattice(dtype, arrays, states * stencil35d::lbm::LATTICE_NODE_BYTES)
     } else {
         Footprint::grids(dtype, arrays)
     };

@@ -1,5 +1,5 @@
-//! [`Level`]: the run-time tag of an instruction-set level, what the CPU has, and the dispatch
-//! from a tag to the code instantiated for it ([`with_isa`]).
+//! [`Level`]: the run-time tag of an instruction-set level and what the CPU has. The dispatch
+//! from a tag to the code instantiated for it is `crate::simd::with_isa`.
 
 use std::fmt::{self, Display};
 use std::str::FromStr;
@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Base, Isa};
-use crate::{DType, Error};
+use super::dtype::DType;
+use crate::Error;
 
 /// An instruction-set level the SIMD kernels are compiled for, lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -29,12 +29,6 @@ impl Level {
     pub fn detected() -> Level {
         static DETECTED: OnceLock<Level> = OnceLock::new();
         *DETECTED.get_or_init(detect)
-    }
-
-    /// The level the engines use: the detected one, capped by the `isa` tuning knob.
-    pub fn active() -> Level {
-        let cap = crate::tuning::Tuning::current().isa;
-        cap.map_or(Level::detected(), |c| c.min(Level::detected()))
     }
 
     /// The name shown in plans (`SSE2`, `AVX2`, `AVX-512`; `NEON` or `portable` for the base
@@ -109,26 +103,6 @@ fn detect() -> Level {
     Level::Base
 }
 
-/// A computation generic over the instruction-set level (Rust has no generic closures).
-pub(crate) trait WithIsa {
-    /// What the computation returns.
-    type Output;
-    /// Runs the computation with level `S`'s types.
-    fn call<S: Isa>(self) -> Self::Output;
-}
-
-/// Runs `job` with the types of `level`, or of the highest level below it that this CPU has
-/// (a plan made on another machine never runs instructions this one lacks).
-pub(crate) fn with_isa<J: WithIsa>(level: Level, job: J) -> J::Output {
-    match level.min(Level::detected()) {
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => job.call::<super::Avx512>(),
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => job.call::<super::Avx2>(),
-        _ => job.call::<Base>(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,22 +117,5 @@ mod tests {
         assert_eq!(Level::Avx512.lanes(DType::F32), 16);
         assert_eq!(Level::Avx2.lanes(DType::F64), 4);
         assert_eq!(Level::Base.lanes(DType::F32), 4);
-    }
-
-    /// Every level's tag names the types `with_isa` picks for it, up to the detected level.
-    #[test]
-    fn dispatch_picks_the_level_asked_for_up_to_the_detected_one() {
-        struct Tag;
-        impl WithIsa for Tag {
-            type Output = (Level, usize);
-            fn call<S: Isa>(self) -> (Level, usize) {
-                (S::LEVEL, <S::F32 as super::super::SimdVec>::LANES)
-            }
-        }
-        for level in Level::ALL {
-            let (got, lanes) = with_isa(level, Tag);
-            assert_eq!(got, level.min(Level::detected()));
-            assert_eq!(lanes, got.lanes(DType::F32));
-        }
     }
 }

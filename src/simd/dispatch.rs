@@ -36,7 +36,7 @@ pub(crate) fn with_isa<J: WithIsa>(level: Level, job: J) -> J::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::real::{FlowLane, Lane, OneLane, Real, SimdVec};
+    use crate::real::{FlowLane, OneLane, Real, SimdVec};
     use crate::DType;
 
     /// Every level's tag names the types `with_isa` picks for it, up to the detected level.

@@ -17,6 +17,36 @@ fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Checks that `path` is a chart as the plotting code draws it: the PNG signature, an IHDR of
+/// 1000 x 680 pixels (the charts' fixed size), 8-bit RGB pixels that decode, and not blank:
+/// more than 16 distinct colours (background, grid, axes, text and the series' colours; an
+/// empty plot area has a handful) and at least 1% of the pixels off the background colour.
+fn assert_chart(path: &std::path::Path) {
+    let bytes = std::fs::read(path).unwrap();
+    let name = path.display();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}: not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR", "{name}: no IHDR first");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    assert_eq!((be(16), be(20)), (1000, 680), "{name}: size in the IHDR");
+    let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb, "{name}");
+    assert_eq!(info.bit_depth, png::BitDepth::Eight, "{name}");
+    rgb.truncate(info.buffer_size());
+    let pixels: Vec<&[u8]> = rgb.chunks_exact(3).collect();
+    assert_eq!(pixels.len(), 1000 * 680);
+    let colours: std::collections::HashSet<&[u8]> = pixels.iter().copied().collect();
+    let background = pixels[0];
+    let drawn = pixels.iter().filter(|&&p| p != background).count();
+    assert!(
+        colours.len() > 16 && drawn * 100 >= pixels.len(),
+        "{name}: {} colours, {drawn} pixels drawn",
+        colours.len()
+    );
+}
+
 fn tiny() -> Comparison {
     let mut config = CompareConfig::new([14, 13, 12], 2);
     config.repeat = 2;
@@ -71,10 +101,12 @@ fn csv_and_json_round_trip_and_files_are_written() {
     write_data(&c, &dir).unwrap();
     roofline_png(&c, &dir.join("roofline.png")).unwrap();
     speedup_png(&c, &dir.join("speedup.png")).unwrap();
-    for name in ["compare.csv", "compare.json", "roofline.png", "speedup.png"] {
+    for name in ["compare.csv", "compare.json"] {
         let len = std::fs::metadata(dir.join(name)).unwrap().len();
         assert!(len > 100, "{name} has {len} bytes");
     }
+    assert_chart(&dir.join("roofline.png"));
+    assert_chart(&dir.join("speedup.png"));
     let csv = std::fs::read_to_string(dir.join("compare.csv")).unwrap();
     assert_eq!(from_csv(&csv).unwrap(), c.rows);
     assert!(from_csv("kernel,engine\nstar7,naive\n").is_err());
@@ -102,7 +134,8 @@ fn charts_render_with_gpu_rows() {
     let dir = out_dir("compare-gpu-charts");
     roofline_png(&c, &dir.join("roofline.png")).unwrap();
     speedup_png(&c, &dir.join("speedup.png")).unwrap();
-    assert!(std::fs::metadata(dir.join("speedup.png")).unwrap().len() > 100);
+    assert_chart(&dir.join("roofline.png"));
+    assert_chart(&dir.join("speedup.png"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

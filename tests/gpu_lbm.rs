@@ -201,8 +201,10 @@ fn in_place_odd_steps_and_thin_lattices() {
     }
 }
 
-/// A closed cavity with a moving lid and an obstacle loses no mass on the GPU either (relative
-/// drift ≤ 1e-6 over 1000 steps in f64), in both storage schemes.
+/// A closed cavity with a moving lid and an obstacle loses no mass on the GPU either, in both
+/// storage schemes: relative drift ≤ 2e-12 over 1000 steps in f64, the CPU engines' bound
+/// (rounding alone, 1.4e-13 observed on the CPU; FMA and another summation order change the
+/// rounding, not its size), which a leak of 1e-9 of the mass fails.
 #[test]
 fn closed_cavity_conserves_mass() {
     if !gpu_available() {
@@ -215,7 +217,7 @@ fn closed_cavity_conserves_mass() {
         let drift = (l.mass() - m0).abs() / m0;
         println!("in place {in_place}: relative mass drift over 1000 steps {drift:.2e}");
         assert!(
-            drift <= 1e-6,
+            drift <= 2e-12,
             "in place {in_place}: relative mass drift {drift:e}"
         );
         let [ux, _, _] = l.velocity();

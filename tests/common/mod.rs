@@ -39,7 +39,7 @@ pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
 
 #[path = "../setup/mod.rs"]
 mod setup;
-pub use setup::Setup;
+pub use setup::{slow_memory_machine, Setup};
 
 /// Runs `steps` steps of `stencil` on a copy of `input` with `setup`.
 pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usize) -> Grid<T> {

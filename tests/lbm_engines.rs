@@ -9,9 +9,7 @@
 
 mod lbm_common;
 
-use lbm_common::{
-    randomize, run, slow_memory_machine, small_tile, tolerance, Scenario, Setup,
-};
+use lbm_common::{randomize, run, slow_memory_machine, small_tile, tolerance, Scenario, Setup};
 use proptest::prelude::*;
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics};
 use stencil35d::{Plan, Real, Solver};

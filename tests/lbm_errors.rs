@@ -242,11 +242,13 @@ fn non_finite_input_is_refused_untouched() {
 }
 
 /// BGK with τ = 0.52 under a lid at the speed limit is unstable on this lattice: f32
-/// overflows after ~160 steps. Close to blowing up the dynamics are chaotic, so the oracle and
-/// the fast kernel (different rounding) fail a few steps apart; but each engine must report a
-/// step and a node and leave the lattice bitwise equal to a clean run of its own engine for
-/// one step fewer, all finite, with its step count saying so. Naive and blocked compute
-/// bitwise the same values, so they must fail at the very same step.
+/// overflows after ~160 steps. Close to blowing up the dynamics are chaotic, so engines that
+/// round differently (the scalar reference, and the fast kernels at each SIMD level with or
+/// without fused multiply-adds) fail at steps that no test can predict, and none is compared
+/// across them. What holds on every machine: each engine blows up (the instability is the
+/// flow's, not rounding's), reports a step and a node and leaves the lattice bitwise equal to
+/// a clean run of its own engine for one step fewer, all finite, with its step count saying
+/// so; naive and blocked compute bitwise the same values, so they fail at the very same step.
 #[test]
 fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
     let mut input = Lattice::<f32>::new([14, 12, 11], Physics::bgk(0.52)).unwrap();
@@ -284,10 +286,7 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
     let (reference_step, _) = failing(Setup::reference());
     assert!((20..1000).contains(&reference_step), "{reference_step}");
     let (naive_step, _) = failing(Setup::naive(2));
-    assert!(
-        naive_step.abs_diff(reference_step) * 5 <= reference_step,
-        "naive failed at {naive_step}, the reference at {reference_step}"
-    );
+    assert!((20..1000).contains(&naive_step), "{naive_step}");
     for (setup, step, own) in [
         (Setup::reference(), reference_step, Setup::reference()),
         (Setup::naive(2), naive_step, Setup::naive(1)),

@@ -18,6 +18,8 @@ pub fn tolerance<T: Real>() -> f64 {
 
 #[path = "../setup/mod.rs"]
 mod setup;
+// Not every suite that shares these helpers uses the described machine.
+#[allow(unused_imports)]
 pub use setup::{slow_memory_machine, Setup};
 
 /// Runs `steps` steps of `setup` on a copy of `input`.

@@ -825,8 +825,10 @@ mod tests {
         ];
         let n = |e: Engine, d: usize| (e, d);
         let (naive, blocked) = (Engine::Naive, Engine::Blocked);
-        // (kernel, dtype, edge of the cubic grid, the decision on each machine above)
-        let cases: [(&str, DType, usize, [(Engine, usize); 4]); 8] = [
+        // The decision on each machine above: engine and dim_t.
+        type Decisions = [(Engine, usize); 4];
+        // (kernel, dtype, edge of the cubic grid, the decisions)
+        let cases: [(&str, DType, usize, Decisions); 8] = [
             // Both grids fit every machine's usable cache: compute-bound, nothing to block.
             ("star7", DType::F32, 64, [n(naive, 1); 4]),
             // The 16-core host's 128 MiB of fast L3 holds both 64 MiB grids.

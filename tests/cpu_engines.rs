@@ -2,11 +2,12 @@
 //! stencil, both precisions, odd sizes, grids one cell wider than the halo, every dim_t 1..=8
 //! (the planner's range; 9 steps, so every depth runs a full pass), tiles that do not divide the
 //! grid, 1-3 threads, tile groups of 1 and 2 threads, z cut into 1-3 chunks, step counts that
-//! are not multiples of dim_t.
+//! are not multiples of dim_t; dim_t 9..=16 (the deepest a plan accepts); teams of 4 and 5
+//! threads in uneven tile groups; the planner's own blocked plan on a described machine.
 
 mod common;
 
-use common::{random_stencil, run, tolerance, Setup};
+use common::{random_stencil, run, slow_memory_machine, tolerance, Setup};
 use proptest::prelude::*;
 use stencil35d::{Grid, Real, Stencil};
 
@@ -214,5 +215,145 @@ proptest! {
         } else {
             check(&stencil, &Grid::<f32>::random(dims, -1.0, 1.0, seed).unwrap(), steps, &setups);
         }
+    }
+}
+
+/// dim_t past the planner's range, up to the deepest a plan accepts (`MAX_DIM_T` = 16): star
+/// radius 1 and 2 and box radius 1 on a small odd grid, tiles a few cells wider than the ghost
+/// zones, one and two threads (the second with tile groups of one on z cut into 2 chunks), 17
+/// steps (one full pass at every depth, and a remainder). Tolerances as in `odd_sizes`: the
+/// extra depth adds no rounding beyond what 17 steps of the engine's order and FMA use do.
+fn deep_dim_t<T: Real>() {
+    assert_eq!(stencil35d::plan::MAX_DIM_T, 16);
+    for (i, (kind, r)) in [("star", 1), ("star", 2), ("box", 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let stencil = random_stencil(kind, r, 60 + i as u64);
+        let input = Grid::<T>::random([41, 29, 23], 0.0, 1.0, 70 + i as u64).unwrap();
+        let setups: Vec<Setup> = (9..=16)
+            .map(|d| {
+                let tile = [2 * r * d + 9, 2 * r * d + 5];
+                if d % 2 == 0 {
+                    Setup::blocked(d, tile, 2).groups_of(1).chunks(2)
+                } else {
+                    Setup::blocked(d, tile, 1)
+                }
+            })
+            .collect();
+        check(&stencil, &input, 17, &setups);
+    }
+}
+
+#[test]
+fn deep_dim_t_f32() {
+    deep_dim_t::<f32>();
+}
+
+#[test]
+fn deep_dim_t_f64() {
+    deep_dim_t::<f64>();
+}
+
+/// Teams of 4 and 5 threads (more than this CI machine's cores, which only slows them):
+/// naive sweeps, the whole team on every tile, and uneven tile groups (5 threads in groups of
+/// at most 3: 3 + 2; of 2: 2 + 2 + 1; 4 threads in groups of at most 3: 2 + 2), with and without z
+/// chunks.
+fn many_threads<T: Real>() {
+    for (i, (kind, r)) in [("star", 1), ("star", 3), ("box", 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let stencil = random_stencil(kind, r, 80 + i as u64);
+        let input = Grid::<T>::random([45, 38, 27], 0.0, 1.0, 90 + i as u64).unwrap();
+        let d = 3;
+        let tile = [2 * r * d + 7, 2 * r * d + 6];
+        let setups = [
+            Setup::naive(4),
+            Setup::naive(5),
+            Setup::blocked(d, tile, 4),
+            Setup::blocked(d, tile, 5),
+            Setup::blocked(d, tile, 5).groups_of(3),
+            Setup::blocked(d, tile, 5).groups_of(3).chunks(3),
+            Setup::blocked(d, tile, 5).groups_of(2).chunks(2),
+            Setup::blocked(d, tile, 4).groups_of(3).chunks(4),
+            Setup::blocked(d + 2, [2 * r * (d + 2) + 8, 2 * r * (d + 2) + 4], 5).groups_of(1),
+        ];
+        check(&stencil, &input, STEPS, &setups);
+    }
+}
+
+#[test]
+fn many_threads_f32() {
+    many_threads::<f32>();
+}
+
+#[test]
+fn many_threads_f64() {
+    many_threads::<f64>();
+}
+
+/// The planner's own blocked plan (no engine, dim_t or tile fixed) on a machine where blocking
+/// clearly wins, against the reference: star7 and star radius 2 in f32 (tolerance 1e-5) and
+/// f64 (1e-12). The plan runs as the planner made it, and with its configuration fixed, so the
+/// blocked engine computes the result even if the solver's check of the plan would switch.
+#[test]
+fn planner_chosen_blocked_plans_match_reference() {
+    let machine = slow_memory_machine();
+    for (i, name) in ["star7", "star:2"].into_iter().enumerate() {
+        let stencil = Stencil::from_name(name).unwrap();
+        for double in [false, true] {
+            let dims = [96, 67, 41];
+            let dtype = if double {
+                stencil35d::DType::F64
+            } else {
+                stencil35d::DType::F32
+            };
+            let plan = stencil35d::PlanBuilder::new(stencil.clone(), dtype, dims)
+                .machine(machine.clone())
+                .threads(2)
+                .build()
+                .unwrap();
+            assert_eq!(plan.engine(), stencil35d::Engine::Blocked, "{plan}");
+            assert!(plan.dim_t() >= 2, "{plan}");
+            let fixed = plan
+                .rebuild()
+                .engine(stencil35d::Engine::Blocked)
+                .dim_t(plan.dim_t())
+                .tile(plan.tile())
+                .tile_threads(plan.tile_threads())
+                .z_chunks(plan.z_chunks())
+                .build()
+                .unwrap();
+            if double {
+                planned_matches::<f64>(&stencil, dims, &[&plan, &fixed], 20 + i as u64);
+            } else {
+                planned_matches::<f32>(&stencil, dims, &[&plan, &fixed], 20 + i as u64);
+            }
+        }
+    }
+}
+
+/// Runs each of `plans` for 11 steps from one random grid and compares with the reference.
+fn planned_matches<T: Real>(
+    stencil: &Stencil,
+    dims: [usize; 3],
+    plans: &[&stencil35d::Plan],
+    seed: u64,
+) {
+    let input = Grid::<T>::random(dims, 0.0, 1.0, seed).unwrap();
+    let expected = run(stencil, &input, Setup::reference(), 11);
+    for plan in plans {
+        let mut got = input.clone();
+        let report = stencil35d::Solver::new((*plan).clone())
+            .run(&mut got, 11)
+            .unwrap();
+        let err = got.max_rel_diff(&expected).unwrap();
+        assert!(
+            err <= tolerance::<T>(),
+            "{stencil} {} ran on {}\n{plan}\nmax rel err {err:e}",
+            T::DTYPE,
+            report.engine
+        );
     }
 }

@@ -3,11 +3,13 @@
 //! outlets, obstacles, body forces and periodic axes (each alone and all together); BGK and
 //! TRT; f32 and f64; odd sizes and lattices down to one node per axis; every dim_t 1..=8 with
 //! tiles that do not divide the lattice; 1 and 2 threads; tile groups on z cut into chunks;
-//! step counts that are not multiples of dim_t.
+//! step counts that are not multiples of dim_t; dim_t 9 and 16 (the deepest a plan accepts);
+//! teams of 4 and 5 threads in uneven tile groups; the planner's own blocked plan on a
+//! described machine.
 
 mod lbm_common;
 
-use lbm_common::{randomize, run, small_tile, tolerance, Scenario, Setup};
+use lbm_common::{randomize, run, slow_memory_machine, small_tile, tolerance, Scenario, Setup};
 use proptest::prelude::*;
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics};
 use stencil35d::{Plan, Real, Solver};
@@ -310,5 +312,127 @@ fn check_loose<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup]) {
             "{:?} {setup:?} steps={steps}: {err:e}",
             input.dims()
         );
+    }
+}
+
+/// The deepest dim_t a plan accepts (`MAX_DIM_T` = 16) and dim_t 9, past the planner's range:
+/// a closed cavity and a channel periodic in x (full-width tiles), BGK and TRT, 17 steps (one
+/// full pass and a remainder), one thread and two in groups of one on z cut into 2 chunks.
+/// Tolerances as in `scenarios`: the depth adds no rounding beyond 17 steps of the engine's.
+fn deepest_dim_t<T: Real>() {
+    let dims = [21, 15, 13];
+    let deepest = stencil35d::plan::MAX_DIM_T;
+    for (k, scenario) in [Scenario::Cavity, Scenario::ForcedChannel]
+        .into_iter()
+        .enumerate()
+    {
+        for physics in [Physics::bgk(0.6), Physics::trt(0.8, 0.25)] {
+            let input = scenario.lattice::<T>(dims, physics, 30 + k as u64);
+            let periodic_x = input.periodic()[0];
+            let setups: Vec<Setup> = [9, deepest]
+                .into_iter()
+                .flat_map(|d| {
+                    let tile = small_tile(dims, periodic_x, d);
+                    [
+                        Setup::blocked(d, tile, 1),
+                        Setup::blocked(d, tile, 2).groups_of(1).chunks(2),
+                    ]
+                })
+                .collect();
+            check(&input, 17, &setups, &format!("{scenario:?} {physics}"));
+        }
+    }
+}
+
+#[test]
+fn deepest_dim_t_f32() {
+    deepest_dim_t::<f32>();
+}
+
+#[test]
+fn deepest_dim_t_f64() {
+    deepest_dim_t::<f64>();
+}
+
+/// Teams of 4 and 5 threads (more than this CI machine's cores, which only slows them): naive
+/// sweeps, the whole team on every tile, and uneven tile groups (5 threads in groups of at
+/// most 3: 3 + 2; of 2: 2 + 2 + 1; 4 in groups of at most 3: 2 + 2), with and without z chunks.
+fn many_threads<T: Real>() {
+    let dims = [27, 19, 17];
+    for (k, scenario) in [Scenario::InletOutlet, Scenario::PeriodicAll]
+        .into_iter()
+        .enumerate()
+    {
+        let input = scenario.lattice::<T>(dims, Physics::trt(0.7, 3.0 / 16.0), 60 + k as u64);
+        let tile = small_tile(dims, input.periodic()[0], 3);
+        let setups = [
+            Setup::naive(4),
+            Setup::naive(5),
+            Setup::blocked(3, tile, 4),
+            Setup::blocked(3, tile, 5),
+            Setup::blocked(3, tile, 5).groups_of(3),
+            Setup::blocked(3, tile, 5).groups_of(3).chunks(3),
+            Setup::blocked(3, tile, 5).groups_of(2).chunks(2),
+            Setup::blocked(3, tile, 4).groups_of(3).chunks(4),
+        ];
+        check(&input, 9, &setups, &format!("{scenario:?}"));
+    }
+}
+
+#[test]
+fn many_threads_f32() {
+    many_threads::<f32>();
+}
+
+#[test]
+fn many_threads_f64() {
+    many_threads::<f64>();
+}
+
+/// The planner's own blocked plan for a lattice (no engine, dim_t or tile fixed) on a machine
+/// where blocking clearly wins, against the reference (f32 1e-5, f64 1e-12 as in
+/// `scenarios`). The plan runs as the planner made it, and with its configuration fixed, so
+/// the blocked engine computes the result even if the solver's check of the plan would switch.
+#[test]
+fn planner_chosen_blocked_lattice_plans_match_reference() {
+    fn one<T: Real>(scenario: Scenario, machine: &stencil35d::Machine) {
+        let input = scenario.lattice::<T>([44, 31, 26], Physics::trt(0.65, 0.25), 12);
+        let plan = stencil35d::PlanBuilder::new(
+            stencil35d::lbm::LbmKernel::of(&input),
+            T::DTYPE,
+            input.dims(),
+        )
+        .machine(machine.clone())
+        .threads(2)
+        .build()
+        .unwrap();
+        assert_eq!(plan.engine(), stencil35d::Engine::Blocked, "{plan}");
+        assert!(plan.dim_t() >= 2, "{plan}");
+        let fixed = plan
+            .rebuild()
+            .engine(stencil35d::Engine::Blocked)
+            .dim_t(plan.dim_t())
+            .tile(plan.tile())
+            .tile_threads(plan.tile_threads())
+            .z_chunks(plan.z_chunks())
+            .build()
+            .unwrap();
+        let expected = run(&input, Setup::reference(), 9);
+        for plan in [plan, fixed] {
+            let mut got = input.clone();
+            let report = Solver::new(plan.clone()).run(&mut got, 9).unwrap();
+            let err = got.max_rel_diff(&expected).unwrap();
+            assert!(
+                err <= tolerance::<T>(),
+                "{scenario:?} {} ran on {}\n{plan}\nmax rel err {err:e}",
+                T::DTYPE,
+                report.engine
+            );
+        }
+    }
+    let machine = slow_memory_machine();
+    for scenario in [Scenario::Cavity, Scenario::ForcedChannel] {
+        one::<f32>(scenario, &machine);
+        one::<f64>(scenario, &machine);
     }
 }

@@ -242,13 +242,16 @@ fn non_finite_input_is_refused_untouched() {
 }
 
 /// BGK with τ = 0.52 under a lid at the speed limit is unstable on this lattice: f32
-/// overflows after ~160 steps. Close to blowing up the dynamics are chaotic, so the oracle and
-/// the fast kernel (different rounding) fail a few steps apart; but each engine must report a
-/// step and a node and leave the lattice bitwise equal to a clean run of its own engine for
-/// one step fewer, all finite, with its step count saying so; that state must be one
-/// reference step from the engine's state before it, and blow up in the reference engine's
-/// next step. Naive and blocked compute bitwise the same values, so they must fail at the very
-/// same step.
+/// BGK with τ = 0.52 under a lid at the speed limit is unstable on this lattice: f32
+/// overflows after ~160 steps. Close to blowing up the dynamics are chaotic, so engines that
+/// round differently (the scalar reference, and the fast kernels at each SIMD level with or
+/// without fused multiply-adds) fail at steps no test can predict from one another, and none is
+/// compared across them. The reference engine is one thread of plain IEEE arithmetic in a fixed
+/// order, so its own step is pinned. What holds for every engine: it blows up, reports a step
+/// and a node and leaves the lattice bitwise equal to a clean run of its own engine for one
+/// step fewer, all finite, with its step count saying so; that state is one reference step from
+/// the engine's state before it and blows up in the reference engine's next step. Naive and
+/// blocked compute bitwise the same values, so they fail at the very same step.
 #[test]
 fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
     let mut input = Lattice::<f32>::new([14, 12, 11], Physics::bgk(0.52)).unwrap();
@@ -289,10 +292,7 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
     let (reference_step, _) = failing(Setup::reference());
     assert_eq!(reference_step, 157);
     let (naive_step, _) = failing(Setup::naive(2));
-    assert!(
-        naive_step.abs_diff(reference_step) * 5 <= reference_step,
-        "naive failed at {naive_step}, the reference at {reference_step}"
-    );
+    assert!((20..1000).contains(&naive_step), "{naive_step}");
     for (setup, step, own) in [
         (Setup::reference(), reference_step, Setup::reference()),
         (Setup::naive(2), naive_step, Setup::naive(1)),

@@ -99,14 +99,18 @@ fn compile_ptx(source: impl Into<String>, (major, minor): (i32, i32)) -> Result<
 /// For the NVRTC compile tests, which run without a GPU.
 #[cfg(test)]
 pub(crate) mod test_support {
-    /// Whether NVRTC can be loaded; when not, prints that the calling test skips.
+    /// Whether NVRTC can be loaded; when not, the calling test skips saying so, or fails
+    /// where a GPU is required (see [`crate::gpu::test_gate`]).
     pub(crate) fn nvrtc_present() -> bool {
+        use crate::gpu::test_gate::{current_test, gpu_or_skip, gpu_required};
         // SAFETY: only tries to dlopen NVRTC.
         let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-        if !present {
-            println!("skipping: NVRTC (libnvrtc.so) is not installed");
-        }
-        present
+        let found = if present {
+            Ok(())
+        } else {
+            Err("NVRTC (libnvrtc.so) is not installed")
+        };
+        gpu_or_skip(gpu_required(), &current_test(), found).is_some()
     }
 
     /// `source`'s PTX for sm_90 (an H100) and the seconds NVRTC took; panics naming `what`

@@ -190,12 +190,17 @@ mod tests {
 
     #[test]
     fn no_gpu_is_an_error_not_a_panic() {
-        // On machines without CUDA this must say why; with a GPU it must describe it.
+        // On machines without CUDA this must say why; with a GPU it must describe it. Where a
+        // GPU is required, its absence fails (see `test_gate`).
         match detect_gpu() {
             Ok(info) => assert!(info.sms > 0 && info.bandwidth_gbs > 0.0, "{info:?}"),
             Err(e) => {
-                println!("GPU tests skip: {e}");
                 assert!(matches!(e, Error::NoGpu(_)));
+                crate::gpu::test_gate::gpu_or_skip::<(), _>(
+                    crate::gpu::test_gate::gpu_required(),
+                    "no_gpu_is_an_error_not_a_panic",
+                    Err(e),
+                );
             }
         }
     }

@@ -18,6 +18,8 @@ mod source;
 pub(crate) mod stencil;
 #[cfg(test)]
 mod stencil_emulate;
+#[doc(hidden)]
+pub mod test_gate;
 pub use stencil::KernelResources;
 
 pub(crate) use device::gpu;

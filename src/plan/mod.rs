@@ -809,4 +809,91 @@ mod tests {
             assert_eq!(boxed.engine(), Engine::Naive, "{boxed}");
         }
     }
+
+    /// The planner's decisions for the cases users hit, on each recorded machine (all its
+    /// cores, nothing fixed but the machine): the engine and dim_t. The expected values are the
+    /// model's decisions on those recorded figures, not measurements: a change to the model
+    /// that flips one shows up here, to be confirmed against the measurements quoted in the
+    /// tests above and this table updated.
+    #[test]
+    fn the_planners_decisions_on_recorded_machines() {
+        let machines: [(&str, Machine); 4] = [
+            ("2-core Zen 5 EPYC", zen5_slice()),
+            ("2-core Zen 3 EPYC", epyc_slice()),
+            ("2-core Xeon", xeon_slice()),
+            ("16-core host, AVX-512 boot", server_avx512()),
+        ];
+        let n = |e: Engine, d: usize| (e, d);
+        let (naive, blocked) = (Engine::Naive, Engine::Blocked);
+        // The decision on each machine above: engine and dim_t.
+        type Decisions = [(Engine, usize); 4];
+        // (kernel, dtype, edge of the cubic grid, the decisions)
+        let cases: [(&str, DType, usize, Decisions); 8] = [
+            // Both grids fit every machine's usable cache: compute-bound, nothing to block.
+            ("star7", DType::F32, 64, [n(naive, 1); 4]),
+            // The 16-core host's 128 MiB of fast L3 holds both 64 MiB grids.
+            (
+                "star7",
+                DType::F32,
+                256,
+                [n(blocked, 7), n(blocked, 7), n(blocked, 5), n(naive, 1)],
+            ),
+            (
+                "star7",
+                DType::F32,
+                512,
+                [n(blocked, 8), n(blocked, 8), n(blocked, 4), n(blocked, 4)],
+            ),
+            // γ < Γ: the arithmetic covers the traffic.
+            ("box27", DType::F32, 256, [n(naive, 1); 4]),
+            ("star:4", DType::F32, 256, [n(naive, 1); 4]),
+            (
+                "d3q19",
+                DType::F32,
+                128,
+                [n(blocked, 5), n(blocked, 4), n(blocked, 4), n(blocked, 4)],
+            ),
+            (
+                "d3q19",
+                DType::F32,
+                256,
+                [n(blocked, 4), n(blocked, 4), n(blocked, 3), n(blocked, 3)],
+            ),
+            (
+                "star7",
+                DType::F64,
+                256,
+                [n(blocked, 7), n(blocked, 7), n(blocked, 4), n(blocked, 4)],
+            ),
+        ];
+        let mut wrong = Vec::new();
+        let mut table = String::new();
+        for (name, dtype, edge, expected) in cases {
+            let kernel: Kernel = if name == "d3q19" {
+                CLOSED_LATTICE.into()
+            } else {
+                Stencil::from_name(name).unwrap().into()
+            };
+            let mut row = Vec::new();
+            for ((machine, m), want) in machines.iter().zip(expected) {
+                let plan = PlanBuilder::new(kernel.clone(), dtype, [edge; 3])
+                    .machine(m.clone())
+                    .build()
+                    .unwrap();
+                let got = (plan.engine(), plan.dim_t());
+                row.push(format!("n({:?}, {})", got.0, got.1).to_lowercase());
+                if got != want {
+                    wrong.push(format!(
+                        "{name} {dtype} {edge}^3 on the {machine}: {got:?}, expected {want:?}"
+                    ));
+                }
+            }
+            table += &format!("{name} {dtype} {edge}: [{}]\n", row.join(", "));
+        }
+        assert!(
+            wrong.is_empty(),
+            "{}\nthe decisions:\n{table}",
+            wrong.join("\n")
+        );
+    }
 }

@@ -18,7 +18,9 @@ pub fn tolerance<T: Real>() -> f64 {
 
 #[path = "../setup/mod.rs"]
 mod setup;
-pub use setup::Setup;
+// Not every suite that shares these helpers uses the described machine.
+#[allow(unused_imports)]
+pub use setup::{slow_memory_machine, Setup};
 
 /// Runs `steps` steps of `setup` on a copy of `input`.
 pub fn run<T: Real>(input: &Lattice<T>, setup: Setup, steps: usize) -> Lattice<T> {

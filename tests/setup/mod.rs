@@ -1,7 +1,8 @@
 //! Engine settings for one test run, shared by the stencil (`tests/common`) and
 //! lattice-Boltzmann (`tests/lbm_common`) helpers.
 
-use stencil35d::Engine;
+use stencil35d::plan::CacheLevel;
+use stencil35d::{Engine, Machine};
 
 /// Engine settings for one run.
 #[derive(Clone, Copy, Debug)]
@@ -58,4 +59,36 @@ impl Setup {
         self.z_chunks = Some(n);
         self
     }
+}
+
+/// This machine (its SIMD level, so the engines run their real kernels) described with fixed
+/// caches (32 KiB L1 and 256 KiB L2 per core, a 2 MiB L3 for two cores) and 2 GB/s of memory
+/// bandwidth: a grid or lattice well past the cache is memory-bound for a naive sweep, so the
+/// planner blocks it whatever this machine's own figures are.
+pub fn slow_memory_machine() -> Machine {
+    let mut m = Machine::detect().clone();
+    m.cores = 2;
+    m.caches = vec![
+        CacheLevel {
+            level: 1,
+            bytes: 32 << 10,
+            shared_by: 1,
+        },
+        CacheLevel {
+            level: 2,
+            bytes: 256 << 10,
+            shared_by: 1,
+        },
+        CacheLevel {
+            level: 3,
+            bytes: 2 << 20,
+            shared_by: 2,
+        },
+    ];
+    m.bandwidth_gbs = 2.0;
+    m.core_bandwidth_gbs = 1.0;
+    m.measured_cache_bytes = 0;
+    m.cache_gbs = 0.0;
+    m.private_cache_gbs = 0.0;
+    m
 }

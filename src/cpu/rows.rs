@@ -277,24 +277,26 @@ const CUBE_MAX: usize = (2 * MAX_BOX_RADIUS + 1).pow(3);
 
 /// Box stencil of radius `R`: one fused multiply-add per point of the cube, accumulated in one
 /// independent partial sum per z-plane (associative partial sums keep the FMA units busy
-/// instead of waiting on one long dependency chain).
+/// instead of waiting on one long dependency chain). The coefficients are kept as scalars and
+/// broadcast at each use (with AVX-512 the broadcast is part of the FMA's memory operand): 27
+/// scalars share two cache lines where 27 vectors of them took 27.
 pub(crate) struct Cube<T: Real, S: Isa, const R: usize> {
-    // Fixed-size arrays, not Vecs: with constant indices after unrolling there are no bounds
+    // A fixed-size array, not a Vec: with constant indices after unrolling there are no bounds
     // checks, and no length to reload after every store through the output pointer.
-    v: [Vector<T, S>; CUBE_MAX],
-    s: [T::One<S>; CUBE_MAX],
+    c: [T; CUBE_MAX],
+    _isa: std::marker::PhantomData<S>,
 }
 
 impl<T: Real, S: Isa, const R: usize> Cube<T, S, R> {
     fn new(coeffs: &[f64]) -> Self {
         debug_assert_eq!(coeffs.len(), (2 * R + 1).pow(3));
-        let mut s = [T::zero(); CUBE_MAX];
-        for (dst, &c) in s.iter_mut().zip(coeffs) {
-            *dst = T::of(c);
+        let mut c = [T::zero(); CUBE_MAX];
+        for (dst, &v) in c.iter_mut().zip(coeffs) {
+            *dst = T::of(v);
         }
         Cube {
-            v: s.map(Lane::splat),
-            s: s.map(Lane::splat),
+            c,
+            _isa: std::marker::PhantomData,
         }
     }
 
@@ -303,7 +305,7 @@ impl<T: Real, S: Isa, const R: usize> Cube<T, S, R> {
     /// # Safety
     /// Every row of the cube must be set in `src` and readable at `x - R .. x + lanes + R`.
     #[inline(always)]
-    unsafe fn point<L: Lane<Scalar = T>>(src: &RowSources<T>, x: usize, c: &[L; CUBE_MAX]) -> L {
+    unsafe fn point<L: Lane<Scalar = T>>(src: &RowSources<T>, x: usize, c: &[T; CUBE_MAX]) -> L {
         let w = 2 * R + 1;
         let zero = L::splat(T::zero());
         let mut total = zero;
@@ -315,7 +317,7 @@ impl<T: Real, S: Isa, const R: usize> Cube<T, S, R> {
                 for dx in 0..w {
                     // SAFETY: as above.
                     let v = unsafe { L::load(p.wrapping_add(dx)) };
-                    part = v.mul_add(c[(dz * w + dy) * w + dx], part);
+                    part = v.mul_add(L::splat(c[(dz * w + dy) * w + dx]), part);
                 }
             }
             total = if dz == 0 { part } else { total + part };
@@ -332,13 +334,13 @@ impl<T: Real, S: Isa, const R: usize> RowKernel<T> for Cube<T, S, R> {
     #[inline(always)]
     unsafe fn vector(&self, src: &RowSources<T>, x: usize) -> Vector<T, S> {
         // SAFETY: forwarded from the caller.
-        unsafe { Self::point(src, x, &self.v) }
+        unsafe { Self::point(src, x, &self.c) }
     }
 
     #[inline(always)]
     unsafe fn scalar(&self, src: &RowSources<T>, x: usize) -> T::One<S> {
         // SAFETY: forwarded from the caller.
-        unsafe { Self::point(src, x, &self.s) }
+        unsafe { Self::point(src, x, &self.c) }
     }
 }
 

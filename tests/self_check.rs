@@ -155,3 +155,34 @@ fn a_shape_override_far_below_the_best_is_warned_about() {
         .to_string()
         .contains("warning: the model rates dim_t 16 tile 40x40"));
 }
+
+/// `bench --engine auto` runs the planner's choice and says what it was.
+#[test]
+fn bench_auto_reports_the_chosen_engine() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+        .args(["bench", "--kernel", "star7", "--size", "40", "--steps", "4"])
+        .args(["--engine", "auto,naive", "--repeat", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let auto = &lines[0];
+    assert_eq!(auto["engine"], "auto");
+    assert!(
+        ["naive", "blocked"].contains(&auto["chosen_engine"].as_str().unwrap()),
+        "{auto}"
+    );
+    assert!(auto["chosen_dim_t"].as_u64().unwrap() >= 1);
+    assert!(auto.get("adapted").is_some(), "{auto}");
+    assert_eq!(lines[1]["engine"], "naive");
+    assert!(lines[1].get("chosen_engine").is_none());
+}

@@ -100,10 +100,11 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 /// checked against it; a second grid (population copy) for CPU engines, the reference and
 /// GPU lattice runs; and per lattice its flags and node classes.
 fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error> {
-    let engines = parse_engines(&args.engine)?;
+    let engines = bench_engines(&args.engine)?;
     let lattice = kernel.lbm().is_some();
     let states: u64 = if args.verify { 4 } else { 2 };
-    let scratch = args.verify || lattice || engines.iter().any(|e| !e.is_gpu());
+    // `auto` may run on the CPU, with its scratch.
+    let scratch = args.verify || lattice || engines.iter().any(|e| e.is_none_or(|e| !e.is_gpu()));
     let mut held = vec!["input", "working copy"];
     if args.verify {
         held.extend(["reference result", "verified copy"]);

@@ -7,7 +7,7 @@
 //! alternative and keeps the faster. A long run thus ends on the faster engine whatever the
 //! figures said; the [`super::RunReport`] of the run in which this happened says what was tried.
 //!
-//! Plans whose engine the user fixed, GPU plans (their model is autotuned on the device) and
+//! Plans whose engine or shape (`dim_t`, tile, tile groups, z chunks) the user fixed, GPU plans (their model is autotuned on the device) and
 //! the reference engine are run as given.
 
 use crate::plan::{Bound, Candidate};
@@ -53,7 +53,9 @@ impl Check {
     /// The check a new solver for `plan` starts with.
     pub(crate) fn for_plan(plan: &Plan) -> Check {
         let cpu = matches!(plan.engine(), Engine::Naive | Engine::Blocked);
-        if cpu && !plan.overrides().engine {
+        let o = plan.overrides();
+        let fixed = o.engine || o.dim_t || o.tile || o.tile_threads || o.z_chunks;
+        if cpu && !fixed {
             Check::Cold
         } else {
             Check::Off

@@ -24,7 +24,7 @@ use scratch::Scratch;
 /// passes, and where the rate is far from the prediction, or another configuration is
 /// predicted close, it runs a segment with the alternative and keeps the faster (see
 /// [`RunReport::adapted`]). Results do not depend on this: the CPU engines compute the same
-/// values. Plans whose engine the user fixed run as given.
+/// values. Plans whose engine or shape the user fixed run as given.
 ///
 /// ```
 /// use stencil35d::{Grid, Plan, Solver, Stencil};

@@ -5,7 +5,7 @@
 //!
 //! The result is cached on disk per boot (the key includes `/proc/sys/kernel/random/boot_id`),
 //! so CLI calls and test binaries after the first do not run the full probe. A cached figure
-//! is checked against one quick sweep (two repetitions, a few tens of milliseconds) in every
+//! is checked against one quick sweep (three repetitions, a few tens of milliseconds) in every
 //! process that reads it, and measured again in full where they disagree by more than
 //! [`REVALIDATE_DEVIATION`]: a figure measured under another load of the machine, or misread,
 //! would otherwise steer every plan of the boot. Set `STENCIL35D_BANDWIDTH_GBS` to skip the
@@ -53,7 +53,7 @@ pub(crate) const REVALIDATE_DEVIATION: f64 = 0.3;
 const FULL_REPS: usize = 5;
 
 /// Timed repetitions of the quick check of a cached figure.
-const QUICK_REPS: usize = 2;
+const QUICK_REPS: usize = 3;
 
 /// [`cached_measurement`] for a bandwidth, with `measure(reps)` timing `reps` repetitions: a
 /// cached figure is kept only if a quick measurement agrees with it.

@@ -20,13 +20,13 @@ pub(crate) struct Avx2;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Avx512;
 
-#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+#[target_feature(enable = "avx,avx2,fma")]
 #[inline(never)]
 unsafe fn enter_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512dq,avx512vl,avx512bw")]
+#[target_feature(enable = "avx,avx2,fma,avx512f,avx512dq,avx512vl,avx512bw")]
 #[inline(never)]
 unsafe fn enter_avx512<R>(f: impl FnOnce() -> R) -> R {
     f()

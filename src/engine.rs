@@ -154,6 +154,22 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The first non-finite cell of the one-plane grid `grid` more than `r` cells from the
+    /// x and y edges (the output of step `step` of a 2D kernel), if there is one.
+    pub(crate) fn locate_plane<T: Real>(grid: &Grid<T>, r: usize, step: usize) -> Option<Failure> {
+        let [nx, ny, _] = grid.dims();
+        (r..ny - r).find_map(|y| {
+            let row = &grid.row(y, 0)[r..nx - r];
+            row.iter().position(|v| !v.is_finite()).map(|i| Failure {
+                step,
+                cell: [r + i, y, 0],
+                value: row[i].to_f64().unwrap_or(f64::NAN),
+            })
+        })
+    }
+}
+
 impl From<Failure> for Error {
     fn from(f: Failure) -> Self {
         Error::NonFinite {

@@ -5,6 +5,7 @@
 
 pub(crate) mod blocked;
 pub(crate) mod naive;
+pub(crate) mod plane;
 pub(crate) mod reference;
 pub(crate) mod rows;
 

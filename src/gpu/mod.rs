@@ -14,6 +14,7 @@ pub(crate) mod lbm;
 #[cfg(test)]
 mod lbm_emulate;
 mod lbm_source;
+pub(crate) mod plane;
 mod source;
 pub(crate) mod stencil;
 #[cfg(test)]

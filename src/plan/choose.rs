@@ -9,13 +9,14 @@ use super::kernel::{Kernel, KernelCost};
 use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, PLANNER_MAX_DIM_T};
 use super::machine::Machine;
 use super::model::{self, ModelInput};
+use super::plane_model::PLANE_MAX_DIM_T;
 use super::recipe::{Overrides, Plan};
 use super::tune;
 use crate::engine::Engine;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::lbm::{Lattice, LbmKernel};
 use crate::tuning::Tuning;
-use crate::{DType, Error, Grid, Real, Result, Stencil};
+use crate::{DType, Error, Grid, Grid2, Real, Result, Stencil};
 
 impl Plan {
     /// The planner's choice for `kernel` on `dims` cells of `dtype` on this machine.
@@ -26,6 +27,12 @@ impl Plan {
     /// The planner's choice for running `stencil` on `grid`.
     pub fn for_grid<T: Real>(stencil: &Stencil, grid: &Grid<T>) -> Result<Plan> {
         Plan::new(stencil.clone(), T::DTYPE, grid.dims())
+    }
+
+    /// The planner's choice for running the 2D stencil or convolution `kernel` on `grid`.
+    pub fn for_grid2<T: Real>(kernel: impl Into<Kernel>, grid: &Grid2<T>) -> Result<Plan> {
+        let [nx, ny] = grid.dims();
+        Plan::new(kernel, T::DTYPE, [nx, ny, 1])
     }
 
     /// The planner's choice for advancing `lattice` (its size, precision, periodicity and
@@ -119,7 +126,9 @@ impl PlanBuilder {
     /// Checks the size and every number the user fixed.
     fn validate(&self) -> Result<()> {
         let fixed = self.kernel.fixed_boundary();
-        if self.dims.iter().any(|&n| n < 2 * fixed + 1) {
+        self.validate_plane()?;
+        let axes = if self.kernel.is_2d() { 2 } else { 3 };
+        if self.dims[..axes].iter().any(|&n| n < 2 * fixed + 1) {
             return Err(Error::GridTooSmall {
                 dims: self.dims,
                 radius: fixed,
@@ -158,6 +167,34 @@ impl PlanBuilder {
                 "a {:?} grid is too large to address",
                 self.dims
             )));
+        }
+        Ok(())
+    }
+
+    /// 2D kernels need a one-plane grid; a convolution runs once per step (no `dim_t`, no
+    /// tile).
+    fn validate_plane(&self) -> Result<()> {
+        if !self.kernel.is_2d() {
+            return Ok(());
+        }
+        if self.dims[2] != 1 {
+            return Err(Error::InvalidPlan(format!(
+                "{} is a 2D kernel: it runs on a Grid2 (dimensions [nx, ny, 1]), not on {}x{}x{}",
+                self.kernel, self.dims[0], self.dims[1], self.dims[2]
+            )));
+        }
+        if self.kernel.filter().is_some()
+            && (self.dim_t.is_some_and(|d| d > 1) || self.tile.is_some())
+        {
+            return Err(Error::InvalidPlan(
+                "a convolution is applied once per step: dim_t and tile apply to iterated stencils"
+                    .into(),
+            ));
+        }
+        if self.tile_threads.is_some() || self.z_chunks.is_some() || self.gpu_shape.is_some() {
+            return Err(Error::InvalidPlan(
+                "tile groups, z chunks and GPU launch shapes apply to 3D kernels".into(),
+            ));
         }
         Ok(())
     }
@@ -303,6 +340,9 @@ impl<'a> Planning<'a> {
 
     /// Rates every candidate, picks one and settles its tile, groups and z chunks.
     fn choose(&self, gpu: Option<&GpuInfo>) -> Result<Choice> {
+        if self.b.kernel.is_2d() {
+            return self.choose_plane(gpu);
+        }
         let mut candidates = vec![self.input.naive()];
         for d in 1..=PLANNER_MAX_DIM_T.max(self.b.dim_t.unwrap_or(1)) {
             candidates.extend(self.input.best_blocked(d, self.b.tile, self.tile_threads));
@@ -314,10 +354,63 @@ impl<'a> Planning<'a> {
             (Some(info), Kernel::Stencil(s)) => {
                 self.stencil_gpu(info, s.is_box(), &mut candidates)?
             }
-            (None, _) => Vec::new(),
+            _ => Vec::new(),
         };
         let chosen = self.pick(&candidates, &gpu_blocked, best_cpu_dim_t)?;
         Ok(self.settle(chosen, candidates))
+    }
+
+    /// The 2D kernels' choice ([`super::plane_model`]): the naive sweep, the blocked engine at
+    /// each `dim_t` (stencils) or with its row blocking (convolutions), and the GPU engines.
+    fn choose_plane(&self, gpu: Option<&GpuInfo>) -> Result<Choice> {
+        let (b, input) = (self.b, &self.input);
+        let dim_ts: Vec<usize> = match (b.kernel.stencil2().is_some(), b.dim_t) {
+            (true, Some(d)) => vec![d],
+            (true, None) => (1..=PLANE_MAX_DIM_T).collect(),
+            (false, _) => vec![1],
+        };
+        let mut candidates = vec![input.plane_naive()];
+        if b.engine == Some(Engine::Reference) {
+            candidates.push(input.plane_reference());
+        }
+        if b.kernel.stencil2().is_some() {
+            for &d in &dim_ts {
+                let tile = b.tile.unwrap_or_else(|| input.plane_tile(d));
+                candidates.extend(input.plane_blocked(d, tile));
+            }
+        } else {
+            candidates.push(input.plane_filter_blocked());
+        }
+        if let Some(info) = gpu {
+            candidates.extend(input.plane_gpu(info, &dim_ts));
+        }
+        let allowed = |c: &&Candidate| match b.engine {
+            Some(e) => c.engine == e,
+            None if b.dim_t.is_some() || b.tile.is_some() => c.engine.is_blocked(),
+            None => c.engine != Engine::Reference,
+        };
+        let chosen = best(candidates.iter().filter(allowed))
+            .cloned()
+            .ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "no {} configuration runs {} on a {}x{} grid with dim_t = {:?}, tile = {:?}",
+                    b.engine.map_or("blocked".to_string(), |e| e.to_string()),
+                    b.kernel,
+                    b.dims[0],
+                    b.dims[1],
+                    b.dim_t,
+                    b.tile
+                ))
+            })?;
+        Ok(Choice {
+            tile: chosen.tile,
+            tile_threads: self.threads,
+            z_chunks: 1,
+            chosen,
+            candidates,
+            threads: self.threads,
+            cache_bytes: self.input.cache_bytes,
+        })
     }
 
     /// The blocked CPU candidate at `dim_t` (the best `dim_t` when `None`) with the user's tile

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::cost::KernelCost;
 use crate::lbm::LbmKernel;
+use crate::plane::{Filter2, Stencil2};
 use crate::{DType, Result, Stencil};
 
 /// The computation a plan is for.
@@ -15,6 +16,22 @@ pub enum Kernel {
     Stencil(Stencil),
     /// A D3Q19 lattice-Boltzmann step on a [`crate::lbm::Lattice`].
     Lbm(LbmKernel),
+    /// A 2D stencil iterated on a [`crate::Grid2`].
+    Stencil2(Stencil2),
+    /// A 2D convolution applied to a [`crate::Grid2`] (once per step).
+    Filter(Filter2),
+}
+
+impl From<Stencil2> for Kernel {
+    fn from(s: Stencil2) -> Self {
+        Kernel::Stencil2(s)
+    }
+}
+
+impl From<Filter2> for Kernel {
+    fn from(f: Filter2) -> Self {
+        Kernel::Filter(f)
+    }
 }
 
 impl From<LbmKernel> for Kernel {
@@ -35,6 +52,8 @@ impl Kernel {
         match self {
             Kernel::Stencil(s) => s.validate(),
             Kernel::Lbm(_) => Ok(()),
+            Kernel::Stencil2(s) => s.validate(),
+            Kernel::Filter(f) => f.validate(),
         }
     }
 
@@ -51,6 +70,24 @@ impl Kernel {
                 stores_per_update: 1,
             },
             Kernel::Lbm(k) => k.cost(dtype),
+            Kernel::Stencil2(s) => KernelCost {
+                radius: s.radius(),
+                element_bytes: dtype.size(),
+                bytes_per_update: s.min_bytes_per_update(dtype),
+                ops_per_update: s.ops_per_update(),
+                flops_per_update: s.flops_per_update(),
+                loads_per_update: s.points(),
+                stores_per_update: 1,
+            },
+            Kernel::Filter(f) => KernelCost {
+                radius: f.reach(),
+                element_bytes: dtype.size(),
+                bytes_per_update: f.min_bytes_per_update(dtype),
+                ops_per_update: f.ops_per_update(),
+                flops_per_update: f.flops_per_update(),
+                loads_per_update: f.taps(),
+                stores_per_update: 1,
+            },
         }
     }
 
@@ -59,23 +96,32 @@ impl Kernel {
         match self {
             Kernel::Stencil(s) => s.kind_name(),
             Kernel::Lbm(_) => "d3q19".to_string(),
+            Kernel::Stencil2(s) => s.kind_name(),
+            Kernel::Filter(f) => f.kind_name(),
         }
     }
 
     /// Width of the fixed boundary layer the engines never update: R for stencils (the
-    /// Dirichlet layer), 0 for lattice-Boltzmann (every node is updated; walls are flags).
+    /// Dirichlet layer, in x and y only for 2D stencils), 0 for lattice-Boltzmann (every node
+    /// is updated; walls are flags) and convolutions (border modes give the outside).
     pub fn fixed_boundary(&self) -> usize {
         match self {
             Kernel::Stencil(s) => s.radius(),
-            Kernel::Lbm(_) => 0,
+            Kernel::Stencil2(s) => s.radius(),
+            Kernel::Lbm(_) | Kernel::Filter(_) => 0,
         }
+    }
+
+    /// True for the 2D kernels, which run on a [`crate::Grid2`] (dimensions `[nx, ny, 1]`).
+    pub fn is_2d(&self) -> bool {
+        matches!(self, Kernel::Stencil2(_) | Kernel::Filter(_))
     }
 
     /// Which axes wrap around (lattice-Boltzmann only; stencil grids have fixed boundaries).
     pub fn periodic(&self) -> [bool; 3] {
         match self {
-            Kernel::Stencil(_) => [false; 3],
             Kernel::Lbm(k) => k.periodic,
+            _ => [false; 3],
         }
     }
 
@@ -83,7 +129,7 @@ impl Kernel {
     pub fn lbm(&self) -> Option<&LbmKernel> {
         match self {
             Kernel::Lbm(k) => Some(k),
-            Kernel::Stencil(_) => None,
+            _ => None,
         }
     }
 
@@ -91,7 +137,23 @@ impl Kernel {
     pub fn stencil(&self) -> Option<&Stencil> {
         match self {
             Kernel::Stencil(s) => Some(s),
-            Kernel::Lbm(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The 2D stencil, if this is one.
+    pub fn stencil2(&self) -> Option<&Stencil2> {
+        match self {
+            Kernel::Stencil2(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The 2D filter, if this is a convolution.
+    pub fn filter(&self) -> Option<&Filter2> {
+        match self {
+            Kernel::Filter(f) => Some(f),
+            _ => None,
         }
     }
 }
@@ -101,6 +163,8 @@ impl std::fmt::Display for Kernel {
         match self {
             Kernel::Stencil(s) => s.fmt(f),
             Kernel::Lbm(k) => k.fmt(f),
+            Kernel::Stencil2(s) => s.fmt(f),
+            Kernel::Filter(k) => k.fmt(f),
         }
     }
 }

@@ -139,7 +139,7 @@ impl ModelInput<'_> {
 
     /// The memory-bound rate for `bytes` of traffic per update (unbounded for in-cache data); the
     /// lattice's streams reach their measured share of the probe's bandwidth.
-    fn memory_mups(&self, bytes: f64) -> f64 {
+    pub(super) fn memory_mups(&self, bytes: f64) -> f64 {
         if self.fits_in_cache() {
             return f64::INFINITY;
         }
@@ -187,7 +187,7 @@ impl ModelInput<'_> {
     }
 
     /// The compute-bound rate for rows of `row` cells.
-    fn compute_mups(&self, row: usize) -> f64 {
+    pub(super) fn compute_mups(&self, row: usize) -> f64 {
         let rate =
             self.machine
                 .sustained_gops(self.dtype, self.threads, self.kernel.lbm().is_some())
@@ -241,7 +241,7 @@ impl ModelInput<'_> {
 
     /// The candidate for `engine` with the compute rate for rows of `row` cells and
     /// `memory_mups`.
-    fn finish(
+    pub(super) fn finish(
         &self,
         engine: Engine,
         (dim_t, tile): (usize, [usize; 2]),
@@ -403,7 +403,7 @@ impl ModelInput<'_> {
     /// to memory ([`Self::streamed_output`]). On the 2-core EPYC, D3Q19 f32
     /// 192³ (MLUPS, strips, five runs each): `dim_t` 2 99-142, 3 86-166, 4 107-169, where min() ranked
     /// `dim_t` 2 first (161, 148, 127) and this ranks 3-4 (with the lattice's stream share).
-    fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
+    pub(super) fn overlap(&self, compute: f64, memory: f64, dim_t: usize) -> (f64, Bound) {
         let bound = if compute <= memory {
             Bound::Compute
         } else {
@@ -710,7 +710,9 @@ impl ModelInput<'_> {
     /// faces for lattices).
     fn redundancy(&self, tile: [usize; 2], dim_t: usize) -> f64 {
         match self.kernel {
-            Kernel::Stencil(_) => tiling::redundancy(self.dims, self.cost.radius, tile, dim_t),
+            Kernel::Stencil(_) | Kernel::Stencil2(_) | Kernel::Filter(_) => {
+                tiling::redundancy(self.dims, self.cost.radius, tile, dim_t)
+            }
             Kernel::Lbm(k) => {
                 crate::blocking::lattice::redundancy(self.dims, k.periodic, tile, dim_t)
             }

@@ -199,6 +199,10 @@ impl Plan {
     /// lattice).
     pub fn interior_cells(&self) -> u64 {
         let r = self.kernel.fixed_boundary();
-        self.dims.iter().map(|&n| (n - 2 * r) as u64).product()
+        let axes = if self.kernel.is_2d() { 2 } else { 3 };
+        self.dims[..axes]
+            .iter()
+            .map(|&n| (n - 2 * r) as u64)
+            .product()
     }
 }

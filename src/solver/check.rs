@@ -55,7 +55,8 @@ impl Check {
         let cpu = matches!(plan.engine(), Engine::Naive | Engine::Blocked);
         let o = plan.overrides();
         let fixed = o.engine || o.dim_t || o.tile || o.tile_threads || o.z_chunks;
-        if cpu && !fixed {
+        // The check's alternatives come from the 3D model; 2D plans run as planned.
+        if cpu && !fixed && !plan.kernel().is_2d() {
             Check::Cold
         } else {
             Check::Off

@@ -6,6 +6,7 @@ mod check;
 mod dispatch;
 mod grid;
 mod lattice;
+mod plane;
 mod report;
 mod scratch;
 
@@ -183,6 +184,7 @@ mod sealed {
     impl<T: crate::Real> Sealed for crate::Grid<T> {}
     impl<T: crate::Real> Sealed for crate::gpu::DeviceGrid<T> {}
     impl<T: crate::Real> Sealed for crate::lbm::Lattice<T> {}
+    impl<T: crate::Real> Sealed for crate::Grid2<T> {}
 }
 
 /// Data a [`Solver`] can advance in time: [`crate::Grid`] for stencils on any engine,

@@ -1,0 +1,468 @@
+//! [`Filter2`]: a general 2D convolution (any filter up to [`MAX_FILTER_SIZE`] on a side, odd or
+//! even, dense or sparse, any anchor) and the [`Border`] modes that say what lies outside the
+//! image. Every output pixel is written, the border ones included.
+
+use std::fmt::{self, Display};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DType, Error, Result};
+
+/// Largest filter side: filters up to 15×15.
+pub const MAX_FILTER_SIZE: usize = 15;
+
+/// What a filter reads outside the image (the names and rules of OpenCV's border types).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Border {
+    /// A constant value: `vvv|abcd|vvv`.
+    Constant(f64),
+    /// The edge pixel repeated: `aaa|abcd|ddd`.
+    Replicate,
+    /// Mirrored with the edge repeated: `cba|abcd|dcb`.
+    Reflect,
+    /// Mirrored about the edge pixel: `dcb|abcd|cba` (OpenCV's default, `BORDER_REFLECT_101`).
+    #[default]
+    Reflect101,
+    /// Periodic: `bcd|abcd|abc`.
+    Wrap,
+}
+
+impl Border {
+    /// The pixel index read for coordinate `i` on an axis of `n` pixels; `None` for the
+    /// constant border outside the image.
+    pub fn source(self, i: isize, n: usize) -> Option<usize> {
+        let len = n as isize;
+        if (0..len).contains(&i) {
+            return Some(i as usize);
+        }
+        let mut i = i;
+        match self {
+            Border::Constant(_) => return None,
+            Border::Replicate => i = i.clamp(0, len - 1),
+            Border::Wrap => i = i.rem_euclid(len),
+            Border::Reflect | Border::Reflect101 if n == 1 => i = 0,
+            Border::Reflect => {
+                while !(0..len).contains(&i) {
+                    i = if i < 0 { -i - 1 } else { 2 * len - i - 1 };
+                }
+            }
+            Border::Reflect101 => {
+                while !(0..len).contains(&i) {
+                    i = if i < 0 { -i } else { 2 * len - i - 2 };
+                }
+            }
+        }
+        Some(i as usize)
+    }
+
+    /// The value read outside the image by the constant border (0 for the others).
+    pub fn constant(self) -> f64 {
+        match self {
+            Border::Constant(v) => v,
+            _ => 0.0,
+        }
+    }
+
+    /// Parses `constant[:V]`, `replicate`, `reflect`, `reflect101` or `wrap`.
+    pub fn from_name(name: &str) -> Result<Border> {
+        let (kind, value) = name.split_once(':').unwrap_or((name, "0"));
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "unknown border '{name}' (expected constant[:V], replicate, reflect, reflect101 or wrap)"
+            ))
+        };
+        Ok(match kind {
+            "constant" => Border::Constant(
+                value
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(bad)?,
+            ),
+            "replicate" => Border::Replicate,
+            "reflect" => Border::Reflect,
+            "reflect101" => Border::Reflect101,
+            "wrap" => Border::Wrap,
+            _ => return Err(bad()),
+        })
+    }
+}
+
+impl Display for Border {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Border::Constant(v) => write!(f, "constant:{v}"),
+            Border::Replicate => f.write_str("replicate"),
+            Border::Reflect => f.write_str("reflect"),
+            Border::Reflect101 => f.write_str("reflect101"),
+            Border::Wrap => f.write_str("wrap"),
+        }
+    }
+}
+
+/// A 2D convolution in correlation form, as OpenCV's `filter2D` and cuDNN compute it:
+/// `out(x, y) = Σ_{j<kh} Σ_{i<kw} w[j·kw + i] · in(x + i - ax, y + j - ay)`, with `(ax, ay)` the
+/// anchor (the centre `(kw/2, kh/2)` unless set) and `in` outside the image given by the
+/// [`Border`].
+///
+/// ```
+/// use stencil35d::{Border, Filter2};
+/// let g = Filter2::from_name("gaussian:5").unwrap().with_border(Border::Replicate);
+/// assert_eq!((g.size(), g.anchor()), ([5, 5], [2, 2]));
+/// assert!(g.separable().is_some());
+/// let sobel = Filter2::from_name("sobel").unwrap();
+/// assert_eq!(sobel.taps(), 6); // the zero middle column is skipped
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Filter2 {
+    size: [usize; 2],
+    weights: Vec<f64>,
+    anchor: [usize; 2],
+    border: Border,
+}
+
+impl Filter2 {
+    /// A filter of `[kw, kh]` weights in row-major order (`kh` rows of `kw`), anchored at its
+    /// centre, with the default border ([`Border::Reflect101`]).
+    pub fn new(size: [usize; 2], weights: &[f64]) -> Result<Filter2> {
+        let f = Filter2 {
+            size,
+            weights: weights.to_vec(),
+            anchor: [size[0] / 2, size[1] / 2],
+            border: Border::default(),
+        };
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// The same filter read at anchor `[ax, ay]` (inside the filter).
+    pub fn with_anchor(mut self, anchor: [usize; 2]) -> Result<Filter2> {
+        self.anchor = anchor;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same filter with border mode `border`.
+    pub fn with_border(mut self, border: Border) -> Filter2 {
+        self.border = border;
+        self
+    }
+
+    /// Checks the size (1..=15 on each side), the weight count, the anchor and that every
+    /// weight (and a constant border value) is finite.
+    pub fn validate(&self) -> Result<()> {
+        let [kw, kh] = self.size;
+        let bad = |what: String| Err(Error::InvalidArgument(format!("filter: {what}")));
+        if !(1..=MAX_FILTER_SIZE).contains(&kw) || !(1..=MAX_FILTER_SIZE).contains(&kh) {
+            return bad(format!(
+                "size {kw}x{kh} is not supported (1..={MAX_FILTER_SIZE} on each side)"
+            ));
+        }
+        if self.weights.len() != kw * kh {
+            return bad(format!(
+                "a {kw}x{kh} filter takes {} weights, got {}",
+                kw * kh,
+                self.weights.len()
+            ));
+        }
+        if self.anchor[0] >= kw || self.anchor[1] >= kh {
+            return bad(format!(
+                "anchor {:?} lies outside the {kw}x{kh} filter",
+                self.anchor
+            ));
+        }
+        if let Some(w) = self.weights.iter().find(|w| !w.is_finite()) {
+            return bad(format!("weight {w} is not finite"));
+        }
+        if !self.border.constant().is_finite() {
+            return bad("the constant border value is not finite".into());
+        }
+        Ok(())
+    }
+
+    /// A named filter: `gaussian:K` (odd K, σ as OpenCV derives it from K), `mean:K` or
+    /// `mean:KxL`, `sobel`, `sobel-y`, `laplacian`, `sharpen`, or `dense:KxL` (a dense,
+    /// non-separable filter of fixed pseudo-random positive weights summing to one, the
+    /// benchmark filter).
+    pub fn from_name(name: &str) -> Result<Filter2> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "unknown filter '{name}' (expected gaussian:K, mean:K, mean:KxL, sobel, sobel-y, \
+                 laplacian, sharpen or dense:KxL, sizes up to {MAX_FILTER_SIZE})"
+            ))
+        };
+        let (kind, arg) = name.split_once(':').unwrap_or((name, ""));
+        let size = || parse_size(arg).ok_or_else(bad);
+        match kind {
+            "gaussian" => {
+                let [k, l] = size()?;
+                if k != l || k % 2 == 0 {
+                    return Err(bad());
+                }
+                Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)
+            }
+            "mean" => {
+                let [k, l] = size()?;
+                Filter2::new([k, l], &vec![1.0 / (k * l) as f64; k * l])
+            }
+            "dense" => {
+                let [k, l] = size()?;
+                Filter2::new([k, l], &dense_weights(k, l))
+            }
+            "sobel" => Filter2::new([3, 3], &[-1., 0., 1., -2., 0., 2., -1., 0., 1.]),
+            "sobel-y" => Filter2::new([3, 3], &[-1., -2., -1., 0., 0., 0., 1., 2., 1.]),
+            "laplacian" => Filter2::new([3, 3], &[0., 1., 0., 1., -4., 1., 0., 1., 0.]),
+            "sharpen" => Filter2::new([3, 3], &[0., -1., 0., -1., 5., -1., 0., -1., 0.]),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The `k × k` Gaussian of standard deviation `sigma` (odd `k`), normalised to sum one.
+    pub fn gaussian(k: usize, sigma: f64) -> Result<Filter2> {
+        if k % 2 == 0 || !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "a Gaussian filter needs an odd size and a positive sigma, got {k} and {sigma}"
+            )));
+        }
+        let c = (k / 2) as f64;
+        let g: Vec<f64> = (0..k)
+            .map(|i| (-(i as f64 - c).powi(2) / (2.0 * sigma * sigma)).exp())
+            .collect();
+        let total: f64 = g.iter().sum();
+        let g: Vec<f64> = g.iter().map(|v| v / total).collect();
+        let w: Vec<f64> = (0..k)
+            .flat_map(|j| {
+                let gj = g[j];
+                g.iter().map(move |gi| gi * gj)
+            })
+            .collect();
+        Filter2::new([k, k], &w)
+    }
+
+    /// A filter from text: one line per filter row, weights separated by spaces or commas;
+    /// blank lines and lines starting with `#` are skipped.
+    pub fn from_text(text: &str) -> Result<Filter2> {
+        let mut rows: Vec<Vec<f64>> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let row = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse::<f64>())
+                .collect::<std::result::Result<Vec<f64>, _>>()
+                .map_err(|e| Error::InvalidArgument(format!("filter line {}: {e}", n + 1)))?;
+            rows.push(row);
+        }
+        let kw = rows.first().map_or(0, Vec::len);
+        if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != kw) {
+            return Err(Error::InvalidArgument(format!(
+                "filter row {} has {} weights, the first has {kw}",
+                i + 1,
+                r.len()
+            )));
+        }
+        Filter2::new([kw, rows.len()], &rows.concat())
+    }
+
+    /// A filter from a text file (see [`Filter2::from_text`]).
+    pub fn from_file(path: &Path) -> Result<Filter2> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        Filter2::from_text(&text)
+    }
+
+    /// `[kw, kh]`.
+    pub fn size(&self) -> [usize; 2] {
+        self.size
+    }
+
+    /// The weights, `kh` rows of `kw`.
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// The weight at filter column `i`, row `j`.
+    pub fn weight(&self, i: usize, j: usize) -> f64 {
+        self.weights[j * self.size[0] + i]
+    }
+
+    /// `[ax, ay]`: the filter cell that lies on the output pixel.
+    pub fn anchor(&self) -> [usize; 2] {
+        self.anchor
+    }
+
+    /// The border mode.
+    pub fn border(&self) -> Border {
+        self.border
+    }
+
+    /// Non-zero weights (the engines skip zero taps).
+    pub fn taps(&self) -> usize {
+        self.weights.iter().filter(|w| **w != 0.0).count()
+    }
+
+    /// `(row, column)` factors when the filter is an outer product `w[j][i] = col[j]·row[i]`
+    /// to within 1e-12 of its largest weight (Gaussians, means, Sobel); `None` otherwise.
+    pub fn separable(&self) -> Option<(Vec<f64>, Vec<f64>)> {
+        let [kw, kh] = self.size;
+        let (pj, pi) = (0..kh)
+            .flat_map(|j| (0..kw).map(move |i| (j, i)))
+            .max_by(|a, b| {
+                self.weight(a.1, a.0)
+                    .abs()
+                    .total_cmp(&self.weight(b.1, b.0).abs())
+            })?;
+        let pivot = self.weight(pi, pj);
+        if pivot == 0.0 {
+            return None;
+        }
+        let row: Vec<f64> = (0..kw).map(|i| self.weight(i, pj)).collect();
+        let col: Vec<f64> = (0..kh).map(|j| self.weight(pi, j) / pivot).collect();
+        let tol = 1e-12 * pivot.abs();
+        let rank_one =
+            (0..kh).all(|j| (0..kw).all(|i| (self.weight(i, j) - col[j] * row[i]).abs() <= tol));
+        rank_one.then_some((row, col))
+    }
+
+    /// Floating-point operations per output pixel: one multiply and an FMA per further
+    /// non-zero tap, `2·taps - 1` (at least 1).
+    pub fn flops_per_update(&self) -> usize {
+        (2 * self.taps()).saturating_sub(1).max(1)
+    }
+
+    /// Operations per output pixel in the 3.5D paper's sense: `flops + taps + 1`.
+    pub fn ops_per_update(&self) -> usize {
+        self.flops_per_update() + self.taps() + 1
+    }
+
+    /// Fewest bytes moved per output pixel: the image read once and written once, `2E`.
+    pub fn min_bytes_per_update(&self, dtype: DType) -> usize {
+        2 * dtype.size()
+    }
+
+    /// Machine-readable name: `conv2d:KxL`.
+    pub fn kind_name(&self) -> String {
+        format!("conv2d:{}x{}", self.size[0], self.size[1])
+    }
+
+    /// The larger distance the filter reaches from its anchor, on any side.
+    pub fn reach(&self) -> usize {
+        let [kw, kh] = self.size;
+        let [ax, ay] = self.anchor;
+        ax.max(kw - 1 - ax).max(ay).max(kh - 1 - ay)
+    }
+}
+
+impl Display for Filter2 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}x{} filter ({} taps, anchor {},{}, border {})",
+            self.size[0],
+            self.size[1],
+            self.taps(),
+            self.anchor[0],
+            self.anchor[1],
+            self.border
+        )
+    }
+}
+
+/// `K` or `KxL` as `[K, L]`.
+fn parse_size(s: &str) -> Option<[usize; 2]> {
+    let (a, b) = s.split_once('x').unwrap_or((s, s));
+    Some([a.parse().ok()?, b.parse().ok()?])
+}
+
+/// Positive weights summing to one, from a fixed linear congruential sequence: dense and, for
+/// sizes above one, not an outer product.
+fn dense_weights(kw: usize, kh: usize) -> Vec<f64> {
+    let mut state = 0x2545_f491_u64;
+    let raw: Vec<f64> = (0..kw * kh)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            0.5 + (state >> 40) as f64 / (1u64 << 24) as f64
+        })
+        .collect();
+    let total: f64 = raw.iter().sum();
+    raw.iter().map(|v| v / total).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borders_follow_opencv() {
+        let idx = |b: Border| (-3..9).map(|i| b.source(i, 6)).collect::<Vec<_>>();
+        let some = |v: &[usize]| v.iter().map(|&i| Some(i)).collect::<Vec<_>>();
+        assert_eq!(
+            idx(Border::Replicate),
+            some(&[0, 0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5])
+        );
+        assert_eq!(
+            idx(Border::Reflect),
+            some(&[2, 1, 0, 0, 1, 2, 3, 4, 5, 5, 4, 3])
+        );
+        assert_eq!(
+            idx(Border::Reflect101),
+            some(&[3, 2, 1, 0, 1, 2, 3, 4, 5, 4, 3, 2])
+        );
+        assert_eq!(
+            idx(Border::Wrap),
+            some(&[3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2])
+        );
+        assert_eq!(Border::Constant(1.0).source(-1, 6), None);
+        // Offsets larger than the image fold back in, and a single pixel reflects to itself.
+        assert_eq!(Border::Reflect101.source(-7, 2), Some(1));
+        assert_eq!(Border::Reflect.source(5, 1), Some(0));
+        for b in ["constant:2.5", "replicate", "reflect", "reflect101", "wrap"] {
+            assert_eq!(Border::from_name(b).unwrap().to_string(), b);
+        }
+        assert!(Border::from_name("mirror").is_err());
+    }
+
+    #[test]
+    fn named_filters_and_factors() {
+        let g = Filter2::from_name("gaussian:7").unwrap();
+        assert!((g.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let (row, col) = g.separable().unwrap();
+        assert_eq!((row.len(), col.len()), (7, 7));
+        assert!((g.weight(2, 5) - row[2] * col[5]).abs() < 1e-15);
+        assert!(Filter2::from_name("dense:5x5")
+            .unwrap()
+            .separable()
+            .is_none());
+        assert!(Filter2::from_name("laplacian")
+            .unwrap()
+            .separable()
+            .is_none());
+        assert_eq!(Filter2::from_name("mean:3x5").unwrap().size(), [3, 5]);
+        assert!(Filter2::from_name("gaussian:4").is_err());
+        assert!(Filter2::from_name("dense:16x3").is_err());
+    }
+
+    #[test]
+    fn text_filters_and_bad_input() {
+        let f = Filter2::from_text("# a 2x3 filter\n1, 2\n3 4\n\n5 6\n").unwrap();
+        assert_eq!(
+            (f.size(), f.weight(1, 2), f.anchor()),
+            ([2, 3], 6.0, [1, 1])
+        );
+        assert!(Filter2::from_text("1 2\n3\n").is_err());
+        assert!(Filter2::from_text("1 x\n").is_err());
+        assert!(Filter2::from_text("").is_err());
+        assert!(Filter2::new([2, 2], &[1.0; 3]).is_err());
+        assert!(Filter2::new([1, 1], &[f64::NAN]).is_err());
+        assert!(f.clone().with_anchor([2, 0]).is_err());
+        assert_eq!(f.with_anchor([0, 2]).unwrap().reach(), 2);
+    }
+}

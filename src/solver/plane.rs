@@ -1,0 +1,115 @@
+//! The 2D state: a [`Grid2`] runs a plan for a 2D stencil (iterated, fixed boundary layer)
+//! or a convolution (every pixel, once per step) on every engine.
+
+use std::time::Instant;
+
+use super::dispatch::{Engines, Run, Timing};
+use super::{check_shape, check_steps, Solver, State};
+use crate::engine::EngineParams;
+use crate::memory::Footprint;
+use crate::plan::Kernel;
+use crate::plane::{Filter2, Stencil2};
+use crate::{cpu, gpu, Error, Grid, Grid2, Real, Result, RunReport};
+
+impl<T: Real> State for Grid2<T> {
+    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
+        let kernel = match solver.plan.kernel() {
+            Kernel::Stencil2(s) => PlaneKernel::Stencil(s.clone()),
+            Kernel::Filter(f) => PlaneKernel::Filter(f.clone()),
+            other => {
+                return Err(Error::PlanMismatch(format!(
+                    "the plan is for {other}, not for a 2D grid"
+                )))
+            }
+        };
+        let [nx, ny] = grid.dims();
+        check_shape(&solver.plan, T::DTYPE, [nx, ny, 1])?;
+        check_steps(steps)?;
+        let pool = solver.workers.pool(solver.plan.threads())?;
+        if let Some(([x, y], value)) = pool.install(|| grid.find_non_finite()) {
+            return Err(Error::NonFiniteInput {
+                cell: [x, y, 0],
+                value,
+            });
+        }
+        solver.dispatch(
+            &mut HostPlane {
+                kernel,
+                grid: grid.as_grid_mut(),
+            },
+            steps,
+        )
+    }
+}
+
+/// The 2D kernel a plan runs.
+enum PlaneKernel {
+    Stencil(Stencil2),
+    Filter(Filter2),
+}
+
+/// A one-plane grid in host memory with its 2D kernel.
+struct HostPlane<'a, T: Real> {
+    kernel: PlaneKernel,
+    grid: &'a mut Grid<T>,
+}
+
+impl<T: Real> HostPlane<'_, T> {
+    /// Runs the plan's CPU engine with the solver's second grid (its boundary layer made
+    /// equal to the state's for stencils), timed from before the scratch is set up.
+    fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let start = Instant::now();
+        let dims = self.grid.dims();
+        let need = Footprint::grids(T::DTYPE, 2).with_label(run.scratch_label("scratch"));
+        let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
+        let (memory, steps, params) = (run.memory, run.steps, run.params);
+        let (kernel, grid, workers) = (&self.kernel, &mut *self.grid, &mut *run.workers);
+        run.scratch.with(
+            |s: &Grid<T>| s.dims() == dims,
+            || {
+                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                Grid::<T>::unchecked(dims)
+            },
+            |scratch| {
+                let pool = workers.pool(params.threads)?;
+                match kernel {
+                    PlaneKernel::Stencil(s) => {
+                        scratch.copy_boundary_from(grid, s.radius());
+                        cpu::plane::run_stencil(s, params, pool, grid, scratch, steps)
+                    }
+                    PlaneKernel::Filter(f) => {
+                        cpu::plane::run_filter(f, params, pool, grid, scratch, steps)
+                    }
+                }
+                .map_err(Error::from)
+            },
+        )?;
+        Ok(Timing::since(start))
+    }
+
+    fn on_gpu(&mut self, params: &EngineParams, steps: usize) -> Result<Timing> {
+        let (compute, transfer) = match &self.kernel {
+            PlaneKernel::Stencil(s) => gpu::plane::run_stencil(s, params, self.grid, steps)?,
+            PlaneKernel::Filter(f) => gpu::plane::run_filter(f, params, self.grid, steps)?,
+        };
+        Ok(Timing { compute, transfer })
+    }
+}
+
+impl<T: Real> Engines for HostPlane<'_, T> {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_gpu(run.params, run.steps)
+    }
+}

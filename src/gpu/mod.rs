@@ -15,6 +15,9 @@ pub(crate) mod lbm;
 mod lbm_emulate;
 mod lbm_source;
 pub(crate) mod plane;
+#[cfg(test)]
+mod plane_emulate;
+mod plane_source;
 mod source;
 pub(crate) mod stencil;
 #[cfg(test)]

@@ -126,7 +126,7 @@ enum PassKernels {
 /// Passes launched between two reads of the non-finite flag: each read waits for the device
 /// (about 10 µs), and after a failed pass the later ones still run (without writing) until the
 /// next read.
-const PASSES_PER_CHECK: usize = 256;
+pub(crate) const PASSES_PER_CHECK: usize = 256;
 
 /// The launch shape a gpu-blocked run needs.
 fn launch_of(params: &EngineParams) -> Result<&LaunchShape> {
@@ -262,30 +262,30 @@ pub(crate) fn advance<T: Real>(
 /// One batch of passes queued between two reads of the flag: from step `done` of a run of
 /// `steps`, `passes` passes of `dim_t` steps each (the run's last one shorter).
 #[derive(Clone, Copy, Debug)]
-struct Batch {
-    done: usize,
-    passes: usize,
-    dim_t: usize,
-    steps: usize,
+pub(crate) struct Batch {
+    pub(crate) done: usize,
+    pub(crate) passes: usize,
+    pub(crate) dim_t: usize,
+    pub(crate) steps: usize,
 }
 
 /// Where the pass that raised the flag stands in its batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct FailedPass {
+pub(crate) struct FailedPass {
     /// Whether `cur` and `next` must be swapped once more so that `cur` holds the pass's input
     /// and `next` its output.
-    swap_back: bool,
+    pub(crate) swap_back: bool,
     /// Steps of the run before the pass.
-    before: usize,
+    pub(crate) before: usize,
     /// Steps the pass advanced.
-    pass_steps: usize,
+    pub(crate) pass_steps: usize,
 }
 
 impl Batch {
     /// The place of pass `failed` (counted from 1), `None` when the batch has no such pass.
     /// The batch made `passes` swaps; the input of the failing pass is the state after
     /// `failed - 1` of them and its output the other buffer, since no later pass wrote.
-    fn failed_pass(self, failed: usize) -> Option<FailedPass> {
+    pub(crate) fn failed_pass(self, failed: usize) -> Option<FailedPass> {
         if !(1..=self.passes).contains(&failed) {
             return None;
         }
@@ -442,7 +442,7 @@ fn launch_blocked<T: Real>(
 
 /// Waits for the queued passes, then reads and clears the non-finite flag: the number of the
 /// pass that raised it (counted from 1 since the last read), if any.
-fn raised_pass<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<Option<usize>> {
+pub(crate) fn raised_pass<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<Option<usize>> {
     let mut host = [0i32; 1];
     gpu.stream
         .memcpy_dtoh(&scratch.flag, &mut host[..])

@@ -17,7 +17,7 @@ mod lbm_source;
 pub(crate) mod plane;
 #[cfg(test)]
 mod plane_emulate;
-mod plane_source;
+pub(crate) mod plane_source;
 mod source;
 pub(crate) mod stencil;
 #[cfg(test)]

@@ -317,3 +317,140 @@ fn locate<T: Real>(gpu: &Gpu, layout: Layout, bad: &CudaSlice<T>, r: usize, step
         Error::from,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::LaunchShape;
+
+    /// Engine parameters for a GPU engine with launch shape `launch`.
+    fn params(engine: Engine, dim_t: usize, launch: Option<LaunchShape>) -> EngineParams {
+        EngineParams {
+            engine,
+            isa: crate::Level::Base,
+            threads: 1,
+            pin: false,
+            dim_t,
+            tile: [0, 0],
+            tile_threads: 1,
+            z_chunks: 1,
+            llc_bytes: 0,
+            in_place: false,
+            launch,
+        }
+    }
+
+    /// Seconds per step of `spec` with `params` on the device-resident `cur` (the best of three
+    /// runs of `steps` steps after a warm-up step), and the pass kernel's registers and spills.
+    fn time_shape(
+        gpu: &Gpu,
+        spec: &PlaneSpec,
+        params: &EngineParams,
+        layout: Layout,
+        cur: &mut CudaSlice<f32>,
+        steps: usize,
+    ) -> Result<(f64, usize, usize)> {
+        let passes = Passes::new::<f32>(gpu, spec, params, layout, steps)?;
+        let mut scratch = Scratch::<f32>::new(gpu, layout, true)?;
+        passes.advance(gpu, layout, cur, &mut scratch, passes.dim_t)?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            gpu.stream.synchronize().map_err(gpu_err)?;
+            let start = Instant::now();
+            passes.advance(gpu, layout, cur, &mut scratch, steps)?;
+            gpu.stream.synchronize().map_err(gpu_err)?;
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        Ok((
+            best / steps as f64,
+            passes.full.0.registers,
+            passes.full.0.spill_bytes,
+        ))
+    }
+
+    /// Rates of launch shapes besides the planner's, as JSON lines, for choosing
+    /// `plan::plane_model`'s shapes: convolutions 3x3 to 11x11 on 8192² and star2d:1 on 16384²,
+    /// f32. Not run by default: `--ignored plane_shape_sweep`.
+    #[test]
+    #[ignore]
+    fn plane_shape_sweep() {
+        let Some(_) = crate::gpu::test_gate::gpu_for_test() else {
+            return;
+        };
+        let gpu = gpu().unwrap();
+        let shape = |rx, ry, by, sb, skew| LaunchShape {
+            block: [32, by],
+            ry,
+            rx,
+            skew,
+            stream_block: sb,
+        };
+        let upload = |dims: [usize; 2]| {
+            let grid = Grid::<f32>::random([dims[0], dims[1], 1], 0.0, 1.0, 7).unwrap();
+            let layout = Layout {
+                dims: grid.dims(),
+                pitch: grid.pitch(),
+                plane: grid.plane_stride(),
+            };
+            (layout, gpu.stream.clone_htod(grid.storage()).unwrap())
+        };
+        let (layout, mut cur) = upload([8192, 8192]);
+        for k in [3, 5, 7, 11] {
+            let spec = PlaneSpec::filter(&Filter2::from_name(&format!("dense:{k}")).unwrap());
+            let mut runs = vec![("naive", params(Engine::GpuNaive, 1, None))];
+            for (rx, ry, by, sb) in [
+                (4, 8, 4, 64),
+                (4, 4, 4, 64),
+                (4, 16, 4, 64),
+                (4, 8, 2, 128),
+                (4, 8, 8, 32),
+                (2, 8, 4, 64),
+                (1, 8, 4, 64),
+            ] {
+                let launch = shape(rx, ry, by, sb, false);
+                runs.push(("systolic", params(Engine::GpuBlocked, 1, Some(launch))));
+            }
+            for (name, p) in runs {
+                let (s, regs, spill) = time_shape(gpu, &spec, &p, layout, &mut cur, 100).unwrap();
+                println!(
+                    "{{\"sweep\":\"conv2d:{k}x{k}\",\"kernel\":\"{name}\",\"launch\":\"{:?}\",\"registers\":{regs},\"spill\":{spill},\"g_per_s\":{:.2}}}",
+                    p.launch,
+                    (8192 * 8192) as f64 / s / 1e9
+                );
+            }
+        }
+        drop(cur);
+        let (layout, mut cur) = upload([16384, 16384]);
+        let spec = PlaneSpec::stencil(&Stencil2::from_name("star2d:1").unwrap());
+        let mut runs = vec![(1, params(Engine::GpuNaive, 1, None))];
+        for dim_t in [2, 3, 4, 6, 8] {
+            for skew in [false, true] {
+                for sb in [64, 128, 256] {
+                    let p = params(Engine::GpuBlocked, dim_t, Some(shape(4, 1, 4, sb, skew)));
+                    runs.push((dim_t, p));
+                }
+            }
+        }
+        runs.push((
+            4,
+            params(Engine::GpuBlocked, 4, Some(shape(2, 1, 4, 128, false))),
+        ));
+        runs.push((
+            4,
+            params(Engine::GpuBlocked, 4, Some(shape(4, 1, 2, 128, false))),
+        ));
+        runs.push((
+            4,
+            params(Engine::GpuBlocked, 4, Some(shape(4, 1, 8, 128, false))),
+        ));
+        for (dim_t, p) in runs {
+            let (s, regs, spill) = time_shape(gpu, &spec, &p, layout, &mut cur, 240).unwrap();
+            println!(
+                "{{\"sweep\":\"star2d:1\",\"engine\":\"{}\",\"dim_t\":{dim_t},\"launch\":\"{:?}\",\"registers\":{regs},\"spill\":{spill},\"g_per_s\":{:.2}}}",
+                p.engine,
+                p.launch,
+                (16384 * 16384) as f64 / s / 1e9
+            );
+        }
+    }
+}

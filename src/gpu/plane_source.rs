@@ -280,6 +280,74 @@ pub(crate) fn blocked_strip(r: usize, dim_t: usize, rx: usize) -> Option<Blocked
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
+
+    /// Every kernel variant compiles with NVRTC when NVRTC is installed, even without a GPU (PTX
+    /// for sm_90): filters 1x1 to 15x15 (even, odd, off-centre) in both precisions with the
+    /// planner's shapes, every border mode, stars and boxes of every radius at dim_t 1, 4 and 8,
+    /// both level schedules.
+    #[test]
+    fn nvrtc_compiles_every_plane_variant() {
+        if !nvrtc_present() {
+            return;
+        }
+        let mut total = 0.0;
+        let mut compile = |src: String, what: String| {
+            let t = ptx_for_sm90(src, &what).1;
+            println!("{what}: {t:.2} s");
+            total += t;
+        };
+        let borders = [
+            Border::Constant(1.5),
+            Border::Replicate,
+            Border::Reflect,
+            Border::Reflect101,
+            Border::Wrap,
+        ];
+        for (i, k) in [1, 2, 3, 5, 7, 8, 11, 15].into_iter().enumerate() {
+            let f = Filter2::from_name(&format!("dense:{k}x{}", 16 - k))
+                .unwrap()
+                .with_anchor([k - 1, 0])
+                .unwrap()
+                .with_border(borders[i % borders.len()]);
+            let spec = PlaneSpec::filter(&f);
+            for (rx, ry) in [(4, 8), (2, 4)] {
+                let v = Variant::Systolic { rx, ry, by: 4 };
+                compile(plane_source::<f32>(&spec, v), format!("{f} f32 {v:?}"));
+                compile(plane_source::<f64>(&spec, v), format!("{f} f64 {v:?}"));
+            }
+        }
+        // The stencils at the shapes the planner offers (registers permitting), dim_t 1 to 8.
+        for name in [
+            "star2d:1", "star2d:2", "star2d:3", "star2d:4", "box2d:1", "box2d:2", "box2d:3",
+        ] {
+            let s = Stencil2::from_name(name).unwrap();
+            let spec = PlaneSpec::stencil(&s);
+            let kernel = crate::plan::Kernel::from(s);
+            compile(plane_source::<f64>(&spec, Variant::Naive), format!("{name} naive"));
+            for dtype in [crate::DType::F32, crate::DType::F64] {
+                for dim_t in [1, 2, 4, 8] {
+                    let engine = crate::Engine::GpuBlocked;
+                    let Some(l) = crate::plan::plane_model::plane_launch(&kernel, dtype, engine, dim_t)
+                    else {
+                        continue;
+                    };
+                    let v = Variant::Blocked {
+                        dim_t,
+                        rx: l.rx,
+                        by: l.block[1],
+                        skew: dim_t % 2 == 0,
+                    };
+                    let what = format!("{name} {dtype} {v:?}");
+                    match dtype {
+                        crate::DType::F32 => compile(plane_source::<f32>(&spec, v), what),
+                        crate::DType::F64 => compile(plane_source::<f64>(&spec, v), what),
+                    }
+                }
+            }
+        }
+        println!("total NVRTC time {total:.1} s");
+    }
 
     #[test]
     fn strips_cover_the_grid_aligned() {

@@ -25,7 +25,7 @@ mod machine;
 mod model;
 mod params;
 mod pinned;
-mod plane_model;
+pub(crate) mod plane_model;
 mod recipe;
 pub(crate) mod tune;
 

@@ -8,8 +8,11 @@
 
 use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::model::ModelInput;
+use super::Kernel;
 use crate::engine::Engine;
+use crate::gpu::plane_source::{blocked_strip, systolic_width};
 use crate::gpu::GpuInfo;
+use crate::DType;
 
 /// Largest `dim_t` the 2D planner considers for blocked stencils.
 pub(crate) const PLANE_MAX_DIM_T: usize = 8;
@@ -22,14 +25,44 @@ const RING_SHARE: f64 = 0.5;
 /// recomputes at each end, so the y halo costs at most a few per cent.
 const CHUNK_OVER_HALO: usize = 16;
 
-/// Share of the GPU's arithmetic peak a 2D kernel sustains: the systolic convolution keeps
-/// its operands in registers (SSAM reports 60-80% of peak on 2D convolution); a kernel that
-/// reads every tap through the L1 cache reaches about a third of it.
-const GPU_SYSTOLIC_EFFICIENCY: f64 = 0.6;
-const GPU_DIRECT_EFFICIENCY: f64 = 0.3;
+/// Share of the SMs' instruction issue the 2D blocked GPU kernels sustain in their steady state
+/// (the rest: dependency and memory stalls no other warp covers).
+const GPU_ISSUE_EFFICIENCY: f64 = 0.6;
+
+/// Share of the L1 cache's load bandwidth the gpu-naive kernels sustain (every tap is a load
+/// through it).
+const GPU_NAIVE_L1_SHARE: f64 = 0.5;
+
+/// Bytes an SM's L1 cache returns per cycle.
+const GPU_L1_BYTES_PER_CYCLE: f64 = 128.0;
 
 /// Share of the measured device bandwidth a streaming 2D kernel reaches.
 const GPU_STREAM_SHARE: f64 = 0.9;
+
+/// Instructions per lane and output row of the systolic convolution besides its FMAs and
+/// shuffles: the row's load and store with their addressing, the segment test, the non-finite
+/// check (counted from the sm_90 SASS of the 3x3 kernel).
+const GPU_CONV_ROW_OVERHEAD: f64 = 20.0;
+
+/// Instructions per lane, level and row of the blocked stencil besides its FMAs and shuffles:
+/// the completion test, the copies of the completed row, the shuffles' convergence checks
+/// (counted from the sm_90 SASS of the star2d:1 kernel).
+const GPU_LEVEL_ROW_OVERHEAD: f64 = 12.0;
+
+/// Registers per thread above which a blocked stencil shape is not offered: ptxas would spill,
+/// or too few warps would be resident to hide memory latency.
+const GPU_MAX_REGISTERS: usize = 200;
+
+/// Warps per block of the 2D blocked kernels (each warp its own strip segment).
+const GPU_WARPS_PER_BLOCK: usize = 4;
+
+/// Output rows per warp of the systolic convolution: long enough that the `kh − 1` rows a
+/// segment reloads stay a small share, short enough for several waves of warps on 8192 rows.
+const GPU_CONV_ROWS_PER_WARP: usize = 64;
+
+/// Output rows per warp of the blocked stencil: the `2R·dim_t` ghost rows a segment streams
+/// besides them cost a few per cent.
+const GPU_STENCIL_ROWS_PER_WARP: usize = 128;
 
 impl ModelInput<'_> {
     /// Interior extent `[nx, ny]` the kernel updates (all of it for a convolution).
@@ -121,39 +154,81 @@ impl ModelInput<'_> {
     }
 
     /// The GPU candidates: `gpu-naive` (a launch per step, every tap read through the L1
-    /// cache) and `gpu-blocked` (the systolic kernel; for stencils `dim_t` steps per launch).
+    /// cache) and `gpu-blocked` (convolutions: the systolic kernel; stencils: `dim_t` steps per
+    /// launch, at each `dim_t` whose registers fit).
     pub(crate) fn plane_gpu(&self, info: &GpuInfo, dim_ts: &[usize]) -> Vec<Candidate> {
-        let mut out = vec![self.plane_gpu_candidate(info, Engine::GpuNaive, 1)];
+        let mut out = vec![self.plane_gpu_naive(info)];
+        let dim_ts = if self.kernel.filter().is_some() {
+            &[1][..]
+        } else {
+            dim_ts
+        };
         for &d in dim_ts {
-            out.push(self.plane_gpu_candidate(info, Engine::GpuBlocked, d));
+            out.extend(self.plane_gpu_blocked(info, d));
         }
         out
     }
 
-    fn plane_gpu_candidate(&self, info: &GpuInfo, engine: Engine, dim_t: usize) -> Candidate {
-        let launch = plane_launch(self.kernel.filter().is_some(), engine, dim_t);
+    /// gpu-naive: L1-load-bound (one load per tap) or memory-bound (`2E` per update).
+    fn plane_gpu_naive(&self, info: &GpuInfo) -> Candidate {
+        let e = self.cost.element_bytes as f64;
+        let loads = info.sms as f64 * info.clock_ghz * 1e3 * GPU_L1_BYTES_PER_CYCLE / e;
+        let compute = loads * GPU_NAIVE_L1_SHARE / self.cost.loads_per_update.max(1) as f64;
+        let launch = launch_shape([32, 8], 1, 1, 1, 32);
+        self.gpu_candidate(info, Engine::GpuNaive, 1, launch, 1.0, compute)
+    }
+
+    /// gpu-blocked at `dim_t` (1 for a convolution), `None` when no shape fits.
+    fn plane_gpu_blocked(&self, info: &GpuInfo, dim_t: usize) -> Option<Candidate> {
+        let launch = plane_launch(self.kernel, self.dtype, Engine::GpuBlocked, dim_t)?;
         let lanes = match self.dtype {
             crate::DType::F32 => info.fp32_lanes_per_sm,
             crate::DType::F64 => info.fp64_lanes_per_sm,
         };
-        let peak_gflops = 2.0 * (lanes * info.sms) as f64 * info.clock_ghz;
-        let efficiency = if engine == Engine::GpuBlocked {
-            GPU_SYSTOLIC_EFFICIENCY
-        } else {
-            GPU_DIRECT_EFFICIENCY
+        let issue = (lanes * info.sms) as f64 * info.clock_ghz * 1e3 * GPU_ISSUE_EFFICIENCY;
+        let rx = launch.rx as f64;
+        let (slots, kappa) = match (self.kernel.filter(), self.kernel.stencil2()) {
+            (Some(f), _) => {
+                // Per lane and row: rx FMAs per tap, a shuffle per filter column; the strip's
+                // last kw - 1 columns are recomputed by the next strip.
+                let vx = systolic_width(f.size()[0], f.anchor()[0], launch.rx)?;
+                let slots =
+                    (f.taps() as f64 * rx + f.size()[0] as f64 + GPU_CONV_ROW_OVERHEAD) / rx;
+                (slots, (32 * launch.rx) as f64 / vx as f64)
+            }
+            (None, Some(s)) => {
+                let r = s.radius();
+                let strip = blocked_strip(r, dim_t, launch.rx)?;
+                let taps = (-(r as i32)..=r as i32)
+                    .flat_map(|dy| (-(r as i32)..=r as i32).map(move |dx| (dx, dy)))
+                    .filter(|&(dx, dy)| s.weight(dx, dy) != 0.0)
+                    .count() as f64;
+                let per_level = (taps * rx + 2.0 * r as f64 + GPU_LEVEL_ROW_OVERHEAD) / rx;
+                // Every level computes the strip's whole window, and streams its segment's
+                // ghost rows too.
+                let rows = launch.stream_block as f64;
+                let kappa = (32 * launch.rx) as f64 / strip.vx as f64
+                    * (rows + 2.0 * (r * dim_t) as f64)
+                    / rows;
+                (per_level, kappa)
+            }
+            _ => return None,
         };
-        let r = self.cost.radius;
-        // A warp's strip of 32·rx columns recomputes R·dim_t columns on each side per launch;
-        // a block's rows recompute R·dim_t rows at each end.
-        let kappa = if dim_t > 1 {
-            let cols = (32 * launch.rx.max(1)) as f64;
-            let rows = launch.stream_block.max(1) as f64;
-            let h = (r * dim_t) as f64;
-            (cols / (cols - 2.0 * h)) * ((rows + h) / rows)
-        } else {
-            1.0
-        };
-        let compute = peak_gflops * efficiency * 1e3 / self.cost.flops_per_update as f64;
+        let compute = issue / slots;
+        Some(self.gpu_candidate(info, Engine::GpuBlocked, dim_t, launch, kappa, compute))
+    }
+
+    /// A GPU candidate computing at `compute` (before the recomputed share `kappa`) and
+    /// streaming `2E / dim_t` bytes per update.
+    fn gpu_candidate(
+        &self,
+        info: &GpuInfo,
+        engine: Engine,
+        dim_t: usize,
+        launch: GpuLaunch,
+        kappa: f64,
+        compute: f64,
+    ) -> Candidate {
         let bytes = self.cost.bytes_per_update as f64 / dim_t as f64;
         let memory = info.bandwidth_gbs * GPU_STREAM_SHARE * 1e3 / bytes;
         let bound = if compute / kappa < memory {
@@ -161,10 +236,17 @@ impl ModelInput<'_> {
         } else {
             Bound::Memory
         };
+        let cells = (self.dims[0] * self.dims[1]) as f64;
+        let mut launch = launch;
+        launch.times_ms = [
+            dim_t as f64 * cells * kappa / compute / 1e3,
+            0.0,
+            dim_t as f64 * cells / memory / 1e3,
+        ];
         Candidate {
             engine,
             dim_t,
-            tile: [32 * launch.rx.max(1), launch.stream_block],
+            tile: [32 * launch.rx, launch.stream_block],
             kappa,
             working_set: 0,
             compute_mups: compute,
@@ -178,28 +260,91 @@ impl ModelInput<'_> {
     }
 }
 
-/// The launch shape of a 2D GPU engine: blocks of 128 threads in x; the systolic convolution
-/// computes `ry` output rows per thread; the blocked stencil advances strips of `32·rx`
-/// columns and `stream_block` rows by `dim_t` steps.
-fn plane_launch(filter: bool, engine: Engine, dim_t: usize) -> GpuLaunch {
-    let (ry, rx, stream_block) = match (filter, engine) {
-        (true, Engine::GpuBlocked) => (8, 1, 8),
-        (false, Engine::GpuBlocked) => (1, 4, 64 * dim_t),
-        _ => (1, 1, 1),
-    };
+/// The launch shape of a 2D GPU engine, `None` when the blocked stencil has no shape at `dim_t`
+/// whose registers fit:
+/// - gpu-naive: blocks of 32 x 8 threads, a pixel each;
+/// - gpu-blocked convolution: warps of 32 lanes with `rx` columns each (4 in f32, 2 in f64:
+///   16-byte loads and stores), `ry` = 8 output rows per chunk, [`GPU_WARPS_PER_BLOCK`] warps
+///   per block, [`GPU_CONV_ROWS_PER_WARP`] rows per warp;
+/// - gpu-blocked stencil: the widest `rx` (4, 2, 1 in f32; 2, 1 in f64) whose strip keeps
+///   columns after the `R·dim_t` ghost zones and whose estimated registers fit
+///   [`GPU_MAX_REGISTERS`], [`GPU_STENCIL_ROWS_PER_WARP`] rows per warp, levels not skewed.
+pub(crate) fn plane_launch(
+    kernel: &Kernel,
+    dtype: DType,
+    engine: Engine,
+    dim_t: usize,
+) -> Option<GpuLaunch> {
+    let words = dtype.size() / 4;
+    let vector = 16 / dtype.size();
+    let (block, ry, rx, stream_block, registers) =
+        match (engine, kernel.filter(), kernel.stencil2()) {
+            (Engine::GpuBlocked, Some(f), _) => {
+                let [kw, kh] = f.size();
+                let (rx, ry) = (vector, 8);
+                systolic_width(kw, f.anchor()[0], rx)?;
+                // The register cache, the next chunk's rows and the partial sums.
+                let registers = ((ry + kh - 1) * rx + ry * rx + rx) * words + 24;
+                (
+                    [32, GPU_WARPS_PER_BLOCK],
+                    ry,
+                    rx,
+                    GPU_CONV_ROWS_PER_WARP,
+                    registers,
+                )
+            }
+            (Engine::GpuBlocked, None, Some(s)) => {
+                let r = s.radius();
+                let (rx, registers) = [4, 2, 1]
+                    .into_iter()
+                    .filter(|&rx| rx <= vector)
+                    .filter(|&rx| blocked_strip(r, dim_t, rx).is_some())
+                    .map(|rx| (rx, stencil_registers(r, dim_t, rx, words)))
+                    .find(|&(_, regs)| regs <= GPU_MAX_REGISTERS)?;
+                (
+                    [32, GPU_WARPS_PER_BLOCK],
+                    1,
+                    rx,
+                    GPU_STENCIL_ROWS_PER_WARP,
+                    registers,
+                )
+            }
+            _ => ([32, 8], 1, 1, 1, 32),
+        };
+    Some(launch_shape(block, ry, rx, stream_block, registers))
+}
+
+/// A 2D launch: `block` threads, `ry` rows per chunk, `rx` columns per lane, `stream_block` rows
+/// per warp, `registers` per thread (the blocks per SM they allow), levels not skewed.
+fn launch_shape(
+    block: [usize; 2],
+    ry: usize,
+    rx: usize,
+    stream_block: usize,
+    registers: usize,
+) -> GpuLaunch {
     GpuLaunch {
-        block: [128, 1],
+        block,
         ry,
         rx,
         skew: false,
         stream_block,
-        registers: 0,
+        registers,
         shared_bytes: 0,
-        blocks_per_sm: 0,
+        blocks_per_sm: (65536 / (registers.max(1) * block[0] * block[1])).clamp(1, 32),
         blocks: 0,
         times_ms: [0.0; 3],
         sm_efficiency: 1.0,
     }
+}
+
+/// Registers per thread of the blocked stencil kernel, fitted to ptxas on sm_90 (star and box,
+/// radius 1 to 3, dim_t 1 to 8, f32 and f64, within a few registers): `dim_t` rings of `2R+1`
+/// accumulator rows of `rx` values, grown a fifth by the rows in flight between levels, and the
+/// loaded rows, addresses and indices.
+fn stencil_registers(r: usize, dim_t: usize, rx: usize, words: usize) -> usize {
+    let rings = 1.2 * (dim_t * (2 * r + 1) * rx * words) as f64;
+    32 + rings.ceil() as usize + 4 * rx * words + 4 * r
 }
 
 impl ModelInput<'_> {

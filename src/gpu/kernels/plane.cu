@@ -320,9 +320,9 @@ extern "C" __global__ void __launch_bounds__(32 * BY)
 // recomputes; the ghost rows above and below a segment likewise.
 //
 // Fixed boundary cells keep their value at every level: a completed row inside the fixed layer
-// (top or bottom R rows) is reloaded from the source, and so are the fixed columns of the
-// (at most two) strips whose window reaches the fixed layer or beyond the grid; cells outside the
-// grid are zeros. SKEW 1: level t takes the row level t-1 completed in the step before (each
+// (top or bottom R rows) is reloaded from the source, and so are the fixed columns of the edge
+// strips (at most two per row of strips: their window reaches the fixed layer or beyond the grid);
+// cells outside the grid are zeros. Other strips load and store RX-aligned vectors untested. SKEW 1: level t takes the row level t-1 completed in the step before (each
 // level R+1 rows behind the one below), so the levels' work within a step is independent; SKEW 0:
 // within the step (R rows behind), a chain of dependent work.
 // ---------------------------------------------------------------------------------------------
@@ -334,15 +334,16 @@ constexpr int SPAN = 32 * RX;
 
 __device__ __forceinline__ int ring_slot(int k) { return ((k % W) + W) % W; }
 
-// Lane's RX columns from `col` of row `row`: zeros outside the grid.
-template <bool EDGE>
+// Lane's RX columns from `col` of row `row`: zeros outside the grid. `edge`: the strip's window
+// reaches the fixed boundary or beyond the grid (uniform across the warp: one copy of the code
+// serves both kinds of strip, which halves the NVRTC time of these heavily unrolled kernels).
 __device__ __forceinline__ void stencil_load_row(REAL* v, const REAL* __restrict__ src, int row, int col, int nx,
-                                                 int ny, long long pitch)
+                                                 int ny, long long pitch, bool edge)
 {
     if ((unsigned)row >= (unsigned)ny) {
 #pragma unroll
         for (int m = 0; m < RX; ++m) v[m] = 0;
-    } else if (!EDGE) {
+    } else if (!edge) {
         load_run<RX>(src + (long long)row * pitch + col, v);
     } else {
 #pragma unroll
@@ -355,9 +356,9 @@ __device__ __forceinline__ void stencil_load_row(REAL* v, const REAL* __restrict
 // row's terms to the accumulators of rows pt-R .. pt+R and returns in `out` the completed row
 // pt-R (the fixed boundary and the outside restored). Called from fully unrolled loops only, so
 // t and ph, and with them every ring index, are compile-time constants.
-template <bool EDGE>
 __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX], REAL* out, const REAL* __restrict__ src,
-                                              int t, int ph, int pt, int col, int nx, int ny, long long pitch)
+                                              int t, int ph, int pt, int col, int nx, int ny, long long pitch,
+                                              bool edge)
 {
     constexpr REAL w[] = WEIGHTS;
     // The row extended by R cells each side from the neighbouring lanes: cell offset o lies in
@@ -389,21 +390,20 @@ __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX]
             acc[a][m] = s;
         }
         if (dy == RADIUS) {
+            // Row q is complete. A fixed row, a row outside the grid, and the fixed columns and
+            // the outside of an edge strip take the source's values (zeros outside): one uniform
+            // test per level and row, the addressing only where it holds.
             const int q = pt - RADIUS;
-            if (q < RADIUS || q >= ny - RADIUS) { // uniform: a fixed row, or outside the grid
+            const bool fixed_row = (unsigned)(q - RADIUS) >= (unsigned)(ny - 2 * RADIUS);
 #pragma unroll
-                for (int m = 0; m < RX; ++m) {
-                    const bool inside = (unsigned)q < (unsigned)ny && (unsigned)(col + m) < (unsigned)nx;
-                    out[m] = inside ? __ldg(src + (long long)q * pitch + col + m) : REAL(0);
-                }
-            } else {
+            for (int m = 0; m < RX; ++m) out[m] = acc[a][m];
+            if (fixed_row || edge) {
+                const REAL* row = src + (long long)q * pitch + col;
 #pragma unroll
-                for (int m = 0; m < RX; ++m) {
-                    out[m] = acc[a][m];
-                    if (EDGE && (unsigned)(col + m - RADIUS) >= (unsigned)(nx - 2 * RADIUS))
-                        out[m] = (unsigned)(col + m) < (unsigned)nx ? __ldg(src + (long long)q * pitch + col + m)
-                                                                    : REAL(0);
-                }
+                for (int m = 0; m < RX; ++m)
+                    if (fixed_row || (unsigned)(col + m - RADIUS) >= (unsigned)(nx - 2 * RADIUS))
+                        out[m] = (unsigned)q < (unsigned)ny && (unsigned)(col + m) < (unsigned)nx ? __ldg(row + m)
+                                                                                                : REAL(0);
             }
         }
     }
@@ -412,16 +412,15 @@ __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX]
 // One step of the row loop at phase ph: level 0's row p arrives (loaded PF rows ahead into the
 // ring), every level advances one row, and the last level's completed row p - TRAIL is stored
 // where it lies in the segment's outputs.
-template <bool EDGE>
 __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT][W][RX], REAL (&hold)[BT][RX],
                                             const REAL* __restrict__ src, REAL* __restrict__ dst, int ph, int p,
                                             int p_last, int col, int nx, int ny, long long pitch, int y0, int y1,
-                                            int x_lo, int x_hi, REAL& chk)
+                                            int x_lo, int x_hi, bool edge, REAL& chk)
 {
     REAL cur[RX];
 #pragma unroll
     for (int m = 0; m < RX; ++m) cur[m] = ring[ph][m];
-    if (p + PF <= p_last) stencil_load_row<EDGE>(ring[(ph + PF) % W], src, p + PF, col, nx, ny, pitch);
+    if (p + PF <= p_last) stencil_load_row(ring[(ph + PF) % W], src, p + PF, col, nx, ny, pitch, edge);
     REAL fin[RX];
 #pragma unroll
     for (int level = 0; level < BT; ++level) {
@@ -429,7 +428,7 @@ __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT]
         // level t replaces it with this step's.
         const int t = SKEW ? BT - 1 - level : level;
         REAL out[RX];
-        stencil_level<EDGE>(SKEW && t > 0 ? hold[t] : cur, acc[t], out, src, t, ph, p - t * LAG, col, nx, ny, pitch);
+        stencil_level(SKEW && t > 0 ? hold[t] : cur, acc[t], out, src, t, ph, p - t * LAG, col, nx, ny, pitch, edge);
 #pragma unroll
         for (int m = 0; m < RX; ++m) {
             if (t + 1 == BT)
@@ -443,7 +442,7 @@ __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT]
     const int q = p - TRAIL;
     if (q >= y0 && q < y1) {
         REAL* row = dst + (long long)q * pitch + col;
-        if (!EDGE) {
+        if (!edge) {
             if (col >= x_lo && col < x_hi) {
                 store_run<RX>(row, fin);
 #pragma unroll
@@ -461,9 +460,8 @@ __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT]
 }
 
 // One warp's strip (window from column s0, outputs x_lo .. x_hi-1) and segment (rows y0 .. y1-1).
-template <bool EDGE>
 __device__ __forceinline__ void stencil_strip(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny,
-                                              long long pitch, int s0, int x_lo, int x_hi, int y0, int y1,
+                                              long long pitch, int s0, int x_lo, int x_hi, int y0, int y1, bool edge,
                                               REAL& chk)
 {
     const int col = s0 + threadIdx.x * RX;
@@ -481,13 +479,13 @@ __device__ __forceinline__ void stencil_strip(const REAL* __restrict__ src, REAL
         for (int a = 0; a < W; ++a) ring[a][m] = 0;
     }
 #pragma unroll
-    for (int a = 0; a < PF; ++a) stencil_load_row<EDGE>(ring[a], src, p_first + a, col, nx, ny, pitch);
+    for (int a = 0; a < PF; ++a) stencil_load_row(ring[a], src, p_first + a, col, nx, ny, pitch, edge);
     for (int p0 = p_first; p0 <= p_last; p0 += W) {
 #pragma unroll
         for (int ph = 0; ph < W; ++ph)
             if (p0 + ph <= p_last) // uniform
-                stencil_row<EDGE>(ring, acc, hold, src, dst, ph, p0 + ph, p_last, col, nx, ny, pitch, y0, y1, x_lo,
-                                  x_hi, chk);
+                stencil_row(ring, acc, hold, src, dst, ph, p0 + ph, p_last, col, nx, ny, pitch, y0, y1, x_lo, x_hi,
+                            edge, chk);
     }
 }
 
@@ -505,10 +503,8 @@ extern "C" __global__ void __launch_bounds__(32 * BY)
     const int s0 = x_first + blockIdx.x * vx;
     const int x_lo = max(s0 + gl, RADIUS), x_hi = min(s0 + gl + vx, nx - RADIUS);
     REAL chk = 0;
-    if (s0 >= RADIUS && s0 + SPAN <= nx - RADIUS)
-        stencil_strip<false>(src, dst, nx, ny, pitch, s0, x_lo, x_hi, y0, y1, chk);
-    else
-        stencil_strip<true>(src, dst, nx, ny, pitch, s0, x_lo, x_hi, y0, y1, chk);
+    const bool edge = s0 < RADIUS || s0 + SPAN > nx - RADIUS;
+    stencil_strip(src, dst, nx, ny, pitch, s0, x_lo, x_hi, y0, y1, edge, chk);
     if (chk != chk) *non_finite = pass;
 }
 #endif

@@ -302,9 +302,6 @@ fn plane_rates() {
     let star = Kernel::from(Stencil2::from_name("star2d:1").unwrap());
     rate(&star, &field, Engine::GpuNaive, None, 240);
     rate(&star, &field, Engine::GpuBlocked, None, 240);
-    for dim_t in [2, 3, 4, 6, 8] {
-        rate(&star, &field, Engine::GpuBlocked, Some(dim_t), 240);
-    }
 }
 
 /// Prints one JSON line of `kernel`'s rate with `engine` on `grid` (the best of three runs of

@@ -399,13 +399,12 @@ mod tests {
             let spec = PlaneSpec::filter(&Filter2::from_name(&format!("dense:{k}")).unwrap());
             let mut runs = vec![("naive", params(Engine::GpuNaive, 1, None))];
             for (rx, ry, by, sb) in [
-                (4, 8, 4, 64),
+                (4, 4, 8, 32),
                 (4, 4, 4, 64),
-                (4, 16, 4, 64),
-                (4, 8, 2, 128),
                 (4, 8, 8, 32),
-                (2, 8, 4, 64),
-                (1, 8, 4, 64),
+                (2, 4, 8, 32),
+                (4, 2, 8, 32),
+                (4, 4, 8, 16),
             ] {
                 let launch = shape(rx, ry, by, sb, false);
                 runs.push(("systolic", params(Engine::GpuBlocked, 1, Some(launch))));
@@ -422,35 +421,36 @@ mod tests {
         drop(cur);
         let (layout, mut cur) = upload([16384, 16384]);
         let spec = PlaneSpec::stencil(&Stencil2::from_name("star2d:1").unwrap());
-        let mut runs = vec![(1, params(Engine::GpuNaive, 1, None))];
-        for dim_t in [2, 3, 4, 6, 8] {
-            for skew in [false, true] {
-                for sb in [64, 128, 256] {
-                    let p = params(Engine::GpuBlocked, dim_t, Some(shape(4, 1, 4, sb, skew)));
-                    runs.push((dim_t, p));
-                }
-            }
+        let mut runs = vec![(1, 8, params(Engine::GpuNaive, 1, None))];
+        for (rx, skew, dim_t, by, l2) in [
+            (4, false, 4, 4, 8),
+            (4, true, 4, 4, 8),
+            (4, true, 4, 4, 0),
+            (4, true, 3, 4, 8),
+            (4, false, 6, 4, 8),
+            (4, true, 6, 4, 8),
+            (4, false, 8, 4, 8),
+            (2, false, 4, 4, 8),
+            (2, true, 4, 4, 8),
+            (2, true, 6, 4, 8),
+            (2, true, 6, 4, 0),
+            (2, true, 6, 8, 8),
+            (2, false, 8, 4, 8),
+            (2, true, 8, 4, 8),
+        ] {
+            let p = params(Engine::GpuBlocked, dim_t, Some(shape(rx, 1, by, 128, skew)));
+            runs.push((dim_t, l2, p));
         }
-        runs.push((
-            4,
-            params(Engine::GpuBlocked, 4, Some(shape(2, 1, 4, 128, false))),
-        ));
-        runs.push((
-            4,
-            params(Engine::GpuBlocked, 4, Some(shape(4, 1, 2, 128, false))),
-        ));
-        runs.push((
-            4,
-            params(Engine::GpuBlocked, 4, Some(shape(4, 1, 8, 128, false))),
-        ));
-        for (dim_t, p) in runs {
+        for (dim_t, l2, p) in runs {
+            crate::gpu::plane_source::test_l2_ahead::set(Some(l2));
             let (s, regs, spill) = time_shape(gpu, &spec, &p, layout, &mut cur, 240).unwrap();
             println!(
-                "{{\"sweep\":\"star2d:1\",\"engine\":\"{}\",\"dim_t\":{dim_t},\"launch\":\"{:?}\",\"registers\":{regs},\"spill\":{spill},\"g_per_s\":{:.2}}}",
+                "{{\"sweep\":\"star2d:1\",\"engine\":\"{}\",\"dim_t\":{dim_t},\"l2_ahead\":{l2},\"launch\":\"{:?}\",\"registers\":{regs},\"spill\":{spill},\"g_per_s\":{:.2}}}",
                 p.engine,
                 p.launch,
                 (16384 * 16384) as f64 / s / 1e9
             );
         }
+        crate::gpu::plane_source::test_l2_ahead::set(None);
     }
 }

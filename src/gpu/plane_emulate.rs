@@ -129,7 +129,7 @@ int emulate(const char* in_path, const char* out_path) {
 "#;
 
 /// The host-provided macros, undefined between cases.
-const CASE_MACROS: [&str; 20] = [
+const CASE_MACROS: [&str; 21] = [
     "REAL",
     "REAL_BYTES",
     "KW",
@@ -149,6 +149,7 @@ const CASE_MACROS: [&str; 20] = [
     "BT",
     "SKEW",
     "PF",
+    "L2_AHEAD",
     "FULL_MASK",
 ];
 

@@ -105,6 +105,36 @@ fn prefetch_rows(radius: usize) -> usize {
     (2 * radius + 1).min(4)
 }
 
+/// Rows beyond the register prefetch that the blocked stencil kernel asks L2 to fetch.
+const L2_AHEAD_ROWS: usize = 8;
+
+/// [`L2_AHEAD_ROWS`], or in tests the value `test_l2_ahead::set` installed (for measurements).
+fn l2_ahead() -> usize {
+    #[cfg(test)]
+    if let Some(v) = test_l2_ahead::get() {
+        return v;
+    }
+    L2_AHEAD_ROWS
+}
+
+/// A test-only override of the L2 prefetch distance, for measuring it.
+#[cfg(test)]
+pub(crate) mod test_l2_ahead {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static OVERRIDE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+    /// Sets the distance the next sources are specialised with (`None`: the default).
+    pub(crate) fn set(v: Option<usize>) {
+        OVERRIDE.store(v.unwrap_or(usize::MAX), Ordering::Relaxed);
+    }
+
+    pub(super) fn get() -> Option<usize> {
+        let v = OVERRIDE.load(Ordering::Relaxed);
+        (v != usize::MAX).then_some(v)
+    }
+}
+
 /// The window lead of the systolic kernel: the anchor rounded up to a multiple of `rx`, so
 /// that loads and stores are `rx`-aligned.
 fn lead(ax: usize, rx: usize) -> usize {
@@ -154,9 +184,10 @@ pub(crate) fn plane_source<T: Real>(spec: &PlaneSpec, variant: Variant) -> Strin
             by,
             skew,
         } => format!(
-            "#define SYSTOLIC 0\n#define BT {dim_t}\n#define RX {rx}\n#define BY {by}\n#define SKEW {}\n#define PF {}\n",
+            "#define SYSTOLIC 0\n#define BT {dim_t}\n#define RX {rx}\n#define BY {by}\n#define SKEW {}\n#define PF {}\n#define L2_AHEAD {}\n",
             skew as u8,
-            prefetch_rows(radius)
+            prefetch_rows(radius),
+            l2_ahead()
         ),
     };
     text + PLANE_CU
@@ -324,11 +355,15 @@ mod tests {
             let s = Stencil2::from_name(name).unwrap();
             let spec = PlaneSpec::stencil(&s);
             let kernel = crate::plan::Kernel::from(s);
-            compile(plane_source::<f64>(&spec, Variant::Naive), format!("{name} naive"));
+            compile(
+                plane_source::<f64>(&spec, Variant::Naive),
+                format!("{name} naive"),
+            );
             for dtype in [crate::DType::F32, crate::DType::F64] {
                 for dim_t in [1, 2, 4, 8] {
                     let engine = crate::Engine::GpuBlocked;
-                    let Some(l) = crate::plan::plane_model::plane_launch(&kernel, dtype, engine, dim_t)
+                    let Some(l) =
+                        crate::plan::plane_model::plane_launch(&kernel, dtype, engine, dim_t)
                     else {
                         continue;
                     };

@@ -53,12 +53,20 @@ const GPU_LEVEL_ROW_OVERHEAD: f64 = 12.0;
 /// or too few warps would be resident to hide memory latency.
 const GPU_MAX_REGISTERS: usize = 200;
 
-/// Warps per block of the 2D blocked kernels (each warp its own strip segment).
-const GPU_WARPS_PER_BLOCK: usize = 4;
+/// Skewed levels hold one more row per level: chosen from dim_t 3 on while the registers stay
+/// under this (at 204 registers, dim_t 8 skewed ran 20% slower than unskewed on an H200).
+const GPU_SKEW_MAX_REGISTERS: usize = 168;
 
-/// Output rows per warp of the systolic convolution: long enough that the `kh − 1` rows a
-/// segment reloads stay a small share, short enough for several waves of warps on 8192 rows.
-const GPU_CONV_ROWS_PER_WARP: usize = 64;
+/// Warps per block of the blocked stencil (each warp its own strip segment).
+const GPU_STENCIL_WARPS_PER_BLOCK: usize = 4;
+
+/// Warps per block, output rows per chunk and per warp of the systolic convolution. Measured on
+/// an H200 (f32 8192², dense filters, G pixels/s, 4 columns per lane): rows per chunk 4 / 8 /
+/// 16: 3x3 424 / 414 / 361, 7x7 345 / 302 / 151, 11x11 147 / 99 / 56 (fewer registers, more
+/// warps); 8 warps of 32 rows against 4 of 64: 3x3 443 / 414, 5x5 424 / 386.
+const GPU_CONV_WARPS_PER_BLOCK: usize = 8;
+const GPU_CONV_ROWS_PER_CHUNK: usize = 4;
+const GPU_CONV_ROWS_PER_WARP: usize = 32;
 
 /// Output rows per warp of the blocked stencil: the `2R·dim_t` ghost rows a segment streams
 /// besides them cost a few per cent.
@@ -264,11 +272,13 @@ impl ModelInput<'_> {
 /// whose registers fit:
 /// - gpu-naive: blocks of 32 x 8 threads, a pixel each;
 /// - gpu-blocked convolution: warps of 32 lanes with `rx` columns each (4 in f32, 2 in f64:
-///   16-byte loads and stores), `ry` = 8 output rows per chunk, [`GPU_WARPS_PER_BLOCK`] warps
-///   per block, [`GPU_CONV_ROWS_PER_WARP`] rows per warp;
+///   16-byte loads and stores), [`GPU_CONV_ROWS_PER_CHUNK`] output rows per chunk,
+///   [`GPU_CONV_WARPS_PER_BLOCK`] warps per block, [`GPU_CONV_ROWS_PER_WARP`] rows per warp;
 /// - gpu-blocked stencil: the widest `rx` (4, 2, 1 in f32; 2, 1 in f64) whose strip keeps
 ///   columns after the `R·dim_t` ghost zones and whose estimated registers fit
-///   [`GPU_MAX_REGISTERS`], [`GPU_STENCIL_ROWS_PER_WARP`] rows per warp, levels not skewed.
+///   [`GPU_MAX_REGISTERS`], [`GPU_STENCIL_WARPS_PER_BLOCK`] warps of
+///   [`GPU_STENCIL_ROWS_PER_WARP`] rows per block, levels skewed from dim_t 3 on where the
+///   registers allow ([`GPU_SKEW_MAX_REGISTERS`]).
 pub(crate) fn plane_launch(
     kernel: &Kernel,
     dtype: DType,
@@ -277,21 +287,16 @@ pub(crate) fn plane_launch(
 ) -> Option<GpuLaunch> {
     let words = dtype.size() / 4;
     let vector = 16 / dtype.size();
-    let (block, ry, rx, stream_block, registers) =
+    let (block, ry, rx, stream_block, registers, skew) =
         match (engine, kernel.filter(), kernel.stencil2()) {
             (Engine::GpuBlocked, Some(f), _) => {
                 let [kw, kh] = f.size();
-                let (rx, ry) = (vector, 8);
+                let (rx, ry) = (vector, GPU_CONV_ROWS_PER_CHUNK);
                 systolic_width(kw, f.anchor()[0], rx)?;
-                // The register cache, the next chunk's rows and the partial sums.
-                let registers = ((ry + kh - 1) * rx + ry * rx + rx) * words + 24;
-                (
-                    [32, GPU_WARPS_PER_BLOCK],
-                    ry,
-                    rx,
-                    GPU_CONV_ROWS_PER_WARP,
-                    registers,
-                )
+                // The register cache, the next chunk's rows and the chunk's partial sums.
+                let registers = ((ry + kh - 1) * rx + 2 * ry * rx) * words + 24;
+                let block = [32, GPU_CONV_WARPS_PER_BLOCK];
+                (block, ry, rx, GPU_CONV_ROWS_PER_WARP, registers, false)
             }
             (Engine::GpuBlocked, None, Some(s)) => {
                 let r = s.radius();
@@ -299,19 +304,19 @@ pub(crate) fn plane_launch(
                     .into_iter()
                     .filter(|&rx| rx <= vector)
                     .filter(|&rx| blocked_strip(r, dim_t, rx).is_some())
-                    .map(|rx| (rx, stencil_registers(r, dim_t, rx, words)))
+                    .map(|rx| (rx, stencil_registers(r, dim_t, rx, words, false)))
                     .find(|&(_, regs)| regs <= GPU_MAX_REGISTERS)?;
-                (
-                    [32, GPU_WARPS_PER_BLOCK],
-                    1,
-                    rx,
-                    GPU_STENCIL_ROWS_PER_WARP,
-                    registers,
-                )
+                let skewed = stencil_registers(r, dim_t, rx, words, true);
+                let skew = dim_t >= 3 && skewed <= GPU_SKEW_MAX_REGISTERS;
+                let registers = if skew { skewed } else { registers };
+                let block = [32, GPU_STENCIL_WARPS_PER_BLOCK];
+                (block, 1, rx, GPU_STENCIL_ROWS_PER_WARP, registers, skew)
             }
-            _ => ([32, 8], 1, 1, 1, 32),
+            _ => ([32, 8], 1, 1, 1, 32, false),
         };
-    Some(launch_shape(block, ry, rx, stream_block, registers))
+    let mut launch = launch_shape(block, ry, rx, stream_block, registers);
+    launch.skew = skew;
+    Some(launch)
 }
 
 /// A 2D launch: `block` threads, `ry` rows per chunk, `rx` columns per lane, `stream_block` rows
@@ -342,9 +347,10 @@ fn launch_shape(
 /// radius 1 to 3, dim_t 1 to 8, f32 and f64, within a few registers): `dim_t` rings of `2R+1`
 /// accumulator rows of `rx` values, grown a fifth by the rows in flight between levels, and the
 /// loaded rows, addresses and indices.
-fn stencil_registers(r: usize, dim_t: usize, rx: usize, words: usize) -> usize {
+fn stencil_registers(r: usize, dim_t: usize, rx: usize, words: usize, skew: bool) -> usize {
     let rings = 1.2 * (dim_t * (2 * r + 1) * rx * words) as f64;
-    32 + rings.ceil() as usize + 4 * rx * words + 4 * r
+    let held = if skew { dim_t * rx * words } else { 0 };
+    32 + rings.ceil() as usize + 4 * rx * words + 4 * r + held
 }
 
 impl ModelInput<'_> {
@@ -366,3 +372,124 @@ impl ModelInput<'_> {
 
 /// Output rows the blocked convolution computes together (register blocking over rows).
 pub(crate) const CONV_ROWS: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::plane_source::{geometry, PlaneSpec, Variant};
+    use crate::plan::Machine;
+    use crate::{Filter2, Stencil2};
+
+    /// An H200 as the driver describes it, with the copy rate measured there (for planning
+    /// without the device).
+    fn h200() -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H200".into(),
+            compute_capability: (9, 0),
+            sms: 132,
+            clock_ghz: 1.98,
+            max_threads_per_sm: 2048,
+            registers_per_sm: 65536,
+            shared_per_sm: 233472,
+            shared_per_block: 232448,
+            l2_bytes: 60 << 20,
+            memory_bytes: 141 << 30,
+            fp32_lanes_per_sm: 128,
+            fp64_lanes_per_sm: 64,
+            peak_bandwidth_gbs: 4800.0,
+            bandwidth_gbs: 4227.0,
+        }
+    }
+
+    /// The GPU candidates for `kernel` in `dtype` on an `nx × ny` grid of the H200.
+    fn candidates(kernel: &Kernel, dtype: DType, [nx, ny]: [usize; 2]) -> Vec<Candidate> {
+        let m = Machine::paper_core_i7();
+        let input = ModelInput {
+            cost: kernel.cost(dtype),
+            kernel,
+            dtype,
+            dims: [nx, ny, 1],
+            threads: 4,
+            cache_bytes: 8 << 20,
+            machine: &m,
+        };
+        input.plane_gpu(&h200(), &(1..=PLANE_MAX_DIM_T).collect::<Vec<_>>())
+    }
+
+    /// Every shape the planner offers has a launch the engine accepts: filters of every side in
+    /// both precisions, every stencil at every dim_t it offers (star2d:1 at all eight in f32),
+    /// on grids down to one pixel.
+    #[test]
+    fn offered_shapes_launch() {
+        let mut kernels: Vec<Kernel> = (1..=15)
+            .map(|k| Kernel::from(Filter2::from_name(&format!("dense:{k}x{}", 16 - k)).unwrap()))
+            .collect();
+        for name in [
+            "star2d:1", "star2d:2", "star2d:3", "star2d:4", "box2d:1", "box2d:2", "box2d:3",
+        ] {
+            kernels.push(Kernel::from(Stencil2::from_name(name).unwrap()));
+        }
+        for kernel in &kernels {
+            for dtype in [DType::F32, DType::F64] {
+                let offered = candidates(kernel, dtype, [1000, 1000]);
+                if kernel.name() == "star2d:1" && dtype == DType::F32 {
+                    assert_eq!(offered.len(), 1 + PLANE_MAX_DIM_T, "{kernel}");
+                }
+                for c in offered.iter().filter(|c| c.engine == Engine::GpuBlocked) {
+                    let l = c.gpu.as_ref().unwrap();
+                    assert!(l.rx * dtype.size() <= 16 && l.registers <= GPU_MAX_REGISTERS);
+                    let (spec, variant) = match (kernel.filter(), kernel.stencil2()) {
+                        (Some(f), _) => (
+                            PlaneSpec::filter(f),
+                            Variant::Systolic {
+                                rx: l.rx,
+                                ry: l.ry,
+                                by: l.block[1],
+                            },
+                        ),
+                        (_, Some(s)) => (
+                            PlaneSpec::stencil(s),
+                            Variant::Blocked {
+                                dim_t: c.dim_t,
+                                rx: l.rx,
+                                by: l.block[1],
+                                skew: l.skew,
+                            },
+                        ),
+                        _ => unreachable!(),
+                    };
+                    for dims in [[1000, 1000], [9, 9], [1, 1]] {
+                        if spec.radius() * 2 < dims[0] {
+                            geometry(&spec, variant, dims, l.stream_block)
+                                .unwrap_or_else(|e| panic!("{kernel} {dtype} {c:?}: {e}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// On the H200, the model picks the systolic kernel over the naive one for convolutions,
+    /// and for star2d:1 on 16384² a blocked dim_t it expects at least twice as fast as gpu-naive.
+    #[test]
+    fn blocked_engines_win_on_large_grids() {
+        let best = |c: &[Candidate], e: Engine| {
+            c.iter()
+                .filter(|c| c.engine == e)
+                .map(|c| c.predicted_mups)
+                .fold(0.0, f64::max)
+        };
+        for k in [3, 5, 7, 11] {
+            let f = Kernel::from(Filter2::from_name(&format!("dense:{k}")).unwrap());
+            let c = candidates(&f, DType::F32, [8192, 8192]);
+            assert!(
+                best(&c, Engine::GpuBlocked) > best(&c, Engine::GpuNaive),
+                "{k}x{k}"
+            );
+        }
+        let star = Kernel::from(Stencil2::from_name("star2d:1").unwrap());
+        let c = candidates(&star, DType::F32, [16384, 16384]);
+        let (blocked, naive) = (best(&c, Engine::GpuBlocked), best(&c, Engine::GpuNaive));
+        assert!(blocked >= 2.0 * naive, "{blocked} against {naive}");
+    }
+}

@@ -19,7 +19,9 @@
 //                       RX   columns per lane, RY output rows per thread and chunk, LEAD the
 //                            window lead (AX rounded up to a multiple of RX), BY warps per block
 //   BT                (stencils): the temporally blocked kernel plane_blocked, BT steps per pass,
-//                     with RX, BY, SKEW (level schedule), PF (rows of level 0 loaded ahead)
+//                     with RX, BY, SKEW (level schedule), PF (rows of level 0 loaded ahead into
+//                     registers), L2_AHEAD (rows beyond those that L2 is asked to fetch, so that
+//                     the register loads wait for L2, not for device memory; 0: none)
 //
 // Grids are dense, x fastest, rows `pitch` elements apart (the host Grid's own padded layout,
 // rows on cache lines, so RX-aligned columns allow vector accesses). Every kernel takes its pass
@@ -29,9 +31,13 @@
 
 #define FULL_MASK 0xffffffffu
 
+// A plain load, cached in L1: every earlier pass's store is visible at this kernel's start, and a
+// store of this pass (`pass` itself) changes nothing. (A volatile load here, one per thread of
+// the naive kernel, all at one address, held that kernel to 92 G pixels/s on an H200 whatever
+// the filter: the one L2 slice serving the flag was the bottleneck.)
 __device__ __forceinline__ bool earlier_pass_failed(int pass, const int* flag)
 {
-    const int raised = *reinterpret_cast<const volatile int*>(flag);
+    const int raised = *flag;
     return raised != 0 && raised != pass;
 }
 
@@ -175,7 +181,8 @@ extern "C" __global__ void plane_naive(const REAL* __restrict__ src, REAL* __res
 // last to the first, the lane adds its column's vertical dot product with filter column i
 // (sum_j w[j][i] * in[k+j]) to the partial sums it holds, then passes them one column to the
 // left: its own move RX-1 places in registers and the lowest goes to the lane below by one
-// __shfl_down_sync. After the first column the partial sum at column c holds the whole output
+// __shfl_down_sync. The chunk's RY rows go through the columns together (independent work for
+// the scheduler between a shuffle and the FMAs that wait for it). After the first column the partial sum at column c holds the whole output
 // of column c + AX; the strip's last KW-1 columns hold partial sums only (the overlapped-blocking
 // halo the next strip recomputes).
 //
@@ -233,46 +240,56 @@ __device__ __forceinline__ void conv_strip(const REAL* __restrict__ src, REAL* _
             for (int r = 0; r < RY; ++r)
                 conv_load_row<EDGE>(nxt[r], src, y + RY - AY + KH - 1 + r, col, nx, ny, pitch);
         }
+        // All RY rows of the chunk advance together, filter column by filter column: RY*RX
+        // independent chains of FMAs and RY independent shuffles per column (rows past the
+        // segment's end compute from rows that were loaded anyway, and are not stored).
+        REAL s[RY][RX];
+#pragma unroll
+        for (int k = 0; k < RY; ++k)
+#pragma unroll
+            for (int m = 0; m < RX; ++m) s[k][m] = 0;
+        bool started = false; // folds at compile time: no shifts of zeros before the first tap
+#pragma unroll
+        for (int ii = KWE - 1; ii >= 0; --ii) {
+            if (started) {
+#pragma unroll
+                for (int k = 0; k < RY; ++k) {
+                    const REAL in_from_right = __shfl_down_sync(FULL_MASK, s[k][0], 1);
+#pragma unroll
+                    for (int m = 0; m + 1 < RX; ++m) s[k][m] = s[k][m + 1];
+                    s[k][RX - 1] = in_from_right;
+                }
+            }
+            const int i = ii - EXTRA;
+            if (i >= 0) {
+#pragma unroll
+                for (int j = 0; j < KH; ++j)
+                    if (w[j * KW + i] != REAL(0)) {
+                        started = true;
+#pragma unroll
+                        for (int k = 0; k < RY; ++k)
+#pragma unroll
+                            for (int m = 0; m < RX; ++m) s[k][m] = fma(d[k + j][m], w[j * KW + i], s[k][m]);
+                    }
+            }
+        }
+        // s[k][m] is the output at column x0 + lane*RX + m of row y + k.
 #pragma unroll
         for (int k = 0; k < RY; ++k) {
             if (y + k >= y1) break; // uniform: a segment's last chunk may be short
-            REAL s[RX];
-#pragma unroll
-            for (int m = 0; m < RX; ++m) s[m] = 0;
-            bool started = false; // folds at compile time: no shifts of zeros before the first tap
-#pragma unroll
-            for (int ii = KWE - 1; ii >= 0; --ii) {
-                if (started) {
-                    const REAL in_from_right = __shfl_down_sync(FULL_MASK, s[0], 1);
-#pragma unroll
-                    for (int m = 0; m + 1 < RX; ++m) s[m] = s[m + 1];
-                    s[RX - 1] = in_from_right;
-                }
-                const int i = ii - EXTRA;
-                if (i >= 0) {
-#pragma unroll
-                    for (int j = 0; j < KH; ++j)
-                        if (w[j * KW + i] != REAL(0)) {
-                            started = true;
-#pragma unroll
-                            for (int m = 0; m < RX; ++m) s[m] = fma(d[k + j][m], w[j * KW + i], s[m]);
-                        }
-                }
-            }
-            // s[m] is the output at column x0 + lane*RX + m.
             REAL* out = dst + (long long)(y + k) * pitch + x0 + lane * RX;
             if (!EDGE) {
                 if (lane * RX < vx) {
-                    store_run<RX>(out, s);
+                    store_run<RX>(out, s[k]);
 #pragma unroll
-                    for (int m = 0; m < RX; ++m) chk = fma(s[m], REAL(0), chk);
+                    for (int m = 0; m < RX; ++m) chk = fma(s[k][m], REAL(0), chk);
                 }
             } else {
 #pragma unroll
                 for (int m = 0; m < RX; ++m)
                     if (lane * RX + m < vx && x0 + lane * RX + m < nx) {
-                        out[m] = s[m];
-                        chk = fma(s[m], REAL(0), chk);
+                        out[m] = s[k][m];
+                        chk = fma(s[k][m], REAL(0), chk);
                     }
             }
         }
@@ -334,6 +351,15 @@ constexpr int SPAN = 32 * RX;
 
 __device__ __forceinline__ int ring_slot(int k) { return ((k % W) + W) % W; }
 
+// Asks L2 for the lane's RX columns of row `row` (none for edge strips or outside the grid).
+__device__ __forceinline__ void prefetch_l2(const REAL* src, int row, int col, int ny, long long pitch, bool edge)
+{
+#ifdef __CUDA_ARCH__
+    if (!edge && row < ny && L2_AHEAD > 0)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(src + (long long)row * pitch + col));
+#endif
+}
+
 // Lane's RX columns from `col` of row `row`: zeros outside the grid. `edge`: the strip's window
 // reaches the fixed boundary or beyond the grid (uniform across the warp: one copy of the code
 // serves both kinds of strip, which halves the NVRTC time of these heavily unrolled kernels).
@@ -355,7 +381,10 @@ __device__ __forceinline__ void stencil_load_row(REAL* v, const REAL* __restrict
 // Level t's work for its input row pt (values `in`) at phase ph of the unrolled row loop: adds the
 // row's terms to the accumulators of rows pt-R .. pt+R and returns in `out` the completed row
 // pt-R (the fixed boundary and the outside restored). Called from fully unrolled loops only, so
-// t and ph, and with them every ring index, are compile-time constants.
+// t and ph, and with them every ring index, are compile-time constants. CHECK 0: the caller knows
+// the completed row is no fixed row and the strip no edge strip (the steps in the bulk of a
+// segment), so the test is left out.
+template <bool CHECK>
 __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX], REAL* out, const REAL* __restrict__ src,
                                               int t, int ph, int pt, int col, int nx, int ny, long long pitch,
                                               bool edge)
@@ -394,10 +423,10 @@ __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX]
             // the outside of an edge strip take the source's values (zeros outside): one uniform
             // test per level and row, the addressing only where it holds.
             const int q = pt - RADIUS;
-            const bool fixed_row = (unsigned)(q - RADIUS) >= (unsigned)(ny - 2 * RADIUS);
+            const bool fixed_row = CHECK && (unsigned)(q - RADIUS) >= (unsigned)(ny - 2 * RADIUS);
 #pragma unroll
             for (int m = 0; m < RX; ++m) out[m] = acc[a][m];
-            if (fixed_row || edge) {
+            if (CHECK && (fixed_row || edge)) {
                 const REAL* row = src + (long long)q * pitch + col;
 #pragma unroll
                 for (int m = 0; m < RX; ++m)
@@ -411,7 +440,8 @@ __device__ __forceinline__ void stencil_level(const REAL* in, REAL (&acc)[W][RX]
 
 // One step of the row loop at phase ph: level 0's row p arrives (loaded PF rows ahead into the
 // ring), every level advances one row, and the last level's completed row p - TRAIL is stored
-// where it lies in the segment's outputs.
+// where it lies in the segment's outputs (CHECK as for stencil_level).
+template <bool CHECK>
 __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT][W][RX], REAL (&hold)[BT][RX],
                                             const REAL* __restrict__ src, REAL* __restrict__ dst, int ph, int p,
                                             int p_last, int col, int nx, int ny, long long pitch, int y0, int y1,
@@ -421,6 +451,7 @@ __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT]
 #pragma unroll
     for (int m = 0; m < RX; ++m) cur[m] = ring[ph][m];
     if (p + PF <= p_last) stencil_load_row(ring[(ph + PF) % W], src, p + PF, col, nx, ny, pitch, edge);
+    prefetch_l2(src, p + PF + L2_AHEAD, col, ny, pitch, edge);
     REAL fin[RX];
 #pragma unroll
     for (int level = 0; level < BT; ++level) {
@@ -428,7 +459,7 @@ __device__ __forceinline__ void stencil_row(REAL (&ring)[W][RX], REAL (&acc)[BT]
         // level t replaces it with this step's.
         const int t = SKEW ? BT - 1 - level : level;
         REAL out[RX];
-        stencil_level(SKEW && t > 0 ? hold[t] : cur, acc[t], out, src, t, ph, p - t * LAG, col, nx, ny, pitch, edge);
+        stencil_level<CHECK>(SKEW && t > 0 ? hold[t] : cur, acc[t], out, src, t, ph, p - t * LAG, col, nx, ny, pitch, edge);
 #pragma unroll
         for (int m = 0; m < RX; ++m) {
             if (t + 1 == BT)
@@ -480,12 +511,25 @@ __device__ __forceinline__ void stencil_strip(const REAL* __restrict__ src, REAL
     }
 #pragma unroll
     for (int a = 0; a < PF; ++a) stencil_load_row(ring[a], src, p_first + a, col, nx, ny, pitch, edge);
+    // Steps p in [plain_lo, ny) complete no fixed row at any level: in inner strips they take a
+    // copy of the row loop without the tests, for radii up to 2 (a third copy of the larger
+    // rings' loops costs more NVRTC time than the tests cost them: 14 s against 2 s for
+    // star2d:4 at dim_t 2).
+    constexpr bool SPLIT = RADIUS <= 2;
+    const int plain_lo = 2 * RADIUS + (BT - 1) * LAG;
     for (int p0 = p_first; p0 <= p_last; p0 += W) {
+        if (SPLIT && !edge && p0 >= plain_lo && p0 + W <= ny && p0 + W - 1 <= p_last) { // uniform
 #pragma unroll
-        for (int ph = 0; ph < W; ++ph)
-            if (p0 + ph <= p_last) // uniform
-                stencil_row(ring, acc, hold, src, dst, ph, p0 + ph, p_last, col, nx, ny, pitch, y0, y1, x_lo, x_hi,
-                            edge, chk);
+            for (int ph = 0; ph < W; ++ph)
+                stencil_row<false>(ring, acc, hold, src, dst, ph, p0 + ph, p_last, col, nx, ny, pitch, y0, y1, x_lo,
+                                   x_hi, edge, chk);
+        } else {
+#pragma unroll
+            for (int ph = 0; ph < W; ++ph)
+                if (p0 + ph <= p_last) // uniform
+                    stencil_row<true>(ring, acc, hold, src, dst, ph, p0 + ph, p_last, col, nx, ny, pitch, y0, y1,
+                                      x_lo, x_hi, edge, chk);
+        }
     }
 }
 

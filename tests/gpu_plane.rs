@@ -80,11 +80,14 @@ fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// A test filter: size, anchor (the centre when `None`), border, every third weight zero.
+type FilterCase = ([usize; 2], Option<[usize; 2]>, Border, bool);
+
 /// Filters of every side 1 to 15 across the list: even, odd, non-square, every third weight
 /// zero in some, off-centre anchors in some, each border mode several times.
 fn filters() -> Vec<Filter2> {
     use Border::*;
-    let cases: [([usize; 2], Option<[usize; 2]>, Border, bool); 15] = [
+    let cases: [FilterCase; 15] = [
         ([1, 1], None, Reflect101, false),
         ([2, 3], Some([0, 2]), Constant(0.5), false),
         ([3, 3], None, Replicate, true),

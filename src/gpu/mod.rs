@@ -1,9 +1,10 @@
 //! The CUDA backend: `gpu-naive` and `gpu-blocked` (N.5D register/shared-memory temporal
-//! blocking after AN5D) stencil engines. The kernels are CUDA C sources in `kernels/`,
-//! specialised at run time (shape, radius, coefficients, precision, dim_t, block shape) and
-//! compiled with NVRTC for the device's own architecture, once per configuration per process.
-//! CUDA is loaded dynamically: without a driver, NVRTC or a device every GPU entry point returns
-//! [`crate::Error::NoGpu`] saying which is missing, and the CPU engines serve.
+//! blocking after AN5D) stencil engines, and the 2D engines (`plane`: the systolic warp-shuffle
+//! convolution and the temporally blocked 2D stencils). The kernels are CUDA C sources in
+//! `kernels/`, specialised at run time (shape, radius, coefficients, precision, dim_t, block
+//! shape) and compiled with NVRTC for the device's own architecture, once per configuration per
+//! process. CUDA is loaded dynamically: without a driver, NVRTC or a device every GPU entry point
+//! returns [`crate::Error::NoGpu`] saying which is missing, and the CPU engines serve.
 
 mod compile;
 mod device;

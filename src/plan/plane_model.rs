@@ -205,19 +205,39 @@ fn plane_launch(filter: bool, engine: Engine, dim_t: usize) -> GpuLaunch {
 impl ModelInput<'_> {
     /// The blocked convolution: output rows computed [`CONV_ROWS`] at a time, each input row
     /// loaded once for all of them, so loads per update fall from `taps` to `taps / rows` (the
-    /// arithmetic stays).
-    pub(crate) fn plane_filter_blocked(&self) -> Candidate {
+    /// arithmetic stays), in work items of `tile` (the model's when `None`, see
+    /// [`ModelInput::plane_conv_tile`]).
+    pub(crate) fn plane_filter_blocked(&self, tile: Option<[usize; 2]>) -> Candidate {
         let mut c = self.plane_naive();
         c.engine = Engine::Blocked;
         let taps = self.cost.loads_per_update as f64;
         let naive_ops = self.cost.ops_per_update as f64;
         let blocked_ops = naive_ops - taps + taps / CONV_ROWS as f64;
         c.compute_mups *= naive_ops / blocked_ops;
-        c.tile = [self.dims[0], CONV_ROWS];
+        c.tile = tile.unwrap_or_else(|| self.plane_conv_tile());
         (c.predicted_mups, c.bound) = self.overlap(c.compute_mups, c.memory_mups, 1);
         c
+    }
+
+    /// The blocked convolution's work item `[columns, rows]`: columns few enough that the
+    /// `kh + CONV_ROWS − 1` input rows a group reads share the L1 data cache with its output
+    /// rows ([`CONV_L1_SHARE`]), rows enough for several items per thread.
+    pub(crate) fn plane_conv_tile(&self) -> [usize; 2] {
+        let [nx, ny, _] = self.dims;
+        let kh = self.kernel.filter().map_or(1, |f| f.size()[1]);
+        let l1 = self.machine.caches.first().map_or(32 << 10, |c| c.bytes);
+        let budget = (CONV_L1_SHARE * l1 as f64) as usize;
+        let row_bytes = (kh + CONV_ROWS - 1) * self.cost.element_bytes;
+        let lanes = self.machine.lanes(self.dtype).max(1);
+        let cols = (budget / row_bytes).max(8 * lanes).min(nx);
+        let items = (4 * self.threads).div_ceil(nx.div_ceil(cols)).max(1);
+        [cols, ny.div_ceil(items).next_multiple_of(CONV_ROWS)]
     }
 }
 
 /// Output rows the blocked convolution computes together (register blocking over rows).
 pub(crate) const CONV_ROWS: usize = 4;
+
+/// Share of the L1 data cache the input rows of a blocked convolution's group may fill; the
+/// rest holds its output rows.
+const CONV_L1_SHARE: f64 = 0.5;

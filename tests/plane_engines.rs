@@ -387,8 +387,7 @@ fn separable_filters_equal_two_one_dimensional_passes() {
         let filter = filter.with_border(BORDERS[f % BORDERS.len()]);
         let (row, col) = filter.separable().expect("a rank-one filter");
         let expected = two_passes(&row, &col, &filter, &input);
-        let expected32 =
-            Grid2::<f32>::from_fn([67, 31], |x, y| expected.get(x, y) as f32).unwrap();
+        let expected32 = Grid2::<f32>::from_fn([67, 31], |x, y| expected.get(x, y) as f32).unwrap();
         for setup in [
             Setup::blocked(1, None, 2),
             Setup::blocked(1, Some([32, 6]), 2),

@@ -18,8 +18,8 @@ use std::ops::Range;
 use super::conv_rows::{block_vectors, group};
 use super::items::{for_each_item, Shared};
 use super::padded::Window;
-use super::taps::{Taps, MAX_ROWS};
 use super::run_steps;
+use super::taps::{Taps, MAX_ROWS};
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::engine::Failure;
 use crate::grid::padded_stride;
@@ -30,7 +30,10 @@ use crate::{Grid, Real};
 
 /// Vectors per register block of a group of [`CONV_ROWS`] rows.
 const XV: usize = block_vectors(CONV_ROWS);
-const _: () = assert!(CONV_ROWS <= MAX_ROWS, "the kernel computes at most MAX_ROWS rows");
+const _: () = assert!(
+    CONV_ROWS <= MAX_ROWS,
+    "the kernel computes at most MAX_ROWS rows"
+);
 
 /// Applies `filter` `steps` times to `grid` with the blocked engine at `level` on `pool`,
 /// work items of `tile = [columns, rows]` (0: the whole width / a share of the height),
@@ -80,9 +83,8 @@ impl<T: Real> WithIsa for Blocked<'_, T> {
             None => Kernel::Direct(Taps::new(f.size(), CONV_ROWS, |i, j| f.weight(i, j), T::of)),
         };
         let (tile, pool) = (self.tile, self.pool);
-        let step = |src: &Grid<T>, dst: &mut Grid<T>| {
-            Pass::new(f, &kernel, tile, src, dst).run::<S>(pool)
-        };
+        let step =
+            |src: &Grid<T>, dst: &mut Grid<T>| Pass::new(f, &kernel, tile, src, dst).run::<S>(pool);
         run_steps(self.grid, self.scratch, self.steps, 0, step)
     }
 }
@@ -170,12 +172,17 @@ impl<'a, T: Real> Pass<'a, T> {
                 // SAFETY: the level is the one `with_isa` picked; the item's reads and
                 // writes are argued in `direct` and `separable`.
                 unsafe {
-                    S::enter(|| match self.kernel {
-                        Kernel::Direct(taps) => self.direct::<S>(scratch, taps, &tile, &band, &mut check),
-                        Kernel::Separable { row, col } => {
-                            self.separable::<S>(scratch, row, col, &tile, &band, &mut check)
-                        }
-                    })
+                    S::enter(
+                        #[inline(always)]
+                        || match self.kernel {
+                            Kernel::Direct(taps) => {
+                                self.direct::<S>(scratch, taps, &tile, &band, &mut check)
+                            }
+                            Kernel::Separable { row, col } => {
+                                self.separable::<S>(scratch, row, col, &tile, &band, &mut check)
+                            }
+                        },
+                    )
                 };
                 check.is_finite()
             },
@@ -214,7 +221,9 @@ impl<'a, T: Real> Pass<'a, T> {
             // SAFETY: the window's rows are readable at x + i for x in the tile, i < kw; the
             // valid output rows are the item's own rows of dst (not src, not the window) at
             // the tile's columns.
-            unsafe { group::<T, S, CONV_ROWS, XV>(taps, inputs, &out, valid, tile.start, tile.end, check) };
+            unsafe {
+                group::<T, S, CONV_ROWS, XV>(taps, inputs, &out, valid, tile.start, tile.end, check)
+            };
         }
     }
 
@@ -258,7 +267,13 @@ impl<'a, T: Real> Pass<'a, T> {
                 // the rows from `top` on (slots ≥ kh + 2·CONV_ROWS − 2 rows).
                 unsafe {
                     group::<T, S, CONV_ROWS, XV>(
-                        row, &inputs[..CONV_ROWS], &out, CONV_ROWS, tile.start, tile.end, &mut unchecked,
+                        row,
+                        &inputs[..CONV_ROWS],
+                        &out,
+                        CONV_ROWS,
+                        tile.start,
+                        tile.end,
+                        &mut unchecked,
                     )
                 };
                 next += CONV_ROWS as isize;

@@ -6,8 +6,8 @@
 use super::conv_rows::{block_vectors, group};
 use super::items::{for_each_item, piece, Shared};
 use super::padded::Window;
-use super::taps::Taps;
 use super::run_steps;
+use super::taps::Taps;
 use crate::engine::Failure;
 use crate::plane::Filter2;
 use crate::simd::{with_isa, Isa, Level, Tracker, WithIsa};
@@ -94,11 +94,14 @@ fn step<T: Real, S: Isa>(
                 // and aliases no input (dst is not src, the window's slots are its own); the
                 // level is the one `with_isa` picked.
                 unsafe {
-                    S::enter(|| {
-                        group::<T, S, 1, { block_vectors(1) }>(
-                            taps, &inputs, &row, 1, 0, nx, &mut check,
-                        )
-                    })
+                    S::enter(
+                        #[inline(always)]
+                        || {
+                            group::<T, S, 1, { block_vectors(1) }>(
+                                taps, &inputs, &row, 1, 0, nx, &mut check,
+                            )
+                        },
+                    )
                 };
             }
             check.is_finite()

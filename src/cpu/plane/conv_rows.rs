@@ -165,7 +165,10 @@ unsafe fn by_span<T: Real, L: FlowLane<Scalar = T>, const ROWS: usize, const XV:
         (lo, hi) => unreachable!("taps feed output rows {lo}..{hi} of a group"),
     }
 }
-const _: () = assert!(MAX_ROWS == 4, "by_span lists the spans of MAX_ROWS = 4 rows");
+const _: () = assert!(
+    MAX_ROWS == 4,
+    "by_span lists the spans of MAX_ROWS = 4 rows"
+);
 
 /// Accumulates the taps `t` of one input row (`q[i]` the value tap column `i` reads for the
 /// block's first column) into the accumulators of output rows `LO .. HI`.

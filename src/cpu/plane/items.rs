@@ -55,7 +55,11 @@ impl<T> Shared<T> {
 }
 
 /// `range` cut into `parts` near-equal consecutive pieces; piece `i`.
-pub(crate) fn piece(range: std::ops::Range<usize>, i: usize, parts: usize) -> std::ops::Range<usize> {
+pub(crate) fn piece(
+    range: std::ops::Range<usize>,
+    i: usize,
+    parts: usize,
+) -> std::ops::Range<usize> {
     let len = range.len();
     range.start + len * i / parts..range.start + len * (i + 1) / parts
 }
@@ -66,7 +70,10 @@ mod tests {
 
     #[test]
     fn every_item_runs_once() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
         let seen: Vec<AtomicUsize> = (0..100).map(|_| AtomicUsize::new(0)).collect();
         let ok = for_each_item(
             &pool,

@@ -17,8 +17,8 @@
 
 use std::ops::Range;
 
-use super::items::{for_each_item, piece};
 use super::failure;
+use super::items::{for_each_item, piece};
 use super::stencil_naive;
 use super::stencil_rows::{PlaneKernel, Rows, WithPlaneKernel};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
@@ -221,7 +221,8 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
     fn ring_row(&self, ring: *mut T, span: &Item, level: usize, y: usize) -> *mut T {
         let slots = 2 * K::RADIUS + 1;
         let row = (level - 1) * slots + y % slots;
-        ring.wrapping_add(row * self.ring_pitch).wrapping_sub(span.origin)
+        ring.wrapping_add(row * self.ring_pitch)
+            .wrapping_sub(span.origin)
     }
 
     /// Computes row `y` of level `j` from the rows of level `j − 1` around it: into the ring,
@@ -259,7 +260,8 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
         // at xs: a ring row of this thread or, at the last level, the item's output row of
         // dst, which no other item touches and no source aliases.
         unsafe {
-            self.kernel.row_at_level(&around, out, xs.start, xs.end, check);
+            self.kernel
+                .row_at_level(&around, out, xs.start, xs.end, check);
             if j < self.dim_t {
                 let src = self.src.wrapping_add(y * self.pitch);
                 if xs.start == r {

@@ -18,7 +18,11 @@ const BAND_ROWS: usize = 16;
 /// Computes one time step of every interior cell of the one-plane grid `src` into `dst` on the
 /// current rayon pool (the boundary layer of `dst` is left alone); false if any computed value
 /// is infinite or NaN.
-pub(crate) fn step<T: Real, K: PlaneKernel<T>>(kernel: &K, src: &Grid<T>, dst: &mut Grid<T>) -> bool {
+pub(crate) fn step<T: Real, K: PlaneKernel<T>>(
+    kernel: &K,
+    src: &Grid<T>,
+    dst: &mut Grid<T>,
+) -> bool {
     let r = K::RADIUS;
     let [nx, ny, _] = src.dims();
     let pitch = src.pitch();
@@ -39,8 +43,9 @@ pub(crate) fn step<T: Real, K: PlaneKernel<T>>(kernel: &K, src: &Grid<T>, dst: &
                     #[inline(always)]
                     || {
                         for y in rows {
-                            let around =
-                                Rows::gather(r, |dy| base.wrapping_add(y.wrapping_add_signed(dy) * pitch));
+                            let around = Rows::gather(r, |dy| {
+                                base.wrapping_add(y.wrapping_add_signed(dy) * pitch)
+                            });
                             let to = out.as_mut_ptr().wrapping_add((y - first) * pitch);
                             kernel.row_at_level(&around, to, r, nx - r, &mut check);
                         }
@@ -66,8 +71,12 @@ impl<T: Real> WithPlaneKernel<T> for NaiveRun<'_, T> {
 
     fn call<K: PlaneKernel<T>>(self, kernel: K) -> Self::Output {
         let pool = self.pool;
-        run_steps(self.grid, self.scratch, self.steps, K::RADIUS, |src, dst| {
-            pool.install(|| step(&kernel, src, dst))
-        })
+        run_steps(
+            self.grid,
+            self.scratch,
+            self.steps,
+            K::RADIUS,
+            |src, dst| pool.install(|| step(&kernel, src, dst)),
+        )
     }
 }

@@ -37,7 +37,7 @@ impl<T> Rows<T> {
 }
 
 /// A 2D stencil specialised for one shape, radius and instruction-set level.
-pub(crate) trait PlaneKernel<T: Real>: Sync + Send + Sized {
+pub(crate) trait PlaneKernel<T: Real>: Sync + Send + Copy {
     /// The radius R.
     const RADIUS: usize;
     /// The instruction-set level it runs at.
@@ -64,8 +64,23 @@ pub(crate) trait PlaneKernel<T: Real>: Sync + Send + Sized {
         x1: usize,
         check: &mut Tracker<T>,
     ) {
+        // A local copy: the coefficients then live in registers for the whole row, where
+        // through `self` every store to `out` (which might alias it, for all the compiler
+        // knows) would reload them.
+        let kernel = *self;
         // SAFETY: forwarded from the caller.
-        unsafe { row_loop(&KernelRow { kernel: self, rows }, out, x0, x1, check) }
+        unsafe {
+            row_loop(
+                &KernelRow {
+                    kernel: &kernel,
+                    rows,
+                },
+                out,
+                x0,
+                x1,
+                check,
+            )
+        }
     }
 }
 
@@ -99,6 +114,7 @@ impl<T: Real, K: PlaneKernel<T>> RowPoints<T> for KernelRow<'_, T, K> {
 /// Star of radius `R`: the centre times `c[0]`, plus `c[d]` times the sum of the four
 /// neighbours at distance `d` (summed as two pairs). The coefficients are scalars broadcast at
 /// each use, as in the 3D box kernel.
+#[derive(Clone, Copy)]
 pub(crate) struct Star<T: Real, S: Isa, const R: usize> {
     c: [T; MAX_STAR2_RADIUS + 1],
     _isa: std::marker::PhantomData<S>,
@@ -132,6 +148,7 @@ const SQUARE_MAX: usize = (2 * MAX_BOX2_RADIUS + 1).pow(2);
 /// sum per row (short dependency chains keep both FMA units busy), the partial sums added in
 /// row order. Every coefficient is applied, zeros included, so a non-finite value always
 /// reaches the outputs that read it.
+#[derive(Clone, Copy)]
 pub(crate) struct Square<T: Real, S: Isa, const R: usize> {
     c: [T; SQUARE_MAX],
     _isa: std::marker::PhantomData<S>,

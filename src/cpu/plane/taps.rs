@@ -58,7 +58,13 @@ impl<T: Copy + Default> Taps<T> {
             let start = taps.cols.len();
             for i in 0..kw {
                 let w: Vec<f64> = (0..MAX_ROWS)
-                    .map(|k| if (lo..hi).contains(&k) { weight(i, r - k) } else { 0.0 })
+                    .map(|k| {
+                        if (lo..hi).contains(&k) {
+                            weight(i, r - k)
+                        } else {
+                            0.0
+                        }
+                    })
                     .collect();
                 if w.iter().any(|&w| w != 0.0) {
                     taps.cols.push(i);

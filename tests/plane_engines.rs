@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::tolerance;
+use common::{slow_memory_machine, tolerance};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use stencil35d::plan::Kernel;
@@ -26,6 +26,8 @@ struct Setup {
     tile: Option<[usize; 2]>,
     threads: usize,
     isa: Option<Level>,
+    /// Plan for a described machine with a 2 MiB last-level cache (streamed output).
+    small_cache: bool,
 }
 
 impl Setup {
@@ -36,6 +38,7 @@ impl Setup {
             tile: None,
             threads: 1,
             isa: None,
+            small_cache: false,
         }
     }
     fn naive(threads: usize) -> Self {
@@ -62,6 +65,10 @@ impl Setup {
         self.isa = Some(level);
         self
     }
+    fn small_cache(mut self) -> Self {
+        self.small_cache = true;
+        self
+    }
 }
 
 /// Runs `steps` steps of `kernel` on a copy of `input` with `setup`; the grid, or the error
@@ -85,6 +92,9 @@ fn try_run<T: Real>(
     }
     if let Some(level) = setup.isa {
         b = b.isa(level);
+    }
+    if setup.small_cache {
+        b = b.machine(slow_memory_machine());
     }
     let plan = b
         .build()
@@ -444,6 +454,26 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
             let err = grid.max_rel_diff(&last_good).unwrap();
             assert!(err <= 1e-5, "{kernel} {setup:?}: {err:e}");
         }
+    }
+}
+
+/// Images larger than the last-level cache: the blocked convolution streams its output rows
+/// (whole lines with non-temporal stores, the partial lines at span and row ends with
+/// ordinary ones), direct and separable, at odd widths.
+#[test]
+fn streamed_convolution_output() {
+    let input = Grid2::<f32>::random([723, 419], 0.0, 1.0, 4).unwrap();
+    for filter in ["dense:5x5", "dense:4x7", "gaussian:9"] {
+        let filter = Filter2::from_name(filter).unwrap().with_border(Border::Reflect);
+        check(
+            &filter.into(),
+            &input,
+            2,
+            &[
+                Setup::blocked(1, None, 2).small_cache(),
+                Setup::blocked(1, Some([100, 37]), 2).small_cache(),
+            ],
+        );
     }
 }
 

@@ -219,25 +219,20 @@ impl ModelInput<'_> {
         c
     }
 
-    /// The blocked convolution's work item `[columns, rows]`: columns few enough that the
-    /// `kh + CONV_ROWS − 1` input rows a group reads share the L1 data cache with its output
-    /// rows ([`CONV_L1_SHARE`]), rows enough for several items per thread.
+    /// The blocked convolution's work item `[columns, rows]`: whole rows (the engine copies
+    /// only the columns next to the edges and reads the rest of each row in place, in order;
+    /// the `kh + CONV_ROWS − 1` rows a group reads stay in L2 for the next group), in bands
+    /// of rows, several per thread.
     pub(crate) fn plane_conv_tile(&self) -> [usize; 2] {
         let [nx, ny, _] = self.dims;
-        let kh = self.kernel.filter().map_or(1, |f| f.size()[1]);
-        let l1 = self.machine.caches.first().map_or(32 << 10, |c| c.bytes);
-        let budget = (CONV_L1_SHARE * l1 as f64) as usize;
-        let row_bytes = (kh + CONV_ROWS - 1) * self.cost.element_bytes;
-        let lanes = self.machine.lanes(self.dtype).max(1);
-        let cols = (budget / row_bytes).max(8 * lanes).min(nx);
-        let items = (4 * self.threads).div_ceil(nx.div_ceil(cols)).max(1);
-        [cols, ny.div_ceil(items).next_multiple_of(CONV_ROWS)]
+        let items = CONV_BANDS_PER_THREAD * self.threads;
+        [nx, ny.div_ceil(items).next_multiple_of(CONV_ROWS)]
     }
 }
 
 /// Output rows the blocked convolution computes together (register blocking over rows).
 pub(crate) const CONV_ROWS: usize = 4;
 
-/// Share of the L1 data cache the input rows of a blocked convolution's group may fill; the
-/// rest holds its output rows.
-const CONV_L1_SHARE: f64 = 0.5;
+/// Bands of rows per thread of the blocked convolution: enough that threads finishing at
+/// different times wait little for each other.
+const CONV_BANDS_PER_THREAD: usize = 4;

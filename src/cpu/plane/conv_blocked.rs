@@ -1,17 +1,24 @@
-//! The blocked convolution engine: work items are a band of output rows by a tile of columns
-//! (`tile = [columns, rows]` from the plan), shared out on the pool. Within an item the output
-//! rows are computed [`CONV_ROWS`] at a time with register blocking ([`super::conv_rows`]):
-//! each loaded input vector feeds every output row of the group that reads it. A tile's input
-//! rows are the grid's own rows unless the tile reaches past the left or right edge, where
-//! they are copied with the border applied ([`Window`]); tiles narrow enough that the rows a
-//! group reads stay in L1.
+//! The blocked convolution engine: work items are bands of output rows (`tile[1]` rows, from
+//! the plan), shared out on the pool, each computed [`CONV_ROWS`] rows at a time with
+//! register blocking ([`super::conv_rows`]): each loaded input vector feeds every output row
+//! of the group that reads it.
+//!
+//! A group's rows are cut into column spans: the spans that reach past the left or right
+//! edge (at most a cache line or two of columns) read padded copies of their input rows with
+//! the border applied ([`Window`]), every other span reads the grid's rows in place; `tile[0]`
+//! cuts the row into further spans of that many columns (the planner keeps whole rows: see
+//! [`crate::plan`]'s `plane_conv_tile`). The spans of a group run left to right, so the input
+//! rows stream through memory in order, and the `kh + CONV_ROWS − 1` rows a group reads stay
+//! in L2 for the next group. When the image pair does not fit the last-level cache the group's
+//! output rows are computed into a staging buffer and streamed to the grid with non-temporal
+//! stores (skipping the read of every output line, a third of the traffic).
 //!
 //! Rank-one filters ([`Filter2::separable`]: Gaussians, means, Sobel) take the separable
-//! path: a row pass applies the row factor to each input row into a ring of intermediate rows
-//! of the tile, and a column pass applies the column factor to them, `kw + kh` instead of
-//! `kw·kh` multiply-adds per pixel; both passes are the same register-blocked kernel (the row
-//! pass a `kw × 1` filter on [`CONV_ROWS`] input rows at once, the column pass a `1 × kh`
-//! filter on the intermediate rows).
+//! path: a row pass applies the row factor to each input row into a ring of intermediate rows,
+//! and a column pass applies the column factor to them, `kw + kh` instead of `kw·kh`
+//! multiply-adds per pixel; both passes are the same register-blocked kernel (the row pass a
+//! `kw × 1` filter on [`CONV_ROWS`] input rows at once, the column pass a `1 × kh` filter on
+//! the intermediate rows).
 
 use std::ops::Range;
 
@@ -25,33 +32,39 @@ use crate::engine::Failure;
 use crate::grid::padded_stride;
 use crate::plan::CONV_ROWS;
 use crate::plane::Filter2;
+use crate::runtime::stream::{self, stream_copy};
 use crate::simd::{with_isa, Isa, Level, Tracker, WithIsa};
 use crate::{Grid, Real};
 
 /// Vectors per register block of a group of [`CONV_ROWS`] rows.
 const XV: usize = block_vectors(CONV_ROWS);
-const _: () = assert!(
-    CONV_ROWS <= MAX_ROWS,
-    "the kernel computes at most MAX_ROWS rows"
-);
+const _: () = assert!(CONV_ROWS <= MAX_ROWS, "the kernel computes at most MAX_ROWS rows");
+
+/// Most input rows of a group: `kh + CONV_ROWS − 1` for the tallest filter.
+const MAX_INPUTS: usize = crate::plane::MAX_FILTER_SIZE + CONV_ROWS - 1;
 
 /// Applies `filter` `steps` times to `grid` with the blocked engine at `level` on `pool`,
-/// work items of `tile = [columns, rows]` (0: the whole width / a share of the height),
-/// `scratch` the second buffer; `grid` ends with the newest finite state.
+/// work items of `tile = [span columns, band rows]` (see the module docs), streaming the
+/// output when two grids exceed `llc_bytes`; `scratch` the second buffer; `grid` ends with
+/// the newest finite state.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<T: Real>(
     filter: &Filter2,
     level: Level,
     tile: [usize; 2],
+    llc_bytes: usize,
     pool: &rayon::ThreadPool,
     grid: &mut Grid<T>,
     scratch: &mut Grid<T>,
     steps: usize,
 ) -> Result<(), Failure> {
+    let stream = 2 * std::mem::size_of_val(grid.storage()) > llc_bytes;
     with_isa(
         level,
         Blocked {
             filter,
             tile,
+            stream,
             pool,
             grid,
             scratch,
@@ -64,6 +77,7 @@ pub(crate) fn run<T: Real>(
 struct Blocked<'a, T: Real> {
     filter: &'a Filter2,
     tile: [usize; 2],
+    stream: bool,
     pool: &'a rayon::ThreadPool,
     grid: &'a mut Grid<T>,
     scratch: &'a mut Grid<T>,
@@ -82,9 +96,10 @@ impl<T: Real> WithIsa for Blocked<'_, T> {
             },
             None => Kernel::Direct(Taps::new(f.size(), CONV_ROWS, |i, j| f.weight(i, j), T::of)),
         };
-        let (tile, pool) = (self.tile, self.pool);
-        let step =
-            |src: &Grid<T>, dst: &mut Grid<T>| Pass::new(f, &kernel, tile, src, dst).run::<S>(pool);
+        let (tile, stream, pool) = (self.tile, self.stream, self.pool);
+        let step = |src: &Grid<T>, dst: &mut Grid<T>| {
+            Pass::new(f, &kernel, tile, stream, src, dst).run::<S>(pool)
+        };
         run_steps(self.grid, self.scratch, self.steps, 0, step)
     }
 }
@@ -104,18 +119,21 @@ struct Pass<'a, T: Real> {
     src: &'a Grid<T>,
     dst: Shared<T>,
     pitch: usize,
-    /// Output columns of each tile.
-    tiles: Vec<Range<usize>>,
-    /// Output rows of each band.
+    /// Output columns of each span of a row.
+    spans: Vec<Range<usize>>,
+    /// Output rows of each band (the work items).
     bands: Vec<Range<usize>>,
+    /// Whether output rows go through a staging buffer and non-temporal stores.
+    stream: bool,
 }
 
-/// Scratch of one thread: the padded input rows and, for the separable path, the ring of
-/// intermediate rows.
+/// Scratch of one thread: a window of input rows per span, the ring of intermediate rows
+/// (separable path) and the staging rows (streamed output), each with rows `pitch` apart.
 struct Scratch<T: Real> {
-    window: Window<T>,
+    windows: Vec<Window<T>>,
     ring: AlignedBuf<T>,
-    ring_pitch: usize,
+    stage: AlignedBuf<T>,
+    pitch: usize,
 }
 
 impl<'a, T: Real> Pass<'a, T> {
@@ -123,51 +141,56 @@ impl<'a, T: Real> Pass<'a, T> {
         filter: &'a Filter2,
         kernel: &'a Kernel<T>,
         [cols, rows]: [usize; 2],
+        stream: bool,
         src: &'a Grid<T>,
         dst: &'a mut Grid<T>,
     ) -> Self {
         let [nx, ny, _] = src.dims();
-        // Tiles start on cache lines (the output stores of a tile align alike).
-        let line = line_elems::<T>();
-        let width = if cols == 0 || cols >= nx {
-            nx
-        } else {
-            cols.next_multiple_of(line)
-        };
         let height = rows.max(1).next_multiple_of(CONV_ROWS);
-        let cut = |n: usize, by: usize| (0..n).step_by(by).map(move |s| s..(s + by).min(n));
         Pass {
             filter,
             kernel,
             src,
             pitch: dst.pitch(),
             dst: Shared::new(dst.storage_mut().as_mut_ptr()),
-            tiles: cut(nx, width).collect(),
-            bands: cut(ny, height).collect(),
+            spans: spans::<T>(filter, nx, cols),
+            bands: (0..ny)
+                .step_by(height)
+                .map(|y| y..(y + height).min(ny))
+                .collect(),
+            stream,
         }
     }
 
     /// Runs the pass on `pool` at level `S`; false if any output is infinite or NaN.
     fn run<S: Isa>(&self, pool: &rayon::ThreadPool) -> bool {
-        let [kw, kh] = self.filter.size();
-        let widest = self.tiles.iter().map(Range::len).max().unwrap_or(1);
-        let ring_rows = kh + 2 * CONV_ROWS;
-        let ring_pitch = padded_stride::<T>(widest + line_elems::<T>());
+        let kh = self.filter.size()[1];
+        let nx = self.src.dims()[0];
+        let pitch = padded_stride::<T>(nx + line_elems::<T>());
         let separable = matches!(self.kernel, Kernel::Separable { .. });
-        let _ = kw;
+        let buffer = |rows: usize| {
+            AlignedBuf::zeroed((rows * pitch).max(1))
+                .expect("intermediate and staging rows are a few rows of the image")
+        };
         for_each_item(
             pool,
-            self.tiles.len() * self.bands.len(),
+            self.bands.len(),
             || Scratch {
-                window: Window::new(self.src, self.filter, widest, kh + CONV_ROWS),
-                ring: AlignedBuf::zeroed(if separable { ring_rows * ring_pitch } else { 1 })
-                    .expect("a ring of intermediate rows is a few cache-sized rows"),
-                ring_pitch,
+                windows: self
+                    .spans
+                    .iter()
+                    .map(|span| {
+                        let mut w = Window::new(self.src, self.filter, span.len(), kh + CONV_ROWS);
+                        w.set_columns(span.clone());
+                        w
+                    })
+                    .collect(),
+                ring: buffer(if separable { kh + 2 * CONV_ROWS } else { 0 }),
+                stage: buffer(if self.stream { CONV_ROWS } else { 0 }),
+                pitch,
             },
-            |scratch, item| {
-                let tile = self.tiles[item % self.tiles.len()].clone();
-                let band = self.bands[item / self.tiles.len()].clone();
-                scratch.window.set_columns(tile.clone());
+            |scratch, band| {
+                let band = self.bands[band].clone();
                 let mut check = Tracker::new();
                 // SAFETY: the level is the one `with_isa` picked; the item's reads and
                 // writes are argued in `direct` and `separable`.
@@ -176,37 +199,72 @@ impl<'a, T: Real> Pass<'a, T> {
                         #[inline(always)]
                         || match self.kernel {
                             Kernel::Direct(taps) => {
-                                self.direct::<S>(scratch, taps, &tile, &band, &mut check)
+                                self.direct::<S>(scratch, taps, &band, &mut check)
                             }
                             Kernel::Separable { row, col } => {
-                                self.separable::<S>(scratch, row, col, &tile, &band, &mut check)
+                                self.separable::<S>(scratch, row, col, &band, &mut check)
                             }
                         },
                     )
                 };
+                if self.stream {
+                    // The pool's join publishes the streamed rows.
+                    stream::fence();
+                }
                 check.is_finite()
             },
         )
     }
 
-    /// Output rows `y .. y + CONV_ROWS` of the destination, as pointers indexable by column;
-    /// how many of them lie in `band`.
+    /// Where output rows `y .. y + CONV_ROWS` are computed, as pointers indexable by column
+    /// (the destination rows, or the staging rows when streaming), and how many of them lie
+    /// in `band`.
     #[inline(always)]
-    fn outputs(&self, y: usize, band: &Range<usize>) -> ([*mut T; CONV_ROWS], usize) {
-        let rows = std::array::from_fn(|k| self.dst.get().wrapping_add((y + k) * self.pitch));
+    fn outputs(
+        &self,
+        scratch: &mut Scratch<T>,
+        y: usize,
+        band: &Range<usize>,
+    ) -> ([*mut T; CONV_ROWS], usize) {
+        let rows = if self.stream {
+            let stage = scratch.stage.as_mut_ptr();
+            std::array::from_fn(|k| stage.wrapping_add(k * scratch.pitch))
+        } else {
+            std::array::from_fn(|k| self.dst.get().wrapping_add((y + k) * self.pitch))
+        };
         (rows, (band.end - y).min(CONV_ROWS))
     }
 
-    /// The item's outputs from every tap of the filter, [`CONV_ROWS`] rows at a time.
+    /// Streams the `valid` staged rows to output rows `y ..` when the pass streams.
+    #[inline(always)]
+    fn flush(&self, scratch: &Scratch<T>, y: usize, valid: usize) {
+        if !self.stream {
+            return;
+        }
+        let nx = self.src.dims()[0];
+        for k in 0..valid {
+            // SAFETY: staging row k holds the nx outputs of row y + k, which belongs to this
+            // thread's band of dst alone; the two do not overlap.
+            unsafe {
+                stream_copy(
+                    self.dst.get().wrapping_add((y + k) * self.pitch),
+                    scratch.stage.as_ptr().wrapping_add(k * scratch.pitch),
+                    nx,
+                )
+            };
+        }
+    }
+
+    /// The band's outputs from every tap of the filter, [`CONV_ROWS`] rows at a time, span by
+    /// span.
     ///
     /// # Safety
-    /// Inside the level's entry for `S`; the item (tile × band) is this thread's alone.
+    /// Inside the level's entry for `S`; the band is this thread's alone.
     #[inline(always)]
     unsafe fn direct<S: Isa>(
         &self,
         scratch: &mut Scratch<T>,
         taps: &Taps<T>,
-        tile: &Range<usize>,
         band: &Range<usize>,
         check: &mut Tracker<T>,
     ) {
@@ -214,22 +272,27 @@ impl<'a, T: Real> Pass<'a, T> {
         let mut inputs = [std::ptr::null(); MAX_INPUTS];
         let inputs = &mut inputs[..taps.inputs.len()];
         for y in band.clone().step_by(CONV_ROWS) {
-            for (r, input) in inputs.iter_mut().enumerate() {
-                *input = scratch.window.row((y + r) as isize - ay);
+            let (out, valid) = self.outputs(scratch, y, band);
+            for (span, window) in self.spans.iter().zip(scratch.windows.iter_mut()) {
+                for (r, input) in inputs.iter_mut().enumerate() {
+                    *input = window.row((y + r) as isize - ay);
+                }
+                // SAFETY: the window's rows are readable at x + i for x in the span, i < kw;
+                // the valid output rows are this band's rows of dst or the thread's staging
+                // rows (neither aliases an input) at the span's columns.
+                unsafe {
+                    group::<T, S, CONV_ROWS, XV>(
+                        taps, inputs, &out, valid, span.start, span.end, check,
+                    )
+                };
             }
-            let (out, valid) = self.outputs(y, band);
-            // SAFETY: the window's rows are readable at x + i for x in the tile, i < kw; the
-            // valid output rows are the item's own rows of dst (not src, not the window) at
-            // the tile's columns.
-            unsafe {
-                group::<T, S, CONV_ROWS, XV>(taps, inputs, &out, valid, tile.start, tile.end, check)
-            };
+            self.flush(scratch, y, valid);
         }
     }
 
-    /// The item's outputs by the separable path: the row factor into the ring of
+    /// The band's outputs by the separable path: the row factor into the ring of
     /// intermediate rows ([`CONV_ROWS`] input rows at a time, as far as the next group of
-    /// output rows reads), then the column factor from the ring.
+    /// output rows reads), then the column factor from the ring, span by span.
     ///
     /// # Safety
     /// As for [`Pass::direct`].
@@ -239,65 +302,80 @@ impl<'a, T: Real> Pass<'a, T> {
         scratch: &mut Scratch<T>,
         row: &Taps<T>,
         col: &Taps<T>,
-        tile: &Range<usize>,
         band: &Range<usize>,
         check: &mut Tracker<T>,
     ) {
         let kh = self.filter.size()[1];
         let ay = self.filter.anchor()[1] as isize;
         let slots = kh + 2 * CONV_ROWS;
-        let (pitch, base) = (scratch.ring_pitch, scratch.ring.as_mut_ptr());
-        // Intermediate row y, indexable by output column.
-        let ring = |y: isize| {
-            let slot = y.rem_euclid(slots as isize) as usize;
-            base.wrapping_add(slot * pitch).wrapping_sub(tile.start)
-        };
+        let (pitch, base) = (scratch.pitch, scratch.ring.as_mut_ptr());
+        // Intermediate row y, indexable by column.
+        let ring = |y: isize| base.wrapping_add(y.rem_euclid(slots as isize) as usize * pitch);
         let mut unchecked = Tracker::new();
         let mut next = band.start as isize - ay;
         let mut inputs = [std::ptr::null(); MAX_INPUTS];
         for y in band.clone().step_by(CONV_ROWS) {
             let top = y as isize - ay;
             while next < top + (kh + CONV_ROWS - 1) as isize {
-                for (r, input) in inputs.iter_mut().take(CONV_ROWS).enumerate() {
-                    *input = scratch.window.row(next + r as isize);
-                }
                 let out = std::array::from_fn(|k| ring(next + k as isize));
-                // SAFETY: the window's rows are readable at x + i for x in the tile, i < kw;
-                // the ring rows hold the tile's columns; the ring is this thread's and holds
-                // the rows from `top` on (slots ≥ kh + 2·CONV_ROWS − 2 rows).
-                unsafe {
-                    group::<T, S, CONV_ROWS, XV>(
-                        row,
-                        &inputs[..CONV_ROWS],
-                        &out,
-                        CONV_ROWS,
-                        tile.start,
-                        tile.end,
-                        &mut unchecked,
-                    )
-                };
+                for (span, window) in self.spans.iter().zip(scratch.windows.iter_mut()) {
+                    for (r, input) in inputs.iter_mut().take(CONV_ROWS).enumerate() {
+                        *input = window.row(next + r as isize);
+                    }
+                    // SAFETY: the window's rows are readable at x + i for x in the span,
+                    // i < kw; the ring rows hold every column; the ring is this thread's and
+                    // keeps the rows from `top` on (slots ≥ kh + 2·CONV_ROWS − 2 rows).
+                    unsafe {
+                        group::<T, S, CONV_ROWS, XV>(
+                            row,
+                            &inputs[..CONV_ROWS],
+                            &out,
+                            CONV_ROWS,
+                            span.start,
+                            span.end,
+                            &mut unchecked,
+                        )
+                    };
+                }
                 next += CONV_ROWS as isize;
             }
-            for (r, input) in inputs.iter_mut().take(col.inputs.len()).enumerate() {
+            let inputs = &mut inputs[..col.inputs.len()];
+            for (r, input) in inputs.iter_mut().enumerate() {
                 *input = ring(top + r as isize).cast_const();
             }
-            let (out, valid) = self.outputs(y, band);
-            // SAFETY: the ring rows top .. top + kh + CONV_ROWS − 1 were computed above and
-            // hold the tile's columns; the outputs as in `direct`.
-            unsafe {
-                group::<T, S, CONV_ROWS, XV>(
-                    col,
-                    &inputs[..col.inputs.len()],
-                    &out,
-                    valid,
-                    tile.start,
-                    tile.end,
-                    check,
-                )
-            };
+            let (out, valid) = self.outputs(scratch, y, band);
+            for span in &self.spans {
+                // SAFETY: the ring rows top .. top + kh + CONV_ROWS − 1 were computed above
+                // for every column; the outputs as in `direct`.
+                unsafe {
+                    group::<T, S, CONV_ROWS, XV>(
+                        col, inputs, &out, valid, span.start, span.end, check,
+                    )
+                };
+            }
+            self.flush(scratch, y, valid);
         }
     }
 }
 
-/// Most input rows of a group: `kh + CONV_ROWS − 1` for the tallest filter.
-const MAX_INPUTS: usize = crate::plane::MAX_FILTER_SIZE + CONV_ROWS - 1;
+/// The column spans of a row for `filter` on `nx` columns: the spans that reach past an edge
+/// (the first `ax` columns, moved up to a cache line, and the last `kw − 1 − ax`) apart from
+/// the inside ones, which read the grid in place; all cut further at multiples of `cols`
+/// (0: no further cuts).
+fn spans<T>(filter: &Filter2, nx: usize, cols: usize) -> Vec<Range<usize>> {
+    let [kw, _] = filter.size();
+    let ax = filter.anchor()[0];
+    let left = ax.next_multiple_of(line_elems::<T>());
+    let right = nx.saturating_sub(kw - 1 - ax);
+    let mut cuts = vec![0, nx];
+    if left < right {
+        cuts.extend([left, right]);
+    }
+    if cols > 0 && cols < nx {
+        let step = cols.next_multiple_of(line_elems::<T>());
+        cuts.extend((step..nx).step_by(step));
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.windows(2).map(|c| c[0]..c[1]).collect()
+}

@@ -457,6 +457,26 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
     }
 }
 
+/// Grids larger than the last-level cache: the blocked stencil engine streams its last
+/// level's rows (with their boundary columns) to the grid, in whole-row tiles and in narrow
+/// tiles (with software prefetch of the next source row).
+#[test]
+fn streamed_stencil_output() {
+    let input = Grid2::<f32>::random([701, 420], 0.0, 1.0, 8).unwrap();
+    for name in ["star2d:2", "box2d:1"] {
+        let stencil = Stencil2::from_name(name).unwrap();
+        check(
+            &stencil.into(),
+            &input,
+            7,
+            &[
+                Setup::blocked(3, None, 2).small_cache(),
+                Setup::blocked(4, Some([90, 50]), 2).small_cache(),
+            ],
+        );
+    }
+}
+
 /// Images larger than the last-level cache: the blocked convolution streams its output rows
 /// (whole lines with non-temporal stores, the partial lines at span and row ends with
 /// ordinary ones), direct and separable, at odd widths.
@@ -464,7 +484,9 @@ fn blow_up_reports_the_step_and_keeps_the_last_finite_state() {
 fn streamed_convolution_output() {
     let input = Grid2::<f32>::random([723, 419], 0.0, 1.0, 4).unwrap();
     for filter in ["dense:5x5", "dense:4x7", "gaussian:9"] {
-        let filter = Filter2::from_name(filter).unwrap().with_border(Border::Reflect);
+        let filter = Filter2::from_name(filter)
+            .unwrap()
+            .with_border(Border::Reflect);
         check(
             &filter.into(),
             &input,

@@ -38,7 +38,10 @@ use crate::{Grid, Real};
 
 /// Vectors per register block of a group of [`CONV_ROWS`] rows.
 const XV: usize = block_vectors(CONV_ROWS);
-const _: () = assert!(CONV_ROWS <= MAX_ROWS, "the kernel computes at most MAX_ROWS rows");
+const _: () = assert!(
+    CONV_ROWS <= MAX_ROWS,
+    "the kernel computes at most MAX_ROWS rows"
+);
 
 /// Most input rows of a group: `kh + CONV_ROWS − 1` for the tallest filter.
 const MAX_INPUTS: usize = crate::plane::MAX_FILTER_SIZE + CONV_ROWS - 1;

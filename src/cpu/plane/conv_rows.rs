@@ -16,7 +16,7 @@ use crate::{Lane, Real, SimdVec};
 
 /// Accumulator chains per block: with two FMA units of four cycles' latency (the 2-core AMD
 /// EPYC Zen 5 this was tuned on; most x86 cores alike) eight independent chains keep both busy.
-const CHAINS: usize = 8;
+const CHAINS: usize = 16;
 
 /// Vectors per block for groups of `rows` output rows: [`CHAINS`] accumulators in all.
 pub(crate) const fn block_vectors(rows: usize) -> usize {

@@ -32,6 +32,8 @@ pub(crate) fn run_stencil<T: Real>(
     steps: usize,
 ) -> Result<(), Failure> {
     let r = stencil.radius();
+    // Two copies of a grid larger than the last-level cache leave it between passes.
+    let stream = 2 * std::mem::size_of_val(grid.storage()) > params.llc_bytes;
     match params.engine {
         Engine::Naive => stencil_rows::dispatch(
             stencil,
@@ -52,6 +54,7 @@ pub(crate) fn run_stencil<T: Real>(
                 steps,
                 dim_t: params.dim_t,
                 tile: params.tile,
+                stream,
                 pool,
             },
         ),

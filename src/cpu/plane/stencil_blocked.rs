@@ -24,6 +24,8 @@ use super::stencil_rows::{PlaneKernel, Rows, WithPlaneKernel};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
 use crate::grid::padded_stride;
+use crate::runtime::prefetch::prefetch_row;
+use crate::runtime::stream::{self, stream_copy};
 use crate::simd::{Isa, Tracker};
 use crate::{Grid, Real};
 
@@ -35,6 +37,10 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) steps: usize,
     pub(crate) dim_t: usize,
     pub(crate) tile: [usize; 2],
+    /// Whether the last level streams its rows to the grid with non-temporal stores (for
+    /// grids that leave the last-level cache between passes anyway; see
+    /// [`crate::runtime::stream`]).
+    pub(crate) stream: bool,
     pub(crate) pool: &'a rayon::ThreadPool,
 }
 
@@ -46,7 +52,14 @@ impl<T: Real> WithPlaneKernel<T> for BlockedRun<'_, T> {
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.clamp(1, self.steps - done);
-            let pass = Pass::new(&kernel, self.grid, self.scratch, dim_t, self.tile);
+            let pass = Pass::new(
+                &kernel,
+                self.grid,
+                self.scratch,
+                dim_t,
+                self.tile,
+                self.stream,
+            );
             if pass.run(self.pool) {
                 self.grid.swap_storage(self.scratch);
             } else {
@@ -80,8 +93,14 @@ struct Pass<'a, T: Real, K> {
     tiles: Vec<Range<usize>>,
     /// Output rows of each chunk.
     chunks: Vec<Range<usize>>,
-    /// Elements between ring rows (a thread's rings: `(dim_t−1)·(2R+1)` rows).
+    /// Elements between ring rows (a thread's rings: `(dim_t−1)·(2R+1)` rows, then the
+    /// staging row).
     ring_pitch: usize,
+    /// Whether the last level's rows go through the staging row and non-temporal stores.
+    stream: bool,
+    /// Whether level 1 asks for the next source row a step ahead: tiles narrower than the
+    /// grid read each row as a short segment, which hardware stream prefetchers do not follow.
+    prefetch: bool,
 }
 
 // SAFETY: the raw pointers are shared under the schedule of the module docs: `src` is never
@@ -108,6 +127,7 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
         dst: &'a mut Grid<T>,
         dim_t: usize,
         tile: [usize; 2],
+        stream: bool,
     ) -> Self {
         let r = K::RADIUS;
         let [nx, ny, _] = src.dims();
@@ -121,6 +141,7 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
         let tiles = split(inner_x.clone(), inner_x.len().div_ceil(width));
         let chunks = split(inner_y.clone(), inner_y.len().div_ceil(tile[1].max(1)));
         let widest = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
+        let prefetch = tiles.len() > 1;
         Pass {
             kernel,
             dims: [nx, ny],
@@ -133,13 +154,15 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
             // A level's columns: the tile, its halos and a boundary layer, plus the columns
             // the ring origin moves down to a line start; padded like the grid's rows.
             ring_pitch: padded_stride::<T>(widest + 2 * r * dim_t + line_elems::<T>()),
+            stream,
+            prefetch,
         }
     }
 
     /// Runs the pass on `pool`; false if any value computed is infinite or NaN.
     fn run(&self, pool: &rayon::ThreadPool) -> bool {
         let r = K::RADIUS;
-        let rows = (self.dim_t - 1) * (2 * r + 1);
+        let rows = (self.dim_t - 1) * (2 * r + 1) + 1;
         let items = self.tiles.len() * self.chunks.len();
         for_each_item(
             pool,
@@ -148,7 +171,14 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
                 AlignedBuf::<T>::zeroed((rows * self.ring_pitch).max(1))
                     .expect("a thread's rings are a few cache-sized rows")
             },
-            |ring, item| self.item(ring, item),
+            |ring, item| {
+                let finite = self.item(ring, item);
+                if self.stream {
+                    // The pool's join publishes the streamed rows.
+                    stream::fence();
+                }
+                finite
+            },
         )
     }
 
@@ -216,18 +246,24 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
         }
     }
 
-    /// Row `y` of ring level `level` (1 ..= dim_t − 1), indexable by global column.
+    /// Row `y` of ring level `level` (1 ..= dim_t − 1), indexable by global column; level
+    /// `dim_t` is the staging row.
     #[inline(always)]
     fn ring_row(&self, ring: *mut T, span: &Item, level: usize, y: usize) -> *mut T {
         let slots = 2 * K::RADIUS + 1;
-        let row = (level - 1) * slots + y % slots;
+        let row = if level == self.dim_t {
+            (self.dim_t - 1) * slots
+        } else {
+            (level - 1) * slots + y % slots
+        };
         ring.wrapping_add(row * self.ring_pitch)
             .wrapping_sub(span.origin)
     }
 
     /// Computes row `y` of level `j` from the rows of level `j − 1` around it: into the ring,
     /// with the boundary columns next to it copied from the source grid when the level's
-    /// columns reach the boundary, or, at the last level, into the destination grid.
+    /// columns reach the boundary, or, at the last level, into the destination grid (through
+    /// the staging row when the pass streams).
     ///
     /// # Safety
     /// Runs inside the kernel's level entry, in the item's pipeline order: the rows of level
@@ -244,34 +280,65 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
         check: &mut Tracker<T>,
     ) {
         let r = K::RADIUS;
-        let nx = self.dims[0];
         let xs = span.xs[j - 1].clone();
         let around = Rows::gather(r, |dy| {
             self.row_below(ring, span, j, y.wrapping_add_signed(dy))
         });
-        let out = if j == self.dim_t {
-            self.dst.wrapping_add(y * self.pitch)
+        if j == 1 && self.prefetch && y + r + 1 < self.dims[1] {
+            // The source row level 1 reads first at the next step.
+            let row = self.src.wrapping_add((y + r + 1) * self.pitch);
+            prefetch_row(row.wrapping_add(xs.start - r), xs.len() + 2 * r);
+        }
+        let last = j == self.dim_t;
+        let dst = self.dst.wrapping_add(y * self.pitch);
+        let out = if last && !self.stream {
+            dst
         } else {
             self.ring_row(ring, span, j, y)
         };
         // SAFETY: the rows read hold columns xs.start − R .. xs.end + R (the grid's rows hold
         // every column; ring rows hold level j − 1's columns and the boundary columns next to
         // them, from `origin` on, inside `ring_pitch`); `out` is this item's own row, writable
-        // at xs: a ring row of this thread or, at the last level, the item's output row of
-        // dst, which no other item touches and no source aliases.
+        // at xs and at the boundary columns next to them: a ring or staging row of this
+        // thread or, at the last level, the item's output row of dst, which no other item
+        // touches and no source aliases.
         unsafe {
             self.kernel
                 .row_at_level(&around, out, xs.start, xs.end, check);
-            if j < self.dim_t {
-                let src = self.src.wrapping_add(y * self.pitch);
-                if xs.start == r {
-                    std::ptr::copy_nonoverlapping(src, out, r);
-                }
-                if xs.end == nx - r {
-                    std::ptr::copy_nonoverlapping(src.add(xs.end), out.add(xs.end), r);
-                }
+            if last && !self.stream {
+                return;
+            }
+            let cols = self.with_boundary(out, y, &xs);
+            if last {
+                stream_copy(dst.add(cols.start), out.add(cols.start), cols.len());
             }
         }
+    }
+
+    /// Copies the fixed boundary columns next to `xs` (where `xs` reaches the boundary) of
+    /// row `y` from the source grid into the ring or staging row `out`; the columns `out`
+    /// then holds.
+    ///
+    /// # Safety
+    /// `out` writable at the boundary columns next to `xs`.
+    #[inline(always)]
+    unsafe fn with_boundary(&self, out: *mut T, y: usize, xs: &Range<usize>) -> Range<usize> {
+        let r = K::RADIUS;
+        let nx = self.dims[0];
+        let src = self.src.wrapping_add(y * self.pitch);
+        let mut cols = xs.clone();
+        // SAFETY: the source row holds every column; `out` is writable there (the caller).
+        unsafe {
+            if xs.start == r {
+                std::ptr::copy_nonoverlapping(src, out, r);
+                cols.start = 0;
+            }
+            if xs.end == nx - r {
+                std::ptr::copy_nonoverlapping(src.add(xs.end), out.add(xs.end), r);
+                cols.end = nx;
+            }
+        }
+        cols
     }
 }
 

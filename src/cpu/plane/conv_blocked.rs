@@ -9,9 +9,10 @@
 //! cuts the row into further spans of that many columns (the planner keeps whole rows: see
 //! [`crate::plan`]'s `plane_conv_tile`). The spans of a group run left to right, so the input
 //! rows stream through memory in order, and the `kh + CONV_ROWS − 1` rows a group reads stay
-//! in L2 for the next group. When the image pair does not fit the last-level cache the group's
-//! output rows are computed into a staging buffer and streamed to the grid with non-temporal
-//! stores (skipping the read of every output line, a third of the traffic).
+//! in L2 for the next group. The output rows are written in place: computing them into a
+//! staging buffer and streaming that to the grid with non-temporal stores (which skip the
+//! read of each output line) was slower on the 2-core AMD EPYC Zen 5, `f32` 4096² with
+//! `dense:3x3` 7.0 ms against 5.8 and `dense:5x5` 9.0 against 8.1-8.3.
 //!
 //! Rank-one filters ([`Filter2::separable`]: Gaussians, means, Sobel) take the separable
 //! path: a row pass applies the row factor to each input row into a ring of intermediate rows,
@@ -32,7 +33,6 @@ use crate::engine::Failure;
 use crate::grid::padded_stride;
 use crate::plan::CONV_ROWS;
 use crate::plane::Filter2;
-use crate::runtime::stream::{self, stream_copy};
 use crate::simd::{with_isa, Isa, Level, Tracker, WithIsa};
 use crate::{Grid, Real};
 
@@ -47,27 +47,22 @@ const _: () = assert!(
 const MAX_INPUTS: usize = crate::plane::MAX_FILTER_SIZE + CONV_ROWS - 1;
 
 /// Applies `filter` `steps` times to `grid` with the blocked engine at `level` on `pool`,
-/// work items of `tile = [span columns, band rows]` (see the module docs), streaming the
-/// output when two grids exceed `llc_bytes`; `scratch` the second buffer; `grid` ends with
-/// the newest finite state.
-#[allow(clippy::too_many_arguments)]
+/// work items of `tile = [span columns, band rows]` (see the module docs), `scratch` the
+/// second buffer; `grid` ends with the newest finite state.
 pub(crate) fn run<T: Real>(
     filter: &Filter2,
     level: Level,
     tile: [usize; 2],
-    llc_bytes: usize,
     pool: &rayon::ThreadPool,
     grid: &mut Grid<T>,
     scratch: &mut Grid<T>,
     steps: usize,
 ) -> Result<(), Failure> {
-    let stream = 2 * std::mem::size_of_val(grid.storage()) > llc_bytes;
     with_isa(
         level,
         Blocked {
             filter,
             tile,
-            stream,
             pool,
             grid,
             scratch,
@@ -80,7 +75,6 @@ pub(crate) fn run<T: Real>(
 struct Blocked<'a, T: Real> {
     filter: &'a Filter2,
     tile: [usize; 2],
-    stream: bool,
     pool: &'a rayon::ThreadPool,
     grid: &'a mut Grid<T>,
     scratch: &'a mut Grid<T>,
@@ -99,10 +93,9 @@ impl<T: Real> WithIsa for Blocked<'_, T> {
             },
             None => Kernel::Direct(Taps::new(f.size(), CONV_ROWS, |i, j| f.weight(i, j), T::of)),
         };
-        let (tile, stream, pool) = (self.tile, self.stream, self.pool);
-        let step = |src: &Grid<T>, dst: &mut Grid<T>| {
-            Pass::new(f, &kernel, tile, stream, src, dst).run::<S>(pool)
-        };
+        let (tile, pool) = (self.tile, self.pool);
+        let step =
+            |src: &Grid<T>, dst: &mut Grid<T>| Pass::new(f, &kernel, tile, src, dst).run::<S>(pool);
         run_steps(self.grid, self.scratch, self.steps, 0, step)
     }
 }
@@ -126,16 +119,13 @@ struct Pass<'a, T: Real> {
     spans: Vec<Range<usize>>,
     /// Output rows of each band (the work items).
     bands: Vec<Range<usize>>,
-    /// Whether output rows go through a staging buffer and non-temporal stores.
-    stream: bool,
 }
 
-/// Scratch of one thread: a window of input rows per span, the ring of intermediate rows
-/// (separable path) and the staging rows (streamed output), each with rows `pitch` apart.
+/// Scratch of one thread: a window of input rows per span and the ring of intermediate rows
+/// (separable path), `pitch` apart.
 struct Scratch<T: Real> {
     windows: Vec<Window<T>>,
     ring: AlignedBuf<T>,
-    stage: AlignedBuf<T>,
     pitch: usize,
 }
 
@@ -144,7 +134,6 @@ impl<'a, T: Real> Pass<'a, T> {
         filter: &'a Filter2,
         kernel: &'a Kernel<T>,
         [cols, rows]: [usize; 2],
-        stream: bool,
         src: &'a Grid<T>,
         dst: &'a mut Grid<T>,
     ) -> Self {
@@ -161,7 +150,6 @@ impl<'a, T: Real> Pass<'a, T> {
                 .step_by(height)
                 .map(|y| y..(y + height).min(ny))
                 .collect(),
-            stream,
         }
     }
 
@@ -173,7 +161,7 @@ impl<'a, T: Real> Pass<'a, T> {
         let separable = matches!(self.kernel, Kernel::Separable { .. });
         let buffer = |rows: usize| {
             AlignedBuf::zeroed((rows * pitch).max(1))
-                .expect("intermediate and staging rows are a few rows of the image")
+                .expect("intermediate rows are a few rows of the image")
         };
         for_each_item(
             pool,
@@ -189,7 +177,6 @@ impl<'a, T: Real> Pass<'a, T> {
                     })
                     .collect(),
                 ring: buffer(if separable { kh + 2 * CONV_ROWS } else { 0 }),
-                stage: buffer(if self.stream { CONV_ROWS } else { 0 }),
                 pitch,
             },
             |scratch, band| {
@@ -210,52 +197,17 @@ impl<'a, T: Real> Pass<'a, T> {
                         },
                     )
                 };
-                if self.stream {
-                    // The pool's join publishes the streamed rows.
-                    stream::fence();
-                }
                 check.is_finite()
             },
         )
     }
 
-    /// Where output rows `y .. y + CONV_ROWS` are computed, as pointers indexable by column
-    /// (the destination rows, or the staging rows when streaming), and how many of them lie
-    /// in `band`.
+    /// Output rows `y .. y + CONV_ROWS` of the destination as pointers indexable by column,
+    /// and how many of them lie in `band`.
     #[inline(always)]
-    fn outputs(
-        &self,
-        scratch: &mut Scratch<T>,
-        y: usize,
-        band: &Range<usize>,
-    ) -> ([*mut T; CONV_ROWS], usize) {
-        let rows = if self.stream {
-            let stage = scratch.stage.as_mut_ptr();
-            std::array::from_fn(|k| stage.wrapping_add(k * scratch.pitch))
-        } else {
-            std::array::from_fn(|k| self.dst.get().wrapping_add((y + k) * self.pitch))
-        };
+    fn outputs(&self, y: usize, band: &Range<usize>) -> ([*mut T; CONV_ROWS], usize) {
+        let rows = std::array::from_fn(|k| self.dst.get().wrapping_add((y + k) * self.pitch));
         (rows, (band.end - y).min(CONV_ROWS))
-    }
-
-    /// Streams the `valid` staged rows to output rows `y ..` when the pass streams.
-    #[inline(always)]
-    fn flush(&self, scratch: &Scratch<T>, y: usize, valid: usize) {
-        if !self.stream {
-            return;
-        }
-        let nx = self.src.dims()[0];
-        for k in 0..valid {
-            // SAFETY: staging row k holds the nx outputs of row y + k, which belongs to this
-            // thread's band of dst alone; the two do not overlap.
-            unsafe {
-                stream_copy(
-                    self.dst.get().wrapping_add((y + k) * self.pitch),
-                    scratch.stage.as_ptr().wrapping_add(k * scratch.pitch),
-                    nx,
-                )
-            };
-        }
     }
 
     /// The band's outputs from every tap of the filter, [`CONV_ROWS`] rows at a time, span by
@@ -275,21 +227,20 @@ impl<'a, T: Real> Pass<'a, T> {
         let mut inputs = [std::ptr::null(); MAX_INPUTS];
         let inputs = &mut inputs[..taps.inputs.len()];
         for y in band.clone().step_by(CONV_ROWS) {
-            let (out, valid) = self.outputs(scratch, y, band);
+            let (out, valid) = self.outputs(y, band);
             for (span, window) in self.spans.iter().zip(scratch.windows.iter_mut()) {
                 for (r, input) in inputs.iter_mut().enumerate() {
                     *input = window.row((y + r) as isize - ay);
                 }
                 // SAFETY: the window's rows are readable at x + i for x in the span, i < kw;
-                // the valid output rows are this band's rows of dst or the thread's staging
-                // rows (neither aliases an input) at the span's columns.
+                // the valid output rows are this band's own rows of dst (not src, not the
+                // windows) at the span's columns.
                 unsafe {
                     group::<T, S, CONV_ROWS, XV>(
                         taps, inputs, &out, valid, span.start, span.end, check,
                     )
                 };
             }
-            self.flush(scratch, y, valid);
         }
     }
 
@@ -346,7 +297,7 @@ impl<'a, T: Real> Pass<'a, T> {
             for (r, input) in inputs.iter_mut().enumerate() {
                 *input = ring(top + r as isize).cast_const();
             }
-            let (out, valid) = self.outputs(scratch, y, band);
+            let (out, valid) = self.outputs(y, band);
             for span in &self.spans {
                 // SAFETY: the ring rows top .. top + kh + CONV_ROWS − 1 were computed above
                 // for every column; the outputs as in `direct`.
@@ -356,7 +307,6 @@ impl<'a, T: Real> Pass<'a, T> {
                     )
                 };
             }
-            self.flush(scratch, y, valid);
         }
     }
 }

@@ -76,16 +76,9 @@ pub(crate) fn run_filter<T: Real>(
 ) -> Result<(), Failure> {
     match params.engine {
         Engine::Naive => conv_naive::run(filter, params.isa, pool, grid, scratch, steps),
-        Engine::Blocked => conv_blocked::run(
-            filter,
-            params.isa,
-            params.tile,
-            params.llc_bytes,
-            pool,
-            grid,
-            scratch,
-            steps,
-        ),
+        Engine::Blocked => {
+            conv_blocked::run(filter, params.isa, params.tile, pool, grid, scratch, steps)
+        }
         _ => run_steps(grid, scratch, steps, 0, |src, dst| {
             reference::filter_step(filter, src, dst);
             Failure::locate_plane(dst, 0, 0).is_none()

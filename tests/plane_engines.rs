@@ -482,7 +482,9 @@ fn streamed_stencil_output() {
 fn convolution_on_a_larger_image() {
     let input = Grid2::<f32>::random([723, 419], 0.0, 1.0, 4).unwrap();
     for filter in ["dense:5x5", "dense:4x7", "gaussian:9"] {
-        let filter = Filter2::from_name(filter).unwrap().with_border(Border::Reflect);
+        let filter = Filter2::from_name(filter)
+            .unwrap()
+            .with_border(Border::Reflect);
         check(
             &filter.into(),
             &input,

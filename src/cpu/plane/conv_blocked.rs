@@ -26,7 +26,7 @@ use std::ops::Range;
 use super::conv_rows::{block_vectors, group};
 use super::items::{for_each_item, Shared};
 use super::padded::Window;
-use super::run_steps;
+use super::steps::run_steps;
 use super::taps::{Taps, MAX_ROWS};
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::engine::Failure;

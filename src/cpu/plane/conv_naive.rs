@@ -6,7 +6,7 @@
 use super::conv_rows::{block_vectors, group};
 use super::items::{for_each_item, piece, Shared};
 use super::padded::Window;
-use super::run_steps;
+use super::steps::run_steps;
 use super::taps::Taps;
 use crate::engine::Failure;
 use crate::plane::Filter2;

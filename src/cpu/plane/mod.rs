@@ -15,11 +15,13 @@ pub(crate) mod reference;
 mod stencil_blocked;
 mod stencil_naive;
 mod stencil_rows;
+mod steps;
 mod taps;
 
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::plane::{Filter2, Stencil2};
 use crate::{Grid, Real};
+use steps::run_steps;
 
 /// Advances `grid` by `steps` steps of `stencil` with the engine `params.engine` names
 /// (reference, naive or blocked) on `pool`. `scratch`'s boundary layer equals `grid`'s.
@@ -84,33 +86,4 @@ pub(crate) fn run_filter<T: Real>(
             Failure::locate_plane(dst, 0, 0).is_none()
         }),
     }
-}
-
-/// Runs `steps` steps of `step` (from its first grid into its second; false when an output
-/// is infinite or NaN), swapping `grid` and `scratch` after each, so `grid` always holds the
-/// newest finite state; on failure, where it happened (cells more than `r` from the edges).
-fn run_steps<T: Real>(
-    grid: &mut Grid<T>,
-    scratch: &mut Grid<T>,
-    steps: usize,
-    r: usize,
-    mut step: impl FnMut(&Grid<T>, &mut Grid<T>) -> bool,
-) -> Result<(), Failure> {
-    for s in 1..=steps {
-        if !step(grid, scratch) {
-            return Err(failure(scratch, r, s));
-        }
-        grid.swap_storage(scratch);
-    }
-    Ok(())
-}
-
-/// The first non-finite cell of `grid` more than `r` from the edges, the output of step
-/// `step` (a cell a finiteness tracker flagged; the first interior cell if none is found).
-fn failure<T: Real>(grid: &Grid<T>, r: usize, step: usize) -> Failure {
-    Failure::locate_plane(grid, r, step).unwrap_or(Failure {
-        step,
-        cell: [r, r, 0],
-        value: f64::NAN,
-    })
 }

@@ -17,10 +17,10 @@
 
 use std::ops::Range;
 
-use super::failure;
 use super::items::{for_each_item, piece};
 use super::stencil_naive;
 use super::stencil_rows::{PlaneKernel, Rows, WithPlaneKernel};
+use super::steps::failure;
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
 use crate::grid::padded_stride;

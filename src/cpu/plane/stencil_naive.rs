@@ -5,8 +5,8 @@
 
 use rayon::prelude::*;
 
-use super::run_steps;
 use super::stencil_rows::{PlaneKernel, Rows, WithPlaneKernel};
+use super::steps::run_steps;
 use crate::engine::Failure;
 use crate::simd::{Isa, Tracker};
 use crate::{Grid, Real};

@@ -144,10 +144,19 @@ fn a_blocked_run_counts_its_ring_buffers() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
     assert!(err.to_string().contains("ring buffers"), "{err}");
     let room = ((grid + rings) as f64 / memory::USABLE_SHARE) as u64 + 1;
-    Solver::new(plan)
-        .available_memory(room)
-        .run(&mut state, 3)
-        .unwrap();
+    let solver = Solver::new(plan);
+    let mut solver = solver.available_memory(room);
+    solver.run(&mut state, 3).unwrap();
+    // The scratch grid is kept for the next run, whose rings are still checked: with less
+    // memory than they take, the next run is refused before any step.
+    let mut solver = solver.available_memory((rings as f64 / 2.0 / memory::USABLE_SHARE) as u64);
+    let before = state.clone();
+    let err = solver.run(&mut state, 3).unwrap_err();
+    assert!(
+        matches!(err, Error::OutOfMemory { .. }) && err.to_string().contains("ring buffers"),
+        "{err}"
+    );
+    assert_eq!(state, before);
 }
 
 fn cavity(n: usize) -> Lattice<f32> {

@@ -199,8 +199,8 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A cavity checkpoint restarted as a sphere run, or as a cavity of another size, is refused
-/// naming both scenarios; the matching restart runs.
+/// A cavity checkpoint restarted as a sphere run, as a cavity of another size or with another
+/// Reynolds number or lid speed, is refused naming both runs; the matching restart runs.
 #[test]
 fn cli_restart_refuses_another_scenario_or_geometry() {
     let dir = temp_path("cli-restart");
@@ -233,6 +233,19 @@ fn cli_restart_refuses_another_scenario_or_geometry() {
         text.contains("'cavity' 10x10x10") && text.contains("'cavity' 12x12x12"),
         "{text}"
     );
+    for physics in [["--re", "400"], ["--lid", "0.05"]] {
+        let other = call(args(
+            "cavity",
+            "10",
+            &["--restart", ckpt_s, physics[0], physics[1]],
+        ));
+        assert!(!other.status.success());
+        let text = stderr(&other);
+        assert!(
+            text.contains("'cavity' 10x10x10, Re 100, lid 0.1") && text.contains(physics[1]),
+            "{text}"
+        );
+    }
     let same = call(args("cavity", "10", &["--restart", ckpt_s]));
     assert!(same.status.success(), "{}", stderr(&same));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -197,7 +197,7 @@ impl Filter2 {
         match kind {
             "gaussian" => {
                 let [k, l] = size()?;
-                if k != l || k % 2 == 0 {
+                if k != l || k.is_multiple_of(2) {
                     return Err(bad());
                 }
                 Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)
@@ -220,7 +220,7 @@ impl Filter2 {
 
     /// The `k × k` Gaussian of standard deviation `sigma` (odd `k`), normalised to sum one.
     pub fn gaussian(k: usize, sigma: f64) -> Result<Filter2> {
-        if k % 2 == 0 || !(sigma > 0.0 && sigma.is_finite()) {
+        if k.is_multiple_of(2) || !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::InvalidArgument(format!(
                 "a Gaussian filter needs an odd size and a positive sigma, got {k} and {sigma}"
             )));

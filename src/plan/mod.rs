@@ -25,6 +25,7 @@ mod machine;
 mod model;
 mod params;
 mod pinned;
+mod plane_display;
 mod plane_model;
 mod recipe;
 pub(crate) mod tune;

@@ -33,12 +33,17 @@ fn a_convolution_takes_no_temporal_blocking() {
     let f = Filter2::from_name("mean:3").unwrap();
     for b in [
         PlanBuilder::new(f.clone(), DType::F32, [64, 64, 1]).dim_t(2),
-        PlanBuilder::new(f.clone(), DType::F32, [64, 64, 1]).tile([32, 8]),
         PlanBuilder::new(f.clone(), DType::F32, [64, 64, 1]).z_chunks(2),
     ] {
         let err = b.build().unwrap_err();
         assert!(matches!(err, Error::InvalidPlan(_)), "{err}");
     }
+    // A tile is the blocked convolution's work item: [columns per span, rows per band].
+    let plan = PlanBuilder::new(f, DType::F32, [64, 64, 1])
+        .tile([32, 8])
+        .build()
+        .unwrap();
+    assert_eq!((plan.engine(), plan.tile()), (Engine::Blocked, [32, 8]));
 }
 
 #[test]

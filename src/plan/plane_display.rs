@@ -36,7 +36,9 @@ impl Plan {
                 let [kw, kh] = filt.size();
                 writeln!(
                     f,
-                    "         {CONV_ROWS} output rows at a time, each input row loaded once for all of them{}",
+                    "         {CONV_ROWS} output rows at a time, each input row loaded once for all of \
+                     them, in bands of {} rows{}",
+                    self.tile[1],
                     if filt.separable().is_some() {
                         format!(
                             "; separable: a row pass of {kw} taps and a column pass of {kh} instead of {} taps",

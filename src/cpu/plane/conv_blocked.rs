@@ -11,8 +11,8 @@
 //! rows stream through memory in order, and the `kh + CONV_ROWS − 1` rows a group reads stay
 //! in L2 for the next group. The output rows are written in place: computing them into a
 //! staging buffer and streaming that to the grid with non-temporal stores (which skip the
-//! read of each output line) was slower on the 2-core AMD EPYC Zen 5, `f32` 4096² with
-//! `dense:3x3` 7.0 ms against 5.8 and `dense:5x5` 9.0 against 8.1-8.3.
+//! read of each output line) was slower on the 2-core AMD EPYC Zen 5, `f32` 4096², 2
+//! threads: `dense:3x3` 4.2-5.7 ms against 3.5, `dense:5x5` 5.2-5.3 against 4.4-5.0.
 //!
 //! Rank-one filters ([`Filter2::separable`]: Gaussians, means, Sobel) take the separable
 //! path: a row pass applies the row factor to each input row into a ring of intermediate rows,

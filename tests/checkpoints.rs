@@ -6,10 +6,10 @@
 mod lbm_common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
-use lbm_common::{run, Scenario, Setup};
+use lbm_common::{assert_bitwise_equal, run, Scenario, Setup};
 use stencil35d::lbm::{CheckpointTag, Lattice, Physics};
 use stencil35d::{Error, Real};
 
@@ -52,28 +52,6 @@ fn load_error(path: &Path, bytes: &[u8]) -> Error {
     match Lattice::<f32>::load(path) {
         Ok(_) => panic!("an edited or corrupt checkpoint was loaded"),
         Err(e) => e,
-    }
-}
-
-fn assert_bitwise_equal<T: Real>(a: &Lattice<T>, b: &Lattice<T>) {
-    assert_eq!(a.dims(), b.dims());
-    assert_eq!(a.steps(), b.steps());
-    assert_eq!(a.physics(), b.physics());
-    assert_eq!(a.periodic(), b.periodic());
-    let [nx, ny, nz] = a.dims();
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                assert_eq!(a.cell(x, y, z), b.cell(x, y, z));
-                let bits = |l: &Lattice<T>| {
-                    l.populations(x, y, z)
-                        .iter()
-                        .map(|v| v.to_f64().unwrap().to_bits())
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(bits(a), bits(b), "node ({x}, {y}, {z}) differs");
-            }
-        }
     }
 }
 
@@ -169,38 +147,25 @@ fn scenario_mismatch_is_refused_naming_both() {
     std::fs::remove_file(&path).unwrap();
 }
 
-/// Runs the command-line tool with `args`; kills it and fails when it is still running after
-/// `limit` (a check that should refuse the run at once did not).
+/// Runs the command-line tool with `args`; fails when it is still running after `limit` (a
+/// check that should refuse the run at once did not).
 fn cli(args: &[&str], limit: Duration) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "stencil35d {} still ran after {limit:?}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child.wait_with_output().unwrap(), start.elapsed())
+    let (out, took, killed) = lbm_common::cli_within(args, limit);
+    assert!(
+        !killed,
+        "stencil35d {} still ran after {limit:?}: {}",
+        args.join(" "),
+        stderr(&out)
+    );
+    (out, took)
 }
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A cavity checkpoint restarted as a sphere run, or as a cavity of another size, is refused
-/// naming both scenarios; the matching restart runs.
+/// A cavity checkpoint restarted as a sphere run, as a cavity of another size or with another
+/// Reynolds number or lid speed, is refused naming both runs; the matching restart runs.
 #[test]
 fn cli_restart_refuses_another_scenario_or_geometry() {
     let dir = temp_path("cli-restart");
@@ -233,6 +198,19 @@ fn cli_restart_refuses_another_scenario_or_geometry() {
         text.contains("'cavity' 10x10x10") && text.contains("'cavity' 12x12x12"),
         "{text}"
     );
+    for physics in [["--re", "400"], ["--lid", "0.05"]] {
+        let other = call(args(
+            "cavity",
+            "10",
+            &["--restart", ckpt_s, physics[0], physics[1]],
+        ));
+        assert!(!other.status.success());
+        let text = stderr(&other);
+        assert!(
+            text.contains("'cavity' 10x10x10, Re 100, lid 0.1") && text.contains(physics[1]),
+            "{text}"
+        );
+    }
     let same = call(args("cavity", "10", &["--restart", ckpt_s]));
     assert!(same.status.success(), "{}", stderr(&same));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -4,7 +4,7 @@
 
 mod lbm_common;
 
-use lbm_common::{closed_cavity, run, Scenario, Setup};
+use lbm_common::{assert_bitwise_equal, closed_cavity, run, Scenario, Setup};
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, VELOCITIES};
 use stencil35d::{DType, Engine, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
 
@@ -82,28 +82,6 @@ fn poiseuille_profile() {
 
 fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("stencil35d-{}-{name}", std::process::id()))
-}
-
-fn assert_bitwise_equal<T: Real>(a: &Lattice<T>, b: &Lattice<T>) {
-    assert_eq!(a.dims(), b.dims());
-    assert_eq!(a.steps(), b.steps());
-    assert_eq!(a.physics(), b.physics());
-    assert_eq!(a.periodic(), b.periodic());
-    let [nx, ny, nz] = a.dims();
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                assert_eq!(a.cell(x, y, z), b.cell(x, y, z));
-                let (p, q) = (a.populations(x, y, z), b.populations(x, y, z));
-                assert!(
-                    p.iter().zip(&q).all(
-                        |(u, v)| u.to_f64().unwrap().to_bits() == v.to_f64().unwrap().to_bits()
-                    ),
-                    "node ({x}, {y}, {z}) differs"
-                );
-            }
-        }
-    }
 }
 
 /// N steps in one go = K steps, save, load, N − K more, bitwise, for every engine and both

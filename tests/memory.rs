@@ -4,8 +4,9 @@
 //! (`Solver::available_memory`, the `memory_bytes` knob), so the outcome does not depend on
 //! this machine's memory.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use stencil35d::lbm::LATTICE_NODE_BYTES;
 use stencil35d::lbm::{Cell, Face, Lattice, LbmKernel, Physics};
@@ -144,10 +145,19 @@ fn a_blocked_run_counts_its_ring_buffers() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
     assert!(err.to_string().contains("ring buffers"), "{err}");
     let room = ((grid + rings) as f64 / memory::USABLE_SHARE) as u64 + 1;
-    Solver::new(plan)
-        .available_memory(room)
-        .run(&mut state, 3)
-        .unwrap();
+    let solver = Solver::new(plan);
+    let mut solver = solver.available_memory(room);
+    solver.run(&mut state, 3).unwrap();
+    // The scratch grid is kept for the next run, whose rings are still checked: with less
+    // memory than they take, the next run is refused before any step.
+    let mut solver = solver.available_memory((rings as f64 / 2.0 / memory::USABLE_SHARE) as u64);
+    let before = state.clone();
+    let err = solver.run(&mut state, 3).unwrap_err();
+    assert!(
+        matches!(err, Error::OutOfMemory { .. }) && err.to_string().contains("ring buffers"),
+        "{err}"
+    );
+    assert_eq!(state, before);
 }
 
 fn cavity(n: usize) -> Lattice<f32> {
@@ -212,24 +222,9 @@ fn constructors_refuse_what_the_machine_cannot_hold() {
 
 /// Runs the CLI with `args`, killed after `limit`: its exit status, stderr and wall time.
 fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
-        .args(args)
-        .env_remove("STENCIL35D_MEMORY_BYTES")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let (out, took, _) = common::cli_within(args, limit);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code(), stderr, start.elapsed())
+    (out.status.code(), stderr, took)
 }
 
 /// `bench --size 1500` on a machine with 1 GiB to spare fails at once, naming the size that

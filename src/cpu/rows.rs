@@ -64,7 +64,7 @@ impl<T> RowSources<T> {
 }
 
 /// A stencil specialised for one shape, radius and instruction-set level.
-pub(crate) trait RowKernel<T: Real>: Sync + Send {
+pub(crate) trait RowKernel<T: Real>: Sync + Send + Sized {
     /// The radius R.
     const RADIUS: usize;
     /// Whether it reads the full cube (true) or the axes only (false).
@@ -143,68 +143,141 @@ pub(crate) trait RowKernel<T: Real>: Sync + Send {
         x1: usize,
         check: &mut Tracker<T>,
     ) {
-        type V<T, K> = Vector<T, <K as RowKernel<T>>::Isa>;
-        let src = &Self::sources(planes, y);
-        let lanes = V::<T, Self>::LANES;
-        let mut x = x0;
-        // A local accumulator stays in a register; updating `*check` in the loop would carry a
-        // store-to-load dependency through memory from one vector to the next.
-        let mut acc: V<T, Self> = check.get();
-        // SAFETY (whole body): the caller's contract covers every column touched: vectors start
-        // at x >= x0 and end at x + lanes <= x1; the tail vector starts at x1 - lanes >= x0.
-        unsafe {
-            // Vectors that straddle two cache lines cost two loads each; so after a first,
-            // unaligned vector the loop starts at the next column whose address in the centre
-            // row is a multiple of the vector size (the overlap rewrites identical values). The
-            // grid's rows and the ring rows keep global columns aligned alike, so the rows
-            // above and below and the output then align too.
+        let points = KernelRow {
+            kernel: self,
+            src: Self::sources(planes, y),
+        };
+        // SAFETY: forwarded from the caller: the sources are readable at every column the
+        // loop asks for, `x0 - R .. x1 + R`.
+        unsafe { row_loop(&points, out, x0, x1, check) }
+    }
+}
+
+/// The outputs of one row, a vector or one lane at a time: what [`row_loop`] computes. The 3D
+/// row kernels (through [`KernelRow`]) and the 2D ones (`crate::cpu::plane`) share the loop.
+pub(crate) trait RowPoints<T: Real> {
+    /// The instruction-set level the outputs are computed at.
+    type Isa: Isa;
+
+    /// Column 0 of the source row whose alignment the loop follows (the centre row).
+    fn aligned_to(&self) -> *const T;
+
+    /// The outputs at columns `x .. x + LANES`.
+    ///
+    /// # Safety
+    /// The sources must be readable at every column these outputs read.
+    unsafe fn vector(&self, x: usize) -> Vector<T, Self::Isa>;
+
+    /// The output at column `x`, computed exactly as one lane of [`RowPoints::vector`].
+    ///
+    /// # Safety
+    /// As for [`RowPoints::vector`].
+    unsafe fn scalar(&self, x: usize) -> T::One<Self::Isa>;
+}
+
+/// A 3D row kernel with the source rows around one output row.
+struct KernelRow<'a, T, K> {
+    kernel: &'a K,
+    src: RowSources<T>,
+}
+
+impl<T: Real, K: RowKernel<T>> RowPoints<T> for KernelRow<'_, T, K> {
+    type Isa = K::Isa;
+
+    #[inline(always)]
+    fn aligned_to(&self) -> *const T {
+        // SAFETY: every shape sets its centre row.
+        unsafe { self.src.get(K::RADIUS, K::RADIUS) }
+    }
+
+    #[inline(always)]
+    unsafe fn vector(&self, x: usize) -> Vector<T, K::Isa> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.kernel.vector(&self.src, x) }
+    }
+
+    #[inline(always)]
+    unsafe fn scalar(&self, x: usize) -> T::One<K::Isa> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.kernel.scalar(&self.src, x) }
+    }
+}
+
+/// Computes columns `x0 .. x1` of one row of `points` into `out[x0 .. x1]` and folds the
+/// outputs into the finiteness tracker `check`. Runs inside the level's entry
+/// ([`Isa::enter`]); outside one it computes the same values, slowly.
+///
+/// # Safety
+/// `points` must be readable for every output of `x0 .. x1` ([`RowPoints::vector`]), `out`
+/// writable at `x0 .. x1` and not aliasing a source, and the CPU must run the level.
+#[inline(always)]
+pub(crate) unsafe fn row_loop<T: Real, P: RowPoints<T>>(
+    points: &P,
+    out: *mut T,
+    x0: usize,
+    x1: usize,
+    check: &mut Tracker<T>,
+) {
+    type V<T, P> = Vector<T, <P as RowPoints<T>>::Isa>;
+    let lanes = V::<T, P>::LANES;
+    let mut x = x0;
+    // A local accumulator stays in a register; updating `*check` in the loop would carry a
+    // store-to-load dependency through memory from one vector to the next.
+    let mut acc: V<T, P> = check.get();
+    // SAFETY (whole body): the caller's contract covers every column touched: vectors start
+    // at x >= x0 and end at x + lanes <= x1; the tail vector starts at x1 - lanes >= x0.
+    unsafe {
+        // Vectors that straddle two cache lines cost two loads each; so after a first,
+        // unaligned vector the loop starts at the next column whose address in the centre
+        // row is a multiple of the vector size (the overlap rewrites identical values). The
+        // grid's rows and the ring rows keep global columns aligned alike, so the rows
+        // above and below and the output then align too.
+        if x1 - x0 >= lanes {
+            let size = std::mem::size_of::<T>();
+            let centre = points.aligned_to().wrapping_add(x0) as usize;
+            let skew = centre % (lanes * size) / size;
+            if skew != 0 {
+                let v = points.vector(x0);
+                v.store(out.wrapping_add(x0));
+                acc = V::<T, P>::track_finite(acc, v);
+                x = x0 + lanes - skew;
+            }
+        }
+        // Two vectors per iteration, tracked in two accumulators: one chain of dependent
+        // fused multiply-adds would bound the loop by the FMA latency.
+        let mut acc2 = V::<T, P>::splat(T::zero());
+        while x + 2 * lanes <= x1 {
+            let v = points.vector(x);
+            let w = points.vector(x + lanes);
+            v.store(out.wrapping_add(x));
+            w.store(out.wrapping_add(x + lanes));
+            acc = V::<T, P>::track_finite(acc, v);
+            acc2 = V::<T, P>::track_finite(acc2, w);
+            x += 2 * lanes;
+        }
+        acc = acc + acc2;
+        while x + lanes <= x1 {
+            let v = points.vector(x);
+            v.store(out.wrapping_add(x));
+            acc = V::<T, P>::track_finite(acc, v);
+            x += lanes;
+        }
+        if x < x1 {
             if x1 - x0 >= lanes {
-                let size = std::mem::size_of::<T>();
-                let centre = src.get(Self::RADIUS, Self::RADIUS).wrapping_add(x0) as usize;
-                let skew = centre % (lanes * size) / size;
-                if skew != 0 {
-                    let v = self.vector(src, x0);
-                    v.store(out.wrapping_add(x0));
-                    acc = V::<T, Self>::track_finite(acc, v);
-                    x = x0 + lanes - skew;
-                }
-            }
-            // Two vectors per iteration, tracked in two accumulators: one chain of dependent
-            // fused multiply-adds would bound the loop by the FMA latency.
-            let mut acc2 = V::<T, Self>::splat(T::zero());
-            while x + 2 * lanes <= x1 {
-                let v = self.vector(src, x);
-                let w = self.vector(src, x + lanes);
-                v.store(out.wrapping_add(x));
-                w.store(out.wrapping_add(x + lanes));
-                acc = V::<T, Self>::track_finite(acc, v);
-                acc2 = V::<T, Self>::track_finite(acc2, w);
-                x += 2 * lanes;
-            }
-            acc = acc + acc2;
-            while x + lanes <= x1 {
-                let v = self.vector(src, x);
-                v.store(out.wrapping_add(x));
-                acc = V::<T, Self>::track_finite(acc, v);
-                x += lanes;
-            }
-            if x < x1 {
-                if x1 - x0 >= lanes {
-                    // Recompute the last full vector; the overlap rewrites identical values.
-                    let v = self.vector(src, x1 - lanes);
-                    v.store(out.wrapping_add(x1 - lanes));
-                    acc = V::<T, Self>::track_finite(acc, v);
-                } else {
-                    for xs in x..x1 {
-                        let v = self.scalar(src, xs).get();
-                        *out.wrapping_add(xs) = v;
-                        acc = V::<T, Self>::track_finite(acc, V::<T, Self>::splat(v));
-                    }
+                // Recompute the last full vector; the overlap rewrites identical values.
+                let v = points.vector(x1 - lanes);
+                v.store(out.wrapping_add(x1 - lanes));
+                acc = V::<T, P>::track_finite(acc, v);
+            } else {
+                for xs in x..x1 {
+                    let v = points.scalar(xs).get();
+                    *out.wrapping_add(xs) = v;
+                    acc = V::<T, P>::track_finite(acc, V::<T, P>::splat(v));
                 }
             }
         }
-        check.set(acc);
     }
+    check.set(acc);
 }
 
 /// Star stencil of radius `R`: centre times `c[0]`, plus `c[d]` times the sum of the six

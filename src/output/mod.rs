@@ -1,8 +1,10 @@
 //! Writing results for people and other tools: PNG pictures of slices with a colour map (bare,
 //! or as figures with title, axes and colour bar), and VTK ImageData files of whole fields for
-//! ParaView; and checks that output places can be written before a run starts.
+//! ParaView; images read and written as channel planes for the 2D kernels ([`Picture`]); and
+//! checks that output places can be written before a run starts.
 
 mod figure;
+mod picture;
 mod png;
 mod vti;
 mod writable;
@@ -14,6 +16,7 @@ pub use self::figure::{
 pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
 };
+pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
 pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};

@@ -9,8 +9,10 @@ use super::timing::time_runs_within;
 use super::workload::cavity_lattice;
 use crate::lbm::LbmKernel;
 use crate::plan::Bound;
+use crate::plane::{Filter2, Stencil2};
 use crate::{
-    DType, Engine, Error, Grid, Kernel, Machine, Plan, PlanBuilder, Real, Result, Solver, Stencil,
+    DType, Engine, Error, Grid, Grid2, Kernel, Machine, Plan, PlanBuilder, Real, Result, Solver,
+    Stencil,
 };
 
 /// Timed runs per engine that `compare` takes the median of by default (after a short
@@ -34,23 +36,40 @@ pub const DEFAULT_ENGINES: [Engine; 4] = [
     Engine::GpuBlocked,
 ];
 
-/// The kernel called `name`: a stencil name (`star7`, `box27`, `star:R`, `box:R`) or `d3q19`
-/// (also `lbm`): a closed lattice without body force, as in [`cavity_lattice`].
+/// The kernel called `name`: a stencil name (`star7`, `box27`, `star:R`, `box:R`), `d3q19`
+/// (also `lbm`: a closed lattice without body force, as in [`cavity_lattice`]), a 2D stencil
+/// (`star2d:R`, `box2d:R`) or a convolution with a dense benchmark filter (`conv2d:KxL`).
 ///
 /// ```
 /// use stencil35d::perf::kernel_by_name;
 /// assert_eq!(kernel_by_name("star:4").unwrap().name(), "star:4");
 /// assert_eq!(kernel_by_name("d3q19").unwrap().name(), "d3q19");
+/// assert_eq!(kernel_by_name("conv2d:5x5").unwrap().name(), "conv2d:5x5");
 /// assert!(kernel_by_name("star:9").is_err());
 /// ```
 pub fn kernel_by_name(name: &str) -> Result<Kernel> {
-    if matches!(name.trim().to_ascii_lowercase().as_str(), "d3q19" | "lbm") {
+    let name = name.trim();
+    if matches!(name.to_ascii_lowercase().as_str(), "d3q19" | "lbm") {
         return Ok(Kernel::Lbm(LbmKernel {
             periodic: [false; 3],
             forced: false,
         }));
     }
-    Stencil::from_name(name.trim()).map(Kernel::Stencil)
+    if name.starts_with("star2d") || name.starts_with("box2d") {
+        return Stencil2::from_name(name).map(Kernel::Stencil2);
+    }
+    if let Some(size) = name.strip_prefix("conv2d:") {
+        return Filter2::from_name(&format!("dense:{size}")).map(Kernel::Filter);
+    }
+    Stencil::from_name(name).map(Kernel::Stencil)
+}
+
+/// The 2D size with about as many cells as the 3D size `dims`: the square of side
+/// `√(nx·ny·nz)` (4096² for 256³), so 2D and 3D rows of one comparison move as many bytes.
+pub fn plane_dims_for(dims: [usize; 3]) -> [usize; 2] {
+    let cells: usize = dims.iter().product();
+    let side = (cells as f64).sqrt().round().max(1.0) as usize;
+    [side, side]
 }
 
 /// What to compare: kernels × engines on one grid size, precision and step count.
@@ -58,6 +77,8 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
 pub struct CompareConfig {
     /// Grid or lattice size.
     pub dims: [usize; 3],
+    /// Size of the 2D kernels' grids ([`plane_dims_for`] the 3D size by default).
+    pub plane_dims: [usize; 2],
     /// Time steps per timed run.
     pub steps: usize,
     /// Precision.
@@ -83,6 +104,7 @@ impl CompareConfig {
     pub fn new(dims: [usize; 3], steps: usize) -> CompareConfig {
         CompareConfig {
             dims,
+            plane_dims: plane_dims_for(dims),
             steps,
             dtype: DType::F32,
             kernels: DEFAULT_KERNELS
@@ -212,6 +234,9 @@ pub struct CompareRow {
 pub struct Comparison {
     /// Grid or lattice size.
     pub dims: [usize; 3],
+    /// Size of the 2D kernels' grids.
+    #[serde(default)]
+    pub plane_dims: [usize; 2],
     /// Time steps per timed run.
     pub steps: usize,
     /// Precision.
@@ -314,6 +339,7 @@ fn compare_typed<T: Real>(
     };
     let mut comparison = Comparison {
         dims: config.dims,
+        plane_dims: config.plane_dims,
         steps: config.steps,
         dtype: config.dtype,
         repeat: config.repeat,
@@ -324,33 +350,59 @@ fn compare_typed<T: Real>(
         wall_seconds: 0.0,
     };
     for kernel in &config.kernels {
+        let dims = config.dims_of(kernel);
         // Fail early, before any timing, on a size the kernel cannot use.
-        PlanBuilder::new(kernel.clone(), config.dtype, config.dims)
+        PlanBuilder::new(kernel.clone(), config.dtype, dims)
             .engine(Engine::Reference)
             .build()?;
         let first = comparison.rows.len();
+        let c = &mut comparison;
         match kernel {
             Kernel::Lbm(_) => {
-                let input = cavity_lattice::<T>(config.dims, config.seed)?;
-                for &engine in &config.engines {
-                    let row = measure(config, &comparison, kernel, engine, &input)?;
-                    progress(&row);
-                    comparison.rows.push(row);
-                }
+                let input = cavity_lattice::<T>(dims, config.seed)?;
+                measure_all(config, c, kernel, &input, &mut progress)
+            }
+            _ if kernel.is_2d() => {
+                let input = Grid2::<T>::random(config.plane_dims, 0.0, 1.0, config.seed)?;
+                measure_all(config, c, kernel, &input, &mut progress)
             }
             _ => {
-                let input = Grid::<T>::random(config.dims, 0.0, 1.0, config.seed)?;
-                for &engine in &config.engines {
-                    let row = measure(config, &comparison, kernel, engine, &input)?;
-                    progress(&row);
-                    comparison.rows.push(row);
-                }
+                let input = Grid::<T>::random(dims, 0.0, 1.0, config.seed)?;
+                measure_all(config, c, kernel, &input, &mut progress)
             }
-        }
+        }?;
         relate(&mut comparison.rows[first..]);
     }
     comparison.wall_seconds = start.elapsed().as_secs_f64();
     Ok(comparison)
+}
+
+impl CompareConfig {
+    /// The grid size `kernel` runs on: [`Self::plane_dims`] for 2D kernels.
+    fn dims_of(&self, kernel: &Kernel) -> [usize; 3] {
+        if kernel.is_2d() {
+            [self.plane_dims[0], self.plane_dims[1], 1]
+        } else {
+            self.dims
+        }
+    }
+}
+
+/// Every configured engine on `kernel`, in order: each row shown to `progress` as it is
+/// measured and added to `comparison`.
+fn measure_all<S: crate::State + Clone>(
+    config: &CompareConfig,
+    comparison: &mut Comparison,
+    kernel: &Kernel,
+    input: &S,
+    progress: &mut impl FnMut(&CompareRow),
+) -> Result<()> {
+    for &engine in &config.engines {
+        let row = measure(config, comparison, kernel, engine, input)?;
+        progress(&row);
+        comparison.rows.push(row);
+    }
+    Ok(())
 }
 
 /// Times `engine` on a copy of `input`; unsupported combinations and failed runs become rows
@@ -369,7 +421,8 @@ fn measure<S: crate::State + Clone>(
         measured: None,
         note: String::new(),
     };
-    let mut builder = PlanBuilder::new(kernel.clone(), config.dtype, config.dims).engine(engine);
+    let mut builder =
+        PlanBuilder::new(kernel.clone(), config.dtype, config.dims_of(kernel)).engine(engine);
     if let Some(t) = config.threads.filter(|_| !engine.is_gpu()) {
         builder = builder.threads(t);
     }

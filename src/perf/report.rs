@@ -84,7 +84,12 @@ pub fn to_csv(comparison: &Comparison) -> String {
             None => fields.extend(std::iter::repeat_n(String::new(), 20)),
         }
         let [nx, ny, nz] = comparison.dims;
-        fields.push(format!("{nx}x{ny}x{nz}"));
+        fields.push(if row.kernel.contains("2d") {
+            let [px, py] = comparison.plane_dims;
+            format!("{px}x{py}")
+        } else {
+            format!("{nx}x{ny}x{nz}")
+        });
         fields.push(comparison.dtype.name().to_string());
         fields.push(row.note.clone());
         let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
@@ -240,9 +245,10 @@ pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
     let [nx, ny, nz] = c.dims;
+    let [px, py] = c.plane_dims;
     let _ = writeln!(
         s,
-        "{nx}x{ny}x{nz} {}, {} steps, median of up to {} runs (fewer past {} s) after a warm-up; {:.1} s in all",
+        "{nx}x{ny}x{nz} ({px}x{py} for 2D kernels) {}, {} steps, median of up to {} runs (fewer past {} s) after a warm-up; {:.1} s in all",
         c.dtype.name(),
         c.steps,
         c.repeat,
@@ -268,7 +274,7 @@ pub fn table(c: &Comparison) -> String {
     }
     let _ = writeln!(
         s,
-        "{:<7} {:<11} {:>5} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>8}",
+        "{:<10} {:<11} {:>5} {:>9} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>8}",
         "kernel",
         "engine",
         "dim_t",
@@ -287,7 +293,7 @@ pub fn table(c: &Comparison) -> String {
             Some(m) => {
                 let _ = writeln!(
                     s,
-                    "{:<7} {:<11} {:>5} {:>9.1} {:>8.1} {:>8.1} {:>5.0}% {:>8} {:>8} {:>7} {:>8}",
+                    "{:<10} {:<11} {:>5} {:>9.1} {:>8.1} {:>8.1} {:>5.0}% {:>8} {:>8} {:>7} {:>8}",
                     row.kernel,
                     row.engine.name(),
                     m.dim_t,
@@ -303,7 +309,7 @@ pub fn table(c: &Comparison) -> String {
             }
             None => {
                 let short = row.note.split(':').next().unwrap_or_default();
-                let _ = writeln!(s, "{:<7} {:<11} {short}", row.kernel, row.engine.name());
+                let _ = writeln!(s, "{:<10} {:<11} {short}", row.kernel, row.engine.name());
             }
         }
     }

@@ -75,7 +75,10 @@ impl PlanBuilder {
         self
     }
 
-    /// Fixes the loaded tile size `[dim_X, dim_Y]` (implies the blocked engine).
+    /// Fixes the loaded tile size `[dim_X, dim_Y]` (implies the blocked engine). For a 2D
+    /// stencil: the loaded columns of an x tile, halos of `R·dim_t` on each side included
+    /// (the whole row when that covers it), and the output rows of a work item; for a
+    /// convolution: the output columns and rows of a work item.
     pub fn tile(mut self, tile: [usize; 2]) -> Self {
         self.tile = Some(tile);
         self

@@ -171,8 +171,8 @@ impl PlanBuilder {
         Ok(())
     }
 
-    /// 2D kernels need a one-plane grid; a convolution runs once per step (no `dim_t`, no
-    /// tile).
+    /// 2D kernels need a one-plane grid; a convolution runs once per step (no `dim_t`; its
+    /// tile is the blocked engine's work item, `[columns, rows]`).
     fn validate_plane(&self) -> Result<()> {
         if !self.kernel.is_2d() {
             return Ok(());
@@ -183,12 +183,9 @@ impl PlanBuilder {
                 self.kernel, self.dims[0], self.dims[1], self.dims[2]
             )));
         }
-        if self.kernel.filter().is_some()
-            && (self.dim_t.is_some_and(|d| d > 1) || self.tile.is_some())
-        {
+        if self.kernel.filter().is_some() && self.dim_t.is_some_and(|d| d > 1) {
             return Err(Error::InvalidPlan(
-                "a convolution is applied once per step: dim_t and tile apply to iterated stencils"
-                    .into(),
+                "a convolution is applied once per step: dim_t applies to iterated stencils".into(),
             ));
         }
         if self.tile_threads.is_some() || self.z_chunks.is_some() || self.gpu_shape.is_some() {
@@ -379,7 +376,7 @@ impl<'a> Planning<'a> {
                 candidates.extend(input.plane_blocked(d, tile));
             }
         } else {
-            candidates.push(input.plane_filter_blocked());
+            candidates.push(input.plane_filter_blocked(b.tile));
         }
         if let Some(info) = gpu {
             candidates.extend(input.plane_gpu(info, &dim_ts));

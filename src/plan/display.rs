@@ -25,11 +25,15 @@ impl Display for Plan {
         self.write_balance(f, &cost)?;
         self.write_gpu(f)?;
         self.write_choice(f)?;
-        if let Some(l) = &self.chosen.gpu {
-            self.write_launch(f, l)?;
-        }
-        if self.engine == Engine::Blocked {
-            self.write_blocking(f, &cost)?;
+        if self.kernel.is_2d() {
+            self.write_plane_detail(f, &cost)?;
+        } else {
+            if let Some(l) = &self.chosen.gpu {
+                self.write_launch(f, l)?;
+            }
+            if self.engine == Engine::Blocked {
+                self.write_blocking(f, &cost)?;
+            }
         }
         self.write_prediction(f, &cost)?;
         self.write_candidates(f)?;
@@ -105,6 +109,9 @@ impl Plan {
             self.kernel_bytes_per_op
         )?;
         self.write_eta(f)?;
+        if self.kernel.is_2d() {
+            return Ok(());
+        }
         self.write_cache(f, cost)
     }
 

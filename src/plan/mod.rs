@@ -25,6 +25,7 @@ mod machine;
 mod model;
 mod params;
 mod pinned;
+mod plane_display;
 pub(crate) mod plane_model;
 mod recipe;
 pub(crate) mod tune;
@@ -37,6 +38,7 @@ pub use kernel::{Kernel, KernelCost};
 pub use limits::{DEFAULT_CACHE_SHARE, LATTICE_CACHE_SHARE, MAX_DIM_T, PLANNER_MAX_DIM_T};
 pub use machine::{CacheLevel, Machine};
 pub use model::{eta, kappa, square_tile, working_set};
+pub(crate) use plane_model::CONV_ROWS;
 pub use recipe::{Overrides, Plan};
 
 #[cfg(test)]

@@ -25,6 +25,21 @@ const RING_SHARE: f64 = 0.5;
 /// recomputes at each end, so the y halo costs at most a few per cent.
 const CHUNK_OVER_HALO: usize = 16;
 
+/// Work items (x tiles × chunks of rows) per thread the blocked 2D stencil engine aims for:
+/// enough that threads claiming them one at a time finish together.
+const ITEMS_PER_THREAD: usize = 4;
+
+/// Share of the L1 data cache a thread's rings fill in a tile kept in L1.
+const RING_L1_SHARE: f64 = 0.7;
+
+/// Largest share of an L1-resident tile's columns that its halos (`2R·(dim_t − 1)`) may take
+/// for the model to prefer it to whole rows (rings in L2): on the 2-core AMD EPYC Zen 5,
+/// star2d:1 `f32` 4096² at `dim_t` 8 ran 15.5-15.7 GUPS on 400-column tiles (halos 3.5%)
+/// against 11.9-12.0 on whole rows (naive: 6.0-6.6), while star2d:2 ran alike both ways
+/// (9.1-9.5 GUPS) and star2d:4 at `dim_t` 4 (halos 8-9% of 272-528 columns) and box2d:3 ran
+/// 5-20% slower on narrow tiles than on whole rows.
+const L1_TILE_MAX_HALO: f64 = 0.04;
+
 // The GPU model of the 2D kernels, fitted to their rates on an H200 (f32; convolutions of
 // dense filters on 8192², star2d:1 on 16384²; G pixels or updates per second):
 //   gpu-naive:   3x3 246, 5x5 151, 7x7 107, 11x11 48, star2d:1 272: a fixed cost per pixel
@@ -160,13 +175,22 @@ impl ModelInput<'_> {
         self.plane_interior()[0] + 2 * self.cost.radius * dim_t
     }
 
-    /// The model's tile at `dim_t`: the full width when its rings fit the private cache share,
-    /// else the widest that does; rows per work item enough for every thread to get several,
-    /// but long against the halo.
+    /// The model's tile at `dim_t`: a tile whose rings stay in L1 when its halos are a small
+    /// part of it ([`L1_TILE_MAX_HALO`]), else the full width when its rings fit the private
+    /// cache share, else the widest that does; rows per work item enough for every thread to
+    /// get several, but long against the halo.
     pub(crate) fn plane_tile(&self, dim_t: usize) -> [usize; 2] {
         let r = self.cost.radius;
         let per_col = dim_t.saturating_sub(1).max(1) * (2 * r + 1) * self.cost.element_bytes;
+        let l1 = self.machine.caches.first().map_or(32 << 10, |c| c.bytes);
+        let in_l1 = (RING_L1_SHARE * l1 as f64) as usize / per_col;
         let budget = (RING_SHARE * self.machine.private_cache_bytes() as f64) as usize / per_col;
+        let halo = 2 * r * dim_t.saturating_sub(1);
+        let budget = if dim_t > 1 && halo as f64 <= L1_TILE_MAX_HALO * in_l1 as f64 {
+            in_l1
+        } else {
+            budget
+        };
         let lanes = self.machine.lanes(self.dtype).max(1);
         let w = budget
             .min(self.plane_full_width(dim_t))
@@ -174,8 +198,13 @@ impl ModelInput<'_> {
         let ny = self.plane_interior()[1];
         let min_rows = (CHUNK_OVER_HALO * r * dim_t).max(1);
         let tiles_x = self.plane_interior()[0].div_ceil(w.saturating_sub(2 * r * dim_t).max(1));
-        let items = (4 * self.threads).div_ceil(tiles_x).max(1);
-        [w, ny.div_ceil(items).max(min_rows).min(ny)]
+        // Several items per thread, and as many for each thread.
+        let t = self.threads.max(1);
+        let fewest = (ITEMS_PER_THREAD * t).div_ceil(tiles_x).max(1);
+        let chunks = (fewest..fewest + t)
+            .find(|c| (c * tiles_x).is_multiple_of(t))
+            .unwrap_or(fewest);
+        [w, ny.div_ceil(chunks).max(min_rows).min(ny)]
     }
 
     /// The GPU candidates: `gpu-naive` (a launch per step, every tap read through the L1
@@ -371,22 +400,37 @@ fn stencil_registers(r: usize, dim_t: usize, rx: usize, words: usize) -> usize {
 impl ModelInput<'_> {
     /// The blocked convolution: output rows computed [`CONV_ROWS`] at a time, each input row
     /// loaded once for all of them, so loads per update fall from `taps` to `taps / rows` (the
-    /// arithmetic stays).
-    pub(crate) fn plane_filter_blocked(&self) -> Candidate {
+    /// arithmetic stays), in work items of `tile` (the model's when `None`, see
+    /// [`ModelInput::plane_conv_tile`]).
+    pub(crate) fn plane_filter_blocked(&self, tile: Option<[usize; 2]>) -> Candidate {
         let mut c = self.plane_naive();
         c.engine = Engine::Blocked;
         let taps = self.cost.loads_per_update as f64;
         let naive_ops = self.cost.ops_per_update as f64;
         let blocked_ops = naive_ops - taps + taps / CONV_ROWS as f64;
         c.compute_mups *= naive_ops / blocked_ops;
-        c.tile = [self.dims[0], CONV_ROWS];
+        c.tile = tile.unwrap_or_else(|| self.plane_conv_tile());
         (c.predicted_mups, c.bound) = self.overlap(c.compute_mups, c.memory_mups, 1);
         c
+    }
+
+    /// The blocked convolution's work item `[columns, rows]`: whole rows (the engine copies
+    /// only the columns next to the edges and reads the rest of each row in place, in order;
+    /// the `kh + CONV_ROWS − 1` rows a group reads stay in L2 for the next group), in bands
+    /// of rows, several per thread.
+    pub(crate) fn plane_conv_tile(&self) -> [usize; 2] {
+        let [nx, ny, _] = self.dims;
+        let items = CONV_BANDS_PER_THREAD * self.threads;
+        [nx, ny.div_ceil(items).next_multiple_of(CONV_ROWS)]
     }
 }
 
 /// Output rows the blocked convolution computes together (register blocking over rows).
 pub(crate) const CONV_ROWS: usize = 4;
+
+/// Bands of rows per thread of the blocked convolution: enough that threads finishing at
+/// different times wait little for each other.
+const CONV_BANDS_PER_THREAD: usize = 4;
 
 #[cfg(test)]
 mod tests {

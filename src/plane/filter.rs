@@ -197,7 +197,7 @@ impl Filter2 {
         match kind {
             "gaussian" => {
                 let [k, l] = size()?;
-                if k != l || k % 2 == 0 {
+                if k != l || k.is_multiple_of(2) {
                     return Err(bad());
                 }
                 Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)

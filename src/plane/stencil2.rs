@@ -78,9 +78,11 @@ impl Stencil2 {
 
     fn checked(radius: usize, shape: Shape2) -> Result<Stencil2> {
         let s = Stencil2 { shape };
-        if s.radius() != radius && s.is_box() {
+        if s.radius() != radius {
+            let kind = if s.is_box() { "box2d" } else { "star2d" };
             return Err(Error::UnsupportedStencil(format!(
-                "box2d radius {radius} does not match its coefficients"
+                "{kind} radius {radius} does not match its {} coefficients",
+                s.coeffs().len()
             )));
         }
         s.validate()?;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::scratch::Scratch;
 use crate::engine::{Engine, EngineParams};
+use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::Result;
 
@@ -50,6 +51,23 @@ impl Run<'_> {
             format!("with its {second}")
         }
     }
+}
+
+/// Checks, once the state and its scratch exist, that the `rings` bytes of ring buffers a
+/// blocked CPU engine allocates next fit the memory available: a scratch kept from an earlier
+/// run skipped the check of the whole `need` (state, scratch and rings), and a plan the solver
+/// switched to may need larger rings than the one the scratch was made for.
+pub(crate) fn rings_fit(
+    need: &Footprint,
+    dims: [usize; 3],
+    rings: u64,
+    memory: Option<u64>,
+) -> Result<()> {
+    if rings == 0 {
+        return Ok(());
+    }
+    let held = need.bytes(dims).unwrap_or(0).saturating_sub(rings);
+    need.check(dims, held, memory.or_else(crate::memory::available))
 }
 
 /// The engines a kind of state runs on. Each method advances the state by `run.steps` steps

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use cudarc::driver::CudaSlice;
 
-use super::dispatch::{Engines, Run, Timing};
+use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::cpu;
 use crate::engine::{Engine, EngineParams};
@@ -49,7 +49,7 @@ impl<T: Real> HostGrid<'_, T> {
             .plus(run.ring_bytes)
             .with_label(run.scratch_label("scratch"));
         let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
-        let memory = run.memory;
+        let (memory, rings) = (run.memory, run.ring_bytes);
         let (stencil, grid, workers) = (&self.stencil, &mut *self.grid, &mut *run.workers);
         run.scratch.with(
             |s: &Grid<T>| s.dims() == dims,
@@ -58,6 +58,7 @@ impl<T: Real> HostGrid<'_, T> {
                 Grid::<T>::unchecked(dims)
             },
             |scratch| {
+                rings_fit(&need, dims, rings, memory)?;
                 scratch.copy_boundary_from(grid, stencil.radius());
                 engine(stencil, workers, grid, scratch)
             },

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::dispatch::{Engines, Run, Timing};
+use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::LATTICE_NODE_BYTES;
@@ -66,7 +66,7 @@ impl<T: Real> OnLattice<'_, T> {
             .plus(run.ring_bytes)
             .with_label(run.scratch_label("second copy"));
         let held = self.held(dims);
-        let memory = run.memory;
+        let (memory, rings) = (run.memory, run.ring_bytes);
         let (lat, workers) = (&mut *self.0, &mut *run.workers);
         run.scratch.with(
             |s: &Populations<T>| s.layout().dims == dims,
@@ -74,7 +74,10 @@ impl<T: Real> OnLattice<'_, T> {
                 need.check(dims, held, memory.or_else(crate::memory::available))?;
                 Populations::<T>::new(dims)
             },
-            |second| engine(workers, lat, second),
+            |second| {
+                rings_fit(&need, dims, rings, memory)?;
+                engine(workers, lat, second)
+            },
         )?;
         Ok(Timing::since(start))
     }

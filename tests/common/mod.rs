@@ -41,7 +41,7 @@ pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
 mod setup;
 // Not every suite that shares these helpers uses the described machine.
 #[allow(unused_imports)]
-pub use setup::{slow_memory_machine, Setup};
+pub use setup::{cli_within, slow_memory_machine, Setup};
 
 /// Runs `steps` steps of `stencil` on a copy of `input` with `setup`.
 pub fn run<T: Real>(stencil: &Stencil, input: &Grid<T>, setup: Setup, steps: usize) -> Grid<T> {

@@ -20,7 +20,7 @@ pub fn tolerance<T: Real>() -> f64 {
 mod setup;
 // Not every suite that shares these helpers uses the described machine.
 #[allow(unused_imports)]
-pub use setup::{slow_memory_machine, Setup};
+pub use setup::{cli_within, slow_memory_machine, Setup};
 
 /// Runs `steps` steps of `setup` on a copy of `input`.
 pub fn run<T: Real>(input: &Lattice<T>, setup: Setup, steps: usize) -> Lattice<T> {
@@ -239,4 +239,28 @@ pub fn closed_cavity() -> Lattice<f64> {
     lat.set_equilibrium(|x, y, _| (1.0 + 0.01 * ((x + 2 * y) % 5) as f64, [0.0; 3]))
         .unwrap();
     lat
+}
+
+/// Asserts that two lattices hold the same steps, physics, periodicity, cells and bitwise the
+/// same populations.
+pub fn assert_bitwise_equal<T: Real>(a: &Lattice<T>, b: &Lattice<T>) {
+    assert_eq!(a.dims(), b.dims());
+    assert_eq!(a.steps(), b.steps());
+    assert_eq!(a.physics(), b.physics());
+    assert_eq!(a.periodic(), b.periodic());
+    let [nx, ny, nz] = a.dims();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                assert_eq!(a.cell(x, y, z), b.cell(x, y, z));
+                let bits = |l: &Lattice<T>| {
+                    l.populations(x, y, z)
+                        .iter()
+                        .map(|v| v.to_f64().unwrap().to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(a), bits(b), "node ({x}, {y}, {z}) differs");
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! Engine settings for one test run, shared by the stencil (`tests/common`) and
-//! lattice-Boltzmann (`tests/lbm_common`) helpers.
+//! Settings and helpers shared by the stencil (`tests/common`) and lattice-Boltzmann
+//! (`tests/lbm_common`) test helpers: engine settings for one run, recorded machines, and
+//! running the command-line tool within a time limit.
 
 use stencil35d::plan::CacheLevel;
 use stencil35d::{Engine, Machine};
@@ -91,4 +92,34 @@ pub fn slow_memory_machine() -> Machine {
     m.cache_gbs = 0.0;
     m.private_cache_gbs = 0.0;
     m
+}
+
+/// Runs the command-line tool with `args` from the temporary directory, with
+/// `STENCIL35D_MEMORY_BYTES` unset (so a figure injected for another test does not leak in),
+/// and kills it once it has run for `limit`. Returns its output, its wall time and whether it
+/// had to be killed (a check that should refuse the run at once did not).
+pub fn cli_within(
+    args: &[&str],
+    limit: std::time::Duration,
+) -> (std::process::Output, std::time::Duration, bool) {
+    use std::process::{Command, Stdio};
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .env_remove("STENCIL35D_MEMORY_BYTES")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed(), killed)
 }

@@ -3,9 +3,9 @@
 use clap::Args;
 use stencil35d::lbm::LbmKernel;
 use stencil35d::plan::GpuShape;
-use stencil35d::{DType, Engine, Error, Kernel, PlanBuilder, Stencil};
+use stencil35d::{Border, DType, Engine, Error, Filter2, Kernel, PlanBuilder, Stencil, Stencil2};
 
-/// A grid size: `N` (a cube) or `NXxNYxNZ`.
+/// A grid size: `N` (a cube, or a square for 2D kernels), `NXxNY` (2D) or `NXxNYxNZ`.
 #[derive(Clone, Copy, Debug)]
 pub struct Size(pub [usize; 3]);
 
@@ -14,7 +14,7 @@ impl std::str::FromStr for Size {
     fn from_str(s: &str) -> Result<Self, Error> {
         let bad = || {
             Error::InvalidArgument(format!(
-                "size '{s}' is not N or NXxNYxNZ with positive integers"
+                "size '{s}' is not N, NXxNY or NXxNYxNZ with positive integers"
             ))
         };
         let parts: Vec<usize> = s
@@ -23,6 +23,7 @@ impl std::str::FromStr for Size {
             .collect::<Result<_, _>>()?;
         match parts[..] {
             [n] if n > 0 => Ok(Size([n, n, n])),
+            [x, y] if x > 0 && y > 0 => Ok(Size([x, y, 1])),
             [x, y, z] if x > 0 && y > 0 && z > 0 => Ok(Size([x, y, z])),
             _ => Err(bad()),
         }
@@ -87,16 +88,25 @@ pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
 /// The options that pick a kernel, precision and size, shared by `plan` and `bench`.
 #[derive(Args, Debug, Clone)]
 pub struct Problem {
-    /// Kernel: star7, box27, star:R (R = 1..4), box:R (R = 1..2), or d3q19 (lattice
-    /// Boltzmann, a lid-driven cavity; units are then MLUPS).
+    /// Kernel: star7, box27, star:R (R = 1..4), box:R (R = 1..2), d3q19 (lattice
+    /// Boltzmann, a lid-driven cavity; units are then MLUPS); 2D: star2d:R (R = 1..4),
+    /// box2d:R (R = 1..3), or conv2d:KxL (a convolution; a dense benchmark filter unless
+    /// `--filter` names one).
     #[arg(long, default_value = "star7")]
     pub kernel: String,
     /// Precision: f32 or f64.
     #[arg(long, default_value = "f32")]
     pub dtype: DType,
-    /// Grid size: N for N³, or NXxNYxNZ.
+    /// Grid size: N for N³ (N² for 2D kernels), NXxNY, or NXxNYxNZ.
     #[arg(long, default_value = "256")]
     pub size: Size,
+    /// conv2d: the filter, a file of weights (one row per line) or a name: gaussian:K,
+    /// mean:K, mean:KxL, sobel, sobel-y, laplacian, sharpen, dense:KxL.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// conv2d: border mode: constant[:V], replicate, reflect, reflect101 (default), wrap.
+    #[arg(long, default_value = "reflect101")]
+    pub border: String,
 }
 
 impl Problem {
@@ -109,7 +119,63 @@ impl Problem {
                 forced: false,
             }));
         }
+        if self.kernel.starts_with("star2d") || self.kernel.starts_with("box2d") {
+            return Stencil2::from_name(&self.kernel).map(Kernel::Stencil2);
+        }
+        if let Some(rest) = self.kernel.strip_prefix("conv2d") {
+            return self.filter(rest.strip_prefix(':')).map(Kernel::Filter);
+        }
+        if self.filter.is_some() {
+            return Err(Error::InvalidArgument(
+                "--filter applies to --kernel conv2d".into(),
+            ));
+        }
         Stencil::from_name(&self.kernel).map(Kernel::Stencil)
+    }
+
+    /// The convolution of `--kernel conv2d[:KxL]`: `--filter` (whose size must then match),
+    /// or a dense benchmark filter of the named size.
+    fn filter(&self, size: Option<&str>) -> Result<Filter2, Error> {
+        let border = Border::from_name(&self.border)?;
+        let filter = match (&self.filter, size) {
+            (Some(f), _) => load_filter(f)?,
+            (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
+            (None, None) => {
+                return Err(Error::InvalidArgument(
+                    "--kernel conv2d needs a size (conv2d:5x5) or --filter".into(),
+                ))
+            }
+        };
+        if let Some(size) = size {
+            let [kw, kh] = filter.size();
+            if size != format!("{kw}x{kh}") && size != kw.to_string() {
+                return Err(Error::InvalidArgument(format!(
+                    "--kernel conv2d:{size} does not match the {kw}x{kh} filter given"
+                )));
+            }
+        }
+        Ok(filter.with_border(border))
+    }
+
+    /// The grid dimensions for `kernel`: `--size N` means N² for 2D kernels.
+    pub fn dims(&self, kernel: &Kernel) -> [usize; 3] {
+        let [x, y, z] = self.size.0;
+        if kernel.is_2d() && x == y && y == z {
+            [x, y, 1]
+        } else {
+            [x, y, z]
+        }
+    }
+}
+
+/// A filter named on the command line: a path to a file of weights when one exists, else a
+/// filter name.
+pub fn load_filter(spec: &str) -> Result<Filter2, Error> {
+    let path = std::path::Path::new(spec);
+    if path.is_file() {
+        Filter2::from_file(path)
+    } else {
+        Filter2::from_name(spec)
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use stencil35d::lbm::Lattice;
 use stencil35d::memory::{self, Footprint};
 use stencil35d::perf::time_runs;
-use stencil35d::{Engine, Error, Grid, Kernel, PlanBuilder, Real, RunReport, Solver, State};
+use stencil35d::{Engine, Error, Grid, Grid2, Kernel, PlanBuilder, Real, RunReport, Solver, State};
 
 use crate::args::{parse_engines, Overrides, Problem};
 
@@ -65,6 +65,12 @@ impl<T: Real> Benched for Grid<T> {
     }
 }
 
+impl<T: Real> Benched for Grid2<T> {
+    fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
+        self.max_rel_diff(reference)
+    }
+}
+
 impl<T: Real> Benched for Lattice<T> {
     fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
         self.max_rel_diff(reference)
@@ -83,13 +89,18 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
     let kernel = args.problem.kernel()?;
-    let dims = args.problem.size.0;
+    let dims = args.problem.dims(&kernel);
     bench_footprint(args, &kernel)?.check(dims, 0, memory::available())?;
     match kernel {
         Kernel::Lbm(_) => time_engines(
             args,
             &kernel,
             stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?,
+        ),
+        _ if kernel.is_2d() => time_engines(
+            args,
+            &kernel,
+            Grid2::<T>::random([dims[0], dims[1]], 0.0, 1.0, args.seed)?,
         ),
         _ => time_engines(args, &kernel, Grid::<T>::random(dims, 0.0, 1.0, args.seed)?),
     }
@@ -123,7 +134,7 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
 }
 
 fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {
-    let dims = args.problem.size.0;
+    let dims = args.problem.dims(kernel);
     let dtype = args.problem.dtype;
     let engines = bench_engines(&args.engine)?;
     let mut expected: Option<S> = None;
@@ -187,9 +198,13 @@ fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
 }
 
 fn reference_result<S: Benched>(kernel: &Kernel, input: &S, args: &BenchArgs) -> Result<S, Error> {
-    let plan = PlanBuilder::new(kernel.clone(), args.problem.dtype, args.problem.size.0)
-        .engine(Engine::Reference)
-        .build()?;
+    let plan = PlanBuilder::new(
+        kernel.clone(),
+        args.problem.dtype,
+        args.problem.dims(kernel),
+    )
+    .engine(Engine::Reference)
+    .build()?;
     let mut state = input.clone();
     Solver::new(plan).run(&mut state, args.steps)?;
     Ok(state)

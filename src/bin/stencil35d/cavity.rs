@@ -29,7 +29,7 @@ impl Scenario for CavityArgs {
     const NAME: &'static str = "cavity";
 
     fn geometry(&self) -> String {
-        self.size.to_string()
+        format!("{}, Re {}, lid {}", self.size, self.re, self.lid)
     }
 
     fn default_steps(&self) -> usize {

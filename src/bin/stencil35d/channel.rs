@@ -73,7 +73,10 @@ impl Scenario for ChannelArgs {
 
     fn geometry(&self) -> String {
         let walls = if self.duct { "duct" } else { "plates" };
-        format!("{}, {walls}", self.size)
+        format!(
+            "{}, {walls}, Re {}, u_max {}",
+            self.size, self.re, self.u_max
+        )
     }
 
     fn default_steps(&self) -> usize {

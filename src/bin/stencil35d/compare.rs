@@ -16,13 +16,17 @@ pub struct CompareArgs {
     /// Grid size: N for N³, or NXxNYxNZ.
     #[arg(long, default_value = "256")]
     size: Size,
+    /// Size of the 2D kernels' grids, NXxNY (default: a square with as many cells as --size).
+    #[arg(long = "size2d")]
+    size2d: Option<Size>,
     /// Time steps per timed run.
     #[arg(long, default_value_t = 20)]
     steps: usize,
     /// Precision: f32 or f64.
     #[arg(long, default_value = "f32")]
     dtype: DType,
-    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19.
+    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19; 2D (on --size2d):
+    /// star2d:R, box2d:R, conv2d:KxL.
     #[arg(
         long,
         value_delimiter = ',',
@@ -64,6 +68,9 @@ pub fn run(args: &CompareArgs) -> Result<(), Error> {
         return write(&comparison, args, start);
     }
     let mut config = CompareConfig::new(args.size.0, args.steps);
+    if let Some(Size([x, y, _])) = args.size2d {
+        config.plane_dims = [x, y];
+    }
     config.dtype = args.dtype;
     config.kernels = args
         .kernels

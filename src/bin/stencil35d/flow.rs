@@ -73,9 +73,10 @@ pub struct View {
 pub trait Scenario {
     /// The scenario's name (files are named after it).
     const NAME: &'static str;
-    /// What identifies the scenario's lattice besides its name: the size and the options that
-    /// shape the geometry, e.g. "128x48x48, sphere radius 6". Checkpoints record it, and a
-    /// restart refuses a checkpoint whose geometry differs.
+    /// What identifies the scenario's run besides its name: the size, the options that shape
+    /// the geometry and the flow parameters, e.g. "128x48x48, sphere radius 6, Re 40, u_in
+    /// 0.05". Checkpoints record it, and a restart refuses a checkpoint made with other values
+    /// (a restart continues the run the checkpoint holds; it cannot change its physics).
     fn geometry(&self) -> String;
     /// Steps run when --steps is not given.
     fn default_steps(&self) -> usize;

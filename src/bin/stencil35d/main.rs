@@ -5,6 +5,7 @@ mod bench;
 mod cavity;
 mod channel;
 mod compare;
+mod filter;
 mod flow;
 mod heat;
 mod plan_cmd;
@@ -55,6 +56,8 @@ enum Command {
     Run(Scenario),
     /// Print what the planner knows about this machine.
     Probe(probe::ProbeArgs),
+    /// Apply a 2D convolution to a PNG picture (each colour channel; alpha kept).
+    Filter(filter::FilterArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -98,6 +101,7 @@ fn main() {
         Command::Run(Scenario::Channel(a)) => channel::run(a),
         Command::Run(Scenario::Sphere(a)) => sphere::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Filter(a) => filter::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

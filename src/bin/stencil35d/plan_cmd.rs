@@ -28,11 +28,9 @@ pub fn run(args: &PlanArgs) -> Result<(), Error> {
         },
         None => None,
     };
-    let builder = PlanBuilder::new(
-        args.problem.kernel()?,
-        args.problem.dtype,
-        args.problem.size.0,
-    );
+    let kernel = args.problem.kernel()?;
+    let dims = args.problem.dims(&kernel);
+    let builder = PlanBuilder::new(kernel, args.problem.dtype, dims);
     let plan = args.overrides.apply(builder, engine).build()?;
     if args.json {
         println!(

@@ -50,7 +50,13 @@ impl Scenario for SphereArgs {
     const NAME: &'static str = "sphere";
 
     fn geometry(&self) -> String {
-        format!("{}, sphere radius {}", self.size, self.radius())
+        format!(
+            "{}, sphere radius {}, Re {}, u_in {}",
+            self.size,
+            self.radius(),
+            self.re,
+            self.u_in
+        )
     }
 
     fn default_steps(&self) -> usize {

@@ -1,14 +1,27 @@
 //! The CPU engines for the 2D kernels on one-plane grids: the scalar [`reference`], the naive
-//! engine (one parallel SIMD sweep per step) and the blocked engine (iterated stencils: tiles
-//! of rows streamed through `dim_t` levels; convolutions: rows computed several at a time).
-//! Each advances `grid` by `steps` steps with `scratch` (same shape) as the second buffer and
-//! leaves the newest finite state in `grid`, also on failure.
+//! engines (one parallel SIMD sweep per step: [`stencil_naive`], [`conv_naive`]) and the
+//! blocked ones (iterated stencils: tiles of rows streamed through `dim_t` levels,
+//! [`stencil_blocked`]; convolutions: register blocking over output rows in cache-sized
+//! column tiles, with a separable path for rank-one filters, [`conv_blocked`]). Each advances
+//! `grid` by `steps` steps with `scratch` (same shape) as the second buffer and leaves the
+//! newest finite state in `grid`, also on failure.
 
+mod conv_blocked;
+mod conv_naive;
+mod conv_rows;
+mod items;
+mod padded;
 pub(crate) mod reference;
+mod stencil_blocked;
+mod stencil_naive;
+mod stencil_rows;
+mod steps;
+mod taps;
 
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::plane::{Filter2, Stencil2};
 use crate::{Grid, Real};
+use steps::run_steps;
 
 /// Advances `grid` by `steps` steps of `stencil` with the engine `params.engine` names
 /// (reference, naive or blocked) on `pool`. `scratch`'s boundary layer equals `grid`'s.
@@ -21,15 +34,37 @@ pub(crate) fn run_stencil<T: Real>(
     steps: usize,
 ) -> Result<(), Failure> {
     let r = stencil.radius();
-    let _ = (params.engine == Engine::Reference, pool);
-    for s in 1..=steps {
-        reference::stencil_step(stencil, grid, scratch);
-        if let Some(f) = Failure::locate_plane(scratch, r, s) {
-            return Err(f);
-        }
-        grid.swap_storage(scratch);
+    // Two copies of a grid larger than the last-level cache leave it between passes.
+    let stream = 2 * std::mem::size_of_val(grid.storage()) > params.llc_bytes;
+    match params.engine {
+        Engine::Naive => stencil_rows::dispatch(
+            stencil,
+            params.isa,
+            stencil_naive::NaiveRun {
+                grid,
+                scratch,
+                steps,
+                pool,
+            },
+        ),
+        Engine::Blocked => stencil_rows::dispatch(
+            stencil,
+            params.isa,
+            stencil_blocked::BlockedRun {
+                grid,
+                scratch,
+                steps,
+                dim_t: params.dim_t,
+                tile: params.tile,
+                stream,
+                pool,
+            },
+        ),
+        _ => run_steps(grid, scratch, steps, r, |src, dst| {
+            reference::stencil_step(stencil, src, dst);
+            Failure::locate_plane(dst, r, 0).is_none()
+        }),
     }
-    Ok(())
 }
 
 /// Applies `filter` `steps` times to `grid` with the engine `params.engine` names on `pool`.
@@ -41,13 +76,14 @@ pub(crate) fn run_filter<T: Real>(
     scratch: &mut Grid<T>,
     steps: usize,
 ) -> Result<(), Failure> {
-    let _ = (params.engine == Engine::Reference, pool);
-    for s in 1..=steps {
-        reference::filter_step(filter, grid, scratch);
-        if let Some(f) = Failure::locate_plane(scratch, 0, s) {
-            return Err(f);
+    match params.engine {
+        Engine::Naive => conv_naive::run(filter, params.isa, pool, grid, scratch, steps),
+        Engine::Blocked => {
+            conv_blocked::run(filter, params.isa, params.tile, pool, grid, scratch, steps)
         }
-        grid.swap_storage(scratch);
+        _ => run_steps(grid, scratch, steps, 0, |src, dst| {
+            reference::filter_step(filter, src, dst);
+            Failure::locate_plane(dst, 0, 0).is_none()
+        }),
     }
-    Ok(())
 }

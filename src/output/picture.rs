@@ -1,0 +1,175 @@
+//! Photographs and other images in and out: a PNG (grey, grey with alpha, RGB or RGBA; 8 or 16
+//! bits; palettes expanded) read into one [`Grid2`] per channel with values in `[0, 1]`, and
+//! written back in the same colour type and depth, for the 2D kernels (`stencil35d filter`).
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::Path;
+
+use crate::{Error, Grid2, Result};
+
+/// An image as channel planes: the colour channels (1 grey, 3 RGB) and the alpha plane, if
+/// any, each `[width, height]` with values in `[0, 1]`.
+#[derive(Clone, Debug)]
+pub struct Picture {
+    /// Colour channels: one for grey, three for RGB.
+    pub channels: Vec<Grid2<f32>>,
+    /// The alpha channel, kept apart so that filters leave transparency alone.
+    pub alpha: Option<Grid2<f32>>,
+    /// Bits per sample: 8 or 16.
+    pub bits: u8,
+}
+
+impl Picture {
+    /// `[width, height]`.
+    pub fn dims(&self) -> [usize; 2] {
+        self.channels[0].dims()
+    }
+
+    /// Reads a PNG file. Errors: [`Error::Io`] for a missing or unreadable file,
+    /// [`Error::InvalidArgument`] for a file that is not a PNG this reads.
+    pub fn read_png(path: &Path) -> Result<Picture> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let bad = |e: png::DecodingError| {
+            Error::InvalidArgument(format!("{} is not a readable PNG: {e}", path.display()))
+        };
+        let mut decoder = png::Decoder::new(BufReader::new(file));
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().map_err(bad)?;
+        let size = reader.output_buffer_size().ok_or_else(|| {
+            Error::InvalidArgument(format!("{} is too large to read", path.display()))
+        })?;
+        let mut buf = vec![0u8; size];
+        let info = reader.next_frame(&mut buf).map_err(bad)?;
+        let (w, h) = (info.width as usize, info.height as usize);
+        let bits: u8 = match info.bit_depth {
+            png::BitDepth::Sixteen => 16,
+            _ => 8,
+        };
+        let (colours, alpha) = match info.color_type {
+            png::ColorType::Grayscale => (1, false),
+            png::ColorType::GrayscaleAlpha => (1, true),
+            png::ColorType::Rgb => (3, false),
+            png::ColorType::Rgba => (3, true),
+            png::ColorType::Indexed => {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: palette images are expanded on reading; this one was not",
+                    path.display()
+                )))
+            }
+        };
+        let samples = colours + usize::from(alpha);
+        let line = info.line_size;
+        let sample = |x: usize, y: usize, c: usize| -> f32 {
+            let i = y * line + (x * samples + c) * usize::from(bits / 8);
+            if bits == 16 {
+                f32::from(u16::from_be_bytes([buf[i], buf[i + 1]])) / 65535.0
+            } else {
+                f32::from(buf[i]) / 255.0
+            }
+        };
+        let plane = |c: usize| Grid2::from_fn([w, h], |x, y| sample(x, y, c));
+        let channels = (0..colours).map(plane).collect::<Result<Vec<_>>>()?;
+        let alpha = if alpha { Some(plane(colours)?) } else { None };
+        Ok(Picture {
+            channels,
+            alpha,
+            bits,
+        })
+    }
+
+    /// Writes the picture as a PNG of its colour type and depth, each value clamped to
+    /// `[0, 1]` and rounded.
+    pub fn write_png(&self, path: &Path) -> Result<()> {
+        let [w, h] = self.dims();
+        let color = match (self.channels.len(), self.alpha.is_some()) {
+            (1, false) => png::ColorType::Grayscale,
+            (1, true) => png::ColorType::GrayscaleAlpha,
+            (3, false) => png::ColorType::Rgb,
+            (3, true) => png::ColorType::Rgba,
+            (n, _) => {
+                return Err(Error::InvalidArgument(format!(
+                    "a picture has 1 or 3 colour channels, not {n}"
+                )))
+            }
+        };
+        let planes: Vec<&Grid2<f32>> = self.channels.iter().chain(self.alpha.as_ref()).collect();
+        let max = if self.bits == 16 { 65535.0 } else { 255.0 };
+        let mut bytes = Vec::with_capacity(w * h * planes.len() * usize::from(self.bits / 8));
+        for y in 0..h {
+            for x in 0..w {
+                for p in &planes {
+                    let v = (p.get(x, y).clamp(0.0, 1.0) * max).round() as u16;
+                    if self.bits == 16 {
+                        bytes.extend_from_slice(&v.to_be_bytes());
+                    } else {
+                        bytes.push(v as u8);
+                    }
+                }
+            }
+        }
+        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let mut encoder = png::Encoder::new(BufWriter::new(file), w as u32, h as u32);
+        encoder.set_color(color);
+        encoder.set_depth(if self.bits == 16 {
+            png::BitDepth::Sixteen
+        } else {
+            png::BitDepth::Eight
+        });
+        let fail = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
+        let mut writer = encoder.write_header().map_err(fail)?;
+        writer.write_image_data(&bytes).map_err(fail)?;
+        writer.finish().map_err(fail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_colour_type_round_trips() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-picture-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (colours, alpha, bits) in [(1, false, 8), (1, true, 16), (3, false, 8), (3, true, 16)] {
+            let plane = |c: usize| {
+                Grid2::from_fn([5, 3], |x, y| ((x + 2 * y + c) % 7) as f32 / 6.0).unwrap()
+            };
+            let pic = Picture {
+                channels: (0..colours).map(plane).collect(),
+                alpha: alpha.then(|| plane(9)),
+                bits,
+            };
+            let path = dir.join(format!("p{colours}{alpha}{bits}.png"));
+            pic.write_png(&path).unwrap();
+            let back = Picture::read_png(&path).unwrap();
+            assert_eq!(
+                (back.channels.len(), back.alpha.is_some(), back.bits),
+                (colours, alpha, bits)
+            );
+            let quantum = if bits == 16 {
+                1.0 / 65535.0
+            } else {
+                1.0 / 255.0
+            };
+            for (a, b) in back
+                .channels
+                .iter()
+                .chain(&back.alpha)
+                .zip(pic.channels.iter().chain(&pic.alpha))
+            {
+                let worst = a
+                    .to_vec()
+                    .iter()
+                    .zip(b.to_vec())
+                    .map(|(p, q)| (p - q).abs())
+                    .fold(0.0, f32::max);
+                assert!(worst <= quantum, "{worst}");
+            }
+        }
+        assert!(Picture::read_png(&dir.join("missing.png")).is_err());
+        std::fs::write(dir.join("junk.png"), b"not a png").unwrap();
+        assert!(Picture::read_png(&dir.join("junk.png")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

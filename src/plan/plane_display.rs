@@ -1,0 +1,74 @@
+//! The 2D part of a plan's `Display`: how the chosen 2D engine works through the data.
+
+use std::fmt::{self, Formatter};
+
+use super::display::human_bytes;
+use super::kernel::{Kernel, KernelCost};
+use super::plane_model::CONV_ROWS;
+use super::recipe::Plan;
+use crate::engine::Engine;
+
+impl Plan {
+    /// The blocked engine's tile and rings, the convolution's row blocking and separable
+    /// passes, or the GPU kernel's launch.
+    pub(super) fn write_plane_detail(
+        &self,
+        f: &mut Formatter<'_>,
+        cost: &KernelCost,
+    ) -> fmt::Result {
+        let r = cost.radius;
+        match (&self.kernel, self.engine) {
+            (Kernel::Stencil2(_), Engine::Blocked) => writeln!(
+                f,
+                "         dim_t {}, tiles of {} columns (halos of R·dim_t = {} on each side) \
+                 streamed through y in work items of {} rows; κ = {:.3}; rings of {} rows per \
+                 level: {} per thread (private cache {})",
+                self.dim_t,
+                self.tile[0],
+                r * self.dim_t,
+                self.tile[1],
+                self.chosen.kappa,
+                2 * r + 1,
+                human_bytes(self.chosen.working_set),
+                human_bytes(self.machine.private_cache_bytes())
+            ),
+            (Kernel::Filter(filt), Engine::Blocked) => {
+                let [kw, kh] = filt.size();
+                writeln!(
+                    f,
+                    "         {CONV_ROWS} output rows at a time, each input row loaded once for all of \
+                     them, in bands of {} rows{}",
+                    self.tile[1],
+                    if filt.separable().is_some() {
+                        format!(
+                            "; separable: a row pass of {kw} taps and a column pass of {kh} instead of {} taps",
+                            filt.taps()
+                        )
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            (_, Engine::GpuBlocked) => {
+                let l = self.chosen.gpu.as_ref();
+                let (block, ry) = l.map_or((0, 0), |l| (l.block[0], l.ry));
+                if self.kernel.filter().is_some() {
+                    writeln!(
+                        f,
+                        "         systolic warp-shuffle kernel: blocks of {block} threads, each \
+                         lane a column of {ry} output rows, partial sums shifted across the warp"
+                    )
+                } else {
+                    writeln!(
+                        f,
+                        "         {} steps per launch: strips of {} columns and {} rows, x \
+                         neighbours by warp shuffle, κ = {:.3}",
+                        self.dim_t, self.tile[0], self.tile[1], self.chosen.kappa
+                    )
+                }
+            }
+            (_, Engine::GpuNaive) => writeln!(f, "         one thread per cell, a launch per step"),
+            _ => Ok(()),
+        }
+    }
+}

@@ -48,6 +48,7 @@ mod simd;
 mod solver;
 mod stencil;
 pub mod tuning;
+pub mod wave;
 
 pub use error::{Error, Result};
 pub use grid::Grid;
@@ -55,7 +56,7 @@ pub use plan::{Engine, Kernel, Machine, Plan, PlanBuilder};
 pub use plane::{Border, Filter2, Grid2, Stencil2};
 pub use real::Level;
 pub use real::{DType, Real};
-pub(crate) use real::{Lane, SimdVec};
+pub(crate) use real::{FlowLane, Lane, OneLane, SimdVec};
 pub use solver::{RunReport, Solver, State};
 pub use stencil::{Shape, Stencil, MAX_BOX_RADIUS, MAX_STAR_RADIUS};
 pub use tuning::Tuning;

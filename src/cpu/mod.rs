@@ -8,6 +8,7 @@ pub(crate) mod naive;
 pub(crate) mod plane;
 pub(crate) mod reference;
 pub(crate) mod rows;
+pub(crate) mod wave;
 
 use crate::engine::{EngineParams, Failure};
 use crate::runtime::team::Team;

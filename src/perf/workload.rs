@@ -1,10 +1,12 @@
-//! The problems the benchmarks time: random grids for stencils, and a lid-driven cavity
-//! started from a random near-equilibrium state for the lattice-Boltzmann kernel.
+//! The problems the benchmarks time: random grids for stencils, a lid-driven cavity started
+//! from a random near-equilibrium state for the lattice-Boltzmann kernel, and a shot on a
+//! layered model for the wave equation.
 
 use rand::{Rng, SeedableRng};
 
 use crate::lbm::{equilibrium, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, Q, WEIGHTS};
-use crate::{Real, Result};
+use crate::wave::{Source, WaveKernel, Wavefield, Wavelet};
+use crate::{Grid, Real, Result};
 
 /// The lattice `bench --kernel d3q19` and `compare` time: a lid-driven cavity (walls on every
 /// face, the y = max face moving at 0.1 in x; TRT, τ = 0.6) whose fluid starts from a random
@@ -43,4 +45,55 @@ pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>
         }
     }
     Ok(lat)
+}
+
+/// Largest velocity of the benchmark's layered model, m/s.
+pub const BENCH_WAVE_V_MAX: f64 = 3500.0;
+
+/// The wave kernel `bench --kernel wave:O` times: space order `order`, 10 m cells, absorbing
+/// layers of `pml` cells on every face, and the time step at 90% of the stability limit for
+/// the benchmark model's [`BENCH_WAVE_V_MAX`].
+pub fn bench_wave_kernel(order: usize, pml: usize) -> WaveKernel {
+    let mut k = WaveKernel::new(10.0, 1e-3, BENCH_WAVE_V_MAX)
+        .with_order(order)
+        .with_pml(pml);
+    k.dt = 0.9 * k.max_stable_dt(BENCH_WAVE_V_MAX);
+    k
+}
+
+/// The shot `bench --kernel wave:O` and `compare` time: [`bench_wave_kernel`] on a layered
+/// model (1,500 to 3,500 m/s in five layers down z), a Ricker source of 15 Hz at the centre
+/// and a random initial field, so inner and layer cells all carry non-trivial values.
+///
+/// ```
+/// use stencil35d::perf::{bench_wave_kernel, wave_shot};
+/// use stencil35d::{Plan, Solver};
+/// let mut shot = wave_shot::<f32>(bench_wave_kernel(8, 6), [24, 22, 20], 1).unwrap();
+/// let plan = Plan::for_wavefield(&shot).unwrap();
+/// Solver::new(plan).run(&mut shot, 2).unwrap();
+/// ```
+pub fn wave_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Result<Wavefield<T>> {
+    kernel.validate_dims(dims)?;
+    let layers: Vec<(usize, f64)> = (0..5)
+        .map(|i| (i * dims[2] / 5, 1500.0 + 500.0 * i as f64))
+        .collect();
+    let velocity = crate::wave::models::layered::<T>(dims, &layers)?;
+    let mut field = Wavefield::new(kernel, &velocity)?;
+    let r = field.kernel().radius();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let inside = |c: [usize; 3]| (0..3).all(|a| c[a] >= r && c[a] < dims[a] - r);
+    let u = Grid::from_fn(dims, |x, y, z| {
+        T::of(if inside([x, y, z]) {
+            rng.random_range(-1.0..1.0)
+        } else {
+            0.0
+        })
+    })?;
+    field.set_state(&u, &u)?;
+    let h = field.kernel().spacing;
+    field.add_source(Source {
+        position: std::array::from_fn(|a| (dims[a] / 2) as f64 * h[a]),
+        wavelet: Wavelet::ricker(15.0),
+    })?;
+    Ok(field)
 }

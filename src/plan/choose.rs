@@ -12,6 +12,7 @@ use super::model::{self, ModelInput};
 use super::plane_model::PLANE_MAX_DIM_T;
 use super::recipe::{Overrides, Plan};
 use super::tune;
+use super::wave_model::WAVE_MAX_DIM_T;
 use crate::engine::Engine;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::lbm::{Lattice, LbmKernel};
@@ -33,6 +34,12 @@ impl Plan {
     pub fn for_grid2<T: Real>(kernel: impl Into<Kernel>, grid: &Grid2<T>) -> Result<Plan> {
         let [nx, ny] = grid.dims();
         Plan::new(kernel, T::DTYPE, [nx, ny, 1])
+    }
+
+    /// The planner's choice for advancing the wavefield `field` (its kernel, size and
+    /// precision; the plan fits any wavefield that shares them).
+    pub fn for_wavefield<T: Real>(field: &crate::wave::Wavefield<T>) -> Result<Plan> {
+        Plan::new(field.kernel().clone(), T::DTYPE, field.dims())
     }
 
     /// The planner's choice for advancing `lattice` (its size, precision, periodicity and
@@ -340,6 +347,9 @@ impl<'a> Planning<'a> {
         if self.b.kernel.is_2d() {
             return self.choose_plane(gpu);
         }
+        if self.b.kernel.wave().is_some() {
+            return self.choose_wave();
+        }
         let mut candidates = vec![self.input.naive()];
         for d in 1..=PLANNER_MAX_DIM_T.max(self.b.dim_t.unwrap_or(1)) {
             candidates.extend(self.input.best_blocked(d, self.b.tile, self.tile_threads));
@@ -403,6 +413,62 @@ impl<'a> Planning<'a> {
             tile: chosen.tile,
             tile_threads: self.threads,
             z_chunks: 1,
+            chosen,
+            candidates,
+            threads: self.threads,
+            cache_bytes: self.input.cache_bytes,
+        })
+    }
+
+    /// The wave equation's choice ([`super::wave_model`]): the naive sweep or the blocked
+    /// engine at each `dim_t`, on the CPU.
+    fn choose_wave(&self) -> Result<Choice> {
+        let (b, input) = (self.b, &self.input);
+        if let Some(e) = b.engine.filter(|e| e.is_gpu()) {
+            return Err(Error::InvalidPlan(format!(
+                "the wave equation runs on the CPU engines (reference, naive, blocked), not on '{e}'"
+            )));
+        }
+        if let Some(w) = b.kernel.wave() {
+            w.validate_dims(b.dims)?;
+        }
+        let mut candidates = vec![input.wave_naive()];
+        if b.engine == Some(Engine::Reference) {
+            candidates.push(input.wave_reference());
+        }
+        let dim_ts: Vec<usize> = match b.dim_t {
+            Some(d) => vec![d],
+            None => (1..=WAVE_MAX_DIM_T).collect(),
+        };
+        for d in dim_ts {
+            candidates.extend(input.wave_blocked(d, b.tile));
+        }
+        let allowed = |c: &&Candidate| match b.engine {
+            Some(e) => c.engine == e,
+            None if b.dim_t.is_some() || b.tile.is_some() => c.engine == Engine::Blocked,
+            None => c.engine != Engine::Reference,
+        };
+        let chosen = best(candidates.iter().filter(allowed))
+            .cloned()
+            .ok_or_else(|| {
+                Error::InvalidPlan(format!(
+                    "no {} configuration runs {} with dim_t = {:?}, tile = {:?}",
+                    b.engine.map_or("blocked".to_string(), |e| e.to_string()),
+                    b.kernel,
+                    b.dim_t,
+                    b.tile
+                ))
+            })?;
+        let z_chunks = match chosen.engine {
+            Engine::Blocked => b
+                .z_chunks
+                .unwrap_or_else(|| input.wave_chunks(chosen.dim_t, chosen.tile)),
+            _ => 1,
+        };
+        Ok(Choice {
+            tile: chosen.tile,
+            tile_threads: 1,
+            z_chunks,
             chosen,
             candidates,
             threads: self.threads,

@@ -27,6 +27,8 @@ impl Display for Plan {
         self.write_choice(f)?;
         if self.kernel.is_2d() {
             self.write_plane_detail(f, &cost)?;
+        } else if self.kernel.wave().is_some() {
+            self.write_wave_detail(f, &cost)?;
         } else {
             if let Some(l) = &self.chosen.gpu {
                 self.write_launch(f, l)?;

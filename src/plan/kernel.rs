@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::cost::KernelCost;
 use crate::lbm::LbmKernel;
 use crate::plane::{Filter2, Stencil2};
+use crate::wave::WaveKernel;
 use crate::{DType, Result, Stencil};
 
 /// The computation a plan is for.
@@ -20,6 +21,14 @@ pub enum Kernel {
     Stencil2(Stencil2),
     /// A 2D convolution applied to a [`crate::Grid2`] (once per step).
     Filter(Filter2),
+    /// The acoustic wave equation on a [`crate::wave::Wavefield`].
+    Wave(WaveKernel),
+}
+
+impl From<WaveKernel> for Kernel {
+    fn from(k: WaveKernel) -> Self {
+        Kernel::Wave(k)
+    }
 }
 
 impl From<Stencil2> for Kernel {
@@ -54,6 +63,7 @@ impl Kernel {
             Kernel::Lbm(_) => Ok(()),
             Kernel::Stencil2(s) => s.validate(),
             Kernel::Filter(f) => f.validate(),
+            Kernel::Wave(w) => w.validate(),
         }
     }
 
@@ -88,6 +98,15 @@ impl Kernel {
                 loads_per_update: f.taps(),
                 stores_per_update: 1,
             },
+            Kernel::Wave(w) => KernelCost {
+                radius: w.radius(),
+                element_bytes: dtype.size(),
+                bytes_per_update: w.min_bytes_per_update(dtype),
+                ops_per_update: w.flops_per_update(),
+                flops_per_update: w.flops_per_update(),
+                loads_per_update: 6 * w.radius() + 3,
+                stores_per_update: 1,
+            },
         }
     }
 
@@ -98,16 +117,18 @@ impl Kernel {
             Kernel::Lbm(_) => "d3q19".to_string(),
             Kernel::Stencil2(s) => s.kind_name(),
             Kernel::Filter(f) => f.kind_name(),
+            Kernel::Wave(w) => w.kind_name(),
         }
     }
 
-    /// Width of the fixed boundary layer the engines never update: R for stencils (the
-    /// Dirichlet layer, in x and y only for 2D stencils), 0 for lattice-Boltzmann (every node
+    /// Width of the fixed boundary layer the engines never update: R for stencils and the
+    /// wave equation (the Dirichlet layer, in x and y only for 2D stencils), 0 for lattice-Boltzmann (every node
     /// is updated; walls are flags) and convolutions (border modes give the outside).
     pub fn fixed_boundary(&self) -> usize {
         match self {
             Kernel::Stencil(s) => s.radius(),
             Kernel::Stencil2(s) => s.radius(),
+            Kernel::Wave(w) => w.radius(),
             Kernel::Lbm(_) | Kernel::Filter(_) => 0,
         }
     }
@@ -149,6 +170,14 @@ impl Kernel {
         }
     }
 
+    /// The wave kernel, if this is one.
+    pub fn wave(&self) -> Option<&WaveKernel> {
+        match self {
+            Kernel::Wave(w) => Some(w),
+            _ => None,
+        }
+    }
+
     /// The 2D filter, if this is a convolution.
     pub fn filter(&self) -> Option<&Filter2> {
         match self {
@@ -165,6 +194,7 @@ impl std::fmt::Display for Kernel {
             Kernel::Lbm(k) => k.fmt(f),
             Kernel::Stencil2(s) => s.fmt(f),
             Kernel::Filter(k) => k.fmt(f),
+            Kernel::Wave(w) => w.fmt(f),
         }
     }
 }

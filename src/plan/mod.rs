@@ -29,6 +29,7 @@ mod plane_display;
 pub(crate) mod plane_model;
 mod recipe;
 pub(crate) mod tune;
+mod wave_model;
 
 pub use crate::engine::Engine;
 pub use builder::PlanBuilder;

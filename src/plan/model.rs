@@ -710,7 +710,7 @@ impl ModelInput<'_> {
     /// faces for lattices).
     fn redundancy(&self, tile: [usize; 2], dim_t: usize) -> f64 {
         match self.kernel {
-            Kernel::Stencil(_) | Kernel::Stencil2(_) | Kernel::Filter(_) => {
+            Kernel::Stencil(_) | Kernel::Stencil2(_) | Kernel::Filter(_) | Kernel::Wave(_) => {
                 tiling::redundancy(self.dims, self.cost.radius, tile, dim_t)
             }
             Kernel::Lbm(k) => {

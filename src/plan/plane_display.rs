@@ -1,4 +1,4 @@
-//! The 2D part of a plan's `Display`: how the chosen 2D engine works through the data.
+//! The 2D and wave parts of a plan's `Display`: how the chosen engine works through the data.
 
 use std::fmt::{self, Formatter};
 
@@ -70,5 +70,37 @@ impl Plan {
             (_, Engine::GpuNaive) => writeln!(f, "         one thread per cell, a launch per step"),
             _ => Ok(()),
         }
+    }
+
+    /// The wave equation's arrays and, for the blocked engine, its units and rings.
+    pub(super) fn write_wave_detail(
+        &self,
+        f: &mut Formatter<'_>,
+        cost: &KernelCost,
+    ) -> fmt::Result {
+        let r = cost.radius;
+        writeln!(
+            f,
+            "         arrays: u^n (star of radius {r}), u^(n-1), (v·dt)² per cell, and φ in the \
+             absorbing layers; inner cells take the plain update, layer cells the PML's"
+        )?;
+        if self.engine != Engine::Blocked {
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "         dim_t {}, units of {}x{} cells in x and y and 1/{} of z, each level \
+             computing R·(dim_t − k) = up to {} halo cells more per side; κ = {:.3}; rings of \
+             {} planes of u (and φ) per level: {} per thread (private cache {})",
+            self.dim_t,
+            self.tile[0],
+            self.tile[1],
+            self.z_chunks,
+            r * (self.dim_t - 1),
+            self.chosen.kappa,
+            2 * r + 1,
+            human_bytes(self.chosen.working_set),
+            human_bytes(self.machine.private_cache_bytes())
+        )
     }
 }

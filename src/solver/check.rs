@@ -55,8 +55,9 @@ impl Check {
         let cpu = matches!(plan.engine(), Engine::Naive | Engine::Blocked);
         let o = plan.overrides();
         let fixed = o.engine || o.dim_t || o.tile || o.tile_threads || o.z_chunks;
-        // The check's alternatives come from the 3D model; 2D plans run as planned.
-        if cpu && !fixed && !plan.kernel().is_2d() {
+        // The check's alternatives come from the 3D stencil and lattice model; 2D and wave
+        // plans run as planned.
+        if cpu && !fixed && !plan.kernel().is_2d() && plan.kernel().wave().is_none() {
             Check::Cold
         } else {
             Check::Off

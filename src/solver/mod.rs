@@ -9,6 +9,7 @@ mod lattice;
 mod plane;
 mod report;
 mod scratch;
+mod wave;
 
 pub use report::RunReport;
 
@@ -185,11 +186,13 @@ mod sealed {
     impl<T: crate::Real> Sealed for crate::gpu::DeviceGrid<T> {}
     impl<T: crate::Real> Sealed for crate::lbm::Lattice<T> {}
     impl<T: crate::Real> Sealed for crate::Grid2<T> {}
+    impl<T: crate::Real> Sealed for crate::wave::Wavefield<T> {}
 }
 
 /// Data a [`Solver`] can advance in time: [`crate::Grid`] for stencils on any engine,
-/// [`crate::gpu::DeviceGrid`] (a grid kept in GPU memory) for GPU engines, and
-/// [`crate::lbm::Lattice`] for lattice-Boltzmann flows.
+/// [`crate::gpu::DeviceGrid`] (a grid kept in GPU memory) for GPU engines,
+/// [`crate::lbm::Lattice`] for lattice-Boltzmann flows, [`crate::Grid2`] for 2D kernels and
+/// [`crate::wave::Wavefield`] for the wave equation.
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;

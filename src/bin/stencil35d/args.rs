@@ -89,9 +89,10 @@ pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
 #[derive(Args, Debug, Clone)]
 pub struct Problem {
     /// Kernel: star7, box27, star:R (R = 1..4), box:R (R = 1..2), d3q19 (lattice
-    /// Boltzmann, a lid-driven cavity; units are then MLUPS); 2D: star2d:R (R = 1..4),
-    /// box2d:R (R = 1..3), or conv2d:KxL (a convolution; a dense benchmark filter unless
-    /// `--filter` names one).
+    /// Boltzmann, a lid-driven cavity; units are then MLUPS); wave:O (the acoustic wave
+    /// equation of space order O = 2, 4, 6, 8 with absorbing layers, a shot on a layered
+    /// model); 2D: star2d:R (R = 1..4), box2d:R (R = 1..3), or conv2d:KxL (a convolution; a
+    /// dense benchmark filter unless `--filter` names one).
     #[arg(long, default_value = "star7")]
     pub kernel: String,
     /// Precision: f32 or f64.
@@ -107,6 +108,9 @@ pub struct Problem {
     /// conv2d: border mode: constant[:V], replicate, reflect, reflect101 (default), wrap.
     #[arg(long, default_value = "reflect101")]
     pub border: String,
+    /// wave:O: width of the absorbing layers, cells.
+    #[arg(long, default_value_t = stencil35d::wave::DEFAULT_PML_WIDTH)]
+    pub pml: usize,
 }
 
 impl Problem {
@@ -121,6 +125,16 @@ impl Problem {
         }
         if self.kernel.starts_with("star2d") || self.kernel.starts_with("box2d") {
             return Stencil2::from_name(&self.kernel).map(Kernel::Stencil2);
+        }
+        if let Some(order) = self.kernel.strip_prefix("wave:") {
+            let order = order.parse().map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "--kernel wave:O needs a space order O of 2, 4, 6 or 8, got '{order}'"
+                ))
+            })?;
+            return Ok(Kernel::Wave(stencil35d::perf::bench_wave_kernel(
+                order, self.pml,
+            )));
         }
         if let Some(rest) = self.kernel.strip_prefix("conv2d") {
             return self.filter(rest.strip_prefix(':')).map(Kernel::Filter);

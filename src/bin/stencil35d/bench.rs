@@ -8,6 +8,7 @@ use serde_json::json;
 use stencil35d::lbm::Lattice;
 use stencil35d::memory::{self, Footprint};
 use stencil35d::perf::time_runs;
+use stencil35d::wave::Wavefield;
 use stencil35d::{Engine, Error, Grid, Grid2, Kernel, PlanBuilder, Real, RunReport, Solver, State};
 
 use crate::args::{parse_engines, Overrides, Problem};
@@ -71,6 +72,13 @@ impl<T: Real> Benched for Grid2<T> {
     }
 }
 
+impl<T: Real> Benched for Wavefield<T> {
+    fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
+        let u = self.pressure().max_rel_diff(reference.pressure())?;
+        Ok(u.max(self.previous().max_rel_diff(reference.previous())?))
+    }
+}
+
 impl<T: Real> Benched for Lattice<T> {
     fn rel_diff(&self, reference: &Self) -> Result<f64, Error> {
         self.max_rel_diff(reference)
@@ -92,6 +100,10 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     let dims = args.problem.dims(&kernel);
     bench_footprint(args, &kernel)?.check(dims, 0, memory::available())?;
     match kernel {
+        Kernel::Wave(w) => {
+            let shot = stencil35d::perf::wave_shot::<T>(w, dims, args.seed)?;
+            time_engines(args, &Kernel::Wave(shot.kernel().clone()), shot)
+        }
         Kernel::Lbm(_) => time_engines(
             args,
             &kernel,
@@ -125,7 +137,10 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
     }
     let dtype = args.problem.dtype;
     let arrays = states + u64::from(scratch);
-    let footprint = if lattice {
+    let footprint = if kernel.wave().is_some() {
+        // Four grids per wavefield (u, u⁻, (v·dt)², φ) and three of scratch.
+        Footprint::grids(dtype, 4 * states + 3)
+    } else if lattice {
         Footprint::lattice(dtype, arrays, states * stencil35d::lbm::LATTICE_NODE_BYTES)
     } else {
         Footprint::grids(dtype, arrays)

@@ -1,0 +1,92 @@
+//! The wave state: a [`Wavefield`] runs a wave plan on the CPU engines, with the solver's
+//! scratch buffers for the next time levels.
+
+use std::time::Instant;
+
+use super::dispatch::{rings_fit, Engines, Run, Timing};
+use super::{check_shape, check_steps, Solver, State};
+use crate::cpu::wave::{self as engines, WaveScratch};
+use crate::memory::Footprint;
+use crate::plan::Kernel;
+use crate::wave::Wavefield;
+use crate::{Error, Real, Result, RunReport};
+
+impl<T: Real> State for Wavefield<T> {
+    fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
+        match solver.plan.kernel() {
+            Kernel::Wave(k) if k == field.kernel() => {}
+            Kernel::Wave(k) => {
+                return Err(Error::PlanMismatch(format!(
+                    "the plan is for {k}, the wavefield is for {}",
+                    field.kernel()
+                )))
+            }
+            other => {
+                return Err(Error::PlanMismatch(format!(
+                    "the plan is for {other}, not for a wavefield"
+                )))
+            }
+        }
+        check_shape(&solver.plan, T::DTYPE, field.dims())?;
+        check_steps(steps)?;
+        if let Some((cell, value)) = field.find_non_finite() {
+            return Err(Error::NonFiniteInput { cell, value });
+        }
+        solver.dispatch(&mut HostWave { field }, steps)
+    }
+}
+
+/// A wavefield in host memory.
+struct HostWave<'a, T: Real> {
+    field: &'a mut Wavefield<T>,
+}
+
+impl<T: Real> HostWave<'_, T> {
+    /// Runs the plan's CPU engine with the solver's scratch buffers (three grids besides the
+    /// field's four), timed from before the scratch is set up.
+    fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let start = Instant::now();
+        let dims = self.field.dims();
+        let need = Footprint::grids(T::DTYPE, 7)
+            .plus(run.ring_bytes)
+            .with_label(run.scratch_label("scratch buffers"));
+        let held = Footprint::grids(T::DTYPE, 4).bytes(dims).unwrap_or(0);
+        let (memory, steps, params, rings) = (run.memory, run.steps, run.params, run.ring_bytes);
+        let (field, workers) = (&mut *self.field, &mut *run.workers);
+        run.scratch.with(
+            |s: &WaveScratch<T>| s.dims() == dims,
+            || {
+                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                WaveScratch::<T>::new(dims)
+            },
+            |scratch| {
+                rings_fit(&need, dims, rings, memory)?;
+                let pool = workers.pool(params.threads)?;
+                engines::run(field, scratch, params, pool, steps).map_err(Error::from)
+            },
+        )?;
+        Ok(Timing::since(start))
+    }
+}
+
+impl<T: Real> Engines for HostWave<'_, T> {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        Err(Error::InvalidPlan(format!(
+            "the wave equation runs on the CPU engines (reference, naive, blocked); {} \
+             does not run it",
+            run.params.engine
+        )))
+    }
+}

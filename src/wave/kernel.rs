@@ -1,0 +1,288 @@
+//! [`WaveKernel`]: the acoustic wave equation's discretisation — space order, spacing, time
+//! step and what each face of the grid does — and the stability limit it implies.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DType, Error, Result};
+
+/// Largest star radius of the wave kernel (space order 8).
+pub const MAX_WAVE_RADIUS: usize = 4;
+
+/// Default width of the absorbing layer, in cells.
+pub const DEFAULT_PML_WIDTH: usize = 20;
+
+/// What one face of the grid does to waves reaching it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Face {
+    /// A perfectly matched layer of the kernel's width absorbs outgoing waves.
+    Absorbing,
+    /// A free surface: the pressure is zero on and beyond the face (the boundary layer outside
+    /// the updated cells holds zeros), so waves reflect with inverted polarity, as at the
+    /// earth's surface.
+    Free,
+}
+
+impl Face {
+    /// Machine-readable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Face::Absorbing => "pml",
+            Face::Free => "free",
+        }
+    }
+}
+
+/// The discretised acoustic wave equation with constant density:
+/// `u^{n+1} = 2u^n − u^{n−1} + (v·dt)²·∇²u^n + dt²·s^n`, central differences of order
+/// `order` in space, second order in time, and a PML (Komatitsch & Tromp's second-order form
+/// as in Minimod: damping `η` along each absorbing axis and one auxiliary field `φ` updated
+/// with a 7-point stencil of `u` inside the layer) on the absorbing faces.
+///
+/// The cells `0 .. R` and `n − R .. n` of each axis (`R = order / 2`) form a boundary layer
+/// of zeros the engines never update; the absorbing layer's `pml` cells include it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaveKernel {
+    /// Space order: 2, 4, 6 or 8 (star radius `order / 2`).
+    pub order: usize,
+    /// Cell sizes along x, y and z, metres.
+    pub spacing: [f64; 3],
+    /// Time step, seconds.
+    pub dt: f64,
+    /// Width of the absorbing layers in cells (boundary layer included).
+    pub pml: usize,
+    /// The faces, as `[[x low, x high], [y low, y high], [z low, z high]]`.
+    pub faces: [[Face; 2]; 3],
+    /// Largest velocity of the model, m/s: sets the layer's damping and the stability limit.
+    pub v_max: f64,
+}
+
+impl WaveKernel {
+    /// Order 8, equal spacing `h`, time step `dt`, absorbing faces of the default width, for
+    /// a model whose largest velocity is `v_max`.
+    pub fn new(h: f64, dt: f64, v_max: f64) -> WaveKernel {
+        WaveKernel {
+            order: 8,
+            spacing: [h; 3],
+            dt,
+            pml: DEFAULT_PML_WIDTH,
+            faces: [[Face::Absorbing; 2]; 3],
+            v_max,
+        }
+    }
+
+    /// The same kernel with space order `order`.
+    pub fn with_order(mut self, order: usize) -> WaveKernel {
+        self.order = order;
+        self
+    }
+
+    /// The same kernel with absorbing layers `cells` wide.
+    pub fn with_pml(mut self, cells: usize) -> WaveKernel {
+        self.pml = cells;
+        self
+    }
+
+    /// The same kernel with a free surface at the top (the low z face), as in marine and land
+    /// seismic surveys where z is depth.
+    pub fn with_free_surface(mut self) -> WaveKernel {
+        self.faces[2][0] = Face::Free;
+        self
+    }
+
+    /// The star radius, `order / 2`.
+    pub fn radius(&self) -> usize {
+        self.order / 2
+    }
+
+    /// The central second-derivative weights `w_0 ..= w_R` of the kernel's order (unit
+    /// spacing): `f'' ≈ w_0·f_0 + Σ w_k·(f_k + f_−k)`.
+    pub fn weights(&self) -> &'static [f64] {
+        match self.order {
+            2 => &[-2.0, 1.0],
+            4 => &[-5.0 / 2.0, 4.0 / 3.0, -1.0 / 12.0],
+            6 => &[-49.0 / 18.0, 3.0 / 2.0, -3.0 / 20.0, 1.0 / 90.0],
+            _ => &[
+                -205.0 / 72.0,
+                8.0 / 5.0,
+                -1.0 / 5.0,
+                8.0 / 315.0,
+                -1.0 / 560.0,
+            ],
+        }
+    }
+
+    /// Largest stable time step for velocities up to `v_max`: leapfrog is stable while
+    /// `(v·dt)² · Σ_axes S / h_a² ≤ 4`, where `S = |w_0 + 2·Σ (−1)^k w_k|` is the largest
+    /// magnitude of the second-difference operator's symbol (at the Nyquist wavenumber).
+    pub fn max_stable_dt(&self, v_max: f64) -> f64 {
+        let w = self.weights();
+        let nyquist: f64 = w[0]
+            + w[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| if i % 2 == 0 { -2.0 * c } else { 2.0 * c })
+                .sum::<f64>();
+        let s: f64 = self.spacing.iter().map(|h| nyquist.abs() / (h * h)).sum();
+        2.0 / (v_max * s.sqrt())
+    }
+
+    /// Whether the face `side` (0 low, 1 high) of `axis` absorbs.
+    pub fn absorbs(&self, axis: usize, side: usize) -> bool {
+        self.faces[axis][side] == Face::Absorbing
+    }
+
+    /// Checks the definition: order, spacing, time step against the stability limit.
+    pub fn validate(&self) -> Result<()> {
+        if ![2, 4, 6, 8].contains(&self.order) {
+            return Err(Error::UnsupportedStencil(format!(
+                "wave equation space order {} is not supported: use 2, 4, 6 or 8",
+                self.order
+            )));
+        }
+        if self.spacing.iter().any(|h| !(h.is_finite() && *h > 0.0)) {
+            return Err(Error::InvalidArgument(format!(
+                "grid spacing must be positive and finite, got {:?}",
+                self.spacing
+            )));
+        }
+        if !(self.v_max.is_finite() && self.v_max > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the largest velocity must be positive and finite, got {}",
+                self.v_max
+            )));
+        }
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the time step must be positive and finite, got {}",
+                self.dt
+            )));
+        }
+        let limit = self.max_stable_dt(self.v_max);
+        if self.dt > limit {
+            return Err(Error::Unstable(format!(
+                "time step {:.4e} s exceeds the stability limit of order {} at {} m/s on spacing \
+                 {:?} m: use dt <= {limit:.4e} s",
+                self.dt, self.order, self.v_max, self.spacing
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the kernel against grid dimensions: room for the boundary layer, and absorbing
+    /// layers at most half of each axis.
+    pub fn validate_dims(&self, dims: [usize; 3]) -> Result<()> {
+        let r = self.radius();
+        if dims.iter().any(|&n| n < 2 * r + 1) {
+            return Err(Error::GridTooSmall { dims, radius: r });
+        }
+        for (axis, &n) in dims.iter().enumerate() {
+            let layers = self.faces[axis]
+                .iter()
+                .filter(|f| **f == Face::Absorbing)
+                .count();
+            if layers > 0 && self.pml <= r {
+                return Err(Error::InvalidArgument(format!(
+                    "an absorbing layer of {} cells leaves no damped cells inside the {r}-cell \
+                     boundary layer of order {}: use a width of at least {}",
+                    self.pml,
+                    self.order,
+                    r + 1
+                )));
+            }
+            if layers > 0 && 2 * self.pml > n {
+                return Err(Error::InvalidArgument(format!(
+                    "absorbing layers of {} cells are wider than half the {} cells of axis {}: \
+                     use at most {} or a larger grid",
+                    self.pml,
+                    n,
+                    ["x", "y", "z"][axis],
+                    n / 2
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Machine-readable name, `wave:8`.
+    pub fn kind_name(&self) -> String {
+        format!("wave:{}", self.order)
+    }
+
+    /// Floating-point operations per update of an inner cell: per axis and distance one add
+    /// of the pair and one multiply-add (3 flops), the centre's multiply, and `2u − u⁻ + c·lap`
+    /// (an add, a subtract and a multiply-add).
+    pub fn flops_per_update(&self) -> usize {
+        9 * self.radius() + 5
+    }
+
+    /// Bytes a one-step sweep moves per inner cell when the planes of `u` stay in cache: `u`,
+    /// `u⁻` and `c = (v·dt)²` read, the new `u` written (with its write-allocate read).
+    pub fn min_bytes_per_update(&self, dtype: DType) -> usize {
+        5 * dtype.size()
+    }
+}
+
+impl std::fmt::Display for WaveKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let faces: Vec<&str> = self.faces.iter().flatten().map(|f| f.name()).collect();
+        write!(
+            f,
+            "acoustic wave equation, space order {}, h = {:?} m, dt = {:.3e} s, PML {} cells, \
+             faces {}",
+            self.order,
+            self.spacing,
+            self.dt,
+            self.pml,
+            faces.join("/")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stability_limit_is_the_classic_one_for_order_two() {
+        let k = WaveKernel::new(10.0, 1e-3, 2000.0).with_order(2);
+        let expect = 10.0 / (2000.0 * 3f64.sqrt());
+        assert!((k.max_stable_dt(2000.0) - expect).abs() < 1e-12 * expect);
+        // Higher orders are stricter: the symbol's Nyquist magnitude grows with the order.
+        let k8 = WaveKernel::new(10.0, 1e-3, 2000.0);
+        assert!(k8.max_stable_dt(2000.0) < k.max_stable_dt(2000.0));
+    }
+
+    #[test]
+    fn weights_sum_to_zero_and_match_a_parabola() {
+        for order in [2, 4, 6, 8] {
+            let k = WaveKernel::new(1.0, 1e-4, 1.0).with_order(order);
+            let w = k.weights();
+            let sum: f64 = w[0] + 2.0 * w[1..].iter().sum::<f64>();
+            assert!(sum.abs() < 1e-12, "order {order}");
+            // f = x² has f'' = 2 exactly for every order.
+            let second: f64 = w[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c * 2.0 * ((i + 1) as f64).powi(2))
+                .sum();
+            assert!((second - 2.0).abs() < 1e-12, "order {order}: {second}");
+        }
+    }
+
+    #[test]
+    fn unstable_steps_name_the_limit() {
+        let k = WaveKernel::new(10.0, 1e-2, 3000.0);
+        let e = k.validate().unwrap_err().to_string();
+        assert!(e.contains("dt <="), "{e}");
+        assert!(WaveKernel::new(10.0, 1e-3, 3000.0).validate().is_ok());
+    }
+
+    #[test]
+    fn layers_wider_than_half_the_grid_are_refused() {
+        let k = WaveKernel::new(10.0, 1e-3, 3000.0).with_pml(20);
+        assert!(k.validate_dims([40, 40, 40]).is_ok());
+        assert!(k.validate_dims([39, 40, 40]).is_err());
+        assert!(k.clone().with_pml(4).validate_dims([40, 40, 40]).is_err());
+    }
+}

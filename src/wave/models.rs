@@ -1,0 +1,66 @@
+//! Velocity models for seismic runs, as grids of velocities (m/s) with z the depth axis.
+
+use crate::{Grid, Real, Result};
+
+/// A model of velocity `v` everywhere.
+pub fn homogeneous<T: Real>(dims: [usize; 3], v: f64) -> Result<Grid<T>> {
+    Grid::from_fn(dims, |_, _, _| T::of(v))
+}
+
+/// Horizontal layers: `layers[i] = (top depth in cells, velocity)`, sorted by depth; cells
+/// above the first top take the first velocity.
+pub fn layered<T: Real>(dims: [usize; 3], layers: &[(usize, f64)]) -> Result<Grid<T>> {
+    let at = |z: usize| {
+        layers
+            .iter()
+            .rev()
+            .find(|(top, _)| z >= *top)
+            .or(layers.first())
+            .map_or(1500.0, |l| l.1)
+    };
+    Grid::from_fn(dims, |_, _, z| T::of(at(z)))
+}
+
+/// A marine-style model with a salt body: water (1,500 m/s) over sediments whose velocity
+/// grows with depth (1,800 → 3,200 m/s) cut by two dipping reflectors, and a salt dome
+/// (4,500 m/s) rising from the lower third into the sediments.
+pub fn salt<T: Real>(dims: [usize; 3]) -> Result<Grid<T>> {
+    let [nx, ny, nz] = dims.map(|n| n as f64);
+    Grid::from_fn(dims, |x, y, z| {
+        let (fx, fy, fz) = (x as f64 / nx, y as f64 / ny, z as f64 / nz);
+        let water = 0.12;
+        if fz < water {
+            return T::of(1500.0);
+        }
+        // The dome: a paraboloid whose top sits at 40% depth, 60% of the width at its base.
+        let (dx, dy) = (fx - 0.55, fy - 0.5);
+        let top = 0.4 + 2.5 * (dx * dx + dy * dy);
+        if fz >= top && fz > 0.3 {
+            return T::of(4500.0);
+        }
+        let mut v = 1800.0 + 1400.0 * (fz - water) / (1.0 - water);
+        // Two dipping interfaces with a velocity step each.
+        if fz > 0.3 + 0.1 * fx {
+            v += 250.0;
+        }
+        if fz > 0.55 - 0.08 * fx {
+            v += 300.0;
+        }
+        T::of(v)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_hold_their_velocities() {
+        let g = layered::<f32>([4, 4, 10], &[(0, 1500.0), (5, 2500.0)]).unwrap();
+        assert_eq!((g.get(0, 0, 4), g.get(0, 0, 5)), (1500.0, 2500.0));
+        let s = salt::<f32>([40, 40, 40]).unwrap();
+        assert_eq!(s.get(20, 20, 1), 1500.0);
+        assert_eq!(s.get(22, 20, 30), 4500.0);
+        assert!(s.iter().all(|(_, v)| (1500.0..=4500.0).contains(&v)));
+    }
+}

@@ -1,0 +1,154 @@
+//! Sources and receivers at arbitrary points, and their trilinear taps on the grid's cells.
+
+use serde::{Deserialize, Serialize};
+
+use super::Wavelet;
+use crate::{Error, Result};
+
+/// A point source: `wavelet` injected at `position` (metres; cell `(i, j, k)` sits at
+/// `(i·hx, j·hy, k·hz)`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Where, metres.
+    pub position: [f64; 3],
+    /// What, over time.
+    pub wavelet: Wavelet,
+}
+
+/// A receiver recording the wavefield at `position` (metres) after every step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Receiver {
+    /// Where, metres.
+    pub position: [f64; 3],
+}
+
+impl Receiver {
+    /// A receiver at `position` (metres).
+    pub fn at(position: [f64; 3]) -> Receiver {
+        Receiver { position }
+    }
+
+    /// `n` receivers evenly spaced on the segment from `from` to `to` (both included).
+    pub fn line(from: [f64; 3], to: [f64; 3], n: usize) -> Vec<Receiver> {
+        (0..n)
+            .map(|i| {
+                let t = if n > 1 {
+                    i as f64 / (n - 1) as f64
+                } else {
+                    0.0
+                };
+                Receiver::at(std::array::from_fn(|a| from[a] + t * (to[a] - from[a])))
+            })
+            .collect()
+    }
+}
+
+/// One cell a point touches: the point's index, the cell and its trilinear weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Tap {
+    /// Index of the source or receiver.
+    pub(crate) point: usize,
+    /// The cell `[x, y, z]`.
+    pub(crate) cell: [usize; 3],
+    /// Trilinear weight (times the source scaling for sources).
+    pub(crate) weight: f64,
+}
+
+/// The trilinear taps of the point `index` at `position`, weights times `scale`, skipping
+/// zero weights. Errors when the point lies outside the updated cells `r ..= n − r − 1`.
+pub(crate) fn taps(
+    index: usize,
+    what: &str,
+    position: [f64; 3],
+    spacing: [f64; 3],
+    dims: [usize; 3],
+    r: usize,
+    scale: f64,
+) -> Result<Vec<Tap>> {
+    let mut base = [0usize; 3];
+    let mut frac = [0f64; 3];
+    for a in 0..3 {
+        let g = position[a] / spacing[a];
+        let (lo, hi) = (r as f64, (dims[a] - r - 1) as f64);
+        if !(g.is_finite() && g >= lo && g <= hi) {
+            return Err(Error::InvalidArgument(format!(
+                "{what} {index} at {:?} m lies outside the updated cells: its {} coordinate must \
+                 lie in [{}, {}] m ({} boundary cells of the {} on each side)",
+                position,
+                ["x", "y", "z"][a],
+                lo * spacing[a],
+                hi * spacing[a],
+                r,
+                dims[a]
+            )));
+        }
+        let i = (g.floor() as usize).min(dims[a] - r - 1);
+        base[a] = i;
+        frac[a] = g - i as f64;
+    }
+    let mut out = Vec::with_capacity(8);
+    for corner in 0..8 {
+        let mut weight = scale;
+        let mut cell = base;
+        for a in 0..3 {
+            let up = corner >> a & 1 == 1;
+            weight *= if up { frac[a] } else { 1.0 - frac[a] };
+            cell[a] += usize::from(up);
+        }
+        if weight != 0.0 {
+            out.push(Tap {
+                point: index,
+                cell,
+                weight,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_sum_to_the_scale_and_grid_points_take_one_cell() {
+        let t = taps(0, "source", [15.0, 20.0, 25.0], [10.0; 3], [10; 3], 1, 2.0).unwrap();
+        let sum: f64 = t.iter().map(|t| t.weight).sum();
+        assert!((sum - 2.0).abs() < 1e-12);
+        assert_eq!(t.len(), 4);
+        let on = taps(0, "source", [20.0; 3], [10.0; 3], [10; 3], 1, 1.0).unwrap();
+        assert_eq!(
+            on,
+            vec![Tap {
+                point: 0,
+                cell: [2; 3],
+                weight: 1.0
+            }]
+        );
+    }
+
+    #[test]
+    fn points_in_the_boundary_layer_are_refused() {
+        assert!(taps(3, "receiver", [5.0, 20.0, 20.0], [10.0; 3], [10; 3], 1, 1.0).is_err());
+        assert!(taps(
+            3,
+            "receiver",
+            [80.0, 20.0, 20.0],
+            [10.0; 3],
+            [10; 3],
+            1,
+            1.0
+        )
+        .is_ok());
+        let e = taps(
+            3,
+            "receiver",
+            [81.0, 20.0, 20.0],
+            [10.0; 3],
+            [10; 3],
+            1,
+            1.0,
+        );
+        assert!(e.unwrap_err().to_string().contains("receiver 3"));
+    }
+}

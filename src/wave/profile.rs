@@ -1,0 +1,103 @@
+//! The absorbing layers' damping: `η = dt·d(x)` per axis, its centred difference for the
+//! auxiliary field's update, and the zones of cells the layer kernel updates.
+
+use super::WaveKernel;
+use crate::Real;
+
+/// Reflection coefficient the damping profile is designed for (Collino & Tsogka's
+/// `d0 = 3v·ln(1/R)/(2L)` with a quadratic profile).
+const DESIGN_REFLECTION: f64 = 1e-4;
+
+/// The damping of the absorbing layers, per axis, as the engines read it.
+#[derive(Clone, Debug)]
+pub(crate) struct Damping<T> {
+    /// `η_a(i) = dt·d_a(i)` for every cell index `i` of axis `a` (zero outside the layers).
+    pub(crate) eta: [Vec<T>; 3],
+    /// `(η_a(i+1) − η_a(i−1)) / (4·h_a²)`: the auxiliary field's gradient weight.
+    pub(crate) grad: [Vec<T>; 3],
+    /// Per axis, the cells `lo .. hi` where neither `η` nor its difference is non-zero: a row
+    /// of cells there needs only the plain kernel.
+    pub(crate) inner: [[usize; 2]; 3],
+}
+
+impl<T: Real> Damping<T> {
+    /// The damping for `kernel` on a grid of `dims`.
+    pub(crate) fn new(kernel: &WaveKernel, dims: [usize; 3]) -> Damping<T> {
+        let r = kernel.radius();
+        let mut eta: [Vec<f64>; 3] = Default::default();
+        let mut grad: [Vec<f64>; 3] = Default::default();
+        let mut inner = [[0; 2]; 3];
+        for a in 0..3 {
+            let n = dims[a];
+            let h = kernel.spacing[a];
+            let width = kernel.pml.saturating_sub(r).max(1) as f64;
+            let d0 = 3.0 * kernel.v_max * (1.0 / DESIGN_REFLECTION).ln() / (2.0 * width * h);
+            let profile = |depth: f64| kernel.dt * d0 * (depth / width).clamp(0.0, 1.0).powi(2);
+            eta[a] = (0..n)
+                .map(|i| {
+                    let low = if kernel.absorbs(a, 0) {
+                        profile(kernel.pml as f64 - i as f64)
+                    } else {
+                        0.0
+                    };
+                    let high = if kernel.absorbs(a, 1) {
+                        profile(i as f64 + 1.0 + kernel.pml as f64 - n as f64)
+                    } else {
+                        0.0
+                    };
+                    low + high
+                })
+                .collect();
+            grad[a] = (0..n)
+                .map(|i| {
+                    if i == 0 || i + 1 == n {
+                        0.0
+                    } else {
+                        (eta[a][i + 1] - eta[a][i - 1]) / (4.0 * h * h)
+                    }
+                })
+                .collect();
+            let quiet = |i: usize| eta[a][i] == 0.0 && grad[a][i] == 0.0;
+            let lo = (r..n - r).find(|&i| quiet(i)).unwrap_or(n - r);
+            let hi = (lo..n - r).rev().find(|&i| quiet(i)).map_or(lo, |i| i + 1);
+            inner[a] = [lo, hi.max(lo)];
+        }
+        let cast = |v: &Vec<f64>| v.iter().map(|&x| T::of(x)).collect::<Vec<T>>();
+        Damping {
+            eta: [cast(&eta[0]), cast(&eta[1]), cast(&eta[2])],
+            grad: [cast(&grad[0]), cast(&grad[1]), cast(&grad[2])],
+            inner,
+        }
+    }
+
+    /// Whether the row of cells at `(y, z)` lies in a layer of the y or z axis (every cell
+    /// of it then takes the layer kernel).
+    pub(crate) fn layer_row(&self, y: usize, z: usize) -> bool {
+        !(self.inner[1][0]..self.inner[1][1]).contains(&y)
+            || !(self.inner[2][0]..self.inner[2][1]).contains(&z)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wave::Face;
+
+    #[test]
+    fn the_layers_damp_only_near_absorbing_faces() {
+        let k = WaveKernel::new(10.0, 1e-3, 2000.0)
+            .with_pml(8)
+            .with_free_surface();
+        let d = Damping::<f64>::new(&k, [40, 30, 30]);
+        // x: both faces absorb; the inner zone starts one cell past the damped cells, where
+        // the difference of η still reaches.
+        assert!(d.eta[0][4] > d.eta[0][7] && d.eta[0][7] > 0.0);
+        assert_eq!(d.eta[0][8], 0.0);
+        assert_eq!(d.inner[0], [9, 31]);
+        // z: free at the top, absorbing at the bottom.
+        assert_eq!(d.inner[2][0], 4);
+        assert!(d.eta[2][..8].iter().all(|v| *v == 0.0));
+        assert!(d.layer_row(15, 25) && !d.layer_row(15, 15));
+        assert_eq!(k.faces[2], [Face::Free, Face::Absorbing]);
+    }
+}

@@ -1,0 +1,192 @@
+//! The wave engines (naive and blocked) against the scalar reference through the public API,
+//! on random initial fields with sources and receivers: every space order 2-8, absorbing
+//! layers on every face, a free surface on top, and no layers at all; odd sizes and a grid with
+//! a single updated cell per axis beyond the layers; every dim_t 1..=6 the planner may pick,
+//! with boxes that cut the grid in x, y and z and with whole planes, step counts that are not
+//! multiples of dim_t; 1 and 2 threads; f32 and f64. The reference is FMA-free scalar code,
+//! so the tolerance is f32 1e-5 and f64 1e-12 relative (max norm over the field), a few ulps
+//! per step; naive and blocked share their row kernels and agree bit for bit.
+
+mod common;
+
+use common::tolerance;
+use rand::{Rng, SeedableRng};
+use stencil35d::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use stencil35d::{Engine, Grid, PlanBuilder, Real, Solver};
+
+/// Engine settings of one run.
+#[derive(Clone, Copy, Debug)]
+struct Setup {
+    engine: Engine,
+    dim_t: usize,
+    tile: Option<[usize; 2]>,
+    z_chunks: Option<usize>,
+    threads: usize,
+}
+
+const REFERENCE: Setup = Setup {
+    engine: Engine::Reference,
+    dim_t: 1,
+    tile: None,
+    z_chunks: None,
+    threads: 1,
+};
+
+/// A random smooth-ish velocity model, a random initial field (zero boundary layer), one
+/// source and three receivers.
+fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let velocity = Grid::from_fn(dims, |_, _, _| T::of(rng.random_range(1500.0..2500.0))).unwrap();
+    let r = kernel.radius();
+    let h = kernel.spacing;
+    let mut f = Wavefield::new(kernel, &velocity).unwrap();
+    let inside = |c: [usize; 3]| (0..3).all(|a| c[a] >= r && c[a] < dims[a] - r);
+    let u = Grid::from_fn(dims, |x, y, z| {
+        let v = if inside([x, y, z]) {
+            rng.random_range(-1.0..1.0)
+        } else {
+            0.0
+        };
+        T::of(v)
+    })
+    .unwrap();
+    let prev = Grid::from_fn(dims, |x, y, z| u.get(x, y, z) * T::of(0.9)).unwrap();
+    f.set_state(&u, &prev).unwrap();
+    let mid: [f64; 3] = std::array::from_fn(|a| (dims[a] as f64 / 2.0 - 0.3) * h[a]);
+    // Samples large enough that the injected values (dt²/h³ times them) are of the field's
+    // order, so a source added at the wrong level or cell shows in f32 too.
+    let wavelet = Wavelet::Samples((0..64).map(|_| rng.random_range(-1e9..1e9)).collect());
+    f.add_source(Source {
+        position: mid,
+        wavelet,
+    })
+    .unwrap();
+    let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
+    let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
+    f.add_receivers(&[Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)])
+        .unwrap();
+    f
+}
+
+fn run<T: Real>(input: &Wavefield<T>, setup: Setup, steps: usize) -> Wavefield<T> {
+    let mut b = PlanBuilder::new(input.kernel().clone(), T::DTYPE, input.dims())
+        .engine(setup.engine)
+        .threads(setup.threads);
+    if setup.engine == Engine::Blocked {
+        b = b.dim_t(setup.dim_t);
+        if let Some(t) = setup.tile {
+            b = b.tile(t);
+        }
+        if let Some(n) = setup.z_chunks {
+            b = b.z_chunks(n);
+        }
+    }
+    let plan = b.build().unwrap_or_else(|e| panic!("{setup:?}: {e}"));
+    let mut f = input.clone();
+    Solver::new(plan)
+        .run(&mut f, steps)
+        .unwrap_or_else(|e| panic!("{setup:?}: {e}"));
+    f
+}
+
+/// Largest relative difference of two runs: fields, previous fields, auxiliary fields and
+/// traces.
+fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
+    let fields = [
+        a.pressure().max_rel_diff(b.pressure()).unwrap(),
+        a.previous().max_rel_diff(b.previous()).unwrap(),
+        a.auxiliary().max_rel_diff(b.auxiliary()).unwrap(),
+    ];
+    let mut worst = fields.into_iter().fold(0.0, f64::max);
+    for (ta, tb) in a.traces().iter().zip(b.traces()) {
+        assert_eq!(ta.len(), tb.len());
+        let scale = tb.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+        for (x, y) in ta.iter().zip(tb) {
+            worst = worst.max((x - y).abs() / scale);
+        }
+    }
+    worst
+}
+
+fn same<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> bool {
+    a.pressure() == b.pressure()
+        && a.previous() == b.previous()
+        && a.auxiliary() == b.auxiliary()
+        && a.traces() == b.traces()
+}
+
+/// Every engine setting against the reference on one kernel and size.
+fn check_all<T: Real>(kernel: WaveKernel, dims: [usize; 3], steps: usize) {
+    let input = field::<T>(kernel.clone(), dims, 7);
+    let reference = run(&input, REFERENCE, steps);
+    let tol = tolerance::<T>();
+    let naive = Setup {
+        engine: Engine::Naive,
+        ..REFERENCE
+    };
+    let base = run(&input, naive, steps);
+    let d = diff(&base, &reference);
+    assert!(d <= tol, "{kernel} {dims:?} naive: {d:e}");
+    for threads in [1, 2] {
+        for dim_t in 1..=6 {
+            for (tile, z_chunks) in [
+                (None, None),
+                (Some([7, 5]), Some(3)),
+                (Some([64, 9]), Some(1)),
+            ] {
+                let setup = Setup {
+                    engine: Engine::Blocked,
+                    dim_t,
+                    tile,
+                    z_chunks,
+                    threads,
+                };
+                let got = run(&input, setup, steps);
+                assert!(
+                    same(&got, &base),
+                    "{kernel} {dims:?} {setup:?}: differs from naive by {:e}",
+                    diff(&got, &base)
+                );
+            }
+        }
+    }
+}
+
+fn kernel(order: usize, pml: usize) -> WaveKernel {
+    let mut k = WaveKernel::new(10.0, 1e-3, 2500.0)
+        .with_order(order)
+        .with_pml(pml);
+    k.spacing = [10.0, 12.0, 9.0];
+    k
+}
+
+#[test]
+fn every_order_with_absorbing_layers_matches_the_reference_f32() {
+    for order in [2, 4, 6, 8] {
+        let r = order / 2;
+        check_all::<f32>(kernel(order, r + 3), [23 + r, 19, 21], 11);
+    }
+}
+
+#[test]
+fn every_order_with_absorbing_layers_matches_the_reference_f64() {
+    for order in [2, 8] {
+        let r = order / 2;
+        check_all::<f64>(kernel(order, r + 3), [21, 20 + r, 17 + 2 * r], 9);
+    }
+}
+
+#[test]
+fn a_free_surface_and_no_layers_match_the_reference() {
+    check_all::<f32>(kernel(8, 7).with_free_surface(), [22, 21, 20], 10);
+    let mut free = kernel(4, 3);
+    free.faces = [[Face::Free; 2]; 3];
+    check_all::<f64>(free, [13, 12, 11], 10);
+}
+
+#[test]
+fn tiny_grids_with_one_cell_beyond_the_layers_match_the_reference() {
+    // Layers of R + 1 cells on both sides of 2R + 3 cells leave one inner cell per axis.
+    let k = kernel(8, 5);
+    check_all::<f32>(k, [11, 11, 11], 7);
+}

@@ -65,12 +65,14 @@ mod tests {
         let w = Wavelet::ricker(10.0);
         let dt = 1e-4;
         assert!((w.at(1000, dt) - 1.0).abs() < 1e-12);
-        // The integral of a Ricker wavelet vanishes; the part before t = 0 (one period before
-        // the peak) holds about 5e-6 of it, against 0.05 under its main lobe.
+        // The integral of a Ricker wavelet vanishes (∫(1 − 2s²)e^(−s²) ds = s·e^(−s²), with
+        // s = πfτ); the part cut off before t = 0 holds about 5e-6.
         let mean: f64 = (0..4000).map(|n| w.at(n, dt)).sum::<f64>() * dt;
         assert!(mean.abs() < 1e-5, "{mean}");
-        let lobe: f64 = (900..1100).map(|n| w.at(n, dt)).sum::<f64>() * dt;
-        assert!(lobe > 0.04, "{lobe}");
+        let lobe: f64 = (900..=1100).map(|n| w.at(n, dt)).sum::<f64>() * dt;
+        let s = std::f64::consts::PI * 10.0 * 0.01;
+        let exact = 2.0 * s * (-s * s).exp() / (std::f64::consts::PI * 10.0);
+        assert!((lobe - exact).abs() < 1e-4 * exact.max(1.0), "{lobe} vs {exact}");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use super::naive::sweep;
 use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
-use super::{failure, finish_step, GridPtr, WaveScratch};
+use super::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
@@ -84,10 +84,11 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
                 // Replay the pass a step at a time to find the step that went bad and leave
                 // the field at the step before it.
                 for i in 1..=dim_t {
-                    if !sweep(&kernel, self.field, self.scratch, self.pool) {
+                    let swept = sweep(&kernel, self.field, self.scratch, self.pool);
+                    if !(swept && inject(self.field, self.scratch)) {
                         return Err(failure(self.scratch, r, done + i));
                     }
-                    finish_step(self.field, self.scratch);
+                    advance(self.field, self.scratch);
                 }
             }
             done += dim_t;

@@ -76,16 +76,22 @@ impl<T: Real> WaveScratch<T> {
     }
 }
 
-/// Ends a one-step sweep that wrote `u^{n+1}` and `φ^{n+1}` into `scratch`: adds the sources,
-/// rotates the time levels (`u^{n−1} ← u^n ← u^{n+1}`), and records the receivers.
-pub(crate) fn finish_step<T: Real>(field: &mut Wavefield<T>, scratch: &mut WaveScratch<T>) {
-    let n = field.step;
+/// Adds the sources of step `field.step` to the new `u` in `scratch`; returns whether the
+/// values it added to are still finite.
+pub(crate) fn inject<T: Real>(field: &Wavefield<T>, scratch: &mut WaveScratch<T>) -> bool {
+    let mut finite = true;
     for tap in &field.injections {
         let [x, y, z] = tap.cell;
-        let add = field.injected(tap, n);
-        let v = scratch.u.get(x, y, z);
-        scratch.u.set(x, y, z, v + add);
+        let v = scratch.u.get(x, y, z) + field.injected(tap, field.step);
+        scratch.u.set(x, y, z, v);
+        finite &= v.is_finite();
     }
+    finite
+}
+
+/// Ends a step whose new `u` (sources added) and `φ` are in `scratch`: rotates the time
+/// levels (`u^{n−1} ← u^n ← u^{n+1}`) and records the receivers.
+pub(crate) fn advance<T: Real>(field: &mut Wavefield<T>, scratch: &mut WaveScratch<T>) {
     field.u.swap_storage(&mut scratch.u);
     field.prev.swap_storage(&mut scratch.u);
     field.phi.swap_storage(&mut scratch.phi);

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
-use super::{failure, finish_step, GridPtr, WaveScratch};
+use super::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
 use crate::Real;
@@ -26,10 +26,11 @@ impl<T: Real> WithWave<T> for NaiveRun<'_, T> {
     fn call<K: WaveRowKernel<T>>(self, kernel: K) -> Self::Output {
         let r = K::RADIUS;
         for s in 1..=self.steps {
-            if !sweep(&kernel, self.field, self.scratch, self.pool) {
+            let swept = sweep(&kernel, self.field, self.scratch, self.pool);
+            if !(swept && inject(self.field, self.scratch)) {
                 return Err(failure(self.scratch, r, s));
             }
-            finish_step(self.field, self.scratch);
+            advance(self.field, self.scratch);
         }
         Ok(())
     }

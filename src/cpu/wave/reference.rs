@@ -4,7 +4,7 @@
 //! difference and `φ` are zero), so the engines' split into inner and layer segments is
 //! tested, not shared.
 
-use super::{failure, finish_step, WaveScratch};
+use super::{advance, failure, inject, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
 use crate::Real;
@@ -18,12 +18,13 @@ pub(crate) fn run<T: Real>(
     let r = field.kernel().radius();
     for s in 1..=steps {
         step(field, scratch);
+        let injected = inject(field, scratch);
         let finite =
             scratch.u.find_non_finite().is_none() && scratch.phi.find_non_finite().is_none();
-        if !finite {
+        if !(injected && finite) {
             return Err(failure(scratch, r, s));
         }
-        finish_step(field, scratch);
+        advance(field, scratch);
     }
     Ok(())
 }

@@ -1,0 +1,122 @@
+//! Bad input to the wave equation gets a clear error before any work, and leaves what the
+//! user passed in as it was: unstable time steps (the error names the largest stable one),
+//! absorbing layers wider than half the grid, sources and receivers outside the updated
+//! cells, non-finite or non-zero-boundary initial fields, plans for another kernel or a GPU
+//! engine. A run that blows up reports the step, and the field holds the last finite state,
+//! on every engine.
+
+use stencil35d::wave::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Solver};
+
+fn model(dims: [usize; 3]) -> Grid<f32> {
+    Grid::from_fn(dims, |_, _, _| 2000.0).unwrap()
+}
+
+fn kernel() -> WaveKernel {
+    WaveKernel::new(10.0, 1e-3, 2000.0).with_pml(6)
+}
+
+#[test]
+fn unstable_steps_and_wide_layers_are_refused_before_allocation() {
+    let e = Wavefield::new(WaveKernel::new(10.0, 5e-3, 2000.0), &model([20; 3])).unwrap_err();
+    assert!(matches!(e, Error::Unstable(_)), "{e}");
+    assert!(e.to_string().contains("dt <= 2.26"), "{e}");
+    let e = Wavefield::new(kernel().with_pml(11), &model([20; 3])).unwrap_err();
+    assert!(e.to_string().contains("wider than half"), "{e}");
+    let bad = Grid::from_fn([20; 3], |x, _, _| if x == 3 { -1.0f32 } else { 2000.0 }).unwrap();
+    let e = Wavefield::new(kernel(), &bad).unwrap_err();
+    assert!(e.to_string().contains("(3, 0, 0)"), "{e}");
+    let e = Wavefield::new(kernel().with_order(5), &model([20; 3])).unwrap_err();
+    assert!(e.to_string().contains("order 5"), "{e}");
+}
+
+#[test]
+fn points_outside_the_updated_cells_are_refused_and_nothing_is_added() {
+    let mut f = Wavefield::new(kernel(), &model([20; 3])).unwrap();
+    let e = f
+        .add_source(Source {
+            position: [30.0, 100.0, 100.0],
+            wavelet: Wavelet::ricker(10.0),
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("source 0"), "{e}");
+    assert!(f.sources().is_empty());
+    let good = Receiver::at([100.0; 3]);
+    let e = f
+        .add_receivers(&[good, Receiver::at([100.0, 100.0, 190.0])])
+        .unwrap_err();
+    assert!(e.to_string().contains("receiver 1"), "{e}");
+    assert!(f.receivers().is_empty() && f.traces().is_empty());
+    f.add_receivers(&[good]).unwrap();
+    let plan = Plan::for_wavefield(&f).unwrap();
+    Solver::new(plan).run(&mut f, 2).unwrap();
+    let e = f.add_receivers(&[good]).unwrap_err();
+    assert!(e.to_string().contains("before the first step"), "{e}");
+}
+
+#[test]
+fn initial_fields_must_be_finite_with_a_zero_boundary_layer() {
+    let mut f = Wavefield::new(kernel(), &model([20; 3])).unwrap();
+    let mut u = Grid::<f32>::new([20; 3]).unwrap();
+    u.set(1, 10, 10, 1.0);
+    let e = f.set_state(&u, &u).unwrap_err();
+    assert!(e.to_string().contains("boundary layer"), "{e}");
+    u.set(1, 10, 10, 0.0);
+    u.set(10, 10, 10, f32::NAN);
+    assert!(matches!(f.set_state(&u, &u), Err(Error::NonFiniteInput { .. })));
+    assert!(f.pressure().iter().all(|(_, v)| v == 0.0));
+}
+
+#[test]
+fn plans_for_another_kernel_or_a_gpu_engine_are_refused() {
+    let mut f = Wavefield::new(kernel(), &model([20; 3])).unwrap();
+    let other = Wavefield::new(kernel().with_order(4), &model([20; 3])).unwrap();
+    let plan = Plan::for_wavefield(&other).unwrap();
+    let e = Solver::new(plan).run(&mut f, 1).unwrap_err();
+    assert!(matches!(e, Error::PlanMismatch(_)), "{e}");
+    let e = PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, [20; 3])
+        .engine(Engine::GpuNaive)
+        .build()
+        .unwrap_err();
+    // Without a GPU the planner says so; with one, that the wave runs on the CPU engines.
+    let msg = e.to_string();
+    assert!(msg.contains("CPU engines") || msg.contains("no usable GPU"), "{e}");
+}
+
+#[test]
+fn a_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
+    // A source sample far beyond f32's range makes the field infinite in step 4.
+    let mut wavelet = vec![1e3; 3];
+    wavelet.push(1e300);
+    let make = || {
+        let mut f = Wavefield::new(kernel(), &model([21, 20, 19])).unwrap();
+        f.add_source(Source {
+            position: [100.0, 95.0, 90.0],
+            wavelet: Wavelet::Samples(wavelet.clone()),
+        })
+        .unwrap();
+        f.add_receivers(&[Receiver::at([80.0; 3])]).unwrap();
+        f
+    };
+    let plan = |engine, dim_t| {
+        let f = make();
+        let mut b = PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, f.dims())
+            .engine(engine);
+        if engine == Engine::Blocked {
+            b = b.dim_t(dim_t).tile([5, 4]);
+        }
+        b.build().unwrap()
+    };
+    let mut good = make();
+    Solver::new(plan(Engine::Naive, 1)).run(&mut good, 3).unwrap();
+    for (engine, dim_t) in [(Engine::Reference, 1), (Engine::Naive, 1), (Engine::Blocked, 3)] {
+        let mut f = make();
+        let e = Solver::new(plan(engine, dim_t)).run(&mut f, 8).unwrap_err();
+        assert!(matches!(e, Error::NonFinite { step: 4, .. }), "{engine}: {e}");
+        assert_eq!(f.step(), 3, "{engine}");
+        assert_eq!(f.traces()[0].len(), 4, "{engine}");
+        let d = f.pressure().max_rel_diff(good.pressure()).unwrap();
+        assert!(d < 1e-5, "{engine}: {d}");
+        assert!(f.pressure().iter().all(|(_, v)| v.is_finite()));
+    }
+}

@@ -43,7 +43,9 @@ pub struct PictureAxis {
     pub label: String,
     /// Coordinate of the outer edge of the first cell (the left or bottom edge of the field).
     pub origin: f64,
-    /// Length of one cell in the axis's unit (1 for cells, the spacing Δx for metres).
+    /// Length of one cell in the axis's unit (1 for cells, the spacing Δx for metres);
+    /// negative for coordinates that decrease away from the first edge, such as time
+    /// increasing downward (`origin` then holds the largest coordinate).
     pub cell_size: f64,
 }
 
@@ -68,7 +70,7 @@ impl PictureAxis {
 
     /// The coordinates of the field's two edges along this axis for `cells` cells.
     fn span(&self, cells: usize) -> (f64, f64) {
-        let size = if self.cell_size > 0.0 && self.cell_size.is_finite() {
+        let size = if self.cell_size != 0.0 && self.cell_size.is_finite() {
             self.cell_size
         } else {
             1.0
@@ -304,8 +306,8 @@ fn draw_axes(
     );
     let (x0, x1) = options.x_axis.span(slice.width);
     let (y0, y1) = options.y_axis.span(slice.height);
-    let x_ticks = nice_ticks(x0, x1, (f.width / 70).clamp(2, 10));
-    let y_ticks = nice_ticks(y0, y1, (f.height / 50).clamp(2, 10));
+    let x_ticks = nice_ticks(x0.min(x1), x0.max(x1), (f.width / 70).clamp(2, 10));
+    let y_ticks = nice_ticks(y0.min(y1), y0.max(y1), (f.height / 50).clamp(2, 10));
     let x_digits = tick_decimals(&x_ticks);
     let y_digits = tick_decimals(&y_ticks);
     let mut chart = ChartBuilder::on(&area)
@@ -329,8 +331,9 @@ fn draw_axes(
         .map_err(plot_err)
 }
 
-/// A linear axis over `range` with labelled ticks at `ticks` and no minor lines (plotters'
-/// `f64` axes choose their own ticks, and one with chosen ticks cannot take a label formatter).
+/// A linear axis over `range` (its start may be the larger end, for a reversed axis) with
+/// labelled ticks at `ticks` and no minor lines (plotters' `f64` axes choose their own ticks,
+/// and one with chosen ticks cannot take a label formatter).
 pub(crate) struct TickedAxis {
     range: Range<f64>,
     ticks: Vec<f64>,
@@ -349,7 +352,7 @@ impl Ranged for TickedAxis {
 
     fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
         let Range { start, end } = self.range;
-        let t = if end > start {
+        let t = if end != start {
             (v - start) / (end - start)
         } else {
             0.5

@@ -1,11 +1,15 @@
 //! Writing results for people and other tools: PNG pictures of slices with a colour map (bare,
 //! or as figures with title, axes and colour bar), and VTK ImageData files of whole fields for
-//! ParaView; images read and written as channel planes for the 2D kernels ([`Picture`]); and
-//! checks that output places can be written before a run starts.
+//! ParaView; NumPy `.npy` arrays (written and read), SEG-Y shot records and shot-gather
+//! figures for seismic work; images read and written as channel planes for the 2D kernels
+//! ([`Picture`]); and checks that output places can be written before a run starts.
 
 mod figure;
+mod gather;
+mod npy;
 mod picture;
 mod png;
+mod segy;
 mod vti;
 mod writable;
 
@@ -16,8 +20,11 @@ pub use self::figure::{
 pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
 };
+pub use self::gather::write_gather_png;
+pub use self::npy::{read_npy_f64, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
+pub use self::segy::{write_segy, SegyShot, SegyTrace};
 pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};
 pub use self::writable::{check_writable_dir, check_writable_file};

@@ -1,0 +1,514 @@
+//! NumPy `.npy` files: arrays of any rank that `numpy.load` opens directly. Written as format
+//! version 1.0 (2.0 only when the header does not fit 1.0's 16-bit length), C order,
+//! little-endian `f4` or `f8`; read from versions 1.0 and 2.0 in C order, as 32- or 64-bit
+//! floats or integers of either byte order.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::{DType, Error, Real, Result};
+
+/// The six bytes every `.npy` file starts with.
+const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// The whole header (magic, version, length and dictionary) is padded to a multiple of this.
+const ALIGN: usize = 64;
+
+/// Writes `data`, an array of `shape` in C order (last index fastest), to `path` as a `.npy`
+/// file of `T`'s precision (`<f4` or `<f8`). An empty `shape` writes a 0-d array of one value.
+///
+/// Errors: `data` does not hold the product of `shape` values, I/O.
+pub fn write_npy<T: Real>(path: &Path, shape: &[usize], data: &[T]) -> Result<()> {
+    let count = element_count(shape).filter(|&n| n == data.len());
+    if count.is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "an NPY array of shape {} needs as many values as the shape's product, got {}",
+            shape_text(shape),
+            data.len()
+        )));
+    }
+    let descr = match T::DTYPE {
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+    };
+    let header = header_bytes(descr, shape);
+    let io = |e| Error::io(path, e);
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
+    out.write_all(&header).map_err(io)?;
+    for x in data {
+        match T::DTYPE {
+            DType::F32 => out.write_all(&x.to_f32().unwrap_or(f32::NAN).to_le_bytes()),
+            DType::F64 => out.write_all(&x.to_f64().unwrap_or(f64::NAN).to_le_bytes()),
+        }
+        .map_err(io)?;
+    }
+    out.flush().map_err(io)
+}
+
+/// Reads the `.npy` file at `path`: its shape and its values as `f64`, in C order. Reads format
+/// versions 1.0 and 2.0 holding `f4`, `f8`, `i4` or `i8` values, little- (`<`) or big-endian
+/// (`>`); 64-bit integers beyond ±2⁵³ are rounded.
+///
+/// Errors: I/O; not an NPY file or a malformed header; another version, a Fortran-order array,
+/// another dtype (each named in the message); fewer data bytes than the shape needs.
+pub fn read_npy_f64(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bad = |msg: String| Error::InvalidArgument(format!("{}: {msg}", path.display()));
+    let (header, data) = split_header(&bytes).map_err(bad)?;
+    let header = parse_header(header).map_err(bad)?;
+    if header.fortran_order {
+        return Err(bad(
+            "the array is in Fortran order (fortran_order: True); save it in C order \
+             (numpy.ascontiguousarray) to read it here"
+                .into(),
+        ));
+    }
+    let (size, decode) = decoder(&header.descr).map_err(bad)?;
+    let count = element_count(&header.shape);
+    let need = count.and_then(|n| n.checked_mul(size));
+    let Some(need) = need.filter(|&need| need <= data.len()) else {
+        return Err(bad(format!(
+            "shape {} of '{}' needs {} data bytes, the file holds {}",
+            shape_text(&header.shape),
+            header.descr,
+            need.map_or("more than 2⁶⁴".into(), |n| n.to_string()),
+            data.len()
+        )));
+    };
+    let values = data[..need].chunks_exact(size).map(decode).collect();
+    Ok((header.shape, values))
+}
+
+/// The number of elements of an array of `shape` (`None` on overflow).
+fn element_count(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
+/// `shape` as a Python tuple: `()`, `(5,)`, `(2, 3)`.
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", dims.join(", "))
+        }
+    }
+}
+
+/// Magic, version, header length and the header dictionary, padded with spaces and ended with
+/// a newline so that the data starts at a multiple of 64 bytes, as numpy writes it.
+fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}",
+        shape_text(shape)
+    );
+    let padded = |preamble: usize| (preamble + dict.len() + 1).next_multiple_of(ALIGN) - preamble;
+    let mut out = MAGIC.to_vec();
+    let len = match u16::try_from(padded(10)) {
+        Ok(len) => {
+            out.extend_from_slice(&[1, 0]);
+            out.extend_from_slice(&len.to_le_bytes());
+            usize::from(len)
+        }
+        Err(_) => {
+            let len = padded(12);
+            out.extend_from_slice(&[2, 0]);
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+            len
+        }
+    };
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(out.len() + len - dict.len() - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// The header text and the data bytes of a `.npy` file's contents.
+fn split_header(bytes: &[u8]) -> Result<(&str, &[u8]), String> {
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err("not an NPY file (it does not start with \\x93NUMPY)".into());
+    }
+    let (len, start): (usize, usize) = match (bytes[6], bytes[7]) {
+        (1, 0) => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        (2, 0) if bytes.len() >= 12 => {
+            let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+            (len as usize, 12)
+        }
+        (2, 0) => return Err("the file ends inside its header".into()),
+        (major, minor) => {
+            return Err(format!(
+                "NPY format version {major}.{minor}; versions 1.0 and 2.0 are read"
+            ))
+        }
+    };
+    let end = start
+        .checked_add(len)
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| format!("the header claims {len} bytes, the file is shorter"))?;
+    let text = std::str::from_utf8(&bytes[start..end])
+        .map_err(|_| "the header is not ASCII text".to_string())?;
+    Ok((text, &bytes[end..]))
+}
+
+/// The three entries of an NPY header.
+#[derive(Debug, PartialEq)]
+struct Header {
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<usize>,
+}
+
+/// Parses the header dictionary, e.g. `{'descr': '<f8', 'fortran_order': False, 'shape':
+/// (2, 3), }`.
+fn parse_header(text: &str) -> Result<Header, String> {
+    let mut c = Cursor {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    c.expect(b'{')?;
+    while !c.eat(b'}') {
+        let key = c.string()?;
+        c.expect(b':')?;
+        match key.as_str() {
+            "descr" if c.peek() == Some(b'[') => {
+                return Err("a structured dtype (descr is a list); plain arrays are read".into())
+            }
+            "descr" => descr = Some(c.string()?),
+            "fortran_order" => fortran_order = Some(c.boolean()?),
+            "shape" => shape = Some(c.tuple()?),
+            other => return Err(format!("unexpected key '{other}' in the header")),
+        }
+        if !c.eat(b',') {
+            c.expect(b'}')?;
+            break;
+        }
+    }
+    let missing = |key: &str| format!("the header has no '{key}'");
+    Ok(Header {
+        descr: descr.ok_or_else(|| missing("descr"))?,
+        fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
+        shape: shape.ok_or_else(|| missing("shape"))?,
+    })
+}
+
+/// A position in a header's text, skipping white space before each token.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    /// The next byte that is not white space, not consumed.
+    fn peek(&mut self) -> Option<u8> {
+        while self.s.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+        self.s.get(self.i).copied()
+    }
+
+    /// Consumes `b` if it comes next.
+    fn eat(&mut self, b: u8) -> bool {
+        let next = self.peek() == Some(b);
+        self.i += usize::from(next);
+        next
+    }
+
+    /// Consumes `b` or fails.
+    fn expect(&mut self, b: u8) -> Result<(), String> {
+        if self.eat(b) {
+            Ok(())
+        } else {
+            Err(format!(
+                "malformed header: expected '{}' at byte {}",
+                b as char, self.i
+            ))
+        }
+    }
+
+    /// A string in single or double quotes (no escapes: numpy's keys and dtypes have none).
+    fn string(&mut self) -> Result<String, String> {
+        let quote = self.peek().filter(|q| *q == b'\'' || *q == b'"');
+        let quote =
+            quote.ok_or_else(|| format!("malformed header: no string at byte {}", self.i))?;
+        let start = self.i + 1;
+        let len = self.s[start..].iter().position(|&b| b == quote);
+        let len = len.ok_or_else(|| "malformed header: an unterminated string".to_string())?;
+        self.i = start + len + 1;
+        Ok(String::from_utf8_lossy(&self.s[start..start + len]).into_owned())
+    }
+
+    /// `True` or `False`.
+    fn boolean(&mut self) -> Result<bool, String> {
+        self.peek();
+        for (word, value) in [("True", true), ("False", false)] {
+            if self.s[self.i..].starts_with(word.as_bytes()) {
+                self.i += word.len();
+                return Ok(value);
+            }
+        }
+        Err(format!(
+            "malformed header: expected True or False at byte {}",
+            self.i
+        ))
+    }
+
+    /// A tuple of non-negative integers: `()`, `(5,)`, `(2, 3)`.
+    fn tuple(&mut self) -> Result<Vec<usize>, String> {
+        self.expect(b'(')?;
+        let mut dims = Vec::new();
+        while !self.eat(b')') {
+            self.peek();
+            let digits = self.s[self.i..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let text = std::str::from_utf8(&self.s[self.i..self.i + digits]).unwrap_or("");
+            let dim = text.parse().map_err(|_| {
+                format!("malformed header: expected a dimension at byte {}", self.i)
+            })?;
+            dims.push(dim);
+            self.i += digits;
+            if !self.eat(b',') {
+                self.expect(b')')?;
+                break;
+            }
+        }
+        Ok(dims)
+    }
+}
+
+/// Turns one element's bytes into an `f64`.
+type Decode = fn(&[u8]) -> f64;
+
+/// The element size and decoder of the dtype `descr`.
+fn decoder(descr: &str) -> Result<(usize, Decode), String> {
+    fn bytes<const N: usize>(b: &[u8]) -> [u8; N] {
+        let mut a = [0; N];
+        a.copy_from_slice(b);
+        a
+    }
+    let decode: (usize, Decode) = match descr {
+        "<f4" => (4, |b| f32::from_le_bytes(bytes(b)) as f64),
+        ">f4" => (4, |b| f32::from_be_bytes(bytes(b)) as f64),
+        "<f8" => (8, |b| f64::from_le_bytes(bytes(b))),
+        ">f8" => (8, |b| f64::from_be_bytes(bytes(b))),
+        "<i4" => (4, |b| i32::from_le_bytes(bytes(b)) as f64),
+        ">i4" => (4, |b| i32::from_be_bytes(bytes(b)) as f64),
+        "<i8" => (8, |b| i64::from_le_bytes(bytes(b)) as f64),
+        ">i8" => (8, |b| i64::from_be_bytes(bytes(b)) as f64),
+        other => {
+            return Err(format!(
+                "dtype '{other}' is not read; the dtypes read are <f4 <f8 <i4 <i8 and their \
+                 big-endian forms >f4 >f8 >i4 >i8"
+            ))
+        }
+    };
+    Ok(decode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A fresh directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("stencil35d-npy-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A file made of a version-`major` preamble, `dict` padded to 64 bytes, and `data`.
+    fn hand_built(major: u8, dict: &str, data: &[u8]) -> Vec<u8> {
+        let preamble = if major == 1 { 10 } else { 12 };
+        let len = (preamble + dict.len() + 1).next_multiple_of(64) - preamble;
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[major, 0]);
+        if major == 1 {
+            out.extend_from_slice(&(len as u16).to_le_bytes());
+        } else {
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+        out.extend_from_slice(dict.as_bytes());
+        out.resize(preamble + len - 1, b' ');
+        out.push(b'\n');
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn round_trip_3d_f32_and_f64() {
+        let dir = scratch("round-trip");
+        let shape = [3, 4, 5];
+        let f64s: Vec<f64> = (0..60).map(|i| (i as f64 - 17.0) * 0.37 + 1e-9).collect();
+        let f32s: Vec<f32> = f64s.iter().map(|&v| v as f32).collect();
+        write_npy(&dir.join("a.npy"), &shape, &f64s).unwrap();
+        write_npy(&dir.join("b.npy"), &shape, &f32s).unwrap();
+        let (s64, v64) = read_npy_f64(&dir.join("a.npy")).unwrap();
+        let (s32, v32) = read_npy_f64(&dir.join("b.npy")).unwrap();
+        assert_eq!((s64.as_slice(), s32.as_slice()), (&shape[..], &shape[..]));
+        assert_eq!(v64, f64s);
+        assert!(v32.iter().zip(&f32s).all(|(a, &b)| *a == b as f64));
+        for (name, descr, size) in [("a.npy", "<f8", 8), ("b.npy", "<f4", 4)] {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+            assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+            assert_eq!((10 + len) % 64, 0);
+            assert_eq!(bytes[10 + len - 1], b'\n');
+            assert_eq!(bytes.len(), 10 + len + 60 * size);
+            let header = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+            assert_eq!(
+                header.trim_end(),
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (3, 4, 5), }}")
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn one_and_zero_dimensional_shapes() {
+        let dir = scratch("shapes");
+        let path = dir.join("v.npy");
+        write_npy(&path, &[4], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(text.contains("'shape': (4,), }"), "{text}");
+        assert_eq!(
+            read_npy_f64(&path).unwrap(),
+            (vec![4], vec![1.0, 2.0, 3.0, 4.0])
+        );
+        write_npy(&path, &[], &[2.5f64]).unwrap();
+        assert_eq!(read_npy_f64(&path).unwrap(), (vec![], vec![2.5]));
+        assert!(write_npy(&path, &[2, 3], &[0.0f64; 5]).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn hand_built_files_of_every_dtype_and_both_versions() {
+        let dir = scratch("hand-built");
+        let path = dir.join("h.npy");
+        let cases: [(u8, &str, Vec<u8>); 5] = [
+            (
+                1,
+                "<i4",
+                [-7i32, 300].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            (
+                2,
+                ">i4",
+                [-7i32, 300].iter().flat_map(|v| v.to_be_bytes()).collect(),
+            ),
+            (
+                1,
+                ">i8",
+                [-7i64, 300].iter().flat_map(|v| v.to_be_bytes()).collect(),
+            ),
+            (
+                2,
+                ">f8",
+                [-7.0f64, 300.0]
+                    .iter()
+                    .flat_map(|v| v.to_be_bytes())
+                    .collect(),
+            ),
+            (
+                1,
+                ">f4",
+                [-7.0f32, 300.0]
+                    .iter()
+                    .flat_map(|v| v.to_be_bytes())
+                    .collect(),
+            ),
+        ];
+        for (major, descr, data) in cases {
+            let dict = format!("{{\"shape\":(1,2),\"fortran_order\":False,\"descr\":\"{descr}\"}}");
+            std::fs::write(&path, hand_built(major, &dict, &data)).unwrap();
+            let read = read_npy_f64(&path).unwrap_or_else(|e| panic!("{descr} v{major}: {e}"));
+            assert_eq!(read, (vec![1, 2], vec![-7.0, 300.0]), "{descr} v{major}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn refusals_name_what_was_found() {
+        let dir = scratch("refusals");
+        let path = dir.join("r.npy");
+        let refused = |bytes: Vec<u8>| {
+            std::fs::write(&path, bytes).unwrap();
+            read_npy_f64(&path).unwrap_err().to_string()
+        };
+        let dict = |descr: &str, fortran: &str| {
+            format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': (2,), }}")
+        };
+        let err = refused(hand_built(1, &dict("<f8", "True"), &[0; 16]));
+        assert!(err.contains("Fortran order"), "{err}");
+        for descr in ["<c16", "|u1", "<f2", "<u4", "=f8"] {
+            let err = refused(hand_built(1, &dict(descr, "False"), &[0; 32]));
+            assert!(err.contains(&format!("dtype '{descr}'")), "{err}");
+        }
+        let err = refused(hand_built(1, &dict("<f8", "False"), &[0; 15]));
+        assert!(
+            err.contains("needs 16 data bytes, the file holds 15"),
+            "{err}"
+        );
+        let err = refused(hand_built(3, &dict("<f8", "False"), &[0; 16]));
+        assert!(err.contains("version 3.0"), "{err}");
+        let err = refused(b"P6\n2 2\n255\n".to_vec());
+        assert!(err.contains("not an NPY file"), "{err}");
+        let structured = "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,), }";
+        let err = refused(hand_built(1, structured, &[0; 16]));
+        assert!(err.contains("structured dtype"), "{err}");
+        let err = refused(hand_built(1, "{'descr': '<f8', 'shape': (2,), }", &[0; 16]));
+        assert!(err.contains("no 'fortran_order'"), "{err}");
+        let err = refused(hand_built(
+            1,
+            "{'descr': '<f8', 'shape': (2, x), }",
+            &[0; 16],
+        ));
+        assert!(err.contains("expected a dimension"), "{err}");
+        let missing = dir.join("missing.npy");
+        assert!(matches!(read_npy_f64(&missing), Err(Error::Io { .. })));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn numpy_reads_and_writes_what_this_module_reads_and_writes() {
+        let python = std::process::Command::new("python3")
+            .args(["-c", "import numpy"])
+            .output();
+        if !python.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: python3 with numpy is not available");
+            return;
+        }
+        let dir = scratch("numpy");
+        let ours = dir.join("ours.npy");
+        let theirs = dir.join("theirs.npy");
+        let values: Vec<f32> = (0..24).map(|i| i as f32 * 0.5 - 3.0).collect();
+        write_npy(&ours, &[2, 3, 4], &values).unwrap();
+        let script = format!(
+            "import numpy as np\n\
+             a = np.load({ours:?})\n\
+             assert a.dtype == np.float32 and a.shape == (2, 3, 4), (a.dtype, a.shape)\n\
+             assert (a == np.arange(24, dtype=np.float32).reshape(2, 3, 4) * 0.5 - 3).all()\n\
+             np.save({theirs:?}, (a.astype('>f8') * 2)[:, 1:, :].astype('>f8'))\n"
+        );
+        let run = std::process::Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let (shape, back) = read_npy_f64(&theirs).unwrap();
+        assert_eq!(shape, [2, 2, 4]);
+        let expected: Vec<f64> = (0..24)
+            .filter(|i| (i / 4) % 3 != 0)
+            .map(|i| 2.0 * (i as f64 * 0.5 - 3.0))
+            .collect();
+        assert_eq!(back, expected);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -63,7 +63,10 @@ fn initial_fields_must_be_finite_with_a_zero_boundary_layer() {
     assert!(e.to_string().contains("boundary layer"), "{e}");
     u.set(1, 10, 10, 0.0);
     u.set(10, 10, 10, f32::NAN);
-    assert!(matches!(f.set_state(&u, &u), Err(Error::NonFiniteInput { .. })));
+    assert!(matches!(
+        f.set_state(&u, &u),
+        Err(Error::NonFiniteInput { .. })
+    ));
     assert!(f.pressure().iter().all(|(_, v)| v == 0.0));
 }
 
@@ -80,7 +83,10 @@ fn plans_for_another_kernel_or_a_gpu_engine_are_refused() {
         .unwrap_err();
     // Without a GPU the planner says so; with one, that the wave runs on the CPU engines.
     let msg = e.to_string();
-    assert!(msg.contains("CPU engines") || msg.contains("no usable GPU"), "{e}");
+    assert!(
+        msg.contains("CPU engines") || msg.contains("no usable GPU"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -100,19 +106,28 @@ fn a_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
     };
     let plan = |engine, dim_t| {
         let f = make();
-        let mut b = PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, f.dims())
-            .engine(engine);
+        let mut b =
+            PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, f.dims()).engine(engine);
         if engine == Engine::Blocked {
             b = b.dim_t(dim_t).tile([5, 4]);
         }
         b.build().unwrap()
     };
     let mut good = make();
-    Solver::new(plan(Engine::Naive, 1)).run(&mut good, 3).unwrap();
-    for (engine, dim_t) in [(Engine::Reference, 1), (Engine::Naive, 1), (Engine::Blocked, 3)] {
+    Solver::new(plan(Engine::Naive, 1))
+        .run(&mut good, 3)
+        .unwrap();
+    for (engine, dim_t) in [
+        (Engine::Reference, 1),
+        (Engine::Naive, 1),
+        (Engine::Blocked, 3),
+    ] {
         let mut f = make();
         let e = Solver::new(plan(engine, dim_t)).run(&mut f, 8).unwrap_err();
-        assert!(matches!(e, Error::NonFinite { step: 4, .. }), "{engine}: {e}");
+        assert!(
+            matches!(e, Error::NonFinite { step: 4, .. }),
+            "{engine}: {e}"
+        );
         assert_eq!(f.step(), 3, "{engine}");
         assert_eq!(f.traces()[0].len(), 4, "{engine}");
         let d = f.pressure().max_rel_diff(good.pressure()).unwrap();

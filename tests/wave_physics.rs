@@ -25,7 +25,10 @@ fn shot(dims: [usize; 3], src: [f64; 3], recs: &[[f64; 3]], steps: usize) -> Vec
             wavelet: Wavelet::ricker(FREQ),
         })
         .unwrap();
-    let receivers: Vec<Receiver> = recs.iter().map(|c| Receiver::at(c.map(|v| v * H))).collect();
+    let receivers: Vec<Receiver> = recs
+        .iter()
+        .map(|c| Receiver::at(c.map(|v| v * H)))
+        .collect();
     field.add_receivers(&receivers).unwrap();
     let plan = Plan::for_wavefield(&field).unwrap();
     Solver::new(plan).run(&mut field, steps).unwrap();
@@ -49,7 +52,9 @@ fn peak(trace: &[f64]) -> (f64, f64) {
 fn the_direct_wave_arrives_at_r_over_v_and_decays_as_one_over_r() {
     let dims = [124, 96, 96];
     let src = [30.0, 48.0, 48.0];
-    let recs: Vec<[f64; 3]> = (0..5).map(|i| [50.0 + 10.0 * i as f64, 48.0, 48.0]).collect();
+    let recs: Vec<[f64; 3]> = (0..5)
+        .map(|i| [50.0 + 10.0 * i as f64, 48.0, 48.0])
+        .collect();
     let traces = shot(dims, src, &recs, 520);
     let delay = 1.0 / FREQ;
     let mut scaled = Vec::new();
@@ -69,7 +74,10 @@ fn the_direct_wave_arrives_at_r_over_v_and_decays_as_one_over_r() {
     for s in &scaled {
         assert!((s / mean - 1.0).abs() < 0.02, "amplitude × r: {scaled:?}");
     }
-    assert!((mean - 1.0).abs() < 0.05, "amplitude × 4πv²r = {mean}, expected 1");
+    assert!(
+        (mean - 1.0).abs() < 0.05,
+        "amplitude × 4πv²r = {mean}, expected 1"
+    );
 }
 
 /// The layer's reflection seen at `rec` from a source at `src` near the low-x face, against

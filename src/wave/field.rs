@@ -71,8 +71,9 @@ impl<T: Real> Wavefield<T> {
                 }
             }
         }
+        let speed = layer_velocities(&kernel, velocity);
         Ok(Wavefield {
-            damping: Damping::new(&kernel, dims),
+            damping: Damping::for_velocities(&kernel, dims, speed),
             kernel,
             u: Grid::unchecked(dims)?,
             prev: Grid::unchecked(dims)?,
@@ -250,6 +251,32 @@ impl<T: Real> Wavefield<T> {
     pub(crate) fn injected(&self, tap: &Tap, n: usize) -> T {
         T::of(tap.weight * self.sources[tap.point].wavelet.at(n, self.kernel.dt))
     }
+}
+
+/// The mean velocity in each face's absorbing layer (`[axis][low, high]`).
+fn layer_velocities<T: Real>(kernel: &WaveKernel, velocity: &Grid<T>) -> [[f64; 2]; 3] {
+    let dims = velocity.dims();
+    let w = kernel.pml;
+    let mut sum = [[0.0f64; 2]; 3];
+    let mut count = [[0usize; 2]; 3];
+    for (c, v) in velocity.iter() {
+        let v = v.to_f64().unwrap_or(0.0);
+        for a in 0..3 {
+            let side = [c[a] < w, c[a] + w >= dims[a]];
+            for s in 0..2 {
+                if side[s] {
+                    sum[a][s] += v;
+                    count[a][s] += 1;
+                }
+            }
+        }
+    }
+    std::array::from_fn(|a| {
+        std::array::from_fn(|s| match count[a][s] {
+            0 => kernel.v_max,
+            n => sum[a][s] / n as f64,
+        })
+    })
 }
 
 /// Adds each probe's weighted value of `u` to its receiver's sample (probes in order).

@@ -25,8 +25,20 @@ pub(crate) struct Damping<T> {
 }
 
 impl<T: Real> Damping<T> {
-    /// The damping for `kernel` on a grid of `dims`.
+    /// The damping for `kernel` on a grid of `dims`, each face's profile designed for the
+    /// kernel's largest velocity.
     pub(crate) fn new(kernel: &WaveKernel, dims: [usize; 3]) -> Damping<T> {
+        Damping::for_velocities(kernel, dims, [[kernel.v_max; 2]; 3])
+    }
+
+    /// The damping for `kernel` on a grid of `dims`, the profile of face `side` of axis `a`
+    /// designed for `speed[a][side]` (the mean velocity in its layer: a profile designed for
+    /// a faster medium than the waves cross is steeper than they need, and reflects more).
+    pub(crate) fn for_velocities(
+        kernel: &WaveKernel,
+        dims: [usize; 3],
+        speed: [[f64; 2]; 3],
+    ) -> Damping<T> {
         let r = kernel.radius();
         let mut eta: [Vec<f64>; 3] = Default::default();
         let mut grad: [Vec<f64>; 3] = Default::default();
@@ -35,17 +47,19 @@ impl<T: Real> Damping<T> {
             let n = dims[a];
             let h = kernel.spacing[a];
             let width = kernel.pml.saturating_sub(r).max(1) as f64;
-            let d0 = 3.0 * kernel.v_max * (1.0 / DESIGN_REFLECTION).ln() / (2.0 * width * h);
-            let profile = |depth: f64| kernel.dt * d0 * (depth / width).clamp(0.0, 1.0).powi(2);
+            let profile = |depth: f64, v: f64| {
+                let d0 = 3.0 * v * (1.0 / DESIGN_REFLECTION).ln() / (2.0 * width * h);
+                kernel.dt * d0 * (depth / width).clamp(0.0, 1.0).powi(2)
+            };
             eta[a] = (0..n)
                 .map(|i| {
                     let low = if kernel.absorbs(a, 0) {
-                        profile(kernel.pml as f64 - i as f64)
+                        profile(kernel.pml as f64 - i as f64, speed[a][0])
                     } else {
                         0.0
                     };
                     let high = if kernel.absorbs(a, 1) {
-                        profile(i as f64 + 1.0 + kernel.pml as f64 - n as f64)
+                        profile(i as f64 + 1.0 + kernel.pml as f64 - n as f64, speed[a][1])
                     } else {
                         0.0
                     };

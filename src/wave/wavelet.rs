@@ -32,7 +32,7 @@ impl Wavelet {
     /// Checks the definition: positive finite frequency, finite samples.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Wavelet::Ricker { freq, delay } if !(freq.is_finite() && *freq > 0.0) || !delay.is_finite() => {
+            Wavelet::Ricker { freq, delay } if !(freq.is_finite() && *freq > 0.0 && delay.is_finite()) => {
                 Err(Error::InvalidArgument(format!(
                     "a Ricker wavelet needs a positive finite frequency and a finite delay, got {freq} Hz and {delay} s"
                 )))
@@ -72,7 +72,10 @@ mod tests {
         let lobe: f64 = (900..=1100).map(|n| w.at(n, dt)).sum::<f64>() * dt;
         let s = std::f64::consts::PI * 10.0 * 0.01;
         let exact = 2.0 * s * (-s * s).exp() / (std::f64::consts::PI * 10.0);
-        assert!((lobe - exact).abs() < 1e-4 * exact.max(1.0), "{lobe} vs {exact}");
+        assert!(
+            (lobe - exact).abs() < 1e-4 * exact.max(1.0),
+            "{lobe} vs {exact}"
+        );
     }
 
     #[test]

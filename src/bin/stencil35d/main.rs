@@ -11,6 +11,7 @@ mod heat;
 mod plan_cmd;
 mod probe;
 mod sphere;
+mod wave;
 
 use clap::{Parser, Subcommand};
 
@@ -71,6 +72,9 @@ enum Scenario {
     Channel(channel::ChannelArgs),
     /// Lattice Boltzmann: flow past a sphere from an inlet to an outlet, with its drag.
     Sphere(sphere::SphereArgs),
+    /// Seismic: one shot through a velocity model (acoustic wave equation with absorbing
+    /// layers); writes the shot gather (.npy, SEG-Y, PNG) and wavefield snapshots.
+    Wave(wave::WaveArgs),
 }
 
 /// Restores the default action of SIGPIPE (terminate quietly), which the Rust runtime sets to
@@ -100,6 +104,7 @@ fn main() {
         Command::Run(Scenario::Cavity(a)) => cavity::run(a),
         Command::Run(Scenario::Channel(a)) => channel::run(a),
         Command::Run(Scenario::Sphere(a)) => sphere::run(a),
+        Command::Run(Scenario::Wave(a)) => wave::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Filter(a) => filter::run(a),
     };

@@ -1,0 +1,430 @@
+//! `stencil35d run wave`: one seismic shot — a Ricker source near the surface of a
+//! homogeneous, layered or salt-body velocity model (or a model read from `.npy`), receivers
+//! along a line or on a grid — with a progress bar; writes the shot gather (`.npy`, SEG-Y
+//! rev 1, PNG), wavefield snapshots (PNG sections and `.vti`), the model's section and a
+//! summary.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use stencil35d::output::{
+    check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
+    write_vti, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
+    VtiValues,
+};
+use stencil35d::wave::{models, Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use stencil35d::{DType, Error, Grid, PlanBuilder, Real, Solver};
+
+use crate::args::{Overrides, Size};
+
+/// The built-in velocity models.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Model {
+    /// 2,000 m/s everywhere.
+    Homogeneous,
+    /// Five horizontal layers from 1,500 to 3,500 m/s.
+    Layered,
+    /// Water over sediments with two dipping reflectors and a salt dome (4,500 m/s).
+    Salt,
+}
+
+/// Receiver layouts.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Layout {
+    /// A line along x through the source, at the source's depth.
+    Line,
+    /// A square grid over x and y at the source's depth.
+    Grid,
+}
+
+/// Options of `run wave`.
+#[derive(Args, Debug)]
+pub struct WaveArgs {
+    /// Velocity model.
+    #[arg(long, value_enum, default_value = "salt")]
+    model: Model,
+    /// A velocity model in m/s from a `.npy` file of shape (nz, ny, nx) (x fastest, as the
+    /// grids are stored); replaces --model and --size.
+    #[arg(long)]
+    velocity: Option<PathBuf>,
+    /// Grid size: N for N³, or NXxNYxNZ (z is depth).
+    #[arg(long, default_value = "200x200x150")]
+    size: Size,
+    /// Cell size, metres.
+    #[arg(long, default_value_t = 10.0)]
+    spacing: f64,
+    /// Space order: 2, 4, 6 or 8.
+    #[arg(long, default_value_t = 8)]
+    order: usize,
+    /// Width of the absorbing layers, cells.
+    #[arg(long, default_value_t = stencil35d::wave::DEFAULT_PML_WIDTH)]
+    pml: usize,
+    /// A free surface at the top (z = 0) instead of an absorbing layer.
+    #[arg(long)]
+    free_surface: bool,
+    /// Time step, seconds, a whole number of microseconds (default: 80% of the stability
+    /// limit, rounded down to whole microseconds).
+    #[arg(long)]
+    dt: Option<f64>,
+    /// Recording time, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    time: f64,
+    /// Peak frequency of the Ricker source, Hz.
+    #[arg(long, default_value_t = 12.0)]
+    freq: f64,
+    /// Source depth in cells below the top (default: just below the top absorbing layer, or
+    /// 5 cells under a free surface).
+    #[arg(long)]
+    source_depth: Option<usize>,
+    /// Receiver layout.
+    #[arg(long, value_enum, default_value = "line")]
+    receivers: Layout,
+    /// Cells between receivers.
+    #[arg(long, default_value_t = 2)]
+    receiver_spacing: usize,
+    /// Wavefield snapshots written during the run (PNG section and `.vti`).
+    #[arg(long, default_value_t = 4)]
+    snapshots: usize,
+    /// Precision.
+    #[arg(long, default_value = "f32")]
+    dtype: DType,
+    /// Output directory (created if missing; checked to be writable before the first step).
+    #[arg(long, default_value = "out/wave")]
+    out: PathBuf,
+    #[command(flatten)]
+    overrides: Overrides,
+}
+
+pub fn run(args: &WaveArgs) -> Result<(), Error> {
+    match args.dtype {
+        DType::F32 => simulate::<f32>(args),
+        DType::F64 => simulate::<f64>(args),
+    }
+}
+
+/// The velocity model the options name.
+fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
+    if let Some(path) = &args.velocity {
+        let (shape, values) = read_npy_f64(path)?;
+        let [nz, ny, nx] = shape[..] else {
+            return Err(Error::InvalidArgument(format!(
+                "{}: a velocity model is a 3D array of shape (nz, ny, nx), not {shape:?}",
+                path.display()
+            )));
+        };
+        let data: Vec<T> = values.iter().map(|&v| T::of(v)).collect();
+        return Grid::from_slice([nx, ny, nz], &data);
+    }
+    let dims = args.size.0;
+    match args.model {
+        Model::Homogeneous => models::homogeneous(dims, 2000.0),
+        Model::Layered => {
+            let layers: Vec<(usize, f64)> = (0..5)
+                .map(|i| (i * dims[2] / 5, 1500.0 + 500.0 * i as f64))
+                .collect();
+            models::layered(dims, &layers)
+        }
+        Model::Salt => models::salt(dims),
+    }
+}
+
+/// The kernel: order, spacing, layers and the time step (whole microseconds, for SEG-Y).
+fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
+    let mut k = WaveKernel::new(args.spacing, 1e-3, v_max)
+        .with_order(args.order)
+        .with_pml(args.pml);
+    if args.free_surface {
+        k = k.with_free_surface();
+    }
+    k.dt = match args.dt {
+        Some(dt) => {
+            let us = dt * 1e6;
+            if !(us.is_finite() && us >= 1.0 && (us - us.round()).abs() < 1e-6) {
+                return Err(Error::InvalidArgument(format!(
+                    "--dt {dt} s is not a whole number of microseconds, which SEG-Y records need"
+                )));
+            }
+            dt
+        }
+        None => (0.8 * k.max_stable_dt(v_max) * 1e6).floor().max(1.0) * 1e-6,
+    };
+    Ok(k)
+}
+
+/// The source and the receivers at the source's depth.
+fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> (Source, Vec<Receiver>) {
+    let h = args.spacing;
+    let top = if args.free_surface {
+        r + 5
+    } else {
+        args.pml + 2
+    };
+    let depth = args.source_depth.unwrap_or(top).clamp(r, dims[2] - r - 1);
+    let (cx, cy) = (dims[0] / 2, dims[1] / 2);
+    let source = Source {
+        position: [cx as f64 * h, cy as f64 * h, depth as f64 * h],
+        wavelet: Wavelet::ricker(args.freq),
+    };
+    let step = args.receiver_spacing.max(1);
+    let span = |n: usize| (args.pml..n - args.pml).step_by(step);
+    let at = |x: usize, y: usize| Receiver::at([x as f64 * h, y as f64 * h, depth as f64 * h]);
+    let receivers = match args.receivers {
+        Layout::Line => span(dims[0]).map(|x| at(x, cy)).collect(),
+        Layout::Grid => span(dims[1])
+            .flat_map(|y| span(dims[0]).map(move |x| (x, y)))
+            .map(|(x, y)| at(x, y))
+            .collect(),
+    };
+    (source, receivers)
+}
+
+fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
+    check_writable_dir(&args.out, "the output directory")?;
+    let model = velocity::<T>(args)?;
+    let dims = model.dims();
+    let v_max = model
+        .iter()
+        .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0)));
+    let kernel = kernel(args, v_max)?;
+    let steps = (args.time / kernel.dt).round() as usize;
+    if steps == 0 || !args.time.is_finite() {
+        return Err(Error::InvalidArgument(format!(
+            "--time {} s records no step of {} s",
+            args.time, kernel.dt
+        )));
+    }
+    let mut field = Wavefield::new(kernel, &model)?;
+    let (source, receivers) = geometry(args, dims, field.kernel().radius());
+    field.add_source(source.clone())?;
+    field.add_receivers(&receivers)?;
+    let plan = args
+        .overrides
+        .apply(
+            PlanBuilder::new(field.kernel().clone(), T::DTYPE, dims),
+            None,
+        )
+        .build()?;
+    eprintln!("{plan}");
+    let y = (source.position[1] / args.spacing).round() as usize;
+    section(
+        &model,
+        y,
+        args,
+        "velocity",
+        "velocity (m/s)",
+        ColorMap::Viridis,
+        None,
+    )?;
+    let mut solver = Solver::new(plan);
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
+        )
+        .expect("valid template"),
+    );
+    let every = steps.div_ceil(args.snapshots.max(1));
+    let chunk = (steps / 100).clamp(1, every);
+    let (start, mut busy, mut written) = (Instant::now(), 0.0, Vec::new());
+    while field.step() < steps {
+        let n = chunk.min(steps - field.step());
+        let report = solver.run(&mut field, n)?;
+        busy += report.seconds;
+        bar.set_position(field.step() as u64);
+        bar.set_message(format!("{:.0} MUPS", report.mups));
+        if args.snapshots > 0 && (field.step() % every < n || field.step() == steps) {
+            written.extend(snapshot(&field, &model, y, args)?);
+        }
+    }
+    bar.finish();
+    written.extend(gather(&field, &source, args)?);
+    let mups = solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6;
+    let summary = json!({
+        "model": args.velocity.as_ref().map_or(format!("{:?}", args.model).to_lowercase(), |p| p.display().to_string()),
+        "dims": dims, "spacing_m": args.spacing, "order": field.kernel().order,
+        "pml": field.kernel().pml, "free_surface": args.free_surface,
+        "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
+        "source_m": source.position, "receivers": receivers.len(),
+        "engine": solver.plan().engine().name(), "dim_t": solver.plan().dim_t(),
+        "threads": solver.plan().threads(), "seconds": busy, "mups": mups,
+        "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    });
+    let path = args.out.join("summary.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&summary).unwrap_or_default(),
+    )
+    .map_err(|e| Error::io(&path, e))?;
+    println!(
+        "wave: {steps} steps of {:.2e} s on {}x{}x{} ({} engine) in {:.1} s, {mups:.0} MUPS; {} \
+         receivers; wrote {} files to {}",
+        field.kernel().dt,
+        dims[0],
+        dims[1],
+        dims[2],
+        solver.plan().engine(),
+        start.elapsed().as_secs_f64(),
+        receivers.len(),
+        written.len() + 1,
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// Writes the section of `grid` at `y` (x across, depth down) as `<name>.png`.
+fn section<T: Real>(
+    grid: &Grid<T>,
+    y: usize,
+    args: &WaveArgs,
+    name: &str,
+    quantity: &str,
+    map: ColorMap,
+    range: Option<(f64, f64)>,
+) -> Result<PathBuf, Error> {
+    let [nx, _, nz] = grid.dims();
+    let values = (0..nz)
+        .flat_map(|z| {
+            grid.row(y, z)
+                .iter()
+                .map(|v| v.to_f64().unwrap_or(f64::NAN))
+        })
+        .collect();
+    let slice = Slice {
+        width: nx,
+        height: nz,
+        values,
+    };
+    let h = args.spacing;
+    let depth = PictureAxis {
+        label: "depth (m)".into(),
+        origin: nz as f64 * h,
+        cell_size: -h,
+    };
+    let mut options = PictureOptions::new(format!("{name}, y = {:.0} m", y as f64 * h), quantity)
+        .with_axes(PictureAxis::metres("x", h), depth)
+        .with_map(map);
+    if let Some((lo, hi)) = range {
+        options = options.with_range(lo, hi);
+    }
+    let path = args
+        .out
+        .join(format!("{}.png", name.replace([' ', ','], "_")));
+    write_png_slice(&path, &slice, &options)?;
+    Ok(path)
+}
+
+/// The pressure's section and volume at the current step.
+fn snapshot<T: Real>(
+    field: &Wavefield<T>,
+    model: &Grid<T>,
+    y: usize,
+    args: &WaveArgs,
+) -> Result<Vec<PathBuf>, Error> {
+    let u = field.pressure();
+    let peak = u
+        .iter()
+        .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0).abs()));
+    let scale = if peak > 0.0 { 1.0 / peak } else { 1.0 };
+    let relative = Grid::<T>::from_fn(u.dims(), |x, yy, z| u.get(x, yy, z) * T::of(scale))?;
+    let name = format!("pressure t = {:.3} s", field.time());
+    let quantity = "pressure / its peak (clipped at ±0.3)";
+    let png = section(
+        &relative,
+        y,
+        args,
+        &name,
+        quantity,
+        ColorMap::RedBlue,
+        Some((-0.3, 0.3)),
+    )?;
+    let png_named = args.out.join(format!("snapshot_{:06}.png", field.step()));
+    std::fs::rename(&png, &png_named).map_err(|e| Error::io(&png_named, e))?;
+    let vti = args.out.join(format!("snapshot_{:06}.vti", field.step()));
+    let (p, v) = (u.to_vec(), model.to_vec());
+    let values =
+        |g: &[T]| -> Vec<f64> { g.iter().map(|x| x.to_f64().unwrap_or(f64::NAN)).collect() };
+    let (p, v) = (values(&p), values(&v));
+    write_vti(
+        &vti,
+        field.dims(),
+        &[
+            VtiArray {
+                name: "pressure",
+                components: 1,
+                values: VtiValues::F64(&p),
+            },
+            VtiArray {
+                name: "velocity",
+                components: 1,
+                values: VtiValues::F64(&v),
+            },
+        ],
+    )?;
+    Ok(vec![png_named, vti])
+}
+
+/// The shot gather as `.npy` (receivers × samples), SEG-Y and PNG.
+fn gather<T: Real>(
+    field: &Wavefield<T>,
+    source: &Source,
+    args: &WaveArgs,
+) -> Result<Vec<PathBuf>, Error> {
+    let traces = field.traces();
+    let samples = traces.first().map_or(0, Vec::len);
+    let flat: Vec<f32> = traces.iter().flatten().map(|&v| v as f32).collect();
+    let npy = args.out.join("gather.npy");
+    write_npy(&npy, &[traces.len(), samples], &flat)?;
+    let segy = args.out.join("gather.segy");
+    let shot = SegyShot {
+        source: source.position,
+        sample_interval_s: field.kernel().dt,
+        traces: field
+            .receivers()
+            .iter()
+            .zip(traces)
+            .map(|(r, t)| SegyTrace {
+                receiver: r.position,
+                data: t.iter().map(|&v| v as f32).collect(),
+            })
+            .collect(),
+        text: format!(
+            "stencil35d acoustic wave equation, order {}, {:?} model, Ricker {} Hz",
+            field.kernel().order,
+            args.model,
+            args.freq
+        ),
+    };
+    write_segy(&segy, &shot)?;
+    // The picture shows the amplitudes with a t² gain (the usual correction of spherical
+    // spreading and absorption for display), so later, weaker reflections show beside the
+    // direct wave; the files hold the amplitudes as computed.
+    let dt = field.kernel().dt;
+    let gained: Vec<f32> = traces
+        .iter()
+        .flat_map(|t| {
+            t.iter()
+                .enumerate()
+                .map(move |(i, &v)| (v * (i as f64 * dt).powi(2)) as f32)
+        })
+        .collect();
+    let png = args.out.join("gather.png");
+    let first = field.receivers().first().map_or(0.0, |r| r.position[0]);
+    let spacing = args.receiver_spacing.max(1) as f64 * args.spacing;
+    let peak = gained.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let relative: Vec<f32> = gained
+        .iter()
+        .map(|v| if peak > 0.0 { v / peak } else { 0.0 })
+        .collect();
+    write_gather_png(
+        &png,
+        &relative,
+        [traces.len(), samples],
+        dt,
+        [first, spacing],
+        "shot gather (gain t², relative amplitude)",
+    )?;
+    Ok(vec![npy, segy, png])
+}

@@ -56,7 +56,7 @@ fn tiny() -> Comparison {
 #[test]
 fn tiny_comparison_has_finite_related_rows() {
     let c = tiny();
-    assert_eq!(c.rows.len(), 4 * 4, "4 kernels x 4 engines");
+    assert_eq!(c.rows.len(), 5 * 4, "5 kernels x 4 engines");
     assert_eq!(c.failures().count(), 0);
     for row in &c.rows {
         assert_eq!(row.backend, Backend::of(row.engine));

@@ -25,7 +25,7 @@ pub const DEFAULT_REPEAT: usize = 3;
 pub const DEFAULT_BUDGET_SECONDS: f64 = 3.0;
 
 /// The kernels `compare` runs by default, by name.
-pub const DEFAULT_KERNELS: [&str; 4] = ["star7", "box27", "star:4", "d3q19"];
+pub const DEFAULT_KERNELS: [&str; 5] = ["star7", "box27", "star:4", "d3q19", "wave:8"];
 
 /// The engines `compare` runs by default: both fast engines of each backend (the scalar
 /// `reference` engine is a correctness oracle, far too slow to be worth timing).
@@ -37,14 +37,17 @@ pub const DEFAULT_ENGINES: [Engine; 4] = [
 ];
 
 /// The kernel called `name`: a stencil name (`star7`, `box27`, `star:R`, `box:R`), `d3q19`
-/// (also `lbm`: a closed lattice without body force, as in [`cavity_lattice`]), a 2D stencil
-/// (`star2d:R`, `box2d:R`) or a convolution with a dense benchmark filter (`conv2d:KxL`).
+/// (also `lbm`: a closed lattice without body force, as in [`cavity_lattice`]), the wave
+/// equation of space order O (`wave:O`, [`super::bench_wave_kernel`] with 20-cell layers), a
+/// 2D stencil (`star2d:R`, `box2d:R`) or a convolution with a dense benchmark filter
+/// (`conv2d:KxL`).
 ///
 /// ```
 /// use stencil35d::perf::kernel_by_name;
 /// assert_eq!(kernel_by_name("star:4").unwrap().name(), "star:4");
 /// assert_eq!(kernel_by_name("d3q19").unwrap().name(), "d3q19");
 /// assert_eq!(kernel_by_name("conv2d:5x5").unwrap().name(), "conv2d:5x5");
+/// assert_eq!(kernel_by_name("wave:8").unwrap().name(), "wave:8");
 /// assert!(kernel_by_name("star:9").is_err());
 /// ```
 pub fn kernel_by_name(name: &str) -> Result<Kernel> {
@@ -57,6 +60,16 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
     }
     if name.starts_with("star2d") || name.starts_with("box2d") {
         return Stencil2::from_name(name).map(Kernel::Stencil2);
+    }
+    if let Some(order) = name.strip_prefix("wave:") {
+        let order = order.parse().map_err(|_| {
+            crate::Error::InvalidArgument(format!(
+                "kernel '{name}': wave:O needs a space order O of 2, 4, 6 or 8"
+            ))
+        })?;
+        let kernel = super::bench_wave_kernel(order, crate::wave::DEFAULT_PML_WIDTH);
+        kernel.validate()?;
+        return Ok(Kernel::Wave(kernel));
     }
     if let Some(size) = name.strip_prefix("conv2d:") {
         return Filter2::from_name(&format!("dense:{size}")).map(Kernel::Filter);
@@ -351,6 +364,7 @@ fn compare_typed<T: Real>(
     };
     for kernel in &config.kernels {
         let dims = config.dims_of(kernel);
+        let kernel = &fitted(kernel, dims);
         // Fail early, before any timing, on a size the kernel cannot use.
         PlanBuilder::new(kernel.clone(), config.dtype, dims)
             .engine(Engine::Reference)
@@ -361,6 +375,11 @@ fn compare_typed<T: Real>(
             Kernel::Lbm(_) => {
                 let input = cavity_lattice::<T>(dims, config.seed)?;
                 measure_all(config, c, kernel, &input, &mut progress)
+            }
+            Kernel::Wave(w) => {
+                let input = super::wave_shot::<T>(w.clone(), dims, config.seed)?;
+                let kernel = Kernel::Wave(input.kernel().clone());
+                measure_all(config, c, &kernel, &input, &mut progress)
             }
             _ if kernel.is_2d() => {
                 let input = Grid2::<T>::random(config.plane_dims, 0.0, 1.0, config.seed)?;
@@ -375,6 +394,20 @@ fn compare_typed<T: Real>(
     }
     comparison.wall_seconds = start.elapsed().as_secs_f64();
     Ok(comparison)
+}
+
+/// `kernel` fitted to `dims`: the wave equation's absorbing layers narrowed to at most a
+/// quarter of the shortest axis (and at least one damped cell), so small comparisons run.
+fn fitted(kernel: &Kernel, dims: [usize; 3]) -> Kernel {
+    match kernel {
+        Kernel::Wave(w) => {
+            let mut w = w.clone();
+            let shortest = dims.iter().copied().min().unwrap_or(0);
+            w.pml = w.pml.min(shortest / 4).max(w.radius() + 1);
+            Kernel::Wave(w)
+        }
+        other => other.clone(),
+    }
 }
 
 impl CompareConfig {

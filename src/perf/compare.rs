@@ -302,7 +302,7 @@ const FAILED: &str = "failed: ";
 /// let mut config = CompareConfig::new([16, 16, 16], 2);
 /// config.engines = vec![Engine::Naive, Engine::Blocked];
 /// let comparison = compare(&config, |_| {}).unwrap();
-/// assert_eq!(comparison.rows.len(), 4 * 2);
+/// assert_eq!(comparison.rows.len(), 5 * 2);
 /// assert!(comparison.rows.iter().all(|r| r.measured.as_ref().unwrap().mups > 0.0));
 /// ```
 pub fn compare(config: &CompareConfig, progress: impl FnMut(&CompareRow)) -> Result<Comparison> {

@@ -24,7 +24,11 @@ fn main() -> Result<(), stencil35d::Error> {
         position: source,
         wavelet: Wavelet::ricker(12.0),
     })?;
-    let line = Receiver::line([25.0 * h, 50.0 * h, depth], [135.0 * h, 50.0 * h, depth], 100);
+    let line = Receiver::line(
+        [25.0 * h, 50.0 * h, depth],
+        [135.0 * h, 50.0 * h, depth],
+        100,
+    );
     shot.add_receivers(&line)?;
     let plan = Plan::for_wavefield(&shot)?;
     println!("{plan}");

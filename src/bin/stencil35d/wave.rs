@@ -228,7 +228,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     );
     let every = steps.div_ceil(args.snapshots.max(1));
     let chunk = (steps / 100).clamp(1, every);
-    let (start, mut busy, mut written) = (Instant::now(), 0.0, Vec::new());
+    let (start, mut busy, mut written) = (Instant::now(), 0.0, vec![model_png]);
     while field.step() < steps {
         let n = chunk.min(steps - field.step());
         let report = solver.run(&mut field, n)?;

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use super::naive::sweep;
 use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
-use super::{advance, failure, inject, GridPtr, WaveScratch};
+use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
 use crate::wave::Wavefield;

@@ -1,17 +1,20 @@
 //! The CPU engines of the acoustic wave equation: [`reference`] (the oracle), [`naive`] (one
 //! parallel SIMD sweep per step) and [`blocked`] (3.5D: `dim_t` steps per pass with both time
 //! levels and the layers' auxiliary field in per-level plane rings), sharing the row kernels
-//! of [`rows`] and the step's bookkeeping here (sources, receivers, the rotation of time
+//! of [`rows`] and the step's bookkeeping of [`step`] (sources, receivers, the rotation of time
 //! levels).
 
 pub(crate) mod blocked;
 pub(crate) mod naive;
 pub(crate) mod reference;
 pub(crate) mod rows;
+pub(crate) mod step;
+
+pub(crate) use step::WaveScratch;
 
 use crate::engine::{Engine, EngineParams, Failure};
-use crate::wave::{sample_into, Wavefield};
-use crate::{Grid, Real};
+use crate::wave::Wavefield;
+use crate::Real;
 
 /// Advances `field` by `steps` steps with the plan's CPU engine on `pool`. On success and on
 /// failure the field holds its newest finite state.
@@ -49,112 +52,5 @@ pub(crate) fn run<T: Real>(
             };
             rows::dispatch(&kernel, &damping, params.isa, job)
         }
-    }
-}
-
-/// The solver's buffers for a wave run: the next `u`, the next `φ`, and (blocked passes) the
-/// next `u^{n−1}`. Same dimensions as the field; boundary layers and inner `φ` stay zero.
-pub(crate) struct WaveScratch<T: Real> {
-    pub(crate) u: Grid<T>,
-    pub(crate) phi: Grid<T>,
-    pub(crate) prev: Grid<T>,
-}
-
-impl<T: Real> WaveScratch<T> {
-    /// Zeroed buffers for `dims` (the caller checked the memory).
-    pub(crate) fn new(dims: [usize; 3]) -> crate::Result<Self> {
-        Ok(WaveScratch {
-            u: Grid::unchecked(dims)?,
-            phi: Grid::unchecked(dims)?,
-            prev: Grid::unchecked(dims)?,
-        })
-    }
-
-    /// The dimensions.
-    pub(crate) fn dims(&self) -> [usize; 3] {
-        self.u.dims()
-    }
-}
-
-/// Adds the sources of step `field.step` to the new `u` in `scratch`; returns whether the
-/// values it added to are still finite.
-pub(crate) fn inject<T: Real>(field: &Wavefield<T>, scratch: &mut WaveScratch<T>) -> bool {
-    let mut finite = true;
-    for tap in &field.injections {
-        let [x, y, z] = tap.cell;
-        let v = scratch.u.get(x, y, z) + field.injected(tap, field.step);
-        scratch.u.set(x, y, z, v);
-        finite &= v.is_finite();
-    }
-    finite
-}
-
-/// Ends a step whose new `u` (sources added) and `φ` are in `scratch`: rotates the time
-/// levels (`u^{n−1} ← u^n ← u^{n+1}`) and records the receivers.
-pub(crate) fn advance<T: Real>(field: &mut Wavefield<T>, scratch: &mut WaveScratch<T>) {
-    field.u.swap_storage(&mut scratch.u);
-    field.prev.swap_storage(&mut scratch.u);
-    field.phi.swap_storage(&mut scratch.phi);
-    field.step += 1;
-    record(field);
-}
-
-/// Appends the receivers' samples of the current `u` to their traces.
-pub(crate) fn record<T: Real>(field: &mut Wavefield<T>) {
-    let mut samples = vec![0.0; field.traces.len()];
-    sample_into(&field.u, &field.probes, &mut samples);
-    for (trace, s) in field.traces.iter_mut().zip(samples) {
-        trace.push(s);
-    }
-}
-
-/// The failure of step `step` whose outputs are in `scratch`: the first non-finite updated
-/// cell of the new `u` or `φ`.
-pub(crate) fn failure<T: Real>(scratch: &WaveScratch<T>, r: usize, step: usize) -> Failure {
-    let f = Failure::locate(&scratch.u, r, step);
-    if f.value.is_nan() && scratch.u.get(f.cell[0], f.cell[1], f.cell[2]).is_finite() {
-        return Failure::locate(&scratch.phi, r, step);
-    }
-    f
-}
-
-/// A grid's storage as a raw base pointer with its strides, shareable among the threads that
-/// write disjoint rows of it.
-#[derive(Clone, Copy)]
-pub(crate) struct GridPtr<T> {
-    base: *mut T,
-    pitch: usize,
-    plane: usize,
-}
-
-// SAFETY: threads sharing a `GridPtr` read rows nobody writes during the sweep and write
-// disjoint rows (each engine's contract).
-unsafe impl<T> Send for GridPtr<T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T> Sync for GridPtr<T> {}
-
-impl<T: Real> GridPtr<T> {
-    /// Read access to `g`.
-    pub(crate) fn of(g: &Grid<T>) -> Self {
-        GridPtr {
-            base: g.storage().as_ptr().cast_mut(),
-            pitch: g.pitch(),
-            plane: g.plane_stride(),
-        }
-    }
-
-    /// Write access to `g`.
-    pub(crate) fn of_mut(g: &mut Grid<T>) -> Self {
-        GridPtr {
-            base: g.storage_mut().as_mut_ptr(),
-            pitch: g.pitch(),
-            plane: g.plane_stride(),
-        }
-    }
-
-    /// Column 0 of row `(y, z)`.
-    #[inline(always)]
-    pub(crate) fn row(&self, y: usize, z: usize) -> *mut T {
-        self.base.wrapping_add(z * self.plane + y * self.pitch)
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
-use super::{advance, failure, inject, GridPtr, WaveScratch};
+use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
 use crate::Real;

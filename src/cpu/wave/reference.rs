@@ -4,7 +4,7 @@
 //! difference and `φ` are zero), so the engines' split into inner and layer segments is
 //! tested, not shared.
 
-use super::{advance, failure, inject, WaveScratch};
+use super::step::{advance, failure, inject, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
 use crate::Real;

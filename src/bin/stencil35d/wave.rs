@@ -209,7 +209,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
         .build()?;
     eprintln!("{plan}");
     let y = (source.position[1] / args.spacing).round() as usize;
-    section(
+    let model_png = section(
         &model,
         y,
         args,

@@ -13,7 +13,7 @@ fn model(dims: [usize; 3]) -> Grid<f32> {
 }
 
 fn kernel() -> WaveKernel {
-    WaveKernel::new(10.0, 1e-3, 2000.0).with_pml(6)
+    WaveKernel::new(10.0, 1e-3, 2000.0).with_pml(8)
 }
 
 #[test]
@@ -23,6 +23,8 @@ fn unstable_steps_and_wide_layers_are_refused_before_allocation() {
     assert!(e.to_string().contains("dt <= 2.26"), "{e}");
     let e = Wavefield::new(kernel().with_pml(11), &model([20; 3])).unwrap_err();
     assert!(e.to_string().contains("wider than half"), "{e}");
+    let e = Wavefield::new(kernel().with_pml(7), &model([20; 3])).unwrap_err();
+    assert!(e.to_string().contains("at least 8"), "{e}");
     let bad = Grid::from_fn([20; 3], |x, _, _| if x == 3 { -1.0f32 } else { 2000.0 }).unwrap();
     let e = Wavefield::new(kernel(), &bad).unwrap_err();
     assert!(e.to_string().contains("(3, 0, 0)"), "{e}");
@@ -133,5 +135,42 @@ fn a_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
         let d = f.pressure().max_rel_diff(good.pressure()).unwrap();
         assert!(d < 1e-5, "{engine}: {d}");
         assert!(f.pressure().iter().all(|(_, v)| v.is_finite()));
+    }
+}
+
+#[test]
+fn thin_absorbing_layers_stay_stable_over_long_runs() {
+    // The narrowest layers allowed (four damped cells) at the largest stable time step, where
+    // three layers meet in the corners.
+    for order in [2, 8] {
+        let mut k = WaveKernel::new(10.0, 1e-3, 3500.0).with_order(order);
+        k.dt = 0.99 * k.max_stable_dt(3500.0);
+        let pml = k.radius() + 4;
+        let k = k.with_pml(pml);
+        let mut f = Wavefield::new(
+            k,
+            &Grid::from_fn([24, 22, 20], |_, _, _| 3500.0f32).unwrap(),
+        )
+        .unwrap();
+        let r = f.kernel().radius();
+        let u = Grid::from_fn([24, 22, 20], |x, y, z| {
+            let inside = [x, y, z]
+                .iter()
+                .zip([24, 22, 20])
+                .all(|(&c, n)| c >= r && c < n - r);
+            if inside {
+                ((x * 7 + y * 3 + z) % 5) as f32 - 2.0
+            } else {
+                0.0
+            }
+        })
+        .unwrap();
+        f.set_state(&u, &u).unwrap();
+        let plan = Plan::for_wavefield(&f).unwrap();
+        Solver::new(plan)
+            .run(&mut f, 600)
+            .unwrap_or_else(|e| panic!("order {order}: {e}"));
+        let peak = f.pressure().iter().fold(0.0f32, |m, (_, v)| m.max(v.abs()));
+        assert!(peak < 10.0, "order {order}: the field grew to {peak}");
     }
 }

@@ -397,13 +397,18 @@ fn compare_typed<T: Real>(
 }
 
 /// `kernel` fitted to `dims`: the wave equation's absorbing layers narrowed to at most a
-/// quarter of the shortest axis (and at least one damped cell), so small comparisons run.
+/// quarter of the shortest axis, or free faces where not even the narrowest layers fit, so
+/// small comparisons run.
 fn fitted(kernel: &Kernel, dims: [usize; 3]) -> Kernel {
     match kernel {
         Kernel::Wave(w) => {
             let mut w = w.clone();
             let shortest = dims.iter().copied().min().unwrap_or(0);
-            w.pml = w.pml.min(shortest / 4).max(w.radius() + 1);
+            let narrowest = w.radius() + crate::wave::MIN_DAMPED_CELLS;
+            w.pml = w.pml.min(shortest / 4).max(narrowest);
+            if 2 * w.pml > shortest {
+                w.faces = [[crate::wave::Face::Free; 2]; 3];
+            }
             Kernel::Wave(w)
         }
         other => other.clone(),

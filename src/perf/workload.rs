@@ -68,7 +68,7 @@ pub fn bench_wave_kernel(order: usize, pml: usize) -> WaveKernel {
 /// ```
 /// use stencil35d::perf::{bench_wave_kernel, wave_shot};
 /// use stencil35d::{Plan, Solver};
-/// let mut shot = wave_shot::<f32>(bench_wave_kernel(8, 6), [24, 22, 20], 1).unwrap();
+/// let mut shot = wave_shot::<f32>(bench_wave_kernel(8, 8), [24, 22, 20], 1).unwrap();
 /// let plan = Plan::for_wavefield(&shot).unwrap();
 /// Solver::new(plan).run(&mut shot, 2).unwrap();
 /// ```

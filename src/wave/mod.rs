@@ -15,7 +15,7 @@ mod wavelet;
 
 pub(crate) use field::sample_into;
 pub use field::Wavefield;
-pub use kernel::{Face, WaveKernel, DEFAULT_PML_WIDTH, MAX_WAVE_RADIUS};
+pub use kernel::{Face, WaveKernel, DEFAULT_PML_WIDTH, MAX_WAVE_RADIUS, MIN_DAMPED_CELLS};
 pub use points::{Receiver, Source};
 pub(crate) use profile::Damping;
 pub use wavelet::Wavelet;

@@ -119,10 +119,12 @@ fn a_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
     Solver::new(plan(Engine::Naive, 1))
         .run(&mut good, 3)
         .unwrap();
+    // dim_t 3 meets the bad sample at the first level of a pass, dim_t 4 at the last.
     for (engine, dim_t) in [
         (Engine::Reference, 1),
         (Engine::Naive, 1),
         (Engine::Blocked, 3),
+        (Engine::Blocked, 4),
     ] {
         let mut f = make();
         let e = Solver::new(plan(engine, dim_t)).run(&mut f, 8).unwrap_err();

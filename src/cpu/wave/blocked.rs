@@ -267,54 +267,16 @@ impl Pass {
             self.computed(level.unit, n, k, 0),
             self.computed(level.unit, n, k, 1),
         );
-        let src_u = |y: usize, zz: usize| -> *const T {
-            if k == 1 {
-                grids[0].row(y, zz)
-            } else {
-                rings.u_row(k - 1, y, zz)
-            }
-        };
         // SAFETY: the CPU has the kernel's level; every row read lies in the field's grids or
         // in a ring that holds it (see the module docs), the rows written belong to this
         // unit's rings or to its own box of the scratch grids.
-        let ok = unsafe {
+        let mut ok = unsafe {
             K::enter(
                 #[inline(always)]
                 || {
                     let mut ok = true;
                     for y in ys[0]..ys[1] {
-                        let mut rows = Rows {
-                            u: [std::ptr::null(); SPAN],
-                            prev: match k {
-                                1 => grids[1].row(y, z),
-                                2 => grids[0].row(y, z),
-                                _ => rings.u_row(k - 2, y, z),
-                            },
-                            coef: grids[2].row(y, z),
-                            phi: if k == 1 {
-                                grids[3].row(y, z)
-                            } else {
-                                rings.phi_row(k - 1, y, z)
-                            },
-                            out: if last {
-                                out.u.row(y, z)
-                            } else {
-                                rings.u_row(k, y, z)
-                            },
-                            phi_out: if last {
-                                out.phi.row(y, z)
-                            } else {
-                                rings.phi_row(k, y, z)
-                            },
-                        };
-                        rows.u[0] = src_u(y, z);
-                        for d in 1..=r {
-                            let b = 4 * (d - 1) + 1;
-                            rows.u[b] = src_u(y - d, z);
-                            rows.u[b + 1] = src_u(y + d, z);
-                            rows.u[b + 2] = src_u(y, z - d);
-                            rows.u[b + 3] = src_u(y, z + d);
-                        }
+                        let rows = self.rows(grids, rings, out, level, y);
                         let damp = RowDamping::at(&field.damping, y, z);
                         ok &= kernel.row(&rows, &damp, xs[0], xs[1]);
                     }
@@ -329,40 +291,118 @@ impl Pass {
                 rings.u_row(k, y, z)
             }
         };
+        ok &= self.inject(field, level, [xs, ys], target);
+        self.record(field, level, target);
+        if last {
+            self.copy_previous(grids, rings, out, level);
+        }
+        ok
+    }
+
+    /// The rows level `level.k` reads and writes for output row `y` of plane `level.z`.
+    #[inline(always)]
+    fn rows<T: Real>(
+        &self,
+        grids: &[GridPtr<T>; 4],
+        rings: &Rings<T>,
+        out: &Outputs<T>,
+        level: &Level<'_>,
+        y: usize,
+    ) -> Rows<T> {
+        let (k, z, last) = (level.k, level.z, level.k == self.dim_t);
+        let src_u = |y: usize, z: usize| -> *const T {
+            if k == 1 {
+                grids[0].row(y, z)
+            } else {
+                rings.u_row(k - 1, y, z)
+            }
+        };
+        let mut rows = Rows {
+            u: [std::ptr::null(); SPAN],
+            prev: match k {
+                1 => grids[1].row(y, z),
+                2 => grids[0].row(y, z),
+                _ => rings.u_row(k - 2, y, z),
+            },
+            coef: grids[2].row(y, z),
+            phi: if k == 1 {
+                grids[3].row(y, z)
+            } else {
+                rings.phi_row(k - 1, y, z)
+            },
+            out: if last {
+                out.u.row(y, z)
+            } else {
+                rings.u_row(k, y, z)
+            },
+            phi_out: if last {
+                out.phi.row(y, z)
+            } else {
+                rings.phi_row(k, y, z)
+            },
+        };
+        rows.u[0] = src_u(y, z);
+        for d in 1..=self.r {
+            let b = 4 * (d - 1) + 1;
+            rows.u[b] = src_u(y - d, z);
+            rows.u[b + 1] = src_u(y + d, z);
+            rows.u[b + 2] = src_u(y, z - d);
+            rows.u[b + 3] = src_u(y, z + d);
+        }
+        rows
+    }
+
+    /// Adds the sources of level `level.k` to the cells of plane `level.z` this unit computed
+    /// (`[xs, ys]`, rows from `target`); returns whether the sums are finite.
+    fn inject<T: Real>(
+        &self,
+        field: &Wavefield<T>,
+        level: &Level<'_>,
+        [xs, ys]: [[usize; 2]; 2],
+        target: impl Fn(usize) -> *mut T,
+    ) -> bool {
+        let mut ok = true;
         for (i, tap) in field.injections.iter().enumerate() {
-            let [x, y, tz] = tap.cell;
-            if tz == z && (xs[0]..xs[1]).contains(&x) && (ys[0]..ys[1]).contains(&y) {
-                let add = T::of(self.injected[k - 1][i]);
-                // SAFETY: the cell was computed above into this unit's row.
+            let [x, y, z] = tap.cell;
+            if z == level.z && (xs[0]..xs[1]).contains(&x) && (ys[0]..ys[1]).contains(&y) {
+                let add = T::of(self.injected[level.k - 1][i]);
+                // SAFETY: the cell was computed into this unit's row `y` of the plane.
                 unsafe {
                     let p = target(y).wrapping_add(x);
                     *p = *p + add;
+                    ok &= (*p).is_finite();
                 }
             }
         }
+        ok
+    }
+
+    /// Stores the weighted values of the probes in this unit's own box on plane `level.z` (rows
+    /// from `target`) in their slots of level `level.k`.
+    fn record<T: Real>(
+        &self,
+        field: &Wavefield<T>,
+        level: &Level<'_>,
+        target: impl Fn(usize) -> *mut T,
+    ) {
         let own =
             |c: [usize; 3]| (0..3).all(|a| (level.unit[a][0]..level.unit[a][1]).contains(&c[a]));
         let p = self.counts[0];
         for (i, tap) in field.probes.iter().enumerate() {
-            if tap.cell[2] == z && own(tap.cell) {
+            if tap.cell[2] == level.z && own(tap.cell) {
                 let [x, y, _] = tap.cell;
-                // SAFETY: the cell lies in this unit's box, computed above.
+                // SAFETY: the cell lies in this unit's box, computed into row `y` of the plane.
                 let v = unsafe { *target(y).wrapping_add(x) };
                 let value = tap.weight * v.to_f64().unwrap_or(f64::NAN);
-                self.probes[(k - 1) * p + i].store(value.to_bits(), Ordering::Relaxed);
+                self.probes[(level.k - 1) * p + i].store(value.to_bits(), Ordering::Relaxed);
             }
         }
-        if last {
-            self.copy_previous(field, grids, rings, out, level);
-        }
-        ok
     }
 
     /// Copies the unit's box of `u^{n+dim_t−1}` at plane `level.z` to the scratch's previous
     /// level.
     fn copy_previous<T: Real>(
         &self,
-        _field: &Wavefield<T>,
         grids: &[GridPtr<T>; 4],
         rings: &Rings<T>,
         out: &Outputs<T>,

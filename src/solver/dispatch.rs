@@ -83,6 +83,33 @@ pub(crate) trait Engines {
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing>;
 }
 
+/// A kind of state whose CPU engines share one entry (the engine module picks the engine from
+/// `run.params`): its [`Engines`] follow from these two methods.
+pub(crate) trait OneCpuEntry {
+    /// Runs the plan's CPU engine.
+    fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+    /// Runs the plan's GPU engine.
+    fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing>;
+}
+
+impl<S: OneCpuEntry> Engines for S {
+    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_cpu(run)
+    }
+
+    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        self.on_gpu(run)
+    }
+}
+
 /// Runs `state` with the engine `run.params` names.
 pub(crate) fn dispatch<S: Engines>(state: &mut S, run: &mut Run<'_>) -> Result<Timing> {
     match run.params.engine {

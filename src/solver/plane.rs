@@ -3,9 +3,8 @@
 
 use std::time::Instant;
 
-use super::dispatch::{Engines, Run, Timing};
+use super::dispatch::{OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
-use crate::engine::EngineParams;
 use crate::memory::Footprint;
 use crate::plan::Kernel;
 use crate::plane::{Filter2, Stencil2};
@@ -54,7 +53,7 @@ struct HostPlane<'a, T: Real> {
     grid: &'a mut Grid<T>,
 }
 
-impl<T: Real> HostPlane<'_, T> {
+impl<T: Real> OneCpuEntry for HostPlane<'_, T> {
     /// Runs the plan's CPU engine with the solver's second grid (its boundary layer made
     /// equal to the state's for stencils), timed from before the scratch is set up.
     fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
@@ -87,29 +86,12 @@ impl<T: Real> HostPlane<'_, T> {
         Ok(Timing::since(start))
     }
 
-    fn on_gpu(&mut self, params: &EngineParams, steps: usize) -> Result<Timing> {
+    fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        let (params, steps) = (run.params, run.steps);
         let (compute, transfer) = match &self.kernel {
             PlaneKernel::Stencil(s) => gpu::plane::run_stencil(s, params, self.grid, steps)?,
             PlaneKernel::Filter(f) => gpu::plane::run_filter(f, params, self.grid, steps)?,
         };
         Ok(Timing { compute, transfer })
-    }
-}
-
-impl<T: Real> Engines for HostPlane<'_, T> {
-    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_gpu(run.params, run.steps)
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::dispatch::{rings_fit, Engines, Run, Timing};
+use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::cpu::wave::{self as engines, WaveScratch};
 use crate::memory::Footprint;
@@ -41,7 +41,7 @@ struct HostWave<'a, T: Real> {
     field: &'a mut Wavefield<T>,
 }
 
-impl<T: Real> HostWave<'_, T> {
+impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     /// Runs the plan's CPU engine with the solver's scratch buffers (three grids besides the
     /// field's four), timed from before the scratch is set up.
     fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
@@ -67,22 +67,8 @@ impl<T: Real> HostWave<'_, T> {
         )?;
         Ok(Timing::since(start))
     }
-}
 
-impl<T: Real> Engines for HostWave<'_, T> {
-    fn reference(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn naive(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        self.on_cpu(run)
-    }
-
-    fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+    fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         Err(Error::InvalidPlan(format!(
             "the wave equation runs on the CPU engines (reference, naive, blocked); {} \
              does not run it",

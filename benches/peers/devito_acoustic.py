@@ -37,7 +37,7 @@ times slower than 1. Time on an idle machine; a "devito_stencil_gpts_s" far abov
 `examples.seismic` ships in Devito's wheel but imports pytest and scipy, which are not among
 its requirements:
 
-    python3 -m venv /work/venv-devito && /work/venv-devito/bin/pip install devito pytest scipy
+    python3 -m venv venv-devito && venv-devito/bin/pip install devito pytest scipy
     /work/venv-devito/bin/python benches/peers/devito_acoustic.py --size 256 --steps 50 \
         --repeat 3 --threads 2
 """

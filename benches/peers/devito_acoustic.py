@@ -38,7 +38,7 @@ times slower than 1. Time on an idle machine; a "devito_stencil_gpts_s" far abov
 its requirements:
 
     python3 -m venv venv-devito && venv-devito/bin/pip install devito pytest scipy
-    /work/venv-devito/bin/python benches/peers/devito_acoustic.py --size 256 --steps 50 \
+    venv-devito/bin/python benches/peers/devito_acoustic.py --size 256 --steps 50 \
         --repeat 3 --threads 2
 """
 

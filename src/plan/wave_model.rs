@@ -4,8 +4,8 @@
 //! inner cell, plus `3E` for the auxiliary field `φ` (read, written) in the absorbing layers.
 //! A blocked pass of `dim_t` steps reads `u`, `u^{n−1}`, `c` and `φ` once and writes `u`,
 //! `u^{n−1}` and `φ` once, so its traffic per step is `(7E + layers·3E) / dim_t`; it recomputes
-//! the halo cells of its units (κ) and keeps `2R + 1` planes of `u` per level in a ring that
-//! should stay in the core's private cache.
+//! the halo cells of its units (κ) and keeps `2R + 1` planes of `u` and of `φ` per level in
+//! rings that should stay in the core's private cache.
 
 use super::candidate::Candidate;
 use super::model::ModelInput;
@@ -130,17 +130,18 @@ impl ModelInput<'_> {
         Some(c)
     }
 
-    /// Bytes of one unit's `u` rings (levels `1 .. dim_t`, `2R + 1` planes each, the box grown
-    /// by the levels above).
+    /// Bytes of one unit's rings: levels `1 .. dim_t`, `2R + 1` planes each of `u` and of `φ`,
+    /// level `k` holding the box grown by `R·(dim_t − k)` cells on each side.
     pub(crate) fn wave_ring_bytes(&self, dim_t: usize, [tx, ty]: [usize; 2]) -> usize {
         let r = self.cost.radius;
         let [nx, ny, _] = self.dims;
         (1..dim_t)
             .map(|k| {
-                let g = 2 * r * (dim_t - k + 1);
+                let g = 2 * r * (dim_t - k);
                 (tx + g).min(nx) * (ty + g).min(ny)
             })
             .sum::<usize>()
+            * 2
             * (2 * r + 1)
             * self.cost.element_bytes
     }

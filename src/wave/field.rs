@@ -113,7 +113,8 @@ impl<T: Real> Wavefield<T> {
             let layer = |c: [usize; 3]| (0..3).any(|a| c[a] < r || c[a] >= dims[a] - r);
             if let Some((c, v)) = g.iter().find(|&(c, v)| layer(c) && v != T::zero()) {
                 return Err(Error::InvalidArgument(format!(
-                    "the initial {name} holds {} at cell {c:?}, in the {r}-cell boundary layer,                      which stays zero",
+                    "the initial {name} holds {} at cell {c:?}, in the {r}-cell boundary layer, \
+                     which stays zero",
                     v.to_f64().unwrap_or(f64::NAN)
                 )));
             }

@@ -22,9 +22,9 @@ pub const MIN_DAMPED_CELLS: usize = 4;
 pub enum Face {
     /// A perfectly matched layer of the kernel's width absorbs outgoing waves.
     Absorbing,
-    /// A free surface: the pressure is zero on and beyond the face (the boundary layer outside
-    /// the updated cells holds zeros), so waves reflect with inverted polarity, as at the
-    /// earth's surface.
+    /// A free surface: the pressure is zero in the boundary layer outside the updated cells
+    /// (the `R` cells next to the face), so the surface lies at the last of them, `(R − 1)·h`
+    /// from the face, and waves reflect from it with inverted polarity, as at the sea surface.
     Free,
 }
 
@@ -216,10 +216,10 @@ impl WaveKernel {
     }
 
     /// Floating-point operations per update of an inner cell: per axis and distance one add
-    /// of the pair and one multiply-add (3 flops), the centre's multiply, and `2u − u⁻ + c·lap`
-    /// (an add, a subtract and a multiply-add).
+    /// of the pair and one multiply-add (3 flops), the centre's multiply, the two adds of the
+    /// per-axis sums, and `2u − u⁻ + c·lap` (an add, a subtract and a multiply-add).
     pub fn flops_per_update(&self) -> usize {
-        9 * self.radius() + 5
+        9 * self.radius() + 7
     }
 
     /// Bytes a one-step sweep moves per inner cell when the planes of `u` stay in cache: `u`,

@@ -62,7 +62,8 @@ pub struct WaveArgs {
     /// Width of the absorbing layers, cells.
     #[arg(long, default_value_t = stencil35d::wave::DEFAULT_PML_WIDTH)]
     pml: usize,
-    /// A free surface at the top (z = 0) instead of an absorbing layer.
+    /// A free surface at the top instead of an absorbing layer (the pressure held at zero in
+    /// the R cells above the updated ones).
     #[arg(long)]
     free_surface: bool,
     /// Time step, seconds, a whole number of microseconds (default: 80% of the stability
@@ -154,15 +155,26 @@ fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
     Ok(k)
 }
 
-/// The source and the receivers at the source's depth.
-fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> (Source, Vec<Receiver>) {
+/// Most traces a SEG-Y file holds per shot, and most samples per trace (16-bit fields).
+const SEGY_MAX: usize = 65_535;
+
+/// The source and the receivers at the source's depth. Errors: a source depth outside the
+/// updated cells, no receiver between the absorbing layers, or more than SEG-Y holds.
+fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<Receiver>), Error> {
     let h = args.spacing;
     let top = if args.free_surface {
         r + 5
     } else {
         args.pml + 2
     };
-    let depth = args.source_depth.unwrap_or(top).clamp(r, dims[2] - r - 1);
+    let depth = args.source_depth.unwrap_or(top);
+    if !(r..dims[2] - r).contains(&depth) {
+        return Err(Error::InvalidArgument(format!(
+            "--source-depth {depth} lies outside the updated cells {r}..{} of the {} depth cells",
+            dims[2] - r,
+            dims[2]
+        )));
+    }
     let (cx, cy) = (dims[0] / 2, dims[1] / 2);
     let source = Source {
         position: [cx as f64 * h, cy as f64 * h, depth as f64 * h],
@@ -176,9 +188,16 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> (Source, Vec<Receive
         Layout::Grid => span(dims[1])
             .flat_map(|y| span(dims[0]).map(move |x| (x, y)))
             .map(|(x, y)| at(x, y))
-            .collect(),
+            .collect::<Vec<_>>(),
     };
-    (source, receivers)
+    if receivers.is_empty() || receivers.len() > SEGY_MAX {
+        return Err(Error::InvalidArgument(format!(
+            "{} receivers: the layout needs between 1 and {SEGY_MAX} (one SEG-Y shot record) \
+             between the absorbing layers; change --receiver-spacing, --pml or --size",
+            receivers.len()
+        )));
+    }
+    Ok((source, receivers))
 }
 
 fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
@@ -188,16 +207,18 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     let v_max = model
         .iter()
         .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0)));
-    let kernel = kernel(args, v_max)?;
-    let steps = (args.time / kernel.dt).round() as usize;
-    if steps == 0 || !args.time.is_finite() {
+    // The model is checked first: its velocities set the time step.
+    let mut field = Wavefield::new(kernel(args, v_max.max(f64::MIN_POSITIVE))?, &model)?;
+    let dt = field.kernel().dt;
+    let steps = (args.time / dt).round() as usize;
+    if steps == 0 || steps >= SEGY_MAX || !args.time.is_finite() {
         return Err(Error::InvalidArgument(format!(
-            "--time {} s records no step of {} s",
-            args.time, kernel.dt
+            "--time {} s is {steps} steps of {dt} s: a shot record holds 1 to {} samples",
+            args.time,
+            SEGY_MAX - 1
         )));
     }
-    let mut field = Wavefield::new(kernel, &model)?;
-    let (source, receivers) = geometry(args, dims, field.kernel().radius());
+    let (source, receivers) = geometry(args, dims, field.kernel().radius())?;
     field.add_source(source.clone())?;
     field.add_receivers(&receivers)?;
     let plan = args
@@ -243,7 +264,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     written.extend(gather(&field, &source, args)?);
     let mups = solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6;
     let summary = json!({
-        "model": args.velocity.as_ref().map_or(format!("{:?}", args.model).to_lowercase(), |p| p.display().to_string()),
+        "model": model_name(args),
         "dims": dims, "spacing_m": args.spacing, "order": field.kernel().order,
         "pml": field.kernel().pml, "free_surface": args.free_surface,
         "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
@@ -272,6 +293,14 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The model's name: the `.npy` file, or the built-in model's.
+fn model_name(args: &WaveArgs) -> String {
+    args.velocity.as_ref().map_or_else(
+        || format!("{:?}", args.model).to_lowercase(),
+        |p| p.display().to_string(),
+    )
 }
 
 /// Writes the section of `grid` at `y` (x across, depth down) as `<name>.png`.
@@ -391,9 +420,9 @@ fn gather<T: Real>(
             })
             .collect(),
         text: format!(
-            "stencil35d acoustic wave equation, order {}, {:?} model, Ricker {} Hz",
+            "stencil35d acoustic wave equation, order {}, model {}, Ricker {} Hz",
             field.kernel().order,
-            args.model,
+            model_name(args),
             args.freq
         ),
     };
@@ -411,8 +440,14 @@ fn gather<T: Real>(
         })
         .collect();
     let png = args.out.join("gather.png");
-    let first = field.receivers().first().map_or(0.0, |r| r.position[0]);
-    let spacing = args.receiver_spacing.max(1) as f64 * args.spacing;
+    // A line is drawn at its x positions; a grid's traces (x fastest, then y) by number.
+    let (first, spacing) = match args.receivers {
+        Layout::Line => (
+            field.receivers().first().map_or(0.0, |r| r.position[0]),
+            args.receiver_spacing.max(1) as f64 * args.spacing,
+        ),
+        Layout::Grid => (0.0, 1.0),
+    };
     let peak = gained.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     let relative: Vec<f32> = gained
         .iter()

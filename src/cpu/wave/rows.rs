@@ -213,7 +213,10 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
                     let (u, phi): (Vector<T, S>, Vector<T, S>) = self.layer_at(rows, damp, x);
                     u.store(rows.out.wrapping_add(x));
                     phi.store(rows.phi_out.wrapping_add(x));
-                    u + phi
+                    // Zero where both are finite, NaN where either is not (a plain sum of
+                    // two large finite values could overflow).
+                    let zero = Vector::<T, S>::splat(T::zero());
+                    u.mul_add(zero, phi * zero)
                 },
                 #[inline(always)]
                 |x| {

@@ -232,7 +232,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     let y = (source.position[1] / args.spacing).round() as usize;
     let model_png = section(
         &model,
-        y,
+        (y, 1.0),
         args,
         "velocity",
         "velocity (m/s)",
@@ -249,6 +249,11 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     );
     let every = steps.div_ceil(args.snapshots.max(1));
     let chunk = (steps / 100).clamp(1, every);
+    // The model's values for the snapshots' volumes, converted once.
+    let model_values: Vec<f64> = model
+        .iter()
+        .map(|(_, v)| v.to_f64().unwrap_or(f64::NAN))
+        .collect();
     let (start, mut busy, mut written) = (Instant::now(), 0.0, vec![model_png]);
     while field.step() < steps {
         let n = chunk.min(steps - field.step());
@@ -257,7 +262,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
         bar.set_position(field.step() as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
         if args.snapshots > 0 && (field.step() % every < n || field.step() == steps) {
-            written.extend(snapshot(&field, &model, y, args)?);
+            written.extend(snapshot(&field, &model_values, y, args)?);
         }
     }
     bar.finish();
@@ -303,10 +308,11 @@ fn model_name(args: &WaveArgs) -> String {
     )
 }
 
-/// Writes the section of `grid` at `y` (x across, depth down) as `<name>.png`.
+/// Writes the section of `grid` at `y` (x across, depth down), values times `scale`, as
+/// `<name>.png`.
 fn section<T: Real>(
     grid: &Grid<T>,
-    y: usize,
+    (y, scale): (usize, f64),
     args: &WaveArgs,
     name: &str,
     quantity: &str,
@@ -318,7 +324,7 @@ fn section<T: Real>(
         .flat_map(|z| {
             grid.row(y, z)
                 .iter()
-                .map(|v| v.to_f64().unwrap_or(f64::NAN))
+                .map(|v| scale * v.to_f64().unwrap_or(f64::NAN))
         })
         .collect();
     let slice = Slice {
@@ -348,7 +354,7 @@ fn section<T: Real>(
 /// The pressure's section and volume at the current step.
 fn snapshot<T: Real>(
     field: &Wavefield<T>,
-    model: &Grid<T>,
+    model: &[f64],
     y: usize,
     args: &WaveArgs,
 ) -> Result<Vec<PathBuf>, Error> {
@@ -357,12 +363,11 @@ fn snapshot<T: Real>(
         .iter()
         .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0).abs()));
     let scale = if peak > 0.0 { 1.0 / peak } else { 1.0 };
-    let relative = Grid::<T>::from_fn(u.dims(), |x, yy, z| u.get(x, yy, z) * T::of(scale))?;
     let name = format!("pressure t = {:.3} s", field.time());
     let quantity = "pressure / its peak (clipped at ±0.3)";
     let png = section(
-        &relative,
-        y,
+        u,
+        (y, scale),
         args,
         &name,
         quantity,
@@ -372,10 +377,10 @@ fn snapshot<T: Real>(
     let png_named = args.out.join(format!("snapshot_{:06}.png", field.step()));
     std::fs::rename(&png, &png_named).map_err(|e| Error::io(&png_named, e))?;
     let vti = args.out.join(format!("snapshot_{:06}.vti", field.step()));
-    let (p, v) = (u.to_vec(), model.to_vec());
-    let values =
-        |g: &[T]| -> Vec<f64> { g.iter().map(|x| x.to_f64().unwrap_or(f64::NAN)).collect() };
-    let (p, v) = (values(&p), values(&v));
+    let p: Vec<f64> = u
+        .iter()
+        .map(|(_, x)| x.to_f64().unwrap_or(f64::NAN))
+        .collect();
     write_vti(
         &vti,
         field.dims(),
@@ -388,7 +393,7 @@ fn snapshot<T: Real>(
             VtiArray {
                 name: "velocity",
                 components: 1,
-                values: VtiValues::F64(&v),
+                values: VtiValues::F64(model),
             },
         ],
     )?;

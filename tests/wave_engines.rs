@@ -10,9 +10,9 @@
 mod common;
 
 use common::tolerance;
-use rand::{Rng, SeedableRng};
-use stencil35d::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
-use stencil35d::{Engine, Grid, PlanBuilder, Real, Solver};
+use common::wave::{diff, field, same};
+use stencil35d::wave::{Face, WaveKernel, Wavefield};
+use stencil35d::{Engine, PlanBuilder, Real, Solver};
 
 /// Engine settings of one run.
 #[derive(Clone, Copy, Debug)]
@@ -31,42 +31,6 @@ const REFERENCE: Setup = Setup {
     z_chunks: None,
     threads: 1,
 };
-
-/// A random smooth-ish velocity model, a random initial field (zero boundary layer), one
-/// source and three receivers.
-fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let velocity = Grid::from_fn(dims, |_, _, _| T::of(rng.random_range(1500.0..2500.0))).unwrap();
-    let r = kernel.radius();
-    let h = kernel.spacing;
-    let mut f = Wavefield::new(kernel, &velocity).unwrap();
-    let inside = |c: [usize; 3]| (0..3).all(|a| c[a] >= r && c[a] < dims[a] - r);
-    let u = Grid::from_fn(dims, |x, y, z| {
-        let v = if inside([x, y, z]) {
-            rng.random_range(-1.0..1.0)
-        } else {
-            0.0
-        };
-        T::of(v)
-    })
-    .unwrap();
-    let prev = Grid::from_fn(dims, |x, y, z| u.get(x, y, z) * T::of(0.9)).unwrap();
-    f.set_state(&u, &prev).unwrap();
-    let mid: [f64; 3] = std::array::from_fn(|a| (dims[a] as f64 / 2.0 - 0.3) * h[a]);
-    // Samples large enough that the injected values (dt²/h³ times them) are of the field's
-    // order, so a source added at the wrong level or cell shows in f32 too.
-    let wavelet = Wavelet::Samples((0..64).map(|_| rng.random_range(-1e9..1e9)).collect());
-    f.add_source(Source {
-        position: mid,
-        wavelet,
-    })
-    .unwrap();
-    let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
-    let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
-    f.add_receivers(&[Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)])
-        .unwrap();
-    f
-}
 
 fn run<T: Real>(input: &Wavefield<T>, setup: Setup, steps: usize) -> Wavefield<T> {
     let mut b = PlanBuilder::new(input.kernel().clone(), T::DTYPE, input.dims())
@@ -87,32 +51,6 @@ fn run<T: Real>(input: &Wavefield<T>, setup: Setup, steps: usize) -> Wavefield<T
         .run(&mut f, steps)
         .unwrap_or_else(|e| panic!("{setup:?}: {e}"));
     f
-}
-
-/// Largest relative difference of two runs: fields, previous fields, auxiliary fields and
-/// traces.
-fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
-    let fields = [
-        a.pressure().max_rel_diff(b.pressure()).unwrap(),
-        a.previous().max_rel_diff(b.previous()).unwrap(),
-        a.auxiliary().max_rel_diff(b.auxiliary()).unwrap(),
-    ];
-    let mut worst = fields.into_iter().fold(0.0, f64::max);
-    for (ta, tb) in a.traces().iter().zip(b.traces()) {
-        assert_eq!(ta.len(), tb.len());
-        let scale = tb.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
-        for (x, y) in ta.iter().zip(tb) {
-            worst = worst.max((x - y).abs() / scale);
-        }
-    }
-    worst
-}
-
-fn same<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> bool {
-    a.pressure() == b.pressure()
-        && a.previous() == b.previous()
-        && a.auxiliary() == b.auxiliary()
-        && a.traces() == b.traces()
 }
 
 /// Every engine setting against the reference on one kernel and size.

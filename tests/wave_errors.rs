@@ -73,22 +73,19 @@ fn initial_fields_must_be_finite_with_a_zero_boundary_layer() {
 }
 
 #[test]
-fn plans_for_another_kernel_or_a_gpu_engine_are_refused() {
+fn plans_for_another_kernel_are_refused_and_gpu_plans_need_a_gpu() {
     let mut f = Wavefield::new(kernel(), &model([20; 3])).unwrap();
     let other = Wavefield::new(kernel().with_order(4), &model([20; 3])).unwrap();
     let plan = Plan::for_wavefield(&other).unwrap();
     let e = Solver::new(plan).run(&mut f, 1).unwrap_err();
     assert!(matches!(e, Error::PlanMismatch(_)), "{e}");
-    let e = PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, [20; 3])
+    // Without a GPU the planner says so; with one, the GPU engines run the wave equation.
+    let gpu = PlanBuilder::new(f.kernel().clone(), stencil35d::DType::F32, [20; 3])
         .engine(Engine::GpuNaive)
-        .build()
-        .unwrap_err();
-    // Without a GPU the planner says so; with one, that the wave runs on the CPU engines.
-    let msg = e.to_string();
-    assert!(
-        msg.contains("CPU engines") || msg.contains("no usable GPU"),
-        "{e}"
-    );
+        .build();
+    if let Err(e) = gpu {
+        assert!(e.to_string().contains("GPU"), "{e}");
+    }
 }
 
 #[test]

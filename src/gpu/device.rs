@@ -45,6 +45,28 @@ pub struct GpuInfo {
 }
 
 impl GpuInfo {
+    /// An H200 as the driver describes it, with the copy rate measured there (for planning
+    /// without the device).
+    #[cfg(test)]
+    pub(crate) fn h200_for_tests() -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H200".into(),
+            compute_capability: (9, 0),
+            sms: 132,
+            clock_ghz: 1.98,
+            max_threads_per_sm: 2048,
+            registers_per_sm: 65536,
+            shared_per_sm: 233472,
+            shared_per_block: 232448,
+            l2_bytes: 60 << 20,
+            memory_bytes: 141 << 30,
+            fp32_lanes_per_sm: 128,
+            fp64_lanes_per_sm: 64,
+            peak_bandwidth_gbs: 4800.0,
+            bandwidth_gbs: 4227.0,
+        }
+    }
+
     /// Peak floating-point rate for `dtype` counting an FMA as two flops, GFLOP/s.
     pub fn peak_gflops(&self, dtype: crate::DType) -> f64 {
         let lanes = match dtype {

@@ -1,6 +1,7 @@
 //! The CUDA backend: `gpu-naive` and `gpu-blocked` (N.5D register/shared-memory temporal
 //! blocking after AN5D) stencil engines, and the 2D engines (`plane`: the systolic warp-shuffle
-//! convolution and the temporally blocked 2D stencils). The kernels are CUDA C sources in
+//! convolution and the temporally blocked 2D stencils), and the acoustic wave equation's (`wave`:
+//! naive and N.5D blocked, inner region and absorbing layers decided per block). The kernels are CUDA C sources in
 //! `kernels/`, specialised at run time (shape, radius, coefficients, precision, dim_t, block
 //! shape) and compiled with NVRTC for the device's own architecture, once per configuration per
 //! process. CUDA is loaded dynamically: without a driver, NVRTC or a device every GPU entry point
@@ -25,6 +26,10 @@ pub(crate) mod stencil;
 mod stencil_emulate;
 #[doc(hidden)]
 pub mod test_gate;
+pub(crate) mod wave;
+#[cfg(test)]
+mod wave_emulate;
+pub(crate) mod wave_source;
 pub use stencil::KernelResources;
 
 pub(crate) use device::gpu;

@@ -90,4 +90,8 @@ pub struct GpuLaunch {
     pub times_ms: [f64; 3],
     /// SM utilisation (wave quantisation and latency hiding), 0..1.
     pub sm_efficiency: f64,
+    /// Multi-array kernels (the wave equation): each array's buffering strategy and the
+    /// model's cost of that assignment.
+    #[serde(skip)]
+    pub buffering: Option<super::gpu_buffering::Buffering>,
 }

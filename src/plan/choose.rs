@@ -12,6 +12,7 @@ use super::model::{self, ModelInput};
 use super::plane_model::PLANE_MAX_DIM_T;
 use super::recipe::{Overrides, Plan};
 use super::tune;
+use super::wave_gpu::WAVE_GPU_MAX_DIM_T;
 use super::wave_model::WAVE_MAX_DIM_T;
 use crate::engine::Engine;
 use crate::gpu::{BlockedShape, GpuInfo};
@@ -348,7 +349,7 @@ impl<'a> Planning<'a> {
             return self.choose_plane(gpu);
         }
         if self.b.kernel.wave().is_some() {
-            return self.choose_wave();
+            return self.choose_wave(gpu);
         }
         let mut candidates = vec![self.input.naive()];
         for d in 1..=PLANNER_MAX_DIM_T.max(self.b.dim_t.unwrap_or(1)) {
@@ -420,15 +421,10 @@ impl<'a> Planning<'a> {
         })
     }
 
-    /// The wave equation's choice ([`super::wave_model`]): the naive sweep or the blocked
-    /// engine at each `dim_t`, on the CPU.
-    fn choose_wave(&self) -> Result<Choice> {
+    /// The wave equation's choice ([`super::wave_model`], [`super::wave_gpu`]): the naive
+    /// sweep or the blocked engine at each `dim_t`, on the CPU and on the GPU.
+    fn choose_wave(&self, gpu: Option<&GpuInfo>) -> Result<Choice> {
         let (b, input) = (self.b, &self.input);
-        if let Some(e) = b.engine.filter(|e| e.is_gpu()) {
-            return Err(Error::InvalidPlan(format!(
-                "the wave equation runs on the CPU engines (reference, naive, blocked), not on '{e}'"
-            )));
-        }
         if let Some(w) = b.kernel.wave() {
             w.validate_dims(b.dims)?;
         }
@@ -440,12 +436,21 @@ impl<'a> Planning<'a> {
             Some(d) => vec![d],
             None => (1..=WAVE_MAX_DIM_T).collect(),
         };
-        for d in dim_ts {
+        for &d in &dim_ts {
             candidates.extend(input.wave_blocked(d, b.tile));
+        }
+        if let Some(info) = gpu {
+            let gpu_dim_ts: Vec<usize> = match b.dim_t {
+                Some(d) => vec![d],
+                None => (1..=WAVE_GPU_MAX_DIM_T).collect(),
+            };
+            candidates.extend(input.wave_gpu(info, &gpu_dim_ts, b.gpu_shape.as_ref()));
         }
         let allowed = |c: &&Candidate| match b.engine {
             Some(e) => c.engine == e,
-            None if b.dim_t.is_some() || b.tile.is_some() => c.engine == Engine::Blocked,
+            None if b.gpu_shape.is_some() => c.engine == Engine::GpuBlocked,
+            None if b.tile.is_some() => c.engine == Engine::Blocked,
+            None if b.dim_t.is_some() => c.engine.is_blocked(),
             None => c.engine != Engine::Reference,
         };
         let chosen = best(candidates.iter().filter(allowed))

@@ -351,6 +351,7 @@ impl GpuModel<'_> {
             blocks: cover.blocks,
             times_ms: times.map(|t| t * 1e3),
             sm_efficiency: efficiency,
+            buffering: None,
         };
         Some(self.finish(
             Engine::GpuBlocked,

@@ -18,6 +18,7 @@ pub(crate) mod compute;
 pub(crate) mod contention;
 pub(crate) mod display;
 pub(crate) mod flops;
+pub(crate) mod gpu_buffering;
 mod gpu_model;
 mod kernel;
 mod limits;
@@ -29,6 +30,7 @@ mod plane_display;
 pub(crate) mod plane_model;
 mod recipe;
 pub(crate) mod tune;
+mod wave_gpu;
 mod wave_model;
 
 pub use crate::engine::Engine;

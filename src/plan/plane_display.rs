@@ -2,6 +2,7 @@
 
 use std::fmt::{self, Formatter};
 
+use super::candidate::GpuLaunch;
 use super::display::human_bytes;
 use super::kernel::{Kernel, KernelCost};
 use super::plane_model::CONV_ROWS;
@@ -84,6 +85,9 @@ impl Plan {
             "         arrays: u^n (star of radius {r}), u^(n-1), (v·dt)² per cell, and φ in the \
              absorbing layers; inner cells take the plain update, layer cells the PML's"
         )?;
+        if let Some(g) = &self.chosen.gpu {
+            return self.write_wave_gpu(f, g, r);
+        }
         if self.engine != Engine::Blocked {
             return Ok(());
         }
@@ -101,6 +105,39 @@ impl Plan {
             2 * r + 1,
             human_bytes(self.chosen.working_set),
             human_bytes(self.machine.private_cache_bytes())
+        )
+    }
+
+    /// The GPU wave engines: each array's buffering and the model's figures.
+    fn write_wave_gpu(&self, f: &mut Formatter<'_>, g: &GpuLaunch, r: usize) -> fmt::Result {
+        if let Some(b) = &g.buffering {
+            writeln!(
+                f,
+                "         buffering (Hu et al.'s efficiency-based assignment): {b}"
+            )?;
+        }
+        if self.engine == Engine::GpuBlocked {
+            writeln!(
+                f,
+                "         dim_t {}, blocks of {}x{} threads, {} rows each: tiles of {}x{} \
+                 columns with a ghost zone of R·dim_t = {} cells per side, {} planes per block \
+                 along z; κ = {:.3}; {} of shared memory per block",
+                self.dim_t,
+                g.block[0],
+                g.block[1],
+                g.ry,
+                g.block[0],
+                g.block[1] * g.ry,
+                r * self.dim_t,
+                g.stream_block,
+                self.chosen.kappa,
+                human_bytes(g.shared_bytes)
+            )?;
+        }
+        writeln!(
+            f,
+            "         model: {:.0} MUPS on the SMs (before κ), {:.0} MUPS from memory; {:?}-bound",
+            self.chosen.compute_mups, self.chosen.memory_mups, self.chosen.bound
         )
     }
 }

@@ -385,6 +385,7 @@ fn launch_shape(
         blocks: 0,
         times_ms: [0.0; 3],
         sm_efficiency: 1.0,
+        buffering: None,
     }
 }
 
@@ -439,25 +440,8 @@ mod tests {
     use crate::plan::Machine;
     use crate::{Filter2, Stencil2};
 
-    /// An H200 as the driver describes it, with the copy rate measured there (for planning
-    /// without the device).
     fn h200() -> GpuInfo {
-        GpuInfo {
-            name: "NVIDIA H200".into(),
-            compute_capability: (9, 0),
-            sms: 132,
-            clock_ghz: 1.98,
-            max_threads_per_sm: 2048,
-            registers_per_sm: 65536,
-            shared_per_sm: 233472,
-            shared_per_block: 232448,
-            l2_bytes: 60 << 20,
-            memory_bytes: 141 << 30,
-            fp32_lanes_per_sm: 128,
-            fp64_lanes_per_sm: 64,
-            peak_bandwidth_gbs: 4800.0,
-            bandwidth_gbs: 4227.0,
-        }
+        GpuInfo::h200_for_tests()
     }
 
     /// The GPU candidates for `kernel` in `dtype` on an `nx × ny` grid of the H200.

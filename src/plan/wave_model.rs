@@ -33,14 +33,14 @@ const UNITS_PER_THREAD: usize = 3;
 const WAVE_COMPUTE_SHARE: f64 = 0.42;
 
 impl ModelInput<'_> {
-    fn wave(&self) -> &WaveKernel {
+    pub(super) fn wave(&self) -> &WaveKernel {
         self.kernel
             .wave()
             .expect("the wave model runs for wave kernels")
     }
 
     /// Share of the updated cells that lie in an absorbing layer.
-    fn wave_layer_share(&self) -> f64 {
+    pub(super) fn wave_layer_share(&self) -> f64 {
         let d = Damping::<f64>::new(self.wave(), self.dims);
         let r = self.cost.radius;
         let share: f64 = (0..3)

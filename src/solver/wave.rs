@@ -1,5 +1,5 @@
 //! The wave state: a [`Wavefield`] runs a wave plan on the CPU engines, with the solver's
-//! scratch buffers for the next time levels.
+//! scratch buffers for the next time levels, or on the GPU engines.
 
 use std::time::Instant;
 
@@ -69,10 +69,7 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     }
 
     fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        Err(Error::InvalidPlan(format!(
-            "the wave equation runs on the CPU engines (reference, naive, blocked); {} \
-             does not run it",
-            run.params.engine
-        )))
+        let (compute, transfer) = crate::gpu::wave::run(self.field, run.params, run.steps)?;
+        Ok(Timing { compute, transfer })
     }
 }

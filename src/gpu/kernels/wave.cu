@@ -1,0 +1,279 @@
+// stencil35d acoustic wave kernels (src/wave): one source, specialised at run time by NVRTC.
+//
+// The host prepends (see src/gpu/wave_source.rs):
+//   REAL            float or double
+//   RADIUS          star radius R (space order 2R)
+//   WX, WY, WZ      the R+1 central weights of d²/dx², d²/dy², d²/dz², each divided by h²
+//   BX, BY          threads per block in x and y
+//   BT, RY          (blocked kernel) steps per pass, rows per thread; BT undefined: naive only
+//
+// The update of one cell, with η = η_x(x) + η_y(y) + η_z(z) the layers' damping and φ their
+// auxiliary field (both zero in the inner region):
+//   u⁺ = ((2 + 2η − η²)u − u⁻ + (v dt)²(∇²u + φ)) / (1 + 2η)
+//   φ⁺ = (φ − Σ_a g_a·(u(a+1) − u(a−1))) / (1 + η),   g_a = (η_a(i+1) − η_a(i−1)) / (4h_a²)
+// and in the inner region the plain u⁺ = 2u − u⁻ + (v dt)²∇²u. Which form a cell takes is decided
+// per block and plane (never per thread), so the threads of a warp never diverge on it: a block
+// whose tile reaches into a layer in x or y, or a plane in a z layer, takes the layers' form
+// for all its cells (the form is exact for the inner cells it covers, where η, g and φ are 0).
+//
+// Grids are dense, x fastest, rows `pitch` and planes `plane` elements apart (the host grid's
+// layout). The outer R cells on every side are the fixed boundary (zero): never written.
+//
+// Sources are added to the new u of every step at their cells (`taps`: x, y, z per tap; `amp`:
+// the amplitude of every tap for every step of the batch, step-major). Receivers read the new u
+// of every step at their cells (`pstart`: for column y*nx + x the first entry of its probed
+// cells, CSR; `pz`: each entry's z; `pout`: the values, step-major). `meta` holds the inner box
+// and the z ranges those lists touch, so a plane without any skips them as a block:
+//   meta = { x0, x1, y0, y1, z0, z1 (inner box), n_taps, tap z0, tap z1, n_probes, probe z0,
+//            probe z1 }
+//
+// The non-finite flag works as in stencil.cu: a launch that stores a non-finite value writes its
+// pass number, and the later launches of the batch leave every buffer alone.
+
+#define W (2 * RADIUS + 1)
+
+__device__ __forceinline__ bool earlier_pass_failed(int pass, const int* flag)
+{
+    const int raised = *reinterpret_cast<const volatile int*>(flag);
+    return raised != 0 && raised != pass;
+}
+
+// The Laplacian of a cell whose value is c: in-plane neighbours from `at(dx, dy)`, the column's
+// own values from q (centre q[RADIUS]).
+template <class At>
+__device__ __forceinline__ REAL laplacian(REAL c, const REAL* q, At at)
+{
+    constexpr REAL wx[] = WX, wy[] = WY, wz[] = WZ;
+    REAL sx = c * wx[0], sy = c * wy[0], sz = c * wz[0];
+#pragma unroll
+    for (int d = 1; d <= RADIUS; ++d) {
+        sx += wx[d] * (at(-d, 0) + at(d, 0));
+        sy += wy[d] * (at(0, -d) + at(0, d));
+        sz += wz[d] * (q[RADIUS - d] + q[RADIUS + d]);
+    }
+    return (sx + sy) + sz;
+}
+
+// The damping profiles, packed by the host: η_x, η_y, η_z, then g_x, g_y, g_z.
+struct Damping {
+    const REAL *ex, *ey, *ez, *gx, *gy, *gz;
+};
+
+__device__ __forceinline__ Damping damping(const REAL* damp, int nx, int ny, int nz)
+{
+    const int n = nx + ny + nz;
+    return {damp, damp + nx, damp + nx + ny, damp + n, damp + n + nx, damp + n + nx + ny};
+}
+
+// One cell's update (LAYER: the layers' form, also writing φ⁺).
+template <bool LAYER, class At>
+__device__ __forceinline__ REAL update(REAL c, const REAL* q, At at, REAL prev, REAL coef, REAL phi,
+                                       const Damping& d, int x, int y, int z, REAL& phi_new)
+{
+    const REAL lap = laplacian(c, q, at);
+    if (!LAYER) {
+        phi_new = 0;
+        return (c + c - prev) + coef * lap;
+    }
+    const REAL two = 2, one = 1;
+    const REAL eta = (__ldg(d.ex + x) + __ldg(d.ey + y)) + __ldg(d.ez + z);
+    const REAL grad = (__ldg(d.gx + x) * (at(1, 0) - at(-1, 0)) + __ldg(d.gy + y) * (at(0, 1) - at(0, -1))) +
+                      __ldg(d.gz + z) * (q[RADIUS + 1] - q[RADIUS - 1]);
+    phi_new = (phi - grad) / (one + eta);
+    return ((two + two * eta - eta * eta) * c - prev + coef * (lap + phi)) / (one + two * eta);
+}
+
+// Adds step s's sources at (x, y, z) to v.
+__device__ __forceinline__ REAL inject(REAL v, const int* meta, const int* taps, const REAL* amp, int s,
+                                       int x, int y, int z)
+{
+    const int n = meta[6];
+    for (int t = 0; t < n; ++t)
+        if (taps[3 * t] == x && taps[3 * t + 1] == y && taps[3 * t + 2] == z) v += amp[(long long)s * n + t];
+    return v;
+}
+
+// Stores v as step s's value of every probed cell at (x, y, z).
+__device__ __forceinline__ void record(REAL v, const int* meta, const int* pstart, const int* pz, REAL* pout,
+                                       int s, long long column, int z)
+{
+    const int n = meta[9];
+    for (int j = pstart[column]; j < pstart[column + 1]; ++j)
+        if (pz[j] == z) pout[(long long)s * n + j] = v;
+}
+
+#define WAVE_PARAMS                                                                                        \
+    const REAL *__restrict__ u, const REAL *__restrict__ prev, const REAL *__restrict__ phi,              \
+        const REAL *__restrict__ coef, const REAL *__restrict__ damp, const int *__restrict__ meta,       \
+        const int *__restrict__ taps, const REAL *__restrict__ amp, const int *__restrict__ pstart,       \
+        const int *__restrict__ pz, REAL *__restrict__ pout, REAL *__restrict__ u_out,                    \
+        REAL *__restrict__ prev_out, REAL *__restrict__ phi_out, int nx, int ny, int nz, long long pitch, \
+        long long plane, int hz, int s0, int pass, int *__restrict__ flag
+
+// ---------------------------------------------------------------------------------------------
+// gpu-naive: one step per launch, one thread per (x, y) column streaming along z; the column's
+// own values slide through registers, in-plane neighbours come through the read-only cache.
+// Writes u⁺ and φ⁺ to u_out and phi_out (prev_out and hz are unused).
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
+{
+    const bool failed = earlier_pass_failed(pass, flag);
+    const int bx0 = blockIdx.x * BX, by0 = blockIdx.y * BY;
+    const int x = bx0 + threadIdx.x, y = by0 + threadIdx.y;
+    if (x < RADIUS || x >= nx - RADIUS || y < RADIUS || y >= ny - RADIUS) return;
+    const bool layer_xy = bx0 < meta[0] || bx0 + BX > meta[1] || by0 < meta[2] || by0 + BY > meta[3];
+    const Damping d = damping(damp, nx, ny, nz);
+    const long long col = (long long)y * pitch + x;
+    REAL q[W];
+#pragma unroll
+    for (int j = 0; j < W - 1; ++j) q[j] = __ldg(u + col + j * plane);
+    bool bad = false;
+    // Not unrolled: unrolling by 4 (as stencil_naive is) cost 8% on the H200 (order 8 f32 512³:
+    // 66.5 G points/s against 72.0).
+    for (int z = RADIUS; z < nz - RADIUS; ++z) {
+        q[W - 1] = __ldg(u + col + (z + RADIUS) * plane);
+        const long long i = col + z * plane;
+        const auto at = [&](int dx, int dy) { return __ldg(u + i + dx + dy * pitch); };
+        const REAL c = q[RADIUS], p = __ldg(prev + i), k = __ldg(coef + i);
+        REAL v, f;
+        const bool layer = layer_xy || z < meta[4] || z >= meta[5];
+        if (layer) {
+            v = update<true>(c, q, at, p, k, __ldg(phi + i), d, x, y, z, f);
+        } else {
+            v = update<false>(c, q, at, p, k, 0, d, x, y, z, f);
+        }
+        if (z >= meta[7] && z <= meta[8]) v = inject(v, meta, taps, amp, s0, x, y, z);
+        if (!failed) {
+            u_out[i] = v;
+            if (layer) phi_out[i] = f;
+            if (z >= meta[10] && z <= meta[11]) record(v, meta, pstart, pz, pout, s0, (long long)y * nx + x, z);
+        }
+        bad |= !(isfinite(v) && isfinite(f));
+#pragma unroll
+        for (int j = 0; j < W - 1; ++j) q[j] = q[j + 1];
+    }
+    if (bad && !failed) *flag = pass;
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked: N.5D blocking, BT steps per pass. A block owns a tile of BX x (BY*RY) columns
+// (thread (tx, ty) owns column tx and the RY rows ty*RY ..), of which the inner part, R*BT
+// narrower on every side, is its output; it streams the planes of its z chunk (HZ planes, plus
+// R*BT on either side). Each level k = 1 .. BT keeps in registers its input's column (level
+// k-1's u at planes z-R .. z+R), and for the next level its own φ⁺ of the last R+1 planes; the
+// in-plane neighbours come from level k-1's plane in shared memory (double-buffered, so one
+// barrier per level and plane). Level k updates plane z0 - kR when level 0 has loaded z0: its
+// u⁻ is level k-2's value at that plane, the oldest of level k-2's column (level 1 reads u⁻ and
+// φ from memory). Cells at the tile's edge read stale shared memory: they lie in the ghost zone
+// the next level no longer needs. The last level writes u⁺, the new u⁻ (level BT-1's centre) and
+// φ⁺. Sources are added at every level, receivers recorded from the block's own cells.
+// ---------------------------------------------------------------------------------------------
+#ifdef BT
+#define TY (BY * RY)
+#define HALO (RADIUS * BT)
+#define SW (BX + 2 * RADIUS)
+#define SH (TY + 2 * RADIUS)
+#define LEVELS_BEHIND (BT > 1 ? BT - 1 : 1)
+
+extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
+{
+    if (earlier_pass_failed(pass, flag)) return;
+    extern __shared__ unsigned char smem_raw[];
+    REAL* smem = reinterpret_cast<REAL*>(smem_raw); // 2 x BT planes of SW x SH
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int vx = BX - 2 * HALO, vy = TY - 2 * HALO;
+    const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
+    const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
+    const int x0 = ox0 - HALO, y0 = oy0 - HALO;
+    const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
+    const int zl = max(0, z0 - HALO);
+    for (int i = ty * BX + tx; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
+    const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const Damping d = damping(damp, nx, ny, nz);
+
+    const int gx = x0 + tx;
+    bool in_grid[RY], interior[RY], owned[RY];
+    long long off[RY];
+#pragma unroll
+    for (int c = 0; c < RY; ++c) {
+        const int gy = y0 + ty * RY + c;
+        in_grid[c] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+        interior[c] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        owned[c] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
+        off[c] = in_grid[c] ? (long long)gy * pitch + gx : 0;
+    }
+    REAL q[BT][RY][W];                    // level k's u along the column, k = 0 .. BT-1
+    REAL dphi[LEVELS_BEHIND][RY][RADIUS + 1]; // φ⁺ of levels 1 .. BT-1, the last R+1 planes
+#pragma unroll
+    for (int k = 0; k < BT; ++k)
+#pragma unroll
+        for (int c = 0; c < RY; ++c)
+#pragma unroll
+            for (int j = 0; j < W; ++j) q[k][c][j] = 0;
+#pragma unroll
+    for (int k = 0; k < LEVELS_BEHIND; ++k)
+#pragma unroll
+        for (int c = 0; c < RY; ++c)
+#pragma unroll
+            for (int j = 0; j <= RADIUS; ++j) dphi[k][c][j] = 0;
+    bool bad = false;
+    const int iterations = z1 - zl + HALO;
+    for (int it = 0; it < iterations; ++it) {
+        const int zload = zl + it;
+#pragma unroll
+        for (int c = 0; c < RY; ++c) {
+#pragma unroll
+            for (int j = 0; j < W - 1; ++j) q[0][c][j] = q[0][c][j + 1];
+            q[0][c][W - 1] = in_grid[c] && zload < nz ? __ldg(u + off[c] + zload * plane) : REAL(0);
+        }
+#pragma unroll
+        for (int k = 1; k <= BT; ++k) {
+            const int zk = zload - k * RADIUS;
+            REAL* s = smem + ((it & 1) * BT + (k - 1)) * SW * SH;
+#pragma unroll
+            for (int c = 0; c < RY; ++c) s[(ty * RY + c + RADIUS) * SW + tx + RADIUS] = q[k - 1][c][RADIUS];
+            __syncthreads();
+            const bool plane_ok = zk >= RADIUS && zk < nz - RADIUS;
+            const bool layer = layer_xy || zk < meta[4] || zk >= meta[5];
+            const bool sources = zk >= meta[7] && zk <= meta[8];
+            const bool probes = zk >= meta[10] && zk <= meta[11] && zk >= z0 && zk < z1;
+            const int step = s0 + k - 1;
+#pragma unroll
+            for (int c = 0; c < RY; ++c) {
+                REAL v = 0, f = 0;
+                if (plane_ok && interior[c]) {
+                    const long long i = off[c] + zk * plane;
+                    const REAL* row = s + (ty * RY + c + RADIUS) * SW + tx + RADIUS;
+                    const auto at = [&](int dx, int dy) { return row[dy * SW + dx]; };
+                    const REAL p = k == 1 ? __ldg(prev + i) : q[k >= 2 ? k - 2 : 0][c][0];
+                    const REAL kc = __ldg(coef + i);
+                    const int gy = y0 + ty * RY + c;
+                    if (layer) {
+                        const REAL ph = k == 1 ? __ldg(phi + i) : dphi[k >= 2 ? k - 2 : 0][c][0];
+                        v = update<true>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, ph, d, gx, gy, zk, f);
+                    } else {
+                        v = update<false>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, 0, d, gx, gy, zk, f);
+                    }
+                    if (sources) v = inject(v, meta, taps, amp, step, gx, gy, zk);
+                    if (probes && owned[c]) record(v, meta, pstart, pz, pout, step, (long long)gy * nx + gx, zk);
+                }
+                if (k < BT) {
+#pragma unroll
+                    for (int j = 0; j < W - 1; ++j) q[k][c][j] = q[k][c][j + 1];
+                    q[k][c][W - 1] = v;
+#pragma unroll
+                    for (int j = 0; j < RADIUS; ++j) dphi[k - 1][c][j] = dphi[k - 1][c][j + 1];
+                    dphi[k - 1][c][RADIUS] = f;
+                } else if (owned[c] && zk >= z0 && zk < z1) {
+                    const long long i = off[c] + zk * plane;
+                    u_out[i] = v;
+                    prev_out[i] = q[BT - 1][c][RADIUS];
+                    if (layer) phi_out[i] = f;
+                    bad |= !(isfinite(v) && isfinite(f));
+                }
+            }
+        }
+    }
+    if (bad) *flag = pass;
+}
+#endif

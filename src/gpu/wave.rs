@@ -1,0 +1,589 @@
+//! Running wave plans on the GPU: `gpu-naive` (a launch per step) and `gpu-blocked` (a launch
+//! per pass of `dim_t` steps) of `kernels/wave.cu`. The wavefield's arrays live on the device for
+//! the run: four buffers of `u` (the current and previous level, and the outputs of a pass), two
+//! of `φ`, `(v dt)²`, the damping profiles, the source taps with their amplitudes for a batch of
+//! passes, and the probed cells with their values for the batch. Passes are queued without
+//! waiting; the non-finite flag is read once per batch, and a failed blocked pass is replayed a
+//! step at a time with the naive kernel to name the step. The newest finite state, the traces
+//! up to it and the step count come back to the host.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::compile::Kernel;
+use super::device::{gpu, Gpu};
+use super::stencil::{ensure_memory, gpu_err, PASSES_PER_CHECK};
+use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use crate::engine::{Engine, EngineParams, Failure};
+use crate::memory::Footprint;
+use crate::wave::{WaveKernel, Wavefield};
+use crate::{Error, Grid, Real, Result};
+
+/// Seconds spent computing and transferring.
+type Seconds = (f64, f64);
+
+/// The blocked shape a gpu-blocked plan runs at `dim_t`, `None` for gpu-naive.
+pub(crate) fn shape_of(params: &EngineParams, dim_t: usize) -> Result<Option<WaveShape>> {
+    match params.engine {
+        Engine::GpuNaive => Ok(None),
+        Engine::GpuBlocked => {
+            let l = params.launch.as_ref().ok_or_else(|| {
+                Error::InvalidPlan("a gpu-blocked plan needs a launch shape".to_string())
+            })?;
+            Ok(Some(WaveShape {
+                dim_t,
+                bx: l.block[0],
+                by: l.block[1],
+                ry: l.ry.max(1),
+                hz: l.stream_block,
+            }))
+        }
+        other => Err(Error::PlanMismatch(format!(
+            "engine {other} does not run on the GPU"
+        ))),
+    }
+}
+
+/// A compiled blocked kernel with its shape and shared-memory bytes.
+struct Blocked {
+    kernel: Kernel,
+    shape: WaveShape,
+    shared: usize,
+}
+
+/// The kernels a run launches: the naive one (also the replay of a failed pass) and the blocked
+/// pass kernels.
+struct Kernels {
+    radius: usize,
+    naive: Kernel,
+    full: Option<Blocked>,
+    short: Option<Blocked>,
+}
+
+impl Kernels {
+    /// Compiles (or finds in the process's cache) what `params` launches for `steps` steps.
+    fn new<T: Real>(
+        gpu: &Gpu,
+        kernel: &WaveKernel,
+        params: &EngineParams,
+        steps: usize,
+    ) -> Result<Self> {
+        let naive = gpu.kernel(&wave_source::<T>(kernel, None), "wave_naive", 0)?;
+        let r = kernel.radius();
+        let blocked = |dim_t: usize| -> Result<Option<Blocked>> {
+            let Some(shape) = shape_of(params, dim_t)? else {
+                return Ok(None);
+            };
+            if shape.valid(r).is_none() {
+                return Err(Error::InvalidPlan(format!(
+                    "a {}x{} tile at dim_t {dim_t} leaves no output at radius {r}",
+                    shape.bx,
+                    shape.by * shape.ry
+                )));
+            }
+            let shared = shape.shared_bytes(r, T::DTYPE);
+            let kernel = gpu.kernel(
+                &wave_source::<T>(kernel, Some(shape)),
+                "wave_blocked",
+                shared,
+            )?;
+            Ok(Some(Blocked {
+                kernel,
+                shape,
+                shared,
+            }))
+        };
+        let dim_t = params.dim_t.max(1);
+        let full = blocked(dim_t)?;
+        let short = match steps % dim_t {
+            0 => None,
+            tail => blocked(tail)?,
+        };
+        Ok(Kernels {
+            radius: r,
+            naive,
+            full,
+            short,
+        })
+    }
+
+    /// Steps per pass.
+    fn dim_t(&self) -> usize {
+        self.full.as_ref().map_or(1, |b| b.shape.dim_t)
+    }
+}
+
+/// Which buffers hold the current `u`, the previous `u` and `φ`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Levels {
+    u: usize,
+    prev: usize,
+    phi: usize,
+}
+
+impl Levels {
+    /// The two `u` buffers holding neither level.
+    fn free(&self) -> [usize; 2] {
+        let mut it = (0..4).filter(|&i| i != self.u && i != self.prev);
+        [it.next().unwrap_or(0), it.next().unwrap_or(0)]
+    }
+}
+
+/// The probed cells in the order the kernels address them (by column, then z), with each
+/// receiver tap's cell index.
+pub(super) struct ProbeMap {
+    /// Offsets per column `y·nx + x` into `z` (CSR, `nx·ny + 1` entries).
+    pub(super) start: Vec<i32>,
+    /// The z of each probed cell.
+    pub(super) z: Vec<i32>,
+    /// `(receiver, cell index, weight)` per probe tap.
+    taps: Vec<(usize, usize, f64)>,
+}
+
+impl ProbeMap {
+    pub(super) fn new<T: Real>(field: &Wavefield<T>) -> Self {
+        let [nx, ny, _] = field.dims();
+        let mut cells: Vec<[usize; 3]> = field.probes.iter().map(|p| p.cell).collect();
+        cells.sort_by_key(|&[x, y, z]| (y * nx + x, z));
+        cells.dedup();
+        let mut start = vec![0i32; nx * ny + 1];
+        for &[x, y, _] in &cells {
+            start[y * nx + x + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let taps = field
+            .probes
+            .iter()
+            .map(|p| {
+                let [x, y, z] = p.cell;
+                let j = cells
+                    .binary_search_by_key(&(y * nx + x, z), |&[cx, cy, cz]| (cy * nx + cx, cz));
+                (p.point, j.unwrap_or(0), p.weight)
+            })
+            .collect();
+        ProbeMap {
+            start,
+            z: cells.iter().map(|c| c[2] as i32).collect(),
+            taps,
+        }
+    }
+}
+
+impl ProbeMap {
+    /// Appends to `traces` the samples of `n` steps whose probed cells' values are `values`
+    /// (step-major).
+    pub(super) fn append<T: Real>(&self, values: &[T], n: usize, traces: &mut [Vec<f64>]) {
+        let cells = self.z.len();
+        for s in 0..n {
+            let mut samples = vec![0.0; traces.len()];
+            for &(r, j, w) in &self.taps {
+                samples[r] += w * values[s * cells + j].to_f64().unwrap_or(f64::NAN);
+            }
+            for (trace, v) in traces.iter_mut().zip(samples) {
+                trace.push(v);
+            }
+        }
+    }
+}
+
+/// The kernels' `meta` list for `field` (see `kernels/wave.cu`).
+pub(super) fn meta<T: Real>(field: &Wavefield<T>, probes: &ProbeMap) -> [i32; 12] {
+    let inner = field.damping.inner;
+    let tz = z_range(field.injections.iter().map(|t| t.cell[2]));
+    let pz = z_range(field.probes.iter().map(|p| p.cell[2]));
+    [
+        inner[0][0] as i32,
+        inner[0][1] as i32,
+        inner[1][0] as i32,
+        inner[1][1] as i32,
+        inner[2][0] as i32,
+        inner[2][1] as i32,
+        field.injections.len() as i32,
+        tz[0],
+        tz[1],
+        probes.z.len() as i32,
+        pz[0],
+        pz[1],
+    ]
+}
+
+/// The source taps' cells, `x, y, z` each.
+pub(super) fn tap_cells<T: Real>(field: &Wavefield<T>) -> Vec<i32> {
+    field
+        .injections
+        .iter()
+        .flat_map(|t| t.cell.map(|c| c as i32))
+        .collect()
+}
+
+/// The damping profiles as the kernels read them: `η_x, η_y, η_z, g_x, g_y, g_z`.
+pub(super) fn profiles<T: Real>(field: &Wavefield<T>) -> Vec<T> {
+    let d = &field.damping;
+    d.eta
+        .iter()
+        .chain(d.grad.iter())
+        .flatten()
+        .copied()
+        .collect()
+}
+
+/// The sources' amplitudes for the `n` steps from the field's current step, step-major.
+pub(super) fn amplitudes<T: Real>(field: &Wavefield<T>, n: usize) -> Vec<T> {
+    (0..n)
+        .flat_map(|s| {
+            field
+                .injections
+                .iter()
+                .map(move |t| field.injected(t, field.step + s))
+        })
+        .collect()
+}
+
+/// A wavefield's arrays on the device for one run.
+struct OnDevice<T> {
+    u: Vec<CudaSlice<T>>,
+    phi: Vec<CudaSlice<T>>,
+    coef: CudaSlice<T>,
+    damp: CudaSlice<T>,
+    meta: CudaSlice<i32>,
+    taps: CudaSlice<i32>,
+    amp: CudaSlice<T>,
+    pstart: CudaSlice<i32>,
+    pz: CudaSlice<i32>,
+    pout: CudaSlice<T>,
+    flag: CudaSlice<i32>,
+    probes: ProbeMap,
+    at: Levels,
+    dims: [usize; 3],
+    radius: usize,
+    pitch: usize,
+    plane: usize,
+}
+
+/// The inclusive z range of `cells`, or an empty one.
+fn z_range(cells: impl Iterator<Item = usize>) -> [i32; 2] {
+    cells.fold([i32::MAX, -1], |[lo, hi], z| {
+        [lo.min(z as i32), hi.max(z as i32)]
+    })
+}
+
+/// Copies `data` to the device (at least one element, so that empty lists have a pointer).
+fn upload<V: cudarc::driver::DeviceRepr + Clone + Default>(
+    gpu: &Gpu,
+    data: &[V],
+) -> Result<CudaSlice<V>> {
+    if data.is_empty() {
+        return gpu.stream.clone_htod(&[V::default()]).map_err(gpu_err);
+    }
+    gpu.stream.clone_htod(data).map_err(gpu_err)
+}
+
+/// Device bytes a run needs besides its seven grids: the probe values and amplitudes of a
+/// batch of `batch_steps` steps, the probe map and the profiles.
+fn extra_bytes<T: Real>(field: &Wavefield<T>, batch_steps: usize) -> u64 {
+    let [nx, ny, nz] = field.dims();
+    let e = std::mem::size_of::<T>() as u64;
+    let per_step = (field.probes.len() + field.injections.len()) as u64 * e;
+    batch_steps as u64 * per_step + (nx * ny + 1) as u64 * 4 + 2 * (nx + ny + nz) as u64 * e + 4096
+}
+
+impl<T: Real> OnDevice<T> {
+    /// Uploads `field` and the run's lists for batches of `batch_steps` steps.
+    fn new(gpu: &Gpu, field: &Wavefield<T>, batch_steps: usize) -> Result<Self> {
+        let dims = field.dims();
+        let need = Footprint::grids(T::DTYPE, 7)
+            .plus(extra_bytes(field, batch_steps))
+            .with_label("with the wave run's buffers on the GPU");
+        ensure_memory(gpu, &need, dims, 0)?;
+        let put = |g: &Grid<T>| gpu.stream.clone_htod(g.storage()).map_err(gpu_err);
+        let u = vec![
+            put(&field.u)?,
+            put(&field.prev)?,
+            put(&field.u)?,
+            put(&field.prev)?,
+        ];
+        let phi = vec![put(&field.phi)?, put(&field.phi)?];
+        let probes = ProbeMap::new(field);
+        let meta = meta(field, &probes);
+        let pout_len = (batch_steps * probes.z.len()).max(1);
+        Ok(OnDevice {
+            u,
+            phi,
+            coef: put(&field.coef)?,
+            damp: upload(gpu, &profiles(field))?,
+            meta: upload(gpu, &meta)?,
+            taps: upload(gpu, &tap_cells(field))?,
+            amp: upload(gpu, &[T::zero()])?,
+            pstart: upload(gpu, &probes.start)?,
+            pz: upload(gpu, &probes.z)?,
+            pout: gpu.stream.alloc_zeros::<T>(pout_len).map_err(gpu_err)?,
+            flag: gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?,
+            probes,
+            at: Levels {
+                u: 0,
+                prev: 1,
+                phi: 0,
+            },
+            dims,
+            radius: field.kernel().radius(),
+            pitch: field.u.pitch(),
+            plane: field.u.plane_stride(),
+        })
+    }
+
+    /// Uploads the sources' amplitudes for the `n` steps from the field's current step.
+    fn set_amplitudes(&mut self, gpu: &Gpu, field: &Wavefield<T>, n: usize) -> Result<()> {
+        let amp = amplitudes(field, n);
+        self.amp = upload(gpu, &amp)?;
+        Ok(())
+    }
+
+    /// Appends the receivers' samples of the batch's first `n` steps to the field's traces and
+    /// counts the steps.
+    fn record(&self, gpu: &Gpu, field: &mut Wavefield<T>, n: usize) -> Result<()> {
+        let cells = self.probes.z.len();
+        if n > 0 && cells > 0 {
+            let mut values = vec![T::zero(); n * cells];
+            let view = self.pout.slice(0..n * cells);
+            gpu.stream
+                .memcpy_dtoh(&view, &mut values)
+                .map_err(gpu_err)?;
+            gpu.stream.synchronize().map_err(gpu_err)?;
+            self.probes.append(&values, n, &mut field.traces);
+        }
+        field.step += n;
+        Ok(())
+    }
+
+    /// Copies the current state into `field`.
+    fn download(&self, gpu: &Gpu, field: &mut Wavefield<T>) -> Result<()> {
+        let s = &gpu.stream;
+        s.memcpy_dtoh(&self.u[self.at.u], field.u.storage_mut())
+            .map_err(gpu_err)?;
+        s.memcpy_dtoh(&self.u[self.at.prev], field.prev.storage_mut())
+            .map_err(gpu_err)?;
+        s.memcpy_dtoh(&self.phi[self.at.phi], field.phi.storage_mut())
+            .map_err(gpu_err)?;
+        s.synchronize().map_err(gpu_err)
+    }
+
+    /// Queues one launch from the current levels: the naive kernel (`blocked` None) or a
+    /// blocked pass; `s0` is the batch step of its first level. Moves the levels on.
+    fn launch(
+        &mut self,
+        gpu: &Gpu,
+        kernel: &Kernel,
+        blocked: Option<&Blocked>,
+        s0: usize,
+        pass: usize,
+    ) -> Result<()> {
+        let [nx, ny, nz] = self.dims;
+        let (cfg, hz) = match blocked {
+            None => (
+                LaunchConfig {
+                    grid_dim: (
+                        nx.div_ceil(NAIVE_BLOCK[0]) as u32,
+                        ny.div_ceil(NAIVE_BLOCK[1]) as u32,
+                        1,
+                    ),
+                    block_dim: (NAIVE_BLOCK[0] as u32, NAIVE_BLOCK[1] as u32, 1),
+                    shared_mem_bytes: 0,
+                },
+                0,
+            ),
+            Some(b) => {
+                let r = self.radius;
+                let hz = if b.shape.hz == 0 {
+                    nz - 2 * r
+                } else {
+                    b.shape.hz
+                };
+                let shape = WaveShape { hz, ..b.shape };
+                let g = shape.grid(r, self.dims).unwrap_or([1; 3]);
+                (
+                    LaunchConfig {
+                        grid_dim: (g[0] as u32, g[1] as u32, g[2] as u32),
+                        block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
+                        shared_mem_bytes: b.shared as u32,
+                    },
+                    hz,
+                )
+            }
+        };
+        let [out_u, out_prev] = self.at.free();
+        let out_phi = 1 - self.at.phi;
+        let (nx, ny, nz) = (nx as i32, ny as i32, nz as i32);
+        let (pitch, plane) = (self.pitch as i64, self.plane as i64);
+        let (hz, s0, pass) = (hz as i32, s0 as i32, pass as i32);
+        let mut args = gpu.stream.launch_builder(&kernel.function);
+        args.arg(&self.u[self.at.u])
+            .arg(&self.u[self.at.prev])
+            .arg(&self.phi[self.at.phi])
+            .arg(&self.coef)
+            .arg(&self.damp)
+            .arg(&self.meta)
+            .arg(&self.taps)
+            .arg(&self.amp)
+            .arg(&self.pstart)
+            .arg(&self.pz)
+            .arg(&self.pout)
+            .arg(&self.u[out_u])
+            .arg(&self.u[out_prev])
+            .arg(&self.phi[out_phi])
+            .arg(&nx)
+            .arg(&ny)
+            .arg(&nz)
+            .arg(&pitch)
+            .arg(&plane)
+            .arg(&hz)
+            .arg(&s0)
+            .arg(&pass)
+            .arg(&self.flag);
+        // SAFETY: the arguments match WAVE_PARAMS of wave_naive and wave_blocked in type and
+        // order; every grid buffer holds the field's padded layout; the taps, amplitudes and
+        // probe lists were sized from the field for this batch (`amp`: the batch's steps times
+        // the taps; `pout`: the batch's steps times the probed cells), and the kernels index
+        // them only below those counts, which `meta` carries. The output buffers are distinct
+        // from the inputs (`Levels::free`, the other φ).
+        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        self.at = match blocked {
+            None => Levels {
+                u: out_u,
+                prev: self.at.u,
+                phi: out_phi,
+            },
+            Some(_) => Levels {
+                u: out_u,
+                prev: out_prev,
+                phi: out_phi,
+            },
+        };
+        Ok(())
+    }
+
+    /// Waits for the queued launches, then reads and clears the flag: the pass that raised it.
+    fn raised(&mut self, gpu: &Gpu) -> Result<Option<usize>> {
+        let mut host = [0i32; 1];
+        gpu.stream
+            .memcpy_dtoh(&self.flag, &mut host[..])
+            .map_err(gpu_err)?;
+        gpu.stream.synchronize().map_err(gpu_err)?;
+        if host[0] == 0 {
+            return Ok(None);
+        }
+        gpu.stream.memset_zeros(&mut self.flag).map_err(gpu_err)?;
+        Ok(Some(host[0] as usize))
+    }
+
+    /// The failure of step `step`, whose output levels are `out`.
+    fn locate(&self, gpu: &Gpu, out: Levels, r: usize, step: usize) -> Result<Failure> {
+        let mut grid = Grid::<T>::unchecked(self.dims)?;
+        for buffer in [&self.u[out.u], &self.phi[out.phi]] {
+            gpu.stream
+                .memcpy_dtoh(buffer, grid.storage_mut())
+                .map_err(gpu_err)?;
+            gpu.stream.synchronize().map_err(gpu_err)?;
+            let f = Failure::locate(&grid, r, step);
+            if !f.value.is_nan() || !grid.get(f.cell[0], f.cell[1], f.cell[2]).is_finite() {
+                return Ok(f);
+            }
+        }
+        Ok(Failure {
+            step,
+            cell: [r; 3],
+            value: f64::NAN,
+        })
+    }
+}
+
+/// Uploads `field`, advances it by `steps` steps with the engine of `params`, and downloads the
+/// newest finite state (with the traces and the step count up to it).
+pub(crate) fn run<T: Real>(
+    field: &mut Wavefield<T>,
+    params: &EngineParams,
+    steps: usize,
+) -> Result<Seconds> {
+    let gpu = gpu()?;
+    let kernels = Kernels::new::<T>(gpu, field.kernel(), params, steps)?;
+    let upload = Instant::now();
+    let batch = PASSES_PER_CHECK * kernels.dim_t();
+    let mut dev = OnDevice::new(gpu, field, batch.min(steps))?;
+    gpu.stream.synchronize().map_err(gpu_err)?;
+    let mut transfer = upload.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let outcome = advance(gpu, &kernels, true, field, &mut dev, steps, 0);
+    gpu.stream.synchronize().map_err(gpu_err)?;
+    let compute = start.elapsed().as_secs_f64();
+    let download = Instant::now();
+    dev.download(gpu, field)?;
+    transfer += download.elapsed().as_secs_f64();
+    outcome.map(|()| (compute, transfer))
+}
+
+/// Advances the device state by `steps` steps, the blocked kernels when `blocked` and the plan
+/// has them, else the naive one; `offset` steps of the run came before (for the failure's
+/// step). Leaves the levels at the newest finite state.
+fn advance<T: Real>(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    blocked: bool,
+    field: &mut Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    steps: usize,
+    offset: usize,
+) -> Result<()> {
+    let dim_t = if blocked { kernels.dim_t() } else { 1 };
+    let mut done = 0;
+    while done < steps {
+        let mut passes = Vec::new();
+        let mut at = done;
+        while at < steps && passes.len() < PASSES_PER_CHECK {
+            let n = dim_t.min(steps - at);
+            passes.push(n);
+            at += n;
+        }
+        dev.set_amplitudes(gpu, field, at - done)?;
+        let mut inputs = Vec::with_capacity(passes.len() + 1);
+        let mut s0 = 0;
+        for (i, &n) in passes.iter().enumerate() {
+            inputs.push(dev.at);
+            let pass_kernel = match (blocked, n == dim_t) {
+                (false, _) => None,
+                (true, true) => kernels.full.as_ref(),
+                (true, false) => kernels.short.as_ref(),
+            };
+            let kernel = pass_kernel.map_or(&kernels.naive, |b| &b.kernel);
+            dev.launch(gpu, kernel, pass_kernel, s0, i + 1)?;
+            s0 += n;
+        }
+        inputs.push(dev.at);
+        let Some(failed) = dev.raised(gpu)? else {
+            dev.record(gpu, field, at - done)?;
+            done = at;
+            continue;
+        };
+        if !(1..=passes.len()).contains(&failed) {
+            return Err(Error::Gpu(format!(
+                "the non-finite flag names pass {failed} of {}",
+                passes.len()
+            )));
+        }
+        let before: usize = passes[..failed - 1].iter().sum();
+        dev.record(gpu, field, before)?;
+        done += before;
+        dev.at = inputs[failed - 1];
+        let n = passes[failed - 1];
+        if n == 1 {
+            let f = dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)?;
+            return Err(f.into());
+        }
+        // Replay the blocked pass a step at a time to name the step; when none fails (the
+        // pass's rounding differs from the steps'), go on from the replayed state.
+        advance(gpu, kernels, false, field, dev, n, offset + done)?;
+        done += n;
+    }
+    Ok(())
+}

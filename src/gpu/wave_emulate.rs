@@ -1,0 +1,437 @@
+//! A check of the wave CUDA kernels (`kernels/wave.cu`) that needs no GPU: the specialised source
+//! is compiled as C++ for the host; the blocks of a launch run one after the other and the
+//! threads of a block concurrently as host threads, with a barrier for `__syncthreads` (the
+//! naive kernel, which has none, runs its threads one after the other). The driver rotates the
+//! time levels among four `u` buffers and two `φ` buffers as the engine does, poisons with NaN
+//! every cell a launch must write, and fills shared memory with NaN before every block, so an
+//! unwritten cell or a stale neighbour that reaches an output fails the comparison with the CPU
+//! reference engine. The host-side lists (taps, amplitudes, probe map, `meta`, profiles) come from
+//! the engine's own functions. Skips when no `g++` is installed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rand::{Rng, SeedableRng};
+
+use super::host_cxx::compile_for_host;
+use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
+use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use crate::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use crate::{Engine, Grid, PlanBuilder, Real, Solver};
+
+/// The rest of CUDA for these kernels (see `host_cxx`).
+const PRELUDE: &str = r#"
+#include <algorithm>
+#include <barrier>
+#include <thread>
+#define __shared__
+#define __restrict__
+using std::max;
+static Dim3 blockIdx, blockDim, gridDim;
+static thread_local Dim3 threadIdx;
+static std::barrier<>* block_barrier;
+inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+alignas(16) unsigned char smem_raw[1 << 21];
+"#;
+
+/// Reads the state and lists, runs `passes` launches rotating the levels, writes `u`, `u⁻`,
+/// `φ`, the probe values and the flag.
+const DRIVER: &str = r#"
+#ifdef BT
+#define EMU_BT BT
+#else
+#define EMU_BT 1
+#endif
+static FILE* in;
+static std::vector<REAL> reals(size_t n) {
+    std::vector<double> v(n);
+    if (fread(v.data(), sizeof(double), n, in) != n) exit(2);
+    return std::vector<REAL>(v.begin(), v.end());
+}
+static std::vector<int> ints(size_t n) {
+    std::vector<int> v(n);
+    if (fread(v.data(), sizeof(int), n, in) != n) exit(2);
+    return v;
+}
+static void put(FILE* f, const std::vector<REAL>& v) {
+    std::vector<double> out(v.begin(), v.end());
+    fwrite(out.data(), sizeof(double), out.size(), f);
+}
+int main(int argc, char** argv) {
+    in = fopen(argv[1], "rb");
+    long long h[9];
+    if (fread(h, sizeof(long long), 9, in) != 9) return 2;
+    const int nx = h[0], ny = h[1], nz = h[2], passes = h[5], hz = h[6], ntaps = h[7], np = h[8];
+    const long long pitch = h[3], plane = h[4], len = plane * nz;
+    std::vector<REAL> U[4], PHI[2];
+    U[0] = reals(len);
+    U[1] = reals(len);
+    PHI[0] = reals(len);
+    const auto coef = reals(len);
+    const auto damp = reals(2 * (nx + ny + nz));
+    const auto amp = reals(std::max(1LL, (long long)passes * EMU_BT * ntaps));
+    const auto meta = ints(12);
+    const auto taps = ints(std::max(1, 3 * ntaps));
+    const auto pstart = ints((size_t)nx * ny + 1);
+    const auto pz = ints(std::max(1, np));
+    fclose(in);
+    U[2] = U[0];
+    U[3] = U[1];
+    PHI[1] = PHI[0];
+    std::vector<REAL> pout(std::max(1LL, (long long)passes * EMU_BT * np), NAN);
+    int flag = 0, cu = 0, cp = 1, cf = 0;
+    for (int pass = 1; pass <= passes; ++pass) {
+        int fr[2], k = 0;
+        for (int i = 0; i < 4; ++i)
+            if (i != cu && i != cp) fr[k++] = i;
+        const int of = 1 - cf;
+        for (int z = RADIUS; z < nz - RADIUS; ++z)
+            for (int y = RADIUS; y < ny - RADIUS; ++y)
+                for (int x = RADIUS; x < nx - RADIUS; ++x) {
+                    const long long i = z * plane + y * pitch + x;
+                    U[fr[0]][i] = NAN;
+                    if (EMU_BT > 1 || defined_bt) U[fr[1]][i] = NAN;
+                    const bool inner = x >= meta[0] && x < meta[1] && y >= meta[2] && y < meta[3] &&
+                                       z >= meta[4] && z < meta[5];
+                    if (!inner) PHI[of][i] = NAN;
+                }
+        const int s0 = (pass - 1) * EMU_BT;
+#ifdef BT
+        const int vx = BX - 2 * HALO, vy = TY - 2 * HALO;
+        gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy),
+                   (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
+        blockDim = {BX, BY, 1};
+        for (unsigned bz = 0; bz < gridDim.z; ++bz)
+            for (unsigned by = 0; by < gridDim.y; ++by)
+                for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+                    blockIdx = {bx, by, bz};
+                    for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
+                        reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
+                    std::barrier<> bar(BX * BY);
+                    block_barrier = &bar;
+                    std::vector<std::thread> threads;
+                    for (unsigned ty = 0; ty < BY; ++ty)
+                        for (unsigned tx = 0; tx < BX; ++tx)
+                            threads.emplace_back([&, tx, ty] {
+                                threadIdx = {tx, ty, 0};
+                                wave_blocked(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(),
+                                             meta.data(), taps.data(), amp.data(), pstart.data(), pz.data(),
+                                             pout.data(), U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx,
+                                             ny, nz, pitch, plane, hz, s0, pass, &flag);
+                            });
+                    for (auto& t : threads) t.join();
+                }
+        cu = fr[0];
+        cp = fr[1];
+#else
+        gridDim = {(unsigned)((nx + BX - 1) / BX), (unsigned)((ny + BY - 1) / BY), 1};
+        blockDim = {BX, BY, 1};
+        for (unsigned by = 0; by < gridDim.y; ++by)
+            for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+                blockIdx = {bx, by, 0};
+                for (unsigned ty = 0; ty < BY; ++ty)
+                    for (unsigned tx = 0; tx < BX; ++tx) {
+                        threadIdx = {tx, ty, 0};
+                        wave_naive(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(),
+                                   meta.data(), taps.data(), amp.data(), pstart.data(), pz.data(), pout.data(),
+                                   U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx, ny, nz, pitch, plane, hz,
+                                   s0, pass, &flag);
+                    }
+            }
+        cp = cu;
+        cu = fr[0];
+#endif
+        cf = of;
+    }
+    FILE* out = fopen(argv[2], "wb");
+    put(out, U[cu]);
+    put(out, U[cp]);
+    put(out, PHI[cf]);
+    put(out, pout);
+    fwrite(&flag, sizeof(int), 1, out);
+    fclose(out);
+    return 0;
+}
+"#;
+
+/// Compiles the kernels of `kernel` in `T` (the blocked one with `shape`) into `dir/name`;
+/// false when g++ is missing.
+fn compile<T: Real>(kernel: &WaveKernel, shape: Option<WaveShape>, dir: &Path, name: &str) -> bool {
+    let bt = format!("static const bool defined_bt = {};\n", shape.is_some());
+    let source = format!("{PRELUDE}{bt}{}{DRIVER}", wave_source::<T>(kernel, shape));
+    compile_for_host(&source, &dir.join(name))
+}
+
+/// Runs `passes` launches of the compiled emulator `exe` on `field` (hz: the blocked kernel's
+/// planes per block), moving the field on as the engine does.
+fn emulate<T: Real>(
+    exe: &Path,
+    field: &mut Wavefield<T>,
+    steps_per_pass: usize,
+    passes: usize,
+    hz: usize,
+) {
+    let dims = field.dims();
+    let (pitch, plane) = (field.u.pitch(), field.u.plane_stride());
+    let probes = ProbeMap::new(field);
+    let steps = steps_per_pass * passes;
+    let header = [
+        dims[0],
+        dims[1],
+        dims[2],
+        pitch,
+        plane,
+        passes,
+        hz,
+        field.injections.len(),
+        probes.z.len(),
+    ];
+    let mut bytes = Vec::new();
+    for v in header {
+        bytes.extend_from_slice(&(v as i64).to_le_bytes());
+    }
+    let reals = |bytes: &mut Vec<u8>, v: &[T]| {
+        for x in v {
+            bytes.extend_from_slice(&x.to_f64().unwrap().to_le_bytes());
+        }
+    };
+    for g in [&field.u, &field.prev, &field.phi, &field.coef] {
+        reals(&mut bytes, g.storage());
+    }
+    reals(&mut bytes, &profiles(field));
+    let mut amp = amplitudes(field, steps);
+    amp.resize(amp.len().max(1), T::zero());
+    reals(&mut bytes, &amp);
+    let one = |mut v: Vec<i32>| {
+        v.resize(v.len().max(1), 0);
+        v
+    };
+    for list in [
+        meta(field, &probes).to_vec(),
+        one(tap_cells(field)),
+        probes.start.clone(),
+        one(probes.z.clone()),
+    ] {
+        for i in list {
+            bytes.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    let input = exe.with_extension("in");
+    let output = exe.with_extension("out");
+    std::fs::File::create(&input)
+        .unwrap()
+        .write_all(&bytes)
+        .unwrap();
+    let status = Command::new(exe).arg(&input).arg(&output).status().unwrap();
+    assert!(status.success(), "{} failed", exe.display());
+    let out = std::fs::read(&output).unwrap();
+    let mut values = out[..out.len() - 4]
+        .chunks_exact(8)
+        .map(|c| T::of(f64::from_le_bytes(c.try_into().unwrap())));
+    for g in [&mut field.u, &mut field.prev, &mut field.phi] {
+        for v in g.storage_mut() {
+            *v = values.next().unwrap();
+        }
+    }
+    let pout: Vec<T> = values.collect();
+    let flag = i32::from_le_bytes(out[out.len() - 4..].try_into().unwrap());
+    assert_eq!(flag, 0, "the emulated kernel raised the non-finite flag");
+    probes.append(&pout, steps, &mut field.traces);
+    field.step += steps;
+}
+
+/// A random velocity model and initial field (zero boundary layer), one source whose samples
+/// are of the field's order after injection, receivers at a corner, the centre and a far
+/// corner (a probe line through the layers too).
+fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let velocity = Grid::from_fn(dims, |_, _, _| T::of(rng.random_range(1500.0..2500.0))).unwrap();
+    let (r, h) = (kernel.radius(), kernel.spacing);
+    let mut f = Wavefield::new(kernel, &velocity).unwrap();
+    let inside = |x: usize, y: usize, z: usize| {
+        [x, y, z]
+            .iter()
+            .zip(dims)
+            .all(|(&c, n)| c >= r && c < n - r)
+    };
+    let u = Grid::from_fn(dims, |x, y, z| {
+        T::of(if inside(x, y, z) {
+            rng.random_range(-1.0..1.0)
+        } else {
+            0.0
+        })
+    })
+    .unwrap();
+    let prev = Grid::from_fn(dims, |x, y, z| u.get(x, y, z) * T::of(0.9)).unwrap();
+    f.set_state(&u, &prev).unwrap();
+    let mid: [f64; 3] = std::array::from_fn(|a| (dims[a] as f64 / 2.0 - 0.3) * h[a]);
+    let wavelet = Wavelet::Samples((0..64).map(|_| rng.random_range(-1e9..1e9)).collect());
+    f.add_source(Source {
+        position: mid,
+        wavelet,
+    })
+    .unwrap();
+    let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
+    let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
+    let mut receivers = vec![Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)];
+    receivers.extend(Receiver::line(lo, [hi[0], lo[1], hi[2]], 5));
+    f.add_receivers(&receivers).unwrap();
+    f
+}
+
+/// The reference engine's run of `steps` steps.
+fn reference<T: Real>(input: &Wavefield<T>, steps: usize) -> Wavefield<T> {
+    let plan = PlanBuilder::new(input.kernel().clone(), T::DTYPE, input.dims())
+        .engine(Engine::Reference)
+        .threads(1)
+        .build()
+        .unwrap();
+    let mut f = input.clone();
+    Solver::new(plan).run(&mut f, steps).unwrap();
+    f
+}
+
+/// Largest relative difference of the fields and traces of two runs (max norm over each).
+fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
+    let mut worst = [
+        a.pressure().max_rel_diff(b.pressure()).unwrap(),
+        a.previous().max_rel_diff(b.previous()).unwrap(),
+        a.auxiliary().max_rel_diff(b.auxiliary()).unwrap(),
+    ]
+    .into_iter()
+    .fold(0.0, f64::max);
+    for (ta, tb) in a.traces().iter().zip(b.traces()) {
+        assert_eq!(ta.len(), tb.len());
+        let scale = tb.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+        for (x, y) in ta.iter().zip(tb) {
+            worst = worst.max((x - y).abs() / scale);
+        }
+    }
+    worst
+}
+
+/// A scratch directory for one test's executables.
+fn scratch(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("{name}-{n}");
+    let dir =
+        std::env::temp_dir().join(format!("stencil35d-wave-emu-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One case: the naive kernel, or the blocked one at `dim_t` with a run that ends with a shorter
+/// pass (`tail` steps, its own kernel), against the reference within `tol`.
+fn check<T: Real>(
+    kernel: WaveKernel,
+    dims: [usize; 3],
+    shape: Option<WaveShape>,
+    tail: usize,
+    tol: f64,
+) {
+    let dir = scratch(&format!("{}-{}", T::DTYPE.name(), kernel.radius()));
+    let input = field::<T>(kernel.clone(), dims, 11);
+    let case = format!("{kernel} {dims:?} {shape:?} tail {tail}");
+    if !compile::<T>(&kernel, shape, &dir, "full") {
+        eprintln!("skipped: g++ is not installed");
+        return;
+    }
+    let mut f = input.clone();
+    let (dim_t, hz) = shape.map_or((1, 0), |s| (s.dim_t, s.hz));
+    emulate(&dir.join("full"), &mut f, dim_t, 2, hz);
+    if tail > 0 {
+        let short = shape.map(|s| WaveShape { dim_t: tail, ..s });
+        assert!(compile::<T>(&kernel, short, &dir, "short"));
+        emulate(&dir.join("short"), &mut f, tail, 1, hz);
+    }
+    let steps = 2 * dim_t + tail;
+    let want = reference(&input, steps);
+    let d = diff(&f, &want);
+    assert!(d <= tol, "{case}: relative difference {d:e} > {tol:e}");
+    assert_eq!(f.step(), want.step(), "{case}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The f32 and f64 tolerances: the reference is FMA-free scalar code, the kernels contract and
+/// order their sums differently, a few ulps per step as in the CPU engines' tests.
+const TOL_F32: f64 = 1e-5;
+const TOL_F64: f64 = 1e-12;
+
+#[test]
+fn the_naive_wave_kernel_matches_the_reference() {
+    for order in [2, 8] {
+        let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+            .with_order(order)
+            .with_pml(order / 2 + 4);
+        check::<f32>(
+            k.clone(),
+            [2 * (order / 2 + 4) + 5, 21, 2 * (order / 2 + 4) + 3],
+            None,
+            1,
+            TOL_F32,
+        );
+        check::<f64>(
+            k,
+            [41, 2 * (order / 2 + 4) + 2, 2 * (order / 2 + 4) + 4],
+            None,
+            0,
+            TOL_F64,
+        );
+    }
+    assert_eq!(NAIVE_BLOCK, [32, 8]);
+}
+
+#[test]
+fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
+    // Tiles with a few output columns each, so that the grid has edge, layer and inner tiles;
+    // z chunks that cut the axis unevenly.
+    for (order, dim_t, bx, ry, hz) in [
+        (2, 1, 8, 3, 5),
+        (4, 2, 16, 5, 7),
+        (8, 1, 12, 6, 9),
+        (8, 2, 20, 10, 6),
+        (2, 4, 12, 5, 4),
+        (6, 3, 24, 11, 11),
+    ] {
+        let r = order / 2;
+        let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+            .with_order(order)
+            .with_pml(r + 4);
+        let shape = WaveShape {
+            dim_t,
+            bx,
+            by: 2,
+            ry,
+            hz,
+        };
+        let n = 2 * (r + 4) + 3;
+        check::<f32>(
+            k.clone(),
+            [n + 4, n, n + 1],
+            Some(shape),
+            (dim_t > 1) as usize,
+            TOL_F32,
+        );
+        if dim_t <= 2 {
+            let free = k.clone().with_free_surface();
+            check::<f64>(free, [n, n + 3, n + 2], Some(shape), dim_t - 1, TOL_F64);
+        }
+    }
+}
+
+#[test]
+fn the_wave_kernels_run_without_layers() {
+    let mut k = WaveKernel::new(10.0, 1e-3, 2500.0).with_order(4);
+    k.faces = [[Face::Free; 2]; 3];
+    check::<f64>(k.clone(), [19, 17, 15], None, 0, TOL_F64);
+    let shape = WaveShape {
+        dim_t: 2,
+        bx: 20,
+        by: 2,
+        ry: 9,
+        hz: 4,
+    };
+    check::<f64>(k, [19, 17, 15], Some(shape), 1, TOL_F64);
+}

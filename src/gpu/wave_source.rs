@@ -1,0 +1,86 @@
+//! Specialising the wave kernel source `kernels/wave.cu`: the space order's weights divided by
+//! each axis's `h²`, the precision and the blocked kernel's shape become compile-time constants;
+//! and the launch geometry of both kernels, computed here once for the engine and the emulator
+//! tests.
+
+use crate::wave::WaveKernel;
+use crate::{DType, Real};
+
+/// The CUDA source of the wave kernels.
+const WAVE_CU: &str = include_str!("kernels/wave.cu");
+
+/// Threads per block of `wave_naive` (x, y): one thread per column, a warp along x.
+pub(crate) const NAIVE_BLOCK: [usize; 2] = [32, 8];
+
+/// The shape of a `wave_blocked` launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct WaveShape {
+    /// Steps per pass.
+    pub(crate) dim_t: usize,
+    /// Threads per block in x (the tile width).
+    pub(crate) bx: usize,
+    /// Threads per block in y.
+    pub(crate) by: usize,
+    /// Rows per thread (tile height `by · ry`).
+    pub(crate) ry: usize,
+    /// Output planes per block along z.
+    pub(crate) hz: usize,
+}
+
+impl WaveShape {
+    /// Output columns of a tile in x and y at radius `r`, `None` when the ghost zone of
+    /// `r · dim_t` cells on each side leaves none.
+    pub(crate) fn valid(&self, r: usize) -> Option<[usize; 2]> {
+        let halo = 2 * r * self.dim_t;
+        let (tx, ty) = (self.bx, self.by * self.ry);
+        (tx > halo && ty > halo).then(|| [tx - halo, ty - halo])
+    }
+
+    /// Dynamic shared memory: two buffers of one plane per level, each the tile with an
+    /// `r`-wide rim.
+    pub(crate) fn shared_bytes(&self, r: usize, dtype: DType) -> usize {
+        2 * self.dim_t * (self.bx + 2 * r) * (self.by * self.ry + 2 * r) * dtype.size()
+    }
+
+    /// Blocks of a launch on `dims` (`None` when a tile has no output).
+    pub(crate) fn grid(&self, r: usize, [nx, ny, nz]: [usize; 3]) -> Option<[usize; 3]> {
+        let [vx, vy] = self.valid(r)?;
+        Some([
+            (nx - 2 * r).div_ceil(vx),
+            (ny - 2 * r).div_ceil(vy),
+            (nz - 2 * r).div_ceil(self.hz.max(1)),
+        ])
+    }
+}
+
+/// The weights of one axis's second derivative divided by `h²`, as a brace list in `T`.
+fn axis_weights<T: Real>(weights: &[f64], h: f64) -> String {
+    let list: Vec<String> = weights
+        .iter()
+        .map(|w| T::of(w / (h * h)).cuda_literal())
+        .collect();
+    format!("{{{}}}", list.join(", "))
+}
+
+/// The source for `kernel` in `T`: `wave_naive` always, `wave_blocked` with `shape`.
+pub(crate) fn wave_source<T: Real>(kernel: &WaveKernel, shape: Option<WaveShape>) -> String {
+    let w = kernel.weights();
+    let [hx, hy, hz] = kernel.spacing;
+    let [bx, by] = match shape {
+        Some(s) => [s.bx, s.by],
+        None => NAIVE_BLOCK,
+    };
+    let mut text = format!(
+        "#define REAL {}\n#define RADIUS {}\n#define WX {}\n#define WY {}\n#define WZ {}\n\
+         #define BX {bx}\n#define BY {by}\n",
+        T::CUDA_NAME,
+        kernel.radius(),
+        axis_weights::<T>(w, hx),
+        axis_weights::<T>(w, hy),
+        axis_weights::<T>(w, hz),
+    );
+    if let Some(s) = shape {
+        text += &format!("#define BT {}\n#define RY {}\n", s.dim_t, s.ry);
+    }
+    text + WAVE_CU
+}

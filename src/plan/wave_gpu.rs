@@ -1,0 +1,357 @@
+//! The planner's model for the wave equation on the GPU: `gpu-naive` (a launch per step, each
+//! thread streaming one column) and `gpu-blocked` (N.5D, `dim_t` steps per launch, tiles with a
+//! ghost zone of `R·dim_t` cells). Each array's buffering comes from the efficiency-based
+//! assignment of [`super::gpu_buffering`]: `u` (a star of radius R) is the one array with
+//! reuse; `u⁻`, `(v dt)²` and `φ` are read at the cell only and stay in memory. The naive kernel
+//! carries `u`'s column in registers and reads the plane through the read-only cache; the
+//! blocked kernel must stage every level's plane in shared memory (registers + shared). The
+//! predicted rate is the smaller of the SM time (the assignment's cycles per point, times the
+//! recomputed share κ for blocked tiles) and the memory time (the bytes a step moves divided by
+//! the measured copy rate).
+
+use super::candidate::{Bound, Candidate, GpuLaunch};
+use super::gpu_buffering::{assign, Array, Block, Buffering, Strategy};
+use super::gpu_model::GpuShape;
+use super::model::ModelInput;
+use crate::engine::Engine;
+use crate::gpu::GpuInfo;
+
+/// Largest `dim_t` the GPU wave planner considers (the ghost zone of `R·dim_t` cells leaves
+/// tiles of radius-4 stars little output beyond 3).
+pub(crate) const WAVE_GPU_MAX_DIM_T: usize = 3;
+
+/// Threads per block of the naive kernel (`gpu::wave_source::NAIVE_BLOCK`).
+const NAIVE_BLOCK: [usize; 2] = [32, 8];
+
+/// Launch shapes `(bx, by, ry)` the blocked kernel is tried with.
+const BLOCKED_SHAPES: [(usize, usize, usize); 5] =
+    [(32, 8, 4), (64, 8, 4), (64, 4, 8), (32, 16, 4), (64, 8, 6)];
+
+/// Registers per thread ptxas may give the blocked kernel before it spills.
+const MAX_REGISTERS: usize = 255;
+
+/// Blocks per SM a launch should offer at least (so the last wave of blocks is short).
+const BLOCKS_PER_SM: usize = 4;
+
+/// Share of the buffering model's rate the naive kernel reaches: the model counts issue slots
+/// and bytes, not the latency of the 17 loads per cell in flight per thread (H200, order 8
+/// f32: 72.0 G points/s of 243 predicted at 512³, 94 of 254 at 1000³).
+const GPU_WAVE_NAIVE_SHARE: f64 = 0.33;
+
+/// The same for the blocked kernel, whose barrier per level and plane and one resident block
+/// per SM leave it further from the model (H200, order 8 f32: dim_t 1 41.0 of 198 G points/s
+/// at 512³ and 45.1 of 205 at 1000³; dim_t 2 25.9 and 30.6).
+const GPU_WAVE_BLOCKED_SHARE: f64 = 0.21;
+
+/// Strategies the kernels emit for `u`: the naive kernel's registers (plane through the
+/// read-only cache) and the blocked kernel's registers + shared memory.
+const NAIVE_U: &[Strategy] = &[Strategy::Registers];
+const BLOCKED_U: &[Strategy] = &[Strategy::Plus];
+const POINT: &[Strategy] = &[Strategy::Unbuffered, Strategy::ReadOnly];
+
+/// The arrays of one update at radius `r` (`u`'s strategies `u_emitted`), `φ` read in the
+/// `layers` share of the cells.
+fn arrays(r: usize, layers: f64, u_emitted: &'static [Strategy]) -> Vec<Array> {
+    let point = |name, share| Array {
+        name,
+        reach_xy: 0,
+        reach_z: 0,
+        share,
+        emitted: POINT,
+    };
+    vec![
+        Array {
+            name: "u",
+            reach_xy: r,
+            reach_z: r,
+            share: 1.0,
+            emitted: u_emitted,
+        },
+        point("u⁻", 1.0),
+        point("(v·dt)²", 1.0),
+        point("φ", layers),
+    ]
+}
+
+/// Registers per thread of the blocked kernel: each level's column of `2R + 1` values and the
+/// φ delay line per row, plus addresses and flags per row.
+fn blocked_registers(r: usize, dim_t: usize, ry: usize, words: usize) -> usize {
+    (dim_t * (2 * r + 1) + (dim_t - 1) * (r + 1) + 4) * ry * words + 32
+}
+
+impl ModelInput<'_> {
+    /// The GPU candidates: gpu-naive and gpu-blocked at each of `dim_ts` (with `shape` when the
+    /// user fixed one).
+    pub(crate) fn wave_gpu(
+        &self,
+        info: &GpuInfo,
+        dim_ts: &[usize],
+        shape: Option<&GpuShape>,
+    ) -> Vec<Candidate> {
+        let mut out = vec![self.wave_gpu_naive(info)];
+        for &d in dim_ts {
+            let shapes: Vec<GpuShape> = match shape {
+                Some(s) => vec![*s],
+                None => BLOCKED_SHAPES
+                    .iter()
+                    .map(|&(bx, by, ry)| GpuShape {
+                        block: [bx, by],
+                        ry,
+                        rx: 0,
+                        skew: false,
+                        stream_block: 0,
+                    })
+                    .collect(),
+            };
+            let best = shapes
+                .iter()
+                .filter_map(|s| self.wave_gpu_blocked(info, d, s))
+                .max_by(|a, b| a.predicted_mups.total_cmp(&b.predicted_mups));
+            out.extend(best);
+        }
+        out
+    }
+
+    fn wave_gpu_naive(&self, info: &GpuInfo) -> Candidate {
+        let r = self.cost.radius;
+        let block = self.wave_block(NAIVE_BLOCK, 1, 40);
+        let buffering = assign(&arrays(r, self.wave_layer_share(), NAIVE_U), &block, info);
+        let e = self.cost.element_bytes as f64;
+        let bytes = 4.0 * e + 2.0 * e * self.wave_layer_share();
+        let mut launch = self.wave_launch(NAIVE_BLOCK, 1, 0, buffering.clone());
+        launch.blocks =
+            self.dims[0].div_ceil(NAIVE_BLOCK[0]) * self.dims[1].div_ceil(NAIVE_BLOCK[1]);
+        self.wave_gpu_candidate(info, Engine::GpuNaive, 1, launch, 1.0, bytes)
+    }
+
+    /// gpu-blocked at `dim_t` with `shape`, `None` when its tile has no output or its
+    /// registers or shared memory do not fit.
+    fn wave_gpu_blocked(
+        &self,
+        info: &GpuInfo,
+        dim_t: usize,
+        shape: &GpuShape,
+    ) -> Option<Candidate> {
+        let r = self.cost.radius;
+        let [bx, by] = shape.block;
+        let (tx, ty) = (bx, by * shape.ry);
+        let halo = 2 * r * dim_t;
+        if tx <= halo || ty <= halo || bx * by > 1024 {
+            return None;
+        }
+        let words = self.cost.element_bytes / 4;
+        let registers = blocked_registers(r, dim_t, shape.ry, words.max(1));
+        let shared = 2 * dim_t * (tx + 2 * r) * (ty + 2 * r) * self.cost.element_bytes;
+        if registers > MAX_REGISTERS || shared > info.shared_per_block {
+            return None;
+        }
+        let block = self.wave_block(
+            [tx, ty],
+            shape.ry,
+            registers - (2 * r + 1) * shape.ry * words.max(1),
+        );
+        let buffering = assign(&arrays(r, self.wave_layer_share(), BLOCKED_U), &block, info);
+        let [ux, uy, uz] = self.dims.map(|n| n - 2 * r);
+        let (vx, vy) = (tx - halo, ty - halo);
+        let tiles = ux.div_ceil(vx) * uy.div_ceil(vy);
+        let hz = match shape.stream_block {
+            0 => {
+                let chunks = (BLOCKS_PER_SM * info.sms).div_ceil(tiles).max(1);
+                uz.div_ceil(chunks).max(4 * r * dim_t).min(uz)
+            }
+            n => n.min(uz),
+        };
+        let kappa = (tx * ty) as f64 / (vx * vy) as f64 * (hz + r * dim_t) as f64 / hz as f64;
+        let e = self.cost.element_bytes as f64;
+        let bytes = (5.0 * e + 2.0 * e * self.wave_layer_share()) / dim_t as f64;
+        let mut launch = self.wave_launch(shape.block, shape.ry, hz, buffering);
+        launch.shared_bytes = shared;
+        launch.blocks = tiles * uz.div_ceil(hz);
+        Some(self.wave_gpu_candidate(info, Engine::GpuBlocked, dim_t, launch, kappa, bytes))
+    }
+
+    /// A thread block of the wave kernels covering `tile` columns with `ry` rows per thread.
+    fn wave_block(&self, tile: [usize; 2], ry: usize, base_registers: usize) -> Block {
+        let r = self.cost.radius as f64;
+        Block {
+            tx: tile[0],
+            ty: tile[1],
+            threads: tile[0] * tile[1] / ry,
+            element: self.cost.element_bytes,
+            base_registers,
+            // 3R adds and 3R FMAs for the Laplacian, the update's few more.
+            flops: 6.0 * r + 6.0,
+        }
+    }
+
+    fn wave_launch(
+        &self,
+        block: [usize; 2],
+        ry: usize,
+        hz: usize,
+        buffering: Buffering,
+    ) -> GpuLaunch {
+        GpuLaunch {
+            block,
+            ry,
+            rx: 0,
+            skew: false,
+            stream_block: hz,
+            registers: buffering.registers,
+            shared_bytes: 0,
+            blocks_per_sm: buffering.warps * 32 / (block[0] * block[1]).max(1),
+            blocks: 0,
+            times_ms: [0.0; 3],
+            sm_efficiency: 1.0,
+            buffering: Some(buffering),
+        }
+    }
+
+    /// A wave candidate: SM time from its buffering's cycles per point times κ, memory time from
+    /// `bytes` per update at the device's copy rate.
+    fn wave_gpu_candidate(
+        &self,
+        info: &GpuInfo,
+        engine: Engine,
+        dim_t: usize,
+        mut launch: GpuLaunch,
+        kappa: f64,
+        bytes: f64,
+    ) -> Candidate {
+        let cycles = launch
+            .buffering
+            .as_ref()
+            .map_or(f64::INFINITY, |b| b.cycles);
+        let share = match engine {
+            Engine::GpuBlocked => GPU_WAVE_BLOCKED_SHARE,
+            _ => GPU_WAVE_NAIVE_SHARE,
+        };
+        let compute = info.sms as f64 * info.clock_ghz * 1e3 / cycles * share;
+        let memory = info.bandwidth_gbs * 1e3 / bytes * share;
+        let bound = if compute / kappa < memory {
+            Bound::Compute
+        } else {
+            Bound::Memory
+        };
+        let cells: f64 = self.dims.iter().map(|&n| n as f64).product();
+        launch.times_ms = [
+            dim_t as f64 * cells * kappa / compute / 1e3,
+            0.0,
+            dim_t as f64 * cells / memory / 1e3,
+        ];
+        Candidate {
+            engine,
+            dim_t,
+            tile: [launch.block[0], launch.block[1] * launch.ry],
+            kappa,
+            working_set: launch.shared_bytes,
+            compute_mups: compute,
+            memory_mups: memory,
+            predicted_mups: (compute / kappa).min(memory),
+            bound,
+            gpu: Some(launch),
+            measured_mups: None,
+            tile_threads: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use super::*;
+    use crate::plan::kernel::Kernel;
+    use crate::plan::machine::Machine;
+    use crate::wave::WaveKernel;
+    use crate::DType;
+
+    /// The GPU candidates for an order-`order` wave kernel on an `n³` grid of the H200.
+    pub(super) fn candidates(order: usize, dtype: DType, n: usize) -> Vec<Candidate> {
+        let m = Machine::paper_core_i7();
+        let kernel = Kernel::Wave(WaveKernel::new(10.0, 1e-3, 3000.0).with_order(order));
+        let input = ModelInput {
+            cost: kernel.cost(dtype),
+            kernel: &kernel,
+            dtype,
+            dims: [n; 3],
+            threads: 4,
+            cache_bytes: 8 << 20,
+            machine: &m,
+        };
+        input.wave_gpu(&GpuInfo::h200_for_tests(), &[1, 2, 3], None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::candidates;
+    use super::*;
+    use crate::DType;
+
+    /// Every order in both precisions gets gpu-naive and gpu-blocked at dim_t 1 and 2 on a
+    /// 1000³ grid, with a shape whose tile keeps output, whose registers and shared memory fit,
+    /// and a buffering that stages `u` and leaves the point arrays in memory.
+    #[test]
+    fn every_order_has_launchable_gpu_candidates() {
+        for order in [2, 4, 6, 8] {
+            for dtype in [DType::F32, DType::F64] {
+                let c = candidates(order, dtype, 1000);
+                let label = format!("order {order} {dtype}");
+                assert_eq!(c[0].engine, Engine::GpuNaive, "{label}");
+                for dim_t in [1, 2] {
+                    let b = c
+                        .iter()
+                        .find(|c| c.engine == Engine::GpuBlocked && c.dim_t == dim_t)
+                        .unwrap_or_else(|| panic!("{label}: no gpu-blocked at dim_t {dim_t}"));
+                    let g = b.gpu.as_ref().unwrap();
+                    let r = order / 2;
+                    assert!(g.block[0] > 2 * r * dim_t && g.block[1] * g.ry > 2 * r * dim_t);
+                    assert!(g.registers <= MAX_REGISTERS && g.shared_bytes <= 232448);
+                    let buffering = g.buffering.as_ref().unwrap();
+                    assert_eq!(buffering.assignment[0], ("u", Strategy::Plus), "{label}");
+                    assert_eq!(buffering.assignment[1].1, Strategy::Unbuffered, "{label}");
+                    assert!(b.predicted_mups > 0.0 && b.kappa > 1.0, "{label}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod calibration {
+    use super::tests_support::candidates;
+    use crate::engine::Engine;
+    use crate::DType;
+
+    /// On the H200 the naive kernel outran the blocked one at every dim_t (order 8 f32, 512³
+    /// and 1000³): the planner must pick it, and predict each engine within 2× of what it
+    /// measured there.
+    #[test]
+    fn the_h200_measurements_rank_and_bound_the_predictions() {
+        for (n, naive, blocked1, blocked2) in [
+            (512, 72_000.0, 41_000.0, 25_900.0),
+            (1000, 94_000.0, 45_100.0, 30_600.0),
+        ] {
+            let c = candidates(8, DType::F32, n);
+            let rate = |e: Engine, d: usize| {
+                c.iter()
+                    .find(|c| c.engine == e && c.dim_t == d)
+                    .map_or(0.0, |c| c.predicted_mups)
+            };
+            let best = c
+                .iter()
+                .max_by(|a, b| a.predicted_mups.total_cmp(&b.predicted_mups))
+                .unwrap();
+            assert_eq!(best.engine, Engine::GpuNaive, "{n}³");
+            for (got, want, what) in [
+                (rate(Engine::GpuNaive, 1), naive, "gpu-naive"),
+                (rate(Engine::GpuBlocked, 1), blocked1, "gpu-blocked dim_t 1"),
+                (rate(Engine::GpuBlocked, 2), blocked2, "gpu-blocked dim_t 2"),
+            ] {
+                assert!(
+                    got > want / 2.0 && got < want * 2.0,
+                    "{n}³ {what}: predicted {got:.0}, measured {want:.0}"
+                );
+            }
+        }
+    }
+}

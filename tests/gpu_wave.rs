@@ -10,8 +10,8 @@ mod common;
 mod gpu_common;
 
 use common::tolerance;
-use common::wave::{diff, field};
 use gpu_common::gpu_available;
+use stencil35d::wave::test_shot::{diff, random_shot as field};
 use stencil35d::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, Solver};
 

@@ -10,7 +10,7 @@
 mod common;
 
 use common::tolerance;
-use common::wave::{diff, field, same};
+use stencil35d::wave::test_shot::{diff, random_shot as field, same};
 use stencil35d::wave::{Face, WaveKernel, Wavefield};
 use stencil35d::{Engine, PlanBuilder, Real, Solver};
 

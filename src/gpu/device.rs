@@ -46,11 +46,24 @@ pub struct GpuInfo {
 
 impl GpuInfo {
     /// An H200 as the driver describes it, with the copy rate measured there (for planning
-    /// without the device).
+    /// without the device): an H100 SXM with more L2, memory and bandwidth.
     #[cfg(test)]
     pub(crate) fn h200_for_tests() -> GpuInfo {
         GpuInfo {
             name: "NVIDIA H200".into(),
+            l2_bytes: 60 << 20,
+            memory_bytes: 141 << 30,
+            peak_bandwidth_gbs: 4800.0,
+            bandwidth_gbs: 4227.0,
+            ..GpuInfo::h100_for_tests()
+        }
+    }
+
+    /// An H100 SXM as the driver describes it (for planning without the device).
+    #[cfg(test)]
+    pub(crate) fn h100_for_tests() -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
             compute_capability: (9, 0),
             sms: 132,
             clock_ghz: 1.98,
@@ -58,12 +71,12 @@ impl GpuInfo {
             registers_per_sm: 65536,
             shared_per_sm: 233472,
             shared_per_block: 232448,
-            l2_bytes: 60 << 20,
-            memory_bytes: 141 << 30,
+            l2_bytes: 50 << 20,
+            memory_bytes: 80 << 30,
             fp32_lanes_per_sm: 128,
             fp64_lanes_per_sm: 64,
-            peak_bandwidth_gbs: 4800.0,
-            bandwidth_gbs: 4227.0,
+            peak_bandwidth_gbs: 3350.0,
+            bandwidth_gbs: 3006.0,
         }
     }
 

@@ -443,17 +443,20 @@ fn launch_blocked<T: Real>(
 /// Waits for the queued passes, then reads and clears the non-finite flag: the number of the
 /// pass that raised it (counted from 1 since the last read), if any.
 pub(crate) fn raised_pass<T>(gpu: &Gpu, scratch: &mut Scratch<T>) -> Result<Option<usize>> {
+    read_flag(gpu, &mut scratch.flag)
+}
+
+/// Waits for the queued launches, then reads and clears the device flag `flag`.
+pub(crate) fn read_flag(gpu: &Gpu, flag: &mut CudaSlice<i32>) -> Result<Option<usize>> {
     let mut host = [0i32; 1];
     gpu.stream
-        .memcpy_dtoh(&scratch.flag, &mut host[..])
+        .memcpy_dtoh(flag, &mut host[..])
         .map_err(gpu_err)?;
     gpu.stream.synchronize().map_err(gpu_err)?;
     if host[0] == 0 {
         return Ok(None);
     }
-    gpu.stream
-        .memset_zeros(&mut scratch.flag)
-        .map_err(gpu_err)?;
+    gpu.stream.memset_zeros(flag).map_err(gpu_err)?;
     Ok(Some(host[0] as usize))
 }
 

@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
-use super::stencil::{ensure_memory, gpu_err, PASSES_PER_CHECK};
+use super::stencil::{ensure_memory, gpu_err, read_flag, PASSES_PER_CHECK};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
@@ -464,20 +464,6 @@ impl<T: Real> OnDevice<T> {
         Ok(())
     }
 
-    /// Waits for the queued launches, then reads and clears the flag: the pass that raised it.
-    fn raised(&mut self, gpu: &Gpu) -> Result<Option<usize>> {
-        let mut host = [0i32; 1];
-        gpu.stream
-            .memcpy_dtoh(&self.flag, &mut host[..])
-            .map_err(gpu_err)?;
-        gpu.stream.synchronize().map_err(gpu_err)?;
-        if host[0] == 0 {
-            return Ok(None);
-        }
-        gpu.stream.memset_zeros(&mut self.flag).map_err(gpu_err)?;
-        Ok(Some(host[0] as usize))
-    }
-
     /// The failure of step `step`, whose output levels are `out`.
     fn locate(&self, gpu: &Gpu, out: Levels, r: usize, step: usize) -> Result<Failure> {
         let mut grid = Grid::<T>::unchecked(self.dims)?;
@@ -560,7 +546,7 @@ fn advance<T: Real>(
             s0 += n;
         }
         inputs.push(dev.at);
-        let Some(failed) = dev.raised(gpu)? else {
+        let Some(failed) = read_flag(gpu, &mut dev.flag)? else {
             dev.record(gpu, field, at - done)?;
             done = at;
             continue;

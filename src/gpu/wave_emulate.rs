@@ -5,20 +5,19 @@
 //! time levels among four `u` buffers and two `φ` buffers as the engine does, poisons with NaN
 //! every cell a launch must write, and fills shared memory with NaN before every block, so an
 //! unwritten cell or a stale neighbour that reaches an output fails the comparison with the CPU
-//! reference engine. The host-side lists (taps, amplitudes, probe map, `meta`, profiles) come from
+//! reference engine on the library's random test shot. The host-side lists (taps, amplitudes, probe map, `meta`, profiles) come from
 //! the engine's own functions. Skips when no `g++` is installed.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rand::{Rng, SeedableRng};
-
 use super::host_cxx::compile_for_host;
 use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
-use crate::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
-use crate::{Engine, Grid, PlanBuilder, Real, Solver};
+use crate::wave::test_shot::{diff, random_shot};
+use crate::wave::{Face, WaveKernel, Wavefield};
+use crate::{Engine, PlanBuilder, Real, Solver};
 
 /// The rest of CUDA for these kernels (see `host_cxx`).
 const PRELUDE: &str = r#"
@@ -241,45 +240,6 @@ fn emulate<T: Real>(
     field.step += steps;
 }
 
-/// A random velocity model and initial field (zero boundary layer), one source whose samples
-/// are of the field's order after injection, receivers at a corner, the centre and a far
-/// corner (a probe line through the layers too).
-fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let velocity = Grid::from_fn(dims, |_, _, _| T::of(rng.random_range(1500.0..2500.0))).unwrap();
-    let (r, h) = (kernel.radius(), kernel.spacing);
-    let mut f = Wavefield::new(kernel, &velocity).unwrap();
-    let inside = |x: usize, y: usize, z: usize| {
-        [x, y, z]
-            .iter()
-            .zip(dims)
-            .all(|(&c, n)| c >= r && c < n - r)
-    };
-    let u = Grid::from_fn(dims, |x, y, z| {
-        T::of(if inside(x, y, z) {
-            rng.random_range(-1.0..1.0)
-        } else {
-            0.0
-        })
-    })
-    .unwrap();
-    let prev = Grid::from_fn(dims, |x, y, z| u.get(x, y, z) * T::of(0.9)).unwrap();
-    f.set_state(&u, &prev).unwrap();
-    let mid: [f64; 3] = std::array::from_fn(|a| (dims[a] as f64 / 2.0 - 0.3) * h[a]);
-    let wavelet = Wavelet::Samples((0..64).map(|_| rng.random_range(-1e9..1e9)).collect());
-    f.add_source(Source {
-        position: mid,
-        wavelet,
-    })
-    .unwrap();
-    let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
-    let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
-    let mut receivers = vec![Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)];
-    receivers.extend(Receiver::line(lo, [hi[0], lo[1], hi[2]], 5));
-    f.add_receivers(&receivers).unwrap();
-    f
-}
-
 /// The reference engine's run of `steps` steps.
 fn reference<T: Real>(input: &Wavefield<T>, steps: usize) -> Wavefield<T> {
     let plan = PlanBuilder::new(input.kernel().clone(), T::DTYPE, input.dims())
@@ -290,25 +250,6 @@ fn reference<T: Real>(input: &Wavefield<T>, steps: usize) -> Wavefield<T> {
     let mut f = input.clone();
     Solver::new(plan).run(&mut f, steps).unwrap();
     f
-}
-
-/// Largest relative difference of the fields and traces of two runs (max norm over each).
-fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
-    let mut worst = [
-        a.pressure().max_rel_diff(b.pressure()).unwrap(),
-        a.previous().max_rel_diff(b.previous()).unwrap(),
-        a.auxiliary().max_rel_diff(b.auxiliary()).unwrap(),
-    ]
-    .into_iter()
-    .fold(0.0, f64::max);
-    for (ta, tb) in a.traces().iter().zip(b.traces()) {
-        assert_eq!(ta.len(), tb.len());
-        let scale = tb.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
-        for (x, y) in ta.iter().zip(tb) {
-            worst = worst.max((x - y).abs() / scale);
-        }
-    }
-    worst
 }
 
 /// A scratch directory for one test's executables.
@@ -332,7 +273,7 @@ fn check<T: Real>(
     tol: f64,
 ) {
     let dir = scratch(&format!("{}-{}", T::DTYPE.name(), kernel.radius()));
-    let input = field::<T>(kernel.clone(), dims, 11);
+    let input = random_shot::<T>(kernel.clone(), dims, 11);
     let case = format!("{kernel} {dims:?} {shape:?} tail {tail}");
     if !compile::<T>(&kernel, shape, &dir, "full") {
         eprintln!("skipped: g++ is not installed");

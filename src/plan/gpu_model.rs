@@ -688,24 +688,8 @@ mod tests {
     use super::*;
     use crate::{Kernel, Stencil};
 
-    /// An H100 SXM as the driver describes it (for planning without the device).
     pub(crate) fn h100() -> GpuInfo {
-        GpuInfo {
-            name: "NVIDIA H100 80GB HBM3".into(),
-            compute_capability: (9, 0),
-            sms: 132,
-            clock_ghz: 1.98,
-            max_threads_per_sm: 2048,
-            registers_per_sm: 65536,
-            shared_per_sm: 233472,
-            shared_per_block: 232448,
-            l2_bytes: 50 << 20,
-            memory_bytes: 80 << 30,
-            fp32_lanes_per_sm: 128,
-            fp64_lanes_per_sm: 64,
-            peak_bandwidth_gbs: 3350.0,
-            bandwidth_gbs: 3006.0,
-        }
+        GpuInfo::h100_for_tests()
     }
 
     fn model<'a>(name: &str, dtype: DType, gpu: &'a GpuInfo) -> GpuModel<'a> {

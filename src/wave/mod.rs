@@ -11,6 +11,8 @@ mod kernel;
 pub mod models;
 mod points;
 mod profile;
+#[doc(hidden)]
+pub mod test_shot;
 mod wavelet;
 
 pub(crate) use field::sample_into;

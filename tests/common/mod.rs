@@ -1,8 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-pub mod wave;
-
 use rand::{Rng, SeedableRng};
 use stencil35d::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 

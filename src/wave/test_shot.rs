@@ -1,13 +1,17 @@
-//! Wave fields for the engine tests: random initial states with sources and receivers, and
-//! the differences between two runs.
+//! A random shot for the engine tests and the differences between two runs (the unit tests of
+//! the GPU kernels' emulator and the integration suites share them).
 
 use rand::{Rng, SeedableRng};
-use stencil35d::wave::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
-use stencil35d::{Grid, Real};
 
-/// A random smooth-ish velocity model, a random initial field (zero boundary layer), one
-/// source and three receivers.
-pub fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
+use super::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use crate::{Grid, Real};
+
+/// A test shot: a random velocity model (1,500-2,500 m/s), a random initial field (zero
+/// boundary layer, `u⁻ = 0.9·u`), one source near the centre whose samples are large enough
+/// that the injected values are of the field's order (a source added at the wrong level or
+/// cell shows in `f32` too), and receivers at a corner, the centre, the far corner and along a
+/// line of five. For the engine tests; panics on grids too small for the kernel.
+pub fn random_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefield<T> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let velocity = Grid::from_fn(dims, |_, _, _| T::of(rng.random_range(1500.0..2500.0))).unwrap();
     let r = kernel.radius();
@@ -36,8 +40,9 @@ pub fn field<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Wavefi
     .unwrap();
     let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
     let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
-    f.add_receivers(&[Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)])
-        .unwrap();
+    let mut receivers = vec![Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)];
+    receivers.extend(Receiver::line(lo, [hi[0], lo[1], hi[2]], 5));
+    f.add_receivers(&receivers).unwrap();
     f
 }
 
@@ -60,6 +65,7 @@ pub fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
     worst
 }
 
+/// Whether two runs are equal bit for bit: fields, previous fields, auxiliary fields, traces.
 pub fn same<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> bool {
     a.pressure() == b.pressure()
         && a.previous() == b.previous()

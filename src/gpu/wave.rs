@@ -500,7 +500,17 @@ pub(crate) fn run<T: Real>(
     gpu.stream.synchronize().map_err(gpu_err)?;
     let mut transfer = upload.elapsed().as_secs_f64();
     let start = Instant::now();
+    let (step, recorded) = (field.step, field.traces.first().map_or(0, Vec::len));
     let outcome = advance(gpu, &kernels, true, field, &mut dev, steps, 0);
+    if let Err(e) = &outcome {
+        if !matches!(e, Error::NonFinite { .. }) {
+            // A device error leaves the levels of an unfinished batch behind: the field keeps
+            // the state it came with, and its step count and traces are put back to match.
+            field.step = step;
+            field.traces.iter_mut().for_each(|t| t.truncate(recorded));
+            return outcome.map(|()| (0.0, 0.0));
+        }
+    }
     gpu.stream.synchronize().map_err(gpu_err)?;
     let compute = start.elapsed().as_secs_f64();
     let download = Instant::now();

@@ -188,6 +188,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - HALO);
     for (int i = ty * BX + tx; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
+    __syncthreads();
     const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
     const Damping d = damping(damp, nx, ny, nz);
 

@@ -305,3 +305,47 @@ fn cli_thread_counts() {
     assert!(fits.status.success(), "{}", stderr(&fits));
     assert!(!stderr(&fits).contains("warning"), "{}", stderr(&fits));
 }
+
+/// A lattice in 16-bit storage keeps its storage and its exact codes through a checkpoint: the
+/// file holds 2 bytes a population (about half an f32 file) and loads back bit for bit; an f64
+/// lattice cannot take 16-bit storage, and neither can a plan without a GPU engine.
+#[test]
+fn sixteen_bit_storage_round_trips() {
+    use stencil35d::lbm::{LbmKernel, Storage};
+    use stencil35d::{Engine, PlanBuilder};
+    let lat = Scenario::Cavity.lattice::<f32>([9, 7, 5], Physics::trt(0.7, 0.25), 3);
+    let native = temp_path("native.lbm");
+    lat.save(&native).unwrap();
+    for storage in [Storage::F16s, Storage::F16c] {
+        let mut l = lat.clone();
+        l.set_storage(storage).unwrap();
+        assert_eq!(l.storage(), storage);
+        let diff = l.max_rel_diff(&lat).unwrap();
+        assert!(
+            diff > 0.0 && diff < 1e-3,
+            "{storage}: rounding changed {diff:e}"
+        );
+        let path = temp_path(&format!("{storage}.lbm"));
+        l.save(&path).unwrap();
+        let (small, full) = (
+            std::fs::metadata(&path).unwrap().len(),
+            std::fs::metadata(&native).unwrap().len(),
+        );
+        assert!(small * 10 < full * 6, "{storage}: {small} bytes of {full}");
+        let back = Lattice::<f32>::load(&path).unwrap();
+        assert_eq!(back.storage(), storage);
+        assert_bitwise_equal(&l, &back);
+        std::fs::remove_file(&path).unwrap();
+        let err = PlanBuilder::new(LbmKernel::of(&l), stencil35d::DType::F32, l.dims())
+            .engine(Engine::Naive)
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("GPU lattice engines"), "{err}");
+    }
+    std::fs::remove_file(&native).unwrap();
+    let mut wide = Scenario::Cavity.lattice::<f64>([9, 7, 5], Physics::trt(0.7, 0.25), 3);
+    let err = wide.set_storage(Storage::F16s).unwrap_err().to_string();
+    assert!(err.contains("f32"), "{err}");
+    assert_eq!(wide.storage(), Storage::Native);
+}

@@ -11,8 +11,10 @@ mod gpu_common;
 mod lbm_common;
 
 use gpu_common::gpu_available;
-use lbm_common::{closed_cavity, randomize, run, tolerance, Scenario, Setup};
-use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics};
+use lbm_common::{assert_bitwise_equal, closed_cavity, randomize, run, tolerance, Scenario, Setup};
+use stencil35d::lbm::{
+    Axis, Cell, Face, Lattice, LbmKernel, Physics, Storage, MAGIC_POISEUILLE, WEIGHTS,
+};
 use stencil35d::{Engine, Error, Plan, PlanBuilder, Real, Solver};
 
 /// An odd size: not a multiple of a warp or a block in any direction.
@@ -325,4 +327,153 @@ fn unsupported_requests_are_errors() {
     let blocked = engine_plan(&lat, Engine::GpuBlocked, false);
     assert_eq!(blocked.dim_t(), 2);
     println!("{blocked}");
+}
+
+/// The largest deviation of a population from its rest value, relative to the largest rest
+/// value (1/3): what 16-bit storage rounds.
+fn relative_deviation(lat: &Lattice<f32>) -> f64 {
+    let [nx, ny, nz] = lat.dims();
+    let mut worst: f64 = 0.0;
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                for (f, w) in lat.populations(x, y, z).iter().zip(WEIGHTS) {
+                    worst = worst.max((*f as f64 - w).abs());
+                }
+            }
+        }
+    }
+    worst * 3.0
+}
+
+/// 16-bit storage on every GPU engine stays within its rounding of the f32 reference: each
+/// step stores every population once, rounded by at most `u·|d|` (`u` the format's unit
+/// roundoff, `d` the deviation from rest), so after `n` steps the error relative to the largest
+/// population is below `n·u·max|d|/max|f|` (times 2 for the propagation through the collision).
+/// Runs split across calls continue from the exact codes (bit for bit), and in place equals two
+/// copies bit for bit.
+#[test]
+fn sixteen_bit_storage_tracks_the_reference() {
+    if !gpu_available() {
+        return;
+    }
+    for storage in [Storage::F16s, Storage::F16c] {
+        for (k, scenario) in [Scenario::Cavity, Scenario::ForcedChannel]
+            .into_iter()
+            .enumerate()
+        {
+            let input = scenario.lattice::<f32>(DIMS, Physics::trt(0.9, 3.0 / 16.0), 11 + k as u64);
+            let expected = run(&input, Setup::reference(), STEPS);
+            let mut lat = input.clone();
+            lat.set_storage(storage).unwrap();
+            let tol = 2.0 * STEPS as f64 * storage.unit_roundoff() * relative_deviation(&input);
+            for (engine, in_place) in [
+                (Engine::GpuNaive, false),
+                (Engine::GpuNaive, true),
+                (Engine::GpuBlocked, false),
+            ] {
+                let got = run_engine(&lat, engine, in_place, &[STEPS]);
+                let err = got.max_rel_diff(&expected).unwrap();
+                println!("{storage} {scenario:?} {engine} in place {in_place}: {err:.2e} (bound {tol:.2e})");
+                assert!(
+                    err <= tol,
+                    "{storage} {scenario:?} {engine} in place {in_place}: {err:e}"
+                );
+                assert_eq!(got.storage(), storage);
+            }
+            let whole = run_engine(&lat, Engine::GpuNaive, false, &[21]);
+            assert_bitwise_equal(&whole, &run_engine(&lat, Engine::GpuNaive, false, &[8, 13]));
+            assert_bitwise_equal(&whole, &run_engine(&lat, Engine::GpuNaive, true, &[21]));
+            assert_bitwise_equal(&whole, &run_engine(&lat, Engine::GpuNaive, true, &[5, 16]));
+        }
+    }
+}
+
+/// Plane Poiseuille flow on the GPU in each 16-bit storage, as the emulated test
+/// (`gpu::lbm_emulate`): within 1% (relative L2) of the parabola in a 14-cell channel at τ = 1.5.
+#[test]
+fn sixteen_bit_poiseuille_profile() {
+    if !gpu_available() {
+        return;
+    }
+    let ny = 16;
+    let h = (ny - 2) as f64;
+    let tau = 1.5;
+    let nu = (tau - 0.5) / 3.0;
+    let force = 8.0 * nu * 0.05 / (h * h);
+    for storage in [Storage::F16s, Storage::F16c] {
+        let physics = Physics::trt(tau, MAGIC_POISEUILLE).with_force([force, 0.0, 0.0]);
+        let mut lat = Lattice::<f32>::new([32, ny, 8], physics).unwrap();
+        lat.set_periodic(Axis::X, true);
+        lat.set_periodic(Axis::Z, true);
+        lat.set_face(Face::YMin, Cell::Wall).unwrap();
+        lat.set_face(Face::YMax, Cell::Wall).unwrap();
+        lat.set_storage(storage).unwrap();
+        let lat = run_gpu(&lat, true, &[3000]);
+        let [ux, _, _] = lat.velocity();
+        let (mut err2, mut ref2) = (0.0, 0.0);
+        for y in 1..ny - 1 {
+            let exact = force / (2.0 * nu) * (y as f64 - 0.5) * (ny as f64 - 1.5 - y as f64);
+            err2 += (ux.get(7, y, 3) as f64 - exact).powi(2);
+            ref2 += exact * exact;
+        }
+        let rel = (err2 / ref2).sqrt();
+        println!("Poiseuille in {storage} on the GPU: relative L2 error {rel:.2e}");
+        assert!(rel <= 0.01, "{storage}: relative L2 error {rel:e}");
+    }
+}
+
+/// A lid-driven cavity (64³, Re 100 at lid speed 0.1) in 16-bit storage: after 6000 steps the
+/// velocities along the vertical and horizontal centre lines are within 1% of the lid speed of
+/// the f32 run; the relative mass drift of the closed box is stated (f32 storage: rounding
+/// level) and bounded by 1e-3.
+#[test]
+fn sixteen_bit_cavity_matches_f32() {
+    if !gpu_available() {
+        return;
+    }
+    let n = 64;
+    let lid = 0.1;
+    let tau = 0.5 + 3.0 * lid * (n - 2) as f64 / 100.0;
+    let mut lat = Lattice::<f32>::new([n; 3], Physics::trt(tau, MAGIC_POISEUILLE)).unwrap();
+    for face in Face::ALL {
+        lat.set_face(face, Cell::Wall).unwrap();
+    }
+    lat.set_face(
+        Face::YMax,
+        Cell::MovingWall {
+            velocity: [lid, 0.0, 0.0],
+        },
+    )
+    .unwrap();
+    let m0 = lat.mass();
+    let lines = |l: &Lattice<f32>| {
+        let [ux, uy, _] = l.velocity();
+        let c = n / 2;
+        let mut v: Vec<f64> = (1..n - 1).map(|y| ux.get(c, y, c) as f64).collect();
+        v.extend((1..n - 1).map(|x| uy.get(x, c, c) as f64));
+        v
+    };
+    let steps = 6000;
+    let f32_run = run_gpu(&lat, true, &[steps]);
+    let drift = (f32_run.mass() - m0).abs() / m0;
+    println!("cavity f32: relative mass drift {drift:.2e}");
+    let reference = lines(&f32_run);
+    for storage in [Storage::F16s, Storage::F16c] {
+        let mut l = lat.clone();
+        l.set_storage(storage).unwrap();
+        let got = run_gpu(&l, true, &[steps]);
+        let worst = lines(&got)
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let drift = (got.mass() - m0).abs() / m0;
+        println!(
+            "cavity {storage}: centre lines within {:.3}% of the lid speed, mass drift {drift:.2e}",
+            100.0 * worst / lid
+        );
+        assert!(worst <= 0.01 * lid, "{storage}: {worst:e}");
+        assert!(drift <= 1e-3, "{storage}: mass drift {drift:e}");
+    }
 }

@@ -205,6 +205,7 @@ fn plans_for_other_lattices() {
     let k = LbmKernel {
         periodic: [true, false, false],
         forced: false,
+        storage: Default::default(),
     };
     let err = PlanBuilder::new(k, DType::F32, [40, 20, 20])
         .dim_t(2)

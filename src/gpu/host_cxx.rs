@@ -11,6 +11,7 @@ const CUDA_ON_HOST: &str = r#"
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #define __global__
 #define __device__

@@ -26,7 +26,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
 use super::compile::Kernel;
@@ -35,7 +35,8 @@ use super::lbm_source::lbm_source;
 use super::stencil::{ensure_memory, gpu_err};
 use crate::engine::Engine;
 use crate::lbm::{
-    neighbour, Cell, Lattice, Populations, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES, WEIGHTS,
+    neighbour, Cell, Lattice, Populations, Storage, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES,
+    WEIGHTS,
 };
 use crate::memory::Footprint;
 use crate::tuning::Tuning;
@@ -48,14 +49,59 @@ const BC_STRIDE: usize = 24;
 /// Threads per block.
 const BLOCK_THREADS: usize = 128;
 
+/// One copy of the populations on the device: in the lattice's precision, or as the 16-bit
+/// codes of a [`Storage`] format.
+pub(crate) enum Pops<T> {
+    Native(CudaSlice<T>),
+    Packed(CudaSlice<u16>),
+}
+
+impl<T: Real> Pops<T> {
+    /// `len` zeroed values in `storage`.
+    fn alloc(gpu: &Gpu, len: usize, storage: Storage) -> Result<Self> {
+        Ok(if storage.is_16_bit() {
+            Pops::Packed(gpu.stream.alloc_zeros::<u16>(len).map_err(gpu_err)?)
+        } else {
+            Pops::Native(gpu.stream.alloc_zeros::<T>(len).map_err(gpu_err)?)
+        })
+    }
+
+    /// Pushes the buffer as a kernel argument the kernel only reads.
+    fn arg<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        match self {
+            Pops::Native(s) => args.arg(s),
+            Pops::Packed(s) => args.arg(s),
+        };
+    }
+
+    /// Pushes the buffer as a kernel argument the kernel writes.
+    fn arg_mut<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        match self {
+            Pops::Native(s) => args.arg(s),
+            Pops::Packed(s) => args.arg(s),
+        };
+    }
+
+    /// Copies `src` (the same storage and length) into this buffer on the device.
+    fn copy_from(&mut self, gpu: &Gpu, src: &Pops<T>) -> Result<()> {
+        match (src, self) {
+            (Pops::Native(s), Pops::Native(d)) => gpu.stream.memcpy_dtod(s, d),
+            (Pops::Packed(s), Pops::Packed(d)) => gpu.stream.memcpy_dtod(s, d),
+            _ => unreachable!("both copies of a lattice share its storage"),
+        }
+        .map_err(gpu_err)
+    }
+}
+
 /// Device buffers of a lattice run, kept by the solver between runs of the same size.
 pub(crate) struct LbmBuffers<T> {
     dims: [usize; 3],
     in_place: bool,
+    storage: Storage,
     /// The populations (the current state between steps).
-    a: CudaSlice<T>,
+    a: Pops<T>,
     /// The second copy (two-copy scheme only).
-    b: Option<CudaSlice<T>>,
+    b: Option<Pops<T>>,
     classes: CudaSlice<u8>,
     flags: CudaSlice<u8>,
     flag: CudaSlice<i32>,
@@ -73,23 +119,28 @@ impl<T: Real> LbmBuffers<T> {
             (2, "with its second copy on the GPU")
         };
         // Populations, node classes and flags; the one-word flag fits in the reserve.
-        let need = Footprint::lattice(T::DTYPE, copies, 2).with_label(label);
+        let storage = lat.storage();
+        let need = Footprint::lattice_stored(T::DTYPE, storage, copies, 2).with_label(label);
         ensure_memory(gpu, &need, lat.dims(), 0)?;
-        let alloc = |n| gpu.stream.alloc_zeros::<T>(n).map_err(gpu_err);
         Ok(LbmBuffers {
             dims: lat.dims(),
             in_place,
-            a: alloc(len)?,
-            b: if in_place { None } else { Some(alloc(len)?) },
+            storage,
+            a: Pops::alloc(gpu, len, storage)?,
+            b: if in_place {
+                None
+            } else {
+                Some(Pops::alloc(gpu, len, storage)?)
+            },
             classes: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
             flags: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
             flag: gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?,
         })
     }
 
-    /// Whether these buffers serve a lattice of `dims` in this scheme.
-    pub(crate) fn fits(&self, dims: [usize; 3], in_place: bool) -> bool {
-        self.dims == dims && self.in_place == in_place
+    /// Whether these buffers serve a lattice of `dims` in this scheme and storage.
+    pub(crate) fn fits(&self, dims: [usize; 3], in_place: bool, storage: Storage) -> bool {
+        self.dims == dims && self.in_place == in_place && self.storage == storage
     }
 }
 
@@ -198,7 +249,8 @@ impl<T: Real> Run<'_, T> {
     fn launch_step(&self, bufs: &mut LbmBuffers<T>) -> Result<()> {
         let b = bufs.b.as_mut().expect("two-copy buffers");
         let mut args = self.gpu.stream.launch_builder(&self.step.function);
-        args.arg(&bufs.a).arg(&mut *b);
+        bufs.a.arg(&mut args);
+        b.arg_mut(&mut args);
         self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
         args.arg(&mut bufs.flag);
         // SAFETY: the arguments match lbm_step's parameter list in type and order; both
@@ -213,7 +265,7 @@ impl<T: Real> Run<'_, T> {
     fn launch_aa(&self, bufs: &mut LbmBuffers<T>, odd: bool) -> Result<()> {
         let kernel = if odd { &self.odd } else { &self.even };
         let mut args = self.gpu.stream.launch_builder(&kernel.function);
-        args.arg(&mut bufs.a);
+        bufs.a.arg_mut(&mut args);
         self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
         args.arg(&mut bufs.flag);
         // SAFETY: as in `launch_step`, with the single buffer updated in place: every thread
@@ -243,7 +295,8 @@ impl<T: Real> Run<'_, T> {
             cfg.grid_dim.2 = (l.n1 + l.n2) as u32;
             let b = bufs.b.as_mut().expect("two-copy buffers");
             let mut args = self.gpu.stream.launch_builder(&self.pair.function);
-            args.arg(&mut bufs.a).arg(&mut *b);
+            bufs.a.arg_mut(&mut args);
+            b.arg_mut(&mut args);
             self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
             args.arg(&l.z1)
                 .arg(&l.n1)
@@ -271,7 +324,8 @@ impl<T: Real> Run<'_, T> {
         };
         let b = bufs.b.as_mut().expect("two-copy buffers");
         let mut args = self.gpu.stream.launch_builder(&self.wave.function);
-        args.arg(&mut bufs.a).arg(&mut *b);
+        bufs.a.arg_mut(&mut args);
+        b.arg_mut(&mut args);
         self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
         args.arg(&w.units)
             .arg(&w.count)
@@ -464,7 +518,8 @@ impl Waves {
         // Few enough blocks that the planes in flight stay few, enough to keep ~2 MB of loads
         // in flight; any count is deadlock-free (blocks that start late take later tickets).
         let blocks = gpu.info.sms * Tuning::current().gpu.lbm_blocks_per_sm.unwrap_or(4).max(1);
-        let tile_rows = fitted_tile_rows(dims, std::mem::size_of::<T>(), gpu.info.l2_bytes, blocks);
+        let size = lat.storage().bytes(std::mem::size_of::<T>());
+        let tile_rows = fitted_tile_rows(dims, size, gpu.info.l2_bytes, blocks);
         Ok(Waves {
             count: units.len() as i32,
             units: gpu.stream.clone_htod(&units[..]).map_err(gpu_err)?,
@@ -479,16 +534,34 @@ impl Waves {
     }
 }
 
-/// Copies the host state to the device buffers (both copies for the two-copy scheme, so wall
-/// nodes, which no kernel writes, agree in both).
-fn upload<T: Real>(gpu: &Gpu, pop: &Populations<T>, bufs: &mut LbmBuffers<T>) -> Result<()> {
-    gpu.stream
-        .memcpy_htod(pop.storage(), &mut bufs.a)
-        .map_err(gpu_err)?;
+/// Copies the host state to the device buffers, in 16-bit storage the lattice's codes (encoded
+/// from the populations when a host write replaced them), and in both copies for the two-copy
+/// scheme, so wall nodes, which no kernel writes, agree in both.
+fn upload<T: Real>(gpu: &Gpu, lat: &Lattice<T>, bufs: &mut LbmBuffers<T>) -> Result<()> {
+    match &mut bufs.a {
+        Pops::Native(a) => gpu.stream.memcpy_htod(lat.pop.storage(), a),
+        Pops::Packed(a) => match &lat.codes {
+            Some(codes) => gpu.stream.memcpy_htod(&codes[..], a),
+            None => gpu.stream.memcpy_htod(&lat.pop.encode(bufs.storage)[..], a),
+        },
+    }
+    .map_err(gpu_err)?;
     if let Some(b) = bufs.b.as_mut() {
-        gpu.stream.memcpy_dtod(&bufs.a, b).map_err(gpu_err)?;
+        b.copy_from(gpu, &bufs.a)?;
     }
     gpu.stream.synchronize().map_err(gpu_err)
+}
+
+/// The `len` values of a device buffer, on the host.
+fn fetch<E: DeviceRepr + Default + Clone>(
+    gpu: &Gpu,
+    src: &CudaSlice<E>,
+    len: usize,
+) -> Result<Vec<E>> {
+    let mut out = vec![E::default(); len];
+    gpu.stream.memcpy_dtoh(src, &mut out[..]).map_err(gpu_err)?;
+    gpu.stream.synchronize().map_err(gpu_err)?;
+    Ok(out)
 }
 
 /// What the download needs to undo the AA pattern's shifted layout: strides, periodic axes,
@@ -519,31 +592,42 @@ impl<'a> Geometry<'a> {
 }
 
 /// Copies the device state after `done` steps into `dst` in the canonical layout (undoing the
-/// AA pattern's shifted layout after an odd number of in-place steps).
+/// AA pattern's shifted layout after an odd number of in-place steps), decoding 16-bit codes;
+/// returns the codes in 16-bit storage.
 fn download<T: Real>(
     gpu: &Gpu,
     geo: &Geometry<'_>,
     bufs: &LbmBuffers<T>,
     done: usize,
-    dst: &mut [T],
-) -> Result<()> {
-    if !(bufs.in_place && done % 2 == 1) {
-        gpu.stream.memcpy_dtoh(&bufs.a, dst).map_err(gpu_err)?;
-        return gpu.stream.synchronize().map_err(gpu_err);
+    dst: &mut Populations<T>,
+) -> Result<Option<Vec<u16>>> {
+    let shifted = bufs.in_place && done % 2 == 1;
+    let len = dst.storage().len();
+    match &bufs.a {
+        Pops::Native(a) if !shifted => {
+            gpu.stream
+                .memcpy_dtoh(a, dst.storage_mut())
+                .map_err(gpu_err)?;
+            gpu.stream.synchronize().map_err(gpu_err)?;
+        }
+        Pops::Native(a) => unshift(&fetch(gpu, a, len)?, geo, dst.storage_mut()),
+        Pops::Packed(a) => {
+            let mut codes = fetch(gpu, a, len)?;
+            if shifted {
+                let raw = codes.clone();
+                unshift(&raw, geo, &mut codes);
+            }
+            dst.decode(bufs.storage, &codes);
+            return Ok(Some(codes));
+        }
     }
-    let mut raw = vec![T::zero(); dst.len()];
-    gpu.stream
-        .memcpy_dtoh(&bufs.a, &mut raw[..])
-        .map_err(gpu_err)?;
-    gpu.stream.synchronize().map_err(gpu_err)?;
-    unshift(&raw, geo, dst);
-    Ok(())
+    Ok(None)
 }
 
 /// Puts populations stored as the in-place scheme leaves them after an odd step (`raw`) back in
 /// the canonical layout (`dst`): node x's f*_i sits at (x + c_i, opposite i), or at (x, i) when
 /// x + c_i is a wall; wall nodes are untouched.
-pub(crate) fn unshift<T: Real>(raw: &[T], geo: &Geometry<'_>, dst: &mut [T]) {
+pub(crate) fn unshift<E: Copy + Send + Sync>(raw: &[E], geo: &Geometry<'_>, dst: &mut [E]) {
     let layout = geo.layout;
     let [nx, ny, nz] = layout.dims;
     let periodic = geo.periodic;
@@ -597,9 +681,9 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     })
 }
 
-/// Compiles (or fetches) the three kernels of `lat`'s physics and periodicity.
+/// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
 fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 5]> {
-    let source = lbm_source::<T>(lat.physics(), lat.periodic());
+    let source = lbm_source::<T>(lat.physics(), lat.periodic(), lat.storage());
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
@@ -625,7 +709,7 @@ pub(crate) fn run<T: Real>(
             lat.dims(),
             lat.periodic()[2],
             gpu.info.l2_bytes,
-            std::mem::size_of::<T>(),
+            lat.storage().bytes(std::mem::size_of::<T>()),
         )),
         Engine::GpuBlocked => {
             return Err(Error::PlanMismatch(
@@ -674,7 +758,7 @@ pub(crate) fn run<T: Real>(
         .memcpy_htod(&lat.flags[..], &mut bufs.flags)
         .map_err(gpu_err)?;
     gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
-    upload(gpu, &lat.pop, bufs)?;
+    upload(gpu, lat, bufs)?;
     let mut transfer = transfer_start.elapsed().as_secs_f64();
 
     let mut waves = match &blocked {
@@ -697,7 +781,7 @@ pub(crate) fn run<T: Real>(
                     // The passes leave B's wall nodes undefined (discarded); restore them from A
                     // before a single step writes B.
                     let b = bufs.b.as_mut().expect("two-copy buffers");
-                    gpu.stream.memcpy_dtod(&bufs.a, b).map_err(gpu_err)?;
+                    b.copy_from(gpu, &bufs.a)?;
                     run.steps(bufs, 0, 1)?;
                 }
             }
@@ -718,7 +802,7 @@ pub(crate) fn run<T: Real>(
         wall,
         flags: &lat.flags,
     };
-    download(gpu, &geo, bufs, steps, lat.pop.storage_mut())?;
+    lat.codes = download(gpu, &geo, bufs, steps, &mut lat.pop)?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))
@@ -734,7 +818,7 @@ fn trace_failure<T: Real>(
     limit: usize,
 ) -> Error {
     let traced = (|| -> Result<Error> {
-        upload(run.gpu, &lat.pop, bufs)?;
+        upload(run.gpu, lat, bufs)?;
         run.flag_raised(bufs)?;
         let mut bad = None;
         for s in 0..limit {
@@ -751,19 +835,14 @@ fn trace_failure<T: Real>(
             ));
         };
         let mut out = Populations::new(lat.dims())?;
-        download(run.gpu, &Geometry::of(lat), bufs, step, out.storage_mut())?;
+        download(run.gpu, &Geometry::of(lat), bufs, step, &mut out)?;
         let (cell, _, value) = out.find_non_finite().unwrap_or(([0; 3], 0, f64::NAN));
         // Back to the last finite state.
-        upload(run.gpu, &lat.pop, bufs)?;
+        upload(run.gpu, lat, bufs)?;
         run.steps(bufs, 0, step - 1)?;
-        download(
-            run.gpu,
-            &Geometry::of(lat),
-            bufs,
-            step - 1,
-            out.storage_mut(),
-        )?;
+        let codes = download(run.gpu, &Geometry::of(lat), bufs, step - 1, &mut out)?;
         lat.pop = out;
+        lat.codes = codes;
         lat.steps += step as u64 - 1;
         Ok(Error::NonFinite { step, cell, value })
     })();

@@ -2,7 +2,7 @@
 //! collision's relaxation constants (computed as `src/lbm/collide.rs` computes them) become
 //! compile-time constants in front of the one templated CUDA source `kernels/lbm.cu`.
 
-use crate::lbm::{Physics, VELOCITIES, WEIGHTS};
+use crate::lbm::{Physics, Storage, VELOCITIES, WEIGHTS};
 use crate::Real;
 
 /// The CUDA source of the lattice-Boltzmann kernels.
@@ -26,8 +26,13 @@ fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
-/// The specialised source for `physics` on a lattice with these periodic axes, in `T`.
-pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> String {
+/// The specialised source for `physics` on a lattice with these periodic axes, in `T`, with
+/// populations held in `storage`.
+pub(crate) fn lbm_source<T: Real>(
+    physics: &Physics,
+    periodic: [bool; 3],
+    storage: Storage,
+) -> String {
     let (wp, wm) = physics.rates();
     let force = physics.force;
     let w = [WEIGHTS[0], WEIGHTS[1], WEIGHTS[4]];
@@ -42,6 +47,7 @@ pub(crate) fn lbm_source<T: Real>(physics: &Physics, periodic: [bool; 3]) -> Str
     let mut text = format!("#define REAL {}\n", T::CUDA_NAME);
     text += &format!("#define FORCED {}\n", physics.has_force() as u8);
     text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
+    text += &format!("#define STORAGE {}\n", storage.code());
     for (axis, p) in ["PX", "PY", "PZ"].iter().zip(periodic) {
         text += &format!("#define {axis} {}\n", p as u8);
     }
@@ -99,14 +105,25 @@ mod tests {
         ];
         for (k, p) in physics.iter().enumerate() {
             let periodic = [k % 2 == 1, k >= 2, k == 3];
-            compile(lbm_source::<f32>(p, periodic), &format!("f32 {p}"));
-            compile(lbm_source::<f64>(p, periodic), &format!("f64 {p}"));
+            compile(
+                lbm_source::<f32>(p, periodic, Storage::Native),
+                &format!("f32 {p}"),
+            );
+            compile(
+                lbm_source::<f64>(p, periodic, Storage::Native),
+                &format!("f64 {p}"),
+            );
+            let storage = [Storage::F16s, Storage::F16c][k % 2];
+            compile(
+                lbm_source::<f32>(p, periodic, storage),
+                &format!("f32 {p} {storage}"),
+            );
         }
     }
 
     #[test]
     fn sources_carry_the_constants() {
-        let src = lbm_source::<f32>(&Physics::bgk(0.8), [true, false, true]);
+        let src = lbm_source::<f32>(&Physics::bgk(0.8), [true, false, true], Storage::F16c);
         assert!(
             src.starts_with("#define REAL float\n#define FORCED 0\n#define EARLY_LOADS "),
             "{src}"
@@ -118,7 +135,9 @@ mod tests {
         let d = lbm_source::<f64>(
             &Physics::trt(0.6, 0.25).with_force([1e-5, 0.0, 0.0]),
             [false; 3],
+            Storage::Native,
         );
         assert!(d.contains("#define REAL double") && d.contains("#define FORCED 1"));
+        assert!(src.contains("#define STORAGE 2\n") && d.contains("#define STORAGE 0\n"));
     }
 }

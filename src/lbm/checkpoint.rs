@@ -17,7 +17,8 @@
 //! `[fx, fy, fz]`), `periodic` `[bool; 3]`, `boundaries` (the boundary-condition table: flag
 //! `2 + k` is entry `k`, a [`super::Cell`] such as
 //! `{"kind":"moving-wall","velocity":[0.1,0,0]}`), `velocities` (the 19 lattice velocities in
-//! storage order, so a reader can check the direction order) and `payload_bytes`.
+//! storage order, so a reader can check the direction order), `storage` (`"native"`, `"f16s"`
+//! or `"f16c"`, see [`super::Storage`]; absent means native) and `payload_bytes`.
 //! Floating-point header values are written with enough digits to round-trip exactly.
 //!
 //! The hash line holds the 64-bit FNV-1a hash of the bytes of the magic line, the header line
@@ -26,7 +27,9 @@
 //!
 //! Payload: the flags, one byte per node (0 fluid, 1 wall, `2 + k` boundary entry `k`), then
 //! the 19 population arrays in direction order, each `nx·ny·nz` values of `dtype`, IEEE 754
-//! little-endian; every array is x-fastest (`index = x + nx·(y + ny·z)`), without padding.
+//! little-endian — in 16-bit storage the 16-bit codes (little-endian) of the deviations from
+//! rest the GPU holds, so a restarted run continues from exactly those; every array is
+//! x-fastest (`index = x + nx·(y + ny·z)`), without padding.
 //!
 //! Files are written to a temporary name and renamed into place, so an interrupted save never
 //! destroys an earlier checkpoint.
@@ -42,6 +45,7 @@ use super::cell::{Cell, CellTable};
 use super::lattice::Lattice;
 use super::model::{Q, VELOCITIES};
 use super::physics::Physics;
+use super::storage::Storage;
 use crate::{DType, Error, Real, Result};
 
 /// The first line of every checkpoint.
@@ -115,6 +119,8 @@ struct Header {
     periodic: [bool; 3],
     boundaries: Vec<Cell>,
     velocities: Vec<[i32; 3]>,
+    #[serde(default)]
+    storage: Storage,
     payload_bytes: u64,
 }
 
@@ -157,11 +163,11 @@ fn from_le<T: Real>(b: &[u8]) -> T {
     v.expect("a float converts to its own type")
 }
 
-/// Payload bytes of a `dims` lattice of `dtype`: one flag byte and `Q` values per node; `None`
-/// when that overflows (only an edited or corrupt header asks for such a lattice).
-fn payload_bytes(dims: [usize; 3], dtype: DType) -> Option<u64> {
+/// Payload bytes of a `dims` lattice of `dtype` in `storage`: one flag byte and `Q` values per
+/// node; `None` when that overflows (only an edited or corrupt header asks for such a lattice).
+fn payload_bytes(dims: [usize; 3], dtype: DType, storage: Storage) -> Option<u64> {
     dims.iter()
-        .try_fold((1 + Q * dtype.size()) as u64, |n, &d| {
+        .try_fold((1 + Q * storage.bytes(dtype.size())) as u64, |n, &d| {
             n.checked_mul(d as u64)
         })
 }
@@ -240,12 +246,24 @@ impl<T: Real> Lattice<T> {
             }
         }
         let mut buf = Vec::with_capacity(nx * T::DTYPE.size());
+        let codes = match (&self.codes, self.storage.is_16_bit()) {
+            (_, false) => None,
+            (Some(codes), true) => Some(std::borrow::Cow::Borrowed(codes)),
+            (None, true) => Some(std::borrow::Cow::Owned(self.pop.encode(self.storage))),
+        };
         for i in 0..Q {
             for z in 0..nz {
                 for y in 0..ny {
                     buf.clear();
-                    for &v in self.pop.row(i, y, z) {
-                        le_bytes(v, &mut buf);
+                    if let Some(codes) = &codes {
+                        let o = i * layout.array + layout.offset(0, y, z);
+                        for c in &codes[o..o + nx] {
+                            buf.extend_from_slice(&c.to_le_bytes());
+                        }
+                    } else {
+                        for &v in self.pop.row(i, y, z) {
+                            le_bytes(v, &mut buf);
+                        }
                     }
                     visit(&buf)?;
                 }
@@ -266,7 +284,8 @@ impl<T: Real> Lattice<T> {
             periodic: self.periodic,
             boundaries: self.table.entries().to_vec(),
             velocities: VELOCITIES.to_vec(),
-            payload_bytes: payload_bytes(self.dims(), T::DTYPE).unwrap_or(u64::MAX),
+            storage: self.storage,
+            payload_bytes: payload_bytes(self.dims(), T::DTYPE, self.storage).unwrap_or(u64::MAX),
         };
         let json = serde_json::to_string(&header)
             .map_err(|e| Error::InvalidArgument(format!("cannot encode the header: {e}")))?;
@@ -332,8 +351,14 @@ impl<T: Real> Lattice<T> {
         if h.velocities != VELOCITIES {
             return Err(invalid(path, "its velocity set or direction order differs"));
         }
+        if h.storage.is_16_bit() && dtype != DType::F32 {
+            return Err(invalid(
+                path,
+                format_args!("{} storage of a {dtype} lattice", h.storage),
+            ));
+        }
         let [nx, ny, nz] = h.dims;
-        let expected = payload_bytes(h.dims, dtype);
+        let expected = payload_bytes(h.dims, dtype, h.storage);
         if expected != Some(h.payload_bytes) {
             return Err(invalid(
                 path,
@@ -358,6 +383,7 @@ impl<T: Real> Lattice<T> {
         lat.table = CellTable::from_entries(h.boundaries)?;
         lat.periodic = h.periodic;
         lat.steps = h.steps;
+        lat.storage = h.storage;
         lat.read_payload(&mut input, &mut hash, path)?;
         if hash.hex() != stated {
             return Err(invalid(
@@ -376,8 +402,8 @@ impl<T: Real> Lattice<T> {
     /// Fills the flags and populations from the payload in `input`, feeding `hash`.
     fn read_payload(&mut self, input: &mut impl Read, hash: &mut Fnv, path: &Path) -> Result<()> {
         let [nx, ny, nz] = self.dims();
-        let size = T::DTYPE.size();
-        let mut row = vec![0u8; nx * size];
+        let size = self.storage.bytes(T::DTYPE.size());
+        let mut row = vec![0u8; nx * size.max(1)];
         let layout = *self.layout();
         let mut read = |buf: &mut [u8]| {
             input
@@ -404,15 +430,27 @@ impl<T: Real> Lattice<T> {
                 self.flags[o..o + nx].copy_from_slice(&row[..nx]);
             }
         }
+        let mut codes = vec![0u16; if size == 2 { layout.array * Q } else { 0 }];
         for i in 0..Q {
             for z in 0..nz {
                 for y in 0..ny {
                     read(&mut row)?;
+                    if size == 2 {
+                        let o = i * layout.array + layout.offset(0, y, z);
+                        for (x, b) in row.chunks_exact(2).enumerate() {
+                            codes[o + x] = u16::from_le_bytes([b[0], b[1]]);
+                        }
+                        continue;
+                    }
                     for (x, b) in row.chunks_exact(size).enumerate() {
                         self.pop.set(i, x, y, z, from_le::<T>(b));
                     }
                 }
             }
+        }
+        if size == 2 {
+            self.pop.decode(self.storage, &codes);
+            self.codes = Some(codes);
         }
         Ok(())
     }
@@ -441,7 +479,17 @@ mod tests {
 
     #[test]
     fn payload_size_overflow_is_caught() {
-        assert_eq!(payload_bytes([2, 3, 4], DType::F32), Some(24 * 77));
-        assert_eq!(payload_bytes([usize::MAX, 2, 2], DType::F64), None);
+        assert_eq!(
+            payload_bytes([2, 3, 4], DType::F32, Storage::Native),
+            Some(24 * 77)
+        );
+        assert_eq!(
+            payload_bytes([2, 3, 4], DType::F32, Storage::F16c),
+            Some(24 * 39)
+        );
+        assert_eq!(
+            payload_bytes([usize::MAX, 2, 2], DType::F64, Storage::Native),
+            None
+        );
     }
 }

@@ -8,6 +8,7 @@ use super::model::{equilibrium, Q, VELOCITIES};
 use super::physics::Physics;
 use super::populations::{Layout, Populations};
 use super::shapes::{Axis, Face, Shape};
+use super::storage::Storage;
 use crate::memory::{Data, Footprint};
 use crate::{Error, Grid, Real, Result};
 
@@ -27,6 +28,21 @@ impl Footprint {
     pub fn lattice(dtype: crate::DType, copies: u64, node_bytes: u64) -> Footprint {
         Footprint::new(LATTICES, dtype, copies, node_bytes)
     }
+
+    /// The same for populations held in `storage` (16-bit storage: 2 bytes a value).
+    pub fn lattice_stored(
+        dtype: crate::DType,
+        storage: Storage,
+        copies: u64,
+        node_bytes: u64,
+    ) -> Footprint {
+        let data = if storage.is_16_bit() {
+            LATTICES_16
+        } else {
+            LATTICES
+        };
+        Footprint::new(data, dtype, copies, node_bytes)
+    }
 }
 
 /// D3Q19 lattices, as [`Footprint`]s count them: one array is one copy of the 19 populations,
@@ -40,6 +56,16 @@ const LATTICES: Data = Data {
         };
         let elems = layout.array.checked_mul(Q)?;
         let bytes = u64::try_from(elems.checked_mul(size)?).ok()?;
+        Some((bytes, u64::try_from(layout.cells_len()).ok()?))
+    },
+};
+
+/// D3Q19 lattices in 16-bit storage: the layout of the `f32` lattice, 2 bytes a value.
+const LATTICES_16: Data = Data {
+    name: "D3Q19 lattice in 16-bit storage",
+    array: |_, dims| {
+        let layout = Layout::new::<f32>(dims).ok()?;
+        let bytes = u64::try_from(layout.array.checked_mul(Q)?.checked_mul(2)?).ok()?;
         Some((bytes, u64::try_from(layout.cells_len()).ok()?))
     },
 };
@@ -74,6 +100,13 @@ pub struct Lattice<T: Real> {
     pub(crate) physics: Physics,
     pub(crate) periodic: [bool; 3],
     pub(crate) steps: u64,
+    /// How the GPU engines hold the populations.
+    pub(crate) storage: Storage,
+    /// In 16-bit storage, the codes the populations were decoded from, when no host write
+    /// changed them since: the exact state (an `f32` can hold `w + d` only to 2⁻²⁵, less than
+    /// a code resolves for tiny deviations), which runs upload and checkpoints save, so a run
+    /// continued from the host or from a file matches an uninterrupted one bit for bit.
+    pub(crate) codes: Option<Vec<u16>>,
     /// Per-node classes and bounce-back links for the fast engines, rebuilt after geometry
     /// changes.
     derived: Option<Classes>,
@@ -103,6 +136,8 @@ impl<T: Real> Lattice<T> {
             physics,
             periodic: [false; 3],
             steps: 0,
+            storage: Storage::Native,
+            codes: None,
             derived: None,
         })
     }
@@ -138,6 +173,38 @@ impl<T: Real> Lattice<T> {
     pub fn set_periodic(&mut self, axis: Axis, periodic: bool) {
         self.periodic[axis.index()] = periodic;
         self.derived = None;
+    }
+
+    /// How the GPU engines store the populations (see [`Storage`]).
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// Stores the populations in `storage` on the GPU from now on, and rounds the host's
+    /// populations to it at once, so what the host holds is what the device will hold. Later
+    /// host writes ([`Lattice::set_equilibrium`], [`Lattice::set_populations`]) are rounded when
+    /// a run uploads them. 16-bit storage keeps arithmetic in `f32` and runs on the GPU engines
+    /// only: the planner refuses CPU engines for it.
+    ///
+    /// Errors, before anything is changed: 16-bit storage of an `f64` lattice, and a population
+    /// whose deviation from rest exceeds the format's range ([`Storage::max_deviation`]).
+    pub fn set_storage(&mut self, storage: Storage) -> Result<()> {
+        if storage.is_16_bit() {
+            if T::DTYPE != crate::DType::F32 {
+                return Err(Error::InvalidArgument(format!(
+                    "{storage} storage computes in f32: make the lattice f32, not {}",
+                    T::DTYPE
+                )));
+            }
+            self.pop.check_storage(storage)?;
+            let codes = self.pop.encode(storage);
+            self.pop.decode(storage, &codes);
+            self.codes = Some(codes);
+        } else {
+            self.codes = None;
+        }
+        self.storage = storage;
+        Ok(())
     }
 
     /// Time steps advanced since the lattice was made (kept across checkpoints).
@@ -216,6 +283,7 @@ impl<T: Real> Lattice<T> {
                         for (i, &v) in feq.iter().enumerate() {
                             self.pop.set(i, x, y, z, v);
                         }
+                        self.codes = None;
                     }
                 }
             }
@@ -255,6 +323,7 @@ impl<T: Real> Lattice<T> {
             }
         }
         self.pop = next;
+        self.codes = None;
         Ok(())
     }
 
@@ -273,6 +342,7 @@ impl<T: Real> Lattice<T> {
         for (i, v) in f.into_iter().enumerate() {
             self.pop.storage_mut()[i * a + o] = v;
         }
+        self.codes = None;
     }
 
     /// Density and velocity of node (x, y, z) in `f64`: for fluid nodes `ρ = Σ f_i` and

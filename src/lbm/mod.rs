@@ -95,6 +95,7 @@ mod rows;
 pub(crate) mod run;
 mod shapes;
 mod stage;
+mod storage;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +105,7 @@ pub use lattice::{Lattice, LATTICE_NODE_BYTES};
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
+pub use storage::Storage;
 
 pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
 pub(crate) use populations::{Layout, Populations};
@@ -122,6 +124,9 @@ pub struct LbmKernel {
     pub periodic: [bool; 3],
     /// Whether a body force is applied (it adds operations to the update).
     pub forced: bool,
+    /// How the populations are stored (16-bit storage halves the bytes moved; GPU only).
+    #[serde(default)]
+    pub storage: Storage,
 }
 
 impl LbmKernel {
@@ -130,15 +135,16 @@ impl LbmKernel {
         LbmKernel {
             periodic: lat.periodic(),
             forced: lat.physics().has_force(),
+            storage: lat.storage(),
         }
     }
 
-    /// The cost figures of one node update: R = 1; E = 19 populations plus the class byte; 19
-    /// populations read and written plus the class byte read; the fast kernel's arithmetic
+    /// The cost figures of one node update: R = 1; E = 19 populations (in the storage's
+    /// size) plus the class byte; 19 populations read and written plus the class byte read; the fast kernel's arithmetic
     /// instructions (counted in `collide.rs`, FMA = 1 op, 2 flops) plus 20 loads and 19 stores —
     /// 182 ops and 192 flops without force, 200 and 233 with (the 3.5D paper: 259 and 220).
     pub fn cost(&self, dtype: DType) -> KernelCost {
-        let size = dtype.size();
+        let size = self.storage.bytes(dtype.size());
         let (mut arith, mut fmas) = (collide::OPS, collide::FMAS);
         if self.forced {
             arith += collide::FORCE_OPS.0;
@@ -170,6 +176,9 @@ impl std::fmt::Display for LbmKernel {
         }
         if self.forced {
             write!(f, ", body force")?;
+        }
+        if self.storage.is_16_bit() {
+            write!(f, ", {} storage", self.storage)?;
         }
         Ok(())
     }

@@ -5,13 +5,16 @@
 //! modulo 4 KiB, so the 19 streams a kernel reads (and the 19 it writes) at the same cell fall
 //! into different L1 sets instead of fighting over one.
 
+use rayon::prelude::*;
+
 use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::engine::Failure;
 use crate::finite::{all_finite, first_bad_plane};
 use crate::grid::padded_stride;
 use crate::{Error, Real, Result};
 
-use super::model::Q;
+use super::model::{Q, WEIGHTS};
+use super::storage::Storage;
 
 /// Strides of the population arrays (and of the per-cell byte arrays, which share them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +136,73 @@ impl<T: Real> Populations<T> {
     #[inline]
     pub(crate) fn storage_mut(&mut self) -> &mut [T] {
         &mut self.data
+    }
+
+    /// The 16-bit codes of every stored value in `storage` (padding included), in the same
+    /// layout. Values must be `f32` (16-bit storage computes in `f32`).
+    pub(crate) fn encode(&self, storage: Storage) -> Vec<u16> {
+        let mut codes = vec![0u16; self.data.len()];
+        codes
+            .par_chunks_mut(self.layout.array)
+            .zip(self.data.par_chunks(self.layout.array))
+            .enumerate()
+            .for_each(|(i, (out, values))| {
+                let w = WEIGHTS[i] as f32;
+                for (c, v) in out.iter_mut().zip(values) {
+                    *c = storage.encode(v.to_f32().unwrap_or(f32::NAN) - w);
+                }
+            });
+        codes
+    }
+
+    /// Sets every stored value from its 16-bit code in `storage` (the layout of
+    /// [`Populations::encode`]).
+    pub(crate) fn decode(&mut self, storage: Storage, codes: &[u16]) {
+        debug_assert_eq!(codes.len(), self.data.len());
+        let array = self.layout.array;
+        self.data
+            .par_chunks_mut(array)
+            .zip(codes.par_chunks(array))
+            .enumerate()
+            .for_each(|(i, (out, codes))| {
+                let w = WEIGHTS[i] as f32;
+                for (v, &c) in out.iter_mut().zip(codes) {
+                    *v = T::of(f64::from(w + storage.decode(c)));
+                }
+            });
+    }
+
+    /// Rounds every value to what `storage` holds.
+    #[cfg(test)]
+    pub(crate) fn round_to(&mut self, storage: Storage) {
+        let codes = self.encode(storage);
+        self.decode(storage, &codes);
+    }
+
+    /// Fails when a population of a node deviates from its rest value by more than `storage`
+    /// holds.
+    pub(crate) fn check_storage(&self, storage: Storage) -> Result<()> {
+        let [_, ny, nz] = self.layout.dims;
+        let limit = f64::from(storage.max_deviation());
+        for (i, &w) in WEIGHTS.iter().enumerate() {
+            for z in 0..nz {
+                for y in 0..ny {
+                    let row = self.row(i, y, z);
+                    let bad = row.iter().position(|v| {
+                        let d = v.to_f64().unwrap_or(f64::NAN) - w;
+                        !(d.abs() <= limit)
+                    });
+                    if let Some(x) = bad {
+                        return Err(Error::InvalidArgument(format!(
+                            "population {i} of node ({x}, {y}, {z}) is {}, beyond what {storage} \
+                             storage holds ({w:.4} ± {limit:.3})",
+                            row[x].to_f64().unwrap_or(f64::NAN)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Exchanges the contents with populations of the same dimensions in O(1).

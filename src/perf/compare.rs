@@ -56,6 +56,7 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
         return Ok(Kernel::Lbm(LbmKernel {
             periodic: [false; 3],
             forced: false,
+            storage: crate::lbm::Storage::Native,
         }));
     }
     if name.starts_with("star2d") || name.starts_with("box2d") {

@@ -351,9 +351,13 @@ impl<'a> Planning<'a> {
         if self.b.kernel.wave().is_some() {
             return self.choose_wave(gpu);
         }
+        let gpu_only = self.gpu_only_storage(gpu)?;
         let mut candidates = vec![self.input.naive()];
         for d in 1..=PLANNER_MAX_DIM_T.max(self.b.dim_t.unwrap_or(1)) {
             candidates.extend(self.input.best_blocked(d, self.b.tile, self.tile_threads));
+        }
+        if gpu_only {
+            candidates.clear();
         }
         let best_cpu_dim_t =
             best(candidates.iter().filter(|c| c.engine == Engine::Blocked)).map_or(1, |c| c.dim_t);
@@ -366,6 +370,33 @@ impl<'a> Planning<'a> {
         };
         let chosen = self.pick(&candidates, &gpu_blocked, best_cpu_dim_t)?;
         Ok(self.settle(chosen, candidates))
+    }
+
+    /// Whether the kernel runs on the GPU engines only (a lattice in 16-bit storage); fails
+    /// when it does and the plan fixes a CPU engine or no GPU is available.
+    fn gpu_only_storage(&self, gpu: Option<&GpuInfo>) -> Result<bool> {
+        let Some(storage) = self
+            .b
+            .kernel
+            .lbm()
+            .map(|k| k.storage)
+            .filter(|s| s.is_16_bit())
+        else {
+            return Ok(false);
+        };
+        if let Some(e) = self.b.engine.filter(|e| !e.is_gpu()) {
+            return Err(Error::InvalidPlan(format!(
+                "{storage} storage runs on the GPU lattice engines; '{e}' keeps the lattice's \
+                 own precision: choose gpu-naive or gpu-blocked, or native storage"
+            )));
+        }
+        if gpu.is_none() {
+            return Err(Error::InvalidPlan(format!(
+                "{storage} storage runs on the GPU lattice engines and no GPU is available \
+                 (`stencil35d probe` says why); use native storage on the CPU"
+            )));
+        }
+        Ok(true)
     }
 
     /// The 2D kernels' choice ([`super::plane_model`]): the naive sweep, the blocked engine at
@@ -553,7 +584,9 @@ impl<'a> Planning<'a> {
             b.dims,
             b.kernel.periodic()[2],
             info.l2_bytes,
-            b.dtype.size(),
+            b.kernel
+                .lbm()
+                .map_or(b.dtype.size(), |k| k.storage.bytes(b.dtype.size())),
         )
         .slab;
         let c = gm.lbm_blocked(slab);

@@ -190,6 +190,7 @@ impl Machine {
         let lattice = LbmKernel {
             periodic: [true; 3],
             forced: false,
+            storage: crate::lbm::Storage::Native,
         }
         .cost(DType::F32);
         (m.lattice_efficiency, m.lattice_source) = compute::lattice_measured_or_cached(

@@ -55,6 +55,7 @@ mod tests {
     const CLOSED_LATTICE: LbmKernel = LbmKernel {
         periodic: [false; 3],
         forced: false,
+        storage: crate::lbm::Storage::Native,
     };
 
     /// The plan for [`CLOSED_LATTICE`] of `dims` on `m` with `engine` (and `dim_t` if given).

@@ -68,6 +68,8 @@ impl<T: Real> OnLattice<'_, T> {
         let held = self.held(dims);
         let (memory, rings) = (run.memory, run.ring_bytes);
         let (lat, workers) = (&mut *self.0, &mut *run.workers);
+        // The CPU engines write the populations only (16-bit codes are the GPU engines').
+        lat.codes = None;
         run.scratch.with(
             |s: &Populations<T>| s.layout().dims == dims,
             || {
@@ -109,13 +111,14 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
+        let storage = self.0.storage();
         // On the host: the node classes, and for the in-place scheme a copy to download into.
         let need = Footprint::lattice(T::DTYPE, 1 + u64::from(in_place), LATTICE_NODE_BYTES)
             .with_label("for a GPU run");
         let (held, memory) = (self.held(dims), run.memory);
         // Made from the lattice, so taken and kept by hand rather than through `with`.
         let mut buffers = run.scratch.take(
-            |b: &LbmBuffers<T>| b.fits(dims, in_place),
+            |b: &LbmBuffers<T>| b.fits(dims, in_place, storage),
             || {
                 need.check(dims, held, memory.or_else(crate::memory::available))?;
                 LbmBuffers::new(device, self.0, in_place)

@@ -111,6 +111,11 @@ pub struct Problem {
     /// wave:O: width of the absorbing layers, cells.
     #[arg(long, default_value_t = stencil35d::wave::DEFAULT_PML_WIDTH)]
     pub pml: usize,
+    /// d3q19: how the GPU engines store the populations: native (the --dtype), f16s (IEEE
+    /// half) or f16c (a custom 16-bit format with one more mantissa bit); 16-bit storage
+    /// computes in f32 and runs on the GPU engines only.
+    #[arg(long, default_value = "native")]
+    pub storage: stencil35d::lbm::Storage,
 }
 
 impl Problem {
@@ -121,6 +126,7 @@ impl Problem {
             return Ok(Kernel::Lbm(LbmKernel {
                 periodic: [false; 3],
                 forced: false,
+                storage: self.storage,
             }));
         }
         if self.kernel.starts_with("star2d") || self.kernel.starts_with("box2d") {

@@ -104,11 +104,11 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
             let shot = stencil35d::perf::wave_shot::<T>(w, dims, args.seed)?;
             time_engines(args, &Kernel::Wave(shot.kernel().clone()), shot)
         }
-        Kernel::Lbm(_) => time_engines(
-            args,
-            &kernel,
-            stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?,
-        ),
+        Kernel::Lbm(k) => {
+            let mut lat = stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?;
+            lat.set_storage(k.storage)?;
+            time_engines(args, &kernel, lat)
+        }
         _ if kernel.is_2d() => time_engines(
             args,
             &kernel,
@@ -250,6 +250,9 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     });
     if r.plan.kernel().lbm().is_some() && r.engine.is_gpu() {
         v["in_place"] = json!(r.plan.in_place());
+        if let Some(k) = r.plan.kernel().lbm() {
+            v["storage"] = json!(k.storage.to_string());
+        }
     }
     if let Some(g) = r.plan.chosen().gpu.as_ref() {
         v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
 use stencil35d::output::{
     check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
     PictureOptions, Slice,
@@ -53,6 +53,10 @@ pub struct FlowOptions {
     /// Engine: reference, naive, blocked or gpu-naive (default: the planner's choice).
     #[arg(long)]
     pub engine: Option<Engine>,
+    /// How the GPU engines store the populations: native (the --dtype), f16s or f16c (16-bit,
+    /// arithmetic in f32, GPU engines only). Default: native, or the --restart file's.
+    #[arg(long)]
+    pub storage: Option<Storage>,
     #[command(flatten)]
     pub overrides: Overrides,
 }
@@ -145,6 +149,9 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
+    if let Some(storage) = opts.storage {
+        lat.set_storage(storage)?;
+    }
     let plan = opts
         .overrides
         .apply(

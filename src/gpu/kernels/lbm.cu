@@ -14,6 +14,8 @@
 //   WM3_W {3}            3 omega- * w
 //   HALF_FORCE, FORCE {3}, EVEN_W {3}, EVEN_C {9}, ODD_C {9}: Guo forcing constants (collide.rs)
 //   EARLY_LOADS          1: the two-copy step loads the populations before testing the class
+//   STORAGE              0: populations stored as REAL; 1: f16s; 2: f16c (src/lbm/storage.rs:
+//                        16-bit codes of the deviation f_i - w_i, arithmetic in float)
 //
 // Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
 // i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a class
@@ -50,6 +52,121 @@ __device__ constexpr int CY[Q] = {0, 0, 1, 0, 1, -1, 0, 0, 1, 1, 0, -1, 0, -1, 1
 __device__ constexpr int CZ[Q] = {0, 0, 0, 1, 0, 0, 1, -1, 1, -1, 0, 0, -1, 0, 0, -1, 1, -1, 1};
 
 __device__ __forceinline__ constexpr int opp(int i) { return i == 0 ? 0 : (i < 10 ? i + 9 : i - 9); }
+
+// ---------------------------------------------------------------------------------------------
+// Population storage. Every load and store of a population goes through pop_load / pop_store
+// with the population's direction i (the array it sits in, or its opposite: both have the
+// same weight). In 16-bit storage a population is held as the code of its deviation from the
+// rest value w_i; both conversions round to nearest, ties to even, exactly as the host's
+// (storage.rs), so host and device agree on every code.
+// ---------------------------------------------------------------------------------------------
+#if STORAGE == 0
+typedef REAL STORE;
+__device__ __forceinline__ REAL pop_load(STORE s, int) { return s; }
+__device__ __forceinline__ STORE pop_store(REAL v, int, bool&) { return v; }
+#else
+typedef unsigned short STORE;
+
+__device__ __forceinline__ constexpr float weight(int i)
+{
+    return i == 0 ? (float)(1.0 / 3.0) : ((i <= 3 || (i >= 10 && i <= 12)) ? (float)(1.0 / 18.0) : (float)(1.0 / 36.0));
+}
+
+__device__ __forceinline__ unsigned bits_of(float v)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(v);
+#else
+    unsigned u;
+    memcpy(&u, &v, 4);
+    return u;
+#endif
+}
+
+__device__ __forceinline__ float float_of(unsigned u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+#endif
+}
+
+#if STORAGE == 1
+// f16s: IEEE binary16 of d * 2^15.
+#define MAX_DEVIATION (65504.0f / 32768.0f)
+__device__ __forceinline__ float decode16(unsigned short c)
+{
+#ifdef __CUDA_ARCH__
+    float v;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(v) : "h"(c));
+    return v * (1.0f / 32768.0f);
+#else
+    const unsigned e = (c >> 10) & 0x1f, m = c & 0x3ff;
+    float a;
+    if (e == 0) a = (float)m * 5.9604644775390625e-8f; // 2^-24
+    else if (e == 31) a = m ? NAN : INFINITY;
+    else a = float_of(((e + 112) << 23) | (m << 13));
+    a *= 1.0f / 32768.0f;
+    return (c & 0x8000) ? -a : a;
+#endif
+}
+__device__ __forceinline__ unsigned short encode16(float d)
+{
+    const float x = d * 32768.0f;
+#ifdef __CUDA_ARCH__
+    unsigned short c;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(c) : "f"(x));
+    return c;
+#else
+    const unsigned u = bits_of(x), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+    unsigned m;
+    if (a > 0x7f800000) m = 0x7e00;                        // NaN
+    else if (a >= 0x477ff000) m = 0x7c00;                  // rounds to 65520 or more: infinity
+    else if (a < 0x38800000) m = (unsigned)rintf(fabsf(x) * 16777216.0f); // subnormal: 2^-24 units
+    else {
+        const unsigned r = a - ((127u - 15u) << 23);       // rebias, round 23 bits to 10
+        m = (r + 0xfff + ((r >> 13) & 1)) >> 13;
+    }
+    return (unsigned short)(sign | m);
+#endif
+}
+#else
+// f16c: 1 sign, 4 exponent, 11 mantissa bits; 2^(e-15) (1 + m/2048), subnormal 2^-25 m.
+#define MAX_DEVIATION (2.0f - 1.0f / 2048.0f)
+__device__ __forceinline__ float decode16(unsigned short c)
+{
+    const unsigned e = (c >> 11) & 0xf, m = c & 0x7ff;
+    const float a = e == 0 ? (float)m * (1.0f / 33554432.0f) : float_of(((e + 112) << 23) | (m << 12));
+    return (c & 0x8000) ? -a : a;
+}
+__device__ __forceinline__ unsigned short encode16(float d)
+{
+    const unsigned u = bits_of(d), sign = (u >> 16) & 0x8000;
+    const float a = fabsf(d);
+    unsigned m;
+    if (!(a == a)) m = 0x7fff;
+    else if (a < 1.0f / 16384.0f) m = (unsigned)rintf(a * 33554432.0f);
+    else {
+        const unsigned r = bits_of(a) - ((127u - 15u) << 23);
+        m = (r + 0x7ff + ((r >> 12) & 1)) >> 12;
+    }
+    return (unsigned short)(sign | (m < 0x7fff ? m : 0x7fff));
+}
+#endif
+
+__device__ __forceinline__ REAL pop_load(STORE s, int i) { return weight(i) + decode16(s); }
+
+// The code of population value v of direction i; clears ok when its deviation does not fit.
+__device__ __forceinline__ STORE pop_store(REAL v, int i, bool& ok)
+{
+    const float d = (float)v - weight(i);
+    ok = ok && fabsf(d) <= MAX_DEVIATION;
+    return encode16(d);
+}
+#endif
 
 // Weight class of pair k (directions k + 1 and k + 10): axis for the first three.
 __device__ __forceinline__ constexpr int pair_class(int k) { return k < 3 ? 1 : 2; }
@@ -209,14 +326,14 @@ __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsign
 // A load of a population: through the read-only data cache (L2_ONLY = false), or from L2
 // bypassing the SM's L1 (for data other blocks of the same launch wrote: L1 is not coherent).
 template <bool L2_ONLY>
-__device__ __forceinline__ REAL load(const REAL* p)
+__device__ __forceinline__ REAL load(const STORE* p, int i)
 {
-    return L2_ONLY ? __ldcg(p) : __ldg(p);
+    return pop_load(L2_ONLY ? __ldcg(p) : __ldg(p), i);
 }
 
 template <bool L2_ONLY = false>
 __device__ __forceinline__ void pull_node(
-    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
     int x, int y, int z, int* __restrict__ non_finite)
@@ -231,13 +348,13 @@ __device__ __forceinline__ void pull_node(
     // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers
     // (f32: 80 instead of 48), so it is an option to measure, not the default.
 #pragma unroll
-    for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+    for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]), i);
     if (cls & CLASS_WALL) return;
     if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
         for (int i = 1; i < Q; ++i) {
             REAL term;
-            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx) + term;
+            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx, i) + term;
         }
     }
 #else
@@ -247,25 +364,25 @@ __device__ __forceinline__ void pull_node(
         for (int i = 0; i < Q; ++i) {
             REAL term;
             if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
-                f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx) + term;
+                f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx, i) + term;
             else
-                f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+                f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]), i);
         }
     } else {
 #pragma unroll
-        for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]));
+        for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off[i]), i);
     }
 #endif
-    const bool ok = collide_node(f, cls, n, flags, bc);
+    bool ok = collide_node(f, cls, n, flags, bc);
     // Plain stores: streaming (evict-first) stores measured slower on the H100 80GB HBM3 (256^3:
     // f32 14,565 instead of 15,221 MLUPS, f64 8,475 instead of 8,662).
 #pragma unroll
-    for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = f[i];
+    for (int i = 0; i < Q; ++i) dst[i * array + n.idx] = pop_store(f[i], i, ok);
     if (!ok) *non_finite = 1;
 }
 
 extern "C" __global__ void __launch_bounds__(128) lbm_step(
-    const REAL* __restrict__ src, REAL* __restrict__ dst, const unsigned char* __restrict__ classes,
+    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
     long long array, int* __restrict__ non_finite)
@@ -291,14 +408,14 @@ extern "C" __global__ void __launch_bounds__(128) lbm_step(
 #endif
 
 extern "C" __global__ void __launch_bounds__(128) lbm_pair(
-    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
     long long array, int z1, int n1, int z2, int n2, int d0, int d1, int* __restrict__ non_finite)
 {
     if (d1 > d0) {
         // Whole 128-byte lines inside planes [d0, d1) of each of B's arrays.
-        const long long per = 128 / sizeof(REAL);
+        const long long per = 128 / sizeof(STORE);
         const long long first = ((long long)d0 * plane + per - 1) / per;
         const long long last = (long long)d1 * plane / per;
         const long long lines = last - first;
@@ -374,7 +491,7 @@ __device__ __forceinline__ void wave_waits(const int* sync, int unit, int tiles,
 
 // The work of an item for thread `tid` of `threads`: discards (level 2), then the tile's nodes.
 __device__ __forceinline__ void wave_item(
-    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
     int unit, int tile, int tile_rows, int discard, int tid, int threads, int* __restrict__ non_finite)
@@ -382,7 +499,7 @@ __device__ __forceinline__ void wave_item(
     const int level = unit >> 24, p = unit & 0xffffff;
     const int y0 = tile * tile_rows, y1 = min(ny, y0 + tile_rows);
     if (level == 2 && discard && discardable(p - 3, nz)) {
-        const long long per = 128 / sizeof(REAL);
+        const long long per = 128 / sizeof(STORE);
         const long long start = (long long)(p - 3) * plane + (long long)y0 * pitch;
         const long long first = (start + per - 1) / per;
         const long long last = (start + (long long)(y1 - y0) * pitch) / per;
@@ -393,8 +510,8 @@ __device__ __forceinline__ void wave_item(
         }
     }
     // One instantiation for both levels (registers): every load from L2.
-    const REAL* src = level == 1 ? a : b;
-    REAL* dst = level == 1 ? b : a;
+    const STORE* src = level == 1 ? a : b;
+    STORE* dst = level == 1 ? b : a;
     for (int y = y0; y < y1; ++y)
         for (int x = tid; x < nx; x += threads)
             pull_node<true>(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y,
@@ -402,7 +519,7 @@ __device__ __forceinline__ void wave_item(
 }
 
 extern "C" __global__ void __launch_bounds__(128) lbm_wave(
-    REAL* a, REAL* b, const unsigned char* __restrict__ classes,
+    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
     long long array, const int* __restrict__ units, int n_units, int tile_rows, int* sync,
@@ -437,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(128) lbm_wave(
 // face of a closed axis (the host checks): clamped reads would share locations.
 // ---------------------------------------------------------------------------------------------
 template <bool ODD>
-__device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __restrict__ classes,
+__device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __restrict__ classes,
                                         const unsigned char* __restrict__ flags,
                                         const unsigned char* __restrict__ kinds,
                                         const REAL* __restrict__ bc, int nx, int ny, int nz,
@@ -457,26 +574,26 @@ __device__ __forceinline__ void aa_step(REAL* f_all, const unsigned char* __rest
         REAL term = 0;
         const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
         links |= (unsigned)solid << i;
-        const REAL* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
-                                       : f_all + i * array + (n.idx + n.off[i]);
-        f[i] = near ? *p + term : *p;
+        const STORE* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
+                                        : f_all + i * array + (n.idx + n.off[i]);
+        f[i] = near ? pop_load(*p, i) + term : pop_load(*p, i);
     }
-    const bool ok = collide_node(f, cls, n, flags, bc);
+    bool ok = collide_node(f, cls, n, flags, bc);
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
         if (ODD) {
-            f_all[i * array + n.idx] = f[i];
+            f_all[i * array + n.idx] = pop_store(f[i], i, ok);
         } else {
-            REAL* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
-                                       : f_all + i * array + (n.idx + n.off[i]);
-            *p = f[opp(i)];
+            STORE* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
+                                        : f_all + i * array + (n.idx + n.off[i]);
+            *p = pop_store(f[opp(i)], i, ok);
         }
     }
     if (!ok) *non_finite = 1;
 }
 
 extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
-    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)
 {
@@ -484,7 +601,7 @@ extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
 }
 
 extern "C" __global__ void __launch_bounds__(128) lbm_aa_odd(
-    REAL* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
+    STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)
 {

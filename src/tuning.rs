@@ -72,6 +72,8 @@ pub struct GpuTuning {
     pub lbm_blocks_per_sm: Option<usize>,
     /// The two-copy lattice kernel loads populations before testing the node class.
     pub lbm_early_loads: Option<bool>,
+    /// Resident 128-thread blocks per SM the two-copy lattice step is compiled for.
+    pub lbm_min_blocks: Option<usize>,
 }
 
 /// One knob: its key (`--tune KEY=VALUE`), its environment variable, what it does, and how a
@@ -144,6 +146,8 @@ knobs! {
         |t, v| t.gpu.lbm_blocks_per_sm = Some(count(v)?.max(1));
     "lbm_early_loads", "STENCIL35D_LBM_EARLY_LOADS", "0|1: the lattice kernel loads before testing the node class",
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
+    "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8)",
+        |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
 }
 
 fn positive(v: &str) -> std::result::Result<f64, String> {

@@ -70,6 +70,10 @@
 //! * `gpu-blocked`: two steps per pass, the intermediate level kept in the GPU's L2 cache (level 2
 //!   trails level 1 slab by slab along z and discards what it consumed), see `src/gpu/lbm.rs`.
 //!
+//! * 16-bit storage ([`Lattice::set_storage`], [`Storage`]): the GPU engines keep the
+//!   populations as 16-bit codes of their deviation from rest (f16s or f16c), half the bytes per
+//!   update, arithmetic in `f32`; the CPU engines are refused for it.
+//!
 //! Both fast engines precompute a class byte per node (bulk fluid or not) and, next to walls,
 //! a word of bounce-back links; a vector of bulk nodes takes a path with no flag logic at all.
 //!

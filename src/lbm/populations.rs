@@ -190,7 +190,7 @@ impl<T: Real> Populations<T> {
                     let row = self.row(i, y, z);
                     let bad = row.iter().position(|v| {
                         let d = v.to_f64().unwrap_or(f64::NAN) - w;
-                        !(d.abs() <= limit)
+                        d.is_nan() || d.abs() > limit
                     });
                     if let Some(x) = bad {
                         return Err(Error::InvalidArgument(format!(

@@ -60,16 +60,6 @@ pub struct GpuTuning {
     pub inner_tiles: Option<bool>,
     /// Blocks per SM the compiler must leave registers for (`__launch_bounds__`).
     pub min_blocks: Option<usize>,
-    /// Planes per slab of the gpu-blocked lattice engine's launch-per-slab schedule.
-    pub lbm_slab: Option<usize>,
-    /// Whether gpu-blocked lattice passes discard intermediate planes from L2.
-    pub lbm_discard: Option<bool>,
-    /// Whether gpu-blocked lattice passes run as one persistent launch each.
-    pub lbm_wave: Option<bool>,
-    /// Rows per work item of a persistent lattice pass.
-    pub lbm_tile_rows: Option<usize>,
-    /// Resident blocks per SM of a persistent lattice pass.
-    pub lbm_blocks_per_sm: Option<usize>,
     /// The two-copy lattice kernel loads populations before testing the node class.
     pub lbm_early_loads: Option<bool>,
     /// Resident 128-thread blocks per SM the two-copy lattice step is compiled for.
@@ -134,16 +124,6 @@ knobs! {
         |t, v| t.gpu.inner_tiles = Some(switch(v)?);
     "gpu_min_blocks", "STENCIL35D_GPU_MIN_BLOCKS", "blocks per SM the compiler leaves registers for",
         |t, v| t.gpu.min_blocks = Some(count(v)?);
-    "lbm_slab", "STENCIL35D_LBM_SLAB", "planes per slab of the launch-per-slab lattice schedule (>= 1)",
-        |t, v| t.gpu.lbm_slab = Some(count(v)?.max(1));
-    "lbm_discard", "STENCIL35D_LBM_DISCARD", "0|1: discard intermediate lattice planes from L2",
-        |t, v| t.gpu.lbm_discard = Some(switch(v)?);
-    "lbm_wave", "STENCIL35D_LBM_WAVE", "0|1: one persistent launch per gpu-blocked lattice pass",
-        |t, v| t.gpu.lbm_wave = Some(switch(v)?);
-    "lbm_tile_rows", "STENCIL35D_LBM_TILE_ROWS", "rows per work item of a persistent lattice pass",
-        |t, v| t.gpu.lbm_tile_rows = Some(count(v)?);
-    "lbm_blocks_per_sm", "STENCIL35D_LBM_BLOCKS_PER_SM", "resident blocks per SM of a persistent lattice pass",
-        |t, v| t.gpu.lbm_blocks_per_sm = Some(count(v)?.max(1));
     "lbm_early_loads", "STENCIL35D_LBM_EARLY_LOADS", "0|1: the lattice kernel loads before testing the node class",
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
     "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8)",
@@ -268,11 +248,11 @@ mod tests {
         let mut t = Tuning::default();
         t.set("bandwidth_gbs", "42.5").unwrap();
         t.set("gpu_skew", "1").unwrap();
-        t.set("lbm_slab", "0").unwrap();
+        t.set("lbm_min_blocks", "0").unwrap();
         t.set("compute_efficiency", "0.5").unwrap();
         assert_eq!(t.bandwidth_gbs, Some(42.5));
         assert_eq!(t.gpu.skew, Some(true));
-        assert_eq!(t.gpu.lbm_slab, Some(1), "a slab is at least one plane");
+        assert_eq!(t.gpu.lbm_min_blocks, Some(1), "at least one block");
         assert_eq!(t.compute_efficiency, Some(0.5));
         assert!(t.set("bandwidth_gbs", "-1").is_err());
         assert!(t.set("compute_efficiency", "1.5").is_err());

@@ -1,5 +1,4 @@
-//! The GPU lattice-Boltzmann engines (`gpu-naive` with two copies and in place, `gpu-blocked`)
-//! against the CPU
+//! The GPU lattice-Boltzmann engine (`gpu-naive` with two copies and in place) against the CPU
 //! reference engine: random near-equilibrium states with every boundary kind present (walls,
 //! moving walls, inlets, outlets, obstacles, body forces, periodic axes), BGK and TRT, f32 and
 //! f64, an odd size, 50 steps (and odd step counts and split runs for the in-place scheme,
@@ -110,16 +109,10 @@ fn scenario<T: Real>(scenario: Scenario, seed: u64) {
             &format!("{what} two copies"),
         );
         compare(
-            &run_engine(&input, Engine::GpuBlocked, false, &[STEPS]),
+            &run_gpu(&input, false, &[7, 1, 31, 11]),
             &expected,
             STEPS as u64,
-            &format!("{what} gpu-blocked"),
-        );
-        compare(
-            &run_engine(&input, Engine::GpuBlocked, false, &[7, 1, 31, 11]),
-            &expected,
-            STEPS as u64,
-            &format!("{what} gpu-blocked, runs of 7+1+31+11"),
+            &format!("{what} two copies, runs of 7+1+31+11"),
         );
         let aa_input = for_in_place(scenario, &input, seed);
         let aa_expected = if scenario == Scenario::InletOutlet {
@@ -279,8 +272,8 @@ fn blow_up_keeps_the_last_finite_state() {
     }
 }
 
-/// What the GPU does not do is an error, not a panic: gpu-blocked in place or with another
-/// dim_t, in-place storage on the CPU or for stencils, and in place with an inlet on a closed
+/// What the GPU does not do is an error, not a panic: gpu-blocked for a lattice (there is
+/// none), in-place storage on the CPU or for stencils, and in place with an inlet on a closed
 /// face.
 #[test]
 fn unsupported_requests_are_errors() {
@@ -304,14 +297,12 @@ fn unsupported_requests_are_errors() {
         .in_place(true)
         .build();
     assert!(matches!(blocked_in_place, Err(Error::InvalidPlan(_))));
-    let blocked_dim_t = PlanBuilder::new(kernel, stencil35d::DType::F32, lat.dims())
+    match PlanBuilder::new(kernel, stencil35d::DType::F32, lat.dims())
         .engine(Engine::GpuBlocked)
-        .dim_t(3)
-        .build();
-    match &blocked_dim_t {
-        Err(Error::NoGpu(e)) => println!("no GPU ({e})"),
-        Err(Error::InvalidPlan(e)) => println!("gpu-blocked with dim_t 3 refused: {e}"),
-        other => panic!("gpu-blocked with dim_t 3 must be refused, got {other:?}"),
+        .build()
+    {
+        Err(Error::InvalidPlan(e)) => assert!(e.contains("use gpu-naive"), "{e}"),
+        other => panic!("gpu-blocked for a lattice must be refused, got {other:?}"),
     }
     if !gpu_available() {
         return;
@@ -324,9 +315,6 @@ fn unsupported_requests_are_errors() {
     let plan = gpu_plan(&lat, true);
     assert!(plan.in_place());
     assert!(plan.to_string().contains("in place"), "{plan}");
-    let blocked = engine_plan(&lat, Engine::GpuBlocked, false);
-    assert_eq!(blocked.dim_t(), 2);
-    println!("{blocked}");
 }
 
 /// The largest deviation of a population from its rest value, relative to the largest rest
@@ -367,11 +355,7 @@ fn sixteen_bit_storage_tracks_the_reference() {
             let mut lat = input.clone();
             lat.set_storage(storage).unwrap();
             let tol = 2.0 * STEPS as f64 * storage.unit_roundoff() * relative_deviation(&input);
-            for (engine, in_place) in [
-                (Engine::GpuNaive, false),
-                (Engine::GpuNaive, true),
-                (Engine::GpuBlocked, false),
-            ] {
+            for (engine, in_place) in [(Engine::GpuNaive, false), (Engine::GpuNaive, true)] {
                 let got = run_engine(&lat, engine, in_place, &[STEPS]);
                 let err = got.max_rel_diff(&expected).unwrap();
                 println!("{storage} {scenario:?} {engine} in place {in_place}: {err:.2e} (bound {tol:.2e})");

@@ -1,4 +1,4 @@
-//! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`, `gpu-blocked`): the lattice's populations,
+//! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`): the lattice's populations,
 //! node classes, flags and boundary table are uploaded, the fused stream-collide kernel of
 //! `kernels/lbm.cu` runs once per step, and the populations come back. Two storage schemes:
 //!
@@ -13,10 +13,8 @@
 //!   zero-gradient reads of face nodes would share storage. Both schemes move the same
 //!   `2 × 19` values per node update.
 //!
-//! `gpu-blocked` uses the two copies and advances two steps per pass ([`PairSchedule`]): level 2
-//! (B → A) trails level 1 (A → B) by a slab of z planes inside each launch, so B is read back
-//! from L2, and B's planes are discarded from L2 once consumed instead of being written to
-//! memory; ideally only A is read and written, half the traffic of two `gpu-naive` steps.
+//! There is no `gpu-blocked` lattice engine: two steps per pass through L2 measured 0.28-0.70×
+//! this engine on the H100 and the H200 in every storage (`docs/lattice-boltzmann.md`).
 //!
 //! Kernels raise a device flag when an output is not finite; the flag is read every
 //! [`CHECK_EVERY`] steps, and a raised one is traced by replaying the run from the host state
@@ -39,7 +37,6 @@ use crate::lbm::{
     WEIGHTS,
 };
 use crate::memory::Footprint;
-use crate::tuning::Tuning;
 use crate::{Error, Real, Result};
 
 /// Steps between reads of the non-finite flag (each read waits for the device).
@@ -150,8 +147,6 @@ struct Run<'a, T> {
     step: Kernel,
     even: Kernel,
     odd: Kernel,
-    pair: Kernel,
-    wave: Kernel,
     kinds: CudaSlice<u8>,
     bc: CudaSlice<T>,
     cfg: LaunchConfig,
@@ -287,59 +282,6 @@ impl<T: Real> Run<'_, T> {
         Ok(())
     }
 
-    /// One gpu-blocked pass: two steps, level 2 trailing level 1 slab by slab (see
-    /// [`PairSchedule`]); the state is in A before and after.
-    fn pair_pass(&self, bufs: &mut LbmBuffers<T>, schedule: &PairSchedule) -> Result<()> {
-        for l in &schedule.launches {
-            let mut cfg = self.cfg;
-            cfg.grid_dim.2 = (l.n1 + l.n2) as u32;
-            let b = bufs.b.as_mut().expect("two-copy buffers");
-            let mut args = self.gpu.stream.launch_builder(&self.pair.function);
-            bufs.a.arg_mut(&mut args);
-            b.arg_mut(&mut args);
-            self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
-            args.arg(&l.z1)
-                .arg(&l.n1)
-                .arg(&l.z2)
-                .arg(&l.n2)
-                .arg(&l.d0)
-                .arg(&l.d1)
-                .arg(&mut bufs.flag);
-            // SAFETY: the arguments match lbm_pair's parameter list; the schedule's launches
-            // only let level 2 read B planes level 1 finished in earlier launches and write A
-            // planes no later level-1 node reads, and discard B planes no later node reads
-            // before level 1 of the next pass rewrites them (PairSchedule).
-            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
-        }
-        Ok(())
-    }
-
-    /// One gpu-blocked pass in a single persistent launch (`lbm_wave`, see [`Waves`]).
-    fn wave_pass(&self, bufs: &mut LbmBuffers<T>, w: &mut Waves) -> Result<()> {
-        self.gpu.stream.memset_zeros(&mut w.sync).map_err(gpu_err)?;
-        let cfg = LaunchConfig {
-            grid_dim: (w.blocks, 1, 1),
-            block_dim: (BLOCK_THREADS as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let b = bufs.b.as_mut().expect("two-copy buffers");
-        let mut args = self.gpu.stream.launch_builder(&self.wave.function);
-        bufs.a.arg_mut(&mut args);
-        b.arg_mut(&mut args);
-        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
-        args.arg(&w.units)
-            .arg(&w.count)
-            .arg(&w.tile_rows)
-            .arg(&mut w.sync)
-            .arg(&w.discard)
-            .arg(&mut bufs.flag);
-        // SAFETY: the arguments match lbm_wave's parameter list; `units` holds `count` entries
-        // in the dependency order the kernel's waits assume (`wave_units`), `sync` 1 + 2 nz
-        // zeroed counters; every item only waits on items with smaller tickets.
-        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
-        Ok(())
-    }
-
     /// Waits for the device, reads and clears the non-finite flag.
     fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
         let mut host = [0i32; 1];
@@ -355,182 +297,6 @@ impl<T: Real> Run<'_, T> {
                 .map_err(gpu_err)?;
         }
         Ok(host[0] != 0)
-    }
-}
-
-/// One launch of a gpu-blocked pass: level 1 on planes `z1 .. z1 + n1` (A to B), level 2 on
-/// planes `z2 .. z2 + n2` modulo nz (B to A), after discarding B's planes `d0 .. d1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PairLaunch {
-    pub(crate) z1: i32,
-    pub(crate) n1: i32,
-    pub(crate) z2: i32,
-    pub(crate) n2: i32,
-    pub(crate) d0: i32,
-    pub(crate) d1: i32,
-}
-
-/// The launches of a gpu-blocked pass (two time steps through L2). Level 1 advances `slab`
-/// planes per launch; level 2 computes every plane whose three B planes are done, two planes
-/// behind, so it never overwrites an A plane level 1 has yet to read; on a periodic z axis
-/// level 2 leaves plane 0 (whose A values level 1 reads at the last plane) to the last launch.
-/// B plane p is discarded once level 2 has finished planes p − 1, p and p + 1 (never the planes
-/// the wrap-around reads, 0, 1 and nz − 1).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PairSchedule {
-    pub(crate) slab: usize,
-    pub(crate) launches: Vec<PairLaunch>,
-}
-
-/// Share of L2 the gpu-blocked pass budgets for B's planes in flight.
-const L2_SHARE: f64 = 0.5;
-
-impl PairSchedule {
-    /// The schedule for a lattice of `dims` (`periodic_z`), slabs sized so that about three
-    /// slabs of B planes fit in half of L2 (`STENCIL35D_LBM_SLAB` overrides;
-    /// `STENCIL35D_LBM_DISCARD=0` turns the discards off, for measurements).
-    pub(crate) fn for_lattice(
-        dims: [usize; 3],
-        periodic_z: bool,
-        l2_bytes: usize,
-        size: usize,
-    ) -> PairSchedule {
-        let plane_bytes = (Q * dims[0] * dims[1] * size).max(1);
-        let fitted = ((L2_SHARE * l2_bytes as f64) / (3 * plane_bytes) as f64) as usize;
-        let gpu = &Tuning::current().gpu;
-        let slab = gpu.lbm_slab.unwrap_or(fitted).max(1);
-        let discard = gpu.lbm_discard.unwrap_or(true);
-        PairSchedule::new(dims[2], periodic_z, slab, discard)
-    }
-
-    /// The launches for `nz` planes in slabs of `slab`.
-    pub(crate) fn new(nz: usize, periodic_z: bool, slab: usize, discard: bool) -> PairSchedule {
-        let nz = nz as i32;
-        let slab = slab.max(1) as i32;
-        let start2 = if periodic_z { 1 } else { 0 };
-        let (mut done1, mut done2, mut dropped) = (0, start2, 0);
-        let mut launches = Vec::new();
-        loop {
-            let n1 = slab.min(nz - done1);
-            let (z2, n2) = if done1 == nz {
-                // Level 1 is complete: the rest of level 2, and plane 0 last on a periodic axis.
-                (done2, nz - done2 + start2)
-            } else {
-                (done2, (done1 - 1 - done2).max(0))
-            };
-            if n1 == 0 && n2 == 0 {
-                break;
-            }
-            // B planes every reader of which finished in earlier launches.
-            let (lo, hi) = if periodic_z { (2, nz - 1) } else { (0, nz) };
-            let d1 = if discard && done1 < nz {
-                (done2 - 1).min(hi)
-            } else {
-                0
-            };
-            let d0 = dropped.max(lo);
-            let (d0, d1) = if d1 > d0 { (d0, d1) } else { (0, 0) };
-            if d1 > d0 {
-                dropped = d1;
-            }
-            launches.push(PairLaunch {
-                z1: done1,
-                n1,
-                z2,
-                n2,
-                d0,
-                d1,
-            });
-            done1 += n1;
-            done2 += n2;
-            if done1 == nz && done2 >= nz + start2 {
-                break;
-            }
-        }
-        PairSchedule {
-            slab: slab as usize,
-            launches,
-        }
-    }
-}
-
-/// Whether gpu-blocked runs its passes as one persistent launch each (`lbm_wave`, the default)
-/// or as one launch per slab (`lbm_pair`, `STENCIL35D_LBM_WAVE=0`).
-pub(crate) fn wave_enabled() -> bool {
-    Tuning::current().gpu.lbm_wave.unwrap_or(true)
-}
-
-/// The (level, plane) work units of a persistent gpu-blocked pass, as `level << 24 | plane`, in
-/// an order where every unit depends only on earlier ones: level-1 planes ascending, each
-/// level-2 plane two planes behind them, and on a periodic z axis level-2 plane 0 (which needs
-/// the last level-1 plane) at the end.
-pub(crate) fn wave_units(nz: usize, periodic_z: bool) -> Vec<i32> {
-    let nz = nz as i32;
-    let mut units = Vec::with_capacity(2 * nz as usize);
-    for s in 0..nz + 2 {
-        if s < nz {
-            units.push(1 << 24 | s);
-        }
-        let q = s - 2;
-        if (0..nz).contains(&q) && !(periodic_z && q == 0) {
-            units.push(2 << 24 | q);
-        }
-    }
-    if periodic_z {
-        units.push(2 << 24);
-    }
-    units
-}
-
-/// Rows per work item of the persistent pass on a device with `l2_bytes` of L2 and `blocks`
-/// resident blocks: the intermediate planes level 1 has written and level 2 not yet discarded
-/// are about the planes in flight (blocks × item nodes / plane nodes) plus five (the lag of
-/// level 2 and of the discards); items are made small enough that these fit in half of L2, and
-/// no smaller than one row (large planes then overflow L2 and part of the intermediate level
-/// reaches memory). `STENCIL35D_LBM_TILE_ROWS` overrides.
-fn fitted_tile_rows(dims: [usize; 3], size: usize, l2_bytes: usize, blocks: usize) -> usize {
-    let [nx, ny, _] = dims;
-    if let Some(rows) = Tuning::current().gpu.lbm_tile_rows {
-        return rows.clamp(1, ny);
-    }
-    let plane_nodes = (nx * ny) as f64;
-    let plane_bytes = plane_nodes * (Q * size) as f64;
-    let in_flight = (L2_SHARE * l2_bytes as f64 / plane_bytes - 5.0).max(0.0);
-    let nodes = in_flight * plane_nodes / blocks.max(1) as f64;
-    ((nodes / nx as f64) as usize).clamp(1, ny.min(4096 / nx.max(1)).max(1))
-}
-
-/// The device side of persistent gpu-blocked passes: the work units, the ticket and
-/// completion counters, the grid.
-struct Waves {
-    units: CudaSlice<i32>,
-    count: i32,
-    tile_rows: i32,
-    sync: CudaSlice<i32>,
-    discard: i32,
-    blocks: u32,
-}
-
-impl Waves {
-    fn new<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<Waves> {
-        let dims = lat.dims();
-        let units = wave_units(dims[2], lat.periodic()[2]);
-        // Few enough blocks that the planes in flight stay few, enough to keep ~2 MB of loads
-        // in flight; any count is deadlock-free (blocks that start late take later tickets).
-        let blocks = gpu.info.sms * Tuning::current().gpu.lbm_blocks_per_sm.unwrap_or(4).max(1);
-        let size = lat.storage().bytes(std::mem::size_of::<T>());
-        let tile_rows = fitted_tile_rows(dims, size, gpu.info.l2_bytes, blocks);
-        Ok(Waves {
-            count: units.len() as i32,
-            units: gpu.stream.clone_htod(&units[..]).map_err(gpu_err)?,
-            tile_rows: tile_rows as i32,
-            sync: gpu
-                .stream
-                .alloc_zeros::<i32>(1 + 2 * dims[2])
-                .map_err(gpu_err)?,
-            discard: Tuning::current().gpu.lbm_discard.unwrap_or(true) as i32,
-            blocks: blocks as u32,
-        })
     }
 }
 
@@ -682,14 +448,12 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
 }
 
 /// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
-fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 5]> {
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
     let source = lbm_source::<T>(lat.physics(), lat.periodic(), lat.storage());
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
         gpu.kernel(&source, "lbm_aa_odd", 0)?,
-        gpu.kernel(&source, "lbm_pair", 0)?,
-        gpu.kernel(&source, "lbm_wave", 0)?,
     ])
 }
 
@@ -703,26 +467,11 @@ pub(crate) fn run<T: Real>(
     bufs: &mut LbmBuffers<T>,
     steps: usize,
 ) -> Result<(f64, f64)> {
-    let blocked = match engine {
-        Engine::GpuNaive => None,
-        Engine::GpuBlocked if !bufs.in_place => Some(PairSchedule::for_lattice(
-            lat.dims(),
-            lat.periodic()[2],
-            gpu.info.l2_bytes,
-            lat.storage().bytes(std::mem::size_of::<T>()),
-        )),
-        Engine::GpuBlocked => {
-            return Err(Error::PlanMismatch(
-                "gpu-blocked keeps two copies of the lattice; in-place storage is gpu-naive's"
-                    .into(),
-            ))
-        }
-        other => {
-            return Err(Error::PlanMismatch(format!(
-                "engine '{other}' does not run on the GPU"
-            )))
-        }
-    };
+    if engine != Engine::GpuNaive {
+        return Err(Error::PlanMismatch(format!(
+            "engine '{engine}' does not run lattices on the GPU: gpu-naive does"
+        )));
+    }
     lat.prepare();
     if bufs.in_place {
         check_in_place(lat)?;
@@ -735,7 +484,7 @@ pub(crate) fn run<T: Real>(
             layout.cells_len()
         )));
     }
-    let [step, even, odd, pair, wave] = kernels(gpu, lat)?;
+    let [step, even, odd] = kernels(gpu, lat)?;
     let transfer_start = Instant::now();
     let (kinds, bc) = boundary_tables(lat);
     let run = Run {
@@ -743,8 +492,6 @@ pub(crate) fn run<T: Real>(
         step,
         even,
         odd,
-        pair,
-        wave,
         kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
         bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
         cfg: launch_config(layout.dims)?,
@@ -761,32 +508,11 @@ pub(crate) fn run<T: Real>(
     upload(gpu, lat, bufs)?;
     let mut transfer = transfer_start.elapsed().as_secs_f64();
 
-    let mut waves = match &blocked {
-        Some(_) if wave_enabled() => Some(Waves::new(gpu, lat)?),
-        _ => None,
-    };
     let start = Instant::now();
     let mut done = 0;
     while done < steps {
         let count = CHECK_EVERY.min(steps - done);
-        match &blocked {
-            Some(schedule) => {
-                for _ in 0..count / 2 {
-                    match &mut waves {
-                        Some(w) => run.wave_pass(bufs, w)?,
-                        None => run.pair_pass(bufs, schedule)?,
-                    }
-                }
-                if count % 2 == 1 {
-                    // The passes leave B's wall nodes undefined (discarded); restore them from A
-                    // before a single step writes B.
-                    let b = bufs.b.as_mut().expect("two-copy buffers");
-                    b.copy_from(gpu, &bufs.a)?;
-                    run.steps(bufs, 0, 1)?;
-                }
-            }
-            None => run.steps(bufs, done, count)?,
-        }
+        run.steps(bufs, done, count)?;
         if run.flag_raised(bufs)? {
             return Err(trace_failure(&run, lat, bufs, done + count));
         }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
-use super::lbm::{boundary_tables, check_in_place, unshift, wave_units, Geometry, PairSchedule};
+use super::lbm::{boundary_tables, check_in_place, unshift, Geometry};
 use super::lbm_source::lbm_source;
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Storage, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
@@ -18,23 +18,6 @@ use crate::{Engine, Plan, Real, Solver};
 /// The rest of CUDA for the lattice kernels (see `host_cxx`).
 const PRELUDE: &str = r#"
 static Dim3 blockIdx, threadIdx, blockDim, gridDim;
-// A discarded L2 line holds undefined data: NaN here (in 16-bit storage a code far from any
-// population's), so reading it fails the test.
-inline void poison(float& v) { v = NAN; }
-inline void poison(double& v) { v = NAN; }
-inline void poison(unsigned short& v) { v = 0x7e00; }
-#define LBM_DISCARD_LINE(p) \
-    do { for (size_t k = 0; k < 128 / sizeof(*(p)); ++k) poison((p)[k]); } while (0)
-template <class T> T __ldcg(const T* p) { return *p; }
-#define __shared__ static
-inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
-inline void __syncthreads() {}
-inline void __threadfence() {}
-inline void __nanosleep(unsigned) {}
-// Items run in ticket order here, so a wait that is not already satisfied would wait for a
-// later ticket: a deadlock on the GPU.
-#define LBM_WAIT(counter, target) \
-    do { if (*(counter) < (target)) { fprintf(stderr, "a wait would deadlock\n"); exit(3); } } while (0)
 "#;
 
 /// Reads the lattice, runs the kernels serially, writes the populations.
@@ -42,11 +25,6 @@ const DRIVER: &str = r#"
 static std::vector<double> read_doubles(FILE* f, size_t n) {
     std::vector<double> v(n);
     if (fread(v.data(), sizeof(double), n, f) != n) { fprintf(stderr, "short read\n"); exit(2); }
-    return v;
-}
-static std::vector<long long> read_ll(FILE* f, size_t n) {
-    std::vector<long long> v(n);
-    if (fread(v.data(), sizeof(long long), n, f) != n) { fprintf(stderr, "short read\n"); exit(2); }
     return v;
 }
 int main(int argc, char** argv) {
@@ -73,22 +51,12 @@ int main(int argc, char** argv) {
     std::vector<STORE> b = a;
     std::vector<REAL> bc(bd.begin(), bd.end());
     int non_finite = 0;
-    long long nl;
-    if (fread(&nl, sizeof(long long), 1, f) != 1) return 2;
-    std::vector<long long> sched = read_ll(f, 6 * nl);
-    long long nu;
-    if (fread(&nu, sizeof(long long), 1, f) != 1) return 2;
-    std::vector<long long> units_ll = read_ll(f, nu + 1);
-    std::vector<int> units(units_ll.begin(), units_ll.end() - 1);
-    const int tile_rows = units_ll[nu];
     fclose(f);
     blockDim = {(unsigned)bx, (unsigned)(128 / bx), 1};
     const unsigned gx = (nx + blockDim.x - 1) / blockDim.x, gy = (ny + blockDim.y - 1) / blockDim.y;
     auto grid = [&](unsigned gz, auto body) {
         gridDim = {gx, gy, gz};
-        // Blocks in reverse: level 2 runs before level 1 in a gpu-blocked launch, so a read of
-        // a plane the same launch writes (which the schedule forbids) would see the wrong data.
-        for (unsigned bz = gz; bz-- > 0;)
+        for (unsigned bz = 0; bz < gz; ++bz)
         for (unsigned by = 0; by < gy; ++by)
         for (unsigned bxi = 0; bxi < gx; ++bxi)
         for (unsigned ty = 0; ty < blockDim.y; ++ty)
@@ -103,45 +71,16 @@ int main(int argc, char** argv) {
                                bc.data(), nx, ny, nz, pitch, plane, array, &non_finite); });
         std::swap(a, b);
     };
-    if (in_place == 4) {
-        const int tiles = (ny + tile_rows - 1) / tile_rows;
-        std::vector<int> sync(1 + 2 * nz);
-        for (int s = 0; s < steps / 2; ++s) {
-            std::fill(sync.begin(), sync.end(), 0);
-            for (int t = 0; t < (int)units.size() * tiles; ++t) {
-                const int unit = units[t / tiles], tile = t % tiles;
-                wave_waits(sync.data(), unit, tiles, nz, 1);
-                for (int tid = 127; tid >= 0; --tid)
-                    wave_item(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
-                              bc.data(), nx, ny, nz, pitch, plane, array, unit, tile, tile_rows, 1,
-                              tid, 128, &non_finite);
-                sync[1 + ((unit >> 24) == 2 ? nz : 0) + (unit & 0xffffff)] += 1;
-            }
-        }
-        if (steps % 2) { b = a; single(); }
-    } else if (in_place >= 2) {
-        for (int s = 0; s < steps / 2; ++s)
-            for (long long l = 0; l < nl; ++l) {
-                const long long* L = &sched[6 * l];
-                grid(L[1] + L[3], [&] {
-                    lbm_pair(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
-                             bc.data(), nx, ny, nz, pitch, plane, array, L[0], L[1], L[2], L[3],
-                             L[4], L[5], &non_finite);
-                });
-            }
-        if (steps % 2) { b = a; single(); }
-    } else {
-        for (int s = 0; s < steps; ++s) {
-            if (!in_place) { single(); continue; }
-            grid(nz, [&] {
-                if (s % 2 == 0)
-                    lbm_aa_even(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
-                                nx, ny, nz, pitch, plane, array, &non_finite);
-                else
-                    lbm_aa_odd(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
-                               nx, ny, nz, pitch, plane, array, &non_finite);
-            });
-        }
+    for (int s = 0; s < steps; ++s) {
+        if (!in_place) { single(); continue; }
+        grid(nz, [&] {
+            if (s % 2 == 0)
+                lbm_aa_even(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
+                            nx, ny, nz, pitch, plane, array, &non_finite);
+            else
+                lbm_aa_odd(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),
+                           nx, ny, nz, pitch, plane, array, &non_finite);
+        });
     }
     std::vector<double> out(len);
     for (size_t k = 0; k < len; ++k) out[k] = pop_load(a[k], (int)(k / array));
@@ -164,26 +103,6 @@ fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
 enum Mode {
     TwoCopies = 0,
     InPlace = 1,
-    /// gpu-blocked passes with slabs of 1 plane.
-    Pairs1 = 2,
-    /// gpu-blocked passes with slabs of 3 planes.
-    Pairs3 = 3,
-    /// gpu-blocked passes in one persistent launch (tiles of 2 rows).
-    Wave = 4,
-}
-
-impl Mode {
-    fn tile_rows(self) -> usize {
-        2
-    }
-
-    fn slab(self) -> usize {
-        if self == Mode::Pairs3 {
-            3
-        } else {
-            1
-        }
-    }
 }
 
 /// Runs `steps` emulated steps on a copy of `lat`.
@@ -222,20 +141,6 @@ fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> L
     bytes.extend_from_slice(&lat.flags);
     bytes.extend_from_slice(&kinds);
     doubles(&bc, &mut bytes);
-    let schedule = PairSchedule::new(layout.dims[2], lat.periodic()[2], mode.slab(), true);
-    let units = wave_units(layout.dims[2], lat.periodic()[2]);
-    bytes.extend_from_slice(&(schedule.launches.len() as i64).to_ne_bytes());
-    for l in &schedule.launches {
-        for v in [l.z1, l.n1, l.z2, l.n2, l.d0, l.d1] {
-            bytes.extend_from_slice(&(v as i64).to_ne_bytes());
-        }
-    }
-    bytes.extend_from_slice(&(units.len() as i64).to_ne_bytes());
-    for u in units {
-        bytes.extend_from_slice(&(u as i64).to_ne_bytes());
-    }
-    let tile_rows = mode.tile_rows().min(layout.dims[1]);
-    bytes.extend_from_slice(&(tile_rows as i64).to_ne_bytes());
     let (input, output) = (dir.join("in.bin"), dir.join("out.bin"));
     std::fs::File::create(&input)
         .unwrap()
@@ -404,7 +309,7 @@ fn emulated_kernels_match_the_reference() {
     scramble(&mut a, 1);
     check(
         &a,
-        &[(Mode::TwoCopies, 7), (Mode::Pairs1, 7), (Mode::Pairs3, 6)],
+        &[(Mode::TwoCopies, 7), (Mode::TwoCopies, 1)],
         1e-12,
         "f64 trt forced faces",
     );
@@ -418,14 +323,11 @@ fn emulated_kernels_match_the_reference() {
             (Mode::InPlace, 1),
             (Mode::InPlace, 6),
             (Mode::InPlace, 7),
-            (Mode::Pairs3, 5),
-            (Mode::Wave, 4),
         ],
         1e-12,
         "f64 bgk inside",
     );
-    // A closed cavity (z not periodic) with a lid on z max: the gpu-blocked schedule's
-    // clamped ends.
+    // A closed cavity (z not periodic) with a lid on z max.
     let mut d = Lattice::<f64>::new([10, 9, 8], Physics::trt(0.8, 0.25)).unwrap();
     for face in Face::ALL {
         d.set_face(face, Cell::Wall).unwrap();
@@ -440,13 +342,7 @@ fn emulated_kernels_match_the_reference() {
     scramble(&mut d, 4);
     check(
         &d,
-        &[
-            (Mode::TwoCopies, 6),
-            (Mode::InPlace, 3),
-            (Mode::Pairs1, 6),
-            (Mode::Pairs3, 7),
-            (Mode::Wave, 6),
-        ],
+        &[(Mode::TwoCopies, 6), (Mode::InPlace, 3)],
         1e-12,
         "f64 closed cavity",
     );
@@ -473,14 +369,7 @@ fn emulated_kernels_match_the_reference() {
     scramble(&mut c, 3);
     check(
         &c,
-        &[
-            (Mode::TwoCopies, 5),
-            (Mode::InPlace, 5),
-            (Mode::InPlace, 4),
-            (Mode::Pairs1, 4),
-            (Mode::Pairs3, 5),
-            (Mode::Wave, 4),
-        ],
+        &[(Mode::TwoCopies, 5), (Mode::InPlace, 5), (Mode::InPlace, 4)],
         1e-5,
         "f32 periodic",
     );
@@ -541,8 +430,6 @@ fn emulated_16_bit_storage_matches_the_rounded_reference() {
                     (Mode::TwoCopies, steps),
                     (Mode::InPlace, steps),
                     (Mode::InPlace, steps - 1),
-                    (Mode::Pairs3, steps),
-                    (Mode::Wave, steps - 1),
                 ],
                 tol,
                 &what,
@@ -679,73 +566,5 @@ int main(int argc, char** argv) {
         }
         assert!(checked > 150_000);
         let _ = std::fs::remove_dir_all(&dir);
-    }
-}
-
-/// Every gpu-blocked schedule computes every plane once per level, lets level 2 read only B
-/// planes finished in earlier launches, never overwrites an A plane level 1 has yet to read,
-/// and discards a B plane only after all its readers: for every nz, slab and periodicity.
-#[test]
-fn pair_schedules_respect_every_dependency() {
-    for periodic in [false, true] {
-        for nz in 1..40i32 {
-            for slab in 1..6 {
-                let sched = PairSchedule::new(nz as usize, periodic, slab, true);
-                let what = format!("nz {nz} slab {slab} periodic {periodic}");
-                let near = |z: i32| -> Vec<i32> {
-                    [z - 1, z, z + 1]
-                        .iter()
-                        .map(|&p| {
-                            if periodic {
-                                p.rem_euclid(nz)
-                            } else {
-                                p.clamp(0, nz - 1)
-                            }
-                        })
-                        .collect()
-                };
-                let mut l1 = vec![usize::MAX; nz as usize];
-                let mut l2 = vec![usize::MAX; nz as usize];
-                let mut dropped = vec![usize::MAX; nz as usize];
-                for (k, l) in sched.launches.iter().enumerate() {
-                    for p in l.d0..l.d1 {
-                        assert_eq!(dropped[p as usize], usize::MAX, "{what}: discarded twice");
-                        dropped[p as usize] = k;
-                    }
-                    for z in l.z1..l.z1 + l.n1 {
-                        assert_eq!(l1[z as usize], usize::MAX, "{what}: level 1 twice");
-                        l1[z as usize] = k;
-                    }
-                    for j in 0..l.n2 {
-                        let z = (l.z2 + j) % nz;
-                        assert_eq!(l2[z as usize], usize::MAX, "{what}: level 2 twice");
-                        l2[z as usize] = k;
-                    }
-                }
-                assert!(
-                    l1.iter().chain(&l2).all(|&k| k != usize::MAX),
-                    "{what}: coverage"
-                );
-                for z in 0..nz {
-                    for p in near(z) {
-                        // Level 2 at z reads B(p): written earlier, not yet discarded.
-                        assert!(l1[p as usize] < l2[z as usize], "{what}: B({p}) for {z}");
-                        assert!(
-                            dropped[p as usize] == usize::MAX
-                                || dropped[p as usize] > l2[z as usize],
-                            "{what}: B({p}) discarded before plane {z} read it"
-                        );
-                        // Level 1 at z reads A(p): not yet overwritten by level 2.
-                        assert!(l2[p as usize] > l1[z as usize], "{what}: A({p}) for {z}");
-                    }
-                }
-                if nz >= 12 && slab <= 2 {
-                    assert!(
-                        dropped.iter().any(|&k| k != usize::MAX),
-                        "{what}: no discards"
-                    );
-                }
-            }
-        }
     }
 }

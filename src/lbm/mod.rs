@@ -67,8 +67,8 @@
 //!   CUDA kernel per step, one thread per node, with two copies of the populations or, with
 //!   [`crate::PlanBuilder::in_place`], one copy updated in place by the AA pattern, which halves
 //!   the device memory.
-//! * `gpu-blocked`: two steps per pass, the intermediate level kept in the GPU's L2 cache (level 2
-//!   trails level 1 slab by slab along z and discards what it consumed), see `src/gpu/lbm.rs`.
+//! * There is no lattice `gpu-blocked`: two steps per pass through L2 measured 0.28-0.70× of
+//!   gpu-naive (`docs/lattice-boltzmann.md`).
 //!
 //! * 16-bit storage ([`Lattice::set_storage`], [`Storage`]): the GPU engines keep the
 //!   populations as 16-bit codes of their deviation from rest (f16s or f16c), half the bytes per

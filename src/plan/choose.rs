@@ -4,7 +4,7 @@
 
 use super::builder::PlanBuilder;
 use super::candidate::Candidate;
-use super::gpu_model::{self, GpuModel, GpuShape};
+use super::gpu_model::{GpuModel, GpuShape};
 use super::kernel::{Kernel, KernelCost};
 use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, PLANNER_MAX_DIM_T};
 use super::machine::Machine;
@@ -110,7 +110,17 @@ impl PlanBuilder {
     }
 
     /// In-place storage is for lattices on gpu-naive, which it picks when no engine is fixed.
+    /// Lattices have no gpu-blocked engine: two steps per pass through L2 measured 0.28-0.70×
+    /// gpu-naive on the H100 and the H200 (`docs/lattice-boltzmann.md`).
     fn resolve_in_place(&mut self) -> Result<()> {
+        if self.kernel.lbm().is_some() && self.engine == Some(Engine::GpuBlocked) {
+            return Err(Error::InvalidPlan(
+                "the lattice has no gpu-blocked engine: two steps per pass through L2 ran at \
+                 0.28-0.70x gpu-naive on the H100 and H200 (docs/lattice-boltzmann.md); use \
+                 gpu-naive"
+                    .into(),
+            ));
+        }
         if !self.in_place {
             return Ok(());
         }
@@ -541,8 +551,8 @@ impl<'a> Planning<'a> {
             })
     }
 
-    /// The lattice's GPU candidates added to `candidates`; returns the gpu-blocked ones the
-    /// planner may choose.
+    /// The lattice's GPU candidate (gpu-naive) added to `candidates` (there is no gpu-blocked
+    /// lattice engine, see [`PlanBuilder::resolve_in_place`]).
     fn lattice_gpu(
         &self,
         info: &GpuInfo,
@@ -561,11 +571,6 @@ impl<'a> Planning<'a> {
                 "GPU launch shapes apply to stencils; the lattice kernels choose their own".into(),
             ));
         }
-        if b.engine == Some(Engine::GpuBlocked) && b.dim_t.is_some_and(|d| d != 2) {
-            return Err(Error::InvalidPlan(
-                "the lattice-Boltzmann gpu-blocked engine advances 2 steps per pass".into(),
-            ));
-        }
         let gm = GpuModel {
             cost: KernelCost {
                 radius: 0,
@@ -577,25 +582,7 @@ impl<'a> Planning<'a> {
             gpu: info,
         };
         candidates.push(gm.lbm_naive());
-        if b.in_place {
-            return Ok(Vec::new());
-        }
-        let slab = crate::gpu::lbm::PairSchedule::for_lattice(
-            b.dims,
-            b.kernel.periodic()[2],
-            info.l2_bytes,
-            b.kernel
-                .lbm()
-                .map_or(b.dtype.size(), |k| k.storage.bytes(b.dtype.size())),
-        )
-        .slab;
-        let c = gm.lbm_blocked(slab);
-        candidates.push(c.clone());
-        let wanted = b.engine == Some(Engine::GpuBlocked)
-            || (gpu_model::LBM_BLOCKED_AUTOMATIC
-                && b.dim_t.is_none_or(|d| d == 2)
-                && b.tile.is_none());
-        Ok(if wanted { vec![c] } else { Vec::new() })
+        Ok(Vec::new())
     }
 
     /// The stencil's GPU candidates added to `candidates` (gpu-naive, and the gpu-blocked
@@ -711,12 +698,9 @@ impl<'a> Planning<'a> {
                 }
             }
             None => {
-                let pick = best(candidates.iter().filter(|c| {
-                    gpu_model::LBM_BLOCKED_AUTOMATIC
-                        || !(c.engine == Engine::GpuBlocked && b.kernel.lbm().is_some())
-                }))
-                .cloned()
-                .expect("the naive candidate always exists");
+                let pick = best(candidates.iter())
+                    .cloned()
+                    .expect("the naive candidate always exists");
                 tuned_choice(pick, gpu_blocked.first())
             }
         })

@@ -237,9 +237,6 @@ impl Plan {
             (Kernel::Lbm(_), true) => {
                 ", storage in place (AA pattern: one copy of the populations)"
             }
-            (Kernel::Lbm(_), false) if self.engine == Engine::GpuBlocked => {
-                ", storage two copies (A/B), 2 steps per pass (the intermediate level in L2)"
-            }
             (Kernel::Lbm(_), false) => ", storage two copies (A/B)",
             _ => "",
         };

@@ -87,12 +87,6 @@ const LOOP_OVERHEAD: f64 = 11.0;
 const PLANE_LATENCY: f64 = 2250.0;
 /// Share of the measured copy rate the lattice-Boltzmann naive kernel is expected to reach.
 const LBM_NAIVE_EFFICIENCY: f64 = 0.85;
-/// Whether the planner may choose the lattice-Boltzmann gpu-blocked engine on its own: not
-/// until its model is fitted to measurements on the device.
-pub(crate) const LBM_BLOCKED_AUTOMATIC: bool = false;
-/// Share of the intermediate level's traffic the gpu-blocked lattice pass is assumed to lose to
-/// memory (L2 evictions before the discard).
-const LBM_L2_LEAK: f64 = 0.25;
 /// Seconds of launch overhead per lattice-Boltzmann launch.
 const LBM_LAUNCH_SECONDS: f64 = 5e-6;
 /// Bytes of neighbour loads an SM's L1 serves per cycle to the naive kernel (fitted on an H100
@@ -283,38 +277,6 @@ impl GpuModel<'_> {
         self.finish(
             Engine::GpuNaive,
             1,
-            [nx, ny],
-            1.0,
-            ([fp.max(issue), 0.0, global], LBM_NAIVE_EFFICIENCY),
-            None,
-        )
-    }
-
-    /// The lattice-Boltzmann `gpu-blocked` pass (two steps through L2, `crate::gpu::lbm`):
-    /// level 1 reads and level 2 writes A from and to memory, the intermediate level B stays in
-    /// L2 and is discarded there; [`LBM_L2_LEAK`] of B's traffic is assumed to reach memory
-    /// anyway (evictions). One persistent launch per pass (or one per slab of planes). Not yet
-    /// fitted to measurements, so the planner lists it but picks it only when asked
-    /// ([`LBM_BLOCKED_AUTOMATIC`]).
-    pub(crate) fn lbm_blocked(&self, slab: usize) -> Candidate {
-        let u = 2.0 * self.updates();
-        let arith = (self.cost.ops_per_update
-            - self.cost.loads_per_update
-            - self.cost.stores_per_update) as f64;
-        let fp = u * arith / (self.fp_lanes() * self.clock_hz());
-        let issue = u * (arith + 60.0) / (128.0 * self.gpu.sms as f64 * self.clock_hz());
-        let bytes = self.cost.bytes_per_update as f64 * (1.0 + LBM_L2_LEAK) / 2.0;
-        let launches = if crate::gpu::lbm::wave_enabled() {
-            2.0 // the counters' reset and the persistent launch
-        } else {
-            (self.dims[2].div_ceil(slab.max(1)) + 2) as f64
-        };
-        let global = u * bytes / (self.gpu.bandwidth_gbs * 1e9)
-            + launches * LBM_LAUNCH_SECONDS * LBM_NAIVE_EFFICIENCY;
-        let [nx, ny, _] = self.dims;
-        self.finish(
-            Engine::GpuBlocked,
-            2,
             [nx, ny],
             1.0,
             ([fp.max(issue), 0.0, global], LBM_NAIVE_EFFICIENCY),

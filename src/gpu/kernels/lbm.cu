@@ -30,8 +30,6 @@
 //                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
 //   lbm_aa_odd    in place, the step after: node x reads f_i from (x, opp i) and writes f*_i to
 //                 (x, i), which is the canonical state again
-//   lbm_pair      gpu-blocked: two steps per pass, level 2 trailing level 1 through L2 (below)
-//   lbm_wave      gpu-blocked in one persistent launch per pass (below)
 // Wall nodes are never read or written by any kernel (both copies hold them unchanged).
 
 #define Q 19
@@ -337,15 +335,9 @@ __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsign
 // ---------------------------------------------------------------------------------------------
 // Two copies: one fused stream-collide step from src into dst.
 // ---------------------------------------------------------------------------------------------
-// A load of a population: through the read-only data cache (L2_ONLY = false), or from L2
-// bypassing the SM's L1 (for data other blocks of the same launch wrote: L1 is not coherent).
-template <bool L2_ONLY>
-__device__ __forceinline__ REAL load(const STORE* p, int i)
-{
-    return pop_load(L2_ONLY ? __ldcg(p) : __ldg(p), i);
-}
+// A load of a population through the read-only data cache.
+__device__ __forceinline__ REAL load(const STORE* p, int i) { return pop_load(__ldg(p), i); }
 
-template <bool L2_ONLY = false>
 __device__ __forceinline__ void pull_node(
     const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
@@ -362,13 +354,13 @@ __device__ __forceinline__ void pull_node(
     // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers
     // (f32: 80 instead of 48), so it is an option to measure, not the default.
 #pragma unroll
-    for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off(i)), i);
+    for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
     if (cls & CLASS_WALL) return;
     if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
         for (int i = 1; i < Q; ++i) {
             REAL term;
-            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx, i) + term;
+            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load(src + opp(i) * array + n.idx, i) + term;
         }
     }
 #else
@@ -378,13 +370,13 @@ __device__ __forceinline__ void pull_node(
         for (int i = 0; i < Q; ++i) {
             REAL term;
             if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
-                f[i] = load<L2_ONLY>(src + opp(i) * array + n.idx, i) + term;
+                f[i] = load(src + opp(i) * array + n.idx, i) + term;
             else
-                f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off(i)), i);
+                f[i] = load(src + i * array + (n.idx + n.off(i)), i);
         }
     } else {
 #pragma unroll
-        for (int i = 0; i < Q; ++i) f[i] = load<L2_ONLY>(src + i * array + (n.idx + n.off(i)), i);
+        for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
     }
 #endif
     bool ok = collide_node(f, cls, n, flags, bc);
@@ -406,160 +398,6 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
     if (x >= nx || y >= ny) return;
     pull_node(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, blockIdx.z,
               non_finite);
-}
-
-// ---------------------------------------------------------------------------------------------
-// gpu-blocked: two steps per pass over memory through L2. The host walks z in slabs; launch k
-// advances planes [z1, z1 + n1) from A into B (level 1) and planes z2 .. z2 + n2 - 1 (mod nz) from B
-// back into A (level 2, one slab and two planes behind, so B's planes are fresh in L2 and no
-// plane level 1 still reads is overwritten). B's planes [d0, d1), which every level-2 node that
-// reads them has finished with, are first dropped from L2 without being written back
-// (discard.global.L2: their contents become undefined, and nothing reads them again before
-// level 1 of the next pass rewrites them), so the intermediate level costs no DRAM traffic.
-// ---------------------------------------------------------------------------------------------
-#ifndef LBM_DISCARD_LINE
-#define LBM_DISCARD_LINE(p) asm volatile("discard.global.L2 [%0], 128;" ::"l"(p) : "memory")
-#endif
-
-extern "C" __global__ void __launch_bounds__(128) lbm_pair(
-    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int z1, int n1, int z2, int n2, int d0, int d1, int* __restrict__ non_finite)
-{
-    if (d1 > d0) {
-        // Whole 128-byte lines inside planes [d0, d1) of each of B's arrays.
-        const long long per = 128 / sizeof(STORE);
-        const long long first = ((long long)d0 * plane + per - 1) / per;
-        const long long last = (long long)d1 * plane / per;
-        const long long lines = last - first;
-        const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y;
-        const long long id = (((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *
-                                 (blockDim.x * blockDim.y) +
-                             threadIdx.y * blockDim.x + threadIdx.x;
-        for (long long k = id; k < Q * lines; k += threads) {
-            const long long i = k / lines, line = first + k % lines;
-            // Arrays start on 128-byte boundaries (the host layout staggers them by 128 bytes
-            // from page-aligned sizes), so element line * per of array i starts a line.
-            LBM_DISCARD_LINE(b + i * array + line * per);
-        }
-    }
-    const int bz = blockIdx.z;
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= nx || y >= ny) return;
-    if (bz < n1) {
-        pull_node(a, b, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z1 + bz,
-                  non_finite);
-    } else if (bz < n1 + n2) {
-        int z = z2 + (bz - n1);
-        if (z >= nz) z -= nz;
-        pull_node(b, a, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z,
-                  non_finite);
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// gpu-blocked in one launch per pass: the same two levels as lbm_pair, but a persistent grid
-// takes work items (a level, a plane, a tile of rows) in a fixed order from a ticket counter
-// and waits on per-plane completion counters instead of launch boundaries, so no launch
-// overhead is paid per slab. units[u] = level << 24 | plane lists the (level, plane) pairs in
-// order: level-1 planes ascending, each level-2 plane two planes behind (plane 0 last on a
-// periodic z axis). Level 2 waits until level 1 finished the three B planes it reads (which
-// also means level 1 has finished reading the A planes level 2 overwrites), reads B from L2
-// (L1 is not coherent between blocks), and discards B plane p - 3 once level 2 finished planes
-// p - 4 .. p - 2. Deadlock-free: an item only waits on items with smaller tickets, which are
-// held by running blocks.
-//   sync[0]: the ticket counter; sync[1 + p]: level-1 tiles done of plane p; sync[1 + nz + p]:
-//   level-2 tiles done of plane p (zeroed before each launch).
-// ---------------------------------------------------------------------------------------------
-#ifndef LBM_WAIT
-#define LBM_WAIT(counter, target)                                          \
-    while (*(volatile int*)(counter) < (target)) __nanosleep(64)
-#endif
-
-__device__ __forceinline__ int wrap_plane(int p, int nz)
-{
-    return PZ ? (p < 0 ? p + nz : (p >= nz ? p - nz : p)) : (p < 0 ? 0 : (p >= nz ? nz - 1 : p));
-}
-
-// Whether B plane r may be discarded when level 2 starts plane r + 3 (the planes the periodic
-// wrap-around reads, 0, 1 and nz - 1, never are).
-__device__ __forceinline__ bool discardable(int r, int nz)
-{
-    return PZ ? (r >= 2 && r < nz - 1) : (r >= 0 && r < nz);
-}
-
-// The waits of an item (one thread of the block does them).
-__device__ __forceinline__ void wave_waits(const int* sync, int unit, int tiles, int nz, int discard)
-{
-    const int level = unit >> 24, p = unit & 0xffffff;
-    if (level != 2) return;
-    const int* done1 = sync + 1;
-    const int* done2 = sync + 1 + nz;
-    for (int d = -1; d <= 1; ++d) LBM_WAIT(done1 + wrap_plane(p + d, nz), tiles);
-    if (discard && discardable(p - 3, nz))
-        for (int d = -4; d <= -2; ++d)
-            if (p + d >= 0) LBM_WAIT(done2 + p + d, tiles);
-}
-
-// The work of an item for thread `tid` of `threads`: discards (level 2), then the tile's nodes.
-__device__ __forceinline__ void wave_item(
-    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
-    int unit, int tile, int tile_rows, int discard, int tid, int threads, int* __restrict__ non_finite)
-{
-    const int level = unit >> 24, p = unit & 0xffffff;
-    const int y0 = tile * tile_rows, y1 = min(ny, y0 + tile_rows);
-    if (level == 2 && discard && discardable(p - 3, nz)) {
-        const long long per = 128 / sizeof(STORE);
-        const long long start = (long long)(p - 3) * plane + (long long)y0 * pitch;
-        const long long first = (start + per - 1) / per;
-        const long long last = (start + (long long)(y1 - y0) * pitch) / per;
-        const long long lines = last - first;
-        for (long long k = tid; k < Q * lines; k += threads) {
-            const long long i = k / lines, line = first + k % lines;
-            LBM_DISCARD_LINE(b + i * array + line * per);
-        }
-    }
-    // One instantiation for both levels (registers): every load from L2.
-    const STORE* src = level == 1 ? a : b;
-    STORE* dst = level == 1 ? b : a;
-    for (int y = y0; y < y1; ++y)
-        for (int x = tid; x < nx; x += threads)
-            pull_node<true>(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y,
-                            p, non_finite);
-}
-
-extern "C" __global__ void __launch_bounds__(128) lbm_wave(
-    STORE* a, STORE* b, const unsigned char* __restrict__ classes,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, const int* __restrict__ units, int n_units, int tile_rows, int* sync,
-    int discard, int* __restrict__ non_finite)
-{
-    __shared__ int ticket;
-    const int tiles = (ny + tile_rows - 1) / tile_rows;
-    const int total = n_units * tiles;
-    for (;;) {
-        if (threadIdx.x == 0) ticket = atomicAdd(sync, 1);
-        __syncthreads();
-        const int t = ticket;
-        if (t >= total) return;
-        const int unit = units[t / tiles], tile = t % tiles;
-        if (threadIdx.x == 0) {
-            wave_waits(sync, unit, tiles, nz, discard);
-            __threadfence(); // acquire: the producers' data before anything read after this
-        }
-        __syncthreads();
-        wave_item(a, b, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, unit, tile,
-                  tile_rows, discard, threadIdx.x, blockDim.x, non_finite);
-        // Every thread's writes reach L2 before the counter says the tile is done.
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) atomicAdd(sync + 1 + ((unit >> 24) == 2 ? nz : 0) + (unit & 0xffffff), 1);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

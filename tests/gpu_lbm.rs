@@ -11,9 +11,7 @@ mod lbm_common;
 
 use gpu_common::gpu_available;
 use lbm_common::{assert_bitwise_equal, closed_cavity, randomize, run, tolerance, Scenario, Setup};
-use stencil35d::lbm::{
-    Axis, Cell, Face, Lattice, LbmKernel, Physics, Storage, MAGIC_POISEUILLE, WEIGHTS,
-};
+use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics, Storage, MAGIC_POISEUILLE};
 use stencil35d::{Engine, Error, Plan, PlanBuilder, Real, Solver};
 
 /// An odd size: not a multiple of a warp or a block in any direction.
@@ -317,23 +315,6 @@ fn unsupported_requests_are_errors() {
     assert!(plan.to_string().contains("in place"), "{plan}");
 }
 
-/// The largest deviation of a population from its rest value, relative to the largest rest
-/// value (1/3): what 16-bit storage rounds.
-fn relative_deviation(lat: &Lattice<f32>) -> f64 {
-    let [nx, ny, nz] = lat.dims();
-    let mut worst: f64 = 0.0;
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                for (f, w) in lat.populations(x, y, z).iter().zip(WEIGHTS) {
-                    worst = worst.max((*f as f64 - w).abs());
-                }
-            }
-        }
-    }
-    worst * 3.0
-}
-
 /// 16-bit storage on every GPU engine stays within its rounding of the f32 reference: each
 /// step stores every population once, rounded by at most `u·|d|` (`u` the format's unit
 /// roundoff, `d` the deviation from rest), so after `n` steps the error relative to the largest
@@ -354,7 +335,11 @@ fn sixteen_bit_storage_tracks_the_reference() {
             let expected = run(&input, Setup::reference(), STEPS);
             let mut lat = input.clone();
             lat.set_storage(storage).unwrap();
-            let tol = 2.0 * STEPS as f64 * storage.unit_roundoff() * relative_deviation(&input);
+            let tol = 2.0
+                * STEPS as f64
+                * storage.unit_roundoff()
+                * 3.0
+                * stencil35d::lbm::test_flows::max_deviation(&input);
             for (engine, in_place) in [(Engine::GpuNaive, false), (Engine::GpuNaive, true)] {
                 let got = run_engine(&lat, engine, in_place, &[STEPS]);
                 let err = got.max_rel_diff(&expected).unwrap();
@@ -373,35 +358,21 @@ fn sixteen_bit_storage_tracks_the_reference() {
     }
 }
 
-/// Plane Poiseuille flow on the GPU in each 16-bit storage, as the emulated test
-/// (`gpu::lbm_emulate`): within 1% (relative L2) of the parabola in a 14-cell channel at τ = 1.5.
+/// Plane Poiseuille flow on the GPU in each 16-bit storage (`lbm::test_flows`, as the emulated
+/// test): within 1% (relative L2) of the parabola in a 14-cell channel at τ = 1.5.
 #[test]
 fn sixteen_bit_poiseuille_profile() {
+    use stencil35d::lbm::test_flows;
     if !gpu_available() {
         return;
     }
-    let ny = 16;
-    let h = (ny - 2) as f64;
-    let tau = 1.5;
-    let nu = (tau - 0.5) / 3.0;
-    let force = 8.0 * nu * 0.05 / (h * h);
     for storage in [Storage::F16s, Storage::F16c] {
-        let physics = Physics::trt(tau, MAGIC_POISEUILLE).with_force([force, 0.0, 0.0]);
-        let mut lat = Lattice::<f32>::new([32, ny, 8], physics).unwrap();
-        lat.set_periodic(Axis::X, true);
-        lat.set_periodic(Axis::Z, true);
-        lat.set_face(Face::YMin, Cell::Wall).unwrap();
-        lat.set_face(Face::YMax, Cell::Wall).unwrap();
-        lat.set_storage(storage).unwrap();
-        let lat = run_gpu(&lat, true, &[3000]);
-        let [ux, _, _] = lat.velocity();
-        let (mut err2, mut ref2) = (0.0, 0.0);
-        for y in 1..ny - 1 {
-            let exact = force / (2.0 * nu) * (y as f64 - 0.5) * (ny as f64 - 1.5 - y as f64);
-            err2 += (ux.get(7, y, 3) as f64 - exact).powi(2);
-            ref2 += exact * exact;
-        }
-        let rel = (err2 / ref2).sqrt();
+        let lat = run_gpu(
+            &test_flows::channel(32, 8, storage),
+            true,
+            &[test_flows::STEPS],
+        );
+        let rel = test_flows::profile_error(&lat, 7, 3);
         println!("Poiseuille in {storage} on the GPU: relative L2 error {rel:.2e}");
         assert!(rel <= 0.01, "{storage}: relative L2 error {rel:e}");
     }

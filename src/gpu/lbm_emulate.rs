@@ -275,6 +275,19 @@ fn channel<T: Real>(dims: [usize; 3], physics: Physics, inside: bool) -> Lattice
     lat
 }
 
+/// A 9×7×5 `f32` lattice periodic on every axis, TRT with a body force.
+fn forced_periodic() -> Lattice<f32> {
+    let mut c = Lattice::<f32>::new(
+        [9, 7, 5],
+        Physics::trt(0.9, 3.0 / 16.0).with_force([1e-4, 0.0, 2e-5]),
+    )
+    .unwrap();
+    for axis in Axis::ALL {
+        c.set_periodic(axis, true);
+    }
+    c
+}
+
 fn check<T: Real>(lat: &Lattice<T>, cases: &[(Mode, usize)], tol: f64, what: &str) {
     let dir = std::env::temp_dir().join(format!(
         "stencil35d-emu-{}-{}",
@@ -347,14 +360,7 @@ fn emulated_kernels_match_the_reference() {
         "f64 closed cavity",
     );
     // f32, periodic everywhere, forced, with obstacles (nodes whose neighbours wrap).
-    let mut c = Lattice::<f32>::new(
-        [9, 7, 5],
-        Physics::trt(0.9, 3.0 / 16.0).with_force([1e-4, 0.0, 2e-5]),
-    )
-    .unwrap();
-    for axis in Axis::ALL {
-        c.set_periodic(axis, true);
-    }
+    let mut c = forced_periodic();
     c.set_cell(0, 0, 0, Cell::Wall).unwrap();
     c.set_cell(
         8,
@@ -375,22 +381,6 @@ fn emulated_kernels_match_the_reference() {
     );
 }
 
-/// The largest deviation of a population from its rest value.
-fn max_deviation<T: Real>(lat: &Lattice<T>) -> f64 {
-    let [nx, ny, nz] = lat.dims();
-    let mut worst: f64 = 0.0;
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                for (f, w) in lat.populations(x, y, z).iter().zip(WEIGHTS) {
-                    worst = worst.max((f.to_f64().unwrap() - w).abs());
-                }
-            }
-        }
-    }
-    worst
-}
-
 /// In 16-bit storage the kernels equal the reference rounded to the storage after every step.
 /// They differ only where the kernel's f32 arithmetic and the reference's round a value to
 /// different sides of a midpoint between two codes: at most one code, `2u·|d|`, per value and
@@ -400,14 +390,7 @@ fn max_deviation<T: Real>(lat: &Lattice<T>) -> f64 {
 #[test]
 fn emulated_16_bit_storage_matches_the_rounded_reference() {
     let periodic = || {
-        let mut c = Lattice::<f32>::new(
-            [9, 7, 5],
-            Physics::trt(0.9, 3.0 / 16.0).with_force([1e-4, 0.0, 2e-5]),
-        )
-        .unwrap();
-        for axis in Axis::ALL {
-            c.set_periodic(axis, true);
-        }
+        let mut c = forced_periodic();
         c.set_cell(4, 3, 2, Cell::Wall).unwrap();
         scramble(&mut c, 5);
         c
@@ -421,7 +404,11 @@ fn emulated_16_bit_storage_matches_the_rounded_reference() {
         for (name, mut lat) in [("periodic", periodic()), ("channel", inside())] {
             lat.set_storage(storage).unwrap();
             let steps = 5;
-            let tol = steps as f64 * 2.0 * storage.unit_roundoff() * 1.5 * max_deviation(&lat)
+            let tol = steps as f64
+                * 2.0
+                * storage.unit_roundoff()
+                * 1.5
+                * crate::lbm::test_flows::max_deviation(&lat)
                 / (1.0 / 3.0);
             let what = format!("{storage} {name}");
             check(
@@ -450,28 +437,16 @@ fn emulated_16_bit_storage_matches_the_rounded_reference() {
     }
 }
 
-/// Plane Poiseuille flow (as `tests/lbm_physics.rs`: periodic x and z, walls on the y faces,
-/// TRT with Λ = 3/16, a body force) run by the emulated kernel in each 16-bit storage: the
-/// converged profile is within 1% (relative L2) of the analytic parabola. The channel is 14
-/// cells wide at τ = 1.5: 16-bit storage resolves a converged flow only where the force a
-/// step adds to a population is several codes of its deviation (the ratio
-/// `R = 8ν(1 − 1/2τ)·2¹¹/H²`, 18.6 here): the error measured is about `0.1/R` in f16s and half
-/// that in f16c (4.3% and 2.1% for H = 18 at τ = 0.8, R = 1.9; 0.75% and 0.49% here).
+/// Plane Poiseuille flow (`lbm::test_flows`, as `tests/lbm_physics.rs` but 14 cells wide at
+/// τ = 1.5) run by the emulated kernel in each 16-bit storage: the converged profile is within
+/// 1% (relative L2) of the analytic parabola. Where the force a step adds is fewer codes of a
+/// deviation the error grows like `0.1/R` in f16s and half that in f16c (see `test_flows`):
+/// 4.3% and 2.1% for H = 18 at τ = 0.8 (R = 1.9), 0.75% and 0.49% here.
 #[test]
 fn emulated_16_bit_poiseuille_profile() {
-    let ny = 16;
-    let h = (ny - 2) as f64;
-    let tau = 1.5;
-    let nu = (tau - 0.5) / 3.0;
-    let force = 8.0 * nu * 0.05 / (h * h);
+    use crate::lbm::test_flows;
     for storage in [Storage::F16s, Storage::F16c] {
-        let physics = Physics::trt(tau, crate::lbm::MAGIC_POISEUILLE).with_force([force, 0.0, 0.0]);
-        let mut lat = Lattice::<f32>::new([4, ny, 3], physics).unwrap();
-        lat.set_periodic(Axis::X, true);
-        lat.set_periodic(Axis::Z, true);
-        lat.set_face(Face::YMin, Cell::Wall).unwrap();
-        lat.set_face(Face::YMax, Cell::Wall).unwrap();
-        lat.set_storage(storage).unwrap();
+        let lat = test_flows::channel(4, 3, storage);
         let dir = std::env::temp_dir().join(format!(
             "stencil35d-emu-{}-poiseuille-{storage}",
             std::process::id()
@@ -481,16 +456,8 @@ fn emulated_16_bit_poiseuille_profile() {
             println!("skipping: g++ is not installed");
             return;
         }
-        // Converged: the slowest mode decays like exp(−ν π² t / H²), e^−50 after 3000 steps.
-        let lat = emulate(&lat, &dir, Mode::InPlace, 3_000);
-        let [ux, _, _] = lat.velocity();
-        let (mut err2, mut ref2) = (0.0, 0.0);
-        for y in 1..ny - 1 {
-            let exact = force / (2.0 * nu) * (y as f64 - 0.5) * (ny as f64 - 1.5 - y as f64);
-            err2 += (ux.get(2, y, 1) as f64 - exact).powi(2);
-            ref2 += exact * exact;
-        }
-        let rel = (err2 / ref2).sqrt();
+        let lat = emulate(&lat, &dir, Mode::InPlace, test_flows::STEPS);
+        let rel = test_flows::profile_error(&lat, 2, 1);
         println!("Poiseuille in {storage}: relative L2 error {rel:.2e}");
         assert!(rel <= 0.01, "{storage}: relative L2 error {rel:e}");
         let _ = std::fs::remove_dir_all(&dir);

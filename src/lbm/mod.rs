@@ -100,6 +100,8 @@ pub(crate) mod run;
 mod shapes;
 mod stage;
 mod storage;
+#[doc(hidden)]
+pub mod test_flows;
 
 use serde::{Deserialize, Serialize};
 

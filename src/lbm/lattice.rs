@@ -189,6 +189,10 @@ impl<T: Real> Lattice<T> {
     /// Errors, before anything is changed: 16-bit storage of an `f64` lattice, and a population
     /// whose deviation from rest exceeds the format's range ([`Storage::max_deviation`]).
     pub fn set_storage(&mut self, storage: Storage) -> Result<()> {
+        if storage == self.storage {
+            // Already stored so: keep the exact codes a run or a checkpoint left.
+            return Ok(());
+        }
         if storage.is_16_bit() {
             if T::DTYPE != crate::DType::F32 {
                 return Err(Error::InvalidArgument(format!(

@@ -403,7 +403,7 @@ impl<T: Real> Lattice<T> {
     fn read_payload(&mut self, input: &mut impl Read, hash: &mut Fnv, path: &Path) -> Result<()> {
         let [nx, ny, nz] = self.dims();
         let size = self.storage.bytes(T::DTYPE.size());
-        let mut row = vec![0u8; nx * size.max(1)];
+        let mut row = vec![0u8; nx * size];
         let layout = *self.layout();
         let mut read = |buf: &mut [u8]| {
             input

@@ -262,11 +262,9 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "memory_gbs": r.plan.machine().bandwidth_gbs,
         "transfer_seconds": r.transfer_seconds,
     });
-    if r.plan.kernel().lbm().is_some() && r.engine.is_gpu() {
+    if let (Some(k), true) = (r.plan.kernel().lbm(), r.engine.is_gpu()) {
         v["in_place"] = json!(r.plan.in_place());
-        if let Some(k) = r.plan.kernel().lbm() {
-            v["storage"] = json!(k.storage.to_string());
-        }
+        v["storage"] = json!(k.storage.to_string());
     }
     if let Some(g) = r.plan.chosen().gpu.as_ref() {
         v["gpu_block"] = json!(format!("{}x{}", g.block[0], g.block[1]));

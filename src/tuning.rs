@@ -64,6 +64,8 @@ pub struct GpuTuning {
     pub lbm_early_loads: Option<bool>,
     /// Resident 128-thread blocks per SM the two-copy lattice step is compiled for.
     pub lbm_min_blocks: Option<usize>,
+    /// Resident 128-thread blocks per SM the in-place (AA) lattice kernels are compiled for.
+    pub lbm_aa_min_blocks: Option<usize>,
 }
 
 /// One knob: its key (`--tune KEY=VALUE`), its environment variable, what it does, and how a
@@ -128,6 +130,8 @@ knobs! {
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
     "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8)",
         |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
+    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1: the compiler's registers)",
+        |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
 }
 
 fn positive(v: &str) -> std::result::Result<f64, String> {

@@ -250,11 +250,7 @@ fn blow_up_keeps_the_last_finite_state() {
         );
         return;
     };
-    for (engine, in_place) in [
-        (Engine::GpuNaive, false),
-        (Engine::GpuNaive, true),
-        (Engine::GpuBlocked, false),
-    ] {
+    for (engine, in_place) in [(Engine::GpuNaive, false), (Engine::GpuNaive, true)] {
         let mut l = lat.clone();
         let err = Solver::new(engine_plan(&l, engine, in_place))
             .run(&mut l, 3000)

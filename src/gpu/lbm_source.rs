@@ -48,8 +48,12 @@ pub(crate) fn lbm_source<T: Real>(
     text += &format!("#define FORCED {}\n", physics.has_force() as u8);
     text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
     text += &format!("#define STORAGE {}\n", storage.code());
-    if let Some(n) = crate::tuning::Tuning::current().gpu.lbm_min_blocks {
+    let gpu = &crate::tuning::Tuning::current().gpu;
+    if let Some(n) = gpu.lbm_min_blocks {
         text += &format!("#define LBM_MIN_BLOCKS {n}\n");
+    }
+    if let Some(n) = gpu.lbm_aa_min_blocks {
+        text += &format!("#define LBM_AA_MIN_BLOCKS {n}\n");
     }
     for (axis, p) in ["PX", "PY", "PZ"].iter().zip(periodic) {
         text += &format!("#define {axis} {}\n", p as u8);

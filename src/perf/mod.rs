@@ -25,4 +25,6 @@ pub use compare::{
 pub use plot::{roofline_png, speedup_png};
 pub use report::{from_csv, from_json, table, to_csv, to_json, write_data, CSV_COLUMNS};
 pub use timing::{time_runs, time_runs_within, Timed};
-pub use workload::{bench_wave_kernel, cavity_lattice, wave_shot, BENCH_WAVE_V_MAX};
+pub use workload::{
+    bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot, BENCH_WAVE_V_MAX,
+};

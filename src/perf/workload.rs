@@ -1,10 +1,10 @@
-//! The problems the benchmarks time: random grids for stencils, a lid-driven cavity started
-//! from a random near-equilibrium state for the lattice-Boltzmann kernel, and a shot on a
-//! layered model for the wave equation.
+//! The problems the benchmarks time: random grids for stencils, a lid-driven cavity (or a
+//! periodic box) started from a random near-equilibrium state for the lattice-Boltzmann
+//! kernel, and a shot on a layered model for the wave equation.
 
 use rand::{Rng, SeedableRng};
 
-use crate::lbm::{equilibrium, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, Q, WEIGHTS};
+use crate::lbm::{equilibrium, Axis, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, Q, WEIGHTS};
 use crate::wave::{Source, WaveKernel, Wavefield, Wavelet};
 use crate::{Grid, Real, Result};
 
@@ -30,11 +30,37 @@ pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>
             velocity: [0.1, 0.0, 0.0],
         },
     )?;
+    randomize(&mut lat, 1, seed);
+    Ok(lat)
+}
+
+/// The lattice `bench --kernel d3q19:periodic` times: every axis periodic and no walls, the
+/// box FluidX3D's benchmark times (every node takes the bulk path); TRT, τ = 0.6, from a
+/// random state near equilibrium.
+///
+/// ```
+/// use stencil35d::perf::periodic_lattice;
+/// let lattice = periodic_lattice::<f32>([8, 6, 5], 1).unwrap();
+/// assert!(lattice.periodic().iter().all(|&p| p));
+/// ```
+pub fn periodic_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>> {
+    let mut lat = Lattice::<T>::new(dims, Physics::trt(0.6, MAGIC_POISEUILLE))?;
+    for axis in Axis::ALL {
+        lat.set_periodic(axis, true);
+    }
+    randomize(&mut lat, 0, seed);
+    Ok(lat)
+}
+
+/// Sets every node at least `margin` nodes inside each face to a random state near
+/// equilibrium (density 1 ± 0.01, velocity components within ±0.03, populations off it by
+/// up to 1% of their weight).
+fn randomize<T: Real>(lat: &mut Lattice<T>, margin: usize, seed: u64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let [nx, ny, nz] = dims;
-    for z in 1..nz.saturating_sub(1) {
-        for y in 1..ny.saturating_sub(1) {
-            for x in 1..nx.saturating_sub(1) {
+    let [nx, ny, nz] = lat.dims();
+    for z in margin..nz.saturating_sub(margin) {
+        for y in margin..ny.saturating_sub(margin) {
+            for x in margin..nx.saturating_sub(margin) {
                 let u = [0; 3].map(|_| rng.random_range(-0.03..0.03));
                 let feq = equilibrium(1.0 + rng.random_range(-0.01..0.01), u);
                 let f: [T; Q] = std::array::from_fn(|i| {
@@ -44,7 +70,6 @@ pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>
             }
         }
     }
-    Ok(lat)
 }
 
 /// Largest velocity of the benchmark's layered model, m/s.

@@ -89,7 +89,8 @@ pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
 #[derive(Args, Debug, Clone)]
 pub struct Problem {
     /// Kernel: star7, box27, star:R (R = 1..4), box:R (R = 1..2), d3q19 (lattice
-    /// Boltzmann, a lid-driven cavity; units are then MLUPS); wave:O (the acoustic wave
+    /// Boltzmann, a lid-driven cavity; units are then MLUPS), d3q19:periodic (a periodic box
+    /// without walls, as FluidX3D's benchmark); wave:O (the acoustic wave
     /// equation of space order O = 2, 4, 6, 8 with absorbing layers, a shot on a layered
     /// model); 2D: star2d:R (R = 1..4), box2d:R (R = 1..3), or conv2d:KxL (a convolution; a
     /// dense benchmark filter unless `--filter` names one).
@@ -120,11 +121,11 @@ pub struct Problem {
 
 impl Problem {
     /// The kernel named by `--kernel`: a stencil, or `d3q19` for a closed (non-periodic)
-    /// lattice without body force.
+    /// lattice without body force (`d3q19:periodic`: periodic on every axis).
     pub fn kernel(&self) -> Result<Kernel, Error> {
         if is_lbm(&self.kernel) {
             return Ok(Kernel::Lbm(LbmKernel {
-                periodic: [false; 3],
+                periodic: [is_periodic_lbm(&self.kernel); 3],
                 forced: false,
                 storage: self.storage,
             }));
@@ -201,7 +202,15 @@ pub fn load_filter(spec: &str) -> Result<Filter2, Error> {
 
 /// Whether a kernel name means the lattice-Boltzmann kernel.
 pub fn is_lbm(name: &str) -> bool {
-    matches!(name.to_ascii_lowercase().as_str(), "d3q19" | "lbm")
+    matches!(name.to_ascii_lowercase().as_str(), "d3q19" | "lbm") || is_periodic_lbm(name)
+}
+
+/// Whether `name` is the periodic lattice-Boltzmann box, `d3q19:periodic`.
+pub fn is_periodic_lbm(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "d3q19:periodic" | "lbm:periodic"
+    )
 }
 
 /// The plan overrides shared by `plan` and `bench`.
@@ -250,7 +259,7 @@ pub struct Overrides {
     pub autotune: Option<usize>,
     /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
     /// pattern), half the device memory of the default two copies; applies to gpu-naive (and
-    /// picks it when no engine is given; gpu-blocked keeps two copies).
+    /// picks it when no engine is given).
     #[arg(long = "in-place")]
     pub in_place: bool,
 }

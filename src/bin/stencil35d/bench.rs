@@ -119,7 +119,11 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
             time_engines(args, &Kernel::Wave(shot.kernel().clone()), shot)
         }
         Kernel::Lbm(k) => {
-            let mut lat = stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?;
+            let mut lat = if k.periodic[0] {
+                stencil35d::perf::periodic_lattice::<T>(dims, args.seed)?
+            } else {
+                stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?
+            };
             lat.set_storage(k.storage)?;
             time_engines(args, &kernel, lat)
         }

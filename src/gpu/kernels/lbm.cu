@@ -48,10 +48,14 @@
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
-// 20,716, f16c 22,051 instead of 17,806). The in-place kernels keep their registers: capped,
-// they spill (f32 15,100 instead of 17,741 at 8 blocks).
+// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) keep their
+// 96 registers: capped at 8 blocks they spill (f32 15,100 instead of 17,741; f16s gained in one
+// call and lost in another).
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
+#endif
+#ifndef LBM_AA_MIN_BLOCKS
+#define LBM_AA_MIN_BLOCKS 1
 #endif
 
 __device__ constexpr int CX[Q] = {0, 1, 0, 0, 1, 1, 1, 1, 0, 0, -1, 0, 0, -1, -1, -1, -1, 0, 0};
@@ -444,7 +448,7 @@ __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __res
     if (!ok) *non_finite = 1;
 }
 
-extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
+extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_even(
     STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)
@@ -452,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(128) lbm_aa_even(
     aa_step<false>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
 }
 
-extern "C" __global__ void __launch_bounds__(128) lbm_aa_odd(
+extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_odd(
     STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
     const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
     long long pitch, long long plane, long long array, int* __restrict__ non_finite)

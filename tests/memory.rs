@@ -272,4 +272,34 @@ fn bench_refuses_a_grid_that_does_not_fit_at_once() {
             && stderr.contains(&format!("the largest cube that fits is {n}³")),
         "{stderr}"
     );
+
+    // In 16-bit storage every lattice also keeps its codes (2 bytes a population): the
+    // largest native cube no longer fits, and the error names the smaller one that does.
+    let size = n.to_string();
+    let (code, stderr, took) = cli(
+        &[
+            "--tune",
+            "memory_bytes=1073741824",
+            "bench",
+            "--kernel",
+            "d3q19",
+            "--storage",
+            "f16s",
+            "--engine",
+            "gpu-naive",
+            "--size",
+            &size,
+        ],
+        limit,
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
+    let m = Footprint::lattice(DType::F32, 3, 2 * (LATTICE_NODE_BYTES + 2 * 19))
+        .largest_cube(memory::usable_host(1 << 30));
+    assert!(m < n, "codes take room: {m} < {n}");
+    assert!(
+        stderr.contains(&format!("{n}³ f32 D3Q19 lattice in bench"))
+            && stderr.contains(&format!("the largest cube that fits is {m}³")),
+        "{stderr}"
+    );
 }

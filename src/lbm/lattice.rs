@@ -186,8 +186,10 @@ impl<T: Real> Lattice<T> {
     /// a run uploads them. 16-bit storage keeps arithmetic in `f32` and runs on the GPU engines
     /// only: the planner refuses CPU engines for it.
     ///
-    /// Errors, before anything is changed: 16-bit storage of an `f64` lattice, and a population
-    /// whose deviation from rest exceeds the format's range ([`Storage::max_deviation`]).
+    /// Errors, before anything is changed: 16-bit storage of an `f64` lattice, a population
+    /// whose deviation from rest exceeds the format's range ([`Storage::max_deviation`]), and
+    /// [`Error::OutOfMemory`] when the host cannot also hold the 16-bit codes (half the size
+    /// of the `f32` populations), which the lattice keeps so that runs continue bit for bit.
     pub fn set_storage(&mut self, storage: Storage) -> Result<()> {
         if storage == self.storage {
             // Already stored so: keep the exact codes a run or a checkpoint left.
@@ -201,6 +203,9 @@ impl<T: Real> Lattice<T> {
                 )));
             }
             self.pop.check_storage(storage)?;
+            Footprint::lattice_stored(T::DTYPE, storage, 1, 0)
+                .with_label("its 16-bit codes")
+                .check(self.dims(), 0, crate::memory::available())?;
             let codes = self.pop.encode(storage);
             self.pop.decode(storage, &codes);
             self.codes = Some(codes);
@@ -557,6 +562,11 @@ impl<T: Real> Lattice<T> {
     /// Bytes this lattice holds per node besides its populations.
     pub(crate) fn node_bytes(&self) -> u64 {
         FLAG_BYTES + if self.has_classes() { CLASS_BYTES } else { 0 }
+    }
+
+    /// Bytes of the 16-bit codes the lattice holds (none in native storage).
+    pub(crate) fn codes_bytes(&self) -> u64 {
+        self.codes.as_ref().map_or(0, |c| 2 * c.len() as u64)
     }
 
     /// The node classes and links; [`Lattice::prepare`] must have run since the last change.

@@ -5,8 +5,8 @@ use std::time::Instant;
 use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
-use crate::lbm::LATTICE_NODE_BYTES;
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
+use crate::lbm::{LATTICE_NODE_BYTES, Q};
 use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
@@ -46,11 +46,13 @@ impl<T: Real> State for Lattice<T> {
 struct OnLattice<'a, T: Real>(&'a mut Lattice<T>);
 
 impl<T: Real> OnLattice<'_, T> {
-    /// Host bytes the lattice holds already: its populations, flags and any node classes.
+    /// Host bytes the lattice holds already: its populations, flags, any node classes and any
+    /// 16-bit codes.
     fn held(&self, dims: [usize; 3]) -> u64 {
         Footprint::lattice(T::DTYPE, 1, self.0.node_bytes())
             .bytes(dims)
             .unwrap_or(0)
+            + self.0.codes_bytes()
     }
 
     /// Runs a CPU engine with the solver's second population array, timed from before it is
@@ -112,9 +114,15 @@ impl<T: Real> Engines for OnLattice<'_, T> {
         let device = gpu::gpu()?;
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
         let storage = self.0.storage();
-        // On the host: the node classes, and for the in-place scheme a copy to download into.
-        let need = Footprint::lattice(T::DTYPE, 1 + u64::from(in_place), LATTICE_NODE_BYTES)
-            .with_label("for a GPU run");
+        // On the host: the node classes, for the in-place scheme a copy to download into, and in
+        // 16-bit storage the codes the download returns (2 bytes a population).
+        let codes = if storage.is_16_bit() { 2 * Q as u64 } else { 0 };
+        let need = Footprint::lattice(
+            T::DTYPE,
+            1 + u64::from(in_place),
+            LATTICE_NODE_BYTES + codes,
+        )
+        .with_label("for a GPU run");
         let (held, memory) = (self.held(dims), run.memory);
         // Made from the lattice, so taken and kept by hand rather than through `with`.
         let mut buffers = run.scratch.take(

@@ -139,7 +139,7 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 /// What `bench` holds at its peak, checked before anything is allocated or planned: the
 /// input and the copy an engine runs on; with `--verify` the reference result and the copy
 /// checked against it; a second grid (population copy) for CPU engines, the reference and
-/// GPU lattice runs; and per lattice its flags and node classes.
+/// GPU lattice runs; and per lattice its flags, node classes and any 16-bit codes.
 fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error> {
     let engines = bench_engines(&args.engine)?;
     let lattice = kernel.lbm().is_some();
@@ -158,8 +158,18 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
     let footprint = if kernel.wave().is_some() {
         // Four grids per wavefield (u, u⁻, (v·dt)², φ) and three of scratch.
         Footprint::grids(dtype, 4 * states + 3)
-    } else if lattice {
-        Footprint::lattice(dtype, arrays, states * stencil35d::lbm::LATTICE_NODE_BYTES)
+    } else if let Some(k) = kernel.lbm() {
+        // In 16-bit storage each lattice also keeps its codes, 2 bytes a population.
+        let codes = if k.storage.is_16_bit() {
+            2 * stencil35d::lbm::Q as u64
+        } else {
+            0
+        };
+        Footprint::lattice(
+            dtype,
+            arrays,
+            states * (stencil35d::lbm::LATTICE_NODE_BYTES + codes),
+        )
     } else {
         Footprint::grids(dtype, arrays)
     };

@@ -38,6 +38,16 @@ pub enum Error {
     #[error("plan does not match the data: {0}")]
     PlanMismatch(String),
 
+    /// Another rank of a distributed run failed (its own error is `message`); this rank
+    /// stopped with it.
+    #[error("rank {rank} of the distributed run failed: {message}")]
+    RankFailed {
+        /// The lowest rank that failed.
+        rank: usize,
+        /// Its error.
+        message: String,
+    },
+
     /// `run` was asked for zero time steps.
     #[error("zero time steps requested: ask for at least one step")]
     ZeroSteps,

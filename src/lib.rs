@@ -31,6 +31,7 @@ mod aligned;
 mod blocking;
 mod cost;
 mod cpu;
+pub mod distributed;
 mod engine;
 mod error;
 mod finite;

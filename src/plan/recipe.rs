@@ -113,6 +113,17 @@ impl Plan {
         }
     }
 
+    /// A builder for the same request on a grid of `dims` with this plan's engine fixed: the
+    /// plan of one rank's block in a distributed run, so every rank runs the engine the whole
+    /// grid's plan chose.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn rebuild_for(&self, dims: [usize; 3]) -> PlanBuilder {
+        let mut b = self.rebuild();
+        b.dims = dims;
+        b.engine = Some(self.engine);
+        b
+    }
+
     /// Warnings about choices the user fixed that the model rates far below its own (a tile
     /// or `dim_t` override at less than half the predicted rate). `Display` shows them; the
     /// CLI prints them to stderr.

@@ -37,6 +37,9 @@ pub struct RunReport {
     /// rate against the prediction, the alternative tried and whether the solver switched to it
     /// (see [`crate::Solver`]).
     pub adapted: Option<String>,
+    /// Seconds a distributed run spent exchanging halos and agreeing on its outcome (0 in one
+    /// process; see [`crate::distributed`]).
+    pub communication_seconds: f64,
 }
 
 impl RunReport {
@@ -56,6 +59,7 @@ impl RunReport {
             predicted_mups: plan.predicted_mups(),
             plan: plan.clone(),
             adapted: None,
+            communication_seconds: 0.0,
         }
     }
 }
@@ -67,6 +71,9 @@ impl std::fmt::Display for RunReport {
             "{}: {} steps in {:.3} s: {:.0} MUPS, {:.1} GFLOP/s, {:.1} GB/s effective (model: {:.0} MUPS)",
             self.engine, self.steps, self.seconds, self.mups, self.gflops, self.effective_gbs, self.predicted_mups
         )?;
+        if self.communication_seconds > 0.0 {
+            write!(f, "; {:.3} s exchanging halos", self.communication_seconds)?;
+        }
         if let Some(note) = &self.adapted {
             write!(f, "\n  checked the plan: {note}")?;
         }

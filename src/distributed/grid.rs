@@ -1,0 +1,196 @@
+//! [`DistributedGrid`]: one rank's block of a grid split over MPI ranks, with its halo.
+
+use mpi::datatype::Equivalence;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{Destination, Source};
+
+use super::{Block, Decomposition};
+use crate::{Error, Grid, Plan, Real, Result};
+
+/// A grid split over the ranks of an MPI communicator (see [`crate::distributed`]). Every
+/// rank holds a `DistributedGrid` for the same plan; collective calls (constructors,
+/// [`crate::Solver::run`], [`DistributedGrid::gather`]) must be made on every rank in the same
+/// order.
+pub struct DistributedGrid<T: Real> {
+    pub(crate) comm: SimpleCommunicator,
+    pub(crate) decomposition: Decomposition,
+    pub(crate) block: Block,
+    /// The rank's local array: its block and halos (global y and z ranges `block.local`).
+    pub(crate) local: Grid<T>,
+    /// Steps advanced between halo exchanges.
+    pub(crate) steps_per_exchange: usize,
+}
+
+impl<T: Real + Equivalence> DistributedGrid<T> {
+    /// The grid `plan` was made for, split over the ranks of `comm`, each rank's cells (halo
+    /// included) set to `f(x, y, z)` of their global coordinates. Collective.
+    ///
+    /// Errors, on every rank: a plan that is not for a stencil, and a rank count that cannot
+    /// split the grid into blocks at least as thick as the halo.
+    pub fn from_fn(
+        comm: &impl Communicator,
+        plan: &Plan,
+        f: impl Fn(usize, usize, usize) -> T,
+    ) -> Result<Self> {
+        let comm = comm.duplicate();
+        let (decomposition, steps_per_exchange) = split(plan, comm.size() as usize)?;
+        let block = decomposition.block(comm.rank() as usize);
+        let [y0, z0] = [block.local[0].start, block.local[1].start];
+        let dims = block.local_dims(plan.dims()[0]);
+        let local = Grid::from_fn(dims, |x, y, z| f(x, y + y0, z + z0))?;
+        Ok(DistributedGrid {
+            comm,
+            decomposition,
+            block,
+            local,
+            steps_per_exchange,
+        })
+    }
+
+    /// The grid `plan` was made for, split over the ranks of `comm` from `whole`, which
+    /// `root` holds (the other ranks pass `None`). Collective.
+    pub fn scatter(
+        comm: &impl Communicator,
+        plan: &Plan,
+        root: usize,
+        whole: Option<&Grid<T>>,
+    ) -> Result<Self> {
+        let mut grid = Self::from_fn(comm, plan, |_, _, _| T::zero())?;
+        let me = grid.comm.rank() as usize;
+        if me == root {
+            let whole = whole.ok_or_else(|| {
+                Error::InvalidArgument("the root rank of a scatter must pass the grid".into())
+            })?;
+            if whole.dims() != plan.dims() {
+                return Err(Error::PlanMismatch(format!(
+                    "the plan is for {:?}, the grid to scatter is {:?}",
+                    plan.dims(),
+                    whole.dims()
+                )));
+            }
+            for r in 0..grid.decomposition.ranks() {
+                let region = grid.decomposition.block(r).local;
+                let data = pack(whole, &region, [0, 0]);
+                if r == me {
+                    let origin = [region[0].start, region[1].start];
+                    unpack(&mut grid.local, &region, origin, &data);
+                } else {
+                    grid.comm.process_at_rank(r as i32).send(&data[..]);
+                }
+            }
+        } else {
+            let region = grid.block.local.clone();
+            let mut data = vec![T::zero(); region_len(&grid.local, &region)];
+            grid.comm
+                .process_at_rank(root as i32)
+                .receive_into(&mut data[..]);
+            let origin = [region[0].start, region[1].start];
+            unpack(&mut grid.local, &region, origin, &data);
+        }
+        Ok(grid)
+    }
+
+    /// The whole grid on rank 0 (`None` elsewhere): every rank sends the cells it owns.
+    /// Collective.
+    pub fn gather(&self) -> Result<Option<Grid<T>>> {
+        let owned = self.block.owned.clone();
+        let origin = [self.block.local[0].start, self.block.local[1].start];
+        let mine = pack(&self.local, &owned, origin);
+        let root = self.comm.process_at_rank(0);
+        if self.comm.rank() != 0 {
+            root.send(&mine[..]);
+            return Ok(None);
+        }
+        let mut whole = Grid::new(self.dims())?;
+        unpack(&mut whole, &owned, [0, 0], &mine);
+        for r in 1..self.decomposition.ranks() {
+            let region = self.decomposition.block(r).owned;
+            let mut data = vec![T::zero(); region_len(&whole, &region)];
+            self.comm
+                .process_at_rank(r as i32)
+                .receive_into(&mut data[..]);
+            unpack(&mut whole, &region, [0, 0], &data);
+        }
+        Ok(Some(whole))
+    }
+}
+
+impl<T: Real> DistributedGrid<T> {
+    /// The whole grid's dimensions.
+    pub fn dims(&self) -> [usize; 3] {
+        self.decomposition.dims
+    }
+
+    /// How the grid is split.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// This rank's part.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// This rank's local array (block and halos; global y and z offsets `block().local`).
+    pub fn local(&self) -> &Grid<T> {
+        &self.local
+    }
+
+    /// Time steps advanced between halo exchanges.
+    pub fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+}
+
+/// The decomposition for `plan` over `ranks` and the steps between exchanges: the plan's
+/// `dim_t` (at least 1), so the halo is the stencil radius times it.
+pub(crate) fn split(plan: &Plan, ranks: usize) -> Result<(Decomposition, usize)> {
+    let stencil = plan.kernel().stencil().ok_or_else(|| {
+        Error::PlanMismatch(format!(
+            "a distributed grid runs stencils; the plan is for {}",
+            plan.kernel()
+        ))
+    })?;
+    let steps = plan.dim_t().max(1);
+    let decomposition = Decomposition::new(plan.dims(), ranks, stencil.radius() * steps)?;
+    Ok((decomposition, steps))
+}
+
+/// Cells of `grid` in the global y and z ranges `region`.
+fn region_len<T: Real>(grid: &Grid<T>, region: &[std::ops::Range<usize>; 2]) -> usize {
+    grid.dims()[0] * region[0].len() * region[1].len()
+}
+
+/// The rows of `grid` in global `region` (z outer, y inner), `grid` starting at global
+/// `origin` (y, z).
+pub(crate) fn pack<T: Real>(
+    grid: &Grid<T>,
+    region: &[std::ops::Range<usize>; 2],
+    origin: [usize; 2],
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(region_len(grid, region));
+    for z in region[1].clone() {
+        for y in region[0].clone() {
+            out.extend_from_slice(grid.row(y - origin[0], z - origin[1]));
+        }
+    }
+    out
+}
+
+/// Writes `data` (as [`pack`] orders it) into the rows of `grid` in global `region`.
+pub(crate) fn unpack<T: Real>(
+    grid: &mut Grid<T>,
+    region: &[std::ops::Range<usize>; 2],
+    origin: [usize; 2],
+    data: &[T],
+) {
+    let nx = grid.dims()[0];
+    let mut rows = data.chunks_exact(nx);
+    for z in region[1].clone() {
+        for y in region[0].clone() {
+            let row = rows.next().expect("the data holds the region");
+            grid.row_mut(y - origin[0], z - origin[1])
+                .copy_from_slice(row);
+        }
+    }
+}

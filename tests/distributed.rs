@@ -1,0 +1,199 @@
+//! Distributed stencil runs against the single-process run, bit for bit. Run under MPI:
+//! `mpirun -n 2 target/release/deps/distributed-*` (and `-n 4`; `.ci/run` does both); alone it
+//! runs as one rank. Every rank runs every case in the same order; rank 0 compares. A failed
+//! case panics, which ends the process without finalising MPI, so mpirun fails the job.
+
+use mpi::topology::Communicator;
+use stencil35d::distributed::{Decomposition, DistributedGrid};
+use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
+
+/// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
+const DIMS: [usize; 3] = [21, 23, 19];
+
+fn plan<T: Real>(stencil: &Stencil, engine: Engine, dim_t: usize, dims: [usize; 3]) -> Plan {
+    let mut b = PlanBuilder::new(stencil.clone(), T::DTYPE, dims)
+        .engine(engine)
+        .threads(1);
+    if engine == Engine::Blocked {
+        b = b.dim_t(dim_t);
+    }
+    b.build()
+        .unwrap_or_else(|e| panic!("{engine} dim_t {dim_t}: {e}"))
+}
+
+/// `chunks` runs (steps each) of `plan` on one process and distributed; rank 0 checks that
+/// the gathered grid equals the single-process one bit for bit. Returns whether it ran
+/// (false when the ranks cannot split the grid for this halo).
+fn case<T: Real + mpi::datatype::Equivalence>(
+    world: &impl Communicator,
+    stencil: &Stencil,
+    engine: Engine,
+    dim_t: usize,
+    chunks: &[usize],
+    scatter: bool,
+) -> bool {
+    let p = plan::<T>(stencil, engine, dim_t, DIMS);
+    let input = Grid::<T>::random(DIMS, -1.0, 1.0, 11).unwrap();
+    let mut dist = if scatter {
+        let whole = (world.rank() == 0).then_some(&input);
+        DistributedGrid::scatter(world, &p, 0, whole)
+    } else {
+        DistributedGrid::from_fn(world, &p, |x, y, z| input.get(x, y, z))
+    };
+    let mut dist = match dist.as_mut() {
+        Ok(_) => dist.unwrap(),
+        Err(Error::InvalidArgument(m)) if m.contains("cannot split") => return false,
+        Err(e) => panic!("{e}"),
+    };
+    let mut solver = Solver::new(p.clone());
+    let mut alone = input.clone();
+    let mut alone_solver = Solver::new(p);
+    for &n in chunks {
+        let report = solver.run(&mut dist, n).unwrap();
+        assert_eq!(report.steps, n);
+        alone_solver.run(&mut alone, n).unwrap();
+    }
+    if let Some(whole) = dist.gather().unwrap() {
+        let label = format!(
+            "{} {engine} dim_t {dim_t} {chunks:?} over {:?}",
+            T::DTYPE,
+            dist.decomposition().procs
+        );
+        assert_eq!(whole.dims(), alone.dims());
+        let diff = whole
+            .iter()
+            .zip(alone.iter())
+            .find(|((_, a), (_, b))| bits(*a) != bits(*b));
+        assert!(diff.is_none(), "{label}: first difference at {diff:?}");
+        println!("ok: {stencil} {label}");
+    }
+    true
+}
+
+/// The value's bits (an `f32` widened exactly).
+fn bits<T: Real>(v: T) -> u64 {
+    v.to_f64().expect("a float").to_bits()
+}
+
+fn stencils() -> Vec<Stencil> {
+    vec![
+        Stencil::seven_point(0.4, 0.1),
+        Stencil::from_name("box27").unwrap(),
+        Stencil::from_name("star:2").unwrap(),
+        Stencil::from_name("star:4").unwrap(),
+    ]
+}
+
+fn equal_to_one_process(world: &impl Communicator) {
+    for stencil in stencils() {
+        for (engine, dim_t) in [
+            (Engine::Reference, 1),
+            (Engine::Naive, 1),
+            (Engine::Blocked, 1),
+            (Engine::Blocked, 2),
+            (Engine::Blocked, 3),
+        ] {
+            // Steps not a multiple of dim_t, split over two runs.
+            case::<f32>(world, &stencil, engine, dim_t, &[5, 2], false);
+            case::<f64>(world, &stencil, engine, dim_t, &[7], true);
+        }
+    }
+}
+
+/// More ranks than blocks as thick as the halo: every rank gets the error, none hangs. A grid
+/// valid for a radius-4 stencil is at least 9 cells thick, so 2 and 4 ranks always fit (blocks
+/// of 4); 3 ranks (as `.ci/run` also runs) cannot split 9 × 9.
+fn too_many_ranks_is_an_error_everywhere(world: &impl Communicator) {
+    let n = world.size() as usize;
+    let stencil = Stencil::from_name("star:4").unwrap();
+    let dims = [12, 9, 9];
+    let p = plan::<f32>(&stencil, Engine::Naive, 1, dims);
+    let fits = Decomposition::new(dims, n, 4).is_ok();
+    assert_eq!(fits, n != 3 && n <= 4, "{n} ranks");
+    match DistributedGrid::<f32>::from_fn(world, &p, |_, _, _| 0.0) {
+        Err(e) => assert!(!fits && e.to_string().contains("cannot split"), "{e}"),
+        Ok(_) => assert!(fits, "{n} ranks split 9 x 9 into blocks of 4"),
+    }
+}
+
+/// A value that overflows on one rank stops every rank; the failing rank names the step.
+fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator) {
+    let stencil = Stencil::seven_point(4.0, 4.0);
+    let p = plan::<f32>(&stencil, Engine::Naive, 1, DIMS);
+    let mut grid = DistributedGrid::<f32>::from_fn(world, &p, |x, y, z| {
+        if (x, y, z) == (10, 20, 16) {
+            1e30
+        } else {
+            0.0
+        }
+    })
+    .unwrap();
+    let err = Solver::new(p).run(&mut grid, 50).unwrap_err();
+    let owner = (0..world.size() as usize)
+        .find(|&r| {
+            let b = grid.decomposition().block(r);
+            b.owned[0].contains(&20) && b.owned[1].contains(&16)
+        })
+        .unwrap();
+    let me = world.rank() as usize;
+    match err {
+        Error::NonFinite { step, .. } => assert!(step > 1 && step <= 50, "step {step}"),
+        Error::RankFailed { rank, ref message } => {
+            assert_ne!(rank, me);
+            assert!(message.contains("non-finite"), "{message}");
+        }
+        e => panic!("rank {me} (owner {owner}): unexpected {e}"),
+    }
+}
+
+/// Ends every rank of the job (`MPI_Abort` on the world communicator).
+fn universe_abort() -> ! {
+    mpi::topology::SimpleCommunicator::world().abort(1)
+}
+
+/// A NaN in one rank's input stops every rank before any computes.
+fn non_finite_input_leaves_every_block_untouched(world: &impl Communicator) {
+    let stencil = Stencil::seven_point(0.4, 0.1);
+    let p = plan::<f64>(&stencil, Engine::Naive, 1, DIMS);
+    let init = |x: usize, y: usize, z: usize| {
+        if (x, y, z) == (3, 2, 17) {
+            f64::NAN
+        } else {
+            (x + y + z) as f64
+        }
+    };
+    let mut grid = DistributedGrid::<f64>::from_fn(world, &p, init).unwrap();
+    let before = grid.local().clone();
+    match Solver::new(p).run(&mut grid, 3).unwrap_err() {
+        Error::NonFiniteInput { cell, .. } => assert_eq!(cell, [3, 2, 17]),
+        Error::RankFailed { message, .. } => assert!(message.contains("non-finite"), "{message}"),
+        e => panic!("unexpected {e}"),
+    }
+    let same = grid
+        .local()
+        .iter()
+        .zip(before.iter())
+        .all(|((_, a), (_, b))| bits(a) == bits(b));
+    assert!(same, "a block changed");
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI initialises once");
+    // A failed case aborts every rank: unwinding would finalise MPI and wait for the others.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        universe_abort();
+    }));
+    let world = universe.world();
+    if world.rank() == 0 {
+        println!("distributed tests on {} ranks", world.size());
+    }
+    equal_to_one_process(&world);
+    too_many_ranks_is_an_error_everywhere(&world);
+    a_blow_up_on_one_rank_stops_all(&world);
+    non_finite_input_leaves_every_block_untouched(&world);
+    if world.rank() == 0 {
+        println!("distributed tests passed on {} ranks", world.size());
+    }
+}

@@ -177,6 +177,16 @@ fn non_finite_input_leaves_every_block_untouched(world: &impl Communicator) {
     assert!(same, "a block changed");
 }
 
+/// A root that passes no grid gets an error, and so does every other rank.
+fn a_scatter_without_the_grid_is_an_error_everywhere(world: &impl Communicator) {
+    let p = plan::<f32>(&Stencil::seven_point(0.4, 0.1), Engine::Naive, 1, DIMS);
+    match DistributedGrid::<f32>::scatter(world, &p, 0, None).err() {
+        Some(Error::InvalidArgument(m)) => assert!(world.rank() == 0 && m.contains("root"), "{m}"),
+        Some(Error::RankFailed { rank, .. }) => assert!(world.rank() != 0 && rank == 0),
+        other => panic!("rank {}: {other:?}", world.rank()),
+    }
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     // A failed case aborts every rank: unwinding would finalise MPI and wait for the others.
@@ -193,6 +203,7 @@ fn main() {
     too_many_ranks_is_an_error_everywhere(&world);
     a_blow_up_on_one_rank_stops_all(&world);
     non_finite_input_leaves_every_block_untouched(&world);
+    a_scatter_without_the_grid_is_an_error_everywhere(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());
     }

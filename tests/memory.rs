@@ -227,60 +227,42 @@ fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
     (out.status.code(), stderr, took)
 }
 
+/// Runs `bench` with `args` on a pretend machine with 1 GiB to spare and checks that it fails
+/// at once, naming `what` and the largest cube that fits, `fits`.
+fn refused_in_bench(args: &[&str], what: &str, fits: usize) {
+    let mut all = vec!["--tune", "memory_bytes=1073741824", "bench"];
+    all.extend_from_slice(args);
+    let (code, stderr, took) = cli(&all, Duration::from_secs(10));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
+    assert!(
+        stderr.contains(what) && stderr.contains(&format!("the largest cube that fits is {fits}³")),
+        "{stderr}"
+    );
+}
+
 /// `bench --size 1500` on a machine with 1 GiB to spare fails at once, naming the size that
 /// fits its input, working copy and scratch, instead of being killed a minute into the run.
 #[test]
 fn bench_refuses_a_grid_that_does_not_fit_at_once() {
-    let limit = Duration::from_secs(10);
-    let (code, stderr, took) = cli(
-        &[
-            "--tune",
-            "memory_bytes=1073741824",
-            "bench",
-            "--size",
-            "1500",
-        ],
-        limit,
-    );
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
-    let n = Footprint::grids(DType::F32, 3).largest_cube(memory::usable_host(1 << 30));
-    assert!(
-        stderr.contains("1500³ f32 grid in bench")
-            && stderr.contains(&format!("the largest cube that fits is {n}³")),
-        "{stderr}"
-    );
+    let room = memory::usable_host(1 << 30);
+    let n = Footprint::grids(DType::F32, 3).largest_cube(room);
+    refused_in_bench(&["--size", "1500"], "1500³ f32 grid in bench", n);
 
-    let (code, stderr, took) = cli(
-        &[
-            "--tune",
-            "memory_bytes=1073741824",
-            "bench",
-            "--kernel",
-            "d3q19",
-            "--size",
-            "600",
-        ],
-        limit,
-    );
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
-    let n = Footprint::lattice(DType::F32, 3, 2 * LATTICE_NODE_BYTES)
-        .largest_cube(memory::usable_host(1 << 30));
-    assert!(
-        stderr.contains("600³ f32 D3Q19 lattice in bench")
-            && stderr.contains(&format!("the largest cube that fits is {n}³")),
-        "{stderr}"
+    let n = Footprint::lattice(DType::F32, 3, 2 * LATTICE_NODE_BYTES).largest_cube(room);
+    refused_in_bench(
+        &["--kernel", "d3q19", "--size", "600"],
+        "600³ f32 D3Q19 lattice in bench",
+        n,
     );
 
     // In 16-bit storage every lattice also keeps its codes (2 bytes a population): the
     // largest native cube no longer fits, and the error names the smaller one that does.
+    let m = Footprint::lattice(DType::F32, 3, 2 * (LATTICE_NODE_BYTES + 2 * 19)).largest_cube(room);
+    assert!(m < n, "codes take room: {m} < {n}");
     let size = n.to_string();
-    let (code, stderr, took) = cli(
+    refused_in_bench(
         &[
-            "--tune",
-            "memory_bytes=1073741824",
-            "bench",
             "--kernel",
             "d3q19",
             "--storage",
@@ -290,16 +272,7 @@ fn bench_refuses_a_grid_that_does_not_fit_at_once() {
             "--size",
             &size,
         ],
-        limit,
-    );
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(took < Duration::from_secs(3), "took {took:?}: {stderr}");
-    let m = Footprint::lattice(DType::F32, 3, 2 * (LATTICE_NODE_BYTES + 2 * 19))
-        .largest_cube(memory::usable_host(1 << 30));
-    assert!(m < n, "codes take room: {m} < {n}");
-    assert!(
-        stderr.contains(&format!("{n}³ f32 D3Q19 lattice in bench"))
-            && stderr.contains(&format!("the largest cube that fits is {m}³")),
-        "{stderr}"
+        &format!("{n}³ f32 D3Q19 lattice in bench"),
+        m,
     );
 }

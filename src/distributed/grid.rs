@@ -4,6 +4,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};
 
+use super::agree::agreed;
 use super::{Block, Decomposition};
 use crate::{Error, Grid, Plan, Real, Result};
 
@@ -25,8 +26,9 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// The grid `plan` was made for, split over the ranks of `comm`, each rank's cells (halo
     /// included) set to `f(x, y, z)` of their global coordinates. Collective.
     ///
-    /// Errors, on every rank: a plan that is not for a stencil, and a rank count that cannot
-    /// split the grid into blocks at least as thick as the halo.
+    /// Errors, on every rank: a plan that is not for a stencil, a rank count that cannot
+    /// split the grid into blocks at least as thick as the halo, and a block that does not fit
+    /// in a rank's memory (that rank's error; the others get [`Error::RankFailed`]).
     pub fn from_fn(
         comm: &impl Communicator,
         plan: &Plan,
@@ -37,7 +39,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         let block = decomposition.block(comm.rank() as usize);
         let [y0, z0] = [block.local[0].start, block.local[1].start];
         let dims = block.local_dims(plan.dims()[0]);
-        let local = Grid::from_fn(dims, |x, y, z| f(x, y + y0, z + z0))?;
+        let local = agreed(&comm, Grid::from_fn(dims, |x, y, z| f(x, y + y0, z + z0)))?;
         Ok(DistributedGrid {
             comm,
             decomposition,
@@ -49,25 +51,37 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
 
     /// The grid `plan` was made for, split over the ranks of `comm` from `whole`, which
     /// `root` holds (the other ranks pass `None`). Collective.
+    ///
+    /// Errors, on every rank: those of [`DistributedGrid::from_fn`], a root that is not a rank,
+    /// and a root without the grid or with one of another size than the plan's.
     pub fn scatter(
         comm: &impl Communicator,
         plan: &Plan,
         root: usize,
         whole: Option<&Grid<T>>,
     ) -> Result<Self> {
+        if root >= comm.size() as usize {
+            return Err(Error::InvalidArgument(format!(
+                "root rank {root} of a scatter over {} ranks",
+                comm.size()
+            )));
+        }
         let mut grid = Self::from_fn(comm, plan, |_, _, _| T::zero())?;
         let me = grid.comm.rank() as usize;
-        if me == root {
-            let whole = whole.ok_or_else(|| {
-                Error::InvalidArgument("the root rank of a scatter must pass the grid".into())
-            })?;
-            if whole.dims() != plan.dims() {
-                return Err(Error::PlanMismatch(format!(
-                    "the plan is for {:?}, the grid to scatter is {:?}",
-                    plan.dims(),
-                    whole.dims()
-                )));
-            }
+        // The root checks what it was given before any rank waits for its part.
+        let given = match whole {
+            _ if me != root => Ok(None),
+            None => Err(Error::InvalidArgument(
+                "the root rank of a scatter must pass the grid".into(),
+            )),
+            Some(w) if w.dims() != plan.dims() => Err(Error::PlanMismatch(format!(
+                "the plan is for {:?}, the grid to scatter is {:?}",
+                plan.dims(),
+                w.dims()
+            ))),
+            Some(w) => Ok(Some(w)),
+        };
+        if let Some(whole) = agreed(&grid.comm, given)? {
             for r in 0..grid.decomposition.ranks() {
                 let region = grid.decomposition.block(r).local;
                 let data = pack(whole, &region, [0, 0]);
@@ -97,11 +111,16 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         let origin = [self.block.local[0].start, self.block.local[1].start];
         let mine = pack(&self.local, &owned, origin);
         let root = self.comm.process_at_rank(0);
-        if self.comm.rank() != 0 {
+        // Rank 0 allocates the whole grid before any rank sends.
+        let whole = if self.comm.rank() == 0 {
+            Grid::new(self.dims()).map(Some)
+        } else {
+            Ok(None)
+        };
+        let Some(mut whole) = agreed(&self.comm, whole)? else {
             root.send(&mine[..]);
             return Ok(None);
-        }
-        let mut whole = Grid::new(self.dims())?;
+        };
         unpack(&mut whole, &owned, [0, 0], &mine);
         for r in 1..self.decomposition.ranks() {
             let region = self.decomposition.block(r).owned;

@@ -19,6 +19,8 @@
 //! let result = grid.gather()?; // Some(grid) on rank 0
 //! ```
 
+#[cfg(feature = "mpi")]
+pub(crate) mod agree;
 pub mod decompose;
 #[cfg(feature = "mpi")]
 mod exchange;

@@ -3,12 +3,11 @@
 
 use std::time::Instant;
 
-use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
-use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::{check_shape, check_steps, stencil_of, Solver, State};
+use crate::distributed::agree::agreed;
 use crate::distributed::DistributedGrid;
 use crate::{Error, Real, Result, RunReport};
 
@@ -37,11 +36,7 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
                 value,
             }
         });
-        match (agree_on(grid, input.as_ref()), input) {
-            (_, Some(e)) => return Err(e),
-            (Some((rank, message)), None) => return Err(Error::RankFailed { rank, message }),
-            (None, None) => {}
-        }
+        agreed(&grid.comm, input.map_or(Ok(()), Err))?;
         // The rank's own solver for its local array, kept in this solver between runs.
         let local_dims = grid.local.dims();
         let plan = &solver.plan;
@@ -72,38 +67,14 @@ fn passes<T: Real + Equivalence>(
         let t = Instant::now();
         grid.exchange();
         comm_seconds += t.elapsed().as_secs_f64();
-        let outcome = local.run(&mut grid.local, n);
+        let outcome = local
+            .run(&mut grid.local, n)
+            .map_err(|e| e.after_steps(done));
         let t = Instant::now();
-        let failed = agree_on(grid, outcome.as_ref().err());
+        let report = agreed(&grid.comm, outcome)?;
         comm_seconds += t.elapsed().as_secs_f64();
-        match (outcome, failed) {
-            (Err(e), _) => return Err(e.after_steps(done)),
-            (Ok(_), Some((rank, message))) => return Err(Error::RankFailed { rank, message }),
-            (Ok(r), None) => transfer += r.transfer_seconds,
-        }
+        transfer += report.transfer_seconds;
         done += n;
     }
     Ok((start.elapsed().as_secs_f64(), transfer, comm_seconds))
-}
-
-/// The lowest rank whose pass failed and its error's message, the same on every rank (`None`
-/// when every rank succeeded).
-fn agree_on<T: Real>(grid: &DistributedGrid<T>, error: Option<&Error>) -> Option<(usize, String)> {
-    let me = grid.comm.rank();
-    let mine = if error.is_some() { me } else { i32::MAX };
-    let mut first = i32::MAX;
-    grid.comm
-        .all_reduce_into(&mine, &mut first, SystemOperation::min());
-    if first == i32::MAX {
-        return None;
-    }
-    let root = grid.comm.process_at_rank(first);
-    let mut text = error
-        .map(|e| e.to_string().into_bytes())
-        .unwrap_or_default();
-    let mut len = text.len() as u64;
-    root.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
-    Some((first as usize, String::from_utf8_lossy(&text).into_owned()))
 }

@@ -50,8 +50,8 @@ impl Block {
 
 impl Decomposition {
     /// The split of `dims` over `ranks` that exchanges the fewest cells, preferring z (whole
-    /// planes) on ties. Errors when no split leaves every block at least `halo` cells (and
-    /// one cell) thick along a split axis.
+    /// planes) on ties. Errors when no split leaves every block thicker than `halo` along a
+    /// split axis.
     pub fn new(dims: [usize; 3], ranks: usize, halo: usize) -> Result<Decomposition> {
         if ranks == 0 {
             return Err(Error::InvalidArgument(
@@ -76,21 +76,19 @@ impl Decomposition {
         Ok(Decomposition { dims, procs, halo })
     }
 
-    /// Whether every block of the split is at least `halo` (and 1) cells thick along each
-    /// split axis, so a neighbour's whole halo comes from one block.
+    /// Whether every block of the split is thicker than `halo` along each split axis: a
+    /// neighbour's whole halo then comes from one block, and every local array (block and
+    /// halo) is at least `2·halo + 1` thick, as a grid for a stencil of radius `halo` must be.
     fn fits(dims: [usize; 3], procs: [usize; 2], halo: usize) -> bool {
-        (0..2).all(|a| procs[a] == 1 || dims[a + 1] / procs[a] >= halo.max(1))
+        (0..2).all(|a| procs[a] == 1 || dims[a + 1] / procs[a] > halo)
     }
 
     fn too_many(dims: [usize; 3], ranks: usize, halo: usize) -> Error {
         Error::InvalidArgument(format!(
-            "{ranks} ranks cannot split a {}x{}x{} grid over y and z into blocks at least {} \
-             cells thick (the halo: stencil radius × steps between exchanges); use fewer ranks \
-             or a larger grid",
-            dims[0],
-            dims[1],
-            dims[2],
-            halo.max(1)
+            "{ranks} ranks cannot split a {}x{}x{} grid over y and z into blocks thicker than \
+             the halo of {halo} cells (stencil radius × steps between exchanges); use fewer \
+             ranks or a larger grid",
+            dims[0], dims[1], dims[2]
         ))
     }
 
@@ -197,8 +195,9 @@ mod tests {
     fn blocks_thinner_than_the_halo_are_refused() {
         let err = Decomposition::new([8, 8, 8], 16, 4).unwrap_err();
         assert!(err.to_string().contains("16 ranks cannot split"), "{err}");
-        assert!(Decomposition::with_procs([8, 8, 8], [1, 3], 4).is_err());
-        assert!(Decomposition::with_procs([8, 8, 8], [1, 2], 4).is_ok());
+        assert!(Decomposition::with_procs([8, 8, 8], [1, 3], 2).is_err());
+        assert!(Decomposition::with_procs([8, 8, 8], [1, 2], 4).is_err());
+        assert!(Decomposition::with_procs([8, 8, 8], [1, 2], 3).is_ok());
         assert!(Decomposition::new([8, 8, 8], 0, 1).is_err());
     }
 }

@@ -37,13 +37,15 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
             }
         });
         agreed(&grid.comm, input.map_or(Ok(()), Err))?;
-        // The rank's own solver for its local array, kept in this solver between runs.
+        // The rank's own solver for its local array, kept in this solver between runs. Blocks
+        // differ in size, so planning one can fail on some ranks only.
         let local_dims = grid.local.dims();
         let plan = &solver.plan;
-        let mut local = solver.scratch.take(
+        let local = solver.scratch.take(
             |s: &Solver| s.plan.dims() == local_dims && s.plan.engine() == plan.engine(),
             || Ok(Solver::new(plan.rebuild_for(local_dims).build()?)),
-        )?;
+        );
+        let mut local = agreed(&grid.comm, local)?;
         let outcome = passes(grid, &mut local, steps);
         solver.scratch.keep(local);
         let (seconds, transfer, comm_seconds) = outcome?;

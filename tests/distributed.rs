@@ -34,14 +34,14 @@ fn case<T: Real + mpi::datatype::Equivalence>(
 ) -> bool {
     let p = plan::<T>(stencil, engine, dim_t, DIMS);
     let input = Grid::<T>::random(DIMS, -1.0, 1.0, 11).unwrap();
-    let mut dist = if scatter {
+    let dist = if scatter {
         let whole = (world.rank() == 0).then_some(&input);
         DistributedGrid::scatter(world, &p, 0, whole)
     } else {
         DistributedGrid::from_fn(world, &p, |x, y, z| input.get(x, y, z))
     };
-    let mut dist = match dist.as_mut() {
-        Ok(_) => dist.unwrap(),
+    let mut dist = match dist {
+        Ok(d) => d,
         Err(Error::InvalidArgument(m)) if m.contains("cannot split") => return false,
         Err(e) => panic!("{e}"),
     };
@@ -85,6 +85,7 @@ fn stencils() -> Vec<Stencil> {
 }
 
 fn equal_to_one_process(world: &impl Communicator) {
+    let (mut ran, mut cases) = (0, 0);
     for stencil in stencils() {
         for (engine, dim_t) in [
             (Engine::Reference, 1),
@@ -94,10 +95,13 @@ fn equal_to_one_process(world: &impl Communicator) {
             (Engine::Blocked, 3),
         ] {
             // Steps not a multiple of dim_t, split over two runs.
-            case::<f32>(world, &stencil, engine, dim_t, &[5, 2], false);
-            case::<f64>(world, &stencil, engine, dim_t, &[7], true);
+            ran += usize::from(case::<f32>(world, &stencil, engine, dim_t, &[5, 2], false));
+            ran += usize::from(case::<f64>(world, &stencil, engine, dim_t, &[7], true));
+            cases += 2;
         }
     }
+    // Only the deepest halos (radius 4, dim_t 3) may be too thick for 21x23x19 on 1-4 ranks.
+    assert!(ran + 4 >= cases, "{ran} of {cases} cases ran");
 }
 
 /// More ranks than blocks thicker than the halo: every rank gets the error, none hangs. A

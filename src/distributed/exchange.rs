@@ -10,7 +10,7 @@ use mpi::request::{scope, WaitGuard};
 use mpi::topology::Communicator;
 use mpi::traits::{Destination, Source};
 
-use super::grid::{pack, unpack, DistributedGrid};
+use super::grid::{pack, region_len, unpack, DistributedGrid};
 use crate::Real;
 
 impl<T: Real + Equivalence> DistributedGrid<T> {
@@ -24,7 +24,6 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// Exchanges the halos of the faces across `axis` (0: y, 1: z).
     fn exchange_axis(&mut self, axis: usize) {
         let me = self.comm.rank() as usize;
-        let [lo, hi] = self.block.halos()[axis];
         let owned = self.block.owned[axis].clone();
         let local = self.block.local.clone();
         let origin = [local[0].start, local[1].start];
@@ -37,24 +36,23 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             }
         };
         let h = self.decomposition.halo;
+        // A side has a halo exactly when it has a neighbour.
         let faces: Vec<Face> = [
             (
                 0,
-                lo,
                 owned.start..owned.start + h,
                 local[axis].start..owned.start,
             ),
-            (1, hi, owned.end - h..owned.end, owned.end..local[axis].end),
+            (1, owned.end - h..owned.end, owned.end..local[axis].end),
         ]
         .into_iter()
-        .filter(|f| f.1 > 0)
-        .map(|(side, _, send, recv)| Face {
-            peer: self
-                .decomposition
-                .neighbour(me, axis, side)
-                .expect("a halo has a neighbour"),
-            send: slab(send),
-            recv: slab(recv),
+        .filter_map(|(side, send, recv)| {
+            let peer = self.decomposition.neighbour(me, axis, side)?;
+            Some(Face {
+                peer,
+                send: slab(send),
+                recv: slab(recv),
+            })
         })
         .collect();
         let sends: Vec<Vec<T>> = faces
@@ -63,7 +61,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             .collect();
         let mut recvs: Vec<Vec<T>> = faces
             .iter()
-            .map(|f| vec![T::zero(); self.local.dims()[0] * f.recv[0].len() * f.recv[1].len()])
+            .map(|f| vec![T::zero(); region_len(&self.local, &f.recv)])
             .collect();
         let comm = &self.comm;
         scope(|scope| {

@@ -27,7 +27,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// included) set to `f(x, y, z)` of their global coordinates. Collective.
     ///
     /// Errors, on every rank: a plan that is not for a stencil, a rank count that cannot
-    /// split the grid into blocks at least as thick as the halo, and a block that does not fit
+    /// split the grid into blocks thicker than the halo, and a block that does not fit
     /// in a rank's memory (that rank's error; the others get [`Error::RankFailed`]).
     pub fn from_fn(
         comm: &impl Communicator,
@@ -176,7 +176,7 @@ pub(crate) fn split(plan: &Plan, ranks: usize) -> Result<(Decomposition, usize)>
 }
 
 /// Cells of `grid` in the global y and z ranges `region`.
-fn region_len<T: Real>(grid: &Grid<T>, region: &[std::ops::Range<usize>; 2]) -> usize {
+pub(crate) fn region_len<T: Real>(grid: &Grid<T>, region: &[std::ops::Range<usize>; 2]) -> usize {
     grid.dims()[0] * region[0].len() * region[1].len()
 }
 

@@ -17,16 +17,29 @@ use crate::{Error, Grid, Real, Result, RunReport, Stencil};
 
 impl<T: Real> State for Grid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        let stencil = stencil_of(&solver.plan)?;
-        check_shape(&solver.plan, T::DTYPE, grid.dims())?;
-        check_steps(steps)?;
+        advance_grid(solver, grid, steps, true)
+    }
+}
+
+/// [`State::advance`] for a grid; `scan`: first look for non-finite input (a caller that knows
+/// the grid holds only engine outputs, as a distributed run's later passes do, skips it).
+pub(super) fn advance_grid<T: Real>(
+    solver: &mut Solver,
+    grid: &mut Grid<T>,
+    steps: usize,
+    scan: bool,
+) -> Result<RunReport> {
+    let stencil = stencil_of(&solver.plan)?;
+    check_shape(&solver.plan, T::DTYPE, grid.dims())?;
+    check_steps(steps)?;
+    if scan {
         // The scan runs on the plan's threads, not on every core of the machine.
         let pool = solver.workers.pool(solver.plan.threads())?;
         if let Some((cell, value)) = pool.install(|| grid.find_non_finite()) {
             return Err(Error::NonFiniteInput { cell, value });
         }
-        solver.dispatch(&mut HostGrid { stencil, grid }, steps)
     }
+    solver.dispatch(&mut HostGrid { stencil, grid }, steps)
 }
 
 /// A grid in host memory with its stencil.

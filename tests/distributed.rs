@@ -4,7 +4,7 @@
 //! case panics, which ends the process without finalising MPI, so mpirun fails the job.
 
 use mpi::topology::Communicator;
-use stencil35d::distributed::{Decomposition, DistributedGrid};
+use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid};
 use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
@@ -190,6 +190,39 @@ fn a_scatter_without_the_grid_is_an_error_everywhere(world: &impl Communicator) 
     }
 }
 
+/// Ranks whose plans differ (here rank 0 chose `dim_t` 2, the others 3) get an error at the
+/// start on every rank; passed through `common_plan` first, they all run rank 0's choice and
+/// the result equals one process's.
+fn differing_plans_fail_at_start_unless_made_common(world: &impl Communicator) {
+    let stencil = Stencil::seven_point(0.4, 0.1);
+    let mine = plan::<f32>(
+        &stencil,
+        Engine::Blocked,
+        2 + usize::from(world.rank() > 0),
+        DIMS,
+    );
+    let split = DistributedGrid::<f32>::from_fn(world, &mine, |_, _, _| 0.0);
+    match split {
+        Err(Error::PlanMismatch(m)) => assert!(world.size() > 1 && m.contains("disagree"), "{m}"),
+        Ok(_) => assert_eq!(world.size(), 1, "ranks with different plans split a grid"),
+        Err(e) => panic!("unexpected {e}"),
+    }
+    let common = common_plan(world, mine).unwrap();
+    assert_eq!(common.dim_t(), 2);
+    let input = Grid::<f32>::random(DIMS, -1.0, 1.0, 5).unwrap();
+    let mut dist = DistributedGrid::from_fn(world, &common, |x, y, z| input.get(x, y, z)).unwrap();
+    Solver::new(common.clone()).run(&mut dist, 5).unwrap();
+    let mut alone = input.clone();
+    Solver::new(common).run(&mut alone, 5).unwrap();
+    if let Some(whole) = dist.gather().unwrap() {
+        let same = whole
+            .iter()
+            .zip(alone.iter())
+            .all(|((_, a), (_, b))| bits(a) == bits(b));
+        assert!(same, "the common plan's result differs from one process's");
+    }
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     // A failed case aborts every rank: unwinding would finalise MPI and wait for the others.
@@ -207,6 +240,7 @@ fn main() {
     a_blow_up_on_one_rank_stops_all(&world);
     non_finite_input_leaves_every_block_untouched(&world);
     a_scatter_without_the_grid_is_an_error_everywhere(&world);
+    differing_plans_fail_at_start_unless_made_common(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());
     }

@@ -45,3 +45,18 @@ pub(crate) fn first_failure(
     root.broadcast_into(&mut text[..]);
     Some((first as usize, String::from_utf8_lossy(&text).into_owned()))
 }
+
+/// `Ok` when `value` is the same on every rank, else on every rank
+/// [`Error::PlanMismatch`] saying that the ranks disagree on `what`. Collective.
+pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64) -> Result<()> {
+    let (mut lo, mut hi) = (0u64, 0u64);
+    comm.all_reduce_into(&value, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&value, &mut hi, SystemOperation::max());
+    if lo == hi {
+        Ok(())
+    } else {
+        Err(Error::PlanMismatch(format!(
+            "the ranks disagree on {what}: every rank must run the same build with the same plan"
+        )))
+    }
+}

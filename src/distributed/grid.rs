@@ -2,11 +2,11 @@
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Source};
+use mpi::traits::{Destination, Root, Source};
 
-use super::agree::agreed;
+use super::agree::{agreed, same_everywhere};
 use super::{Block, Decomposition};
-use crate::{Error, Grid, Plan, Real, Result};
+use crate::{Engine, Error, Grid, Plan, Real, Result};
 
 /// A grid split over the ranks of an MPI communicator (see [`crate::distributed`]). Every
 /// rank holds a `DistributedGrid` for the same plan; collective calls (constructors,
@@ -35,6 +35,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         f: impl Fn(usize, usize, usize) -> T,
     ) -> Result<Self> {
         let comm = comm.duplicate();
+        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
         let (decomposition, steps_per_exchange) = split(plan, comm.size() as usize)?;
         let block = decomposition.block(comm.rank() as usize);
         let [y0, z0] = [block.local[0].start, block.local[1].start];
@@ -159,6 +160,43 @@ impl<T: Real> DistributedGrid<T> {
     pub fn steps_per_exchange(&self) -> usize {
         self.steps_per_exchange
     }
+}
+
+/// `plan` with rank 0's engine and `dim_t` on every rank. Ranks plan on their own and may
+/// measure the machine differently; a distributed grid needs one engine and one halo depth,
+/// so a program that lets the planner choose passes its plan through this first. A rank whose
+/// own choice differs rebuilds its plan with rank 0's as overrides. Collective.
+///
+/// Errors, on every rank: a rank's plan that cannot take rank 0's choices.
+pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
+    let comm = comm.duplicate();
+    let engine = Engine::ALL.iter().position(|&e| e == plan.engine());
+    let mut choice = [
+        engine.expect("every engine is listed") as u64,
+        plan.dim_t() as u64,
+    ];
+    comm.process_at_rank(0).broadcast_into(&mut choice[..]);
+    let (engine, dim_t) = (Engine::ALL[choice[0] as usize], choice[1] as usize);
+    let outcome = if (engine, dim_t) == (plan.engine(), plan.dim_t()) {
+        Ok(plan)
+    } else {
+        plan.rebuild().engine(engine).dim_t(dim_t).build()
+    };
+    agreed(&comm, outcome)
+}
+
+/// A hash of what every rank must share: the library's version and the plan's kernel, element
+/// type, grid, engine and `dim_t`.
+fn fingerprint(plan: &Plan) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    plan.kernel().to_string().hash(&mut h);
+    plan.dtype().name().hash(&mut h);
+    plan.dims().hash(&mut h);
+    plan.engine().hash(&mut h);
+    plan.dim_t().hash(&mut h);
+    h.finish()
 }
 
 /// The decomposition for `plan` over `ranks` and the steps between exchanges: the plan's

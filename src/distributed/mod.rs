@@ -29,4 +29,4 @@ mod grid;
 
 pub use decompose::{Block, Decomposition};
 #[cfg(feature = "mpi")]
-pub use grid::DistributedGrid;
+pub use grid::{common_plan, DistributedGrid};

@@ -17,41 +17,41 @@ use crate::args::{parse_engines, Overrides, Problem};
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     #[command(flatten)]
-    problem: Problem,
+    pub(crate) problem: Problem,
     /// Time steps per timed run.
     #[arg(long, default_value_t = 20)]
-    steps: usize,
+    pub(crate) steps: usize,
     /// Engines to time, comma-separated (auto, reference, naive, blocked, gpu-naive,
     /// gpu-blocked). `auto` runs the planner's choice as a program's `Solver` would, including
     /// the solver's check of the plan against the first passes.
     #[arg(long, default_value = "naive,blocked")]
-    engine: String,
+    pub(crate) engine: String,
     #[command(flatten)]
-    overrides: Overrides,
+    pub(crate) overrides: Overrides,
     /// Timed runs per engine; the median is reported.
     #[arg(long, default_value_t = 3)]
-    repeat: usize,
+    pub(crate) repeat: usize,
     /// Compare each engine's result with the reference engine (max relative error).
     #[arg(long)]
-    verify: bool,
+    pub(crate) verify: bool,
     /// Print one JSON object per engine per line instead of a table.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Seed of the random initial data.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// One engine's measurements.
-struct Row {
+pub(crate) struct Row {
     /// Whether the engine was the planner's choice (`auto`).
-    auto: bool,
+    pub(crate) auto: bool,
     /// What the solver's check of the plan did, in any of the runs.
-    adapted: Option<String>,
-    report: RunReport,
-    seconds: Vec<f64>,
-    max_rel_err: Option<f64>,
-    resources: Option<stencil35d::gpu::KernelResources>,
+    pub(crate) adapted: Option<String>,
+    pub(crate) report: RunReport,
+    pub(crate) seconds: Vec<f64>,
+    pub(crate) max_rel_err: Option<f64>,
+    pub(crate) resources: Option<stencil35d::gpu::KernelResources>,
 }
 
 /// What `bench` needs of the data it times: a [`State`] it can copy and compare.
@@ -229,7 +229,7 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
 }
 
 /// The engines `--engine` names; `None` is `auto` (the planner's choice).
-fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
+pub(crate) fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -252,7 +252,7 @@ fn reference_result<S: Benched>(kernel: &Kernel, input: &S, args: &BenchArgs) ->
     Solver::new(plan).run(&mut state, args.steps)?;
     Ok(state)
 }
-fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
+pub(crate) fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     let r = &row.report;
     let [nx, ny, nz] = r.plan.dims();
     let mut v = json!({
@@ -309,7 +309,7 @@ fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
     v
 }
 
-fn print_table(args: &BenchArgs, rows: &[Row]) {
+pub(crate) fn print_table(args: &BenchArgs, rows: &[Row]) {
     let Some(first) = rows.first() else { return };
     let plan = &first.report.plan;
     let [nx, ny, nz] = plan.dims();

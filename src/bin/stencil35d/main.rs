@@ -2,6 +2,8 @@
 
 mod args;
 mod bench;
+#[cfg(feature = "mpi")]
+mod bench_ranks;
 mod cavity;
 mod channel;
 mod compare;
@@ -10,6 +12,7 @@ mod flow;
 mod heat;
 mod plan_cmd;
 mod probe;
+mod ranks;
 mod sphere;
 mod wave;
 
@@ -96,7 +99,64 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
-    let result = match &cli.command {
+    let mpi = match ranks::start() {
+        Ok(mpi) => mpi,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let result = run(&cli.command, mpi.as_ref());
+    if let Err(e) = result {
+        // Over ranks every rank fails together, rank 0 naming the rank that failed first.
+        if ranks::is_first(mpi.as_ref()) {
+            eprintln!("error: {e}");
+        }
+        std::process::exit(1);
+    }
+}
+
+/// Runs a bench over the ranks when started by an MPI launcher on more than one rank; refuses
+/// the other subcommands there.
+#[cfg(feature = "mpi")]
+fn run(command: &Command, mpi: Option<&mpi::environment::Universe>) -> stencil35d::Result<()> {
+    use mpi::topology::Communicator;
+    let Some(world) = mpi.map(|u| u.world()).filter(|w| w.size() > 1) else {
+        return run_here(command);
+    };
+    match command {
+        Command::Bench(a) => bench_ranks::run(a, &world),
+        _ => Err(ranks::single_process_only(
+            command.name(),
+            world.size() as usize,
+        )),
+    }
+}
+
+/// Without the `mpi` feature every subcommand runs in this one process.
+#[cfg(not(feature = "mpi"))]
+fn run(command: &Command, _: Option<&()>) -> stencil35d::Result<()> {
+    run_here(command)
+}
+
+impl Command {
+    /// The subcommand as typed.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Plan(_) => "plan",
+            Command::Bench(_) => "bench",
+            Command::Compare(_) => "compare",
+            Command::Run(_) => "run",
+            Command::Probe(_) => "probe",
+            Command::Filter(_) => "filter",
+        }
+    }
+}
+
+/// Runs `command` in this process.
+fn run_here(command: &Command) -> stencil35d::Result<()> {
+    match command {
         Command::Plan(a) => plan_cmd::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Compare(a) => compare::run(a),
@@ -107,9 +167,5 @@ fn main() {
         Command::Run(Scenario::Wave(a)) => wave::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Filter(a) => filter::run(a),
-    };
-    if let Err(e) = result {
-        eprintln!("error: {e}");
-        std::process::exit(1);
     }
 }

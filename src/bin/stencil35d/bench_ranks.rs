@@ -1,0 +1,153 @@
+//! `mpirun -n N stencil35d bench`: a stencil grid split over the ranks (one
+//! [`DistributedGrid`] per engine, scattered from rank 0), timed with the same repeats and
+//! medians as in one process, rank 0 printing. MUPS count the whole grid; the JSON adds the
+//! rank count, the process grid and the share of the run spent exchanging halos or waiting
+//! for other ranks.
+
+use mpi::datatype::Equivalence;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use serde_json::json;
+use stencil35d::distributed::{common_plan, DistributedGrid};
+use stencil35d::perf::time_runs;
+use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, Solver};
+
+use crate::bench::{bench_engines, json_line, print_table, BenchArgs, Row};
+
+/// Runs `bench` over the ranks of `world`.
+pub fn run(args: &BenchArgs, world: &SimpleCommunicator) -> Result<(), Error> {
+    match args.problem.dtype {
+        stencil35d::DType::F32 => bench::<f32>(args, world),
+        stencil35d::DType::F64 => bench::<f64>(args, world),
+    }
+}
+
+fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) -> Result<(), Error> {
+    let kernel = args.problem.kernel()?;
+    if args.repeat == 0 {
+        return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
+    }
+    if kernel.stencil().is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "under mpirun, bench splits stencil grids over the ranks; {} runs in one process \
+             (start it without mpirun)",
+            kernel.name()
+        )));
+    }
+    let root = world.rank() == 0;
+    if root {
+        warn_about_binding(world.size() as usize);
+    }
+    let dims = args.problem.dims(&kernel);
+    let dtype = args.problem.dtype;
+    // Rank 0 holds the whole input (the same random grid as a one-process bench) and scatters
+    // it; if it cannot, the scatter fails on every rank and rank 0 reports why.
+    let (input, mut input_error) = match root.then(|| Grid::<T>::random(dims, 0.0, 1.0, args.seed))
+    {
+        Some(Err(e)) => (None, Some(e)),
+        other => (other.and_then(Result::ok), None),
+    };
+    let mut reference: Option<Grid<T>> = None;
+    let (mut rows, mut splits) = (Vec::new(), Vec::new());
+    for engine in bench_engines(&args.engine)? {
+        let plan = args
+            .overrides
+            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
+            .build()?;
+        let plan = common_plan(world, plan)?;
+        for w in plan.warnings().iter().filter(|_| root) {
+            eprintln!("warning: {w}");
+        }
+        let scatter = || DistributedGrid::scatter(world, &plan, 0, input.as_ref());
+        let mut grid = scatter().map_err(|e| input_error.take().unwrap_or(e))?;
+        let procs = grid.decomposition().procs;
+        let mut solver = Solver::new(plan.clone());
+        let timed = time_runs(&mut solver, &mut grid, args.steps, args.repeat)?;
+        let max_rel_err = if args.verify {
+            let mut fresh = scatter()?;
+            solver.run(&mut fresh, args.steps)?;
+            match (fresh.gather()?, input.as_ref()) {
+                (Some(result), Some(input)) => {
+                    let expected = match &reference {
+                        Some(r) => r,
+                        None => reference.insert(reference_result(&plan, input, args.steps)?),
+                    };
+                    Some(result.max_rel_diff(expected)?)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let row = Row {
+            auto: engine.is_none(),
+            adapted: timed.adapted,
+            report: timed.median,
+            seconds: timed.seconds,
+            max_rel_err,
+            resources: None,
+        };
+        if root && args.json {
+            let mut line = json_line(args, &row);
+            line["ranks"] = json!(world.size());
+            line["procs"] = json!(format!("1x{}x{}", procs[0], procs[1]));
+            line["communication_seconds"] = json!(row.report.communication_seconds);
+            println!("{line}");
+        }
+        rows.push(row);
+        splits.push(procs);
+    }
+    if root && !args.json {
+        print_rows(args, world.size(), &rows, &splits);
+    }
+    Ok(())
+}
+
+/// The table of a one-process bench and a line per engine on the split and its exchanges.
+fn print_rows(args: &BenchArgs, ranks: i32, rows: &[Row], splits: &[[usize; 2]]) {
+    print_table(args, rows);
+    for (row, p) in rows.iter().zip(splits) {
+        let r = &row.report;
+        println!(
+            "{}: {ranks} ranks ({} x {} in y and z), {:.1}% of the run exchanging halos or \
+             waiting for other ranks",
+            r.engine.name(),
+            p[0],
+            p[1],
+            100.0 * r.communication_seconds / r.seconds.max(f64::MIN_POSITIVE)
+        );
+    }
+}
+
+/// The reference engine's result on the whole grid (rank 0 only).
+fn reference_result<T: Real>(
+    plan: &stencil35d::Plan,
+    input: &Grid<T>,
+    steps: usize,
+) -> Result<Grid<T>, Error> {
+    let plan = plan.rebuild().engine(Engine::Reference).build()?;
+    let mut state = input.clone();
+    Solver::new(plan).run(&mut state, steps)?;
+    Ok(state)
+}
+
+/// Warns when the ranks on this host cannot use its cores: mpirun binds each of two or fewer
+/// ranks to one core unless told otherwise, and the planner gives each rank the cores it may
+/// run on.
+fn warn_about_binding(ranks: usize) {
+    let mine = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let local: usize = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ranks);
+    // SAFETY: sysconf only reads a system setting.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    if mine * local < online {
+        eprintln!(
+            "warning: rank 0 may run on {mine} of this host's {online} cores ({local} ranks \
+             here); to give each rank {} cores: mpirun --map-by slot:PE={} --bind-to core \
+             (or --bind-to none)",
+            online / local,
+            online / local
+        );
+    }
+}

@@ -283,19 +283,31 @@ impl<T: Real> Grid<T> {
 
     /// Copies every cell within `width` of a face of the grid from `src` (same shape).
     pub(crate) fn copy_boundary_from(&mut self, src: &Grid<T>, width: usize) {
+        use rayon::prelude::*;
         let [nx, ny, nz] = self.dims;
-        for z in 0..nz {
-            for y in 0..ny {
-                let whole_row = z < width || z + width >= nz || y < width || y + width >= ny;
-                let (dst, s) = (self.row_mut(y, z), src.row(y, z));
-                if whole_row || 2 * width >= nx {
-                    dst.copy_from_slice(s);
-                } else {
-                    dst[..width].copy_from_slice(&s[..width]);
-                    dst[nx - width..].copy_from_slice(&s[nx - width..]);
+        let (pitch, plane) = (self.pitch, self.plane);
+        debug_assert_eq!((src.dims, src.pitch, src.plane), (self.dims, pitch, plane));
+        // Every row has boundary cells (its x ends), so the copy touches every row of both
+        // grids: planes go to the calling pool's threads.
+        let dst = &mut self.data[..plane * nz];
+        dst.par_chunks_mut(plane)
+            .zip(src.data[..plane * nz].par_chunks(plane))
+            .enumerate()
+            .for_each(|(z, (d, s))| {
+                for y in 0..ny {
+                    let whole_row = z < width || z + width >= nz || y < width || y + width >= ny;
+                    let (d, s) = (
+                        &mut d[y * pitch..y * pitch + nx],
+                        &s[y * pitch..y * pitch + nx],
+                    );
+                    if whole_row || 2 * width >= nx {
+                        d.copy_from_slice(s);
+                    } else {
+                        d[..width].copy_from_slice(&s[..width]);
+                        d[nx - width..].copy_from_slice(&s[nx - width..]);
+                    }
                 }
-            }
-        }
+            });
     }
 }
 

@@ -20,6 +20,8 @@ pub struct DistributedGrid<T: Real> {
     pub(crate) local: Grid<T>,
     /// Steps advanced between halo exchanges.
     pub(crate) steps_per_exchange: usize,
+    /// The exchange's send and receive buffers, kept between passes.
+    pub(crate) buffers: Vec<Vec<T>>,
 }
 
 impl<T: Real + Equivalence> DistributedGrid<T> {
@@ -47,6 +49,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             block,
             local,
             steps_per_exchange,
+            buffers: Vec::new(),
         })
     }
 
@@ -225,13 +228,25 @@ pub(crate) fn pack<T: Real>(
     region: &[std::ops::Range<usize>; 2],
     origin: [usize; 2],
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(region_len(grid, region));
+    let mut out = Vec::new();
+    pack_into(&mut out, grid, region, origin);
+    out
+}
+
+/// [`pack`] into `out` (cleared first; its allocation is reused).
+pub(crate) fn pack_into<T: Real>(
+    out: &mut Vec<T>,
+    grid: &Grid<T>,
+    region: &[std::ops::Range<usize>; 2],
+    origin: [usize; 2],
+) {
+    out.clear();
+    out.reserve(region_len(grid, region));
     for z in region[1].clone() {
         for y in region[0].clone() {
             out.extend_from_slice(grid.row(y - origin[0], z - origin[1]));
         }
     }
-    out
 }
 
 /// Writes `data` (as [`pack`] orders it) into the rows of `grid` in global `region`.

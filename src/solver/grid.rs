@@ -62,7 +62,7 @@ impl<T: Real> HostGrid<'_, T> {
             .plus(run.ring_bytes)
             .with_label(run.scratch_label("scratch"));
         let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
-        let (memory, rings) = (run.memory, run.ring_bytes);
+        let (memory, rings, threads) = (run.memory, run.ring_bytes, run.params.threads);
         let (stencil, grid, workers) = (&self.stencil, &mut *self.grid, &mut *run.workers);
         run.scratch.with(
             |s: &Grid<T>| s.dims() == dims,
@@ -72,7 +72,8 @@ impl<T: Real> HostGrid<'_, T> {
             },
             |scratch| {
                 rings_fit(&need, dims, rings, memory)?;
-                scratch.copy_boundary_from(grid, stencil.radius());
+                let pool = workers.pool(threads)?;
+                pool.install(|| scratch.copy_boundary_from(grid, stencil.radius()));
                 engine(stencil, workers, grid, scratch)
             },
         )?;

@@ -73,7 +73,7 @@ impl<T: Real> OneCpuEntry for HostPlane<'_, T> {
                 let pool = workers.pool(params.threads)?;
                 match kernel {
                     PlaneKernel::Stencil(s) => {
-                        scratch.copy_boundary_from(grid, s.radius());
+                        pool.install(|| scratch.copy_boundary_from(grid, s.radius()));
                         cpu::plane::run_stencil(s, params, pool, grid, scratch, steps)
                     }
                     PlaneKernel::Filter(f) => {

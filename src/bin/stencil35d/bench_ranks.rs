@@ -130,9 +130,9 @@ fn reference_result<T: Real>(
     Ok(state)
 }
 
-/// Warns when the ranks on this host cannot use its cores: mpirun binds each of two or fewer
-/// ranks to one core unless told otherwise, and the planner gives each rank the cores it may
-/// run on.
+/// Warns when the ranks on this host cannot use its cores or would share them: mpirun binds
+/// each of two or fewer ranks to one core unless told otherwise, the planner gives each rank
+/// the cores it may run on, and each rank pins its threads to the first of those.
 fn warn_about_binding(ranks: usize) {
     let mine = std::thread::available_parallelism().map_or(1, |n| n.get());
     let local: usize = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
@@ -141,11 +141,17 @@ fn warn_about_binding(ranks: usize) {
         .unwrap_or(ranks);
     // SAFETY: sysconf only reads a system setting.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-    if mine * local < online {
+    if mine * local > online {
+        eprintln!(
+            "warning: the {local} ranks on this host may each run on {mine} of its {online} \
+             cores and their pinned threads would share cores; bind each rank to its own: \
+             mpirun --map-by slot:PE={} --bind-to core",
+            (online / local).max(1)
+        );
+    } else if mine * local < online {
         eprintln!(
             "warning: rank 0 may run on {mine} of this host's {online} cores ({local} ranks \
-             here); to give each rank {} cores: mpirun --map-by slot:PE={} --bind-to core \
-             (or --bind-to none)",
+             here); to give each rank {} cores: mpirun --map-by slot:PE={} --bind-to core",
             online / local,
             online / local
         );

@@ -1,7 +1,8 @@
 //! [`Decomposition`]: how a grid is split over ranks. A Cartesian process grid over y and z
 //! (x stays whole, so every rank's rows stay contiguous and its SIMD sweeps unchanged), blocks
-//! as even as the sizes allow, and a halo of `halo` cells on each side that has a neighbour.
-//! Pure arithmetic, shared by every rank, so all ranks agree on it without talking.
+//! as even as the sizes allow, and a halo of `halo` cells on each side that has a neighbour
+//! (across the grid's faces too, on a periodic axis split over several ranks). Pure
+//! arithmetic, shared by every rank, so all ranks agree on it without talking.
 
 use std::ops::Range;
 
@@ -17,34 +18,48 @@ pub struct Decomposition {
     /// Halo depth in cells on each side that has a neighbour: the stencil radius times the
     /// steps advanced between exchanges.
     pub halo: usize,
+    /// Whether y and z are periodic: the first and last ranks along a periodic axis split over
+    /// several are neighbours.
+    pub periodic: [bool; 2],
 }
 
-/// One rank's part: the cells it owns and the local array it computes on.
+/// One rank's part: the cells it owns and the local array it computes on, which is the owned
+/// block widened by a halo on each side that has a neighbour. Local y and z indices run from 0
+/// at the start of the low halo.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
     /// Its coordinates in the process grid (y, z).
     pub coords: [usize; 2],
     /// Global y and z ranges it owns.
     pub owned: [Range<usize>; 2],
-    /// Global y and z ranges of its local array: the owned ranges widened by the halo on each
-    /// side that has a neighbour.
-    pub local: [Range<usize>; 2],
+    /// Halo depths below and above along y and z (0 on a side without a neighbour).
+    pub halos: [[usize; 2]; 2],
+    /// The whole grid's y and z sizes.
+    pub extent: [usize; 2],
 }
 
 impl Block {
     /// The local array's dimensions.
     pub fn local_dims(&self, nx: usize) -> [usize; 3] {
-        [nx, self.local[0].len(), self.local[1].len()]
+        [nx, self.local_len(0), self.local_len(1)]
     }
 
-    /// Halo depths below and above along y and z (0 on a face of the whole grid).
-    pub fn halos(&self) -> [[usize; 2]; 2] {
-        std::array::from_fn(|a| {
-            [
-                self.owned[a].start - self.local[a].start,
-                self.local[a].end - self.owned[a].end,
-            ]
-        })
+    /// The local array's size along y (`axis` 0) or z (1).
+    pub fn local_len(&self, axis: usize) -> usize {
+        self.halos[axis][0] + self.owned[axis].len() + self.halos[axis][1]
+    }
+
+    /// The local indices of the owned cells along `axis`.
+    pub fn owned_local(&self, axis: usize) -> Range<usize> {
+        let lo = self.halos[axis][0];
+        lo..lo + self.owned[axis].len()
+    }
+
+    /// The global y (`axis` 0) or z (1) coordinate of local index `i`, wrapped across a
+    /// periodic axis's ends.
+    pub fn global(&self, axis: usize, i: usize) -> usize {
+        let n = self.extent[axis];
+        (self.owned[axis].start + n + i - self.halos[axis][0]) % n
     }
 }
 
@@ -64,7 +79,12 @@ impl Decomposition {
             .map(|py| [py, ranks / py])
             .filter(|&p| Self::fits(dims, p, halo))
             .min_by_key(|&p| (cost(p), p[0]))
-            .map(|procs| Decomposition { dims, procs, halo })
+            .map(|procs| Decomposition {
+                dims,
+                procs,
+                halo,
+                periodic: [false; 2],
+            })
             .ok_or_else(|| Self::too_many(dims, ranks, halo))
     }
 
@@ -73,7 +93,17 @@ impl Decomposition {
         if procs.contains(&0) || !Self::fits(dims, procs, halo) {
             return Err(Self::too_many(dims, procs[0] * procs[1], halo));
         }
-        Ok(Decomposition { dims, procs, halo })
+        Ok(Decomposition {
+            dims,
+            procs,
+            halo,
+            periodic: [false; 2],
+        })
+    }
+
+    /// The same split with y and z periodic as `periodic` says.
+    pub fn with_periodic(self, periodic: [bool; 2]) -> Decomposition {
+        Decomposition { periodic, ..self }
     }
 
     /// Whether every block of the split is thicker than `halo` along each split axis: a
@@ -107,12 +137,17 @@ impl Decomposition {
         [rank % self.procs[0], rank / self.procs[0]]
     }
 
-    /// The neighbour of `rank` one step down (`side` 0) or up (1) along y (`axis` 0) or z (1).
+    /// The neighbour of `rank` one step down (`side` 0) or up (1) along y (`axis` 0) or z (1),
+    /// across the grid's faces on a periodic axis split over several ranks.
     pub fn neighbour(&self, rank: usize, axis: usize, side: usize) -> Option<usize> {
         let mut c = self.coords(rank);
+        let p = self.procs[axis];
+        let wraps = self.periodic[axis] && p > 1;
         match side {
             0 if c[axis] > 0 => c[axis] -= 1,
-            1 if c[axis] + 1 < self.procs[axis] => c[axis] += 1,
+            0 if wraps => c[axis] = p - 1,
+            1 if c[axis] + 1 < p => c[axis] += 1,
+            1 if wraps => c[axis] = 0,
             _ => return None,
         }
         Some(self.rank_of(c))
@@ -127,19 +162,20 @@ impl Decomposition {
             let start = c * base + c.min(extra);
             start..start + base + usize::from(c < extra)
         });
-        let local = std::array::from_fn(|a| {
-            let lo = if coords[a] > 0 { self.halo } else { 0 };
-            let hi = if coords[a] + 1 < self.procs[a] {
-                self.halo
-            } else {
-                0
-            };
-            owned[a].start - lo..owned[a].end + hi
+        let halos = std::array::from_fn(|a| {
+            [0, 1].map(|side| {
+                if self.neighbour(rank, a, side).is_some() {
+                    self.halo
+                } else {
+                    0
+                }
+            })
         });
         Block {
             coords,
             owned,
-            local,
+            halos,
+            extent: [self.dims[1], self.dims[2]],
         }
     }
 }
@@ -164,13 +200,34 @@ mod tests {
             // Uneven: 23 = 8 + 8 + 7 along y, 17 = 9 + 8 along z.
             assert!([7, 8].contains(&b.owned[0].len()) && [8, 9].contains(&b.owned[1].len()));
             for a in 0..2 {
-                let [lo, hi] = b.halos()[a];
+                let [lo, hi] = b.halos[a];
                 assert_eq!(lo > 0, d.neighbour(r, a, 0).is_some());
                 assert_eq!(hi > 0, d.neighbour(r, a, 1).is_some());
                 assert!(lo == 0 || lo == 4);
             }
         }
         assert!(owner.iter().all(|&r| r != usize::MAX));
+    }
+
+    #[test]
+    fn periodic_axes_join_the_first_and_last_ranks() {
+        let d = Decomposition::with_procs([8, 12, 20], [1, 4], 2)
+            .unwrap()
+            .with_periodic([false, true]);
+        assert_eq!(d.neighbour(0, 1, 0), Some(3));
+        assert_eq!(d.neighbour(3, 1, 1), Some(0));
+        assert_eq!(d.neighbour(0, 0, 0), None);
+        let b = d.block(0);
+        assert_eq!(b.halos, [[0, 0], [2, 2]]);
+        assert_eq!(b.local_dims(8), [8, 12, 9]);
+        // Local z 0 and 1 are the last two planes of the grid; 2 is the first owned.
+        assert_eq!([0, 1, 2, 8].map(|i| b.global(1, i)), [18, 19, 0, 6]);
+        assert_eq!(b.owned_local(1), 2..7);
+        // One rank along a periodic axis has no halo: the local array wraps by itself.
+        let alone = Decomposition::with_procs([8, 12, 20], [1, 1], 2)
+            .unwrap()
+            .with_periodic([true, true]);
+        assert_eq!(alone.block(0).halos, [[0, 0], [0, 0]]);
     }
 
     #[test]

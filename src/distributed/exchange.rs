@@ -1,140 +1,153 @@
-//! The halo exchange: each rank sends the `halo` cells next to each face of its block that has
+//! The halo exchange: each rank sends the `halo` layers next to each face of its block that has
 //! a neighbour and receives the neighbour's into its halo, with nonblocking sends and receives.
 //! Faces of y first, then of z over the whole local y extent (halos included), so the edges
-//! and corners a box stencil reads arrive in the second phase. The y faces are packed into
-//! buffers kept between passes; the z faces are whole planes and travel straight from and into
-//! the local array.
+//! and corners a box stencil or a diagonal lattice link reads arrive in the second phase.
+//! Packed faces use buffers kept between passes; a grid's z faces are whole planes and travel
+//! straight from and into the local array.
 
 use std::ops::Range;
 
 use mpi::datatype::Equivalence;
 use mpi::request::{scope, WaitGuard};
-use mpi::topology::Communicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};
+use num_traits::Zero;
 
-use super::grid::{pack_into, region_len, unpack, DistributedGrid};
-use crate::Real;
+use super::{Block, Decomposition};
 
-impl<T: Real + Equivalence> DistributedGrid<T> {
-    /// Refreshes every halo cell from the rank that owns it. Collective.
-    pub(crate) fn exchange(&mut self) {
-        self.exchange_axis(0);
-        self.exchange_planes();
-    }
+/// One face's part of an exchange as the local array sees it: local y and z index ranges, the
+/// axis crossed, and for the receiving rank's outermost halo layer (the one no cell of the
+/// next pass updates from anything but its inward links) its index along that axis in
+/// `region` and the sign of the velocity component pointing from it into the block.
+pub(crate) struct FaceRegion {
+    pub(crate) region: [Range<usize>; 2],
+    pub(crate) axis: usize,
+    pub(crate) outermost: usize,
+    pub(crate) inward: i32,
+}
 
-    /// Exchanges the halos of the faces across z. A z face spans the whole local y extent,
-    /// which the neighbours across z share, so it is a run of whole planes, contiguous in
-    /// the local array and laid out alike on both ranks: sent from and received into the
-    /// array itself, with no copies.
-    fn exchange_planes(&mut self) {
-        let me = self.comm.rank() as usize;
-        let h = self.decomposition.halo;
-        let plane = self.local.plane_stride();
-        let [lo, hi] = self.block.halos()[1];
-        let peers = [0, 1].map(|side| self.decomposition.neighbour(me, 1, side));
-        let planes = self.local.dims()[2];
-        let storage = self.local.storage_mut();
-        debug_assert_eq!(storage.len(), planes * plane);
-        // [low halo | owned planes | high halo]; a halo is `h` planes where it exists.
-        let (low_halo, rest) = storage.split_at_mut(lo * plane);
-        let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
-        let n = owned.len();
-        let sends = [&owned[..h * plane], &owned[n - h * plane..]];
-        let recvs = [low_halo, high_halo];
-        let comm = &self.comm;
-        scope(|scope| {
-            let mut guards = Vec::new();
-            for (side, (recv, send)) in recvs.into_iter().zip(sends).enumerate() {
-                let Some(peer) = peers[side] else { continue };
-                let peer = comm.process_at_rank(peer as i32);
-                // A message's tag is the side of the sender it leaves from.
-                guards.push(WaitGuard::from(peer.immediate_receive_into_with_tag(
-                    scope,
-                    recv,
-                    (1 - side) as i32,
-                )));
-                guards.push(WaitGuard::from(peer.immediate_send_with_tag(
-                    scope,
-                    send,
-                    side as i32,
-                )));
-            }
-        });
-    }
+/// A local array the exchange can read faces from and write halos into, packed row by row in
+/// one order both ranks agree on.
+pub(crate) trait HaloRows {
+    /// The element the rows hold.
+    type Elem: Equivalence + Copy + num_traits::Zero;
+    /// Appends the face's values to `out`.
+    fn pack(&self, face: &FaceRegion, out: &mut Vec<Self::Elem>);
+    /// Writes `data`, as [`HaloRows::pack`] orders it, into the face's cells.
+    fn unpack(&mut self, face: &FaceRegion, data: &[Self::Elem]);
+    /// The number of values [`HaloRows::pack`] appends.
+    fn len(&self, face: &FaceRegion) -> usize;
+}
 
-    /// Exchanges the halos of the faces across `axis` (0: y, 1: z).
-    fn exchange_axis(&mut self, axis: usize) {
-        let me = self.comm.rank() as usize;
-        let owned = self.block.owned[axis].clone();
-        let local = self.block.local.clone();
-        let origin = [local[0].start, local[1].start];
-        // Along the other axis the whole local extent travels.
-        let slab = |r: Range<usize>| -> [Range<usize>; 2] {
-            if axis == 0 {
-                [r, local[1].clone()]
+/// The sends and receives of one rank's faces across `axis` (0: y, 1: z), the whole local
+/// extent along the other axis.
+pub(crate) fn faces(
+    d: &Decomposition,
+    block: &Block,
+    me: usize,
+    axis: usize,
+) -> Vec<(usize, usize, FaceRegion, FaceRegion)> {
+    let h = d.halo;
+    let owned = block.owned_local(axis);
+    let len = block.local_len(axis);
+    let across = 0..block.local_len(1 - axis);
+    let slab = |r: Range<usize>| -> [Range<usize>; 2] {
+        if axis == 0 {
+            [r, across.clone()]
+        } else {
+            [across.clone(), r]
+        }
+    };
+    let face = |r: Range<usize>, outermost: usize, inward: i32| FaceRegion {
+        region: slab(r),
+        axis,
+        outermost,
+        inward,
+    };
+    (0..2)
+        .filter_map(|side| {
+            let peer = d.neighbour(me, axis, side)?;
+            let (send, recv) = if side == 0 {
+                // Received by the neighbour's high halo, whose outermost layer is its last.
+                let send = face(owned.start..owned.start + h, owned.start + h - 1, -1);
+                (send, face(0..owned.start, 0, 1))
             } else {
-                [local[0].clone(), r]
-            }
-        };
-        let h = self.decomposition.halo;
-        // A side has a halo exactly when it has a neighbour.
-        let faces: Vec<Face> = [
-            (
-                0,
-                owned.start..owned.start + h,
-                local[axis].start..owned.start,
-            ),
-            (1, owned.end - h..owned.end, owned.end..local[axis].end),
-        ]
-        .into_iter()
-        .filter_map(|(side, send, recv)| {
-            let peer = self.decomposition.neighbour(me, axis, side)?;
-            Some(Face {
-                peer,
-                send: slab(send),
-                recv: slab(recv),
-            })
+                let send = face(owned.end - h..owned.end, owned.end - h, 1);
+                (send, face(owned.end..len, len - 1, -1))
+            };
+            Some((side, peer, send, recv))
         })
-        .collect();
-        // Buffers from earlier passes are reused: two per face, sent and received.
-        let mut buffers = std::mem::take(&mut self.buffers);
-        buffers.resize_with(buffers.len().max(2 * faces.len()), Vec::new);
-        let (sends, recvs) = buffers.split_at_mut(faces.len());
-        for (f, (send, recv)) in faces.iter().zip(sends.iter_mut().zip(recvs.iter_mut())) {
-            pack_into(send, &self.local, &f.send, origin);
-            recv.resize(region_len(&self.local, &f.recv), T::zero());
+        .collect()
+}
+
+/// Exchanges the halos of `field` across `axis` with the neighbours. Collective among them.
+/// A message's tag is the side of the sender it leaves from, so two messages between the same
+/// two ranks (a periodic axis split in two) stay apart.
+pub(crate) fn exchange_axis<H: HaloRows>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    block: &Block,
+    axis: usize,
+    field: &mut H,
+    buffers: &mut Vec<Vec<H::Elem>>,
+) {
+    let me = comm.rank() as usize;
+    let faces = faces(d, block, me, axis);
+    buffers.resize_with(buffers.len().max(2 * faces.len()), Vec::new);
+    let (sends, recvs) = buffers.split_at_mut(faces.len());
+    for ((_, _, send, recv), (out, into)) in
+        faces.iter().zip(sends.iter_mut().zip(recvs.iter_mut()))
+    {
+        out.clear();
+        field.pack(send, out);
+        into.resize(field.len(recv), H::Elem::zero());
+    }
+    scope(|scope| {
+        let mut guards = Vec::new();
+        for ((side, peer, _, _), (data, buf)) in
+            faces.iter().zip(sends.iter().zip(recvs.iter_mut()))
+        {
+            let peer = comm.process_at_rank(*peer as i32);
+            guards.push(WaitGuard::from(peer.immediate_receive_into_with_tag(
+                scope,
+                &mut buf[..],
+                (1 - side) as i32,
+            )));
+            guards.push(WaitGuard::from(peer.immediate_send_with_tag(
+                scope,
+                &data[..],
+                *side as i32,
+            )));
         }
-        let comm = &self.comm;
-        scope(|scope| {
-            let mut guards = Vec::new();
-            for ((f, buf), data) in faces.iter().zip(recvs.iter_mut()).zip(sends.iter()) {
-                let peer = comm.process_at_rank(f.peer as i32);
-                // A message's tag is the side of the sender it leaves from.
-                let from = if f.peer < me { 1 } else { 0 };
-                let to = 1 - from;
-                guards.push(WaitGuard::from(peer.immediate_receive_into_with_tag(
-                    scope,
-                    &mut buf[..],
-                    from,
-                )));
-                guards.push(WaitGuard::from(peer.immediate_send_with_tag(
-                    scope,
-                    &data[..],
-                    to,
-                )));
-            }
-        });
-        for (f, data) in faces.iter().zip(recvs.iter()) {
-            unpack(&mut self.local, &f.recv, origin, data);
-        }
-        self.buffers = buffers;
+    });
+    for ((_, _, _, recv), data) in faces.iter().zip(recvs.iter()) {
+        field.unpack(recv, data);
     }
 }
 
-/// One face's exchange: the neighbouring rank, the global y and z ranges sent to it and
-/// those received from it.
-struct Face {
-    peer: usize,
-    send: [Range<usize>; 2],
-    recv: [Range<usize>; 2],
+/// Sends `sends[side]` to and receives `recvs[side]` from the neighbour on each side across z
+/// that `peers` names, in place. Collective among the neighbours.
+pub(crate) fn exchange_slices<E: Equivalence>(
+    comm: &SimpleCommunicator,
+    peers: [Option<usize>; 2],
+    sends: [&[E]; 2],
+    recvs: [&mut [E]; 2],
+) {
+    scope(|scope| {
+        let mut guards = Vec::new();
+        for (side, (recv, send)) in recvs.into_iter().zip(sends).enumerate() {
+            let Some(peer) = peers[side] else { continue };
+            let peer = comm.process_at_rank(peer as i32);
+            guards.push(WaitGuard::from(peer.immediate_receive_into_with_tag(
+                scope,
+                recv,
+                (1 - side) as i32,
+            )));
+            guards.push(WaitGuard::from(peer.immediate_send_with_tag(
+                scope,
+                send,
+                side as i32,
+            )));
+        }
+    });
 }

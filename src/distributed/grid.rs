@@ -4,7 +4,10 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Root, Source};
 
+use std::ops::Range;
+
 use super::agree::{agreed, same_everywhere};
+use super::exchange::{exchange_axis, exchange_slices, FaceRegion, HaloRows};
 use super::{Block, Decomposition};
 use crate::{Engine, Error, Grid, Plan, Real, Result};
 
@@ -16,7 +19,7 @@ pub struct DistributedGrid<T: Real> {
     pub(crate) comm: SimpleCommunicator,
     pub(crate) decomposition: Decomposition,
     pub(crate) block: Block,
-    /// The rank's local array: its block and halos (global y and z ranges `block.local`).
+    /// The rank's local array: its block and halos (local indices, see [`Block`]).
     pub(crate) local: Grid<T>,
     /// Steps advanced between halo exchanges.
     pub(crate) steps_per_exchange: usize,
@@ -28,9 +31,10 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// The grid `plan` was made for, split over the ranks of `comm`, each rank's cells (halo
     /// included) set to `f(x, y, z)` of their global coordinates. Collective.
     ///
-    /// Errors, on every rank: a plan that is not for a stencil, a rank count that cannot
-    /// split the grid into blocks thicker than the halo, and a block that does not fit
-    /// in a rank's memory (that rank's error; the others get [`Error::RankFailed`]).
+    /// Errors, on every rank: a plan that is not for a stencil, ranks whose builds or plans
+    /// differ (see [`common_plan`]), a rank count that cannot split the grid into blocks
+    /// thicker than the halo, and a block that does not fit in a rank's memory (that rank's
+    /// error; the others get [`Error::RankFailed`]).
     pub fn from_fn(
         comm: &impl Communicator,
         plan: &Plan,
@@ -40,9 +44,9 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
         let (decomposition, steps_per_exchange) = split(plan, comm.size() as usize)?;
         let block = decomposition.block(comm.rank() as usize);
-        let [y0, z0] = [block.local[0].start, block.local[1].start];
         let dims = block.local_dims(plan.dims()[0]);
-        let local = agreed(&comm, Grid::from_fn(dims, |x, y, z| f(x, y + y0, z + z0)))?;
+        let local = Grid::from_fn(dims, |x, y, z| f(x, block.global(0, y), block.global(1, z)));
+        let local = agreed(&comm, local)?;
         Ok(DistributedGrid {
             comm,
             decomposition,
@@ -85,25 +89,23 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             ))),
             Some(w) => Ok(Some(w)),
         };
+        let all = whole_local(&grid.block);
         if let Some(whole) = agreed(&grid.comm, given)? {
             for r in 0..grid.decomposition.ranks() {
-                let region = grid.decomposition.block(r).local;
-                let data = pack(whole, &region, [0, 0]);
+                let block = grid.decomposition.block(r);
+                let data = pack_from_whole(whole, &block);
                 if r == me {
-                    let origin = [region[0].start, region[1].start];
-                    unpack(&mut grid.local, &region, origin, &data);
+                    unpack(&mut grid.local, &all, &data);
                 } else {
                     grid.comm.process_at_rank(r as i32).send(&data[..]);
                 }
             }
         } else {
-            let region = grid.block.local.clone();
-            let mut data = vec![T::zero(); region_len(&grid.local, &region)];
+            let mut data = vec![T::zero(); region_len(&grid.local, &all)];
             grid.comm
                 .process_at_rank(root as i32)
                 .receive_into(&mut data[..]);
-            let origin = [region[0].start, region[1].start];
-            unpack(&mut grid.local, &region, origin, &data);
+            unpack(&mut grid.local, &all, &data);
         }
         Ok(grid)
     }
@@ -111,9 +113,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// The whole grid on rank 0 (`None` elsewhere): every rank sends the cells it owns.
     /// Collective.
     pub fn gather(&self) -> Result<Option<Grid<T>>> {
-        let owned = self.block.owned.clone();
-        let origin = [self.block.local[0].start, self.block.local[1].start];
-        let mine = pack(&self.local, &owned, origin);
+        let mine = pack(&self.local, &owned_local(&self.block));
         let root = self.comm.process_at_rank(0);
         // Rank 0 allocates the whole grid before any rank sends.
         let whole = if self.comm.rank() == 0 {
@@ -125,16 +125,56 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             root.send(&mine[..]);
             return Ok(None);
         };
-        unpack(&mut whole, &owned, [0, 0], &mine);
+        unpack(&mut whole, &self.block.owned, &mine);
         for r in 1..self.decomposition.ranks() {
             let region = self.decomposition.block(r).owned;
             let mut data = vec![T::zero(); region_len(&whole, &region)];
             self.comm
                 .process_at_rank(r as i32)
                 .receive_into(&mut data[..]);
-            unpack(&mut whole, &region, [0, 0], &data);
+            unpack(&mut whole, &region, &data);
         }
         Ok(Some(whole))
+    }
+
+    /// Refreshes every halo cell from the rank that owns it: y faces packed, then z faces as
+    /// whole planes straight from and into the local array. Collective.
+    pub(crate) fn exchange(&mut self) {
+        let (d, block) = (&self.decomposition, &self.block);
+        exchange_axis(&self.comm, d, block, 0, &mut self.local, &mut self.buffers);
+        // A z face spans the whole local y extent, which the neighbours across z share: a run
+        // of whole planes, contiguous and laid out alike on both ranks.
+        let me = self.comm.rank() as usize;
+        let (h, plane) = (d.halo, self.local.plane_stride());
+        let [lo, hi] = block.halos[1];
+        let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
+        let planes = self.local.dims()[2];
+        let storage = self.local.storage_mut();
+        debug_assert_eq!(storage.len(), planes * plane);
+        // [low halo | owned planes | high halo]; a halo is `h` planes where it exists.
+        let (low_halo, rest) = storage.split_at_mut(lo * plane);
+        let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
+        let n = owned.len();
+        let sends = [&owned[..h * plane], &owned[n - h * plane..]];
+        exchange_slices(&self.comm, peers, sends, [low_halo, high_halo]);
+    }
+}
+
+impl<T: Real + Equivalence> HaloRows for Grid<T> {
+    type Elem = T;
+    fn pack(&self, face: &FaceRegion, out: &mut Vec<T>) {
+        out.reserve(region_len(self, &face.region));
+        for z in face.region[1].clone() {
+            for y in face.region[0].clone() {
+                out.extend_from_slice(self.row(y, z));
+            }
+        }
+    }
+    fn unpack(&mut self, face: &FaceRegion, data: &[T]) {
+        unpack(self, &face.region, data);
+    }
+    fn len(&self, face: &FaceRegion) -> usize {
+        region_len(self, &face.region)
     }
 }
 
@@ -154,7 +194,7 @@ impl<T: Real> DistributedGrid<T> {
         &self.block
     }
 
-    /// This rank's local array (block and halos; global y and z offsets `block().local`).
+    /// This rank's local array (block and halos; [`Block::global`] maps its y and z indices).
     pub fn local(&self) -> &Grid<T> {
         &self.local
     }
@@ -216,53 +256,53 @@ pub(crate) fn split(plan: &Plan, ranks: usize) -> Result<(Decomposition, usize)>
     Ok((decomposition, steps))
 }
 
-/// Cells of `grid` in the global y and z ranges `region`.
-pub(crate) fn region_len<T: Real>(grid: &Grid<T>, region: &[std::ops::Range<usize>; 2]) -> usize {
+/// The local y and z index ranges of a block's whole local array.
+pub(crate) fn whole_local(block: &Block) -> [Range<usize>; 2] {
+    [0..block.local_len(0), 0..block.local_len(1)]
+}
+
+/// The local y and z index ranges of the cells a block owns.
+pub(crate) fn owned_local(block: &Block) -> [Range<usize>; 2] {
+    [block.owned_local(0), block.owned_local(1)]
+}
+
+/// Cells of `grid` in the y and z index ranges `region`.
+pub(crate) fn region_len<T: Real>(grid: &Grid<T>, region: &[Range<usize>; 2]) -> usize {
     grid.dims()[0] * region[0].len() * region[1].len()
 }
 
-/// The rows of `grid` in global `region` (z outer, y inner), `grid` starting at global
-/// `origin` (y, z).
-pub(crate) fn pack<T: Real>(
-    grid: &Grid<T>,
-    region: &[std::ops::Range<usize>; 2],
-    origin: [usize; 2],
-) -> Vec<T> {
-    let mut out = Vec::new();
-    pack_into(&mut out, grid, region, origin);
+/// The rows of `grid` in `region` (z outer, y inner).
+pub(crate) fn pack<T: Real>(grid: &Grid<T>, region: &[Range<usize>; 2]) -> Vec<T> {
+    let mut out = Vec::with_capacity(region_len(grid, region));
+    for z in region[1].clone() {
+        for y in region[0].clone() {
+            out.extend_from_slice(grid.row(y, z));
+        }
+    }
     out
 }
 
-/// [`pack`] into `out` (cleared first; its allocation is reused).
-pub(crate) fn pack_into<T: Real>(
-    out: &mut Vec<T>,
-    grid: &Grid<T>,
-    region: &[std::ops::Range<usize>; 2],
-    origin: [usize; 2],
-) {
-    out.clear();
-    out.reserve(region_len(grid, region));
+/// The rows of `whole` that `block`'s local array holds, in local order (as [`pack`] orders a
+/// local array's), wrapped across periodic ends.
+fn pack_from_whole<T: Real>(whole: &Grid<T>, block: &Block) -> Vec<T> {
+    let region = whole_local(block);
+    let mut out = Vec::with_capacity(region_len(whole, &region));
     for z in region[1].clone() {
         for y in region[0].clone() {
-            out.extend_from_slice(grid.row(y - origin[0], z - origin[1]));
+            out.extend_from_slice(whole.row(block.global(0, y), block.global(1, z)));
         }
     }
+    out
 }
 
-/// Writes `data` (as [`pack`] orders it) into the rows of `grid` in global `region`.
-pub(crate) fn unpack<T: Real>(
-    grid: &mut Grid<T>,
-    region: &[std::ops::Range<usize>; 2],
-    origin: [usize; 2],
-    data: &[T],
-) {
+/// Writes `data` (as [`pack`] orders it) into the rows of `grid` in `region`.
+pub(crate) fn unpack<T: Real>(grid: &mut Grid<T>, region: &[Range<usize>; 2], data: &[T]) {
     let nx = grid.dims()[0];
     let mut rows = data.chunks_exact(nx);
     for z in region[1].clone() {
         for y in region[0].clone() {
             let row = rows.next().expect("the data holds the region");
-            grid.row_mut(y - origin[0], z - origin[1])
-                .copy_from_slice(row);
+            grid.row_mut(y, z).copy_from_slice(row);
         }
     }
 }

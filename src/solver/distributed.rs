@@ -30,13 +30,13 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
             )));
         }
         // Non-finite input on any rank stops every rank before any computes.
-        let input = grid.local.find_non_finite().map(|(c, value)| {
-            let [y0, z0] = [grid.block.local[0].start, grid.block.local[1].start];
-            Error::NonFiniteInput {
-                cell: [c[0], c[1] + y0, c[2] + z0],
+        let input = grid
+            .local
+            .find_non_finite()
+            .map(|(c, value)| Error::NonFiniteInput {
+                cell: [c[0], grid.block.global(0, c[1]), grid.block.global(1, c[2])],
                 value,
-            }
-        });
+            });
         agreed(&grid.comm, input.map_or(Ok(()), Err))?;
         // The rank's own solver for its local array, kept in this solver between runs. Blocks
         // differ in size, so planning one can fail on some ranks only.

@@ -4,7 +4,9 @@
 //! case panics, which ends the process without finalising MPI, so mpirun fails the job.
 
 use mpi::topology::Communicator;
-use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid};
+use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid, DistributedLattice};
+use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics, Shape};
+use stencil35d::perf::{cavity_lattice, periodic_lattice};
 use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
@@ -223,6 +225,90 @@ fn differing_plans_fail_at_start_unless_made_common(world: &impl Communicator) {
     }
 }
 
+/// The lattices split over ranks: a walled cavity with a moving lid, a periodic box, and a
+/// channel periodic in y with an inlet and an outlet across z, a body force and a sphere
+/// that crosses rank borders.
+fn lattices<T: Real>() -> Vec<(&'static str, Lattice<T>)> {
+    let dims = [9, 14, 17];
+    let mut channel = periodic_lattice::<T>(dims, 3).unwrap();
+    channel.set_periodic(Axis::Z, false);
+    channel.set_periodic(Axis::X, false);
+    for face in [Face::XMin, Face::XMax] {
+        channel.set_face(face, Cell::Wall).unwrap();
+    }
+    let inlet = Cell::Inlet {
+        velocity: [0.0, 0.0, 0.04],
+    };
+    channel.set_face(Face::ZMin, inlet).unwrap();
+    channel
+        .set_face(Face::ZMax, Cell::Outlet { density: 1.0 })
+        .unwrap();
+    let sphere = Shape::Sphere {
+        centre: [4.0, 7.0, 8.0],
+        radius: 3.5,
+    };
+    channel.fill_shape(&sphere, Cell::Wall).unwrap();
+    let physics = Physics::bgk(0.7).with_force([0.0, 1e-5, 0.0]);
+    channel.set_physics(physics).unwrap();
+    vec![
+        ("cavity", cavity_lattice::<T>(dims, 2).unwrap()),
+        ("periodic box", periodic_lattice::<T>(dims, 4).unwrap()),
+        ("channel", channel),
+    ]
+}
+
+/// Every lattice, engine and `dim_t`: the gathered lattice equals the single-process run bit
+/// for bit (populations, flags and step count), over runs of 5 and 2 steps.
+fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl Communicator) {
+    for (name, input) in lattices::<T>() {
+        for (engine, dim_t) in [
+            (Engine::Reference, 1),
+            (Engine::Naive, 1),
+            (Engine::Blocked, 1),
+            (Engine::Blocked, 2),
+            (Engine::Blocked, 3),
+        ] {
+            let mut b = PlanBuilder::new(LbmKernel::of(&input), T::DTYPE, input.dims())
+                .engine(engine)
+                .threads(1);
+            if engine == Engine::Blocked {
+                b = b.dim_t(dim_t);
+            }
+            let p = b.build().unwrap_or_else(|e| panic!("{name} {engine}: {e}"));
+            let whole = (world.rank() == 0).then_some(&input);
+            let mut dist = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
+            let mut alone = input.clone();
+            let (mut solver, mut alone_solver) = (Solver::new(p.clone()), Solver::new(p));
+            for n in [5, 2] {
+                solver.run(&mut dist, n).unwrap();
+                alone_solver.run(&mut alone, n).unwrap();
+            }
+            let Some(result) = dist.gather().unwrap() else {
+                continue;
+            };
+            let label = format!(
+                "{name} {} {engine} dim_t {dim_t} over {:?}",
+                T::DTYPE,
+                dist.decomposition().procs
+            );
+            assert_eq!(result.steps(), alone.steps(), "{label}");
+            assert_eq!(result.kind_codes(), alone.kind_codes(), "{label}: flags");
+            let [nx, ny, nz] = alone.dims();
+            for (x, y, z) in
+                (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
+            {
+                let (a, b) = (result.populations(x, y, z), alone.populations(x, y, z));
+                let same = a.iter().zip(&b).all(|(a, b)| bits(*a) == bits(*b));
+                assert!(
+                    same,
+                    "{label}: node ({x}, {y}, {z}) differs: {a:?} against {b:?}"
+                );
+            }
+            println!("ok: {label}");
+        }
+    }
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     // A failed case aborts every rank: unwinding would finalise MPI and wait for the others.
@@ -241,6 +327,8 @@ fn main() {
     non_finite_input_leaves_every_block_untouched(&world);
     a_scatter_without_the_grid_is_an_error_everywhere(&world);
     differing_plans_fail_at_start_unless_made_common(&world);
+    lattices_equal_one_process::<f32>(&world);
+    lattices_equal_one_process::<f64>(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());
     }

@@ -230,7 +230,7 @@ pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
 
 /// A hash of what every rank must share: the library's version and the plan's kernel, element
 /// type, grid, engine and `dim_t`.
-fn fingerprint(plan: &Plan) -> u64 {
+pub(crate) fn fingerprint(plan: &Plan) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);

@@ -26,7 +26,11 @@ pub mod decompose;
 mod exchange;
 #[cfg(feature = "mpi")]
 mod grid;
+#[cfg(feature = "mpi")]
+mod lattice;
 
 pub use decompose::{Block, Decomposition};
 #[cfg(feature = "mpi")]
 pub use grid::{common_plan, DistributedGrid};
+#[cfg(feature = "mpi")]
+pub use lattice::DistributedLattice;

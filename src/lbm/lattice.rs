@@ -110,6 +110,10 @@ pub struct Lattice<T: Real> {
     /// Per-node classes and bounce-back links for the fast engines, rebuilt after geometry
     /// changes.
     derived: Option<Classes>,
+    /// Faces (x, y, z; low, high) that are a rank's halo in a distributed run: fluid may lie
+    /// there on a closed axis, since those nodes are refreshed from the neighbouring rank
+    /// before anything reads them.
+    pub(crate) halo_faces: [[bool; 2]; 3],
 }
 
 impl<T: Real> Lattice<T> {
@@ -139,6 +143,7 @@ impl<T: Real> Lattice<T> {
             storage: Storage::Native,
             codes: None,
             derived: None,
+            halo_faces: [[false; 2]; 3],
         })
     }
 
@@ -518,27 +523,36 @@ impl<T: Real> Lattice<T> {
         let dims = self.dims();
         for face in Face::ALL {
             let a = face.axis().index();
-            if self.periodic[a] {
+            let side = usize::from(!matches!(face, Face::XMin | Face::YMin | Face::ZMin));
+            if self.periodic[a] || self.halo_faces[a][side] {
                 continue;
             }
-            let [nx, ny, nz] = dims;
-            for z in 0..nz {
-                for y in 0..ny {
-                    for x in 0..nx {
-                        let c = [x, y, z];
-                        if face.contains(dims, c) && self.flags[self.index(c)] == FLUID {
-                            return Err(Error::InvalidArgument(format!(
-                                "fluid node ({x}, {y}, {z}) lies on the {face:?} face but the {} \
-                                 axis is not periodic: put walls, inlets or outlets on that face \
-                                 or make the axis periodic",
-                                ["x", "y", "z"][a]
-                            )));
-                        }
+            // The face's nodes: the other two axes in full, this one at its end.
+            let at = if side == 0 { 0 } else { dims[a] - 1 };
+            let [b, c] = [(a + 1) % 3, (a + 2) % 3];
+            for j in 0..dims[c] {
+                for i in 0..dims[b] {
+                    let mut node = [0; 3];
+                    (node[a], node[b], node[c]) = (at, i, j);
+                    if self.flags[self.index(node)] == FLUID {
+                        let [x, y, z] = node;
+                        return Err(Error::InvalidArgument(format!(
+                            "fluid node ({x}, {y}, {z}) lies on the {face:?} face but the {} \
+                             axis is not periodic: put walls, inlets or outlets on that face \
+                             or make the axis periodic",
+                            ["x", "y", "z"][a]
+                        )));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Drops the node classes and links: the flags changed.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn geometry_changed(&mut self) {
+        self.derived = None;
     }
 
     /// Builds the node classes and links for the current geometry if it changed since the

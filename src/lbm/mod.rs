@@ -92,6 +92,8 @@ mod collide;
 mod lattice;
 mod model;
 pub(crate) mod naive;
+#[cfg(feature = "mpi")]
+mod parts;
 mod physics;
 mod populations;
 mod reference;
@@ -109,6 +111,8 @@ pub use cell::{Cell, MAX_BOUNDARY_CONDITIONS};
 pub use checkpoint::CheckpointTag;
 pub use lattice::{Lattice, LATTICE_NODE_BYTES};
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
+#[cfg(feature = "mpi")]
+pub(crate) use parts::Shared;
 pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 pub use storage::Storage;

@@ -218,6 +218,13 @@ impl<T: Real> Populations<T> {
         &self.data[o..o + self.layout.dims[0]]
     }
 
+    /// Population `i`'s row (y, z), to write.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn row_mut(&mut self, i: usize, y: usize, z: usize) -> &mut [T] {
+        let o = i * self.layout.array + self.layout.offset(0, y, z);
+        &mut self.data[o..o + self.layout.dims[0]]
+    }
+
     /// Where the first non-finite population is, these populations being the output of step
     /// `step` of a run.
     pub(crate) fn failure(&self, step: usize) -> Failure {

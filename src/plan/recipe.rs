@@ -124,6 +124,15 @@ impl Plan {
         b
     }
 
+    #[cfg(feature = "mpi")]
+    /// [`Plan::rebuild_for`] for another kernel of the same kind: a rank's block of a
+    /// distributed lattice, whose axes split over ranks are closed locally.
+    pub(crate) fn rebuild_for_kernel(&self, kernel: Kernel, dims: [usize; 3]) -> PlanBuilder {
+        let mut b = self.rebuild_for(dims);
+        b.kernel = kernel;
+        b
+    }
+
     /// Warnings about choices the user fixed that the model rates far below its own (a tile
     /// or `dim_t` override at less than half the predicted rate). `Display` shows them; the
     /// CLI prints them to stderr.

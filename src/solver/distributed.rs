@@ -1,16 +1,18 @@
-//! A [`DistributedGrid`] as a solver state: halo exchanges between passes of the plan's
-//! engine over each rank's local array, and one outcome agreed by all ranks.
+//! A [`DistributedGrid`] or [`DistributedLattice`] as a solver state: halo exchanges between
+//! passes of the plan's engine over each rank's local array, and one outcome agreed by all
+//! ranks.
 
 use std::time::Instant;
 
 use mpi::datatype::Equivalence;
-use mpi::topology::Communicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_grid;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
-use crate::distributed::DistributedGrid;
-use crate::{Error, Real, Result, RunReport};
+use crate::distributed::{DistributedGrid, DistributedLattice};
+use crate::lbm::LbmKernel;
+use crate::{Error, Kernel, Real, Result, RunReport};
 
 impl<T: Real + Equivalence> State for DistributedGrid<T> {
     /// Every rank calls it with the same plan and steps. Each pass exchanges the halos and
@@ -22,13 +24,7 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
         stencil_of(&solver.plan)?;
         check_shape(&solver.plan, T::DTYPE, grid.dims())?;
         check_steps(steps)?;
-        let ranks = grid.decomposition.ranks();
-        if grid.comm.size() as usize != ranks {
-            return Err(Error::PlanMismatch(format!(
-                "the grid was split over {ranks} ranks, the communicator has {}",
-                grid.comm.size()
-            )));
-        }
+        check_ranks(&grid.comm, grid.decomposition.ranks())?;
         // Non-finite input on any rank stops every rank before any computes.
         let input = grid
             .local
@@ -38,44 +34,134 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
                 value,
             });
         agreed(&grid.comm, input.map_or(Ok(()), Err))?;
-        // The rank's own solver for its local array, kept in this solver between runs. Blocks
-        // differ in size, so planning one can fail on some ranks only.
-        let local_dims = grid.local.dims();
-        let plan = &solver.plan;
-        let local = solver.scratch.take(
-            |s: &Solver| s.plan.dims() == local_dims && s.plan.engine() == plan.engine(),
-            || Ok(Solver::new(plan.rebuild_for(local_dims).build()?)),
-        );
-        let mut local = agreed(&grid.comm, local)?;
-        let outcome = passes(grid, &mut local, steps);
-        solver.scratch.keep(local);
-        let (seconds, transfer, comm_seconds) = outcome?;
-        let mut report = RunReport::new(&solver.plan, steps, seconds - transfer, transfer);
-        report.communication_seconds = comm_seconds;
-        Ok(report)
+        let (kernel, dims) = (solver.plan.kernel().clone(), grid.local.dims());
+        run_split(solver, grid, kernel, dims, steps)
     }
 }
 
-/// Runs `steps` steps on `grid` in passes of exchange and local run; returns the seconds in
-/// all, those spent moving data to and from a GPU and those spent communicating.
-fn passes<T: Real + Equivalence>(
-    grid: &mut DistributedGrid<T>,
-    local: &mut Solver,
+impl<T: Real + Equivalence> State for DistributedLattice<T> {
+    /// As for a [`DistributedGrid`]: passes of a halo exchange and up to `dim_t` steps of the
+    /// plan's engine on each rank's local lattice (which checks its populations before each
+    /// pass), the ranks agreeing on the outcome after each.
+    fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
+        let global = LbmKernel {
+            periodic: lat.periodic,
+            ..LbmKernel::of(&lat.local)
+        };
+        if solver.plan.kernel().lbm() != Some(&global) {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for {}, the lattice is {global}",
+                solver.plan.kernel()
+            )));
+        }
+        check_shape(&solver.plan, T::DTYPE, lat.dims())?;
+        check_steps(steps)?;
+        check_ranks(&lat.comm, lat.decomposition.ranks())?;
+        let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
+        let dims = lat.local.dims();
+        run_split(solver, lat, kernel, dims, steps)
+    }
+}
+
+/// A state split over ranks: its communicator, halo exchange and local state.
+trait Split {
+    fn comm(&self) -> &SimpleCommunicator;
+    fn steps_per_exchange(&self) -> usize;
+    fn exchange(&mut self);
+    /// Advances the local state by `n` steps with the rank's solver.
+    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport>;
+}
+
+impl<T: Real + Equivalence> Split for DistributedGrid<T> {
+    fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+    fn exchange(&mut self) {
+        DistributedGrid::exchange(self);
+    }
+    /// The input was scanned once before the first pass, and every later value is an
+    /// engine's output, which the engines check: no pass scans its input again.
+    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
+        advance_grid(solver, &mut self.local, n, false)
+    }
+}
+
+impl<T: Real + Equivalence> Split for DistributedLattice<T> {
+    fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+    fn exchange(&mut self) {
+        DistributedLattice::exchange(self);
+    }
+    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
+        solver.run(&mut self.local, n)
+    }
+}
+
+/// Errors unless the communicator has the ranks the state was split over.
+fn check_ranks(comm: &SimpleCommunicator, ranks: usize) -> Result<()> {
+    if comm.size() as usize == ranks {
+        Ok(())
+    } else {
+        Err(Error::PlanMismatch(format!(
+            "the state was split over {ranks} ranks, the communicator has {}",
+            comm.size()
+        )))
+    }
+}
+
+/// Runs `steps` steps of a split state with the rank's own solver for its local state: the
+/// plan's choices for `kernel` on `dims` (kept in `solver` between runs). Blocks differ in
+/// size, so planning one can fail on some ranks only.
+fn run_split<S: Split>(
+    solver: &mut Solver,
+    state: &mut S,
+    kernel: Kernel,
+    dims: [usize; 3],
     steps: usize,
-) -> Result<(f64, f64, f64)> {
+) -> Result<RunReport> {
+    let engine = solver.plan.engine();
+    let plan = &solver.plan;
+    let built = solver.scratch.take(
+        |s: &Solver| {
+            s.plan.dims() == dims && s.plan.kernel() == &kernel && s.plan.engine() == engine
+        },
+        || {
+            Ok(Solver::new(
+                plan.rebuild_for_kernel(kernel.clone(), dims).build()?,
+            ))
+        },
+    );
+    let mut local = agreed(state.comm(), built)?;
+    let outcome = passes(state, &mut local, steps);
+    solver.scratch.keep(local);
+    let (seconds, transfer, comm_seconds) = outcome?;
+    let mut report = RunReport::new(&solver.plan, steps, seconds - transfer, transfer);
+    report.communication_seconds = comm_seconds;
+    Ok(report)
+}
+
+/// Runs `steps` steps on `state` in passes of exchange and local run; returns the seconds in
+/// all, those spent moving data to and from a GPU and those spent communicating.
+fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(f64, f64, f64)> {
     let start = Instant::now();
     let (mut done, mut comm_seconds, mut transfer) = (0, 0.0, 0.0);
     while done < steps {
-        let n = grid.steps_per_exchange.min(steps - done);
+        let n = state.steps_per_exchange().min(steps - done);
         let t = Instant::now();
-        grid.exchange();
+        state.exchange();
         comm_seconds += t.elapsed().as_secs_f64();
-        // The input was scanned once before the first pass, and every later value is an
-        // engine's output, which the engines check: no pass scans its input again.
-        let outcome =
-            advance_grid(local, &mut grid.local, n, false).map_err(|e| e.after_steps(done));
+        let outcome = state
+            .advance_local(local, n)
+            .map_err(|e| e.after_steps(done));
         let t = Instant::now();
-        let report = agreed(&grid.comm, outcome)?;
+        let report = agreed(state.comm(), outcome)?;
         comm_seconds += t.elapsed().as_secs_f64();
         transfer += report.transfer_seconds;
         done += n;

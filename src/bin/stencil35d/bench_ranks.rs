@@ -1,15 +1,16 @@
-//! `mpirun -n N stencil35d bench`: a stencil grid split over the ranks (one
-//! [`DistributedGrid`] per engine, scattered from rank 0), timed with the same repeats and
-//! medians as in one process, rank 0 printing. MUPS count the whole grid; the JSON adds the
+//! `mpirun -n N stencil35d bench`: a stencil grid or a lattice split over the ranks (a
+//! [`DistributedGrid`] or [`DistributedLattice`] per engine, scattered from rank 0), timed with
+//! the same repeats and medians as in one process, rank 0 printing. MUPS count the whole grid; the JSON adds the
 //! rank count, the process grid and the share of the run spent exchanging halos or waiting
 //! for other ranks.
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde_json::json;
-use stencil35d::distributed::{common_plan, DistributedGrid};
+use stencil35d::distributed::{common_plan, DistributedGrid, DistributedLattice};
+use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
-use stencil35d::{Engine, Error, Grid, PlanBuilder, Real, Solver};
+use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::bench::{bench_engines, json_line, print_table, BenchArgs, Row};
 
@@ -26,42 +27,126 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
     if args.repeat == 0 {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
-    if kernel.stencil().is_none() {
-        return Err(Error::InvalidArgument(format!(
-            "under mpirun, bench splits stencil grids over the ranks; {} runs in one process \
-             (start it without mpirun)",
-            kernel.name()
-        )));
-    }
+    let dims = args.problem.dims(&kernel);
     let root = world.rank() == 0;
     if root {
         warn_about_binding(world.size() as usize);
     }
-    let dims = args.problem.dims(&kernel);
-    let dtype = args.problem.dtype;
-    // Rank 0 holds the whole input (the same random grid as a one-process bench) and scatters
-    // it; if it cannot, the scatter fails on every rank and rank 0 reports why.
-    let (input, mut input_error) = match root.then(|| Grid::<T>::random(dims, 0.0, 1.0, args.seed))
-    {
+    // Rank 0 holds the whole input (that of a one-process bench) and scatters it; if it
+    // cannot, the scatter fails on every rank and rank 0 reports why.
+    match &kernel {
+        Kernel::Stencil(_) => {
+            let input = root.then(|| Grid::<T>::random(dims, 0.0, 1.0, args.seed));
+            time_split::<DistributedGrid<T>>(args, world, &kernel, input)
+        }
+        Kernel::Lbm(k) => {
+            let input = root.then(|| {
+                let mut lat = if k.periodic[0] {
+                    stencil35d::perf::periodic_lattice::<T>(dims, args.seed)?
+                } else {
+                    stencil35d::perf::cavity_lattice::<T>(dims, args.seed)?
+                };
+                lat.set_storage(k.storage)?;
+                Ok(lat)
+            });
+            time_split::<DistributedLattice<T>>(args, world, &kernel, input)
+        }
+        _ => Err(Error::InvalidArgument(format!(
+            "under mpirun, bench splits stencil grids and lattices over the ranks; {} runs in \
+             one process (start it without mpirun)",
+            kernel.name()
+        ))),
+    }
+}
+
+/// A state `bench` splits over the ranks: scattered from and gathered to rank 0.
+trait Split: State + Sized {
+    /// The whole state.
+    type Whole: Clone + State;
+    fn scatter(
+        world: &SimpleCommunicator,
+        plan: &Plan,
+        whole: Option<&Self::Whole>,
+    ) -> Result<Self, Error>;
+    fn gather(&self) -> Result<Option<Self::Whole>, Error>;
+    fn procs(&self) -> [usize; 2];
+    /// Max-norm relative difference of two whole states.
+    fn rel_diff(a: &Self::Whole, b: &Self::Whole) -> Result<f64, Error>;
+}
+
+impl<T: Real + Equivalence> Split for DistributedGrid<T> {
+    type Whole = Grid<T>;
+    fn scatter(
+        world: &SimpleCommunicator,
+        plan: &Plan,
+        whole: Option<&Grid<T>>,
+    ) -> Result<Self, Error> {
+        DistributedGrid::scatter(world, plan, 0, whole)
+    }
+    fn gather(&self) -> Result<Option<Grid<T>>, Error> {
+        DistributedGrid::gather(self)
+    }
+    fn procs(&self) -> [usize; 2] {
+        self.decomposition().procs
+    }
+    fn rel_diff(a: &Grid<T>, b: &Grid<T>) -> Result<f64, Error> {
+        a.max_rel_diff(b)
+    }
+}
+
+impl<T: Real + Equivalence> Split for DistributedLattice<T> {
+    type Whole = Lattice<T>;
+    fn scatter(
+        world: &SimpleCommunicator,
+        plan: &Plan,
+        whole: Option<&Lattice<T>>,
+    ) -> Result<Self, Error> {
+        DistributedLattice::scatter(world, plan, 0, whole)
+    }
+    fn gather(&self) -> Result<Option<Lattice<T>>, Error> {
+        DistributedLattice::gather(self)
+    }
+    fn procs(&self) -> [usize; 2] {
+        self.decomposition().procs
+    }
+    fn rel_diff(a: &Lattice<T>, b: &Lattice<T>) -> Result<f64, Error> {
+        a.max_rel_diff(b)
+    }
+}
+
+/// Times every engine of `--engine` on `input` (rank 0's; `None` elsewhere) split over the
+/// ranks, and prints on rank 0.
+fn time_split<S: Split>(
+    args: &BenchArgs,
+    world: &SimpleCommunicator,
+    kernel: &Kernel,
+    input: Option<Result<S::Whole, Error>>,
+) -> Result<(), Error> {
+    let root = world.rank() == 0;
+    let (input, mut input_error) = match input {
         Some(Err(e)) => (None, Some(e)),
         other => (other.and_then(Result::ok), None),
     };
-    let mut reference: Option<Grid<T>> = None;
+    let dims = args.problem.dims(kernel);
+    let mut reference: Option<S::Whole> = None;
     let (mut rows, mut splits) = (Vec::new(), Vec::new());
     for engine in bench_engines(&args.engine)? {
         let plan = args
             .overrides
-            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
+            .apply(
+                PlanBuilder::new(kernel.clone(), args.problem.dtype, dims),
+                engine,
+            )
             .build()?;
         let plan = common_plan(world, plan)?;
         for w in plan.warnings().iter().filter(|_| root) {
             eprintln!("warning: {w}");
         }
-        let scatter = || DistributedGrid::scatter(world, &plan, 0, input.as_ref());
-        let mut grid = scatter().map_err(|e| input_error.take().unwrap_or(e))?;
-        let procs = grid.decomposition().procs;
+        let scatter = || S::scatter(world, &plan, input.as_ref());
+        let mut state = scatter().map_err(|e| input_error.take().unwrap_or(e))?;
+        let procs = state.procs();
         let mut solver = Solver::new(plan.clone());
-        let timed = time_runs(&mut solver, &mut grid, args.steps, args.repeat)?;
+        let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
         let max_rel_err = if args.verify {
             let mut fresh = scatter()?;
             solver.run(&mut fresh, args.steps)?;
@@ -71,7 +156,7 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
                         Some(r) => r,
                         None => reference.insert(reference_result(&plan, input, args.steps)?),
                     };
-                    Some(result.max_rel_diff(expected)?)
+                    Some(S::rel_diff(&result, expected)?)
                 }
                 _ => None,
             }
@@ -118,12 +203,9 @@ fn print_rows(args: &BenchArgs, ranks: i32, rows: &[Row], splits: &[[usize; 2]])
     }
 }
 
-/// The reference engine's result on the whole grid (rank 0 only).
-fn reference_result<T: Real>(
-    plan: &stencil35d::Plan,
-    input: &Grid<T>,
-    steps: usize,
-) -> Result<Grid<T>, Error> {
+/// The reference engine's result on the whole state (rank 0 only), in the state's own
+/// precision (a 16-bit lattice is refused by the split before this runs).
+fn reference_result<W: Clone + State>(plan: &Plan, input: &W, steps: usize) -> Result<W, Error> {
     let plan = plan.rebuild().engine(Engine::Reference).build()?;
     let mut state = input.clone();
     Solver::new(plan).run(&mut state, steps)?;

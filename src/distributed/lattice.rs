@@ -1,0 +1,334 @@
+//! [`DistributedLattice`]: one rank's block of a D3Q19 lattice split over MPI ranks, with its
+//! halo of `dim_t` nodes. Periodic axes split over several ranks join the first and last
+//! ranks; a split axis is closed in each rank's local lattice, whose halo faces may hold fluid.
+
+use std::ops::Range;
+
+use mpi::datatype::Equivalence;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{Destination, Root, Source};
+
+use super::agree::{agreed, same_everywhere};
+use super::exchange::{exchange_axis, FaceRegion, HaloRows};
+use super::grid::{fingerprint, owned_local, whole_local};
+use super::{Block, Decomposition};
+use crate::lbm::{Lattice, Shared, Q, VELOCITIES};
+use crate::{Error, Plan, Real, Result};
+
+/// A D3Q19 lattice split over the ranks of an MPI communicator. Every rank holds one for the
+/// same plan; constructors, [`crate::Solver::run`] and [`DistributedLattice::gather`] are
+/// collective. Native storage (`f32` or `f64`) only: 16-bit storage runs in one process.
+pub struct DistributedLattice<T: Real> {
+    pub(crate) comm: SimpleCommunicator,
+    pub(crate) decomposition: Decomposition,
+    pub(crate) block: Block,
+    /// The rank's local lattice: its block and halos.
+    pub(crate) local: Lattice<T>,
+    /// The whole lattice's periodicity.
+    pub(crate) periodic: [bool; 3],
+    /// Steps advanced between halo exchanges.
+    pub(crate) steps_per_exchange: usize,
+    /// The exchange's send and receive buffers, kept between passes.
+    pub(crate) buffers: Vec<Vec<T>>,
+}
+
+impl<T: Real + Equivalence> DistributedLattice<T> {
+    /// `whole`, which `root` holds (the other ranks pass `None`), split over the ranks of
+    /// `comm` for `plan` (made for `whole`, e.g. with [`Plan::for_lattice`]). Collective.
+    ///
+    /// Errors, on every rank: a plan that is not for this lattice, ranks whose builds or
+    /// plans differ, 16-bit storage, a rank count that cannot split the lattice into blocks
+    /// thicker than the halo, a root that is not a rank or passes no lattice, and a block that
+    /// does not fit in a rank's memory.
+    pub fn scatter(
+        comm: &impl Communicator,
+        plan: &Plan,
+        root: usize,
+        whole: Option<&Lattice<T>>,
+    ) -> Result<Self> {
+        let comm = comm.duplicate();
+        if root >= comm.size() as usize {
+            return Err(Error::InvalidArgument(format!(
+                "root rank {root} of a scatter over {} ranks",
+                comm.size()
+            )));
+        }
+        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let me = comm.rank() as usize;
+        let given = match whole {
+            _ if me != root => Ok(None),
+            None => Err(Error::InvalidArgument(
+                "the root rank of a scatter must pass the lattice".into(),
+            )),
+            Some(w) => check_lattice(plan, w).map(|()| Some(w)),
+        };
+        let whole = agreed(&comm, given)?;
+        let shared = broadcast_shared(&comm, root, whole.map(Lattice::shared))?;
+        let mut lat = Self::empty(comm, plan, &shared)?;
+        if let Some(whole) = whole {
+            for r in 0..lat.decomposition.ranks() {
+                let block = lat.decomposition.block(r);
+                let (flags, pops) = parts_of(whole, &block);
+                if r == me {
+                    write_rows(&mut lat.local, &whole_local(&block), &flags, &pops);
+                } else {
+                    let to = lat.comm.process_at_rank(r as i32);
+                    to.send(&flags[..]);
+                    to.send(&pops[..]);
+                }
+            }
+        } else {
+            let all = whole_local(&lat.block);
+            let (mut flags, mut pops) = buffers_for(&lat.local, &all);
+            let from = lat.comm.process_at_rank(root as i32);
+            from.receive_into(&mut flags[..]);
+            from.receive_into(&mut pops[..]);
+            write_rows(&mut lat.local, &all, &flags, &pops);
+        }
+        Ok(lat)
+    }
+
+    /// The whole lattice on rank 0 (`None` elsewhere): every rank sends the nodes it owns.
+    /// Collective.
+    pub fn gather(&self) -> Result<Option<Lattice<T>>> {
+        let owned = owned_local(&self.block);
+        let (flags, pops) = read_rows(&self.local, &owned);
+        let root = self.comm.process_at_rank(0);
+        let whole = if self.comm.rank() == 0 {
+            let shared = Shared {
+                dims: self.dims(),
+                periodic: self.periodic,
+                ..self.local.shared()
+            };
+            Lattice::part(&shared, shared.dims, self.periodic, [[false; 2]; 3]).map(Some)
+        } else {
+            Ok(None)
+        };
+        let Some(mut whole) = agreed(&self.comm, whole)? else {
+            root.send(&flags[..]);
+            root.send(&pops[..]);
+            return Ok(None);
+        };
+        write_rows(&mut whole, &self.block.owned, &flags, &pops);
+        for r in 1..self.decomposition.ranks() {
+            let region = self.decomposition.block(r).owned;
+            let (mut flags, mut pops) = buffers_for(&whole, &region);
+            let from = self.comm.process_at_rank(r as i32);
+            from.receive_into(&mut flags[..]);
+            from.receive_into(&mut pops[..]);
+            write_rows(&mut whole, &region, &flags, &pops);
+        }
+        Ok(Some(whole))
+    }
+
+    /// A lattice of fluid at rest split for `plan`, sharing `shared`.
+    fn empty(comm: SimpleCommunicator, plan: &Plan, shared: &Shared) -> Result<Self> {
+        let steps = plan.dim_t().max(1);
+        let [py, pz] = [shared.periodic[1], shared.periodic[2]];
+        let decomposition =
+            Decomposition::new(plan.dims(), comm.size() as usize, steps)?.with_periodic([py, pz]);
+        let block = decomposition.block(comm.rank() as usize);
+        let dims = block.local_dims(plan.dims()[0]);
+        // An axis split over several ranks is closed locally: its ends are halos or the
+        // lattice's own closed faces.
+        let procs = decomposition.procs;
+        let periodic = [
+            shared.periodic[0],
+            shared.periodic[1] && procs[0] == 1,
+            shared.periodic[2] && procs[1] == 1,
+        ];
+        let halos = [[0, 0], block.halos[0], block.halos[1]];
+        let halo_faces = halos.map(|h| h.map(|d| d > 0));
+        let local = agreed(&comm, Lattice::part(shared, dims, periodic, halo_faces))?;
+        Ok(DistributedLattice {
+            comm,
+            decomposition,
+            block,
+            local,
+            periodic: shared.periodic,
+            steps_per_exchange: steps,
+            buffers: Vec::new(),
+        })
+    }
+
+    /// Refreshes the halo nodes from the ranks that own them: y faces, then z faces over the
+    /// whole local y extent. Collective.
+    pub(crate) fn exchange(&mut self) {
+        for axis in 0..2 {
+            let (d, b) = (&self.decomposition, &self.block);
+            exchange_axis(&self.comm, d, b, axis, &mut self.local, &mut self.buffers);
+        }
+    }
+}
+
+impl<T: Real> DistributedLattice<T> {
+    /// The whole lattice's dimensions.
+    pub fn dims(&self) -> [usize; 3] {
+        self.decomposition.dims
+    }
+
+    /// How the lattice is split.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// This rank's part.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// This rank's local lattice (block and halos; [`Block::global`] maps its y and z
+    /// indices).
+    pub fn local(&self) -> &Lattice<T> {
+        &self.local
+    }
+
+    /// Time steps advanced between halo exchanges.
+    pub fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+}
+
+/// A halo layer's populations: all of them, except in the receiving rank's outermost layer,
+/// which the next pass reads only through the links that point from it into the block.
+fn populations(face: &FaceRegion, layer: usize) -> impl Iterator<Item = usize> + '_ {
+    let all = layer != face.outermost;
+    (0..Q).filter(move |&i| all || VELOCITIES[i][face.axis + 1] == face.inward)
+}
+
+impl<T: Real + Equivalence> HaloRows for Lattice<T> {
+    type Elem = T;
+    /// Layer by layer along the face's axis, population by population, rows across.
+    fn pack(&self, face: &FaceRegion, out: &mut Vec<T>) {
+        for_rows(face, |i, y, z| {
+            out.extend_from_slice(self.population_row(i, y, z))
+        });
+    }
+    fn unpack(&mut self, face: &FaceRegion, data: &[T]) {
+        let mut rows = data.chunks_exact(self.dims()[0]);
+        for_rows(face, |i, y, z| {
+            let row = rows.next().expect("the data holds the face");
+            self.population_row_mut(i, y, z).copy_from_slice(row);
+        });
+    }
+    fn len(&self, face: &FaceRegion) -> usize {
+        let mut rows = 0;
+        for_rows(face, |_, _, _| rows += 1);
+        rows * self.dims()[0]
+    }
+}
+
+/// Calls `visit(i, y, z)` for every population row of `face` in the exchange's order.
+fn for_rows(face: &FaceRegion, mut visit: impl FnMut(usize, usize, usize)) {
+    let [ys, zs] = &face.region;
+    let (layers, across) = if face.axis == 0 { (ys, zs) } else { (zs, ys) };
+    for layer in layers.clone() {
+        for i in populations(face, layer) {
+            for other in across.clone() {
+                let (y, z) = if face.axis == 0 {
+                    (layer, other)
+                } else {
+                    (other, layer)
+                };
+                visit(i, y, z);
+            }
+        }
+    }
+}
+
+/// Checks that `plan` was made for `lat` and that `lat` can be split.
+fn check_lattice<T: Real>(plan: &Plan, lat: &Lattice<T>) -> Result<()> {
+    let kernel = crate::lbm::LbmKernel::of(lat);
+    if plan.kernel().lbm() != Some(&kernel) || plan.dims() != lat.dims() {
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for {} on {:?}, the lattice is {kernel} on {:?}: make the plan with \
+             Plan::for_lattice",
+            plan.kernel(),
+            plan.dims(),
+            lat.dims()
+        )));
+    }
+    if lat.storage().is_16_bit() {
+        return Err(Error::InvalidArgument(format!(
+            "a distributed lattice holds f32 or f64 populations; {} storage runs in one process",
+            lat.storage()
+        )));
+    }
+    lat.validate()
+}
+
+/// `shared` from `root` on every rank (as JSON: a few hundred bytes). Collective.
+fn broadcast_shared(
+    comm: &SimpleCommunicator,
+    root: usize,
+    shared: Option<Shared>,
+) -> Result<Shared> {
+    let mut text = shared
+        .map(|s| serde_json::to_vec(&s).expect("the shared part serialises"))
+        .unwrap_or_default();
+    let from = comm.process_at_rank(root as i32);
+    let mut len = text.len() as u64;
+    from.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    from.broadcast_into(&mut text[..]);
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidArgument(format!("the lattice rank {root} sent: {e}")))
+}
+
+/// The flag rows and population rows of `block`'s local lattice, taken from `whole` (wrapped
+/// across periodic ends), in [`write_rows`]' order.
+fn parts_of<T: Real>(whole: &Lattice<T>, block: &Block) -> (Vec<u8>, Vec<T>) {
+    let region = whole_local(block);
+    let (mut flags, mut pops) = (Vec::new(), Vec::new());
+    each_row(&region, |y, z| {
+        let (gy, gz) = (block.global(0, y), block.global(1, z));
+        flags.extend_from_slice(whole.flag_row(gy, gz));
+        for i in 0..Q {
+            pops.extend_from_slice(whole.population_row(i, gy, gz));
+        }
+    });
+    (flags, pops)
+}
+
+/// The flag and population rows of `lat` in `region`.
+fn read_rows<T: Real>(lat: &Lattice<T>, region: &[Range<usize>; 2]) -> (Vec<u8>, Vec<T>) {
+    let (mut flags, mut pops) = (Vec::new(), Vec::new());
+    each_row(region, |y, z| {
+        flags.extend_from_slice(lat.flag_row(y, z));
+        for i in 0..Q {
+            pops.extend_from_slice(lat.population_row(i, y, z));
+        }
+    });
+    (flags, pops)
+}
+
+/// Zeroed buffers for the flag and population rows of `region` of a lattice like `lat`.
+fn buffers_for<T: Real>(lat: &Lattice<T>, region: &[Range<usize>; 2]) -> (Vec<u8>, Vec<T>) {
+    let rows = region[0].len() * region[1].len();
+    let nx = lat.dims()[0];
+    (vec![0; rows * nx], vec![T::zero(); rows * nx * Q])
+}
+
+/// Writes flag and population rows (row by row: the flags, then the 19 populations) into
+/// `region` of `lat`.
+fn write_rows<T: Real>(lat: &mut Lattice<T>, region: &[Range<usize>; 2], flags: &[u8], pops: &[T]) {
+    let nx = lat.dims()[0];
+    let (mut f, mut p) = (flags.chunks_exact(nx), pops.chunks_exact(nx));
+    each_row(region, |y, z| {
+        lat.flag_row_mut(y, z)
+            .copy_from_slice(f.next().expect("the flags hold the region"));
+        for i in 0..Q {
+            lat.population_row_mut(i, y, z)
+                .copy_from_slice(p.next().expect("the populations hold the region"));
+        }
+    });
+}
+
+/// Calls `visit(y, z)` for the rows of `region`, z outer.
+fn each_row(region: &[Range<usize>; 2], mut visit: impl FnMut(usize, usize)) {
+    for z in region[1].clone() {
+        for y in region[0].clone() {
+            visit(y, z);
+        }
+    }
+}

@@ -309,6 +309,55 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
     }
 }
 
+/// A lattice checkpointed mid-run restarts bit for bit on the same decomposition, and a plan
+/// with another halo (another split) is refused on every rank.
+fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
+    let input = lattices::<f32>().pop().expect("the channel").1;
+    let plan = |dim_t| {
+        PlanBuilder::new(LbmKernel::of(&input), f32::DTYPE, input.dims())
+            .engine(Engine::Blocked)
+            .dim_t(dim_t)
+            .threads(1)
+            .build()
+            .unwrap()
+    };
+    let p = plan(2);
+    let prefix = format!(
+        "{}/lattice-{}-ranks",
+        env!("CARGO_TARGET_TMPDIR"),
+        world.size()
+    );
+    let whole = (world.rank() == 0).then_some(&input);
+    let mut run = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
+    let mut solver = Solver::new(p.clone());
+    solver.run(&mut run, 5).unwrap();
+    run.save(&prefix).unwrap();
+    solver.run(&mut run, 4).unwrap();
+    let mut restarted = DistributedLattice::<f32>::load(world, &p, &prefix).unwrap();
+    Solver::new(p).run(&mut restarted, 4).unwrap();
+    let (a, b) = (run.gather().unwrap(), restarted.gather().unwrap());
+    if let (Some(a), Some(b)) = (a, b) {
+        assert_eq!(a.steps(), 9);
+        assert_eq!(b.steps(), 9);
+        assert_eq!(
+            a.max_rel_diff(&b).unwrap(),
+            0.0,
+            "the restarted run differs"
+        );
+        println!(
+            "ok: lattice checkpoint restarts exactly on {} ranks",
+            world.size()
+        );
+    }
+    if world.size() > 1 {
+        match DistributedLattice::<f32>::load(world, &plan(3), &prefix).err() {
+            Some(Error::InvalidArgument(m)) => assert!(m.contains("same decomposition"), "{m}"),
+            Some(Error::RankFailed { .. }) => {}
+            other => panic!("a checkpoint of another split loaded: {other:?}"),
+        }
+    }
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     // A failed case aborts every rank: unwinding would finalise MPI and wait for the others.
@@ -329,6 +378,7 @@ fn main() {
     differing_plans_fail_at_start_unless_made_common(&world);
     lattices_equal_one_process::<f32>(&world);
     lattices_equal_one_process::<f64>(&world);
+    lattice_checkpoints_restart_exactly(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());
     }

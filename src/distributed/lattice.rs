@@ -54,6 +54,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             )));
         }
         same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        two_copies(plan)?;
         let me = comm.rank() as usize;
         let given = match whole {
             _ if me != root => Ok(None),
@@ -129,17 +130,9 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             Decomposition::new(plan.dims(), comm.size() as usize, steps)?.with_periodic([py, pz]);
         let block = decomposition.block(comm.rank() as usize);
         let dims = block.local_dims(plan.dims()[0]);
-        // An axis split over several ranks is closed locally: its ends are halos or the
-        // lattice's own closed faces.
-        let procs = decomposition.procs;
-        let periodic = [
-            shared.periodic[0],
-            shared.periodic[1] && procs[0] == 1,
-            shared.periodic[2] && procs[1] == 1,
-        ];
-        let halos = [[0, 0], block.halos[0], block.halos[1]];
-        let halo_faces = halos.map(|h| h.map(|d| d > 0));
-        let local = agreed(&comm, Lattice::part(shared, dims, periodic, halo_faces))?;
+        let periodic = local_periodic(shared.periodic, decomposition.procs);
+        let local = Lattice::part(shared, dims, periodic, halo_faces(&block));
+        let local = agreed(&comm, local)?;
         Ok(DistributedLattice {
             comm,
             decomposition,
@@ -234,6 +227,33 @@ fn for_rows(face: &FaceRegion, mut visit: impl FnMut(usize, usize, usize)) {
             }
         }
     }
+}
+
+/// The periodicity of a rank's local lattice: an axis split over several ranks is closed
+/// locally, its ends being halos or the whole lattice's own closed faces.
+pub(crate) fn local_periodic(periodic: [bool; 3], procs: [usize; 2]) -> [bool; 3] {
+    [
+        periodic[0],
+        periodic[1] && procs[0] == 1,
+        periodic[2] && procs[1] == 1,
+    ]
+}
+
+/// The faces of a rank's local lattice (x, y, z; low, high) that are halos.
+pub(crate) fn halo_faces(block: &Block) -> [[bool; 2]; 3] {
+    [[0, 0], block.halos[0], block.halos[1]].map(|h| h.map(|d| d > 0))
+}
+
+/// Errors for an in-place plan: a distributed lattice runs the two-copy scheme.
+pub(crate) fn two_copies(plan: &Plan) -> Result<()> {
+    if plan.in_place() {
+        return Err(Error::InvalidPlan(
+            "a distributed lattice runs the two-copy scheme: the in-place (AA) kernels need the \
+             faces of closed axes free of fluid, and a rank's halo faces hold fluid"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that `plan` was made for `lat` and that `lat` can be split.

@@ -21,6 +21,8 @@
 
 #[cfg(feature = "mpi")]
 pub(crate) mod agree;
+#[cfg(feature = "mpi")]
+mod checkpoint;
 pub mod decompose;
 #[cfg(feature = "mpi")]
 mod exchange;
@@ -29,8 +31,12 @@ mod grid;
 #[cfg(feature = "mpi")]
 mod lattice;
 
+#[cfg(feature = "mpi")]
+pub use checkpoint::rank_path;
 pub use decompose::{Block, Decomposition};
 #[cfg(feature = "mpi")]
 pub use grid::{common_plan, DistributedGrid};
+#[cfg(feature = "mpi")]
+pub(crate) use lattice::two_copies;
 #[cfg(feature = "mpi")]
 pub use lattice::DistributedLattice;

@@ -8,6 +8,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_grid;
+use super::lattice::advance_lattice;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
 use crate::distributed::{DistributedGrid, DistributedLattice};
@@ -57,6 +58,18 @@ impl<T: Real + Equivalence> State for DistributedLattice<T> {
         check_shape(&solver.plan, T::DTYPE, lat.dims())?;
         check_steps(steps)?;
         check_ranks(&lat.comm, lat.decomposition.ranks())?;
+        crate::distributed::two_copies(&solver.plan)?;
+        // Non-finite input on any rank stops every rank before any computes; later passes
+        // start from engine outputs, which the engines check.
+        let input = lat
+            .local
+            .pop
+            .find_non_finite()
+            .map(|(c, _, value)| Error::NonFiniteInput {
+                cell: [c[0], lat.block.global(0, c[1]), lat.block.global(1, c[2])],
+                value,
+            });
+        agreed(&lat.comm, input.map_or(Ok(()), Err))?;
         let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
         let dims = lat.local.dims();
         run_split(solver, lat, kernel, dims, steps)
@@ -100,7 +113,7 @@ impl<T: Real + Equivalence> Split for DistributedLattice<T> {
         DistributedLattice::exchange(self);
     }
     fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
-        solver.run(&mut self.local, n)
+        advance_lattice(solver, &mut self.local, n, false)
     }
 }
 

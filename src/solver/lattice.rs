@@ -17,6 +17,20 @@ impl<T: Real> State for Lattice<T> {
     /// (nothing is computed). After a blow-up the lattice holds the last finite state and its
     /// step count matches it.
     fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
+        advance_lattice(solver, lat, steps, true)
+    }
+}
+
+/// [`State::advance`] for a lattice; `scan`: first look for non-finite populations (a caller
+/// that knows the lattice holds only engine outputs, as a distributed run's later passes do,
+/// skips it).
+pub(super) fn advance_lattice<T: Real>(
+    solver: &mut Solver,
+    lat: &mut Lattice<T>,
+    steps: usize,
+    scan: bool,
+) -> Result<RunReport> {
+    {
         let plan = &solver.plan;
         let kernel = *plan.kernel().lbm().ok_or_else(|| {
             Error::PlanMismatch(format!(
@@ -34,12 +48,14 @@ impl<T: Real> State for Lattice<T> {
         }
         check_steps(steps)?;
         lat.validate()?;
-        let pool = solver.workers.pool(plan.threads())?;
-        if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
-            return Err(Error::NonFiniteInput { cell, value });
+        if scan {
+            let pool = solver.workers.pool(plan.threads())?;
+            if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
+                return Err(Error::NonFiniteInput { cell, value });
+            }
         }
-        solver.dispatch(&mut OnLattice(lat), steps)
     }
+    solver.dispatch(&mut OnLattice(lat), steps)
 }
 
 /// A lattice being advanced.

@@ -10,8 +10,9 @@ use crate::{Error, Result};
 
 /// `outcome` on every rank where all succeeded; else this rank's own error, or on the ranks
 /// that succeeded [`Error::RankFailed`] naming the lowest rank that failed and its error.
-/// Collective.
-pub(crate) fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
+/// Collective: a program calls it after a step that may fail on some ranks only, so that no
+/// rank goes on to wait for a message that will not come.
+pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
     match (first_failure(comm, outcome.as_ref().err()), outcome) {
         (_, Err(e)) => Err(e),
         (Some((rank, message)), Ok(_)) => Err(Error::RankFailed { rank, message }),

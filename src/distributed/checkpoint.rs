@@ -22,15 +22,24 @@ pub fn rank_path(prefix: impl AsRef<Path>, rank: usize, ranks: usize) -> PathBuf
     PathBuf::from(name)
 }
 
-/// The tag of rank `rank`'s file: the whole lattice's size and periodicity, the process grid,
-/// the halo and the rank.
-fn tag(d: &Decomposition, periodic: [bool; 3], rank: usize) -> CheckpointTag {
+/// The tag of rank `rank`'s file: the caller's `run` tag (its scenario, or "distributed
+/// lattice"), its geometry followed by the whole lattice's size and periodicity, the process
+/// grid, the halo and the rank.
+fn tag(run: &CheckpointTag, d: &Decomposition, periodic: [bool; 3], rank: usize) -> CheckpointTag {
     let [nx, ny, nz] = d.dims;
     let [py, pz] = d.procs;
+    let scenario = if run.scenario.is_empty() {
+        "distributed lattice"
+    } else {
+        &run.scenario
+    };
     CheckpointTag::new(
-        "distributed lattice",
+        scenario,
         format!(
-            "{nx}x{ny}x{nz} periodic {periodic:?}, split 1x{py}x{pz}, halo {}, rank {rank} of {}",
+            "{}{}{nx}x{ny}x{nz} periodic {periodic:?}, split 1x{py}x{pz}, halo {}, rank {rank} \
+             of {}",
+            run.geometry,
+            if run.geometry.is_empty() { "" } else { "; " },
             d.halo,
             d.ranks()
         ),
@@ -41,9 +50,15 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// Writes every rank's local lattice to [`rank_path`]`(prefix, rank, ranks)`. Collective:
     /// an I/O error on any rank is an error on every rank.
     pub fn save(&self, prefix: impl AsRef<Path>) -> Result<()> {
+        self.save_tagged(prefix, &CheckpointTag::default())
+    }
+
+    /// [`DistributedLattice::save`], recording `run` (a scenario and its geometry) too, for
+    /// [`DistributedLattice::load_tagged`] to check.
+    pub fn save_tagged(&self, prefix: impl AsRef<Path>, run: &CheckpointTag) -> Result<()> {
         let rank = self.comm.rank() as usize;
         let path = rank_path(&prefix, rank, self.decomposition.ranks());
-        let tag = tag(&self.decomposition, self.periodic, rank);
+        let tag = tag(run, &self.decomposition, self.periodic, rank);
         agreed(&self.comm, self.local.save_tagged(path, &tag))
     }
 
@@ -54,6 +69,17 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// corrupt or truncated file, a file written for another split (size, periodicity, rank
     /// count, process grid or halo) or for another kernel than `plan`'s.
     pub fn load(comm: &impl Communicator, plan: &Plan, prefix: impl AsRef<Path>) -> Result<Self> {
+        Self::load_tagged(comm, plan, prefix, &CheckpointTag::default())
+    }
+
+    /// [`DistributedLattice::load`] of files [`DistributedLattice::save_tagged`] wrote with
+    /// `run`; files with another tag are refused.
+    pub fn load_tagged(
+        comm: &impl Communicator,
+        plan: &Plan,
+        prefix: impl AsRef<Path>,
+        run: &CheckpointTag,
+    ) -> Result<Self> {
         let comm = comm.duplicate();
         same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
         two_copies(plan)?;
@@ -70,8 +96,20 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let rank = comm.rank() as usize;
         let block = decomposition.block(rank);
         let path = rank_path(&prefix, rank, decomposition.ranks());
-        let expected = tag(&decomposition, periodic, rank);
-        let local = Lattice::<T>::load_tagged(&path).and_then(|(mut local, found)| {
+        let expected = tag(run, &decomposition, periodic, rank);
+        let missing = || {
+            Error::InvalidArgument(format!(
+                "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here)",
+                path.display(),
+                decomposition.ranks()
+            ))
+        };
+        let read = if path.exists() {
+            Lattice::<T>::load_tagged(&path)
+        } else {
+            Err(missing())
+        };
+        let local = read.and_then(|(mut local, found)| {
             if found != expected {
                 return Err(Error::InvalidArgument(format!(
                     "{} was written for {found}, this run is {expected}: restart on the same \

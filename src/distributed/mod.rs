@@ -30,7 +30,11 @@ mod exchange;
 mod grid;
 #[cfg(feature = "mpi")]
 mod lattice;
+#[cfg(feature = "mpi")]
+mod output;
 
+#[cfg(feature = "mpi")]
+pub use agree::agreed;
 #[cfg(feature = "mpi")]
 pub use checkpoint::rank_path;
 pub use decompose::{Block, Decomposition};

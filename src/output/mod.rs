@@ -26,5 +26,8 @@ pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};
 pub use self::segy::{write_segy, SegyShot, SegyTrace};
-pub use self::vti::{interleave, write_lattice_vti, write_vti, VtiArray, VtiValues};
+pub use self::vti::{
+    interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
+    write_vti_piece, VtiArray, VtiValues,
+};
 pub use self::writable::{check_writable_dir, check_writable_file};

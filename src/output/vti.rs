@@ -74,6 +74,17 @@ pub struct VtiArray<'a> {
 ///
 /// Errors: an array of the wrong length, a name that is empty or not plain XML text, I/O.
 pub fn write_vti(path: &Path, dims: [usize; 3], arrays: &[VtiArray<'_>]) -> Result<()> {
+    write_vti_piece(path, [0; 3], dims, arrays)
+}
+
+/// [`write_vti`] for a piece of a larger image: `dims` points starting at point `origin` of
+/// the whole, as the pieces a [`write_pvti`] file lists are written.
+pub fn write_vti_piece(
+    path: &Path,
+    origin: [usize; 3],
+    dims: [usize; 3],
+    arrays: &[VtiArray<'_>],
+) -> Result<()> {
     let points: usize = dims.iter().product();
     for a in arrays {
         if a.components == 0 || a.values.len() != a.components * points {
@@ -99,7 +110,7 @@ pub fn write_vti(path: &Path, dims: [usize; 3], arrays: &[VtiArray<'_>]) -> Resu
             "a VTK image needs at least one point per axis".into(),
         ));
     }
-    let extent = format!("0 {} 0 {} 0 {}", dims[0] - 1, dims[1] - 1, dims[2] - 1);
+    let extent = extent_text(origin, dims);
     let mut header = String::new();
     header.push_str("<?xml version=\"1.0\"?>\n");
     header.push_str(
@@ -144,57 +155,158 @@ pub fn write_vti(path: &Path, dims: [usize; 3], arrays: &[VtiArray<'_>]) -> Resu
     out.flush().map_err(io)
 }
 
+/// `"x0 x1 y0 y1 z0 z1"`: the points of a box of `dims` points from `origin`, inclusive.
+fn extent_text(origin: [usize; 3], dims: [usize; 3]) -> String {
+    let [lo, hi] = [origin, std::array::from_fn(|a| origin[a] + dims[a] - 1)];
+    format!(
+        "{} {} {} {} {} {}",
+        lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]
+    )
+}
+
+/// Writes a `.pvti` file that joins `pieces` (each its first point, its size in points and the
+/// name of its `.vti` file, relative to `path`'s directory) into one image of `whole` points
+/// with the point arrays named and typed as `arrays` (their values are not used). ParaView
+/// opens it as one data set. Pieces that share their boundary points join without gaps.
+pub fn write_pvti(
+    path: &Path,
+    whole: [usize; 3],
+    pieces: &[([usize; 3], [usize; 3], String)],
+    arrays: &[VtiArray<'_>],
+) -> Result<()> {
+    let mut text = String::from("<?xml version=\"1.0\"?>\n");
+    text.push_str(
+        "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n",
+    );
+    text.push_str(&format!(
+        "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n",
+        extent_text([0; 3], whole)
+    ));
+    text.push_str("    <PPointData");
+    if let Some(s) = arrays.iter().find(|a| a.components == 1) {
+        text.push_str(&format!(" Scalars=\"{}\"", s.name));
+    }
+    if let Some(v) = arrays.iter().find(|a| a.components == 3) {
+        text.push_str(&format!(" Vectors=\"{}\"", v.name));
+    }
+    text.push_str(">\n");
+    for a in arrays {
+        text.push_str(&format!(
+            "      <PDataArray type=\"{}\" Name=\"{}\" NumberOfComponents=\"{}\"/>\n",
+            a.values.vtk_type(),
+            a.name,
+            a.components
+        ));
+    }
+    text.push_str("    </PPointData>\n");
+    for (origin, dims, source) in pieces {
+        text.push_str(&format!(
+            "    <Piece Extent=\"{}\" Source=\"{source}\"/>\n",
+            extent_text(*origin, *dims)
+        ));
+    }
+    text.push_str("  </PImageData>\n</VTKFile>\n");
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
 /// Writes a lattice's density, velocity and node kinds (0 fluid, 1 wall, 2 moving wall,
 /// 3 inlet, 4 outlet; see [`Lattice::kind_codes`]) to `path` as a `.vti` file, in the
 /// lattice's precision.
 pub fn write_lattice_vti<T: Real>(path: &Path, lattice: &Lattice<T>) -> Result<()> {
+    let dims = lattice.dims();
+    write_lattice_vti_piece(path, lattice, [0; 3], [0..dims[0], 0..dims[1], 0..dims[2]])
+}
+
+/// [`write_lattice_vti`] for the nodes of `lattice` in `region` (x, y, z ranges), written as
+/// a piece whose first point is `origin` of a larger image (see [`write_pvti`]).
+pub fn write_lattice_vti_piece<T: Real>(
+    path: &Path,
+    lattice: &Lattice<T>,
+    origin: [usize; 3],
+    region: [std::ops::Range<usize>; 3],
+) -> Result<()> {
+    let dims = lattice.dims();
+    if (0..3).any(|a| region[a].is_empty() || region[a].end > dims[a]) {
+        return Err(Error::InvalidArgument(format!(
+            "the region {region:?} is not inside the {dims:?} lattice"
+        )));
+    }
     let density = lattice.density();
     let [ux, uy, uz] = lattice.velocity();
-    let rho = interleave(&[&density]);
-    let u = interleave(&[&ux, &uy, &uz]);
-    let kinds = lattice.kind_codes();
-    let to32 = |v: &[T]| {
-        v.iter()
-            .map(|x| x.to_f32().unwrap_or(f32::NAN))
-            .collect::<Vec<_>>()
-    };
-    let to64 = |v: &[T]| {
-        v.iter()
-            .map(|x| x.to_f64().unwrap_or(f64::NAN))
-            .collect::<Vec<_>>()
-    };
+    let rho = interleave_region(&[&density], &region);
+    let u = interleave_region(&[&ux, &uy, &uz], &region);
+    let all_kinds = lattice.kind_codes();
+    let mut kinds = Vec::new();
+    for z in region[2].clone() {
+        for y in region[1].clone() {
+            let o = (z * dims[1] + y) * dims[0];
+            kinds.extend_from_slice(&all_kinds[o + region[0].start..o + region[0].end]);
+        }
+    }
     let (r32, u32_, r64, u64_);
     let (rho, u) = match T::DTYPE {
         DType::F32 => {
-            (r32, u32_) = (to32(&rho), to32(&u));
+            (r32, u32_) = (to_f32(&rho), to_f32(&u));
             (VtiValues::F32(&r32), VtiValues::F32(&u32_))
         }
         DType::F64 => {
-            (r64, u64_) = (to64(&rho), to64(&u));
+            (r64, u64_) = (to_f64(&rho), to_f64(&u));
             (VtiValues::F64(&r64), VtiValues::F64(&u64_))
         }
     };
-    write_vti(
+    write_vti_piece(
         path,
-        lattice.dims(),
-        &[
-            VtiArray {
-                name: "density",
-                components: 1,
-                values: rho,
-            },
-            VtiArray {
-                name: "velocity",
-                components: 3,
-                values: u,
-            },
-            VtiArray {
-                name: "kind",
-                components: 1,
-                values: VtiValues::U8(&kinds),
-            },
-        ],
+        origin,
+        region.clone().map(|r| r.len()),
+        &lattice_arrays(rho, u, VtiValues::U8(&kinds)),
     )
+}
+
+/// The point arrays of a lattice's `.vti` file: density, velocity and node kinds.
+pub fn lattice_arrays<'a>(
+    density: VtiValues<'a>,
+    velocity: VtiValues<'a>,
+    kinds: VtiValues<'a>,
+) -> [VtiArray<'a>; 3] {
+    [
+        VtiArray {
+            name: "density",
+            components: 1,
+            values: density,
+        },
+        VtiArray {
+            name: "velocity",
+            components: 3,
+            values: velocity,
+        },
+        VtiArray {
+            name: "kind",
+            components: 1,
+            values: kinds,
+        },
+    ]
+}
+
+fn to_f32<T: Real>(v: &[T]) -> Vec<f32> {
+    v.iter().map(|x| x.to_f32().unwrap_or(f32::NAN)).collect()
+}
+
+fn to_f64<T: Real>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64().unwrap_or(f64::NAN)).collect()
+}
+
+/// [`interleave`] over the points of `region` (x, y, z ranges) only.
+fn interleave_region<T: Real>(grids: &[&Grid<T>], region: &[std::ops::Range<usize>; 3]) -> Vec<T> {
+    let points: usize = region.iter().map(|r| r.len()).product();
+    let mut out = Vec::with_capacity(points * grids.len());
+    for z in region[2].clone() {
+        for y in region[1].clone() {
+            for x in region[0].clone() {
+                out.extend(grids.iter().map(|g| g.get(x, y, z)));
+            }
+        }
+    }
+    out
 }
 
 /// The values of `grids` interleaved point by point (x-fastest), as `f32` or `f64`

@@ -108,3 +108,12 @@ impl Scenario for CavityArgs {
 pub fn run(args: &CavityArgs) -> Result<(), Error> {
     crate::flow::run(args, &args.flow)
 }
+
+/// Runs the scenario over the ranks of `world`.
+#[cfg(feature = "mpi")]
+pub fn run_ranks(
+    args: &CavityArgs,
+    world: &mpi::topology::SimpleCommunicator,
+) -> Result<(), Error> {
+    crate::flow_ranks::run(args, &args.flow, world)
+}

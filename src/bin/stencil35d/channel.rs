@@ -155,3 +155,12 @@ impl Scenario for ChannelArgs {
 pub fn run(args: &ChannelArgs) -> Result<(), Error> {
     crate::flow::run(args, &args.flow)
 }
+
+/// Runs the scenario over the ranks of `world`.
+#[cfg(feature = "mpi")]
+pub fn run_ranks(
+    args: &ChannelArgs,
+    world: &mpi::topology::SimpleCommunicator,
+) -> Result<(), Error> {
+    crate::flow_ranks::run(args, &args.flow, world)
+}

@@ -102,7 +102,7 @@ pub fn run<S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
 }
 
 /// The output directory: --out, or out/<scenario>.
-fn out_dir<S: Scenario>(opts: &FlowOptions) -> PathBuf {
+pub fn out_dir<S: Scenario>(opts: &FlowOptions) -> PathBuf {
     opts.out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(S::NAME))
@@ -110,7 +110,7 @@ fn out_dir<S: Scenario>(opts: &FlowOptions) -> PathBuf {
 
 /// Checks, before any work, that the output directory and the checkpoint can be written, so a
 /// long run does not fail at its end.
-fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
+pub fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
     check_writable_dir(out, "the output directory")?;
     if let Some(path) = &opts.checkpoint {
         check_writable_file(path, "the checkpoint")?;
@@ -230,10 +230,31 @@ fn outputs<T: Real, S: Scenario>(
     opts: &FlowOptions,
     step: Option<u64>,
 ) -> Result<Vec<PathBuf>, Error> {
-    let stem = match step {
+    let stem = stem::<S>(step);
+    let mut files = vec![write_picture(scenario, lat, out, &stem)?];
+    if !opts.no_vti {
+        let vti = out.join(format!("{stem}.vti"));
+        write_lattice_vti(&vti, lat)?;
+        files.push(vti);
+    }
+    Ok(files)
+}
+
+/// The name of a scenario's output files: the scenario's, with the step for intermediate ones.
+pub fn stem<S: Scenario>(step: Option<u64>) -> String {
+    match step {
         Some(s) => format!("{}_{s:07}", S::NAME),
         None => S::NAME.to_string(),
-    };
+    }
+}
+
+/// Writes `<out>/<stem>.png`, the scenario's slice of the speed field, and returns its path.
+pub fn write_picture<T: Real, S: Scenario>(
+    scenario: &S,
+    lat: &Lattice<T>,
+    out: &Path,
+    stem: &str,
+) -> Result<PathBuf, Error> {
     let speed = lat.speed();
     let view = scenario.picture(lat, &speed);
     let png = out.join(format!("{stem}.png"));
@@ -251,13 +272,7 @@ fn outputs<T: Real, S: Scenario>(
     .with_axes(PictureAxis::cells(h), PictureAxis::cells(v))
     .with_range(0.0, view.top);
     write_png_slice(&png, &view.slice, &options)?;
-    let mut files = vec![png];
-    if !opts.no_vti {
-        let vti = out.join(format!("{stem}.vti"));
-        write_lattice_vti(&vti, lat)?;
-        files.push(vti);
-    }
-    Ok(files)
+    Ok(png)
 }
 
 /// The relaxation time for viscosity `nu`, refused when so close to 1/2 that the scheme would

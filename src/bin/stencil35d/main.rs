@@ -9,6 +9,8 @@ mod channel;
 mod compare;
 mod filter;
 mod flow;
+#[cfg(feature = "mpi")]
+mod flow_ranks;
 mod heat;
 mod plan_cmd;
 mod probe;
@@ -116,8 +118,8 @@ fn main() {
     }
 }
 
-/// Runs a bench over the ranks when started by an MPI launcher on more than one rank; refuses
-/// the other subcommands there.
+/// Runs a bench or a flow scenario over the ranks when started by an MPI launcher on more than
+/// one rank; refuses the other subcommands there.
 #[cfg(feature = "mpi")]
 fn run(command: &Command, mpi: Option<&mpi::environment::Universe>) -> stencil35d::Result<()> {
     use mpi::topology::Communicator;
@@ -126,6 +128,9 @@ fn run(command: &Command, mpi: Option<&mpi::environment::Universe>) -> stencil35
     };
     match command {
         Command::Bench(a) => bench_ranks::run(a, &world),
+        Command::Run(Scenario::Cavity(a)) => cavity::run_ranks(a, &world),
+        Command::Run(Scenario::Channel(a)) => channel::run_ranks(a, &world),
+        Command::Run(Scenario::Sphere(a)) => sphere::run_ranks(a, &world),
         _ => Err(ranks::single_process_only(
             command.name(),
             world.size() as usize,

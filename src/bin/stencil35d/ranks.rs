@@ -40,7 +40,8 @@ pub fn start() -> Result<Option<()>, Error> {
 pub fn single_process_only(command: &str, ranks: usize) -> Error {
     Error::InvalidArgument(format!(
         "`{command}` runs in one process but was started as {ranks} MPI ranks; \
-         under mpirun, `bench` splits a stencil grid over the ranks"
+         under mpirun, `bench` and `run cavity|channel|sphere` split their grid or lattice \
+         over the ranks"
     ))
 }
 

@@ -126,3 +126,12 @@ impl Scenario for SphereArgs {
 pub fn run(args: &SphereArgs) -> Result<(), Error> {
     crate::flow::run(args, &args.flow)
 }
+
+/// Runs the scenario over the ranks of `world`.
+#[cfg(feature = "mpi")]
+pub fn run_ranks(
+    args: &SphereArgs,
+    world: &mpi::topology::SimpleCommunicator,
+) -> Result<(), Error> {
+    crate::flow_ranks::run(args, &args.flow, world)
+}

@@ -1,0 +1,227 @@
+//! `mpirun -n N stencil35d run cavity|channel|sphere`: the scenario's lattice split over the
+//! ranks. Rank 0 builds it and scatters it (or every rank reads its part of a checkpoint),
+//! every rank runs its block, rank 0 shows the progress, draws the pictures from the gathered
+//! lattice and prints the summary; `.vti` output is one piece per rank joined by a `.pvti`
+//! file, and checkpoints are one file per rank.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mpi::datatype::Equivalence;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+use stencil35d::distributed::{agreed, common_plan, rank_path, DistributedLattice};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel};
+use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
+
+use crate::flow::{check_outputs, out_dir, stem, write_picture, FlowOptions, Scenario};
+
+/// Runs `scenario` with `opts` over the ranks of `world`.
+pub fn run<S: Scenario>(
+    scenario: &S,
+    opts: &FlowOptions,
+    world: &SimpleCommunicator,
+) -> Result<(), Error> {
+    match opts.dtype {
+        DType::F32 => simulate::<f32, S>(scenario, opts, world),
+        DType::F64 => simulate::<f64, S>(scenario, opts, world),
+    }
+}
+
+fn simulate<T: Real + Equivalence, S: Scenario>(
+    scenario: &S,
+    opts: &FlowOptions,
+    world: &SimpleCommunicator,
+) -> Result<(), Error> {
+    let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
+    if steps == 0 {
+        return Err(Error::ZeroSteps);
+    }
+    if opts.storage.is_some_and(|s| s.is_16_bit()) {
+        return Err(Error::InvalidArgument(
+            "a lattice split over ranks holds f32 or f64 populations: run 16-bit storage in one \
+             process"
+                .into(),
+        ));
+    }
+    let root = world.rank() == 0;
+    let out = out_dir::<S>(opts);
+    agreed(
+        world,
+        if root {
+            check_outputs(&out, opts)
+        } else {
+            Ok(())
+        },
+    )?;
+    let tag = CheckpointTag::new(S::NAME, scenario.geometry());
+    let (plan, mut lat) = start::<T, S>(scenario, opts, world, &tag)?;
+    let mut solver = Solver::new(plan);
+    let chunk = [opts.every, opts.checkpoint_every]
+        .into_iter()
+        .filter(|&n| n > 0)
+        .min()
+        .unwrap_or((steps / 100).max(1));
+    let bar = progress_bar(root, steps);
+    let start = Instant::now();
+    let mass0 = gathered_mass(&lat)?;
+    let (mut done, mut busy) = (0, 0.0);
+    let mut written: Vec<PathBuf> = Vec::new();
+    while done < steps {
+        let n = chunk.min(steps - done);
+        let report = solver.run(&mut lat, n)?;
+        done += n;
+        busy += report.seconds;
+        bar.set_position(done as u64);
+        bar.set_message(format!("{:.0} MLUPS", report.mups));
+        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
+        if due(opts.every) {
+            let step = Some(lat.local().steps());
+            written.extend(outputs(world, scenario, &lat, &out, opts, step)?);
+        }
+        if let (Some(prefix), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
+            lat.save_tagged(prefix, &tag)?;
+        }
+    }
+    bar.finish_and_clear();
+    written.extend(outputs(world, scenario, &lat, &out, opts, None)?);
+    if let Some(prefix) = &opts.checkpoint {
+        lat.save_tagged(prefix, &tag)?;
+        let last = rank_path(prefix, world.size() as usize - 1, world.size() as usize);
+        written.push(PathBuf::from(format!(
+            "{} (and one file per rank before it)",
+            last.display()
+        )));
+    }
+    let Some(whole) = lat.gather()? else {
+        return Ok(());
+    };
+    let [nx, ny, nz] = whole.dims();
+    let updates = (nx * ny * nz) as f64 * steps as f64;
+    println!(
+        "{}: {nx}x{ny}x{nz} {} over {} ranks (split 1x{}x{}), {} ({}), {steps} steps (now at \
+         step {}) in {:.1} s, {:.0} MLUPS in the solver; {}; mass drift {:.1e}; wrote {}",
+        S::NAME,
+        T::DTYPE,
+        world.size(),
+        lat.decomposition().procs[0],
+        lat.decomposition().procs[1],
+        whole.physics(),
+        solver.plan().engine(),
+        whole.steps(),
+        start.elapsed().as_secs_f64(),
+        updates / busy / 1e6,
+        scenario.summary(&whole),
+        (whole.mass() - mass0) / mass0,
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// Every rank's plan (rank 0's choices) and its part of the lattice: scattered from the
+/// scenario's lattice, which rank 0 builds, or read from the --restart checkpoint. Collective.
+fn start<T: Real + Equivalence, S: Scenario>(
+    scenario: &S,
+    opts: &FlowOptions,
+    world: &SimpleCommunicator,
+    tag: &CheckpointTag,
+) -> Result<(Plan, DistributedLattice<T>), Error> {
+    let root = world.rank() == 0;
+    // Rank 0 builds the scenario's lattice: its kernel and size make every rank's plan.
+    let whole = agreed(
+        world,
+        if root {
+            scenario.build::<T>().map(Some)
+        } else {
+            Ok(None)
+        },
+    )?;
+    let (kernel, dims) = broadcast_kernel(world, whole.as_ref())?;
+    let plan = opts
+        .overrides
+        .apply(PlanBuilder::new(kernel, T::DTYPE, dims), opts.engine)
+        .build()?;
+    let plan = common_plan(world, plan)?;
+    if root {
+        eprintln!("{plan}");
+    }
+    let lat = match &opts.restart {
+        Some(prefix) => {
+            let lat = DistributedLattice::<T>::load_tagged(world, &plan, prefix, tag)?;
+            if root {
+                eprintln!(
+                    "restarting from {}.* at step {}",
+                    prefix.display(),
+                    lat.local().steps()
+                );
+            }
+            lat
+        }
+        None => DistributedLattice::scatter(world, &plan, 0, whole.as_ref())?,
+    };
+    Ok((plan, lat))
+}
+
+/// The progress bar, drawn on rank 0 only.
+fn progress_bar(root: bool, steps: usize) -> ProgressBar {
+    if !root {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// The kernel and size of rank 0's lattice, on every rank. Collective.
+fn broadcast_kernel<T: Real>(
+    world: &SimpleCommunicator,
+    whole: Option<&Lattice<T>>,
+) -> Result<(LbmKernel, [usize; 3]), Error> {
+    let mut text = whole
+        .map(|l| serde_json::to_vec(&(LbmKernel::of(l), l.dims())).expect("serialisable"))
+        .unwrap_or_default();
+    let root = world.process_at_rank(0);
+    let mut len = text.len() as u64;
+    root.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    root.broadcast_into(&mut text[..]);
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidArgument(format!("the lattice rank 0 described: {e}")))
+}
+
+/// The whole lattice's mass (rank 0; 0 elsewhere). Collective.
+fn gathered_mass<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<f64, Error> {
+    Ok(lat.gather()?.map_or(0.0, |w| w.mass()))
+}
+
+/// Rank 0 writes the picture of the gathered lattice; unless disabled every rank writes its
+/// `.vti` piece and rank 0 the `.pvti` that joins them. Collective.
+fn outputs<T: Real + Equivalence, S: Scenario>(
+    world: &SimpleCommunicator,
+    scenario: &S,
+    lat: &DistributedLattice<T>,
+    out: &std::path::Path,
+    opts: &FlowOptions,
+    step: Option<u64>,
+) -> Result<Vec<PathBuf>, Error> {
+    let stem = stem::<S>(step);
+    let picture = match lat.gather()? {
+        Some(whole) => write_picture(scenario, &whole, out, &stem).map(Some),
+        None => Ok(None),
+    };
+    let mut files: Vec<PathBuf> = agreed(world, picture)?.into_iter().collect();
+    if !opts.no_vti {
+        files.push(lat.write_pvti(out, &stem)?);
+    }
+    Ok(files)
+}

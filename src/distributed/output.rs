@@ -1,0 +1,64 @@
+//! A [`DistributedLattice`] written for ParaView without gathering it: each rank writes the
+//! nodes it owns as one `.vti` piece, rank 0 the `.pvti` file that joins them.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use mpi::datatype::Equivalence;
+use mpi::topology::Communicator;
+
+use super::agree::agreed;
+use super::{Block, DistributedLattice};
+use crate::output::{lattice_arrays, write_lattice_vti_piece, write_pvti, VtiValues};
+use crate::{DType, Real, Result};
+
+impl<T: Real + Equivalence> DistributedLattice<T> {
+    /// Writes `<dir>/<stem>_<rank>.vti` on every rank (density, velocity and node kinds of the
+    /// nodes it owns, plus the first layer of its upper neighbours so that the pieces join
+    /// without gaps) and `<dir>/<stem>.pvti` on rank 0, which ParaView opens as the whole
+    /// lattice. Returns the `.pvti` path. Collective: an I/O error on any rank is an error on
+    /// every rank.
+    pub fn write_pvti(&self, dir: &Path, stem: &str) -> Result<PathBuf> {
+        let rank = self.comm.rank() as usize;
+        let piece = |r: usize| format!("{stem}_{r}.vti");
+        let (origin, region) = piece_of(&self.block, self.local.dims()[0]);
+        let mine = dir.join(piece(rank));
+        let written = write_lattice_vti_piece(&mine, &self.local, origin, region);
+        agreed(&self.comm, written)?;
+        let path = dir.join(format!("{stem}.pvti"));
+        let joined = if rank == 0 {
+            let pieces: Vec<_> = (0..self.decomposition.ranks())
+                .map(|r| {
+                    let (origin, region) = piece_of(&self.decomposition.block(r), self.dims()[0]);
+                    (origin, region.map(|r| r.len()), piece(r))
+                })
+                .collect();
+            let (f32s, f64s, bytes) = ([0f32; 0], [0f64; 0], [0u8; 0]);
+            let real = match T::DTYPE {
+                DType::F32 => VtiValues::F32(&f32s),
+                DType::F64 => VtiValues::F64(&f64s),
+            };
+            let arrays = lattice_arrays(real, real, VtiValues::U8(&bytes));
+            write_pvti(&path, self.dims(), &pieces, &arrays)
+        } else {
+            Ok(())
+        };
+        agreed(&self.comm, joined)?;
+        Ok(path)
+    }
+}
+
+/// A block's piece: its first point in the whole lattice and the local region written (all of
+/// x; the owned y and z, one layer more above where the block has a neighbour that is not
+/// across a periodic end).
+fn piece_of(block: &Block, nx: usize) -> ([usize; 3], [Range<usize>; 3]) {
+    let [y, z]: [Range<usize>; 2] = std::array::from_fn(|a| {
+        let owned = block.owned_local(a);
+        let more = block.halos[a][1] > 0 && block.owned[a].end < block.extent[a];
+        owned.start..owned.end + usize::from(more)
+    });
+    (
+        [0, block.owned[0].start, block.owned[1].start],
+        [0..nx, y, z],
+    )
+}

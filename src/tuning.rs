@@ -36,6 +36,9 @@ pub struct Tuning {
     pub cache_dir: Option<PathBuf>,
     /// Never use a GPU, even where one is present.
     pub no_gpu: bool,
+    /// The CUDA device to use (default: the process's local rank under an MPI launcher, modulo
+    /// the devices, so ranks on one host take one GPU each; else device 0).
+    pub gpu_device: Option<usize>,
     /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
     /// has; a higher one than that is capped to it).
     pub isa: Option<crate::Level>,
@@ -112,6 +115,8 @@ knobs! {
         |t, v| t.cache_dir = Some(PathBuf::from(v));
     "no_gpu", "STENCIL35D_NO_GPU", "1: never use a GPU",
         |t, v| t.no_gpu = switch(v)?;
+    "gpu_device", "STENCIL35D_GPU_DEVICE", "CUDA device ordinal (default: local MPI rank modulo devices, else 0)",
+        |t, v| t.gpu_device = Some(count(v)?);
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",

@@ -89,75 +89,115 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             ))),
             Some(w) => Ok(Some(w)),
         };
-        let all = whole_local(&grid.block);
-        if let Some(whole) = agreed(&grid.comm, given)? {
-            for r in 0..grid.decomposition.ranks() {
-                let block = grid.decomposition.block(r);
-                let data = pack_from_whole(whole, &block);
-                if r == me {
-                    unpack(&mut grid.local, &all, &data);
-                } else {
-                    grid.comm.process_at_rank(r as i32).send(&data[..]);
-                }
-            }
-        } else {
-            let mut data = vec![T::zero(); region_len(&grid.local, &all)];
-            grid.comm
-                .process_at_rank(root as i32)
-                .receive_into(&mut data[..]);
-            unpack(&mut grid.local, &all, &data);
-        }
+        let whole = agreed(&grid.comm, given)?;
+        scatter_rows(
+            &grid.comm,
+            &grid.decomposition,
+            root,
+            whole,
+            &mut grid.local,
+        );
         Ok(grid)
     }
 
     /// The whole grid on rank 0 (`None` elsewhere): every rank sends the cells it owns.
     /// Collective.
     pub fn gather(&self) -> Result<Option<Grid<T>>> {
-        let mine = pack(&self.local, &owned_local(&self.block));
-        let root = self.comm.process_at_rank(0);
-        // Rank 0 allocates the whole grid before any rank sends.
-        let whole = if self.comm.rank() == 0 {
-            Grid::new(self.dims()).map(Some)
-        } else {
-            Ok(None)
-        };
-        let Some(mut whole) = agreed(&self.comm, whole)? else {
-            root.send(&mine[..]);
-            return Ok(None);
-        };
-        unpack(&mut whole, &self.block.owned, &mine);
-        for r in 1..self.decomposition.ranks() {
-            let region = self.decomposition.block(r).owned;
-            let mut data = vec![T::zero(); region_len(&whole, &region)];
-            self.comm
-                .process_at_rank(r as i32)
-                .receive_into(&mut data[..]);
-            unpack(&mut whole, &region, &data);
-        }
-        Ok(Some(whole))
+        gather_rows(&self.comm, &self.decomposition, &self.local)
     }
 
     /// Refreshes every halo cell from the rank that owns it: y faces packed, then z faces as
     /// whole planes straight from and into the local array. Collective.
     pub(crate) fn exchange(&mut self) {
-        let (d, block) = (&self.decomposition, &self.block);
-        exchange_axis(&self.comm, d, block, 0, &mut self.local, &mut self.buffers);
-        // A z face spans the whole local y extent, which the neighbours across z share: a run
-        // of whole planes, contiguous and laid out alike on both ranks.
-        let me = self.comm.rank() as usize;
-        let (h, plane) = (d.halo, self.local.plane_stride());
-        let [lo, hi] = block.halos[1];
-        let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
-        let planes = self.local.dims()[2];
-        let storage = self.local.storage_mut();
-        debug_assert_eq!(storage.len(), planes * plane);
-        // [low halo | owned planes | high halo]; a halo is `h` planes where it exists.
-        let (low_halo, rest) = storage.split_at_mut(lo * plane);
-        let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
-        let n = owned.len();
-        let sends = [&owned[..h * plane], &owned[n - h * plane..]];
-        exchange_slices(&self.comm, peers, sends, [low_halo, high_halo]);
+        let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
+        exchange_grid(c, d, b, &mut self.local, &mut self.buffers);
     }
+}
+
+/// Sets `local`, this rank's local array of `d`, from `whole`, which `root` holds (`None`
+/// elsewhere; the ranks have agreed that the root has it). Collective.
+pub(crate) fn scatter_rows<T: Real + Equivalence>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    root: usize,
+    whole: Option<&Grid<T>>,
+    local: &mut Grid<T>,
+) {
+    let me = comm.rank() as usize;
+    let all = whole_local(&d.block(me));
+    if let Some(whole) = whole {
+        for r in 0..d.ranks() {
+            let data = pack_from_whole(whole, &d.block(r));
+            if r == me {
+                unpack(local, &all, &data);
+            } else {
+                comm.process_at_rank(r as i32).send(&data[..]);
+            }
+        }
+    } else {
+        let mut data = vec![T::zero(); region_len(local, &all)];
+        comm.process_at_rank(root as i32)
+            .receive_into(&mut data[..]);
+        unpack(local, &all, &data);
+    }
+}
+
+/// The whole grid on rank 0 (`None` elsewhere) from every rank's owned cells of `local`, its
+/// local array of `d`. Collective.
+pub(crate) fn gather_rows<T: Real + Equivalence>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    local: &Grid<T>,
+) -> Result<Option<Grid<T>>> {
+    let block = d.block(comm.rank() as usize);
+    let mine = pack(local, &owned_local(&block));
+    let root = comm.process_at_rank(0);
+    // Rank 0 allocates the whole grid before any rank sends.
+    let whole = if comm.rank() == 0 {
+        Grid::new(d.dims).map(Some)
+    } else {
+        Ok(None)
+    };
+    let Some(mut whole) = agreed(comm, whole)? else {
+        root.send(&mine[..]);
+        return Ok(None);
+    };
+    unpack(&mut whole, &block.owned, &mine);
+    for r in 1..d.ranks() {
+        let region = d.block(r).owned;
+        let mut data = vec![T::zero(); region_len(&whole, &region)];
+        comm.process_at_rank(r as i32).receive_into(&mut data[..]);
+        unpack(&mut whole, &region, &data);
+    }
+    Ok(Some(whole))
+}
+
+/// Refreshes every halo cell of `grid`, this rank's local array of `d` (`block` its part),
+/// from the rank that owns it: y faces packed (through `buffers`, kept between passes), then
+/// z faces as whole planes straight from and into the array. Collective.
+pub(crate) fn exchange_grid<T: Real + Equivalence>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    block: &Block,
+    grid: &mut Grid<T>,
+    buffers: &mut Vec<Vec<T>>,
+) {
+    exchange_axis(comm, d, block, 0, grid, buffers);
+    // A z face spans the whole local y extent, which the neighbours across z share: a run
+    // of whole planes, contiguous and laid out alike on both ranks.
+    let me = comm.rank() as usize;
+    let (h, plane) = (d.halo, grid.plane_stride());
+    let [lo, hi] = block.halos[1];
+    let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
+    let planes = grid.dims()[2];
+    let storage = grid.storage_mut();
+    debug_assert_eq!(storage.len(), planes * plane);
+    // [low halo | owned planes | high halo]; a halo is `h` planes where it exists.
+    let (low_halo, rest) = storage.split_at_mut(lo * plane);
+    let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
+    let n = owned.len();
+    let sends = [&owned[..h * plane], &owned[n - h * plane..]];
+    exchange_slices(comm, peers, sends, [low_halo, high_halo]);
 }
 
 impl<T: Real + Equivalence> HaloRows for Grid<T> {
@@ -208,7 +248,9 @@ impl<T: Real> DistributedGrid<T> {
 /// `plan` with rank 0's engine and `dim_t` on every rank. Ranks plan on their own and may
 /// measure the machine differently; a distributed grid needs one engine and one halo depth,
 /// so a program that lets the planner choose passes its plan through this first. A rank whose
-/// own choice differs rebuilds its plan with rank 0's as overrides. Collective.
+/// own choice differs rebuilds its plan with rank 0's as overrides; a `dim_t` the planner
+/// chose whose halo would be too deep to split the grid over these ranks is lowered until it
+/// splits. Collective.
 ///
 /// Errors, on every rank: a rank's plan that cannot take rank 0's choices.
 pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
@@ -219,13 +261,33 @@ pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
         plan.dim_t() as u64,
     ];
     comm.process_at_rank(0).broadcast_into(&mut choice[..]);
-    let (engine, dim_t) = (Engine::ALL[choice[0] as usize], choice[1] as usize);
+    let (engine, mut dim_t) = (Engine::ALL[choice[0] as usize], choice[1] as usize);
+    // A blocked plan whose halo (radius × dim_t) is too deep for this many ranks takes the
+    // deepest dim_t that splits, unless the user fixed it.
+    let radius = halo_radius(&plan);
+    let ranks = comm.size() as usize;
+    let splits = |t: usize| Decomposition::new(plan.dims(), ranks, radius * t).is_ok();
+    if engine.is_blocked() && !plan.overrides().dim_t {
+        while dim_t > 1 && !splits(dim_t) {
+            dim_t -= 1;
+        }
+    }
     let outcome = if (engine, dim_t) == (plan.engine(), plan.dim_t()) {
         Ok(plan)
     } else {
         plan.rebuild().engine(engine).dim_t(dim_t).build()
     };
     agreed(&comm, outcome)
+}
+
+/// The dependency radius of one step of `plan`'s kernel: the stencil's, 1 for a lattice, the
+/// wave equation's `order / 2`.
+fn halo_radius(plan: &Plan) -> usize {
+    match plan.kernel() {
+        crate::Kernel::Lbm(_) => 1,
+        crate::Kernel::Wave(w) => w.radius(),
+        k => k.stencil().map_or(1, |s| s.radius()),
+    }
 }
 
 /// A hash of what every rank must share: the library's version and the plan's kernel, element

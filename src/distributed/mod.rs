@@ -32,6 +32,8 @@ mod grid;
 mod lattice;
 #[cfg(feature = "mpi")]
 mod output;
+#[cfg(feature = "mpi")]
+mod wave;
 
 #[cfg(feature = "mpi")]
 pub use agree::agreed;
@@ -44,3 +46,5 @@ pub use grid::{common_plan, DistributedGrid};
 pub(crate) use lattice::two_copies;
 #[cfg(feature = "mpi")]
 pub use lattice::DistributedLattice;
+#[cfg(feature = "mpi")]
+pub use wave::DistributedWavefield;

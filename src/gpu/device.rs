@@ -150,7 +150,9 @@ fn open() -> std::result::Result<Gpu, String> {
     if count < 1 {
         return Err("the CUDA driver reports no devices".into());
     }
-    let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
+    let ordinal = device_ordinal(count as usize)?;
+    let ctx =
+        CudaContext::new(ordinal).map_err(|e| format!("cannot open CUDA device {ordinal}: {e}"))?;
     let attr = |a: Attr| {
         ctx.attribute(a)
             .map(|v| v.max(0) as usize)
@@ -185,6 +187,29 @@ fn open() -> std::result::Result<Gpu, String> {
         info,
         modules: Mutex::new(HashMap::new()),
     })
+}
+
+/// The device this process opens, of `count`: the `gpu_device` tuning knob's, else the local
+/// rank an MPI launcher gives the process (OpenMPI, MPICH and Slurm name it) modulo `count`,
+/// so that the ranks on one host take one GPU each; else device 0.
+fn device_ordinal(count: usize) -> std::result::Result<usize, String> {
+    if let Some(d) = crate::tuning::Tuning::current().gpu_device {
+        return if d < count {
+            Ok(d)
+        } else {
+            Err(format!(
+                "the gpu_device knob asks for CUDA device {d}, but the driver reports {count}"
+            ))
+        };
+    }
+    let local_rank = [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok());
+    Ok(local_rank.map_or(0, |r| r % count))
 }
 
 /// Times device-to-device copies of a buffer far larger than L2 with events; bytes read plus

@@ -9,9 +9,10 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_grid;
 use super::lattice::advance_lattice;
+use super::wave::advance_wave;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
-use crate::distributed::{DistributedGrid, DistributedLattice};
+use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::lbm::LbmKernel;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
@@ -73,6 +74,56 @@ impl<T: Real + Equivalence> State for DistributedLattice<T> {
         let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
         let dims = lat.local.dims();
         run_split(solver, lat, kernel, dims, steps)
+    }
+}
+
+impl<T: Real + Equivalence> State for DistributedWavefield<T> {
+    /// As for a [`DistributedGrid`]: passes of a halo exchange (both pressure levels and the
+    /// auxiliary field) and up to `dim_t` steps of the plan's engine on each rank's local
+    /// wavefield, the ranks agreeing on the outcome after each.
+    fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
+        let whole = Kernel::Wave(field.shared.kernel.clone());
+        if solver.plan.kernel() != &whole {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for {}, the wavefield is {whole}",
+                solver.plan.kernel()
+            )));
+        }
+        check_shape(&solver.plan, T::DTYPE, field.dims())?;
+        check_steps(steps)?;
+        check_ranks(&field.comm, field.decomposition.ranks())?;
+        let input = field
+            .local
+            .find_non_finite()
+            .map(|(c, value)| Error::NonFiniteInput {
+                cell: [
+                    c[0],
+                    field.block.global(0, c[1]),
+                    field.block.global(1, c[2]),
+                ],
+                value,
+            });
+        agreed(&field.comm, input.map_or(Ok(()), Err))?;
+        let (kernel, dims) = (
+            Kernel::Wave(field.local.kernel().clone()),
+            field.local.dims(),
+        );
+        run_split(solver, field, kernel, dims, steps)
+    }
+}
+
+impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
+    fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+    fn exchange(&mut self) {
+        DistributedWavefield::exchange(self);
+    }
+    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
+        advance_wave(solver, &mut self.local, n, false)
     }
 }
 

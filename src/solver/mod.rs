@@ -193,14 +193,16 @@ mod sealed {
     impl<T: crate::Real> Sealed for crate::distributed::DistributedGrid<T> {}
     #[cfg(feature = "mpi")]
     impl<T: crate::Real> Sealed for crate::distributed::DistributedLattice<T> {}
+    #[cfg(feature = "mpi")]
+    impl<T: crate::Real> Sealed for crate::distributed::DistributedWavefield<T> {}
 }
 
 /// Data a [`Solver`] can advance in time: [`crate::Grid`] for stencils on any engine,
 /// [`crate::gpu::DeviceGrid`] (a grid kept in GPU memory) for GPU engines,
 /// [`crate::lbm::Lattice`] for lattice-Boltzmann flows, [`crate::Grid2`] for 2D kernels and
 /// [`crate::wave::Wavefield`] for the wave equation; with the `mpi` feature,
-/// `distributed::DistributedGrid` and `distributed::DistributedLattice` for a stencil grid or
-/// a lattice split over MPI ranks.
+/// `distributed::DistributedGrid`, `DistributedLattice` and `DistributedWavefield` for a
+/// stencil grid, a lattice or a wavefield split over MPI ranks.
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;

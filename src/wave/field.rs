@@ -248,6 +248,33 @@ impl<T: Real> Wavefield<T> {
             .find_map(|g| g.find_non_finite())
     }
 
+    /// A wavefield from its parts: `grids` are `[u, previous, coefficient, auxiliary]`.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn from_parts(
+        shared: &super::parts::Shared,
+        grids: Vec<Grid<T>>,
+        damping: Damping<T>,
+        injections: Vec<Tap>,
+        probes: Vec<Tap>,
+        traces: Vec<Vec<f64>>,
+    ) -> Wavefield<T> {
+        let [u, prev, coef, phi]: [Grid<T>; 4] = grids.try_into().expect("four grids");
+        Wavefield {
+            kernel: shared.kernel.clone(),
+            u,
+            prev,
+            coef,
+            phi,
+            damping,
+            sources: shared.sources.clone(),
+            injections,
+            receivers: shared.receivers.clone(),
+            probes,
+            traces,
+            step: shared.step,
+        }
+    }
+
     /// The value added to the cell of `tap` in the update from step `n`.
     pub(crate) fn injected(&self, tap: &Tap, n: usize) -> T {
         T::of(tap.weight * self.sources[tap.point].wavelet.at(n, self.kernel.dt))

@@ -9,6 +9,8 @@
 mod field;
 mod kernel;
 pub mod models;
+#[cfg(feature = "mpi")]
+pub(crate) mod parts;
 mod points;
 mod profile;
 #[doc(hidden)]

@@ -82,10 +82,7 @@ impl<T: Real> Damping<T> {
                     }
                 })
                 .collect();
-            let quiet = |i: usize| eta[a][i] == 0.0 && grad[a][i] == 0.0;
-            let lo = (r..n - r).find(|&i| quiet(i)).unwrap_or(n - r);
-            let hi = (lo..n - r).rev().find(|&i| quiet(i)).map_or(lo, |i| i + 1);
-            inner[a] = [lo, hi.max(lo)];
+            inner[a] = quiet_range(&eta[a], &grad[a], r);
         }
         let cast = |v: &Vec<f64>| v.iter().map(|&x| T::of(x)).collect::<Vec<T>>();
         Damping {
@@ -95,12 +92,33 @@ impl<T: Real> Damping<T> {
         }
     }
 
+    /// The damping of the cells `cells[a]` (indices into this damping's axes) of each axis,
+    /// for a stencil of radius `r`: a part of the grid, as a rank of a distributed run holds.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn part(&self, cells: [&[usize]; 3], r: usize) -> Damping<T> {
+        let pick = |v: &[T], a: usize| cells[a].iter().map(|&i| v[i]).collect::<Vec<T>>();
+        let eta: [Vec<T>; 3] = std::array::from_fn(|a| pick(&self.eta[a], a));
+        let grad: [Vec<T>; 3] = std::array::from_fn(|a| pick(&self.grad[a], a));
+        let inner = std::array::from_fn(|a| quiet_range(&eta[a], &grad[a], r));
+        Damping { eta, grad, inner }
+    }
+
     /// Whether the row of cells at `(y, z)` lies in a layer of the y or z axis (every cell
     /// of it then takes the layer kernel).
     pub(crate) fn layer_row(&self, y: usize, z: usize) -> bool {
         !(self.inner[1][0]..self.inner[1][1]).contains(&y)
             || !(self.inner[2][0]..self.inner[2][1]).contains(&z)
     }
+}
+
+/// The cells `lo .. hi` of an axis of `eta.len()` cells, inside its boundary layer of `r`,
+/// where neither `η` nor its difference is non-zero.
+fn quiet_range<V: PartialEq + num_traits::Zero>(eta: &[V], grad: &[V], r: usize) -> [usize; 2] {
+    let n = eta.len();
+    let quiet = |i: usize| eta[i].is_zero() && grad[i].is_zero();
+    let lo = (r..n - r).find(|&i| quiet(i)).unwrap_or(n - r);
+    let hi = (lo..n - r).rev().find(|&i| quiet(i)).map_or(lo, |i| i + 1);
+    [lo, hi.max(lo)]
 }
 
 #[cfg(test)]

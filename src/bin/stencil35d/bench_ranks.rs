@@ -1,15 +1,20 @@
-//! `mpirun -n N stencil35d bench`: a stencil grid or a lattice split over the ranks (a
-//! [`DistributedGrid`] or [`DistributedLattice`] per engine, scattered from rank 0), timed with
-//! the same repeats and medians as in one process, rank 0 printing. MUPS count the whole grid; the JSON adds the
+//! `mpirun -n N stencil35d bench`: a stencil grid, a lattice or a wave shot split over the
+//! ranks (a [`DistributedGrid`], [`DistributedLattice`] or [`DistributedWavefield`] per engine,
+//! scattered from rank 0), timed with the same repeats and medians as in one process, rank 0
+//! printing. MUPS count the whole grid; the JSON adds the
 //! rank count, the process grid and the share of the run spent exchanging halos or waiting
 //! for other ranks.
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
 use serde_json::json;
-use stencil35d::distributed::{common_plan, DistributedGrid, DistributedLattice};
+use stencil35d::distributed::{
+    common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
+};
 use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
+use stencil35d::wave::Wavefield;
 use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::bench::{bench_engines, json_line, print_table, BenchArgs, Row};
@@ -51,9 +56,18 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
             });
             time_split::<DistributedLattice<T>>(args, world, &kernel, input)
         }
+        Kernel::Wave(w) => {
+            let input = root.then(|| stencil35d::perf::wave_shot::<T>(w.clone(), dims, args.seed));
+            let kernel = match &input {
+                Some(Ok(shot)) => Kernel::Wave(shot.kernel().clone()),
+                _ => kernel.clone(),
+            };
+            let kernel = broadcast_kernel(world, &kernel)?;
+            time_split::<DistributedWavefield<T>>(args, world, &kernel, input)
+        }
         _ => Err(Error::InvalidArgument(format!(
-            "under mpirun, bench splits stencil grids and lattices over the ranks; {} runs in \
-             one process (start it without mpirun)",
+            "under mpirun, bench splits 3D stencil grids, lattices and wavefields over the \
+             ranks; {} runs in one process (start it without mpirun)",
             kernel.name()
         ))),
     }
@@ -112,6 +126,44 @@ impl<T: Real + Equivalence> Split for DistributedLattice<T> {
     fn rel_diff(a: &Lattice<T>, b: &Lattice<T>) -> Result<f64, Error> {
         a.max_rel_diff(b)
     }
+}
+
+impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
+    type Whole = Wavefield<T>;
+    fn scatter(
+        world: &SimpleCommunicator,
+        plan: &Plan,
+        whole: Option<&Wavefield<T>>,
+    ) -> Result<Self, Error> {
+        DistributedWavefield::scatter(world, plan, 0, whole)
+    }
+    fn gather(&self) -> Result<Option<Wavefield<T>>, Error> {
+        DistributedWavefield::gather(self)
+    }
+    fn procs(&self) -> [usize; 2] {
+        self.decomposition().procs
+    }
+    fn rel_diff(a: &Wavefield<T>, b: &Wavefield<T>) -> Result<f64, Error> {
+        let u = a.pressure().max_rel_diff(b.pressure())?;
+        Ok(u.max(a.previous().max_rel_diff(b.previous())?))
+    }
+}
+
+/// Rank 0's `kernel` on every rank: a wave shot's kernel carries the model's largest
+/// velocity, which only rank 0, holding the model, knows. Collective.
+fn broadcast_kernel(world: &SimpleCommunicator, kernel: &Kernel) -> Result<Kernel, Error> {
+    let mut text = if world.rank() == 0 {
+        serde_json::to_vec(kernel).expect("serialisable")
+    } else {
+        Vec::new()
+    };
+    let root = world.process_at_rank(0);
+    let mut len = text.len() as u64;
+    root.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    root.broadcast_into(&mut text[..]);
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidArgument(format!("the kernel rank 0 sent: {e}")))
 }
 
 /// Times every engine of `--engine` on `input` (rank 0's; `None` elsewhere) split over the

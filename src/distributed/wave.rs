@@ -1,0 +1,253 @@
+//! [`DistributedWavefield`]: one rank's block of a seismic wavefield split over MPI ranks,
+//! with a halo of `R · dim_t` cells: both pressure levels and the absorbing layers' auxiliary
+//! field travel in each exchange, the model's coefficient once. Sources are injected by every
+//! rank whose local array holds their cells; a receiver is recorded by the ranks that own its
+//! cells, as partial sums that the gather adds up.
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::Equivalence;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+
+use super::agree::{agreed, same_everywhere};
+use super::grid::{exchange_grid, fingerprint, gather_rows, scatter_rows};
+use super::{Block, Decomposition};
+use crate::wave::parts::{Cells, Shared};
+use crate::wave::{Damping, Wavefield};
+use crate::{Error, Plan, Real, Result};
+
+/// A wavefield split over the ranks of an MPI communicator. Every rank holds one for the same
+/// plan; constructors, [`crate::Solver::run`] and [`DistributedWavefield::gather`] are
+/// collective.
+pub struct DistributedWavefield<T: Real> {
+    pub(crate) comm: SimpleCommunicator,
+    pub(crate) decomposition: Decomposition,
+    pub(crate) block: Block,
+    /// The rank's local wavefield: its block and halos.
+    pub(crate) local: Wavefield<T>,
+    /// What the parts share, and the whole grid's absorbing profiles (for the gather).
+    pub(crate) shared: Shared,
+    damping: Damping<T>,
+    /// On rank 0, the traces recorded before the split; empty elsewhere.
+    earlier: Vec<Vec<f64>>,
+    /// Steps advanced between halo exchanges.
+    pub(crate) steps_per_exchange: usize,
+    /// The exchange's send and receive buffers, kept between passes.
+    pub(crate) buffers: Vec<Vec<T>>,
+}
+
+impl<T: Real + Equivalence> DistributedWavefield<T> {
+    /// `whole`, which `root` holds (the other ranks pass `None`), split over the ranks of
+    /// `comm` for `plan` (made for it, e.g. with [`Plan::for_wavefield`]). Collective.
+    ///
+    /// Errors, on every rank: a plan that is not for this wavefield, ranks whose builds or
+    /// plans differ, a rank count that cannot split the grid into blocks thicker than the halo,
+    /// a root that is not a rank or passes no wavefield, and a block that does not fit in a
+    /// rank's memory.
+    pub fn scatter(
+        comm: &impl Communicator,
+        plan: &Plan,
+        root: usize,
+        whole: Option<&Wavefield<T>>,
+    ) -> Result<Self> {
+        let comm = comm.duplicate();
+        if root >= comm.size() as usize {
+            return Err(Error::InvalidArgument(format!(
+                "root rank {root} of a scatter over {} ranks",
+                comm.size()
+            )));
+        }
+        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let me = comm.rank() as usize;
+        let given = match whole {
+            _ if me != root => Ok(None),
+            None => Err(Error::InvalidArgument(
+                "the root rank of a scatter must pass the wavefield".into(),
+            )),
+            Some(w) if plan.kernel().wave() != Some(w.kernel()) || plan.dims() != w.dims() => {
+                Err(Error::PlanMismatch(format!(
+                    "the plan is for {} on {:?}, the wavefield is {} on {:?}: make the plan \
+                     with Plan::for_wavefield",
+                    plan.kernel(),
+                    plan.dims(),
+                    w.kernel(),
+                    w.dims()
+                )))
+            }
+            Some(w) => Ok(Some(w)),
+        };
+        let whole = agreed(&comm, given)?;
+        let shared: Shared = broadcast_json(&comm, root, whole.map(Wavefield::shared))?;
+        let r = shared.kernel.radius();
+        let damping = broadcast_damping(&comm, root, whole.map(|w| &w.damping), shared.dims, r);
+        let steps = plan.dim_t().max(1);
+        let halo = shared.kernel.radius() * steps;
+        let decomposition = Decomposition::new(plan.dims(), comm.size() as usize, halo)?;
+        let block = decomposition.block(me);
+        let local = agreed(&comm, part(&shared, &damping, &block))?;
+        let mut field = DistributedWavefield {
+            comm,
+            decomposition,
+            block,
+            local,
+            earlier: whole.map(|w| w.traces().to_vec()).unwrap_or_default(),
+            shared,
+            damping,
+            steps_per_exchange: steps,
+            buffers: Vec::new(),
+        };
+        for g in 0..4 {
+            let grid = whole.map(|w| w.grids()[g]);
+            let (comm, d) = (&field.comm, &field.decomposition);
+            scatter_rows(comm, d, root, grid, field.local.grids_mut()[g]);
+        }
+        Ok(field)
+    }
+
+    /// The whole wavefield on rank 0 (`None` elsewhere), its traces complete: those recorded
+    /// before the split followed by the sums of the ranks' partial traces. Collective.
+    pub fn gather(&self) -> Result<Option<Wavefield<T>>> {
+        let mut grids = Vec::with_capacity(4);
+        for g in 0..4 {
+            let whole = gather_rows(&self.comm, &self.decomposition, self.local.grids()[g])?;
+            grids.extend(whole);
+        }
+        let traces = self.summed_traces();
+        if self.comm.rank() != 0 {
+            return Ok(None);
+        }
+        let mut shared = self.shared.clone();
+        shared.step = self.local.step();
+        let damping = self.damping.clone();
+        Wavefield::whole(&shared, grids, damping, traces).map(Some)
+    }
+
+    /// On rank 0 the traces so far (earlier ones and the ranks' partial sums added up); empty
+    /// elsewhere. Collective.
+    fn summed_traces(&self) -> Vec<Vec<f64>> {
+        let mine = self.local.traces();
+        let mut out = self.earlier.clone();
+        out.resize(mine.len(), Vec::new());
+        for (trace, partial) in out.iter_mut().zip(mine) {
+            let mut sum = vec![0.0; partial.len()];
+            let root = self.comm.process_at_rank(0);
+            if self.comm.rank() == 0 {
+                root.reduce_into_root(&partial[..], &mut sum[..], SystemOperation::sum());
+                trace.extend(sum);
+            } else {
+                root.reduce_into(&partial[..], SystemOperation::sum());
+            }
+        }
+        out
+    }
+
+    /// Refreshes the halos of both pressure levels and the auxiliary field. Collective.
+    pub(crate) fn exchange(&mut self) {
+        let [u, prev, _, phi] = self.local.grids_mut();
+        for grid in [u, prev, phi] {
+            let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
+            exchange_grid(c, d, b, grid, &mut self.buffers);
+        }
+    }
+}
+
+impl<T: Real> DistributedWavefield<T> {
+    /// The whole grid's dimensions.
+    pub fn dims(&self) -> [usize; 3] {
+        self.decomposition.dims
+    }
+
+    /// How the grid is split.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.decomposition
+    }
+
+    /// This rank's part.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// This rank's local wavefield (block and halos; [`Block::global`] maps its y and z
+    /// indices; its traces are this rank's partial sums since the split).
+    pub fn local(&self) -> &Wavefield<T> {
+        &self.local
+    }
+
+    /// Time steps advanced between halo exchanges.
+    pub fn steps_per_exchange(&self) -> usize {
+        self.steps_per_exchange
+    }
+}
+
+/// The rank's part of the wavefield `shared` describes, on `block`. Its kernel marks the faces
+/// of the split axes free: a part's absorbing profiles are the whole grid's (the engines read
+/// those, never the faces), and the faces' widths were checked against the whole grid, not
+/// against a block.
+fn part<T: Real>(shared: &Shared, damping: &Damping<T>, block: &Block) -> Result<Wavefield<T>> {
+    let mut shared = shared.clone();
+    for a in 0..2 {
+        if block.halos[a] != [0, 0] || block.owned[a].len() < block.extent[a] {
+            shared.kernel.faces[a + 1] = [crate::wave::Face::Free; 2];
+        }
+    }
+    let shared = &shared;
+    let xs: Vec<usize> = (0..shared.dims[0]).collect();
+    let [ys, zs]: [Vec<usize>; 2] = std::array::from_fn(|a| {
+        (0..block.local_len(a))
+            .map(|i| block.global(a, i))
+            .collect()
+    });
+    let cells = Cells {
+        global: [&xs, &ys, &zs],
+        owned: [0..xs.len(), block.owned_local(0), block.owned_local(1)],
+    };
+    Wavefield::part(shared, damping, &cells)
+}
+
+/// `value` (on `root`) on every rank, as JSON. Collective.
+fn broadcast_json<V: serde::Serialize + serde::de::DeserializeOwned>(
+    comm: &SimpleCommunicator,
+    root: usize,
+    value: Option<V>,
+) -> Result<V> {
+    let mut text = value
+        .map(|v| serde_json::to_vec(&v).expect("serialisable"))
+        .unwrap_or_default();
+    let from = comm.process_at_rank(root as i32);
+    let mut len = text.len() as u64;
+    from.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    from.broadcast_into(&mut text[..]);
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidArgument(format!("what rank {root} sent: {e}")))
+}
+
+/// `damping` (on `root`) on every rank, for a grid of `dims` and a stencil of radius `r`.
+/// Collective.
+fn broadcast_damping<T: Real + Equivalence>(
+    comm: &SimpleCommunicator,
+    root: usize,
+    damping: Option<&Damping<T>>,
+    dims: [usize; 3],
+    r: usize,
+) -> Damping<T> {
+    let from = comm.process_at_rank(root as i32);
+    let mut profiles: [Vec<T>; 6] = std::array::from_fn(|i| vec![T::zero(); dims[i % 3]]);
+    if let Some(d) = damping {
+        for a in 0..3 {
+            profiles[a].clone_from(&d.eta[a]);
+            profiles[a + 3].clone_from(&d.grad[a]);
+        }
+    }
+    for p in &mut profiles {
+        from.broadcast_into(&mut p[..]);
+    }
+    let [e0, e1, e2, g0, g1, g2] = profiles;
+    let whole: [Vec<usize>; 3] = std::array::from_fn(|a| (0..dims[a]).collect());
+    let full = Damping {
+        eta: [e0, e1, e2],
+        grad: [g0, g1, g2],
+        inner: [[0, 0]; 3],
+    };
+    full.part([&whole[0], &whole[1], &whole[2]], r)
+}

@@ -61,3 +61,57 @@ pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64)
         )))
     }
 }
+
+/// `value`, which `root` passes (`None` elsewhere), on every rank, sent as JSON (for the few
+/// hundred bytes of a kernel or a state's description). Collective.
+///
+/// Errors, on every rank: a value that does not read back (the ranks run different builds).
+pub fn broadcast_json<V: serde::Serialize + serde::de::DeserializeOwned>(
+    comm: &SimpleCommunicator,
+    root: usize,
+    value: Option<&V>,
+) -> Result<V> {
+    let mut text = value
+        .map(|v| serde_json::to_vec(v).expect("the value serialises"))
+        .unwrap_or_default();
+    let from = comm.process_at_rank(root as i32);
+    let mut len = text.len() as u64;
+    from.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    from.broadcast_into(&mut text[..]);
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::InvalidArgument(format!("what rank {root} sent does not read: {e}")))
+}
+
+/// `comm`'s own copy, after checking that `root` is one of its ranks and that every rank runs
+/// the same build with the same `plan`: the start of every constructor of a distributed
+/// state. Collective.
+pub(crate) fn start(
+    comm: &impl Communicator,
+    plan: &crate::Plan,
+    root: usize,
+) -> Result<SimpleCommunicator> {
+    let comm = comm.duplicate();
+    if root >= comm.size() as usize {
+        return Err(Error::InvalidArgument(format!(
+            "root rank {root} of a scatter over {} ranks",
+            comm.size()
+        )));
+    }
+    same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+    Ok(comm)
+}
+
+/// A hash of what every rank must share: the library's version and the plan's kernel, element
+/// type, grid, engine and `dim_t`.
+pub(crate) fn fingerprint(plan: &crate::Plan) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    plan.kernel().to_string().hash(&mut h);
+    plan.dtype().name().hash(&mut h);
+    plan.dims().hash(&mut h);
+    plan.engine().hash(&mut h);
+    plan.dim_t().hash(&mut h);
+    h.finish()
+}

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
-use super::agree::{agreed, same_everywhere};
-use super::grid::fingerprint;
+use super::agree::{agreed, start};
 use super::lattice::{halo_faces, local_periodic, two_copies};
 use super::{Decomposition, DistributedLattice};
 use crate::lbm::{CheckpointTag, Lattice};
@@ -80,8 +79,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         prefix: impl AsRef<Path>,
         run: &CheckpointTag,
     ) -> Result<Self> {
-        let comm = comm.duplicate();
-        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let comm = start(comm, plan, 0)?;
         two_copies(plan)?;
         let kernel = plan.kernel().lbm().copied().ok_or_else(|| {
             Error::PlanMismatch(format!(

@@ -6,7 +6,7 @@ use mpi::traits::{Destination, Root, Source};
 
 use std::ops::Range;
 
-use super::agree::{agreed, same_everywhere};
+use super::agree::{agreed, start};
 use super::exchange::{exchange_axis, exchange_slices, FaceRegion, HaloRows};
 use super::{Block, Decomposition};
 use crate::{Engine, Error, Grid, Plan, Real, Result};
@@ -40,8 +40,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         plan: &Plan,
         f: impl Fn(usize, usize, usize) -> T,
     ) -> Result<Self> {
-        let comm = comm.duplicate();
-        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let comm = start(comm, plan, 0)?;
         let (decomposition, steps_per_exchange) = split(plan, comm.size() as usize)?;
         let block = decomposition.block(comm.rank() as usize);
         let dims = block.local_dims(plan.dims()[0]);
@@ -68,13 +67,8 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         root: usize,
         whole: Option<&Grid<T>>,
     ) -> Result<Self> {
-        if root >= comm.size() as usize {
-            return Err(Error::InvalidArgument(format!(
-                "root rank {root} of a scatter over {} ranks",
-                comm.size()
-            )));
-        }
-        let mut grid = Self::from_fn(comm, plan, |_, _, _| T::zero())?;
+        let comm = start(comm, plan, root)?;
+        let mut grid = Self::from_fn(&comm, plan, |_, _, _| T::zero())?;
         let me = grid.comm.rank() as usize;
         // The root checks what it was given before any rank waits for its part.
         let given = match whole {
@@ -288,20 +282,6 @@ fn halo_radius(plan: &Plan) -> usize {
         crate::Kernel::Wave(w) => w.radius(),
         k => k.stencil().map_or(1, |s| s.radius()),
     }
-}
-
-/// A hash of what every rank must share: the library's version and the plan's kernel, element
-/// type, grid, engine and `dim_t`.
-pub(crate) fn fingerprint(plan: &Plan) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    env!("CARGO_PKG_VERSION").hash(&mut h);
-    plan.kernel().to_string().hash(&mut h);
-    plan.dtype().name().hash(&mut h);
-    plan.dims().hash(&mut h);
-    plan.engine().hash(&mut h);
-    plan.dim_t().hash(&mut h);
-    h.finish()
 }
 
 /// The decomposition for `plan` over `ranks` and the steps between exchanges: the plan's

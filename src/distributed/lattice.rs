@@ -6,11 +6,11 @@ use std::ops::Range;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Root, Source};
+use mpi::traits::{Destination, Source};
 
-use super::agree::{agreed, same_everywhere};
+use super::agree::{agreed, broadcast_json, start};
 use super::exchange::{exchange_axis, FaceRegion, HaloRows};
-use super::grid::{fingerprint, owned_local, whole_local};
+use super::grid::{owned_local, whole_local};
 use super::{Block, Decomposition};
 use crate::lbm::{Lattice, Shared, Q, VELOCITIES};
 use crate::{Error, Plan, Real, Result};
@@ -46,14 +46,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         root: usize,
         whole: Option<&Lattice<T>>,
     ) -> Result<Self> {
-        let comm = comm.duplicate();
-        if root >= comm.size() as usize {
-            return Err(Error::InvalidArgument(format!(
-                "root rank {root} of a scatter over {} ranks",
-                comm.size()
-            )));
-        }
-        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let comm = start(comm, plan, root)?;
         two_copies(plan)?;
         let me = comm.rank() as usize;
         let given = match whole {
@@ -64,7 +57,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             Some(w) => check_lattice(plan, w).map(|()| Some(w)),
         };
         let whole = agreed(&comm, given)?;
-        let shared = broadcast_shared(&comm, root, whole.map(Lattice::shared))?;
+        let shared: Shared = broadcast_json(&comm, root, whole.map(Lattice::shared).as_ref())?;
         let mut lat = Self::empty(comm, plan, &shared)?;
         if let Some(whole) = whole {
             for r in 0..lat.decomposition.ranks() {
@@ -275,24 +268,6 @@ fn check_lattice<T: Real>(plan: &Plan, lat: &Lattice<T>) -> Result<()> {
         )));
     }
     lat.validate()
-}
-
-/// `shared` from `root` on every rank (as JSON: a few hundred bytes). Collective.
-fn broadcast_shared(
-    comm: &SimpleCommunicator,
-    root: usize,
-    shared: Option<Shared>,
-) -> Result<Shared> {
-    let mut text = shared
-        .map(|s| serde_json::to_vec(&s).expect("the shared part serialises"))
-        .unwrap_or_default();
-    let from = comm.process_at_rank(root as i32);
-    let mut len = text.len() as u64;
-    from.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    from.broadcast_into(&mut text[..]);
-    serde_json::from_slice(&text)
-        .map_err(|e| Error::InvalidArgument(format!("the lattice rank {root} sent: {e}")))
 }
 
 /// The flag rows and population rows of `block`'s local lattice, taken from `whole` (wrapped

@@ -36,7 +36,7 @@ mod output;
 mod wave;
 
 #[cfg(feature = "mpi")]
-pub use agree::agreed;
+pub use agree::{agreed, broadcast_json};
 #[cfg(feature = "mpi")]
 pub use checkpoint::rank_path;
 pub use decompose::{Block, Decomposition};

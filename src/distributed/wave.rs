@@ -9,8 +9,8 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
-use super::agree::{agreed, same_everywhere};
-use super::grid::{exchange_grid, fingerprint, gather_rows, scatter_rows};
+use super::agree::{agreed, broadcast_json, start};
+use super::grid::{exchange_grid, gather_rows, scatter_rows};
 use super::{Block, Decomposition};
 use crate::wave::parts::{Cells, Shared};
 use crate::wave::{Damping, Wavefield};
@@ -50,14 +50,7 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
         root: usize,
         whole: Option<&Wavefield<T>>,
     ) -> Result<Self> {
-        let comm = comm.duplicate();
-        if root >= comm.size() as usize {
-            return Err(Error::InvalidArgument(format!(
-                "root rank {root} of a scatter over {} ranks",
-                comm.size()
-            )));
-        }
-        same_everywhere(&comm, "the build and the plan", fingerprint(plan))?;
+        let comm = start(comm, plan, root)?;
         let me = comm.rank() as usize;
         let given = match whole {
             _ if me != root => Ok(None),
@@ -77,7 +70,7 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
             Some(w) => Ok(Some(w)),
         };
         let whole = agreed(&comm, given)?;
-        let shared: Shared = broadcast_json(&comm, root, whole.map(Wavefield::shared))?;
+        let shared: Shared = broadcast_json(&comm, root, whole.map(Wavefield::shared).as_ref())?;
         let r = shared.kernel.radius();
         let damping = broadcast_damping(&comm, root, whole.map(|w| &w.damping), shared.dims, r);
         let steps = plan.dim_t().max(1);
@@ -202,24 +195,6 @@ fn part<T: Real>(shared: &Shared, damping: &Damping<T>, block: &Block) -> Result
         owned: [0..xs.len(), block.owned_local(0), block.owned_local(1)],
     };
     Wavefield::part(shared, damping, &cells)
-}
-
-/// `value` (on `root`) on every rank, as JSON. Collective.
-fn broadcast_json<V: serde::Serialize + serde::de::DeserializeOwned>(
-    comm: &SimpleCommunicator,
-    root: usize,
-    value: Option<V>,
-) -> Result<V> {
-    let mut text = value
-        .map(|v| serde_json::to_vec(&v).expect("serialisable"))
-        .unwrap_or_default();
-    let from = comm.process_at_rank(root as i32);
-    let mut len = text.len() as u64;
-    from.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    from.broadcast_into(&mut text[..]);
-    serde_json::from_slice(&text)
-        .map_err(|e| Error::InvalidArgument(format!("what rank {root} sent: {e}")))
 }
 
 /// `damping` (on `root`) on every rank, for a grid of `dims` and a stencil of radius `r`.

@@ -7,10 +7,9 @@
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::Root;
 use serde_json::json;
 use stencil35d::distributed::{
-    common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
+    broadcast_json, common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
 };
 use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
@@ -62,7 +61,8 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
                 Some(Ok(shot)) => Kernel::Wave(shot.kernel().clone()),
                 _ => kernel.clone(),
             };
-            let kernel = broadcast_kernel(world, &kernel)?;
+            // The shot's kernel carries the model's largest velocity, which only rank 0 knows.
+            let kernel: Kernel = broadcast_json(world, 0, root.then_some(&kernel))?;
             time_split::<DistributedWavefield<T>>(args, world, &kernel, input)
         }
         _ => Err(Error::InvalidArgument(format!(
@@ -147,23 +147,6 @@ impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
         let u = a.pressure().max_rel_diff(b.pressure())?;
         Ok(u.max(a.previous().max_rel_diff(b.previous())?))
     }
-}
-
-/// Rank 0's `kernel` on every rank: a wave shot's kernel carries the model's largest
-/// velocity, which only rank 0, holding the model, knows. Collective.
-fn broadcast_kernel(world: &SimpleCommunicator, kernel: &Kernel) -> Result<Kernel, Error> {
-    let mut text = if world.rank() == 0 {
-        serde_json::to_vec(kernel).expect("serialisable")
-    } else {
-        Vec::new()
-    };
-    let root = world.process_at_rank(0);
-    let mut len = text.len() as u64;
-    root.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
-    serde_json::from_slice(&text)
-        .map_err(|e| Error::InvalidArgument(format!("the kernel rank 0 sent: {e}")))
 }
 
 /// Times every engine of `--engine` on `input` (rank 0's; `None` elsewhere) split over the

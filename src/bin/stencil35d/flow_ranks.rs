@@ -10,9 +10,8 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::Root;
-use stencil35d::distributed::{agreed, common_plan, rank_path, DistributedLattice};
-use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel};
+use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
+use stencil35d::lbm::{CheckpointTag, LbmKernel};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
 use crate::flow::{check_outputs, out_dir, stem, write_picture, FlowOptions, Scenario};
@@ -141,7 +140,8 @@ fn start<T: Real + Equivalence, S: Scenario>(
             Ok(None)
         },
     )?;
-    let (kernel, dims) = broadcast_kernel(world, whole.as_ref())?;
+    let described = whole.as_ref().map(|l| (LbmKernel::of(l), l.dims()));
+    let (kernel, dims): (LbmKernel, [usize; 3]) = broadcast_json(world, 0, described.as_ref())?;
     let plan = opts
         .overrides
         .apply(PlanBuilder::new(kernel, T::DTYPE, dims), opts.engine)
@@ -180,23 +180,6 @@ fn progress_bar(root: bool, steps: usize) -> ProgressBar {
         .expect("valid template"),
     );
     bar
-}
-
-/// The kernel and size of rank 0's lattice, on every rank. Collective.
-fn broadcast_kernel<T: Real>(
-    world: &SimpleCommunicator,
-    whole: Option<&Lattice<T>>,
-) -> Result<(LbmKernel, [usize; 3]), Error> {
-    let mut text = whole
-        .map(|l| serde_json::to_vec(&(LbmKernel::of(l), l.dims())).expect("serialisable"))
-        .unwrap_or_default();
-    let root = world.process_at_rank(0);
-    let mut len = text.len() as u64;
-    root.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
-    serde_json::from_slice(&text)
-        .map_err(|e| Error::InvalidArgument(format!("the lattice rank 0 described: {e}")))
 }
 
 /// The whole lattice's mass (rank 0; 0 elsewhere). Collective.

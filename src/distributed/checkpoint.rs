@@ -129,14 +129,11 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             Ok(local)
         });
         let local = agreed(&comm, local)?;
-        Ok(DistributedLattice {
+        Ok(DistributedLattice::assemble(
             comm,
             decomposition,
-            block,
             local,
             periodic,
-            steps_per_exchange: steps,
-            buffers: Vec::new(),
-        })
+        ))
     }
 }

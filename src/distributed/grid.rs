@@ -212,32 +212,7 @@ impl<T: Real + Equivalence> HaloRows for Grid<T> {
     }
 }
 
-impl<T: Real> DistributedGrid<T> {
-    /// The whole grid's dimensions.
-    pub fn dims(&self) -> [usize; 3] {
-        self.decomposition.dims
-    }
-
-    /// How the grid is split.
-    pub fn decomposition(&self) -> &Decomposition {
-        &self.decomposition
-    }
-
-    /// This rank's part.
-    pub fn block(&self) -> &Block {
-        &self.block
-    }
-
-    /// This rank's local array (block and halos; [`Block::global`] maps its y and z indices).
-    pub fn local(&self) -> &Grid<T> {
-        &self.local
-    }
-
-    /// Time steps advanced between halo exchanges.
-    pub fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-}
+super::accessors::split_accessors!(DistributedGrid, crate::Grid<T>, "array");
 
 /// `plan` with rank 0's engine and `dim_t` on every rank. Ranks plan on their own and may
 /// measure the machine differently; a distributed grid needs one engine and one halo depth,

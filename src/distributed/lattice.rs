@@ -126,15 +126,25 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let periodic = local_periodic(shared.periodic, decomposition.procs);
         let local = Lattice::part(shared, dims, periodic, halo_faces(&block));
         let local = agreed(&comm, local)?;
-        Ok(DistributedLattice {
+        Ok(Self::assemble(comm, decomposition, local, shared.periodic))
+    }
+
+    /// The distributed lattice of this rank's `local` lattice in `decomposition`.
+    pub(crate) fn assemble(
+        comm: SimpleCommunicator,
+        decomposition: Decomposition,
+        local: Lattice<T>,
+        periodic: [bool; 3],
+    ) -> Self {
+        DistributedLattice {
+            block: decomposition.block(comm.rank() as usize),
+            steps_per_exchange: decomposition.halo,
             comm,
             decomposition,
-            block,
             local,
-            periodic: shared.periodic,
-            steps_per_exchange: steps,
+            periodic,
             buffers: Vec::new(),
-        })
+        }
     }
 
     /// Refreshes the halo nodes from the ranks that own them: y faces, then z faces over the
@@ -147,33 +157,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     }
 }
 
-impl<T: Real> DistributedLattice<T> {
-    /// The whole lattice's dimensions.
-    pub fn dims(&self) -> [usize; 3] {
-        self.decomposition.dims
-    }
-
-    /// How the lattice is split.
-    pub fn decomposition(&self) -> &Decomposition {
-        &self.decomposition
-    }
-
-    /// This rank's part.
-    pub fn block(&self) -> &Block {
-        &self.block
-    }
-
-    /// This rank's local lattice (block and halos; [`Block::global`] maps its y and z
-    /// indices).
-    pub fn local(&self) -> &Lattice<T> {
-        &self.local
-    }
-
-    /// Time steps advanced between halo exchanges.
-    pub fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-}
+super::accessors::split_accessors!(DistributedLattice, crate::lbm::Lattice<T>, "lattice");
 
 /// A halo layer's populations: all of them, except in the receiving rank's outermost layer,
 /// which the next pass reads only through the links that point from it into the block.

@@ -20,6 +20,8 @@
 //! ```
 
 #[cfg(feature = "mpi")]
+mod accessors;
+#[cfg(feature = "mpi")]
 pub(crate) mod agree;
 #[cfg(feature = "mpi")]
 mod checkpoint;

@@ -144,33 +144,11 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
     }
 }
 
-impl<T: Real> DistributedWavefield<T> {
-    /// The whole grid's dimensions.
-    pub fn dims(&self) -> [usize; 3] {
-        self.decomposition.dims
-    }
-
-    /// How the grid is split.
-    pub fn decomposition(&self) -> &Decomposition {
-        &self.decomposition
-    }
-
-    /// This rank's part.
-    pub fn block(&self) -> &Block {
-        &self.block
-    }
-
-    /// This rank's local wavefield (block and halos; [`Block::global`] maps its y and z
-    /// indices; its traces are this rank's partial sums since the split).
-    pub fn local(&self) -> &Wavefield<T> {
-        &self.local
-    }
-
-    /// Time steps advanced between halo exchanges.
-    pub fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-}
+super::accessors::split_accessors!(
+    DistributedWavefield,
+    crate::wave::Wavefield<T>,
+    "wavefield (its traces are this rank's partial sums since the split)"
+);
 
 /// The rank's part of the wavefield `shared` describes, on `block`. Its kernel marks the faces
 /// of the split axes free: a part's absorbing profiles are the whole grid's (the engines read

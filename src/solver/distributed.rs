@@ -1,6 +1,6 @@
-//! A [`DistributedGrid`] or [`DistributedLattice`] as a solver state: halo exchanges between
-//! passes of the plan's engine over each rank's local array, and one outcome agreed by all
-//! ranks.
+//! A [`DistributedGrid`], [`DistributedLattice`] or [`DistributedWavefield`] as a solver state:
+//! halo exchanges between passes of the plan's engine over each rank's local state, and one
+//! outcome agreed by all ranks.
 
 use std::time::Instant;
 
@@ -42,9 +42,9 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
 }
 
 impl<T: Real + Equivalence> State for DistributedLattice<T> {
-    /// As for a [`DistributedGrid`]: passes of a halo exchange and up to `dim_t` steps of the
-    /// plan's engine on each rank's local lattice (which checks its populations before each
-    /// pass), the ranks agreeing on the outcome after each.
+    /// As for a [`DistributedGrid`]: the populations are checked once before the first pass,
+    /// then passes of a halo exchange and up to `dim_t` steps of the plan's engine on each
+    /// rank's local lattice, the ranks agreeing on the outcome after each.
     fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
         let global = LbmKernel {
             periodic: lat.periodic,

@@ -6,7 +6,7 @@
 use mpi::topology::Communicator;
 use stencil35d::distributed::DistributedWavefield;
 use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid, DistributedLattice};
-use stencil35d::lbm::{Axis, Cell, Face, Lattice, LbmKernel, Physics, Shape};
+use stencil35d::lbm::{Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape};
 use stencil35d::perf::{bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot};
 use stencil35d::wave::Receiver;
 use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
@@ -311,8 +311,9 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
     }
 }
 
-/// A lattice checkpointed mid-run restarts bit for bit on the same decomposition, and a plan
-/// with another halo (another split) is refused on every rank.
+/// A lattice checkpointed mid-run restarts bit for bit on the same decomposition, with the
+/// plan that wrote it and with one exchanging every 3 steps instead of 2 (a deeper halo,
+/// rebuilt from the neighbours), and files tagged for another run are refused on every rank.
 fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
     let input = lattices::<f32>().pop().expect("the channel").1;
     let plan = |dim_t| {
@@ -335,28 +336,28 @@ fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
     solver.run(&mut run, 5).unwrap();
     run.save(&prefix).unwrap();
     solver.run(&mut run, 4).unwrap();
-    let mut restarted = DistributedLattice::<f32>::load(world, &p, &prefix).unwrap();
-    Solver::new(p).run(&mut restarted, 4).unwrap();
-    let (a, b) = (run.gather().unwrap(), restarted.gather().unwrap());
-    if let (Some(a), Some(b)) = (a, b) {
-        assert_eq!(a.steps(), 9);
-        assert_eq!(b.steps(), 9);
-        assert_eq!(
-            a.max_rel_diff(&b).unwrap(),
-            0.0,
-            "the restarted run differs"
-        );
-        println!(
-            "ok: lattice checkpoint restarts exactly on {} ranks",
-            world.size()
-        );
-    }
-    if world.size() > 1 {
-        match DistributedLattice::<f32>::load(world, &plan(3), &prefix).err() {
-            Some(Error::InvalidArgument(m)) => assert!(m.contains("same decomposition"), "{m}"),
-            Some(Error::RankFailed { .. }) => {}
-            other => panic!("a checkpoint of another split loaded: {other:?}"),
+    let expected = run.gather().unwrap();
+    for dim_t in [2, 3] {
+        let p = plan(dim_t);
+        let mut restarted = DistributedLattice::<f32>::load(world, &p, &prefix).unwrap();
+        Solver::new(p).run(&mut restarted, 4).unwrap();
+        if let (Some(a), Some(b)) = (&expected, restarted.gather().unwrap()) {
+            assert_eq!(a.steps(), 9);
+            assert_eq!(b.steps(), 9);
+            assert_eq!(a.kind_codes(), b.kind_codes(), "dim_t {dim_t}: flags");
+            let diff = a.max_rel_diff(&b).unwrap();
+            assert_eq!(diff, 0.0, "the run restarted with dim_t {dim_t} differs");
+            println!(
+                "ok: lattice checkpoint restarts exactly on {} ranks with dim_t {dim_t}",
+                world.size()
+            );
         }
+    }
+    let other = CheckpointTag::new("another run", "");
+    match DistributedLattice::<f32>::load_tagged(world, &plan(2), &prefix, &other).err() {
+        Some(Error::InvalidArgument(m)) => assert!(m.contains("same decomposition"), "{m}"),
+        Some(Error::RankFailed { .. }) => {}
+        other => panic!("a checkpoint of another run loaded: {other:?}"),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Checkpoints of a [`DistributedLattice`]: one file per rank, its local lattice (block and
 //! halo) in the lattice checkpoint format, tagged with the split, so a run restarts bit for
-//! bit on the same decomposition and refuses another.
+//! bit on the same decomposition and refuses another. The halo is not part of the split: a
+//! restart whose plan exchanges every other number of steps rebuilds each rank's halo from
+//! its neighbours.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +10,9 @@ use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
 use super::agree::{agreed, start};
-use super::lattice::{halo_faces, local_periodic, two_copies};
-use super::{Decomposition, DistributedLattice};
+use super::grid::owned_local;
+use super::lattice::{halo_faces, local_periodic, read_rows, two_copies, write_rows};
+use super::{Block, Decomposition, DistributedLattice};
 use crate::lbm::{CheckpointTag, Lattice};
 use crate::{Error, Plan, Real, Result};
 
@@ -23,7 +26,7 @@ pub fn rank_path(prefix: impl AsRef<Path>, rank: usize, ranks: usize) -> PathBuf
 
 /// The tag of rank `rank`'s file: the caller's `run` tag (its scenario, or "distributed
 /// lattice"), its geometry followed by the whole lattice's size and periodicity, the process
-/// grid, the halo and the rank.
+/// grid and the rank.
 fn tag(run: &CheckpointTag, d: &Decomposition, periodic: [bool; 3], rank: usize) -> CheckpointTag {
     let [nx, ny, nz] = d.dims;
     let [py, pz] = d.procs;
@@ -35,11 +38,9 @@ fn tag(run: &CheckpointTag, d: &Decomposition, periodic: [bool; 3], rank: usize)
     CheckpointTag::new(
         scenario,
         format!(
-            "{}{}{nx}x{ny}x{nz} periodic {periodic:?}, split 1x{py}x{pz}, halo {}, rank {rank} \
-             of {}",
+            "{}{}{nx}x{ny}x{nz} periodic {periodic:?}, split 1x{py}x{pz}, rank {rank} of {}",
             run.geometry,
             if run.geometry.is_empty() { "" } else { "; " },
-            d.halo,
             d.ranks()
         ),
     )
@@ -64,9 +65,13 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// Reads the checkpoint [`DistributedLattice::save`] wrote under `prefix` for `plan` on as
     /// many ranks as `comm` has: the run continues exactly where it stopped. Collective.
     ///
+    /// `plan` may exchange halos every other number of steps than the plan that wrote the
+    /// files (the planner may pick another `dim_t` on the restart): each rank's halo is then
+    /// rebuilt from its neighbours' blocks.
+    ///
     /// Errors, on every rank: ranks whose builds or plans differ, an in-place plan, a missing,
     /// corrupt or truncated file, a file written for another split (size, periodicity, rank
-    /// count, process grid or halo) or for another kernel than `plan`'s.
+    /// count or process grid) or for another kernel than `plan`'s.
     pub fn load(comm: &impl Communicator, plan: &Plan, prefix: impl AsRef<Path>) -> Result<Self> {
         Self::load_tagged(comm, plan, prefix, &CheckpointTag::default())
     }
@@ -110,8 +115,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let local = read.and_then(|(mut local, found)| {
             if found != expected {
                 return Err(Error::InvalidArgument(format!(
-                    "{} was written for {found}, this run is {expected}: restart on the same \
-                     decomposition",
+                    "{} was written for {found}, this run is {expected}: restart the same run \
+                     on the same decomposition",
                     path.display()
                 )));
             }
@@ -126,14 +131,53 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
                 local.periodic(),
                 local_periodic(periodic, decomposition.procs)
             );
-            Ok(local)
+            rehalo(local, &block, plan.dims()[0]).map_err(|e| match e {
+                Error::InvalidArgument(m) => {
+                    Error::InvalidArgument(format!("{}: {m}", path.display()))
+                }
+                other => other,
+            })
         });
         let local = agreed(&comm, local)?;
-        Ok(DistributedLattice::assemble(
-            comm,
-            decomposition,
-            local,
-            periodic,
-        ))
+        let mut lat = DistributedLattice::assemble(comm, decomposition, local, periodic);
+        lat.exchange_flags();
+        Ok(lat)
     }
+}
+
+/// `local`, read from a file written with another halo depth, moved into a local lattice with
+/// `block`'s halos: its owned nodes copied, its halo nodes at rest until the exchanges fill
+/// them (flags at once, populations before the first pass). Unchanged when the depths agree.
+fn rehalo<T: Real>(local: Lattice<T>, block: &Block, nx: usize) -> Result<Lattice<T>> {
+    let dims = block.local_dims(nx);
+    if local.dims() == dims {
+        return Ok(local);
+    }
+    let corrupt = || {
+        Error::InvalidArgument(format!(
+            "its local lattice of {:?} nodes does not hold this rank's block of {:?} and its \
+             halos",
+            local.dims(),
+            dims
+        ))
+    };
+    let mut old = block.clone();
+    for a in 0..2 {
+        let sides = old.halos[a].iter().filter(|&&h| h > 0).count();
+        let (len, owned) = (local.dims()[a + 1], block.owned[a].len());
+        let depth = match sides {
+            0 if len == owned => 0,
+            0 => return Err(corrupt()),
+            _ if len <= owned || (len - owned) % sides != 0 => return Err(corrupt()),
+            _ => (len - owned) / sides,
+        };
+        old.halos[a] = old.halos[a].map(|h| if h > 0 { depth } else { 0 });
+    }
+    if local.dims()[0] != nx || old.local_dims(nx) != local.dims() {
+        return Err(corrupt());
+    }
+    let mut moved = Lattice::part(&local.shared(), dims, local.periodic(), local.halo_faces)?;
+    let (flags, pops) = read_rows(&local, &owned_local(&old));
+    write_rows(&mut moved, &owned_local(block), &flags, &pops);
+    Ok(moved)
 }

@@ -155,6 +155,40 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             exchange_axis(&self.comm, d, b, axis, &mut self.local, &mut self.buffers);
         }
     }
+
+    /// Refreshes the halo nodes' flags from the ranks that own them, as
+    /// [`DistributedLattice::exchange`] does their populations. Collective.
+    pub(crate) fn exchange_flags(&mut self) {
+        let mut buffers = Vec::new();
+        for axis in 0..2 {
+            let (d, b) = (&self.decomposition, &self.block);
+            let mut flags = FlagRows(&mut self.local);
+            exchange_axis(&self.comm, d, b, axis, &mut flags, &mut buffers);
+        }
+    }
+}
+
+/// A local lattice's flag rows, for the exchange.
+struct FlagRows<'a, T: Real>(&'a mut Lattice<T>);
+
+impl<T: Real> HaloRows for FlagRows<'_, T> {
+    type Elem = u8;
+    /// Layer by layer along the face's axis, rows across.
+    fn pack(&self, face: &FaceRegion, out: &mut Vec<u8>) {
+        each_row(&face.region, |y, z| {
+            out.extend_from_slice(self.0.flag_row(y, z))
+        });
+    }
+    fn unpack(&mut self, face: &FaceRegion, data: &[u8]) {
+        let mut rows = data.chunks_exact(self.0.dims()[0]);
+        each_row(&face.region, |y, z| {
+            let row = rows.next().expect("the data holds the face");
+            self.0.flag_row_mut(y, z).copy_from_slice(row);
+        });
+    }
+    fn len(&self, face: &FaceRegion) -> usize {
+        face.region[0].len() * face.region[1].len() * self.0.dims()[0]
+    }
 }
 
 super::accessors::split_accessors!(DistributedLattice, crate::lbm::Lattice<T>, "lattice");
@@ -270,7 +304,10 @@ fn parts_of<T: Real>(whole: &Lattice<T>, block: &Block) -> (Vec<u8>, Vec<T>) {
 }
 
 /// The flag and population rows of `lat` in `region`.
-fn read_rows<T: Real>(lat: &Lattice<T>, region: &[Range<usize>; 2]) -> (Vec<u8>, Vec<T>) {
+pub(crate) fn read_rows<T: Real>(
+    lat: &Lattice<T>,
+    region: &[Range<usize>; 2],
+) -> (Vec<u8>, Vec<T>) {
     let (mut flags, mut pops) = (Vec::new(), Vec::new());
     each_row(region, |y, z| {
         flags.extend_from_slice(lat.flag_row(y, z));
@@ -290,7 +327,12 @@ fn buffers_for<T: Real>(lat: &Lattice<T>, region: &[Range<usize>; 2]) -> (Vec<u8
 
 /// Writes flag and population rows (row by row: the flags, then the 19 populations) into
 /// `region` of `lat`.
-fn write_rows<T: Real>(lat: &mut Lattice<T>, region: &[Range<usize>; 2], flags: &[u8], pops: &[T]) {
+pub(crate) fn write_rows<T: Real>(
+    lat: &mut Lattice<T>,
+    region: &[Range<usize>; 2],
+    flags: &[u8],
+    pops: &[T],
+) {
     let nx = lat.dims()[0];
     let (mut f, mut p) = (flags.chunks_exact(nx), pops.chunks_exact(nx));
     each_row(region, |y, z| {

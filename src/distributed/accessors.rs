@@ -6,6 +6,12 @@
 macro_rules! split_accessors {
     ($state:ident, $local:ty, $what:literal) => {
         impl<T: $crate::real::Real> $state<T> {
+            /// The communicator of the ranks the state is split over (its own duplicate of
+            /// the one it was made with).
+            pub fn communicator(&self) -> &mpi::topology::SimpleCommunicator {
+                &self.comm
+            }
+
             /// The whole grid's dimensions.
             pub fn dims(&self) -> [usize; 3] {
                 self.decomposition.dims

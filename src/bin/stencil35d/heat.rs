@@ -7,9 +7,10 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use stencil35d::output::{check_writable_dir, write_png_slice, PictureOptions, Slice};
-use stencil35d::{DType, Error, Grid, PlanBuilder, Real, Solver, Stencil};
+use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 use crate::args::{Overrides, Size};
+use crate::ranks::Whole;
 
 /// Options of `run heat`.
 #[derive(Args, Debug)]
@@ -32,6 +33,10 @@ pub struct HeatArgs {
     /// Output directory (created if missing; checked to be writable before the first step).
     #[arg(long, default_value = "out/heat")]
     out: PathBuf,
+    /// Engine: reference, naive, blocked, gpu-naive or gpu-blocked (default: the planner's
+    /// choice).
+    #[arg(long)]
+    engine: Option<Engine>,
     #[command(flatten)]
     overrides: Overrides,
 }
@@ -44,6 +49,49 @@ pub fn run(args: &HeatArgs) -> Result<(), Error> {
 }
 
 fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
+    let plan = plan_for::<T>(args)?;
+    check_writable_dir(&args.out, "the output directory")?;
+    eprintln!("{plan}");
+    let mut grid = Grid::<T>::from_fn(args.size.0, initial::<T>(args.size.0))?;
+    heat(args, &mut grid, plan, true)
+}
+
+/// `run heat` over the ranks of `world`: every rank builds its block from the initial
+/// temperatures of its global coordinates; rank 0 shows the progress and writes the pictures
+/// of the gathered grid.
+#[cfg(feature = "mpi")]
+pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> Result<(), Error> {
+    use mpi::topology::Communicator;
+    use stencil35d::distributed::{common_plan, DistributedGrid};
+    fn split<T: Real + mpi::datatype::Equivalence>(
+        args: &HeatArgs,
+        world: &mpi::topology::SimpleCommunicator,
+    ) -> Result<(), Error> {
+        let root = world.rank() == 0;
+        // Rank 0 alone writes, so it alone checks the output directory.
+        let checked = plan_for::<T>(args).and_then(|plan| {
+            if root {
+                check_writable_dir(&args.out, "the output directory")?;
+            }
+            Ok(plan)
+        });
+        let plan = common_plan(world, stencil35d::distributed::agreed(world, checked)?)?;
+        if root {
+            eprintln!("{plan}");
+        }
+        let mut grid = DistributedGrid::from_fn(world, &plan, initial::<T>(args.size.0))?;
+        heat(args, &mut grid, plan, root)
+    }
+    match args.dtype {
+        DType::F32 => split::<f32>(args, world),
+        DType::F64 => split::<f64>(args, world),
+    }
+}
+
+/// The plan for the diffusion stencil on the grid, with the command line's overrides. Errors:
+/// an unstable diffusion number and no steps. (Pictures are written during and after the
+/// run: the callers check the output directory before the first step.)
+fn plan_for<T: Real>(args: &HeatArgs) -> Result<Plan, Error> {
     if !(args.nu > 0.0 && args.nu <= 1.0 / 6.0) {
         return Err(Error::Unstable(format!(
             "diffusion number ν = {} must be in (0, 1/6] for the explicit scheme to be stable",
@@ -53,13 +101,20 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     if args.steps == 0 {
         return Err(Error::ZeroSteps);
     }
-    // Pictures are written during and after the run: refuse an unwritable place first.
-    check_writable_dir(&args.out, "the output directory")?;
-    let dims = args.size.0;
     let stencil = Stencil::seven_point(1.0 - 6.0 * args.nu, args.nu);
+    args.overrides
+        .apply(
+            PlanBuilder::new(stencil, T::DTYPE, args.size.0),
+            args.engine,
+        )
+        .build()
+}
+
+/// The initial temperatures: 1 on the wall x = 0 and in a ball at the centre, 0 elsewhere.
+fn initial<T: Real>(dims: [usize; 3]) -> impl Fn(usize, usize, usize) -> T {
     let centre = dims.map(|n| n as f64 / 2.0);
     let radius = dims.iter().copied().min().unwrap_or(1) as f64 / 6.0;
-    let mut grid = Grid::<T>::from_fn(dims, |x, y, z| {
+    move |x, y, z| {
         let d2 = (x as f64 - centre[0]).powi(2)
             + (y as f64 - centre[1]).powi(2)
             + (z as f64 - centre[2]).powi(2);
@@ -68,19 +123,30 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
         } else {
             0.0
         })
-    })?;
-    let plan = args
-        .overrides
-        .apply(PlanBuilder::new(stencil, T::DTYPE, dims), None)
-        .build()?;
-    eprintln!("{plan}");
+    }
+}
+
+/// Runs `plan` on `grid` for the requested steps, with a progress bar where `shown`; the
+/// process that holds the whole grid (the only one, or rank 0) writes the pictures and prints
+/// the summary. Collective over the ranks of a split grid.
+fn heat<T: Real, G: State + Whole<Grid<T>>>(
+    args: &HeatArgs,
+    grid: &mut G,
+    plan: Plan,
+    shown: bool,
+) -> Result<(), Error> {
+    let dims = args.size.0;
     let mut solver = Solver::new(plan);
     let chunk = if args.every > 0 {
         args.every
     } else {
         (args.steps / 100).max(1)
     };
-    let bar = ProgressBar::new(args.steps as u64);
+    let bar = if shown {
+        ProgressBar::new(args.steps as u64)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
         ProgressStyle::with_template(
             "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
@@ -92,25 +158,29 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     let mut pictures = Vec::new();
     while done < args.steps {
         let n = chunk.min(args.steps - done);
-        let report = solver.run(&mut grid, n)?;
+        let report = solver.run(grid, n)?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
         if args.every > 0 && done % args.every == 0 && done < args.steps {
-            pictures.push(picture(&grid, &args.out, done, true)?);
+            pictures.extend(picture(grid, &args.out, done, true)?);
         }
     }
     bar.finish();
-    pictures.push(picture(&grid, &args.out, args.steps, false)?);
-    let heat: f64 = grid.iter().map(|(_, v)| v.to_f64().unwrap_or(0.0)).sum();
+    pictures.extend(picture(grid, &args.out, args.steps, false)?);
+    let Some(whole) = grid.whole()? else {
+        return Ok(());
+    };
+    let heat: f64 = whole.iter().map(|(_, v)| v.to_f64().unwrap_or(0.0)).sum();
     let updates = solver.plan().interior_cells() as f64 * args.steps as f64;
     println!(
-        "heat: {} steps on {}x{}x{} in {:.2} s ({:.0} MUPS in the solver), total heat {:.1}; wrote {}",
+        "heat: {} steps on {}x{}x{}{} in {:.2} s ({:.0} MUPS in the solver), total heat {:.1}; wrote {}",
         args.steps,
         dims[0],
         dims[1],
         dims[2],
+        grid.split(),
         start.elapsed().as_secs_f64(),
         updates / busy / 1e6,
         heat,
@@ -122,6 +192,20 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
 /// Writes the middle z-slice after `step` steps as `heat.png` (or `heat_<step>.png` when
 /// `numbered`): temperatures 0..1 with title, axes in cells and a colour bar.
 fn picture<T: Real>(
+    grid: &impl Whole<Grid<T>>,
+    out: &std::path::Path,
+    step: usize,
+    numbered: bool,
+) -> Result<Option<PathBuf>, Error> {
+    let written = match grid.whole()? {
+        Some(whole) => write_picture(&whole, out, step, numbered).map(Some),
+        None => Ok(None),
+    };
+    grid.agree(written)
+}
+
+/// [`picture`] of the whole grid.
+fn write_picture<T: Real>(
     grid: &Grid<T>,
     out: &std::path::Path,
     step: usize,

@@ -17,6 +17,8 @@ mod probe;
 mod ranks;
 mod sphere;
 mod wave;
+#[cfg(feature = "mpi")]
+mod wave_ranks;
 
 use clap::{Parser, Subcommand};
 
@@ -118,7 +120,7 @@ fn main() {
     }
 }
 
-/// Runs a bench or a flow scenario over the ranks when started by an MPI launcher on more than
+/// Runs `bench` or a `run` scenario over the ranks when started by an MPI launcher on more than
 /// one rank; refuses the other subcommands there.
 #[cfg(feature = "mpi")]
 fn run(command: &Command, mpi: Option<&mpi::environment::Universe>) -> stencil35d::Result<()> {
@@ -131,6 +133,8 @@ fn run(command: &Command, mpi: Option<&mpi::environment::Universe>) -> stencil35
         Command::Run(Scenario::Cavity(a)) => cavity::run_ranks(a, &world),
         Command::Run(Scenario::Channel(a)) => channel::run_ranks(a, &world),
         Command::Run(Scenario::Sphere(a)) => sphere::run_ranks(a, &world),
+        Command::Run(Scenario::Wave(a)) => wave_ranks::run(a, &world),
+        Command::Run(Scenario::Heat(a)) => heat::run_ranks(a, &world),
         _ => Err(ranks::single_process_only(
             command.name(),
             world.size() as usize,

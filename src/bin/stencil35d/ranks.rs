@@ -1,6 +1,10 @@
 //! Started by an MPI launcher (`mpirun -n N stencil35d ...`): with the `mpi` feature, MPI is
 //! initialised once for the process and `bench` splits its grid over the ranks; without it, a
 //! launch on more than one rank is refused at start rather than running N copies of the job.
+//! [`Whole`] lets a scenario's run loop write its outputs alike from a state held whole in this
+//! process and from one split over the ranks.
+
+use std::borrow::Cow;
 
 use stencil35d::Error;
 
@@ -40,8 +44,7 @@ pub fn start() -> Result<Option<()>, Error> {
 pub fn single_process_only(command: &str, ranks: usize) -> Error {
     Error::InvalidArgument(format!(
         "`{command}` runs in one process but was started as {ranks} MPI ranks; \
-         under mpirun, `bench` and `run cavity|channel|sphere` split their grid or lattice \
-         over the ranks"
+         under mpirun, `bench` and `run` split their grid, lattice or wavefield over the ranks"
     ))
 }
 
@@ -57,3 +60,59 @@ pub fn is_first(mpi: Option<&mpi::environment::Universe>) -> bool {
 pub fn is_first(_: Option<&()>) -> bool {
     true
 }
+
+/// A scenario's state as its outputs see it: held whole in this process, or split over MPI
+/// ranks, where rank 0 gathers it and writes the outputs.
+pub trait Whole<W: Clone> {
+    /// The whole state where the outputs are written (this process, or rank 0); `None` on the
+    /// other ranks. Collective.
+    fn whole(&self) -> Result<Option<Cow<'_, W>>, Error>;
+    /// `outcome`, an outcome on the writing process, agreed by every rank: an error there is an
+    /// error on every rank. Collective.
+    fn agree<O>(&self, outcome: Result<O, Error>) -> Result<O, Error>;
+    /// How the state is split, for a summary line: empty in one process.
+    fn split(&self) -> String;
+}
+
+/// A grid or a wavefield held whole in this process.
+macro_rules! whole_here {
+    ($($state:ident),*) => {$(
+        impl<T: stencil35d::Real> Whole<$state<T>> for $state<T> {
+            fn whole(&self) -> Result<Option<Cow<'_, $state<T>>>, Error> {
+                Ok(Some(Cow::Borrowed(self)))
+            }
+            fn agree<O>(&self, outcome: Result<O, Error>) -> Result<O, Error> {
+                outcome
+            }
+            fn split(&self) -> String {
+                String::new()
+            }
+        }
+    )*};
+}
+use stencil35d::wave::Wavefield;
+use stencil35d::Grid;
+whole_here!(Grid, Wavefield);
+
+/// A grid or a wavefield split over the ranks.
+#[cfg(feature = "mpi")]
+macro_rules! whole_split {
+    ($($state:ident => $whole:ident),*) => {$(
+        impl<T: stencil35d::Real + mpi::datatype::Equivalence> Whole<$whole<T>>
+            for stencil35d::distributed::$state<T>
+        {
+            fn whole(&self) -> Result<Option<Cow<'_, $whole<T>>>, Error> {
+                Ok(self.gather()?.map(Cow::Owned))
+            }
+            fn agree<O>(&self, outcome: Result<O, Error>) -> Result<O, Error> {
+                stencil35d::distributed::agreed(self.communicator(), outcome)
+            }
+            fn split(&self) -> String {
+                let d = self.decomposition();
+                format!(" over {} ranks (split 1x{}x{})", d.ranks(), d.procs[0], d.procs[1])
+            }
+        }
+    )*};
+}
+#[cfg(feature = "mpi")]
+whole_split!(DistributedGrid => Grid, DistributedWavefield => Wavefield);

@@ -16,9 +16,10 @@ use stencil35d::output::{
     VtiValues,
 };
 use stencil35d::wave::{models, Receiver, Source, WaveKernel, Wavefield, Wavelet};
-use stencil35d::{DType, Error, Grid, PlanBuilder, Real, Solver};
+use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
+use crate::ranks::Whole;
 
 /// The built-in velocity models.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -91,10 +92,14 @@ pub struct WaveArgs {
     snapshots: usize,
     /// Precision.
     #[arg(long, default_value = "f32")]
-    dtype: DType,
+    pub(crate) dtype: DType,
     /// Output directory (created if missing; checked to be writable before the first step).
     #[arg(long, default_value = "out/wave")]
-    out: PathBuf,
+    pub(crate) out: PathBuf,
+    /// Engine: reference, naive, blocked, gpu-naive or gpu-blocked (default: the planner's
+    /// choice).
+    #[arg(long)]
+    engine: Option<Engine>,
     #[command(flatten)]
     overrides: Overrides,
 }
@@ -202,6 +207,35 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
 
 fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     check_writable_dir(&args.out, "the output directory")?;
+    let shot = prepare::<T>(args)?;
+    let plan = plan_for::<T>(args, shot.field.kernel(), shot.field.dims())?;
+    eprintln!("{plan}");
+    let (mut field, steps, outputs) = (shot.field, shot.steps, shot.outputs);
+    shoot(args, &mut field, plan, steps, Some(outputs))
+}
+
+/// A shot ready to run: its wavefield with the source and receivers, its length in steps, and
+/// what the outputs need.
+pub(crate) struct Shot<T: Real> {
+    pub(crate) field: Wavefield<T>,
+    pub(crate) steps: usize,
+    pub(crate) outputs: Outputs,
+}
+
+/// What the process that writes the outputs keeps of the shot: the model's values (for the
+/// snapshots' volumes), the source, the receiver count, the section's y and the files
+/// written so far.
+pub(crate) struct Outputs {
+    model: Vec<f64>,
+    source: Source,
+    receivers: usize,
+    y: usize,
+    written: Vec<PathBuf>,
+}
+
+/// Builds the model, the wavefield with its source and receivers, and writes the model's
+/// section. Errors: a bad model, time step, recording time or geometry.
+pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
     let model = velocity::<T>(args)?;
     let dims = model.dims();
     let v_max = model
@@ -221,25 +255,115 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     let (source, receivers) = geometry(args, dims, field.kernel().radius())?;
     field.add_source(source.clone())?;
     field.add_receivers(&receivers)?;
-    let plan = args
-        .overrides
-        .apply(
-            PlanBuilder::new(field.kernel().clone(), T::DTYPE, dims),
-            None,
-        )
-        .build()?;
-    eprintln!("{plan}");
     let y = (source.position[1] / args.spacing).round() as usize;
+    let map = ColorMap::Viridis;
     let model_png = section(
         &model,
         (y, 1.0),
         args,
         "velocity",
         "velocity (m/s)",
-        ColorMap::Viridis,
+        map,
         None,
     )?;
+    // The model's values for the snapshots' volumes, converted once.
+    let values = model
+        .iter()
+        .map(|(_, v)| v.to_f64().unwrap_or(f64::NAN))
+        .collect();
+    let outputs = Outputs {
+        model: values,
+        source,
+        receivers: receivers.len(),
+        y,
+        written: vec![model_png],
+    };
+    Ok(Shot {
+        field,
+        steps,
+        outputs,
+    })
+}
+
+/// The plan for the shot's kernel on `dims`, with the command line's overrides.
+pub(crate) fn plan_for<T: Real>(
+    args: &WaveArgs,
+    kernel: &WaveKernel,
+    dims: [usize; 3],
+) -> Result<Plan, Error> {
+    args.overrides
+        .apply(
+            PlanBuilder::new(kernel.clone(), T::DTYPE, dims),
+            args.engine,
+        )
+        .build()
+}
+
+/// Runs the shot's `steps` steps on `field` with `plan`, with a progress bar; the process
+/// that holds `outputs` (the only one, or rank 0) writes the snapshots, the gather and the
+/// summary. Collective over the ranks of a split field.
+pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
+    args: &WaveArgs,
+    field: &mut F,
+    plan: Plan,
+    steps: usize,
+    mut outputs: Option<Outputs>,
+) -> Result<(), Error> {
     let mut solver = Solver::new(plan);
+    let bar = progress_bar(outputs.is_some(), steps);
+    let every = steps.div_ceil(args.snapshots.max(1));
+    let chunk = (steps / 100).clamp(1, every);
+    let (start, mut busy, mut done) = (Instant::now(), 0.0, 0);
+    while done < steps {
+        let n = chunk.min(steps - done);
+        let report = solver.run(field, n)?;
+        done += n;
+        busy += report.seconds;
+        bar.set_position(done as u64);
+        bar.set_message(format!("{:.0} MUPS", report.mups));
+        if args.snapshots > 0 && (done % every < n || done == steps) {
+            let files = match (field.whole()?, &outputs) {
+                (Some(whole), Some(o)) => snapshot(&whole, &o.model, o.y, args),
+                _ => Ok(Vec::new()),
+            };
+            let files = field.agree(files)?;
+            if let Some(o) = outputs.as_mut() {
+                o.written.extend(files);
+            }
+        }
+    }
+    bar.finish();
+    let summary = match (field.whole()?, outputs) {
+        (Some(whole), Some(o)) => {
+            summarise(args, &whole, o, &solver, busy).map(|n| Some((whole, n)))
+        }
+        _ => Ok(None),
+    };
+    let Some((whole, written)) = field.agree(summary)? else {
+        return Ok(());
+    };
+    println!(
+        "wave: {steps} steps of {:.2e} s on {}x{}x{}{} ({} engine) in {:.1} s, {:.0} MUPS; {} \
+         receivers; wrote {written} files to {}",
+        whole.kernel().dt,
+        whole.dims()[0],
+        whole.dims()[1],
+        whole.dims()[2],
+        field.split(),
+        solver.plan().engine(),
+        start.elapsed().as_secs_f64(),
+        mups(&solver, steps, busy),
+        whole.receivers().len(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// The progress bar, drawn by the process that writes the outputs only.
+fn progress_bar(shown: bool, steps: usize) -> ProgressBar {
+    if !shown {
+        return ProgressBar::hidden();
+    }
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -247,36 +371,35 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
         )
         .expect("valid template"),
     );
-    let every = steps.div_ceil(args.snapshots.max(1));
-    let chunk = (steps / 100).clamp(1, every);
-    // The model's values for the snapshots' volumes, converted once.
-    let model_values: Vec<f64> = model
-        .iter()
-        .map(|(_, v)| v.to_f64().unwrap_or(f64::NAN))
-        .collect();
-    let (start, mut busy, mut written) = (Instant::now(), 0.0, vec![model_png]);
-    while field.step() < steps {
-        let n = chunk.min(steps - field.step());
-        let report = solver.run(&mut field, n)?;
-        busy += report.seconds;
-        bar.set_position(field.step() as u64);
-        bar.set_message(format!("{:.0} MUPS", report.mups));
-        if args.snapshots > 0 && (field.step() % every < n || field.step() == steps) {
-            written.extend(snapshot(&field, &model_values, y, args)?);
-        }
-    }
-    bar.finish();
-    written.extend(gather(&field, &source, args)?);
-    let mups = solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6;
+    bar
+}
+
+/// Grid points updated per second in the solver, in millions.
+fn mups(solver: &Solver, steps: usize, busy: f64) -> f64 {
+    solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6
+}
+
+/// Writes the gather and `summary.json` for the finished shot `field`; returns the number of
+/// files written.
+fn summarise<T: Real>(
+    args: &WaveArgs,
+    field: &Wavefield<T>,
+    mut o: Outputs,
+    solver: &Solver,
+    busy: f64,
+) -> Result<usize, Error> {
+    o.written.extend(gather(field, &o.source, args)?);
+    let steps = field.step();
+    let plan = solver.plan();
     let summary = json!({
         "model": model_name(args),
-        "dims": dims, "spacing_m": args.spacing, "order": field.kernel().order,
+        "dims": field.dims(), "spacing_m": args.spacing, "order": field.kernel().order,
         "pml": field.kernel().pml, "free_surface": args.free_surface,
         "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
-        "source_m": source.position, "receivers": receivers.len(),
-        "engine": solver.plan().engine().name(), "dim_t": solver.plan().dim_t(),
-        "threads": solver.plan().threads(), "seconds": busy, "mups": mups,
-        "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "source_m": o.source.position, "receivers": o.receivers,
+        "engine": plan.engine().name(), "dim_t": plan.dim_t(),
+        "threads": plan.threads(), "seconds": busy, "mups": mups(solver, steps, busy),
+        "files": o.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     });
     let path = args.out.join("summary.json");
     std::fs::write(
@@ -284,20 +407,7 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
         serde_json::to_string_pretty(&summary).unwrap_or_default(),
     )
     .map_err(|e| Error::io(&path, e))?;
-    println!(
-        "wave: {steps} steps of {:.2e} s on {}x{}x{} ({} engine) in {:.1} s, {mups:.0} MUPS; {} \
-         receivers; wrote {} files to {}",
-        field.kernel().dt,
-        dims[0],
-        dims[1],
-        dims[2],
-        solver.plan().engine(),
-        start.elapsed().as_secs_f64(),
-        receivers.len(),
-        written.len() + 1,
-        args.out.display()
-    );
-    Ok(())
+    Ok(o.written.len() + 1)
 }
 
 /// The model's name: the `.npy` file, or the built-in model's.

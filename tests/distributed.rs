@@ -9,13 +9,19 @@ use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid, Distr
 use stencil35d::lbm::{Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape};
 use stencil35d::perf::{bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot};
 use stencil35d::wave::Receiver;
-use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, Stencil};
+use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
 const DIMS: [usize; 3] = [21, 23, 19];
 
-fn plan<T: Real>(stencil: &Stencil, engine: Engine, dim_t: usize, dims: [usize; 3]) -> Plan {
-    let mut b = PlanBuilder::new(stencil.clone(), T::DTYPE, dims)
+/// The one-thread plan of `engine` for `kernel` on `dims`, with `dim_t` when blocked.
+fn plan<T: Real>(
+    kernel: impl Into<Kernel>,
+    engine: Engine,
+    dim_t: usize,
+    dims: [usize; 3],
+) -> Plan {
+    let mut b = PlanBuilder::new(kernel, T::DTYPE, dims)
         .engine(engine)
         .threads(1);
     if engine == Engine::Blocked {
@@ -23,6 +29,16 @@ fn plan<T: Real>(stencil: &Stencil, engine: Engine, dim_t: usize, dims: [usize; 
     }
     b.build()
         .unwrap_or_else(|e| panic!("{engine} dim_t {dim_t}: {e}"))
+}
+
+/// Runs `plan` on the split state and on the one-process state, 5 steps then 2 (the second
+/// run starts inside a pass of `dim_t` 3).
+fn run_both<D: State, A: State>(plan: &Plan, dist: &mut D, alone: &mut A) {
+    let (mut solver, mut alone_solver) = (Solver::new(plan.clone()), Solver::new(plan.clone()));
+    for n in [5, 2] {
+        solver.run(dist, n).unwrap();
+        alone_solver.run(alone, n).unwrap();
+    }
 }
 
 /// `chunks` runs (steps each) of `plan` on one process and distributed; rank 0 checks that
@@ -36,7 +52,7 @@ fn case<T: Real + mpi::datatype::Equivalence>(
     chunks: &[usize],
     scatter: bool,
 ) -> bool {
-    let p = plan::<T>(stencil, engine, dim_t, DIMS);
+    let p = plan::<T>(stencil.clone(), engine, dim_t, DIMS);
     let input = Grid::<T>::random(DIMS, -1.0, 1.0, 11).unwrap();
     let dist = if scatter {
         let whole = (world.rank() == 0).then_some(&input);
@@ -114,7 +130,7 @@ fn too_many_ranks_is_an_error_everywhere(world: &impl Communicator) {
     let n = world.size() as usize;
     let stencil = Stencil::from_name("star:4").unwrap();
     let dims = [12, 9, 9];
-    let p = plan::<f32>(&stencil, Engine::Naive, 1, dims);
+    let p = plan::<f32>(stencil.clone(), Engine::Naive, 1, dims);
     let fits = Decomposition::new(dims, n, 4).is_ok();
     assert_eq!(fits, n == 1, "{n} ranks");
     match DistributedGrid::<f32>::from_fn(world, &p, |_, _, _| 0.0) {
@@ -126,7 +142,7 @@ fn too_many_ranks_is_an_error_everywhere(world: &impl Communicator) {
 /// A value that overflows on one rank stops every rank; the failing rank names the step.
 fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator) {
     let stencil = Stencil::seven_point(4.0, 4.0);
-    let p = plan::<f32>(&stencil, Engine::Naive, 1, DIMS);
+    let p = plan::<f32>(stencil.clone(), Engine::Naive, 1, DIMS);
     let mut grid = DistributedGrid::<f32>::from_fn(world, &p, |x, y, z| {
         if (x, y, z) == (10, 20, 16) {
             1e30
@@ -161,7 +177,7 @@ fn universe_abort() -> ! {
 /// A NaN in one rank's input stops every rank before any computes.
 fn non_finite_input_leaves_every_block_untouched(world: &impl Communicator) {
     let stencil = Stencil::seven_point(0.4, 0.1);
-    let p = plan::<f64>(&stencil, Engine::Naive, 1, DIMS);
+    let p = plan::<f64>(stencil.clone(), Engine::Naive, 1, DIMS);
     let init = |x: usize, y: usize, z: usize| {
         if (x, y, z) == (3, 2, 17) {
             f64::NAN
@@ -186,7 +202,7 @@ fn non_finite_input_leaves_every_block_untouched(world: &impl Communicator) {
 
 /// A root that passes no grid gets an error, and so does every other rank.
 fn a_scatter_without_the_grid_is_an_error_everywhere(world: &impl Communicator) {
-    let p = plan::<f32>(&Stencil::seven_point(0.4, 0.1), Engine::Naive, 1, DIMS);
+    let p = plan::<f32>(Stencil::seven_point(0.4, 0.1), Engine::Naive, 1, DIMS);
     match DistributedGrid::<f32>::scatter(world, &p, 0, None).err() {
         Some(Error::InvalidArgument(m)) => assert!(world.rank() == 0 && m.contains("root"), "{m}"),
         Some(Error::RankFailed { rank, .. }) => assert!(world.rank() != 0 && rank == 0),
@@ -200,7 +216,7 @@ fn a_scatter_without_the_grid_is_an_error_everywhere(world: &impl Communicator) 
 fn differing_plans_fail_at_start_unless_made_common(world: &impl Communicator) {
     let stencil = Stencil::seven_point(0.4, 0.1);
     let mine = plan::<f32>(
-        &stencil,
+        stencil.clone(),
         Engine::Blocked,
         2 + usize::from(world.rank() > 0),
         DIMS,
@@ -270,21 +286,11 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
             (Engine::Blocked, 2),
             (Engine::Blocked, 3),
         ] {
-            let mut b = PlanBuilder::new(LbmKernel::of(&input), T::DTYPE, input.dims())
-                .engine(engine)
-                .threads(1);
-            if engine == Engine::Blocked {
-                b = b.dim_t(dim_t);
-            }
-            let p = b.build().unwrap_or_else(|e| panic!("{name} {engine}: {e}"));
+            let p = plan::<T>(LbmKernel::of(&input), engine, dim_t, input.dims());
             let whole = (world.rank() == 0).then_some(&input);
             let mut dist = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
             let mut alone = input.clone();
-            let (mut solver, mut alone_solver) = (Solver::new(p.clone()), Solver::new(p));
-            for n in [5, 2] {
-                solver.run(&mut dist, n).unwrap();
-                alone_solver.run(&mut alone, n).unwrap();
-            }
+            run_both(&p, &mut dist, &mut alone);
             let Some(result) = dist.gather().unwrap() else {
                 continue;
             };
@@ -385,15 +391,7 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
                 .map(|&(x, y, z)| Receiver::at([x * h[0], y * h[1], z * h[2]]))
                 .collect();
             input.add_receivers(&receivers).unwrap();
-            let mut b = PlanBuilder::new(input.kernel().clone(), T::DTYPE, dims)
-                .engine(engine)
-                .threads(1);
-            if engine == Engine::Blocked {
-                b = b.dim_t(dim_t);
-            }
-            let p = b
-                .build()
-                .unwrap_or_else(|e| panic!("wave {order} {engine}: {e}"));
+            let p = plan::<T>(input.kernel().clone(), engine, dim_t, dims);
             let whole = (world.rank() == 0).then_some(&input);
             let mut dist = match DistributedWavefield::scatter(world, &p, 0, whole) {
                 Ok(d) => d,
@@ -401,11 +399,7 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
                 Err(e) => panic!("{e}"),
             };
             let mut alone = input.clone();
-            let (mut solver, mut alone_solver) = (Solver::new(p.clone()), Solver::new(p));
-            for n in [5, 2] {
-                solver.run(&mut dist, n).unwrap();
-                alone_solver.run(&mut alone, n).unwrap();
-            }
+            run_both(&p, &mut dist, &mut alone);
             let Some(result) = dist.gather().unwrap() else {
                 continue;
             };

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
 use stencil35d::output::{
     check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
@@ -16,6 +15,7 @@ use stencil35d::output::{
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::Overrides;
+use crate::progress::progress_bar;
 
 /// Options every flow scenario takes.
 #[derive(Args, Debug, Clone)]
@@ -166,13 +166,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         .filter(|&n| n > 0)
         .min()
         .unwrap_or((steps / 100).max(1));
-    let bar = ProgressBar::new(steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
-        )
-        .expect("valid template"),
-    );
+    let bar = progress_bar(true, steps);
     let start = Instant::now();
     let mass0 = lat.mass();
     let (mut done, mut busy) = (0, 0.0);
@@ -198,27 +192,65 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         lat.save_tagged(path, &tag)?;
         written.push(path.clone());
     }
-    let updates = lat.cells() as f64 * steps as f64;
-    let [nx, ny, nz] = lat.dims();
-    println!(
-        "{}: {nx}x{ny}x{nz} {}, {} ({}), {steps} steps (now at step {}) in {:.1} s, {:.0} MLUPS \
-         in the solver; {}; mass drift {:.1e}; wrote {}",
-        S::NAME,
-        T::DTYPE,
-        lat.physics(),
-        solver.plan().engine(),
-        lat.steps(),
-        start.elapsed().as_secs_f64(),
-        updates / busy / 1e6,
-        scenario.summary(&lat),
-        (lat.mass() - mass0) / mass0,
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let run = Finished {
+        split: String::new(),
+        engine: solver.plan().engine(),
+        steps,
+        seconds: start.elapsed().as_secs_f64(),
+        busy,
+        mass0,
+    };
+    println!("{}", run.summary(scenario, &lat, &written));
     Ok(())
+}
+
+/// What a finished run reports beside its lattice.
+pub struct Finished {
+    /// How the lattice was split (" over N ranks (split 1xPxQ)"), or empty.
+    pub split: String,
+    /// The engine that ran it.
+    pub engine: Engine,
+    /// Steps run.
+    pub steps: usize,
+    /// Wall-clock seconds of the run, outputs included.
+    pub seconds: f64,
+    /// Seconds in the solver.
+    pub busy: f64,
+    /// The mass before the first step.
+    pub mass0: f64,
+}
+
+impl Finished {
+    /// The summary line of the run that left the (whole) lattice `lat` and wrote `written`.
+    pub fn summary<T: Real, S: Scenario>(
+        &self,
+        scenario: &S,
+        lat: &Lattice<T>,
+        written: &[PathBuf],
+    ) -> String {
+        let updates = lat.cells() as f64 * self.steps as f64;
+        let [nx, ny, nz] = lat.dims();
+        format!(
+            "{}: {nx}x{ny}x{nz} {}{}, {} ({}), {} steps (now at step {}) in {:.1} s, {:.0} \
+             MLUPS in the solver; {}; mass drift {:.1e}; wrote {}",
+            S::NAME,
+            T::DTYPE,
+            self.split,
+            lat.physics(),
+            self.engine,
+            self.steps,
+            lat.steps(),
+            self.seconds,
+            updates / self.busy / 1e6,
+            scenario.summary(lat),
+            (lat.mass() - self.mass0) / self.mass0,
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 /// Writes the picture (and the .vti file unless disabled) of the current state; `step` names

@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
 use stencil35d::lbm::{CheckpointTag, LbmKernel};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
-use crate::flow::{check_outputs, out_dir, stem, write_picture, FlowOptions, Scenario};
+use crate::flow::{check_outputs, out_dir, stem, write_picture, Finished, FlowOptions, Scenario};
+use crate::progress::progress_bar;
 
 /// Runs `scenario` with `opts` over the ranks of `world`.
 pub fn run<S: Scenario>(
@@ -96,29 +96,15 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     let Some(whole) = lat.gather()? else {
         return Ok(());
     };
-    let [nx, ny, nz] = whole.dims();
-    let updates = (nx * ny * nz) as f64 * steps as f64;
-    println!(
-        "{}: {nx}x{ny}x{nz} {} over {} ranks (split 1x{}x{}), {} ({}), {steps} steps (now at \
-         step {}) in {:.1} s, {:.0} MLUPS in the solver; {}; mass drift {:.1e}; wrote {}",
-        S::NAME,
-        T::DTYPE,
-        world.size(),
-        lat.decomposition().procs[0],
-        lat.decomposition().procs[1],
-        whole.physics(),
-        solver.plan().engine(),
-        whole.steps(),
-        start.elapsed().as_secs_f64(),
-        updates / busy / 1e6,
-        scenario.summary(&whole),
-        (whole.mass() - mass0) / mass0,
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let run = Finished {
+        split: crate::ranks::split_note(lat.decomposition()),
+        engine: solver.plan().engine(),
+        steps,
+        seconds: start.elapsed().as_secs_f64(),
+        busy,
+        mass0,
+    };
+    println!("{}", run.summary(scenario, &whole, &written));
     Ok(())
 }
 
@@ -165,21 +151,6 @@ fn start<T: Real + Equivalence, S: Scenario>(
         None => DistributedLattice::scatter(world, &plan, 0, whole.as_ref())?,
     };
     Ok((plan, lat))
-}
-
-/// The progress bar, drawn on rank 0 only.
-fn progress_bar(root: bool, steps: usize) -> ProgressBar {
-    if !root {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar
 }
 
 /// The whole lattice's mass (rank 0; 0 elsewhere). Collective.

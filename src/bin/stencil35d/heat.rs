@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use stencil35d::output::{check_writable_dir, write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 use crate::args::{Overrides, Size};
+use crate::progress::progress_bar;
 use crate::ranks::Whole;
 
 /// Options of `run heat`.
@@ -142,17 +142,7 @@ fn heat<T: Real, G: State + Whole<Grid<T>>>(
     } else {
         (args.steps / 100).max(1)
     };
-    let bar = if shown {
-        ProgressBar::new(args.steps as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
-        )
-        .expect("valid template"),
-    );
+    let bar = progress_bar(shown, args.steps);
     let start = Instant::now();
     let (mut done, mut busy) = (0, 0.0);
     let mut pictures = Vec::new();

@@ -14,6 +14,7 @@ mod flow_ranks;
 mod heat;
 mod plan_cmd;
 mod probe;
+mod progress;
 mod ranks;
 mod sphere;
 mod wave;

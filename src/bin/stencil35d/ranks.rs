@@ -108,11 +108,21 @@ macro_rules! whole_split {
                 stencil35d::distributed::agreed(self.communicator(), outcome)
             }
             fn split(&self) -> String {
-                let d = self.decomposition();
-                format!(" over {} ranks (split 1x{}x{})", d.ranks(), d.procs[0], d.procs[1])
+                split_note(self.decomposition())
             }
         }
     )*};
 }
 #[cfg(feature = "mpi")]
 whole_split!(DistributedGrid => Grid, DistributedWavefield => Wavefield);
+
+/// How a state is split, for a summary line: " over N ranks (split 1xPxQ)".
+#[cfg(feature = "mpi")]
+pub fn split_note(d: &stencil35d::distributed::Decomposition) -> String {
+    format!(
+        " over {} ranks (split 1x{}x{})",
+        d.ranks(),
+        d.procs[0],
+        d.procs[1]
+    )
+}

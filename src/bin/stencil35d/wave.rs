@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use stencil35d::output::{
     check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
@@ -19,6 +18,7 @@ use stencil35d::wave::{models, Receiver, Source, WaveKernel, Wavefield, Wavelet}
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
+use crate::progress::progress_bar;
 use crate::ranks::Whole;
 
 /// The built-in velocity models.
@@ -357,21 +357,6 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         args.out.display()
     );
     Ok(())
-}
-
-/// The progress bar, drawn by the process that writes the outputs only.
-fn progress_bar(shown: bool, steps: usize) -> ProgressBar {
-    if !shown {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} steps [{elapsed_precise} < {eta}] {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar
 }
 
 /// Grid points updated per second in the solver, in millions.

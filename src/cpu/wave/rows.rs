@@ -174,20 +174,20 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
         }
     }
 
-    /// Plain updates of columns `a .. b`.
+    /// Plain updates of columns `a .. b` of the row's columns `row`.
     #[inline(always)]
-    unsafe fn sweep_inner(&self, rows: &Rows<T>, a: usize, b: usize) -> bool {
-        // SAFETY (both closures): columns `a .. b` are within the caller's contract.
+    unsafe fn sweep_inner(&self, rows: &Rows<T>, [a, b]: [usize; 2], row: [usize; 2]) -> bool {
+        // SAFETY (both closures): the columns computed lie within `row`, those stored within
+        // `a .. b`, both within the caller's contract.
         unsafe {
             segment::<T, S>(
-                a,
-                b,
+                [a, b],
+                row,
                 rows.out,
                 #[inline(always)]
-                |x| {
+                |x, part| {
                     let v: Vector<T, S> = self.inner_at(rows, x);
-                    v.store(rows.out.wrapping_add(x));
-                    v
+                    put(v, rows.out, x, part)
                 },
                 #[inline(always)]
                 |x| {
@@ -199,20 +199,27 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
         }
     }
 
-    /// Layer updates of columns `a .. b`.
+    /// Layer updates of columns `a .. b` of the row's columns `row`.
     #[inline(always)]
-    unsafe fn sweep_layer(&self, rows: &Rows<T>, damp: &RowDamping<T>, a: usize, b: usize) -> bool {
-        // SAFETY (both closures): columns `a .. b` are within the caller's contract.
+    unsafe fn sweep_layer(
+        &self,
+        rows: &Rows<T>,
+        damp: &RowDamping<T>,
+        [a, b]: [usize; 2],
+        row: [usize; 2],
+    ) -> bool {
+        // SAFETY (both closures): the columns computed lie within `row`, those stored within
+        // `a .. b`, both within the caller's contract.
         unsafe {
             segment::<T, S>(
-                a,
-                b,
+                [a, b],
+                row,
                 rows.out,
                 #[inline(always)]
-                |x| {
+                |x, part| {
                     let (u, phi): (Vector<T, S>, Vector<T, S>) = self.layer_at(rows, damp, x);
-                    u.store(rows.out.wrapping_add(x));
-                    phi.store(rows.phi_out.wrapping_add(x));
+                    let u = put(u, rows.out, x, part);
+                    let phi = put(phi, rows.phi_out, x, part);
                     // Zero where both are finite, NaN where either is not (a plain sum of
                     // two large finite values could overflow).
                     let zero = Vector::<T, S>::splat(T::zero());
@@ -231,42 +238,84 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
     }
 }
 
-/// Runs `vector` (which computes and stores the outputs at columns `x .. x + lanes` and
-/// returns a value that is non-finite when any of them is) over columns `a .. b`, or `scalar`
-/// on each column of a segment shorter than a vector; returns whether every output is finite.
-/// After a first, unaligned vector the loop continues at the next column whose address in
-/// `out` is a multiple of the vector size, and a last vector ends at `b`: the overlaps rewrite
-/// identical values, and no load straddles two cache lines more than once per row (rows of
-/// the grids and the rings align alike).
+/// Runs `vector` (which computes the outputs at columns `x .. x + lanes`, stores them, or with
+/// `Some([lo, hi])` only those at columns `lo .. hi`, and returns a value that is non-finite
+/// when a stored output is) over columns `a .. b` of a row whose columns `row` may be computed;
+/// returns whether every output is finite. After a first, unaligned vector the loop continues
+/// at the next column whose address in `out` is a multiple of the vector size, and a last
+/// vector ends at `b`: the overlaps rewrite identical values, and no load straddles two cache
+/// lines more than once per row (rows of the grids and the rings align alike). A segment
+/// shorter than a vector (the few columns between the row's first updated cell and the end of
+/// a narrow absorbing layer, say) is one vector placed within the row and stored in part;
+/// `scalar` serves only rows shorter than a vector.
 #[inline(always)]
 unsafe fn segment<T: Real, S: Isa>(
-    a: usize,
-    b: usize,
+    [a, b]: [usize; 2],
+    row: [usize; 2],
     out: *mut T,
-    mut vector: impl FnMut(usize) -> Vector<T, S>,
+    mut vector: impl FnMut(usize, Option<[usize; 2]>) -> Vector<T, S>,
     mut scalar: impl FnMut(usize) -> bool,
 ) -> bool {
     type V<T, S> = Vector<T, S>;
     let lanes = V::<T, S>::LANES;
     if b - a < lanes {
-        return (a..b).fold(true, |ok, x| scalar(x) & ok);
+        if a == b {
+            return true;
+        }
+        if row[1] - row[0] < lanes {
+            return (a..b).fold(true, |ok, x| scalar(x) & ok);
+        }
+        let x = a.min(row[1] - lanes);
+        return vector(x, Some([a, b])).sum().is_finite();
     }
     let size = std::mem::size_of::<T>();
     let skew = (out.wrapping_add(a) as usize) % (lanes * size) / size;
     let mut acc = V::<T, S>::splat(T::zero());
     let mut x = a;
     if skew != 0 {
-        acc = V::<T, S>::track_finite(acc, vector(a));
+        acc = V::<T, S>::track_finite(acc, vector(a, None));
         x = a + lanes - skew;
     }
     while x + lanes <= b {
-        acc = V::<T, S>::track_finite(acc, vector(x));
+        acc = V::<T, S>::track_finite(acc, vector(x, None));
         x += lanes;
     }
     if x < b {
-        acc = V::<T, S>::track_finite(acc, vector(b - lanes));
+        acc = V::<T, S>::track_finite(acc, vector(b - lanes, None));
     }
     acc.sum().is_finite()
+}
+
+/// Most lanes of a vector (16 `f32` in 512 bits).
+const MAX_LANES: usize = 16;
+
+/// Stores `v`, the outputs at columns `x .. x + lanes`, into the row at `out`: all of them, or
+/// with `part = Some([lo, hi])` only those at columns `lo .. hi`. Returns `v`, or for a part a
+/// vector that is NaN when a stored value is not finite and zero otherwise.
+///
+/// # Safety
+/// `out` writable at the columns stored.
+#[inline(always)]
+unsafe fn put<T: Real, S: Isa>(
+    v: Vector<T, S>,
+    out: *mut T,
+    x: usize,
+    part: Option<[usize; 2]>,
+) -> Vector<T, S> {
+    let Some([lo, hi]) = part else {
+        // SAFETY: the caller guarantees columns `x .. x + lanes`.
+        unsafe { v.store(out.wrapping_add(x)) };
+        return v;
+    };
+    debug_assert!(Vector::<T, S>::LANES <= MAX_LANES && x <= lo && hi <= x + MAX_LANES);
+    let mut lanes = [T::zero(); MAX_LANES];
+    // SAFETY: `lanes` holds at least LANES scalars.
+    unsafe { v.store(lanes.as_mut_ptr()) };
+    let stored = &lanes[lo - x..hi - x];
+    // SAFETY: the caller guarantees columns `lo .. hi`; `lanes` is a local array.
+    unsafe { std::ptr::copy_nonoverlapping(stored.as_ptr(), out.wrapping_add(lo), hi - lo) };
+    let finite = stored.iter().all(|v| v.is_finite());
+    Vector::<T, S>::splat(if finite { T::zero() } else { T::nan() })
 }
 
 impl<T: Real, S: Isa, const R: usize> WaveRowKernel<T> for Wave<T, S, R> {
@@ -285,14 +334,15 @@ impl<T: Real, S: Isa, const R: usize> WaveRowKernel<T> for Wave<T, S, R> {
         let (kernel, rows, damp) = (*self, *rows, *damp);
         // SAFETY: every segment lies within `x0 .. x1`.
         unsafe {
+            let row = [x0, x1];
             if damp.layer {
-                return kernel.sweep_layer(&rows, &damp, x0, x1);
+                return kernel.sweep_layer(&rows, &damp, row, row);
             }
             let a = kernel.inner_x[0].clamp(x0, x1);
             let b = kernel.inner_x[1].clamp(a, x1);
-            let left = kernel.sweep_layer(&rows, &damp, x0, a);
-            let mid = kernel.sweep_inner(&rows, a, b);
-            let right = kernel.sweep_layer(&rows, &damp, b, x1);
+            let left = kernel.sweep_layer(&rows, &damp, [x0, a], row);
+            let mid = kernel.sweep_inner(&rows, [a, b], row);
+            let right = kernel.sweep_layer(&rows, &damp, [b, x1], row);
             left & mid & right
         }
     }

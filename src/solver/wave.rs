@@ -43,8 +43,12 @@ pub(super) fn advance_wave<T: Real>(
         }
         check_shape(&solver.plan, T::DTYPE, field.dims())?;
         check_steps(steps)?;
-        if let Some((cell, value)) = field.find_non_finite().filter(|_| scan) {
-            return Err(Error::NonFiniteInput { cell, value });
+        if scan {
+            // The scan runs on the plan's threads, not on every core of the machine.
+            let pool = solver.workers.pool(solver.plan.threads())?;
+            if let Some((cell, value)) = pool.install(|| field.find_non_finite()) {
+                return Err(Error::NonFiniteInput { cell, value });
+            }
         }
     }
     solver.dispatch(&mut HostWave { field }, steps)

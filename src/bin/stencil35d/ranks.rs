@@ -6,7 +6,8 @@
 
 use std::borrow::Cow;
 
-use stencil35d::Error;
+use stencil35d::wave::Wavefield;
+use stencil35d::{Error, Grid};
 
 /// The number of ranks the launcher started, from the variables OpenMPI (`OMPI_COMM_WORLD_SIZE`)
 /// and MPICH-style launchers (`PMI_SIZE`) set; `None` when not started by one.
@@ -90,8 +91,6 @@ macro_rules! whole_here {
         }
     )*};
 }
-use stencil35d::wave::Wavefield;
-use stencil35d::Grid;
 whole_here!(Grid, Wavefield);
 
 /// A grid or a wavefield split over the ranks.

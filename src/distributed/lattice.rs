@@ -173,7 +173,7 @@ struct FlagRows<'a, T: Real>(&'a mut Lattice<T>);
 
 impl<T: Real> HaloRows for FlagRows<'_, T> {
     type Elem = u8;
-    /// Layer by layer along the face's axis, rows across.
+    /// Row by row over the face's region, z outer (the order both ranks of a face use).
     fn pack(&self, face: &FaceRegion, out: &mut Vec<u8>) {
         each_row(&face.region, |y, z| {
             out.extend_from_slice(self.0.flag_row(y, z))

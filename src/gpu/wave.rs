@@ -14,10 +14,10 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
 use super::stencil::{ensure_memory, gpu_err, read_flag, PASSES_PER_CHECK};
-use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
-use crate::wave::{WaveKernel, Wavefield};
+use crate::wave::Wavefield;
 use crate::{Error, Grid, Real, Result};
 
 /// Seconds spent computing and transferring.
@@ -65,16 +65,25 @@ impl Kernels {
     /// Compiles (or finds in the process's cache) what `params` launches for `steps` steps.
     fn new<T: Real>(
         gpu: &Gpu,
-        kernel: &WaveKernel,
+        field: &Wavefield<T>,
         params: &EngineParams,
         steps: usize,
     ) -> Result<Self> {
-        let naive = gpu.kernel(&wave_source::<T>(kernel, None), "wave_naive", 0)?;
+        let kernel = field.kernel();
+        let elements = field.u.storage().len();
+        let naive = gpu.kernel(&wave_source::<T>(kernel, None, elements), "wave_naive", 0)?;
         let r = kernel.radius();
         let blocked = |dim_t: usize| -> Result<Option<Blocked>> {
             let Some(shape) = shape_of(params, dim_t)? else {
                 return Ok(None);
             };
+            if field.u.plane_stride() >= WIDE_INDEX {
+                return Err(Error::InvalidPlan(format!(
+                    "gpu-blocked indexes a plane with 32 bits: an x-y plane of {} elements is \
+                     too large, use gpu-naive",
+                    field.u.plane_stride()
+                )));
+            }
             if shape.valid(r).is_none() {
                 return Err(Error::InvalidPlan(format!(
                     "a {}x{} tile at dim_t {dim_t} leaves no output at radius {r}",
@@ -84,7 +93,7 @@ impl Kernels {
             }
             let shared = shape.shared_bytes(r, T::DTYPE);
             let kernel = gpu.kernel(
-                &wave_source::<T>(kernel, Some(shape)),
+                &wave_source::<T>(kernel, Some(shape), elements),
                 "wave_blocked",
                 shared,
             )?;
@@ -455,6 +464,13 @@ impl<T: Real> OnDevice<T> {
                 prev: self.at.u,
                 phi: out_phi,
             },
+            // At dim_t 1 the blocked kernel, like the naive one, leaves the new u⁻ (the old
+            // u) where it is.
+            Some(b) if b.shape.dim_t == 1 => Levels {
+                u: out_u,
+                prev: self.at.u,
+                phi: out_phi,
+            },
             Some(_) => Levels {
                 u: out_u,
                 prev: out_prev,
@@ -493,7 +509,7 @@ pub(crate) fn run<T: Real>(
     steps: usize,
 ) -> Result<Seconds> {
     let gpu = gpu()?;
-    let kernels = Kernels::new::<T>(gpu, field.kernel(), params, steps)?;
+    let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
     let upload = Instant::now();
     let batch = PASSES_PER_CHECK * kernels.dim_t();
     let mut dev = OnDevice::new(gpu, field, batch.min(steps))?;

@@ -29,9 +29,10 @@ pub(crate) struct WaveShape {
 
 impl WaveShape {
     /// Output columns of a tile in x and y at radius `r`, `None` when the ghost zone of
-    /// `r · dim_t` cells on each side leaves none.
+    /// `r · (dim_t − 1)` cells on each side leaves none (the threads compute levels 1 ..
+    /// `dim_t − 1` there; level 0's `r`-wide rim beyond the tile is loaded, not computed).
     pub(crate) fn valid(&self, r: usize) -> Option<[usize; 2]> {
-        let halo = 2 * r * self.dim_t;
+        let halo = 2 * r * (self.dim_t - 1);
         let (tx, ty) = (self.bx, self.by * self.ry);
         (tx > halo && ty > halo).then(|| [tx - halo, ty - halo])
     }
@@ -62,8 +63,17 @@ fn axis_weights<T: Real>(weights: &[f64], h: f64) -> String {
     format!("{{{}}}", list.join(", "))
 }
 
-/// The source for `kernel` in `T`: `wave_naive` always, `wave_blocked` with `shape`.
-pub(crate) fn wave_source<T: Real>(kernel: &WaveKernel, shape: Option<WaveShape>) -> String {
+/// Grids of at least this many elements index the blocked kernel's arrays with 64-bit offsets;
+/// smaller ones with 32-bit offsets, which cost one instruction per address instead of four.
+pub(crate) const WIDE_INDEX: usize = 1 << 31;
+
+/// The source for `kernel` in `T`: `wave_naive` always, `wave_blocked` with `shape` for a grid
+/// of `elements` elements (its padded storage).
+pub(crate) fn wave_source<T: Real>(
+    kernel: &WaveKernel,
+    shape: Option<WaveShape>,
+    elements: usize,
+) -> String {
     let w = kernel.weights();
     let [hx, hy, hz] = kernel.spacing;
     let [bx, by] = match shape {
@@ -80,7 +90,15 @@ pub(crate) fn wave_source<T: Real>(kernel: &WaveKernel, shape: Option<WaveShape>
         axis_weights::<T>(w, hz),
     );
     if let Some(s) = shape {
-        text += &format!("#define BT {}\n#define RY {}\n", s.dim_t, s.ry);
+        let index = if elements < WIDE_INDEX {
+            "int"
+        } else {
+            "long long"
+        };
+        text += &format!(
+            "#define BT {}\n#define RY {}\n#define IDX {index}\n",
+            s.dim_t, s.ry
+        );
     }
     text + WAVE_CU
 }

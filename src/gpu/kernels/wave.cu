@@ -65,22 +65,39 @@ __device__ __forceinline__ Damping damping(const REAL* damp, int nx, int ny, int
     return {damp, damp + nx, damp + nx + ny, damp + n, damp + n + nx, damp + n + nx + ny};
 }
 
+// One cell's damping: η = η_x + η_y + η_z and the gradient weights g_x, g_y, g_z. The kernels
+// read the x part once per thread, the y part once per row and the z part once per plane.
+struct CellDamping {
+    REAL eta, gx, gy, gz;
+};
+
 // One cell's update (LAYER: the layers' form, also writing φ⁺).
 template <bool LAYER, class At>
 __device__ __forceinline__ REAL update(REAL c, const REAL* q, At at, REAL prev, REAL coef, REAL phi,
-                                       const Damping& d, int x, int y, int z, REAL& phi_new)
+                                       const CellDamping& d, REAL& phi_new)
 {
     const REAL lap = laplacian(c, q, at);
     if (!LAYER) {
         phi_new = 0;
         return (c + c - prev) + coef * lap;
     }
-    const REAL two = 2, one = 1;
-    const REAL eta = (__ldg(d.ex + x) + __ldg(d.ey + y)) + __ldg(d.ez + z);
-    const REAL grad = (__ldg(d.gx + x) * (at(1, 0) - at(-1, 0)) + __ldg(d.gy + y) * (at(0, 1) - at(0, -1))) +
-                      __ldg(d.gz + z) * (q[RADIUS + 1] - q[RADIUS - 1]);
-    phi_new = (phi - grad) / (one + eta);
-    return ((two + two * eta - eta * eta) * c - prev + coef * (lap + phi)) / (one + two * eta);
+    const REAL two = 2, one = 1, eta = d.eta;
+    const REAL grad =
+        (d.gx * (at(1, 0) - at(-1, 0)) + d.gy * (at(0, 1) - at(0, -1))) + d.gz * (q[RADIUS + 1] - q[RADIUS - 1]);
+    // One division for both quotients: 1/(1+η) = (1+2η)·r and 1/(1+2η) = (1+η)·r, r = 1/((1+η)(1+2η)).
+    const REAL a = one + eta, b = one + two * eta, r = one / (a * b);
+    phi_new = (phi - grad) * (b * r);
+    return ((two + two * eta - eta * eta) * c - prev + coef * (lap + phi)) * (a * r);
+}
+
+// The per-launch constants of `meta` (see above), read once into registers.
+struct Meta {
+    int z0, z1, taps_z0, taps_z1, probes_z0, probes_z1;
+};
+
+__device__ __forceinline__ Meta read_meta(const int* meta)
+{
+    return {meta[4], meta[5], meta[7], meta[8], meta[10], meta[11]};
 }
 
 // Adds step s's sources at (x, y, z) to v.
@@ -122,7 +139,9 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
     const int x = bx0 + threadIdx.x, y = by0 + threadIdx.y;
     if (x < RADIUS || x >= nx - RADIUS || y < RADIUS || y >= ny - RADIUS) return;
     const bool layer_xy = bx0 < meta[0] || bx0 + BX > meta[1] || by0 < meta[2] || by0 + BY > meta[3];
+    const Meta m = read_meta(meta);
     const Damping d = damping(damp, nx, ny, nz);
+    const REAL exy = __ldg(d.ex + x) + __ldg(d.ey + y), gx = __ldg(d.gx + x), gy = __ldg(d.gy + y);
     const long long col = (long long)y * pitch + x;
     REAL q[W];
 #pragma unroll
@@ -136,17 +155,18 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
         const auto at = [&](int dx, int dy) { return __ldg(u + i + dx + dy * pitch); };
         const REAL c = q[RADIUS], p = __ldg(prev + i), k = __ldg(coef + i);
         REAL v, f;
-        const bool layer = layer_xy || z < meta[4] || z >= meta[5];
+        const bool layer = layer_xy || z < m.z0 || z >= m.z1;
         if (layer) {
-            v = update<true>(c, q, at, p, k, __ldg(phi + i), d, x, y, z, f);
+            const CellDamping cd = {exy + __ldg(d.ez + z), gx, gy, __ldg(d.gz + z)};
+            v = update<true>(c, q, at, p, k, __ldg(phi + i), cd, f);
         } else {
-            v = update<false>(c, q, at, p, k, 0, d, x, y, z, f);
+            v = update<false>(c, q, at, p, k, 0, CellDamping{}, f);
         }
-        if (z >= meta[7] && z <= meta[8]) v = inject(v, meta, taps, amp, s0, x, y, z);
+        if (z >= m.taps_z0 && z <= m.taps_z1) v = inject(v, meta, taps, amp, s0, x, y, z);
         if (!failed) {
             u_out[i] = v;
             if (layer) phi_out[i] = f;
-            if (z >= meta[10] && z <= meta[11]) record(v, meta, pstart, pz, pout, s0, (long long)y * nx + x, z);
+            if (z >= m.probes_z0 && z <= m.probes_z1) record(v, meta, pstart, pz, pout, s0, (long long)y * nx + x, z);
         }
         bad |= !(isfinite(v) && isfinite(f));
 #pragma unroll
@@ -157,53 +177,142 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
 
 // ---------------------------------------------------------------------------------------------
 // gpu-blocked: N.5D blocking, BT steps per pass. A block owns a tile of BX x (BY*RY) columns
-// (thread (tx, ty) owns column tx and the RY rows ty*RY ..), of which the inner part, R*BT
-// narrower on every side, is its output; it streams the planes of its z chunk (HZ planes, plus
-// R*BT on either side). Each level k = 1 .. BT keeps in registers its input's column (level
-// k-1's u at planes z-R .. z+R), and for the next level its own φ⁺ of the last R+1 planes; the
-// in-plane neighbours come from level k-1's plane in shared memory (double-buffered, so one
-// barrier per level and plane). Level k updates plane z0 - kR when level 0 has loaded z0: its
-// u⁻ is level k-2's value at that plane, the oldest of level k-2's column (level 1 reads u⁻ and
-// φ from memory). Cells at the tile's edge read stale shared memory: they lie in the ghost zone
-// the next level no longer needs. The last level writes u⁺, the new u⁻ (level BT-1's centre) and
-// φ⁺. Sources are added at every level, receivers recorded from the block's own cells.
+// (thread (tx, ty) owns column tx and the RY rows ty*RY ..), GHOST = R*(BT-1) wider on every
+// side than its output (the ghost cells of levels 1 .. BT-1; none at BT 1), and streams the
+// planes of its z chunk (HZ planes, plus R*BT on either side). Each level k = 1 .. BT keeps in
+// registers its input's column (level k-1's u at planes z-R .. z+R), and for the next level its
+// own φ⁺ of the last R+1 planes; the in-plane neighbours come from level k-1's plane in shared
+// memory (double-buffered, so one barrier per level and plane), whose R-wide rim around the
+// tile the block loads from memory for level 1 and leaves stale for the later levels (the cells
+// that read it lie in the ghost zone the next level no longer needs). Level k updates plane
+// z0 - kR when level 0 has loaded z0: its u⁻ is level k-2's value at that plane, the oldest of
+// level k-2's column (level 1 reads u⁻ and φ from memory). The loads of the next plane (the
+// column's new value, the rim, u⁻ and (v dt)²) are issued before the current plane's work, so
+// their latency hides behind it. The last level writes u⁺, φ⁺ and, when BT > 1, the new u⁻
+// (level BT-1's centre; at BT 1 the host keeps u as the new u⁻). Sources are added at every
+// level, receivers recorded from the block's own cells.
 // ---------------------------------------------------------------------------------------------
 #ifdef BT
+#ifndef IDX
+#define IDX long long
+#endif
 #define TY (BY * RY)
 #define HALO (RADIUS * BT)
+#define GHOST (RADIUS * (BT - 1))
+#define VX (BX - 2 * GHOST)
+#define VY (TY - 2 * GHOST)
 #define SW (BX + 2 * RADIUS)
 #define SH (TY + 2 * RADIUS)
+#define RIM (2 * RADIUS * (SW + TY))
+#define RIMS ((RIM + BX * BY - 1) / (BX * BY))
 #define LEVELS_BEHIND (BT > 1 ? BT - 1 : 1)
+
+// The loads one plane of the stream needs, issued a plane ahead.
+struct Ahead {
+    REAL u[RY];        // the column's value at the loaded plane
+    REAL prev[RY];     // u⁻ at level 1's plane
+    REAL phi[RY];      // φ at level 1's plane when it takes the layers' form
+    REAL coef[BT][RY]; // (v dt)² at each level's plane
+    REAL rim[RIMS];    // level 0's rim at level 1's plane
+};
+
+// Where a thread reads and writes: its rows' offsets within a plane and its rim cells' offsets
+// within a shared plane (-1: none) and a grid plane. Offsets within a plane are 32-bit (the host
+// checks that a plane holds fewer than 2³¹ elements); offsets within the grid are IDX, 32-bit
+// too when the grid holds fewer than 2³¹ elements (the host defines it). Cells outside the grid are clamped onto its
+// edge, and so are planes beyond its ends: a value loaded there is never read by an updated cell
+// (those lie R or more inside the grid, and every cell they read lies inside it), so the loads
+// need no guards.
+struct Cells {
+    int off[RY];
+    bool interior[RY];
+    int rim_s[RIMS], rim_g[RIMS];
+};
+
+__device__ __forceinline__ int clamp_to(int v, int n) { return min(max(v, 0), n - 1); }
+
+// `zload`'s loads: the column values, the rim at zload - R, u⁻ and (when `layer1`) φ there,
+// (v dt)² at each level's plane.
+__device__ __forceinline__ void fetch(Ahead& a, const REAL* __restrict__ u, const REAL* __restrict__ prev,
+                                      const REAL* __restrict__ phi, const REAL* __restrict__ coef,
+                                      const Cells& cells, int zload, int nz, IDX plane, bool layer1)
+{
+    const IDX ol = clamp_to(zload, nz) * plane, o1 = clamp_to(zload - RADIUS, nz) * plane;
+#pragma unroll
+    for (int c = 0; c < RY; ++c) {
+        a.u[c] = __ldg(u + (ol + cells.off[c]));
+        a.prev[c] = __ldg(prev + (o1 + cells.off[c]));
+        a.phi[c] = layer1 ? __ldg(phi + (o1 + cells.off[c])) : REAL(0);
+    }
+#pragma unroll
+    for (int k = 0; k < BT; ++k) {
+        const IDX ok = clamp_to(zload - (k + 1) * RADIUS, nz) * plane;
+#pragma unroll
+        for (int c = 0; c < RY; ++c) a.coef[k][c] = __ldg(coef + (ok + cells.off[c]));
+    }
+#pragma unroll
+    for (int j = 0; j < RIMS; ++j) a.rim[j] = __ldg(u + (o1 + cells.rim_g[j]));
+}
+
+// The thread's cells in the tile whose thread (0, 0) sits at (x0, y0).
+__device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y0, int nx, int ny, int pitch)
+{
+    Cells cells;
+#pragma unroll
+    for (int c = 0; c < RY; ++c) {
+        const int gy = row0 + c;
+        cells.interior[c] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
+        cells.off[c] = clamp_to(gy, ny) * pitch + clamp_to(gx, nx);
+    }
+#pragma unroll
+    for (int j = 0; j < RIMS; ++j) {
+        const int i = tid + j * BX * BY;
+        int row, col;
+        if (i < 2 * RADIUS * SW) { // the R rows above the tile and the R below, each SW wide
+            row = i / SW;
+            col = i % SW;
+            if (row >= RADIUS) row += TY;
+        } else { // the R columns left and right of the tile, TY rows
+            const int k = i - 2 * RADIUS * SW;
+            row = RADIUS + k / (2 * RADIUS);
+            col = k % (2 * RADIUS);
+            if (col >= RADIUS) col += BX;
+        }
+        cells.rim_s[j] = i < RIM ? row * SW + col : -1;
+        cells.rim_g[j] = clamp_to(y0 - RADIUS + row, ny) * pitch + clamp_to(x0 - RADIUS + col, nx);
+    }
+    return cells;
+}
 
 extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
 {
     if (earlier_pass_failed(pass, flag)) return;
     extern __shared__ unsigned char smem_raw[];
     REAL* smem = reinterpret_cast<REAL*>(smem_raw); // 2 x BT planes of SW x SH
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int vx = BX - 2 * HALO, vy = TY - 2 * HALO;
-    const int ox0 = RADIUS + blockIdx.x * vx, oy0 = RADIUS + blockIdx.y * vy;
-    const int ox1 = min(ox0 + vx, nx - RADIUS), oy1 = min(oy0 + vy, ny - RADIUS);
-    const int x0 = ox0 - HALO, y0 = oy0 - HALO;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+    const int ox0 = RADIUS + blockIdx.x * VX, oy0 = RADIUS + blockIdx.y * VY;
+    const int ox1 = min(ox0 + VX, nx - RADIUS), oy1 = min(oy0 + VY, ny - RADIUS);
+    const int x0 = ox0 - GHOST, y0 = oy0 - GHOST;
     const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
     const int zl = max(0, z0 - HALO);
-    for (int i = ty * BX + tx; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
-    __syncthreads();
+    for (int i = tid; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
     const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const Meta m = read_meta(meta);
     const Damping d = damping(damp, nx, ny, nz);
 
-    const int gx = x0 + tx;
-    bool in_grid[RY], interior[RY], owned[RY];
-    long long off[RY];
+    const int gx = x0 + tx, row0 = y0 + ty * RY;
+    const Cells cells = locate(tid, gx, row0, x0, y0, nx, ny, (int)pitch);
+    bool owned[RY];
+    REAL ey[RY], gy[RY]; // the rows' damping in y
+    const REAL ex = gx >= 0 && gx < nx ? __ldg(d.ex + gx) : REAL(0), gxw = gx >= 0 && gx < nx ? __ldg(d.gx + gx) : REAL(0);
 #pragma unroll
     for (int c = 0; c < RY; ++c) {
-        const int gy = y0 + ty * RY + c;
-        in_grid[c] = gx >= 0 && gx < nx && gy >= 0 && gy < ny;
-        interior[c] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-        owned[c] = gx >= ox0 && gx < ox1 && gy >= oy0 && gy < oy1;
-        off[c] = in_grid[c] ? (long long)gy * pitch + gx : 0;
+        const int y = row0 + c;
+        owned[c] = gx >= ox0 && gx < ox1 && y >= oy0 && y < oy1;
+        ey[c] = y >= 0 && y < ny ? __ldg(d.ey + y) : REAL(0);
+        gy[c] = y >= 0 && y < ny ? __ldg(d.gy + y) : REAL(0);
     }
-    REAL q[BT][RY][W];                    // level k's u along the column, k = 0 .. BT-1
+    REAL q[BT][RY][W];                        // level k's u along the column, k = 0 .. BT-1
     REAL dphi[LEVELS_BEHIND][RY][RADIUS + 1]; // φ⁺ of levels 1 .. BT-1, the last R+1 planes
 #pragma unroll
     for (int k = 0; k < BT; ++k)
@@ -217,15 +326,23 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
         for (int c = 0; c < RY; ++c)
 #pragma unroll
             for (int j = 0; j <= RADIUS; ++j) dphi[k][c][j] = 0;
+    Ahead next;
+    const IDX pl = (IDX)plane;
+    // Whether level 1's plane when zload is loaded takes the layers' form.
+    const auto layer1 = [&](int zload) { return layer_xy || zload - RADIUS < m.z0 || zload - RADIUS >= m.z1; };
+    fetch(next, u, prev, phi, coef, cells, zl, nz, pl, layer1(zl));
+    __syncthreads();
     bool bad = false;
     const int iterations = z1 - zl + HALO;
     for (int it = 0; it < iterations; ++it) {
         const int zload = zl + it;
+        const Ahead now = next;
+        if (it + 1 < iterations) fetch(next, u, prev, phi, coef, cells, zload + 1, nz, pl, layer1(zload + 1));
 #pragma unroll
         for (int c = 0; c < RY; ++c) {
 #pragma unroll
             for (int j = 0; j < W - 1; ++j) q[0][c][j] = q[0][c][j + 1];
-            q[0][c][W - 1] = in_grid[c] && zload < nz ? __ldg(u + off[c] + zload * plane) : REAL(0);
+            q[0][c][W - 1] = now.u[c];
         }
 #pragma unroll
         for (int k = 1; k <= BT; ++k) {
@@ -233,30 +350,43 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
             REAL* s = smem + ((it & 1) * BT + (k - 1)) * SW * SH;
 #pragma unroll
             for (int c = 0; c < RY; ++c) s[(ty * RY + c + RADIUS) * SW + tx + RADIUS] = q[k - 1][c][RADIUS];
+            if (k == 1) {
+#pragma unroll
+                for (int j = 0; j < RIMS; ++j)
+                    if (cells.rim_s[j] >= 0) s[cells.rim_s[j]] = now.rim[j];
+            }
             __syncthreads();
-            const bool plane_ok = zk >= RADIUS && zk < nz - RADIUS;
-            const bool layer = layer_xy || zk < meta[4] || zk >= meta[5];
-            const bool sources = zk >= meta[7] && zk <= meta[8];
-            const bool probes = zk >= meta[10] && zk <= meta[11] && zk >= z0 && zk < z1;
+            // Level k's plane is needed when a later level's stencil reaches it.
+            const int reach = (BT - k) * RADIUS;
+            const bool plane_ok = zk >= RADIUS && zk < nz - RADIUS && zk >= z0 - reach && zk < z1 + reach;
+            const bool layer = layer_xy || zk < m.z0 || zk >= m.z1;
+            const bool sources = zk >= m.taps_z0 && zk <= m.taps_z1;
+            const bool probes = zk >= m.probes_z0 && zk <= m.probes_z1 && zk >= z0 && zk < z1;
             const int step = s0 + k - 1;
+            const IDX zo = zk * pl;
+            REAL ez = 0, gz = 0;
+            if (layer && plane_ok) {
+                ez = __ldg(d.ez + zk);
+                gz = __ldg(d.gz + zk);
+            }
 #pragma unroll
             for (int c = 0; c < RY; ++c) {
                 REAL v = 0, f = 0;
-                if (plane_ok && interior[c]) {
-                    const long long i = off[c] + zk * plane;
+                if (plane_ok && cells.interior[c]) {
                     const REAL* row = s + (ty * RY + c + RADIUS) * SW + tx + RADIUS;
                     const auto at = [&](int dx, int dy) { return row[dy * SW + dx]; };
-                    const REAL p = k == 1 ? __ldg(prev + i) : q[k >= 2 ? k - 2 : 0][c][0];
-                    const REAL kc = __ldg(coef + i);
-                    const int gy = y0 + ty * RY + c;
+                    const REAL p = k == 1 ? now.prev[c] : q[k >= 2 ? k - 2 : 0][c][0];
+                    const REAL kc = now.coef[k - 1][c];
                     if (layer) {
-                        const REAL ph = k == 1 ? __ldg(phi + i) : dphi[k >= 2 ? k - 2 : 0][c][0];
-                        v = update<true>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, ph, d, gx, gy, zk, f);
+                        const REAL ph = k == 1 ? now.phi[c] : dphi[k >= 2 ? k - 2 : 0][c][0];
+                        const CellDamping cd = {(ex + ey[c]) + ez, gxw, gy[c], gz};
+                        v = update<true>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, ph, cd, f);
                     } else {
-                        v = update<false>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, 0, d, gx, gy, zk, f);
+                        v = update<false>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, 0, CellDamping{}, f);
                     }
-                    if (sources) v = inject(v, meta, taps, amp, step, gx, gy, zk);
-                    if (probes && owned[c]) record(v, meta, pstart, pz, pout, step, (long long)gy * nx + gx, zk);
+                    const int y = row0 + c;
+                    if (sources) v = inject(v, meta, taps, amp, step, gx, y, zk);
+                    if (probes && owned[c]) record(v, meta, pstart, pz, pout, step, (long long)y * nx + gx, zk);
                 }
                 if (k < BT) {
 #pragma unroll
@@ -266,9 +396,9 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
                     for (int j = 0; j < RADIUS; ++j) dphi[k - 1][c][j] = dphi[k - 1][c][j + 1];
                     dphi[k - 1][c][RADIUS] = f;
                 } else if (owned[c] && zk >= z0 && zk < z1) {
-                    const long long i = off[c] + zk * plane;
+                    const IDX i = zo + cells.off[c];
                     u_out[i] = v;
-                    prev_out[i] = q[BT - 1][c][RADIUS];
+                    if (BT > 1) prev_out[i] = q[BT - 1][c][RADIUS];
                     if (layer) phi_out[i] = f;
                     bad |= !(isfinite(v) && isfinite(f));
                 }

@@ -59,6 +59,8 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     /// (`dim_t` 1) write directly.
     pub(crate) stream: bool,
     pub(crate) team: &'a Team,
+    /// The ring buffers: kept from an earlier run (grown when too small) and left for the next.
+    pub(crate) ring: &'a mut Option<AlignedBuf<T>>,
 }
 
 impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
@@ -66,7 +68,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
 
     fn call<K: RowKernel<T>>(self, kernel: K) -> Self::Output {
         let r = K::RADIUS;
-        let mut ring: Option<AlignedBuf<T>> = None;
+        let ring = self.ring;
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
@@ -76,7 +78,7 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take());
-                ring = Some(
+                *ring = Some(
                     AlignedBuf::zeroed(ring_len.max(1))
                         .expect("ring buffers are a few cache-sized planes"),
                 );
@@ -908,6 +910,9 @@ mod tests {
                     .unwrap();
                 Solver::new(plan).run(&mut expected, 7).unwrap();
                 let r = stencil.radius();
+                // One ring buffer for the three runs, as a solver keeps it: later runs reuse
+                // it (grown or not) with the earlier runs' values in it.
+                let mut ring = None;
                 for (dim_t, tile_threads, z_chunks) in [(2, 1, 1), (3, 3, 2), (4, 1, 3)] {
                     let tile = [2 * r * dim_t + 45, 2 * r * dim_t + 6];
                     let mut grid = input.clone();
@@ -922,6 +927,7 @@ mod tests {
                         z_chunks,
                         stream: true,
                         team: &team,
+                        ring: &mut ring,
                     };
                     assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
                     let err = grid.max_rel_diff(&expected).unwrap();

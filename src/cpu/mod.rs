@@ -10,8 +10,10 @@ pub(crate) mod reference;
 pub(crate) mod rows;
 pub(crate) mod wave;
 
+use crate::aligned::AlignedBuf;
 use crate::engine::{EngineParams, Failure};
 use crate::runtime::team::Team;
+use crate::runtime::Rings;
 use crate::{Grid, Level, Real, Stencil};
 
 /// Advances `grid` by `steps` steps with the scalar reference engine, `scratch` (same shape,
@@ -58,7 +60,7 @@ pub(crate) fn run_naive<T: Real>(
 pub(crate) fn run_blocked<T: Real>(
     stencil: &Stencil,
     params: &EngineParams,
-    team: &Team,
+    (team, rings): (&Team, &mut Rings),
     grid: &mut Grid<T>,
     scratch: &mut Grid<T>,
     steps: usize,
@@ -75,6 +77,7 @@ pub(crate) fn run_blocked<T: Real>(
         tile_threads: params.tile_threads,
         z_chunks: params.z_chunks,
         team,
+        ring: rings.get::<Option<AlignedBuf<T>>>(),
     };
     rows::dispatch(stencil, params.isa, run)
 }

@@ -85,13 +85,15 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
     /// Runs the steps, ping-ponging between `pop` and `scratch` and swapping after each pass so
     /// `pop` always holds the newest finite state. On a non-finite value the failing pass is
     /// replayed one step at a time (naive sweeps) to find the step and keep the state before it.
+    /// `ring`: the ring buffers kept from an earlier run (grown when too small), left for the
+    /// next.
     pub(crate) fn run(
         &self,
         pop: &mut Populations<T>,
         scratch: &mut Populations<T>,
+        ring: &mut Option<AlignedBuf<T>>,
     ) -> Result<(), Failure> {
         let dims = pop.layout().dims;
-        let mut ring: Option<AlignedBuf<T>> = None;
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
@@ -108,7 +110,7 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
             let ring_len = layout.len * groups.count();
             if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
                 drop(ring.take()); // free the old buffer before allocating the new one
-                ring = Some(
+                *ring = Some(
                     AlignedBuf::zeroed(ring_len.max(1))
                         .expect("ring buffers are a few cache-sized planes"),
                 );

@@ -10,6 +10,7 @@ use super::reference;
 use super::rows::{FlowKernel, NodeBytes};
 use crate::engine::{EngineParams, Failure};
 use crate::runtime::team::Team;
+use crate::runtime::Rings;
 use crate::simd::{with_isa, Isa, WithIsa};
 use crate::{Level, Real, Result};
 
@@ -76,6 +77,7 @@ impl Sweep for Naive<'_> {
 struct Blocked<'a> {
     params: &'a EngineParams,
     team: &'a Team,
+    rings: &'a mut Rings,
 }
 
 impl Sweep for Blocked<'_> {
@@ -97,7 +99,7 @@ impl Sweep for Blocked<'_> {
             z_chunks: self.params.z_chunks,
             team: self.team,
         };
-        run.run(&mut lat.pop, scratch)
+        run.run(&mut lat.pop, scratch, self.rings.get())
     }
 }
 
@@ -128,12 +130,17 @@ pub(crate) fn run_naive<T: Real>(
 /// Advances `lat` with the blocked engine on `team`, as [`run_reference`].
 pub(crate) fn run_blocked<T: Real>(
     params: &EngineParams,
-    team: &Team,
+    (team, rings): (&Team, &mut Rings),
     lat: &mut Lattice<T>,
     scratch: &mut Populations<T>,
     steps: usize,
 ) -> Result<()> {
-    run(lat, scratch, steps, params.isa, Blocked { params, team })
+    let engine = Blocked {
+        params,
+        team,
+        rings,
+    };
+    run(lat, scratch, steps, params.isa, engine)
 }
 
 /// Runs `engine` at instruction-set `level` and updates the lattice's step count.

@@ -11,4 +11,4 @@ pub(crate) mod stream;
 pub(crate) mod team;
 mod workers;
 
-pub(crate) use workers::Workers;
+pub(crate) use workers::{Rings, Workers};

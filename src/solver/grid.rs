@@ -100,7 +100,7 @@ impl<T: Real> Engines for HostGrid<'_, T> {
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let (steps, params) = (run.steps, run.params);
         self.on_cpu(run, |stencil, workers, grid, scratch| {
-            let team = workers.team(params.threads, params.pin)?;
+            let team = workers.team_and_rings(params.threads, params.pin)?;
             cpu::run_blocked(stencil, params, team, grid, scratch, steps).map_err(Error::from)
         })
     }

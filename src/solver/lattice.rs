@@ -121,7 +121,7 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let (steps, params) = (run.steps, run.params);
         self.on_cpu(run, |workers, lat, second| {
-            let team = workers.team(params.threads, params.pin)?;
+            let team = workers.team_and_rings(params.threads, params.pin)?;
             lbm::run::run_blocked(params, team, lat, second, steps)
         })
     }

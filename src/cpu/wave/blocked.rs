@@ -18,6 +18,7 @@
 //! value into its own slot, and summed in probe order after the pass, as the naive engine sums.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -46,6 +47,10 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
 
     fn call<K: WaveRowKernel<T>>(self, kernel: K) -> Self::Output {
         let r = K::RADIUS;
+        let threads = self.pool.current_num_threads();
+        if self.scratch.rings.len() < threads {
+            self.scratch.rings.resize_with(threads, || Mutex::new(None));
+        }
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
@@ -57,16 +62,16 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
                 prev: GridPtr::of_mut(&mut self.scratch.prev),
                 phi: GridPtr::of_mut(&mut self.scratch.phi),
             };
-            let field: &Wavefield<T> = self.field;
+            let (field, rings): (&Wavefield<T>, _) = (self.field, &self.scratch.rings);
             self.pool.install(|| {
-                units.par_iter().for_each_init(
-                    || None,
-                    |ring, unit| {
-                        if !pass.unit(&kernel, field, &out, *unit, ring) {
-                            finite.store(false, Ordering::Relaxed);
-                        }
-                    },
-                )
+                units.par_iter().for_each(|unit| {
+                    // Each worker thread has its own rings (only it locks them).
+                    let slot = &rings[rayon::current_thread_index().unwrap_or(0)];
+                    let mut ring = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    if !pass.unit(&kernel, field, &out, *unit, &mut ring) {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                })
             });
             if finite.into_inner() {
                 let samples = pass.samples();

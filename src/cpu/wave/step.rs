@@ -2,16 +2,22 @@
 //! new time level, the rotation of time levels, the receivers' samples, the failure report,
 //! and raw access to grids for threads writing disjoint rows.
 
+use std::sync::Mutex;
+
+use crate::aligned::AlignedBuf;
 use crate::engine::Failure;
 use crate::wave::{sample_into, Wavefield};
 use crate::{Grid, Real};
 
 /// The solver's buffers for a wave run: the next `u`, the next `φ`, and (blocked passes) the
-/// next `u^{n−1}`. Same dimensions as the field; boundary layers and inner `φ` stay zero.
+/// next `u^{n−1}`. Same dimensions as the field; boundary layers and inner `φ` stay zero. And
+/// the blocked engine's ring buffers, one per worker thread, kept between passes and runs (a
+/// distributed run's passes are runs of their own).
 pub(crate) struct WaveScratch<T: Real> {
     pub(crate) u: Grid<T>,
     pub(crate) phi: Grid<T>,
     pub(crate) prev: Grid<T>,
+    pub(crate) rings: Vec<Mutex<Option<AlignedBuf<T>>>>,
 }
 
 impl<T: Real> WaveScratch<T> {
@@ -21,6 +27,7 @@ impl<T: Real> WaveScratch<T> {
             u: Grid::unchecked(dims)?,
             phi: Grid::unchecked(dims)?,
             prev: Grid::unchecked(dims)?,
+            rings: Vec::new(),
         })
     }
 

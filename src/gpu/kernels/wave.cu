@@ -312,20 +312,8 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
         ey[c] = y >= 0 && y < ny ? __ldg(d.ey + y) : REAL(0);
         gy[c] = y >= 0 && y < ny ? __ldg(d.gy + y) : REAL(0);
     }
-    REAL q[BT][RY][W];                        // level k's u along the column, k = 0 .. BT-1
-    REAL dphi[LEVELS_BEHIND][RY][RADIUS + 1]; // φ⁺ of levels 1 .. BT-1, the last R+1 planes
-#pragma unroll
-    for (int k = 0; k < BT; ++k)
-#pragma unroll
-        for (int c = 0; c < RY; ++c)
-#pragma unroll
-            for (int j = 0; j < W; ++j) q[k][c][j] = 0;
-#pragma unroll
-    for (int k = 0; k < LEVELS_BEHIND; ++k)
-#pragma unroll
-        for (int c = 0; c < RY; ++c)
-#pragma unroll
-            for (int j = 0; j <= RADIUS; ++j) dphi[k][c][j] = 0;
+    REAL q[BT][RY][W] = {};                        // level k's u along the column, k = 0 .. BT-1
+    REAL dphi[LEVELS_BEHIND][RY][RADIUS + 1] = {}; // φ⁺ of levels 1 .. BT-1, the last R+1 planes
     Ahead next;
     const IDX pl = (IDX)plane;
     // Whether level 1's plane when zload is loaded takes the layers' form.

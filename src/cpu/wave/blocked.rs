@@ -65,7 +65,8 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
             let (field, rings): (&Wavefield<T>, _) = (self.field, &self.scratch.rings);
             self.pool.install(|| {
                 units.par_iter().for_each(|unit| {
-                    // Each worker thread has its own rings (only it locks them).
+                    // Each worker thread has its own rings, which only it locks: a unit runs no
+                    // parallel work, so a thread never takes up another unit while it holds them.
                     let slot = &rings[rayon::current_thread_index().unwrap_or(0)];
                     let mut ring = slot.lock().unwrap_or_else(|e| e.into_inner());
                     if !pass.unit(&kernel, field, &out, *unit, &mut ring) {

@@ -112,21 +112,6 @@ impl<T: Real + Equivalence> State for DistributedWavefield<T> {
     }
 }
 
-impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
-    fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
-    }
-    fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-    fn exchange(&mut self) {
-        DistributedWavefield::exchange(self);
-    }
-    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
-        advance_wave(solver, &mut self.local, n, false)
-    }
-}
-
 /// A state split over ranks: its communicator, halo exchange and local state.
 trait Split {
     fn comm(&self) -> &SimpleCommunicator;
@@ -136,37 +121,32 @@ trait Split {
     fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport>;
 }
 
-impl<T: Real + Equivalence> Split for DistributedGrid<T> {
-    fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
-    }
-    fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-    fn exchange(&mut self) {
-        DistributedGrid::exchange(self);
-    }
-    /// The input was scanned once before the first pass, and every later value is an
-    /// engine's output, which the engines check: no pass scans its input again.
-    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
-        advance_grid(solver, &mut self.local, n, false)
-    }
+/// [`Split`] for a distributed state whose fields `comm`, `steps_per_exchange` and `local` are
+/// its communicator, pass length and local state, and whose local state `$advance` runs.
+macro_rules! split_state {
+    ($state:ident, $advance:ident) => {
+        impl<T: Real + Equivalence> Split for $state<T> {
+            fn comm(&self) -> &SimpleCommunicator {
+                &self.comm
+            }
+            fn steps_per_exchange(&self) -> usize {
+                self.steps_per_exchange
+            }
+            fn exchange(&mut self) {
+                $state::exchange(self);
+            }
+            /// The input was scanned once before the first pass, and every later value is an
+            /// engine's output, which the engines check: no pass scans its input again.
+            fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
+                $advance(solver, &mut self.local, n, false)
+            }
+        }
+    };
 }
 
-impl<T: Real + Equivalence> Split for DistributedLattice<T> {
-    fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
-    }
-    fn steps_per_exchange(&self) -> usize {
-        self.steps_per_exchange
-    }
-    fn exchange(&mut self) {
-        DistributedLattice::exchange(self);
-    }
-    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
-        advance_lattice(solver, &mut self.local, n, false)
-    }
-}
+split_state!(DistributedGrid, advance_grid);
+split_state!(DistributedLattice, advance_lattice);
+split_state!(DistributedWavefield, advance_wave);
 
 /// Errors unless the communicator has the ranks the state was split over.
 fn check_ranks(comm: &SimpleCommunicator, ranks: usize) -> Result<()> {

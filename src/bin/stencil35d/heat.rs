@@ -158,8 +158,13 @@ fn heat<T: Real, G: State + Whole<Grid<T>>>(
         }
     }
     bar.finish();
-    pictures.extend(picture(grid, &args.out, args.steps, false)?);
-    let Some(whole) = grid.whole()? else {
+    // One gather for the last picture and the summary.
+    let whole = grid.whole()?;
+    let last = whole
+        .as_deref()
+        .map(|w| write_picture(w, &args.out, args.steps, false));
+    pictures.extend(grid.agree(last.transpose())?);
+    let Some(whole) = whole else {
         return Ok(());
     };
     let heat: f64 = whole.iter().map(|(_, v)| v.to_f64().unwrap_or(0.0)).sum();

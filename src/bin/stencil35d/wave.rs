@@ -321,7 +321,8 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         busy += report.seconds;
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
-        if args.snapshots > 0 && (done % every < n || done == steps) {
+        // The last snapshot is written with the summary, from the same gather.
+        if args.snapshots > 0 && done % every < n && done < steps {
             let files = match (field.whole()?, &outputs) {
                 (Some(whole), Some(o)) => snapshot(&whole, &o.model, o.y, args),
                 _ => Ok(Vec::new()),
@@ -334,8 +335,16 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
     }
     bar.finish();
     let summary = match (field.whole()?, outputs) {
-        (Some(whole), Some(o)) => {
-            summarise(args, &whole, o, &solver, busy).map(|n| Some((whole, n)))
+        (Some(whole), Some(mut o)) => {
+            let last = match args.snapshots {
+                0 => Ok(Vec::new()),
+                _ => snapshot(&whole, &o.model, o.y, args),
+            };
+            last.and_then(|files| {
+                o.written.extend(files);
+                summarise(args, &whole, o, &solver, busy)
+            })
+            .map(|n| Some((whole, n)))
         }
         _ => Ok(None),
     };

@@ -39,6 +39,9 @@ pub struct Tuning {
     /// The CUDA device to use (default: the process's local rank under an MPI launcher, modulo
     /// the devices, so ranks on one host take one GPU each; else device 0).
     pub gpu_device: Option<usize>,
+    /// How a split run on GPUs moves its halos between ranks (default: NCCL, device to device,
+    /// where every rank has a GPU of its own and NCCL loads; else through host memory).
+    pub gpu_halos: Option<GpuHalos>,
     /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
     /// has; a higher one than that is capped to it).
     pub isa: Option<crate::Level>,
@@ -47,6 +50,16 @@ pub struct Tuning {
     pub memory_bytes: Option<u64>,
     /// Build options of the GPU kernels.
     pub gpu: GpuTuning,
+}
+
+/// How the halos of a run split over ranks with GPUs travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum GpuHalos {
+    /// Device to device through NCCL.
+    Nccl,
+    /// Device to host, MPI, host to device.
+    Host,
 }
 
 /// Build options of the GPU kernels, for experiments; the defaults are the measured best.
@@ -117,6 +130,12 @@ knobs! {
         |t, v| t.no_gpu = switch(v)?;
     "gpu_device", "STENCIL35D_GPU_DEVICE", "CUDA device ordinal (default: local MPI rank modulo devices, else 0)",
         |t, v| t.gpu_device = Some(count(v)?);
+    "gpu_halos", "STENCIL35D_GPU_HALOS", "how split runs on GPUs move halos: nccl or host (default: nccl where each rank has its own GPU)",
+        |t, v| t.gpu_halos = Some(match v.trim() {
+            "nccl" => GpuHalos::Nccl,
+            "host" => GpuHalos::Host,
+            _ => return Err("expected nccl or host".into()),
+        });
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",

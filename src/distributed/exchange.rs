@@ -102,6 +102,20 @@ pub(crate) fn exchange_axis<H: HaloRows>(
         field.pack(send, out);
         into.resize(field.len(recv), H::Elem::zero());
     }
+    swap_faces(comm, &faces, sends, recvs);
+    for ((_, _, _, recv), data) in faces.iter().zip(recvs.iter()) {
+        field.unpack(recv, data);
+    }
+}
+
+/// Sends `sends[i]` to the peer of `faces[i]` and receives `recvs[i]` from it, nonblocking,
+/// for every face at once. Collective among the neighbours.
+pub(crate) fn swap_faces<E: Equivalence>(
+    comm: &SimpleCommunicator,
+    faces: &[(usize, usize, FaceRegion, FaceRegion)],
+    sends: &[Vec<E>],
+    recvs: &mut [Vec<E>],
+) {
     scope(|scope| {
         let mut guards = Vec::new();
         for ((side, peer, _, _), (data, buf)) in
@@ -120,9 +134,6 @@ pub(crate) fn exchange_axis<H: HaloRows>(
             )));
         }
     });
-    for ((_, _, _, recv), data) in faces.iter().zip(recvs.iter()) {
-        field.unpack(recv, data);
-    }
 }
 
 /// Sends `sends[side]` to and receives `recvs[side]` from the neighbour on each side across z

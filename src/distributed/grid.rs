@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use super::agree::{agreed, start};
 use super::exchange::{exchange_axis, exchange_slices, FaceRegion, HaloRows};
+use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
 use crate::{Engine, Error, Grid, Plan, Real, Result};
 
@@ -25,6 +26,8 @@ pub struct DistributedGrid<T: Real> {
     pub(crate) steps_per_exchange: usize,
     /// The exchange's send and receive buffers, kept between passes.
     pub(crate) buffers: Vec<Vec<T>>,
+    /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
+    pub(crate) device: Option<DeviceHalos<T>>,
 }
 
 impl<T: Real + Equivalence> DistributedGrid<T> {
@@ -53,6 +56,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             local,
             steps_per_exchange,
             buffers: Vec::new(),
+            device: None,
         })
     }
 

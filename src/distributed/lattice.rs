@@ -11,7 +11,9 @@ use mpi::traits::{Destination, Source};
 use super::agree::{agreed, broadcast_json, start};
 use super::exchange::{exchange_axis, FaceRegion, HaloRows};
 use super::grid::{owned_local, whole_local};
+use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
+use crate::gpu::lbm::LbmBuffers;
 use crate::lbm::{Lattice, Shared, Q, VELOCITIES};
 use crate::{Error, Plan, Real, Result};
 
@@ -30,6 +32,9 @@ pub struct DistributedLattice<T: Real> {
     pub(crate) steps_per_exchange: usize,
     /// The exchange's send and receive buffers, kept between passes.
     pub(crate) buffers: Vec<Vec<T>>,
+    /// The link and buffers of halo exchanges between GPUs, and the device copies of the
+    /// local lattice, kept between runs on them.
+    pub(crate) device: Option<(DeviceHalos<T>, Option<LbmBuffers<T>>)>,
 }
 
 impl<T: Real + Equivalence> DistributedLattice<T> {
@@ -144,6 +149,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             local,
             periodic,
             buffers: Vec::new(),
+            device: None,
         }
     }
 

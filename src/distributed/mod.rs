@@ -33,6 +33,8 @@ mod grid;
 #[cfg(feature = "mpi")]
 mod lattice;
 #[cfg(feature = "mpi")]
+pub(crate) mod on_device;
+#[cfg(feature = "mpi")]
 mod output;
 #[cfg(feature = "mpi")]
 mod wave;

@@ -35,6 +35,11 @@ impl<T: Real> DeviceGrid<T> {
         if let Some((cell, value)) = grid.find_non_finite() {
             return Err(Error::NonFiniteInput { cell, value });
         }
+        Self::upload_scanned(grid)
+    }
+
+    /// [`DeviceGrid::upload`] of a grid its caller has already scanned for non-finite values.
+    pub(crate) fn upload_scanned(grid: &Grid<T>) -> Result<Self> {
         let gpu = gpu()?;
         let layout = Layout {
             dims: grid.dims(),

@@ -141,8 +141,30 @@ impl<T: Real> LbmBuffers<T> {
     }
 }
 
+/// What a split lattice's run (`lbm_split`) reaches into.
+#[cfg(feature = "mpi")]
+impl<T: Real> LbmBuffers<T> {
+    /// Whether the populations are updated in place (one copy).
+    pub(crate) fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// The copy that holds the current populations.
+    pub(crate) fn current(&mut self) -> &mut Pops<T> {
+        &mut self.a
+    }
+
+    /// Makes the other copy the current one (two copies only): after a step, the step's
+    /// input.
+    pub(crate) fn swap_copies(&mut self) {
+        if let Some(b) = self.b.as_mut() {
+            std::mem::swap(&mut self.a, b);
+        }
+    }
+}
+
 /// The kernels and small tables of one run.
-struct Run<'a, T> {
+pub(super) struct Run<'a, T> {
     gpu: &'a Gpu,
     step: Kernel,
     even: Kernel,
@@ -271,7 +293,7 @@ impl<T: Real> Run<'_, T> {
 
     /// Advances the device state from step `first` (0-based count of steps already done on it)
     /// by `count` steps.
-    fn steps(&self, bufs: &mut LbmBuffers<T>, first: usize, count: usize) -> Result<()> {
+    pub(super) fn steps(&self, bufs: &mut LbmBuffers<T>, first: usize, count: usize) -> Result<()> {
         for s in first..first + count {
             if bufs.in_place {
                 self.launch_aa(bufs, s % 2 == 1)?;
@@ -283,7 +305,7 @@ impl<T: Real> Run<'_, T> {
     }
 
     /// Waits for the device, reads and clears the non-finite flag.
-    fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
+    pub(super) fn flag_raised(&self, bufs: &mut LbmBuffers<T>) -> Result<bool> {
         let mut host = [0i32; 1];
         self.gpu
             .stream
@@ -360,7 +382,7 @@ impl<'a> Geometry<'a> {
 /// Copies the device state after `done` steps into `dst` in the canonical layout (undoing the
 /// AA pattern's shifted layout after an odd number of in-place steps), decoding 16-bit codes;
 /// returns the codes in 16-bit storage.
-fn download<T: Real>(
+pub(super) fn download<T: Real>(
     gpu: &Gpu,
     geo: &Geometry<'_>,
     bufs: &LbmBuffers<T>,
@@ -476,36 +498,8 @@ pub(crate) fn run<T: Real>(
     if bufs.in_place {
         check_in_place(lat)?;
     }
-    let layout = *lat.layout();
-    if layout.cells_len() > i32::MAX as usize {
-        return Err(Error::InvalidPlan(format!(
-            "the GPU kernels index one population array with 32-bit offsets: {} padded nodes \
-             exceed 2^31",
-            layout.cells_len()
-        )));
-    }
-    let [step, even, odd] = kernels(gpu, lat)?;
     let transfer_start = Instant::now();
-    let (kinds, bc) = boundary_tables(lat);
-    let run = Run {
-        gpu,
-        step,
-        even,
-        odd,
-        kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
-        bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
-        cfg: launch_config(layout.dims)?,
-        dims: layout.dims.map(|n| n as i32),
-        strides: [layout.pitch, layout.plane, layout.array].map(|s| s as i64),
-    };
-    gpu.stream
-        .memcpy_htod(&lat.classes().class[..], &mut bufs.classes)
-        .map_err(gpu_err)?;
-    gpu.stream
-        .memcpy_htod(&lat.flags[..], &mut bufs.flags)
-        .map_err(gpu_err)?;
-    gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
-    upload(gpu, lat, bufs)?;
+    let run = open_run(gpu, lat, bufs)?;
     let mut transfer = transfer_start.elapsed().as_secs_f64();
 
     let start = Instant::now();
@@ -532,6 +526,45 @@ pub(crate) fn run<T: Real>(
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))
+}
+
+/// Compiles (or fetches) `lat`'s kernels and uploads its tables, node classes, flags and
+/// populations (the lattice checked and prepared by the caller).
+pub(super) fn open_run<'a, T: Real>(
+    gpu: &'a Gpu,
+    lat: &Lattice<T>,
+    bufs: &mut LbmBuffers<T>,
+) -> Result<Run<'a, T>> {
+    let layout = *lat.layout();
+    if layout.cells_len() > i32::MAX as usize {
+        return Err(Error::InvalidPlan(format!(
+            "the GPU kernels index one population array with 32-bit offsets: {} padded nodes \
+             exceed 2^31",
+            layout.cells_len()
+        )));
+    }
+    let [step, even, odd] = kernels(gpu, lat)?;
+    let (kinds, bc) = boundary_tables(lat);
+    let run = Run {
+        gpu,
+        step,
+        even,
+        odd,
+        kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
+        bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
+        cfg: launch_config(layout.dims)?,
+        dims: layout.dims.map(|n| n as i32),
+        strides: [layout.pitch, layout.plane, layout.array].map(|s| s as i64),
+    };
+    gpu.stream
+        .memcpy_htod(&lat.classes().class[..], &mut bufs.classes)
+        .map_err(gpu_err)?;
+    gpu.stream
+        .memcpy_htod(&lat.flags[..], &mut bufs.flags)
+        .map_err(gpu_err)?;
+    gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
+    upload(gpu, lat, bufs)?;
+    Ok(run)
 }
 
 /// Replays the run from the host state (still this run's input) one step at a time up to

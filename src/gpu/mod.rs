@@ -16,10 +16,16 @@ pub(crate) mod lbm;
 #[cfg(test)]
 mod lbm_emulate;
 mod lbm_source;
+#[cfg(feature = "mpi")]
+pub(crate) mod lbm_split;
 pub(crate) mod plane;
 #[cfg(test)]
 mod plane_emulate;
 pub(crate) mod plane_source;
+// Only split runs (the `mpi` feature) copy halo boxes; its unit test runs in every build.
+#[cfg(any(feature = "mpi", test))]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) mod regions;
 mod source;
 pub(crate) mod stencil;
 #[cfg(test)]

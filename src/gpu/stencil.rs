@@ -109,6 +109,7 @@ pub(crate) fn prepare<T: Real>(
         }
         _ => naive_kernel::<T>(gpu, stencil).map(drop),
     }
+    .and_then(|()| naive_kernel_named::<T>(gpu, stencil, "copy_shell").map(drop))
 }
 
 /// The kernels one run launches.
@@ -136,13 +137,44 @@ fn launch_of(params: &EngineParams) -> Result<&LaunchShape> {
         .ok_or_else(|| Error::InvalidPlan("a gpu-blocked plan needs a launch shape".to_string()))
 }
 
+/// What a run on a block of a split grid does between passes: the GPU stencil engines call
+/// it so that a split run queues its halo exchanges on the device between the passes, with no
+/// wait for the host in between. A run in one process uses [`Alone`].
+pub(crate) trait PassHooks<T> {
+    /// Queues whatever must precede the next pass on `cur`, the state it reads (a split grid
+    /// refreshes its halos).
+    fn before_pass(&mut self, cur: &mut CudaSlice<T>) -> Result<()>;
+    /// Called once per batch of passes with this process's outcome of the batch, after the
+    /// device has finished it; returns the outcome every process agrees on. Every process
+    /// must reach it after the same passes.
+    fn after_batch(&mut self, outcome: Result<()>) -> Result<()>;
+    /// Whether this is a run in one process (which may go on from a replayed pass).
+    fn alone(&self) -> bool;
+}
+
+/// The hooks of a run in one process: nothing between passes.
+pub(crate) struct Alone;
+
+impl<T> PassHooks<T> for Alone {
+    fn before_pass(&mut self, _: &mut CudaSlice<T>) -> Result<()> {
+        Ok(())
+    }
+    fn after_batch(&mut self, outcome: Result<()>) -> Result<()> {
+        outcome
+    }
+    fn alone(&self) -> bool {
+        true
+    }
+}
+
 /// Advances the state in `cur` by `steps` steps of `stencil` with the GPU parameters
-/// `params` (from a plan's chosen candidate); on return `cur` holds
-/// the newest finite state (on error, the state before the failing step).
+/// `params` (from a plan's chosen candidate), `hooks` called between passes and batches; on
+/// return `cur` holds the newest finite state (on error, the state before the failing step).
 ///
 /// Passes are queued without waiting: a pass that writes a non-finite value stores its number
 /// in the flag and the later ones leave both buffers alone, so one read of the flag per
 /// [`PASSES_PER_CHECK`] passes finds the pass and its input.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn advance<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
@@ -151,16 +183,22 @@ pub(crate) fn advance<T: Real>(
     cur: &mut CudaSlice<T>,
     scratch: &mut Scratch<T>,
     steps: usize,
+    hooks: &mut dyn PassHooks<T>,
 ) -> Result<()> {
     // The second buffer must carry the same fixed boundary layer; the flag starts clear (a run
     // cut short by a launch error may have left it raised).
-    gpu.stream
-        .memcpy_dtod(cur, &mut scratch.next)
-        .map_err(gpu_err)?;
+    let r = stencil.radius();
+    copy_shell(
+        gpu,
+        &naive_kernel_named::<T>(gpu, stencil, "copy_shell")?,
+        layout,
+        r,
+        cur,
+        scratch,
+    )?;
     gpu.stream
         .memset_zeros(&mut scratch.flag)
         .map_err(gpu_err)?;
-    let r = stencil.radius();
     let (kernels, dim_t) = match params.engine {
         Engine::GpuNaive => (PassKernels::Naive(naive_kernel::<T>(gpu, stencil)?), 1),
         Engine::GpuBlocked => {
@@ -190,6 +228,7 @@ pub(crate) fn advance<T: Real>(
         let mut at = done;
         while at < steps && passes < PASSES_PER_CHECK {
             let pass_steps = dim_t.min(steps - at);
+            hooks.before_pass(cur)?;
             passes += 1;
             let pass = passes as i32;
             match &kernels {
@@ -218,6 +257,7 @@ pub(crate) fn advance<T: Real>(
             at += pass_steps;
         }
         let Some(failed) = raised_pass(gpu, scratch)? else {
+            hooks.after_batch(Ok(()))?;
             done = at;
             continue;
         };
@@ -227,6 +267,51 @@ pub(crate) fn advance<T: Real>(
             dim_t,
             steps,
         };
+        let replay = Replay {
+            gpu,
+            stencil,
+            layout,
+            naive: matches!(kernels, PassKernels::Naive(_)),
+        };
+        match replay.failed(batch, failed, cur, scratch) {
+            // A run alone goes on from the replayed state; a split one cannot, its neighbours
+            // having run the whole batch.
+            Ok(next) if hooks.alone() => done = next,
+            Ok(_) => {
+                let lost = Error::Gpu(format!(
+                    "pass {failed} wrote a non-finite value that its replay did not reproduce"
+                ));
+                return hooks.after_batch(Err(lost));
+            }
+            Err(e) => return hooks.after_batch(Err(e)),
+        }
+    }
+    Ok(())
+}
+
+/// What the search for a failed pass's step needs.
+struct Replay<'a> {
+    gpu: &'a Gpu,
+    stencil: &'a Stencil,
+    layout: Layout,
+    /// Whether the passes were gpu-naive's (one step each).
+    naive: bool,
+}
+
+impl Replay<'_> {
+    /// After pass `failed` of `batch` raised the flag: the error naming the step that went bad
+    /// and a cell, `cur` holding the state before it; or, when no single step of the replayed
+    /// pass goes bad (the pass's rounding differs from the steps'), the step the run has
+    /// reached from the replayed state.
+    fn failed<T: Real>(
+        &self,
+        batch: Batch,
+        failed: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<usize> {
+        let (gpu, r) = (self.gpu, self.stencil.radius());
+        let passes = batch.passes;
         let Some(FailedPass {
             swap_back,
             before,
@@ -240,23 +325,20 @@ pub(crate) fn advance<T: Real>(
         if swap_back {
             std::mem::swap(cur, &mut scratch.next);
         }
-        if let PassKernels::Naive(_) = kernels {
-            return Err(locate(gpu, layout, &scratch.next, r, before + 1));
+        if self.naive {
+            return Err(locate(gpu, self.layout, &scratch.next, r, before + 1));
         }
         // Replay the blocked pass a step at a time to find the step that went bad.
-        let naive = naive_kernel::<T>(gpu, stencil)?;
+        let naive = naive_kernel::<T>(gpu, self.stencil)?;
         for i in 1..=pass_steps {
-            launch_naive(gpu, &naive, layout, cur, scratch, 1)?;
+            launch_naive(gpu, &naive, self.layout, cur, scratch, 1)?;
             if raised_pass(gpu, scratch)?.is_some() {
-                return Err(locate(gpu, layout, &scratch.next, r, before + i));
+                return Err(locate(gpu, self.layout, &scratch.next, r, before + i));
             }
             std::mem::swap(cur, &mut scratch.next);
         }
-        // No single step went bad (the pass's rounding differs from the steps'): go on from
-        // the replayed state.
-        done = before + pass_steps;
+        Ok(before + pass_steps)
     }
-    Ok(())
 }
 
 /// One batch of passes queued between two reads of the flag: from step `done` of a run of
@@ -335,7 +417,66 @@ pub(crate) fn kernel_resources(
 }
 
 fn naive_kernel<T: Real>(gpu: &Gpu, stencil: &Stencil) -> Result<Kernel> {
-    gpu.kernel(&stencil_source::<T>(stencil, None), "stencil_naive", 0)
+    naive_kernel_named::<T>(gpu, stencil, "stencil_naive")
+}
+
+/// The function `name` of the stencil's module without a blocked shape (`stencil_naive`,
+/// `copy_shell`).
+fn naive_kernel_named<T: Real>(gpu: &Gpu, stencil: &Stencil, name: &str) -> Result<Kernel> {
+    gpu.kernel(&stencil_source::<T>(stencil, None), name, 0)
+}
+
+/// Threads per block of `copy_shell`.
+pub(crate) const SHELL_THREADS: u32 = 128;
+
+/// `copy_shell`'s launch for a grid of `dims` and radius `r`: the boundary rows (a block
+/// each) and the blocks in all.
+pub(crate) fn shell_blocks([_, ny, nz]: [usize; 3], r: usize) -> (usize, usize) {
+    let rows = 2 * r * ny + 2 * r * nz.saturating_sub(2 * r);
+    let edge_cells = 2 * r * ny.saturating_sub(2 * r) * nz.saturating_sub(2 * r);
+    (rows, rows + edge_cells.div_ceil(SHELL_THREADS as usize))
+}
+
+/// Copies the fixed boundary layer (the outer `r` cells on every side) of `src` into
+/// `scratch.next` with the `copy_shell` kernel: the rows of the first and last `r` planes and
+/// of the first and last `r` rows of every plane, a block each, then the first and last `r`
+/// cells of every other row, a thread each.
+fn copy_shell<T: Real>(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    layout: Layout,
+    r: usize,
+    src: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+) -> Result<()> {
+    let (rows, blocks) = shell_blocks(layout.dims, r);
+    if blocks > i32::MAX as usize {
+        let [nx, ny, nz] = layout.dims;
+        return Err(Error::InvalidPlan(format!(
+            "a {nx} x {ny} x {nz} grid has too many boundary rows for one launch"
+        )));
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (SHELL_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let ([nx, ny, nz], pitch, plane) = dims_args(layout);
+    let rows = rows as i32;
+    let mut args = gpu.stream.launch_builder(&kernel.function);
+    args.arg(src)
+        .arg(&mut scratch.next)
+        .arg(&nx)
+        .arg(&ny)
+        .arg(&nz)
+        .arg(&pitch)
+        .arg(&plane)
+        .arg(&rows);
+    // SAFETY: the arguments match copy_shell's parameter list in type and order; both buffers
+    // hold `layout.len()` elements and the kernel touches only cells of the outer `r` layers
+    // inside `dims` (rows below `rows`, one cell per thread after them, guarded by the count).
+    unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+    Ok(())
 }
 
 /// The blocked kernel for `shape`, with its shared-memory size.

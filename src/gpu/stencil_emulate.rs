@@ -393,4 +393,80 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// The `copy_shell` kernel, run block by block on the host, copies exactly the outer `r`
+    /// cells on every side of a grid (padding and interior left alone), for radius 1 to 4 on
+    /// odd sizes down to the smallest grid each radius allows.
+    #[test]
+    fn emulated_shell_copy_touches_exactly_the_boundary_layer() {
+        const SHELL_DRIVER: &str = r#"
+int main(int argc, char** argv) {
+    const int nx = atoi(argv[1]), ny = atoi(argv[2]), nz = atoi(argv[3]), rows = atoi(argv[6]);
+    const long long pitch = atoll(argv[4]), plane = atoll(argv[5]), len = plane * nz;
+    const unsigned blocks = atoi(argv[7]), threads = atoi(argv[8]);
+    std::vector<REAL> src(len), dst(len, REAL(-1));
+    for (long long i = 0; i < len; ++i) src[i] = REAL(i + 1);
+    blockDim = {threads, 1, 1};
+    gridDim = {blocks, 1, 1};
+    for (unsigned b = 0; b < blocks; ++b)
+        for (unsigned t = 0; t < threads; ++t) {
+            blockIdx = {b, 0, 0};
+            threadIdx = {t, 0, 0};
+            copy_shell(src.data(), dst.data(), nx, ny, nz, pitch, plane, rows);
+        }
+    write_result(argv[9], dst, 0);
+    return 0;
+}
+"#;
+        use crate::gpu::stencil::{shell_blocks, SHELL_THREADS};
+        for (r, dims) in [
+            (1, [5, 3, 4]),
+            (1, [37, 29, 23]),
+            (2, [5, 5, 6]),
+            (3, [19, 8, 7]),
+            (4, [9, 11, 9]),
+        ] {
+            let stencil = Stencil::from_name(&format!("star:{r}")).unwrap();
+            let dir = std::env::temp_dir()
+                .join(format!("stencil35d-shell-emu-{}-{r}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let exe = dir.join("shell");
+            let source = stencil_source::<f64>(&stencil, None);
+            if !compile_for_host(&format!("{PRELUDE}{source}\n{SHELL_DRIVER}"), &exe) {
+                println!("skipping: g++ is not installed");
+                return;
+            }
+            let grid = Grid::<f64>::new(dims).unwrap();
+            let (pitch, plane) = (grid.pitch(), grid.plane_stride());
+            let (rows, blocks) = shell_blocks(dims, r);
+            let out = exe.with_extension("out");
+            let args = [dims[0], dims[1], dims[2], pitch, plane, rows, blocks];
+            let run = Command::new(&exe)
+                .args(args.iter().map(|v| v.to_string()))
+                .arg(SHELL_THREADS.to_string())
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let bytes = std::fs::read(&out).unwrap();
+            std::fs::remove_dir_all(&dir).ok();
+            let got: Vec<f64> = bytes[..bytes.len() - 4]
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let [nx, ny, nz] = dims;
+            for (i, &v) in got.iter().enumerate() {
+                let (z, y, x) = (i / plane, i % plane / pitch, i % pitch);
+                let inside = x < nx && y < ny && z < nz;
+                let edge = |c: usize, n: usize| c < r || c + r >= n;
+                let shell = inside && (edge(x, nx) || edge(y, ny) || edge(z, nz));
+                let want = if shell { (i + 1) as f64 } else { -1.0 };
+                assert_eq!(v, want, "r {r} {dims:?}: cell ({x}, {y}, {z})");
+            }
+        }
+    }
 }

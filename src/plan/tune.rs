@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use super::candidate::Candidate;
 use super::kernel::Kernel;
 use crate::gpu::gpu;
-use crate::gpu::stencil::{advance, blocked_kernel, blocked_shape, gpu_err, Layout, Scratch};
+use crate::gpu::stencil::{
+    advance, blocked_kernel, blocked_shape, gpu_err, Alone, Layout, Scratch,
+};
 use crate::{DType, Grid, Real, Result, Stencil};
 
 /// Configurations timed by a default tuning.
@@ -186,11 +188,21 @@ fn time_all<T: Real>(
             &mut cur,
             &mut scratch,
             c.dim_t,
+            &mut Alone,
         )?;
         let chunk = TIMED_STEPS.div_ceil(c.dim_t) * c.dim_t;
         let (mut steps, start) = (0, Instant::now());
         while steps == 0 || start.elapsed().as_secs_f64() < TIMED_SECONDS {
-            advance(gpu, stencil, &params, layout, &mut cur, &mut scratch, chunk)?;
+            advance(
+                gpu,
+                stencil,
+                &params,
+                layout,
+                &mut cur,
+                &mut scratch,
+                chunk,
+                &mut Alone,
+            )?;
             steps += chunk;
         }
         let seconds = start.elapsed().as_secs_f64();

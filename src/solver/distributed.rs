@@ -8,11 +8,17 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_grid;
+use super::grid::advance_split_on_device;
 use super::lattice::advance_lattice;
 use super::wave::advance_wave;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
+use crate::distributed::on_device::{DeviceHalos, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
+use crate::gpu::lbm::LbmBuffers;
+use crate::gpu::lbm_split::run_split as run_split_lattice;
+use crate::gpu::regions::RowBox;
+use crate::gpu::DeviceGrid;
 use crate::lbm::LbmKernel;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
@@ -37,8 +43,61 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
             });
         agreed(&grid.comm, input.map_or(Ok(()), Err))?;
         let (kernel, dims) = (solver.plan.kernel().clone(), grid.local.dims());
+        if solver.plan.engine().is_gpu() {
+            return run_on_device(solver, grid, kernel, dims, steps);
+        }
         run_split(solver, grid, kernel, dims, steps)
     }
+}
+
+/// Runs a split grid on the ranks' GPUs: each rank uploads its local array once, its engine
+/// queues a halo exchange between the devices before each pass without waiting for the host,
+/// the ranks agree on the outcome once per batch of passes, and the array comes back at the
+/// end (also after a failed pass, holding the newest finite state). The two copies count as
+/// transfers.
+fn run_on_device<T: Real + Equivalence>(
+    solver: &mut Solver,
+    grid: &mut DistributedGrid<T>,
+    kernel: Kernel,
+    dims: [usize; 3],
+    steps: usize,
+) -> Result<RunReport> {
+    let mut halos = match grid.device.take() {
+        Some(halos) => halos,
+        None => DeviceHalos::open(&grid.comm)?,
+    };
+    let upload = Instant::now();
+    let data = agreed(&grid.comm, DeviceGrid::upload_scanned(&grid.local));
+    let mut transfer = upload.elapsed().as_secs_f64();
+    let outcome = data.and_then(|mut data| {
+        // The engine exchanges before each of its passes: they must be the halo's depth.
+        let dim_t = Some(grid.steps_per_exchange);
+        let mut local = local_solver(solver, &grid.comm, kernel, dims, dim_t)?;
+        let layout = RowBox {
+            pitch: data.layout.pitch,
+            plane: data.layout.plane,
+            array: 0,
+            arrays: 1,
+            ys: 0..0,
+            zs: 0..0,
+        };
+        let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
+        let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+        let ran = advance_split_on_device(&mut local, &mut data, steps, &mut hooks);
+        let communication = hooks.communication_seconds();
+        solver.scratch.keep(local);
+        let download = Instant::now();
+        let back = data.download_into(&mut grid.local);
+        transfer += download.elapsed().as_secs_f64();
+        let mut report = agreed(&grid.comm, back.and(ran))?;
+        report.communication_seconds = communication;
+        Ok(report)
+    });
+    grid.device = Some(halos);
+    let local = outcome?;
+    let mut report = RunReport::new(&solver.plan, steps, local.seconds, transfer);
+    report.communication_seconds = local.communication_seconds;
+    Ok(report)
 }
 
 impl<T: Real + Equivalence> State for DistributedLattice<T> {
@@ -71,10 +130,60 @@ impl<T: Real + Equivalence> State for DistributedLattice<T> {
                 value,
             });
         agreed(&lat.comm, input.map_or(Ok(()), Err))?;
+        if solver.plan.engine().is_gpu() {
+            return run_lattice_on_device(solver, lat, steps);
+        }
         let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
         let dims = lat.local.dims();
         run_split(solver, lat, kernel, dims, steps)
     }
+}
+
+/// Runs a split lattice on the ranks' GPUs (gpu-naive, two copies): each rank uploads its
+/// local lattice once, a halo exchange between the devices precedes each pass, the ranks agree
+/// on every step's outcome, and the populations come back at the end (also after a failure,
+/// at the last finite state). The copies count as transfers.
+fn run_lattice_on_device<T: Real + Equivalence>(
+    solver: &mut Solver,
+    lat: &mut DistributedLattice<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    let gpu = agreed(&lat.comm, crate::gpu::gpu())?;
+    let (mut halos, kept) = match lat.device.take() {
+        Some(kept) => kept,
+        None => (DeviceHalos::open(&lat.comm)?, None),
+    };
+    let (dims, storage) = (lat.local.dims(), lat.local.storage());
+    let bufs = match kept {
+        Some(b) if b.fits(dims, false, storage) => Ok(b),
+        _ => LbmBuffers::new(gpu, &lat.local, false),
+    };
+    let mut bufs = match agreed(&lat.comm, bufs) {
+        Ok(bufs) => bufs,
+        Err(e) => {
+            lat.device = Some((halos, None));
+            return Err(e);
+        }
+    };
+    let l = *lat.local.layout();
+    let layout = RowBox {
+        pitch: l.pitch,
+        plane: l.plane,
+        array: l.array,
+        arrays: crate::lbm::Q,
+        ys: 0..0,
+        zs: 0..0,
+    };
+    let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
+    let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+    let every = lat.steps_per_exchange;
+    let ran = run_split_lattice(gpu, &mut lat.local, &mut bufs, steps, every, &mut hooks);
+    let communication = hooks.communication_seconds();
+    lat.device = Some((halos, Some(bufs)));
+    let (compute, transfer) = ran?;
+    let mut report = RunReport::new(&solver.plan, steps, compute, transfer);
+    report.communication_seconds = communication;
+    Ok(report)
 }
 
 impl<T: Real + Equivalence> State for DistributedWavefield<T> {
@@ -116,7 +225,7 @@ impl<T: Real + Equivalence> State for DistributedWavefield<T> {
 trait Split {
     fn comm(&self) -> &SimpleCommunicator;
     fn steps_per_exchange(&self) -> usize;
-    fn exchange(&mut self);
+    fn exchange(&mut self) -> Result<()>;
     /// Advances the local state by `n` steps with the rank's solver.
     fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport>;
 }
@@ -132,8 +241,9 @@ macro_rules! split_state {
             fn steps_per_exchange(&self) -> usize {
                 self.steps_per_exchange
             }
-            fn exchange(&mut self) {
+            fn exchange(&mut self) -> Result<()> {
                 $state::exchange(self);
+                Ok(())
             }
             /// The input was scanned once before the first pass, and every later value is an
             /// engine's output, which the engines check: no pass scans its input again.
@@ -170,25 +280,44 @@ fn run_split<S: Split>(
     dims: [usize; 3],
     steps: usize,
 ) -> Result<RunReport> {
-    let engine = solver.plan.engine();
-    let plan = &solver.plan;
-    let built = solver.scratch.take(
-        |s: &Solver| {
-            s.plan.dims() == dims && s.plan.kernel() == &kernel && s.plan.engine() == engine
-        },
-        || {
-            Ok(Solver::new(
-                plan.rebuild_for_kernel(kernel.clone(), dims).build()?,
-            ))
-        },
-    );
-    let mut local = agreed(state.comm(), built)?;
+    let mut local = local_solver(solver, state.comm(), kernel, dims, None)?;
     let outcome = passes(state, &mut local, steps);
     solver.scratch.keep(local);
     let (seconds, transfer, comm_seconds) = outcome?;
     let mut report = RunReport::new(&solver.plan, steps, seconds - transfer, transfer);
     report.communication_seconds = comm_seconds;
     Ok(report)
+}
+
+/// The rank's own solver for its local state: the plan's choices for `kernel` on `dims`
+/// (with `dim_t` steps per pass of a blocked engine where given), kept in `solver` between
+/// runs. Blocks differ in size, so planning one can fail on some ranks only. Collective.
+fn local_solver(
+    solver: &mut Solver,
+    comm: &SimpleCommunicator,
+    kernel: Kernel,
+    dims: [usize; 3],
+    dim_t: Option<usize>,
+) -> Result<Box<Solver>> {
+    let engine = solver.plan.engine();
+    let dim_t = dim_t.filter(|_| engine.is_blocked());
+    let plan = &solver.plan;
+    let built = solver.scratch.take(
+        |s: &Solver| {
+            s.plan.dims() == dims
+                && s.plan.kernel() == &kernel
+                && s.plan.engine() == engine
+                && dim_t.is_none_or(|t| s.plan.dim_t() == t)
+        },
+        || {
+            let mut local = plan.rebuild_for_kernel(kernel.clone(), dims);
+            if let Some(t) = dim_t {
+                local = local.dim_t(t);
+            }
+            Ok(Solver::new(local.build()?))
+        },
+    );
+    agreed(comm, built)
 }
 
 /// Runs `steps` steps on `state` in passes of exchange and local run; returns the seconds in
@@ -199,10 +328,10 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
     while done < steps {
         let n = state.steps_per_exchange().min(steps - done);
         let t = Instant::now();
-        state.exchange();
+        let exchanged = state.exchange();
         comm_seconds += t.elapsed().as_secs_f64();
-        let outcome = state
-            .advance_local(local, n)
+        let outcome = exchanged
+            .and_then(|()| state.advance_local(local, n))
             .map_err(|e| e.after_steps(done));
         let t = Instant::now();
         let report = agreed(state.comm(), outcome)?;

@@ -9,7 +9,7 @@ use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::cpu;
 use crate::engine::{Engine, EngineParams};
-use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, Scratch as GpuScratch};
+use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, PassHooks, Scratch as GpuScratch};
 use crate::gpu::{self, DeviceGrid};
 use crate::memory::Footprint;
 use crate::runtime::Workers;
@@ -160,6 +160,7 @@ impl<T: Real> HostGrid<'_, T> {
             &mut buffers.cur,
             &mut buffers.scratch,
             steps,
+            &mut gpu_stencil::Alone,
         )?;
         let download = Instant::now();
         device
@@ -178,8 +179,41 @@ impl<T: Real> State for DeviceGrid<T> {
         needs_gpu_engine(solver.plan.engine())?;
         check_shape(&solver.plan, T::DTYPE, grid.dims())?;
         check_steps(steps)?;
-        solver.dispatch(&mut OnDevice { stencil, grid }, steps)
+        let hooks = None;
+        solver.dispatch(
+            &mut OnDevice {
+                stencil,
+                grid,
+                hooks,
+            },
+            steps,
+        )
     }
+}
+
+/// Advances `grid`, a split grid's local array on the device, by `steps` steps of the
+/// solver's GPU engine with `hooks` between passes (its halo exchanges) and batches (the
+/// ranks' agreement on the outcome).
+#[cfg(feature = "mpi")]
+pub(super) fn advance_split_on_device<'a, T: Real>(
+    solver: &mut Solver,
+    grid: &'a mut DeviceGrid<T>,
+    steps: usize,
+    hooks: &'a mut dyn PassHooks<T>,
+) -> Result<RunReport> {
+    let stencil = stencil_of(&solver.plan)?;
+    needs_gpu_engine(solver.plan.engine())?;
+    check_shape(&solver.plan, T::DTYPE, grid.dims())?;
+    check_steps(steps)?;
+    let hooks = Some(hooks);
+    solver.dispatch(
+        &mut OnDevice {
+            stencil,
+            grid,
+            hooks,
+        },
+        steps,
+    )
 }
 
 /// Checks that a grid in GPU memory gets a GPU engine.
@@ -198,10 +232,12 @@ fn cpu_engine_on_device(engine: Engine) -> Error {
     ))
 }
 
-/// A grid in GPU memory with its stencil.
+/// A grid in GPU memory with its stencil, and what runs between passes (nothing in one
+/// process).
 struct OnDevice<'a, T: Real> {
     stencil: Stencil,
     grid: &'a mut DeviceGrid<T>,
+    hooks: Option<&'a mut dyn PassHooks<T>>,
 }
 
 impl<T: Real> Engines for OnDevice<'_, T> {
@@ -225,6 +261,11 @@ impl<T: Real> Engines for OnDevice<'_, T> {
             |s: &GpuScratch<T>| s.layout == layout,
             || GpuScratch::new(device, layout, true),
             |scratch| {
+                let mut alone = gpu_stencil::Alone;
+                let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
+                    Some(h) => h,
+                    None => &mut alone,
+                };
                 let (outcome, compute) = timed_advance(
                     &self.stencil,
                     params,
@@ -232,6 +273,7 @@ impl<T: Real> Engines for OnDevice<'_, T> {
                     &mut self.grid.data,
                     scratch,
                     steps,
+                    hooks,
                 )?;
                 outcome.map(|()| Timing {
                     compute,
@@ -252,11 +294,12 @@ fn timed_advance<T: Real>(
     cur: &mut CudaSlice<T>,
     scratch: &mut GpuScratch<T>,
     steps: usize,
+    hooks: &mut dyn PassHooks<T>,
 ) -> Result<(Result<()>, f64)> {
     let device = gpu::gpu()?;
     gpu_stencil::prepare::<T>(device, stencil, params, steps)?;
     let start = Instant::now();
-    let outcome = gpu_stencil::advance(device, stencil, params, layout, cur, scratch, steps);
+    let outcome = gpu_stencil::advance(device, stencil, params, layout, cur, scratch, steps, hooks);
     device.stream.synchronize().map_err(gpu_err)?;
     Ok((outcome, start.elapsed().as_secs_f64()))
 }

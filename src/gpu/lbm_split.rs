@@ -1,0 +1,117 @@
+//! A rank's block of a split lattice on its GPU (`gpu-naive`, two copies, populations in the
+//! lattice's precision): uploaded once per run, each step preceded by the halo exchange the
+//! hooks queue on the device, the non-finite flag read and the ranks' outcome agreed after
+//! every step (a lattice step is long next to a flag read and an all-reduce), downloaded at
+//! the end.
+
+use std::time::Instant;
+
+use cudarc::driver::CudaSlice;
+
+use super::device::Gpu;
+use super::lbm::{download, open_run, Geometry, LbmBuffers, Pops};
+use super::stencil::PassHooks;
+use crate::lbm::{Lattice, Populations};
+use crate::{Error, Real, Result};
+
+/// Advances `lat`, a rank's local lattice, by `steps` steps on the GPU, `hooks` exchanging
+/// halos into the current populations before every `every`th step and agreeing on each
+/// step's outcome; returns the seconds of computation and of transfers. On a blow-up (here or
+/// on another rank) the lattice holds the last finite state and its step count says which.
+pub(crate) fn run_split<T: Real>(
+    gpu: &Gpu,
+    lat: &mut Lattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    steps: usize,
+    every: usize,
+    hooks: &mut dyn PassHooks<T>,
+) -> Result<(f64, f64)> {
+    if bufs.in_place() || lat.storage().is_16_bit() {
+        return Err(Error::PlanMismatch(
+            "a split lattice runs on the GPU with two copies of its populations in its own \
+             precision"
+                .into(),
+        ));
+    }
+    lat.prepare();
+    let start = Instant::now();
+    // Every rank learns whether every other could start before any exchanges.
+    let (opened, outcome) = match open_run(gpu, lat, bufs) {
+        Ok(run) => (Some(run), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    hooks.after_batch(outcome)?;
+    let Some(run) = opened else {
+        return Err(Error::Gpu("the lattice's GPU run did not open".into()));
+    };
+    let mut transfer = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    for s in 0..steps {
+        if s % every.max(1) == 0 {
+            hooks.before_pass(native(bufs.current())?)?;
+        }
+        let stepped = run.steps(bufs, s, 1).and_then(|()| run.flag_raised(bufs));
+        let outcome = match stepped {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(blown_up(gpu, lat, bufs, s + 1)),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = hooks.after_batch(outcome) {
+            // Back to the input of this step: the other copy after a two-copy step.
+            bufs.swap_copies();
+            // The error is the run's; a failed download leaves the input in place.
+            let _ = finish(gpu, lat, bufs, s);
+            return Err(e);
+        }
+    }
+    let compute = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    finish(gpu, lat, bufs, steps)?;
+    transfer += start.elapsed().as_secs_f64();
+    Ok((compute, transfer))
+}
+
+/// The populations of a native-storage copy.
+fn native<T>(pops: &mut Pops<T>) -> Result<&mut CudaSlice<T>> {
+    match pops {
+        Pops::Native(s) => Ok(s),
+        Pops::Packed(_) => Err(Error::PlanMismatch(
+            "a split lattice keeps its populations in its own precision".into(),
+        )),
+    }
+}
+
+/// Downloads the current populations into `lat`, `done` steps further on.
+fn finish<T: Real>(
+    gpu: &Gpu,
+    lat: &mut Lattice<T>,
+    bufs: &LbmBuffers<T>,
+    done: usize,
+) -> Result<()> {
+    let geo = Geometry::of(lat);
+    let mut out = Populations::new(lat.dims())?;
+    download(gpu, &geo, bufs, done, &mut out)?;
+    lat.pop = out;
+    lat.codes = None;
+    lat.steps += done as u64;
+    Ok(())
+}
+
+/// The error for step `step` of the run, whose output in the current copy holds a non-finite
+/// value: the step and a cell that holds one.
+fn blown_up<T: Real>(gpu: &Gpu, lat: &Lattice<T>, bufs: &LbmBuffers<T>, step: usize) -> Error {
+    let found = (|| {
+        let mut out = Populations::new(lat.dims())?;
+        download(gpu, &Geometry::of(lat), bufs, step, &mut out)?;
+        Ok::<_, Error>(out.find_non_finite())
+    })();
+    match found {
+        Ok(Some((cell, _, value))) => Error::NonFinite { step, cell, value },
+        Ok(None) => Error::NonFinite {
+            step,
+            cell: [0; 3],
+            value: f64::NAN,
+        },
+        Err(e) => e,
+    }
+}

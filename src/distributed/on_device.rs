@@ -159,7 +159,7 @@ impl<'a, T: Real + Equivalence> SplitHooks<'a, T> {
 }
 
 impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
-    fn before_pass(&mut self, cur: &mut CudaSlice<T>) -> Result<()> {
+    fn before_pass(&mut self, arrays: &mut [&mut CudaSlice<T>]) -> Result<()> {
         let stream = &gpu()?.stream;
         let mark = || {
             stream
@@ -168,7 +168,9 @@ impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
         };
         let start = mark()?;
         let (c, d, b) = (self.comm, self.decomposition, self.block);
-        self.halos.exchange(c, d, b, &self.layout, cur)?;
+        for data in arrays.iter_mut() {
+            self.halos.exchange(c, d, b, &self.layout, data)?;
+        }
         self.marks.push((start, mark()?));
         Ok(())
     }

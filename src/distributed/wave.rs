@@ -11,6 +11,7 @@ use mpi::traits::Root;
 
 use super::agree::{agreed, broadcast_json, start};
 use super::grid::{exchange_grid, gather_rows, scatter_rows};
+use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
 use crate::wave::parts::{Cells, Shared};
 use crate::wave::{Damping, Wavefield};
@@ -34,6 +35,8 @@ pub struct DistributedWavefield<T: Real> {
     pub(crate) steps_per_exchange: usize,
     /// The exchange's send and receive buffers, kept between passes.
     pub(crate) buffers: Vec<Vec<T>>,
+    /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
+    pub(crate) device: Option<DeviceHalos<T>>,
 }
 
 impl<T: Real + Equivalence> DistributedWavefield<T> {
@@ -88,6 +91,7 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
             damping,
             steps_per_exchange: steps,
             buffers: Vec::new(),
+            device: None,
         };
         for g in 0..4 {
             let grid = whole.map(|w| w.grids()[g]);

@@ -48,7 +48,7 @@ pub(crate) fn run_split<T: Real>(
     let start = Instant::now();
     for s in 0..steps {
         if s % every.max(1) == 0 {
-            hooks.before_pass(native(bufs.current())?)?;
+            hooks.before_pass(&mut [native(bufs.current())?])?;
         }
         let stepped = run.steps(bufs, s, 1).and_then(|()| run.flag_raised(bufs));
         let outcome = match stepped {

@@ -141,9 +141,9 @@ fn launch_of(params: &EngineParams) -> Result<&LaunchShape> {
 /// it so that a split run queues its halo exchanges on the device between the passes, with no
 /// wait for the host in between. A run in one process uses [`Alone`].
 pub(crate) trait PassHooks<T> {
-    /// Queues whatever must precede the next pass on `cur`, the state it reads (a split grid
-    /// refreshes its halos).
-    fn before_pass(&mut self, cur: &mut CudaSlice<T>) -> Result<()>;
+    /// Queues whatever must precede the next pass on `arrays`, the state it reads (a split
+    /// state refreshes their halos), in an order every process shares.
+    fn before_pass(&mut self, arrays: &mut [&mut CudaSlice<T>]) -> Result<()>;
     /// Called once per batch of passes with this process's outcome of the batch, after the
     /// device has finished it; returns the outcome every process agrees on. Every process
     /// must reach it after the same passes.
@@ -156,7 +156,7 @@ pub(crate) trait PassHooks<T> {
 pub(crate) struct Alone;
 
 impl<T> PassHooks<T> for Alone {
-    fn before_pass(&mut self, _: &mut CudaSlice<T>) -> Result<()> {
+    fn before_pass(&mut self, _: &mut [&mut CudaSlice<T>]) -> Result<()> {
         Ok(())
     }
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()> {
@@ -228,7 +228,7 @@ pub(crate) fn advance<T: Real>(
         let mut at = done;
         while at < steps && passes < PASSES_PER_CHECK {
             let pass_steps = dim_t.min(steps - at);
-            hooks.before_pass(cur)?;
+            hooks.before_pass(&mut [&mut *cur])?;
             passes += 1;
             let pass = passes as i32;
             match &kernels {

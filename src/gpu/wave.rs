@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
-use super::stencil::{ensure_memory, gpu_err, read_flag, PASSES_PER_CHECK};
+use super::stencil::{ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
@@ -367,6 +367,16 @@ impl<T: Real> OnDevice<T> {
         Ok(())
     }
 
+    /// The buffers the next pass reads: both pressure levels and the auxiliary field.
+    fn current(&mut self) -> Result<[&mut CudaSlice<T>; 3]> {
+        let Levels { u, prev, phi } = self.at;
+        let [cur, old] = self
+            .u
+            .get_disjoint_mut([u, prev])
+            .map_err(|e| Error::Gpu(format!("the wave levels overlap: {e}")))?;
+        Ok([cur, old, &mut self.phi[phi]])
+    }
+
     /// Copies the current state into `field`.
     fn download(&self, gpu: &Gpu, field: &mut Wavefield<T>) -> Result<()> {
         let s = &gpu.stream;
@@ -507,17 +517,27 @@ pub(crate) fn run<T: Real>(
     field: &mut Wavefield<T>,
     params: &EngineParams,
     steps: usize,
+    hooks: &mut dyn PassHooks<T>,
 ) -> Result<Seconds> {
     let gpu = gpu()?;
     let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
     let upload = Instant::now();
     let batch = PASSES_PER_CHECK * kernels.dim_t();
-    let mut dev = OnDevice::new(gpu, field, batch.min(steps))?;
+    let dev = OnDevice::new(gpu, field, batch.min(steps));
+    // A split field's ranks learn whether every one could start before any exchanges.
+    let (dev, outcome) = match dev {
+        Ok(dev) => (Some(dev), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    hooks.after_batch(outcome)?;
+    let Some(mut dev) = dev else {
+        return Err(Error::Gpu("the wave run's buffers were not made".into()));
+    };
     gpu.stream.synchronize().map_err(gpu_err)?;
     let mut transfer = upload.elapsed().as_secs_f64();
     let start = Instant::now();
     let (step, recorded) = (field.step, field.traces.first().map_or(0, Vec::len));
-    let outcome = advance(gpu, &kernels, true, field, &mut dev, steps, 0);
+    let outcome = advance(gpu, &kernels, true, field, &mut dev, steps, 0, hooks);
     if let Err(e) = &outcome {
         if !matches!(e, Error::NonFinite { .. }) {
             // A device error leaves the levels of an unfinished batch behind: the field keeps
@@ -536,8 +556,10 @@ pub(crate) fn run<T: Real>(
 }
 
 /// Advances the device state by `steps` steps, the blocked kernels when `blocked` and the plan
-/// has them, else the naive one; `offset` steps of the run came before (for the failure's
-/// step). Leaves the levels at the newest finite state.
+/// has them, else the naive one, `hooks` called before each pass (on the current levels) and
+/// after each batch; `offset` steps of the run came before (for the failure's step). Leaves
+/// the levels at the newest finite state.
+#[allow(clippy::too_many_arguments)]
 fn advance<T: Real>(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -546,6 +568,7 @@ fn advance<T: Real>(
     dev: &mut OnDevice<T>,
     steps: usize,
     offset: usize,
+    hooks: &mut dyn PassHooks<T>,
 ) -> Result<()> {
     let dim_t = if blocked { kernels.dim_t() } else { 1 };
     let mut done = 0;
@@ -562,6 +585,7 @@ fn advance<T: Real>(
         let mut s0 = 0;
         for (i, &n) in passes.iter().enumerate() {
             inputs.push(dev.at);
+            hooks.before_pass(&mut dev.current()?)?;
             let pass_kernel = match (blocked, n == dim_t) {
                 (false, _) => None,
                 (true, true) => kernels.full.as_ref(),
@@ -574,28 +598,51 @@ fn advance<T: Real>(
         inputs.push(dev.at);
         let Some(failed) = read_flag(gpu, &mut dev.flag)? else {
             dev.record(gpu, field, at - done)?;
+            hooks.after_batch(Ok(()))?;
             done = at;
             continue;
         };
         if !(1..=passes.len()).contains(&failed) {
-            return Err(Error::Gpu(format!(
+            let e = Error::Gpu(format!(
                 "the non-finite flag names pass {failed} of {}",
                 passes.len()
-            )));
+            ));
+            return hooks.after_batch(Err(e));
         }
         let before: usize = passes[..failed - 1].iter().sum();
         dev.record(gpu, field, before)?;
         done += before;
         dev.at = inputs[failed - 1];
         let n = passes[failed - 1];
-        if n == 1 {
-            let f = dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)?;
-            return Err(f.into());
+        let replayed = if n == 1 {
+            dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)
+                .and_then(|f| Err(f.into()))
+        } else {
+            // Replay the blocked pass a step at a time (no exchange needed within a pass) to
+            // name the step.
+            advance(
+                gpu,
+                kernels,
+                false,
+                field,
+                dev,
+                n,
+                offset + done,
+                &mut Alone,
+            )
+        };
+        match replayed {
+            // No step failed (the pass's rounding differs from the steps'): a run alone goes
+            // on from the replayed state; a split one cannot, its neighbours having run on.
+            Ok(()) if hooks.alone() => done += n,
+            Ok(()) => {
+                let lost = Error::Gpu(format!(
+                    "pass {failed} wrote a non-finite value that its replay did not reproduce"
+                ));
+                return hooks.after_batch(Err(lost));
+            }
+            Err(e) => return hooks.after_batch(Err(e)),
         }
-        // Replay the blocked pass a step at a time to name the step; when none fails (the
-        // pass's rounding differs from the steps'), go on from the replayed state.
-        advance(gpu, kernels, false, field, dev, n, offset + done)?;
-        done += n;
     }
     Ok(())
 }

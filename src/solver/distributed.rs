@@ -8,9 +8,10 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_grid;
-use super::grid::advance_split_on_device;
+use super::grid::advance_on_device;
 use super::lattice::advance_lattice;
 use super::wave::advance_wave;
+use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
 use crate::distributed::on_device::{DeviceHalos, SplitHooks};
@@ -83,7 +84,7 @@ fn run_on_device<T: Real + Equivalence>(
         };
         let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
         let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
-        let ran = advance_split_on_device(&mut local, &mut data, steps, &mut hooks);
+        let ran = advance_on_device(&mut local, &mut data, steps, Some(&mut hooks));
         let communication = hooks.communication_seconds();
         solver.scratch.keep(local);
         let download = Instant::now();
@@ -217,8 +218,54 @@ impl<T: Real + Equivalence> State for DistributedWavefield<T> {
             Kernel::Wave(field.local.kernel().clone()),
             field.local.dims(),
         );
+        if solver.plan.engine().is_gpu() {
+            return run_wave_on_device(solver, field, kernel, dims, steps);
+        }
         run_split(solver, field, kernel, dims, steps)
     }
+}
+
+/// Runs a split wavefield on the ranks' GPUs: each rank's engine uploads its local field once
+/// for the run, queues a halo exchange of both pressure levels and the auxiliary field between
+/// the devices before each pass, the ranks agree on each batch's outcome, and the field comes
+/// back at the end.
+fn run_wave_on_device<T: Real + Equivalence>(
+    solver: &mut Solver,
+    field: &mut DistributedWavefield<T>,
+    kernel: Kernel,
+    dims: [usize; 3],
+    steps: usize,
+) -> Result<RunReport> {
+    let mut halos = match field.device.take() {
+        Some(halos) => halos,
+        None => DeviceHalos::open(&field.comm)?,
+    };
+    let dim_t = Some(field.steps_per_exchange);
+    let local = local_solver(solver, &field.comm, kernel, dims, dim_t);
+    let outcome = local.and_then(|mut local| {
+        let u = &field.local.u;
+        let layout = RowBox {
+            pitch: u.pitch(),
+            plane: u.plane_stride(),
+            array: 0,
+            arrays: 1,
+            ys: 0..0,
+            zs: 0..0,
+        };
+        let (c, d, b) = (&field.comm, &field.decomposition, &field.block);
+        let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+        let ran = advance_wave_on_device(&mut local, &mut field.local, steps, &mut hooks);
+        let communication = hooks.communication_seconds();
+        solver.scratch.keep(local);
+        let mut report = agreed(&field.comm, ran)?;
+        report.communication_seconds = communication;
+        Ok(report)
+    });
+    field.device = Some(halos);
+    let local = outcome?;
+    let mut report = RunReport::new(&solver.plan, steps, local.seconds, local.transfer_seconds);
+    report.communication_seconds = local.communication_seconds;
+    Ok(report)
 }
 
 /// A state split over ranks: its communicator, halo exchange and local state.

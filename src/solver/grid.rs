@@ -175,37 +175,23 @@ impl<T: Real> HostGrid<'_, T> {
 
 impl<T: Real> State for DeviceGrid<T> {
     fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        let stencil = stencil_of(&solver.plan)?;
-        needs_gpu_engine(solver.plan.engine())?;
-        check_shape(&solver.plan, T::DTYPE, grid.dims())?;
-        check_steps(steps)?;
-        let hooks = None;
-        solver.dispatch(
-            &mut OnDevice {
-                stencil,
-                grid,
-                hooks,
-            },
-            steps,
-        )
+        advance_on_device(solver, grid, steps, None)
     }
 }
 
-/// Advances `grid`, a split grid's local array on the device, by `steps` steps of the
-/// solver's GPU engine with `hooks` between passes (its halo exchanges) and batches (the
-/// ranks' agreement on the outcome).
-#[cfg(feature = "mpi")]
-pub(super) fn advance_split_on_device<'a, T: Real>(
+/// Advances `grid` on the device by `steps` steps of the solver's GPU engine, with `hooks`
+/// between passes and batches where given (a split grid's halo exchanges and the ranks'
+/// agreement on the outcome).
+pub(super) fn advance_on_device<'a, T: Real>(
     solver: &mut Solver,
     grid: &'a mut DeviceGrid<T>,
     steps: usize,
-    hooks: &'a mut dyn PassHooks<T>,
+    hooks: Option<&'a mut dyn PassHooks<T>>,
 ) -> Result<RunReport> {
     let stencil = stencil_of(&solver.plan)?;
     needs_gpu_engine(solver.plan.engine())?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
-    let hooks = Some(hooks);
     solver.dispatch(
         &mut OnDevice {
             stencil,

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::cpu::wave::{self as engines, WaveScratch};
+use crate::gpu::stencil::{Alone, PassHooks};
 use crate::memory::Footprint;
 use crate::plan::Kernel;
 use crate::wave::Wavefield;
@@ -51,12 +52,37 @@ pub(super) fn advance_wave<T: Real>(
             }
         }
     }
-    solver.dispatch(&mut HostWave { field }, steps)
+    solver.dispatch(&mut HostWave { field, hooks: None }, steps)
 }
 
-/// A wavefield in host memory.
+/// Advances `field`, a split wavefield's local part, by `steps` steps of the solver's GPU
+/// engine, kept on the device for the run with `hooks` between passes (its halo exchanges)
+/// and batches (the ranks' agreement on the outcome). The input is not scanned: the split run
+/// scanned it once.
+#[cfg(feature = "mpi")]
+pub(super) fn advance_wave_on_device<'a, T: Real>(
+    solver: &mut Solver,
+    field: &'a mut Wavefield<T>,
+    steps: usize,
+    hooks: &'a mut dyn PassHooks<T>,
+) -> Result<RunReport> {
+    if !solver.plan.engine().is_gpu() {
+        return Err(Error::PlanMismatch(format!(
+            "engine '{}' does not run on the GPU",
+            solver.plan.engine()
+        )));
+    }
+    check_shape(&solver.plan, T::DTYPE, field.dims())?;
+    check_steps(steps)?;
+    let hooks = Some(hooks);
+    solver.dispatch(&mut HostWave { field, hooks }, steps)
+}
+
+/// A wavefield in host memory, and what runs between the passes of a GPU run (nothing in one
+/// process).
 struct HostWave<'a, T: Real> {
     field: &'a mut Wavefield<T>,
+    hooks: Option<&'a mut dyn PassHooks<T>>,
 }
 
 impl<T: Real> OneCpuEntry for HostWave<'_, T> {
@@ -87,7 +113,12 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     }
 
     fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let (compute, transfer) = crate::gpu::wave::run(self.field, run.params, run.steps)?;
+        let mut alone = Alone;
+        let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
+            Some(h) => h,
+            None => &mut alone,
+        };
+        let (compute, transfer) = crate::gpu::wave::run(self.field, run.params, run.steps, hooks)?;
         Ok(Timing { compute, transfer })
     }
 }

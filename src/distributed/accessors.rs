@@ -36,6 +36,12 @@ macro_rules! split_accessors {
             pub fn steps_per_exchange(&self) -> usize {
                 self.steps_per_exchange
             }
+
+            /// How the halos travel between the ranks' GPUs, once a run on them has chosen
+            /// (`None` before, and for runs on the CPU).
+            pub fn gpu_halos(&self) -> Option<$crate::tuning::GpuHalos> {
+                self.device.as_ref().map(|d| d.path())
+            }
         }
     };
 }

@@ -32,9 +32,10 @@ pub struct DistributedLattice<T: Real> {
     pub(crate) steps_per_exchange: usize,
     /// The exchange's send and receive buffers, kept between passes.
     pub(crate) buffers: Vec<Vec<T>>,
-    /// The link and buffers of halo exchanges between GPUs, and the device copies of the
-    /// local lattice, kept between runs on them.
-    pub(crate) device: Option<(DeviceHalos<T>, Option<LbmBuffers<T>>)>,
+    /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
+    pub(crate) device: Option<DeviceHalos<T>>,
+    /// The device copies of the local lattice, kept between runs on the GPU.
+    pub(crate) device_lattice: Option<LbmBuffers<T>>,
 }
 
 impl<T: Real + Equivalence> DistributedLattice<T> {
@@ -150,6 +151,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             periodic,
             buffers: Vec::new(),
             device: None,
+            device_lattice: None,
         }
     }
 

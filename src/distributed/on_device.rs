@@ -75,6 +75,14 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
         })
     }
 
+    /// The path the halos take.
+    pub(crate) fn path(&self) -> GpuHalos {
+        match self.link {
+            Link::Nccl(_) => GpuHalos::Nccl,
+            Link::Host => GpuHalos::Host,
+        }
+    }
+
     /// Refreshes every halo cell of `data` (arrays laid out as `layout` says, the local
     /// arrays of this rank of `d`) from the rank that owns it: faces across y, then across z
     /// over the whole local y extent, as the host exchange orders them. Collective. Through

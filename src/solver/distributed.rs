@@ -150,19 +150,19 @@ fn run_lattice_on_device<T: Real + Equivalence>(
     steps: usize,
 ) -> Result<RunReport> {
     let gpu = agreed(&lat.comm, crate::gpu::gpu())?;
-    let (mut halos, kept) = match lat.device.take() {
-        Some(kept) => kept,
-        None => (DeviceHalos::open(&lat.comm)?, None),
+    let mut halos = match lat.device.take() {
+        Some(halos) => halos,
+        None => DeviceHalos::open(&lat.comm)?,
     };
     let (dims, storage) = (lat.local.dims(), lat.local.storage());
-    let bufs = match kept {
+    let bufs = match lat.device_lattice.take() {
         Some(b) if b.fits(dims, false, storage) => Ok(b),
         _ => LbmBuffers::new(gpu, &lat.local, false),
     };
     let mut bufs = match agreed(&lat.comm, bufs) {
         Ok(bufs) => bufs,
         Err(e) => {
-            lat.device = Some((halos, None));
+            lat.device = Some(halos);
             return Err(e);
         }
     };
@@ -180,7 +180,8 @@ fn run_lattice_on_device<T: Real + Equivalence>(
     let every = lat.steps_per_exchange;
     let ran = run_split_lattice(gpu, &mut lat.local, &mut bufs, steps, every, &mut hooks);
     let communication = hooks.communication_seconds();
-    lat.device = Some((halos, Some(bufs)));
+    lat.device = Some(halos);
+    lat.device_lattice = Some(bufs);
     let (compute, transfer) = ran?;
     let mut report = RunReport::new(&solver.plan, steps, compute, transfer);
     report.communication_seconds = communication;

@@ -13,6 +13,7 @@ use stencil35d::distributed::{
 };
 use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
+use stencil35d::tuning::GpuHalos;
 use stencil35d::wave::Wavefield;
 use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
 
@@ -84,6 +85,8 @@ trait Split: State + Sized {
     ) -> Result<Self, Error>;
     fn gather(&self) -> Result<Option<Self::Whole>, Error>;
     fn procs(&self) -> [usize; 2];
+    /// How the halos travel between GPUs, once a GPU run has chosen.
+    fn gpu_halos(&self) -> Option<GpuHalos>;
     /// Max-norm relative difference of two whole states.
     fn rel_diff(a: &Self::Whole, b: &Self::Whole) -> Result<f64, Error>;
 }
@@ -102,6 +105,9 @@ impl<T: Real + Equivalence> Split for DistributedGrid<T> {
     }
     fn procs(&self) -> [usize; 2] {
         self.decomposition().procs
+    }
+    fn gpu_halos(&self) -> Option<GpuHalos> {
+        self.gpu_halos()
     }
     fn rel_diff(a: &Grid<T>, b: &Grid<T>) -> Result<f64, Error> {
         a.max_rel_diff(b)
@@ -123,6 +129,9 @@ impl<T: Real + Equivalence> Split for DistributedLattice<T> {
     fn procs(&self) -> [usize; 2] {
         self.decomposition().procs
     }
+    fn gpu_halos(&self) -> Option<GpuHalos> {
+        self.gpu_halos()
+    }
     fn rel_diff(a: &Lattice<T>, b: &Lattice<T>) -> Result<f64, Error> {
         a.max_rel_diff(b)
     }
@@ -142,6 +151,9 @@ impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
     }
     fn procs(&self) -> [usize; 2] {
         self.decomposition().procs
+    }
+    fn gpu_halos(&self) -> Option<GpuHalos> {
+        self.gpu_halos()
     }
     fn rel_diff(a: &Wavefield<T>, b: &Wavefield<T>) -> Result<f64, Error> {
         let u = a.pressure().max_rel_diff(b.pressure())?;
@@ -182,6 +194,7 @@ fn time_split<S: Split>(
         let procs = state.procs();
         let mut solver = Solver::new(plan.clone());
         let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
+        let halos = state.gpu_halos();
         let max_rel_err = if args.verify {
             let mut fresh = scatter()?;
             solver.run(&mut fresh, args.steps)?;
@@ -211,10 +224,11 @@ fn time_split<S: Split>(
             line["ranks"] = json!(world.size());
             line["procs"] = json!(format!("1x{}x{}", procs[0], procs[1]));
             line["communication_seconds"] = json!(row.report.communication_seconds);
+            line["gpu_halos"] = json!(halos.map(halo_path));
             println!("{line}");
         }
         rows.push(row);
-        splits.push(procs);
+        splits.push((procs, halos));
     }
     if root && !args.json {
         print_rows(args, world.size(), &rows, &splits);
@@ -222,14 +236,32 @@ fn time_split<S: Split>(
     Ok(())
 }
 
+/// How a split run's halos travelled between GPUs, as the JSON and the table name it.
+fn halo_path(h: GpuHalos) -> &'static str {
+    match h {
+        GpuHalos::Nccl => "nccl",
+        _ => "host",
+    }
+}
+
 /// The table of a one-process bench and a line per engine on the split and its exchanges.
-fn print_rows(args: &BenchArgs, ranks: i32, rows: &[Row], splits: &[[usize; 2]]) {
+fn print_rows(
+    args: &BenchArgs,
+    ranks: i32,
+    rows: &[Row],
+    splits: &[([usize; 2], Option<GpuHalos>)],
+) {
     print_table(args, rows);
-    for (row, p) in rows.iter().zip(splits) {
+    for (row, (p, halos)) in rows.iter().zip(splits) {
         let r = &row.report;
+        let path = match halos {
+            Some(GpuHalos::Nccl) => " (GPU to GPU through NCCL)",
+            Some(_) => " (GPU to GPU through host memory)",
+            None => "",
+        };
         println!(
-            "{}: {ranks} ranks ({} x {} in y and z), {:.1}% of the run exchanging halos or \
-             waiting for other ranks",
+            "{}: {ranks} ranks ({} x {} in y and z), {:.1}% of the run exchanging halos{path} \
+             or waiting for other ranks",
             r.engine.name(),
             p[0],
             p[1],

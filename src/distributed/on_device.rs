@@ -59,6 +59,16 @@ pub(crate) struct DeviceHalos<T> {
     host: [HostFaces<T>; 2],
 }
 
+impl<T> DeviceHalos<T> {
+    /// The path the halos take.
+    pub(crate) fn path(&self) -> GpuHalos {
+        match self.link {
+            Link::Nccl(_) => GpuHalos::Nccl,
+            Link::Host => GpuHalos::Host,
+        }
+    }
+}
+
 impl<T: Real + Equivalence> DeviceHalos<T> {
     /// Chooses the link, the same on every rank, and opens it. Collective.
     pub(crate) fn open(comm: &SimpleCommunicator) -> Result<Self> {
@@ -73,14 +83,6 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
             device: [Vec::new(), Vec::new()],
             host: Default::default(),
         })
-    }
-
-    /// The path the halos take.
-    pub(crate) fn path(&self) -> GpuHalos {
-        match self.link {
-            Link::Nccl(_) => GpuHalos::Nccl,
-            Link::Host => GpuHalos::Host,
-        }
     }
 
     /// Refreshes every halo cell of `data` (arrays laid out as `layout` says, the local

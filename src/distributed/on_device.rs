@@ -75,7 +75,8 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
         let link = match Tuning::current().gpu_halos {
             Some(GpuHalos::Host) => Link::Host,
             Some(GpuHalos::Nccl) => nccl_link(comm)?,
-            None if agreed_bool(comm, nccl_possible(comm)) => nccl_link(comm)?,
+            // NCCL failing to open fails on every rank alike (agreed): all take the host path.
+            None if agreed_bool(comm, nccl_possible(comm)) => nccl_link(comm).unwrap_or(Link::Host),
             None => Link::Host,
         };
         Ok(DeviceHalos {

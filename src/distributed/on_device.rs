@@ -101,6 +101,9 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
     ) -> Result<()> {
         for axis in 0..2 {
             let faces = faces(d, block, comm.rank() as usize, axis);
+            if faces.is_empty() {
+                continue;
+            }
             let boxes: Vec<[RowBox; 2]> = faces
                 .iter()
                 .map(|(_, _, send, recv)| [boxed(layout, send), boxed(layout, recv)])

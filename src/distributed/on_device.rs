@@ -5,7 +5,6 @@
 //! buffers and MPI; the `gpu_halos` tuning knob forces either.
 
 use std::hash::{Hash, Hasher};
-
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
@@ -123,15 +122,16 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
     }
 }
 
-/// The hooks of a split grid's run on the device: a halo exchange queued before each pass
-/// (timed on the device by a pair of events), the ranks' agreement on each batch's outcome.
+/// The hooks of a split state's run on the device (a grid, lattice or wavefield): a halo
+/// exchange of each array the next pass reads, queued before the pass (timed on the device by
+/// a pair of events), and the ranks' agreement on each batch's outcome.
 pub(crate) struct SplitHooks<'a, T> {
-    pub(crate) comm: &'a SimpleCommunicator,
-    pub(crate) decomposition: &'a Decomposition,
-    pub(crate) block: &'a Block,
-    /// The local array's layout (its `ys` and `zs` unused).
-    pub(crate) layout: RowBox,
-    pub(crate) halos: &'a mut DeviceHalos<T>,
+    comm: &'a SimpleCommunicator,
+    decomposition: &'a Decomposition,
+    block: &'a Block,
+    /// The local arrays' layout (its `ys` and `zs` unused).
+    layout: RowBox,
+    halos: &'a mut DeviceHalos<T>,
     /// Events before and after each exchange.
     marks: Vec<(CudaEvent, CudaEvent)>,
     /// Seconds spent agreeing on batch outcomes (waiting for the slowest rank included).
@@ -314,18 +314,19 @@ fn nccl_err(e: impl std::fmt::Debug) -> Error {
 fn nccl_possible(comm: &SimpleCommunicator) -> bool {
     // SAFETY: only probes whether the library can be loaded.
     let loads = unsafe { nccl_sys::is_culib_present() };
-    let Ok(device) = gpu() else { return false };
+    // Every rank takes part in the gather, with or without a device of its own.
+    let device = gpu().map(|g| g.ctx.ordinal() as u64);
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     mpi::environment::processor_name()
         .unwrap_or_default()
         .hash(&mut hasher);
-    let mine = [hasher.finish(), device.ctx.ordinal() as u64];
+    let mine = [hasher.finish(), *device.as_ref().unwrap_or(&u64::MAX)];
     let mut all = vec![0u64; 2 * comm.size() as usize];
     comm.all_gather_into(&mine[..], &mut all[..]);
     let mut seen: Vec<&[u64]> = all.chunks(2).collect();
     seen.sort();
     seen.dedup();
-    loads && seen.len() == comm.size() as usize
+    loads && device.is_ok() && seen.len() == comm.size() as usize
 }
 
 /// Whether `mine` holds on every rank. Collective.
@@ -338,7 +339,15 @@ fn agreed_bool(comm: &SimpleCommunicator, mine: bool) -> bool {
 /// Opens an NCCL communicator over the ranks of `comm`: rank 0 makes the unique id and
 /// broadcasts it. Collective; a failure on any rank fails every rank.
 fn nccl_link(comm: &SimpleCommunicator) -> Result<Link> {
-    let device = gpu()?;
+    // SAFETY: only probes whether the library can be loaded (calling into a missing one
+    // would panic).
+    let loads = unsafe { nccl_sys::is_culib_present() };
+    if !agreed_bool(comm, loads) {
+        return Err(Error::NoGpu(
+            "NCCL (libnccl.so.2) does not load on every rank: set gpu_halos=host".into(),
+        ));
+    }
+    let device = agreed(comm, gpu())?;
     let mut id = [0 as std::ffi::c_char; 128];
     let made = if comm.rank() == 0 {
         nccl::get_uniqueid()
@@ -354,15 +363,16 @@ fn nccl_link(comm: &SimpleCommunicator) -> Result<Link> {
         internal: bytes.map(|b| b as std::ffi::c_char),
     };
     // The communicator queues its work on the library's stream, in the device's context.
-    device.ctx.bind_to_thread().map_err(gpu_err)?;
-    let mut raw = std::mem::MaybeUninit::uninit();
-    // SAFETY: `raw` receives the communicator; the id is rank 0's, every rank passes its own
-    // rank and the same size.
-    let opened = unsafe { nccl::comm_init_rank(raw.as_mut_ptr(), comm.size(), id, comm.rank()) }
-        .map(|_| {
-            // SAFETY: initialised by the successful call above.
-            NcclComm(unsafe { raw.assume_init() })
-        })
-        .map_err(nccl_err);
+    let opened = device.ctx.bind_to_thread().map_err(gpu_err).and_then(|()| {
+        let mut raw = std::mem::MaybeUninit::uninit();
+        // SAFETY: `raw` receives the communicator; the id is rank 0's, every rank passes its
+        // own rank and the same size.
+        unsafe { nccl::comm_init_rank(raw.as_mut_ptr(), comm.size(), id, comm.rank()) }
+            .map(|_| {
+                // SAFETY: initialised by the successful call above.
+                NcclComm(unsafe { raw.assume_init() })
+            })
+            .map_err(nccl_err)
+    });
     Ok(Link::Nccl(agreed(comm, opened)?))
 }

@@ -10,7 +10,7 @@ use cudarc::driver::CudaSlice;
 
 use super::device::Gpu;
 use super::lbm::{download, open_run, Geometry, LbmBuffers, Pops};
-use super::stencil::PassHooks;
+use super::stencil::{agree_on, PassHooks};
 use crate::lbm::{Lattice, Populations};
 use crate::{Error, Real, Result};
 
@@ -36,14 +36,7 @@ pub(crate) fn run_split<T: Real>(
     lat.prepare();
     let start = Instant::now();
     // Every rank learns whether every other could start before any exchanges.
-    let (opened, outcome) = match open_run(gpu, lat, bufs) {
-        Ok(run) => (Some(run), Ok(())),
-        Err(e) => (None, Err(e)),
-    };
-    hooks.after_batch(outcome)?;
-    let Some(run) = opened else {
-        return Err(Error::Gpu("the lattice's GPU run did not open".into()));
-    };
+    let run = agree_on(hooks, open_run(gpu, lat, bufs))?;
     let mut transfer = start.elapsed().as_secs_f64();
     let start = Instant::now();
     for s in 0..steps {

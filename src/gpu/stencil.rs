@@ -152,6 +152,19 @@ pub(crate) trait PassHooks<T> {
     fn alone(&self) -> bool;
 }
 
+/// `ready` on every process where all have it (through [`PassHooks::after_batch`], which a
+/// run in one process passes through); else this process's own error or the failure another
+/// reported. Every process must call it at the same point of a run.
+pub(crate) fn agree_on<T, X>(hooks: &mut dyn PassHooks<T>, ready: Result<X>) -> Result<X> {
+    match ready {
+        Ok(x) => hooks.after_batch(Ok(())).map(|()| x),
+        Err(e) => match hooks.after_batch(Err(e)) {
+            Err(e) => Err(e),
+            Ok(()) => Err(Error::Gpu("a failure was agreed as a success".into())),
+        },
+    }
+}
+
 /// The hooks of a run in one process: nothing between passes.
 pub(crate) struct Alone;
 

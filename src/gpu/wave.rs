@@ -13,7 +13,9 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
-use super::stencil::{ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK};
+use super::stencil::{
+    agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
+};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
@@ -519,21 +521,17 @@ pub(crate) fn run<T: Real>(
     steps: usize,
     hooks: &mut dyn PassHooks<T>,
 ) -> Result<Seconds> {
-    let gpu = gpu()?;
-    let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
-    let upload = Instant::now();
-    let batch = PASSES_PER_CHECK * kernels.dim_t();
-    let dev = OnDevice::new(gpu, field, batch.min(steps));
-    // A split field's ranks learn whether every one could start before any exchanges.
-    let (dev, outcome) = match dev {
-        Ok(dev) => (Some(dev), Ok(())),
-        Err(e) => (None, Err(e)),
-    };
-    hooks.after_batch(outcome)?;
-    let Some(mut dev) = dev else {
-        return Err(Error::Gpu("the wave run's buffers were not made".into()));
-    };
-    gpu.stream.synchronize().map_err(gpu_err)?;
+    // A split field's ranks learn whether every one could start before any exchanges. The
+    // transfer is timed after the kernels' one-time compilation.
+    let ready = gpu().and_then(|gpu| {
+        let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
+        let upload = Instant::now();
+        let batch = PASSES_PER_CHECK * kernels.dim_t();
+        let dev = OnDevice::new(gpu, field, batch.min(steps))?;
+        gpu.stream.synchronize().map_err(gpu_err)?;
+        Ok((gpu, kernels, dev, upload))
+    });
+    let (gpu, kernels, mut dev, upload) = agree_on(hooks, ready)?;
     let mut transfer = upload.elapsed().as_secs_f64();
     let start = Instant::now();
     let (step, recorded) = (field.step, field.traces.first().map_or(0, Vec::len));

@@ -240,33 +240,33 @@ impl<T: Real> Engines for OnDevice<'_, T> {
     }
 
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let device = gpu::gpu()?;
         let layout = self.grid.layout;
         let (params, steps) = (run.params, run.steps);
-        run.scratch.with(
-            |s: &GpuScratch<T>| s.layout == layout,
-            || GpuScratch::new(device, layout, true),
-            |scratch| {
-                let mut alone = gpu_stencil::Alone;
-                let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
-                    Some(h) => h,
-                    None => &mut alone,
-                };
-                let (outcome, compute) = timed_advance(
-                    &self.stencil,
-                    params,
-                    layout,
-                    &mut self.grid.data,
-                    scratch,
-                    steps,
-                    hooks,
-                )?;
-                outcome.map(|()| Timing {
-                    compute,
-                    transfer: 0.0,
-                })
-            },
-        )
+        let mut alone = gpu_stencil::Alone;
+        let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
+            Some(h) => h,
+            None => &mut alone,
+        };
+        // The ranks of a split run agree that each has its scratch and kernels before any
+        // exchanges a halo.
+        let stencil = &self.stencil;
+        let ready = gpu::gpu().and_then(|device| {
+            let scratch = run.scratch.take(
+                |s: &GpuScratch<T>| s.layout == layout,
+                || GpuScratch::new(device, layout, true),
+            )?;
+            gpu_stencil::prepare::<T>(device, stencil, params, steps)?;
+            Ok(scratch)
+        });
+        let mut scratch = gpu_stencil::agree_on(hooks, ready)?;
+        let data = &mut self.grid.data;
+        let ran = timed_advance(stencil, params, layout, data, &mut scratch, steps, hooks);
+        run.scratch.keep(scratch);
+        let (outcome, compute) = ran?;
+        outcome.map(|()| Timing {
+            compute,
+            transfer: 0.0,
+        })
     }
 }
 

@@ -162,3 +162,23 @@ pub(crate) fn exchange_slices<E: Equivalence>(
         }
     });
 }
+
+/// Elements per point-to-point message: MPI counts are 32-bit, and a rank's block of a large
+/// lattice (19 populations per node) passes 2^31 values.
+const MESSAGE_ELEMENTS: usize = 1 << 30;
+
+/// Sends `data` to `to` in messages of at most [`MESSAGE_ELEMENTS`] elements, which
+/// [`receive_all`] of the same length reassembles (MPI keeps messages between two ranks in
+/// order).
+pub(crate) fn send_all<E: Equivalence>(to: &impl Destination, data: &[E]) {
+    for chunk in data.chunks(MESSAGE_ELEMENTS) {
+        to.send(chunk);
+    }
+}
+
+/// Receives what [`send_all`] sent into `buf` (its length).
+pub(crate) fn receive_all<E: Equivalence>(from: &impl Source, buf: &mut [E]) {
+    for chunk in buf.chunks_mut(MESSAGE_ELEMENTS) {
+        from.receive_into(chunk);
+    }
+}

@@ -2,12 +2,14 @@
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Root, Source};
+use mpi::traits::Root;
 
 use std::ops::Range;
 
 use super::agree::{agreed, start};
-use super::exchange::{exchange_axis, exchange_slices, FaceRegion, HaloRows};
+use super::exchange::{
+    exchange_axis, exchange_slices, receive_all, send_all, FaceRegion, HaloRows,
+};
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
 use crate::{Engine, Error, Grid, Plan, Real, Result};
@@ -129,13 +131,12 @@ pub(crate) fn scatter_rows<T: Real + Equivalence>(
             if r == me {
                 unpack(local, &all, &data);
             } else {
-                comm.process_at_rank(r as i32).send(&data[..]);
+                send_all(&comm.process_at_rank(r as i32), &data);
             }
         }
     } else {
         let mut data = vec![T::zero(); region_len(local, &all)];
-        comm.process_at_rank(root as i32)
-            .receive_into(&mut data[..]);
+        receive_all(&comm.process_at_rank(root as i32), &mut data);
         unpack(local, &all, &data);
     }
 }
@@ -157,14 +158,14 @@ pub(crate) fn gather_rows<T: Real + Equivalence>(
         Ok(None)
     };
     let Some(mut whole) = agreed(comm, whole)? else {
-        root.send(&mine[..]);
+        send_all(&root, &mine);
         return Ok(None);
     };
     unpack(&mut whole, &block.owned, &mine);
     for r in 1..d.ranks() {
         let region = d.block(r).owned;
         let mut data = vec![T::zero(); region_len(&whole, &region)];
-        comm.process_at_rank(r as i32).receive_into(&mut data[..]);
+        receive_all(&comm.process_at_rank(r as i32), &mut data);
         unpack(&mut whole, &region, &data);
     }
     Ok(Some(whole))

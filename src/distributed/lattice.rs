@@ -6,10 +6,9 @@ use std::ops::Range;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, Source};
 
 use super::agree::{agreed, broadcast_json, start};
-use super::exchange::{exchange_axis, FaceRegion, HaloRows};
+use super::exchange::{exchange_axis, receive_all, send_all, FaceRegion, HaloRows};
 use super::grid::{owned_local, whole_local};
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
@@ -73,16 +72,16 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
                     write_rows(&mut lat.local, &whole_local(&block), &flags, &pops);
                 } else {
                     let to = lat.comm.process_at_rank(r as i32);
-                    to.send(&flags[..]);
-                    to.send(&pops[..]);
+                    send_all(&to, &flags);
+                    send_all(&to, &pops);
                 }
             }
         } else {
             let all = whole_local(&lat.block);
             let (mut flags, mut pops) = buffers_for(&lat.local, &all);
             let from = lat.comm.process_at_rank(root as i32);
-            from.receive_into(&mut flags[..]);
-            from.receive_into(&mut pops[..]);
+            receive_all(&from, &mut flags);
+            receive_all(&from, &mut pops);
             write_rows(&mut lat.local, &all, &flags, &pops);
         }
         Ok(lat)
@@ -105,8 +104,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             Ok(None)
         };
         let Some(mut whole) = agreed(&self.comm, whole)? else {
-            root.send(&flags[..]);
-            root.send(&pops[..]);
+            send_all(&root, &flags);
+            send_all(&root, &pops);
             return Ok(None);
         };
         write_rows(&mut whole, &self.block.owned, &flags, &pops);
@@ -114,8 +113,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             let region = self.decomposition.block(r).owned;
             let (mut flags, mut pops) = buffers_for(&whole, &region);
             let from = self.comm.process_at_rank(r as i32);
-            from.receive_into(&mut flags[..]);
-            from.receive_into(&mut pops[..]);
+            receive_all(&from, &mut flags);
+            receive_all(&from, &mut pops);
             write_rows(&mut whole, &region, &flags, &pops);
         }
         Ok(Some(whole))

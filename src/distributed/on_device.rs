@@ -69,6 +69,15 @@ impl<T> DeviceHalos<T> {
 }
 
 impl<T: Real + Equivalence> DeviceHalos<T> {
+    /// The halos a split state kept in `slot` from an earlier run on the GPU (taken out),
+    /// else newly opened. Collective when it opens.
+    pub(crate) fn kept_or_open(slot: &mut Option<Self>, comm: &SimpleCommunicator) -> Result<Self> {
+        match slot.take() {
+            Some(halos) => Ok(halos),
+            None => Self::open(comm),
+        }
+    }
+
     /// Chooses the link, the same on every rank, and opens it. Collective.
     pub(crate) fn open(comm: &SimpleCommunicator) -> Result<Self> {
         let link = match Tuning::current().gpu_halos {

@@ -30,6 +30,19 @@ pub(crate) struct RowBox {
 }
 
 impl RowBox {
+    /// The layout of `arrays` arrays `array` elements apart, rows `pitch` and planes `plane`
+    /// apart, with an empty box: what [`RowBox`]es of faces are cut from.
+    pub(crate) fn layout(pitch: usize, plane: usize, array: usize, arrays: usize) -> Self {
+        RowBox {
+            pitch,
+            plane,
+            array,
+            arrays,
+            ys: 0..0,
+            zs: 0..0,
+        }
+    }
+
     /// Elements of one array's part of the box: its rows, padded, plane after plane.
     fn per_array(&self) -> usize {
         self.ys.len() * self.pitch * self.zs.len()

@@ -63,10 +63,7 @@ fn run_on_device<T: Real + Equivalence>(
     dims: [usize; 3],
     steps: usize,
 ) -> Result<RunReport> {
-    let mut halos = match grid.device.take() {
-        Some(halos) => halos,
-        None => DeviceHalos::open(&grid.comm)?,
-    };
+    let mut halos = DeviceHalos::kept_or_open(&mut grid.device, &grid.comm)?;
     let upload = Instant::now();
     let data = agreed(&grid.comm, DeviceGrid::upload_scanned(&grid.local));
     let mut transfer = upload.elapsed().as_secs_f64();
@@ -74,14 +71,7 @@ fn run_on_device<T: Real + Equivalence>(
         // The engine exchanges before each of its passes: they must be the halo's depth.
         let dim_t = Some(grid.steps_per_exchange);
         let mut local = local_solver(solver, &grid.comm, kernel, dims, dim_t)?;
-        let layout = RowBox {
-            pitch: data.layout.pitch,
-            plane: data.layout.plane,
-            array: 0,
-            arrays: 1,
-            ys: 0..0,
-            zs: 0..0,
-        };
+        let layout = RowBox::layout(data.layout.pitch, data.layout.plane, 0, 1);
         let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
         let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
         let ran = advance_on_device(&mut local, &mut data, steps, Some(&mut hooks));
@@ -150,10 +140,7 @@ fn run_lattice_on_device<T: Real + Equivalence>(
     steps: usize,
 ) -> Result<RunReport> {
     let gpu = agreed(&lat.comm, crate::gpu::gpu())?;
-    let mut halos = match lat.device.take() {
-        Some(halos) => halos,
-        None => DeviceHalos::open(&lat.comm)?,
-    };
+    let mut halos = DeviceHalos::kept_or_open(&mut lat.device, &lat.comm)?;
     let (dims, storage) = (lat.local.dims(), lat.local.storage());
     let bufs = match lat.device_lattice.take() {
         Some(b) if b.fits(dims, false, storage) => Ok(b),
@@ -167,14 +154,7 @@ fn run_lattice_on_device<T: Real + Equivalence>(
         }
     };
     let l = *lat.local.layout();
-    let layout = RowBox {
-        pitch: l.pitch,
-        plane: l.plane,
-        array: l.array,
-        arrays: crate::lbm::Q,
-        ys: 0..0,
-        zs: 0..0,
-    };
+    let layout = RowBox::layout(l.pitch, l.plane, l.array, crate::lbm::Q);
     let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
     let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
     let every = lat.steps_per_exchange;
@@ -237,22 +217,12 @@ fn run_wave_on_device<T: Real + Equivalence>(
     dims: [usize; 3],
     steps: usize,
 ) -> Result<RunReport> {
-    let mut halos = match field.device.take() {
-        Some(halos) => halos,
-        None => DeviceHalos::open(&field.comm)?,
-    };
+    let mut halos = DeviceHalos::kept_or_open(&mut field.device, &field.comm)?;
     let dim_t = Some(field.steps_per_exchange);
     let local = local_solver(solver, &field.comm, kernel, dims, dim_t);
     let outcome = local.and_then(|mut local| {
         let u = &field.local.u;
-        let layout = RowBox {
-            pitch: u.pitch(),
-            plane: u.plane_stride(),
-            array: 0,
-            arrays: 1,
-            ys: 0..0,
-            zs: 0..0,
-        };
+        let layout = RowBox::layout(u.pitch(), u.plane_stride(), 0, 1);
         let (c, d, b) = (&field.comm, &field.decomposition, &field.block);
         let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
         let ran = advance_wave_on_device(&mut local, &mut field.local, steps, &mut hooks);

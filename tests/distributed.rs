@@ -361,6 +361,69 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
     }
 }
 
+/// A lid-driven cavity that goes unstable (BGK τ = 0.52 under a lid at 0.2; f32 overflows
+/// after some 150 steps, past the GPU engine's first checks) stops every rank at the step the
+/// single-process run of the same engine stops at; the failing rank names it, the others name
+/// that rank. On the GPU, where every rank replays the failed batch from its input, the
+/// gathered lattice is that run's last finite state, bit for bit (on the CPU each block holds
+/// the step its rank reached: see `docs/distributed.md`).
+fn a_lattice_blow_up_stops_all_at_the_last_finite_state(world: &impl Communicator) {
+    let mut input = Lattice::<f32>::new([14, 12, 11], Physics::bgk(0.52)).unwrap();
+    for face in Face::ALL {
+        input.set_face(face, Cell::Wall).unwrap();
+    }
+    let lid = Cell::MovingWall {
+        velocity: [0.2, 0.0, 0.0],
+    };
+    input.set_face(Face::YMax, lid).unwrap();
+    let mut engines = vec![Engine::Naive];
+    if stencil35d::gpu::test_gate::gpu_for_test().is_some() {
+        engines.push(Engine::GpuNaive);
+    }
+    for engine in engines {
+        let p = plan::<f32>(LbmKernel::of(&input), engine, 1, input.dims());
+        let mut alone = input.clone();
+        let step = match Solver::new(p.clone()).run(&mut alone, 1000) {
+            Err(Error::NonFinite { step, .. }) => step,
+            other => panic!("{engine}: the cavity did not blow up alone: {other:?}"),
+        };
+        assert!(step > 64, "{engine}: step {step}, within the first check");
+        let whole = (world.rank() == 0).then_some(&input);
+        let mut dist = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
+        match Solver::new(p).run(&mut dist, 1000).unwrap_err() {
+            Error::NonFinite { step: s, .. } => assert_eq!(s, step, "{engine}"),
+            Error::RankFailed { rank, message } => {
+                assert_ne!(rank, world.rank() as usize);
+                assert!(
+                    message.contains(&format!("step {step}")),
+                    "{engine}: {message}"
+                );
+            }
+            e => panic!("{engine}: unexpected {e}"),
+        }
+        let Some(result) = dist.gather().unwrap() else {
+            continue;
+        };
+        if !engine.is_gpu() {
+            println!("ok: lattice blow-up at step {step} on {engine}");
+            continue;
+        }
+        assert_eq!(result.steps(), step as u64 - 1, "{engine}");
+        let [nx, ny, nz] = input.dims();
+        for (x, y, z) in
+            (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
+        {
+            let (a, b) = (result.populations(x, y, z), alone.populations(x, y, z));
+            let same = a.iter().zip(&b).all(|(a, b)| bits(*a) == bits(*b));
+            assert!(
+                same,
+                "{engine}: node ({x}, {y}, {z}) differs after the blow-up"
+            );
+        }
+        println!("ok: lattice blow-up at step {step} on {engine}");
+    }
+}
+
 /// A lattice checkpointed mid-run restarts bit for bit on the same decomposition, with the
 /// plan that wrote it and with one exchanging every 3 steps instead of 2 (a deeper halo,
 /// rebuilt from the neighbours), and files tagged for another run are refused on every rank.
@@ -530,6 +593,7 @@ fn main() {
     lattices_equal_one_process::<f32>(&world);
     lattices_equal_one_process::<f64>(&world);
     lattice_checkpoints_restart_exactly(&world);
+    a_lattice_blow_up_stops_all_at_the_last_finite_state(&world);
     wavefields_equal_one_process::<f32>(&world);
     wavefields_equal_one_process::<f64>(&world);
     if world.rank() == 0 {

@@ -202,7 +202,7 @@ super::accessors::split_accessors!(DistributedLattice, crate::lbm::Lattice<T>, "
 
 /// A halo layer's populations: all of them, except in the receiving rank's outermost layer,
 /// which the next pass reads only through the links that point from it into the block.
-fn populations(face: &FaceRegion, layer: usize) -> impl Iterator<Item = usize> + '_ {
+pub(super) fn populations(face: &FaceRegion, layer: usize) -> impl Iterator<Item = usize> + '_ {
     let all = layer != face.outermost;
     (0..Q).filter(move |&i| all || VELOCITIES[i][face.axis + 1] == face.inward)
 }

@@ -5,10 +5,11 @@
 //! buffers and MPI; the `gpu_halos` tuning knob forces either.
 
 use std::hash::{Hash, Hasher};
+use std::ops::Range;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
@@ -17,6 +18,7 @@ use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::agree::agreed;
 use super::exchange::{faces, swap_faces, FaceRegion};
+use super::lattice::populations;
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
 use crate::gpu::regions::RowBox;
@@ -43,8 +45,9 @@ impl Drop for NcclComm {
     }
 }
 
-/// The packed send and receive buffers of one axis's faces, one pair per face.
-type Packed<B> = Vec<(B, B)>;
+/// One axis's packed buffers on the device: for each message sent and, apart, each received,
+/// a buffer where its box is not one piece of the array (`None` where it is).
+type Staging<T> = (Vec<Option<CudaSlice<T>>>, Vec<Option<CudaSlice<T>>>);
 
 /// The packed send buffers of one axis's faces and, apart, their receive buffers (as MPI
 /// takes them).
@@ -54,7 +57,7 @@ type HostFaces<T> = (Vec<Vec<T>>, Vec<Vec<T>>);
 /// buffers (on the device for NCCL, on the host otherwise), per axis.
 pub(crate) struct DeviceHalos<T> {
     link: Link,
-    device: [Packed<CudaSlice<T>>; 2],
+    device: [Staging<T>; 2],
     host: [HostFaces<T>; 2],
 }
 
@@ -89,14 +92,15 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
         };
         Ok(DeviceHalos {
             link,
-            device: [Vec::new(), Vec::new()],
+            device: Default::default(),
             host: Default::default(),
         })
     }
 
     /// Refreshes every halo cell of `data` (arrays laid out as `layout` says, the local
-    /// arrays of this rank of `d`) from the rank that owns it: faces across y, then across z
-    /// over the whole local y extent, as the host exchange orders them. Collective. Through
+    /// arrays of this rank of `d`) that the next pass reads, cut as `cut` says, from the rank
+    /// that owns it: faces across y, then across z over the whole local y extent, as the host
+    /// exchange orders them. Collective. Through
     /// NCCL the exchange is queued on the library's stream and returns at once; through host
     /// memory it returns once the device has the halos.
     pub(crate) fn exchange(
@@ -105,6 +109,7 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
         d: &Decomposition,
         block: &Block,
         layout: &RowBox,
+        cut: Cut,
         data: &mut CudaSlice<T>,
     ) -> Result<()> {
         for axis in 0..2 {
@@ -112,23 +117,78 @@ impl<T: Real + Equivalence> DeviceHalos<T> {
             if faces.is_empty() {
                 continue;
             }
-            let boxes: Vec<[RowBox; 2]> = faces
+            let split: Vec<FaceParts> = faces
                 .iter()
-                .map(|(_, _, send, recv)| [boxed(layout, send), boxed(layout, recv)])
+                .map(|(_, peer, send, recv)| FaceParts {
+                    peer: *peer,
+                    send: parts(layout, send, cut),
+                    recv: parts(layout, recv, cut),
+                })
                 .collect();
             match &self.link {
-                Link::Nccl(link) => {
-                    let buffers = &mut self.device[axis];
-                    nccl_axis(link, &faces, &boxes, buffers, data)?;
-                }
+                Link::Nccl(link) => nccl_axis(link, &split, &mut self.device[axis], data)?,
                 Link::Host => {
                     let (sends, recvs) = &mut self.host[axis];
-                    host_axis(comm, &faces, &boxes, sends, recvs, data)?;
+                    host_axis(comm, &faces, &split, sends, recvs, data)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// What of a face travels: all of it (grids, wavefields) or, for a lattice, in the halo's
+/// outermost layer only the populations that stream from it into the block (5 of 19, as the
+/// host exchange sends them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// Every array's rows of the face.
+    Whole,
+    /// A lattice's face: every population in the inner layers, the crossing ones in the
+    /// outermost.
+    Lattice,
+}
+
+/// One face's exchange with its neighbour: the boxes this rank sends and those it receives,
+/// each list in the order both sides post them.
+struct FaceParts {
+    peer: usize,
+    send: Vec<RowBox>,
+    recv: Vec<RowBox>,
+}
+
+/// The boxes `face` of arrays laid out as `layout` travels in, cut as `cut` says, layers along
+/// the face's axis in ascending order: a sent face and the halo it fills cut alike, since
+/// both have their outermost layer at the same end.
+fn parts(layout: &RowBox, face: &FaceRegion, cut: Cut) -> Vec<RowBox> {
+    let whole = RowBox {
+        ys: face.region[0].clone(),
+        zs: face.region[1].clone(),
+        ..layout.clone()
+    };
+    if cut == Cut::Whole {
+        return vec![whole];
+    }
+    let layers = face.region[face.axis].clone();
+    let at = |range: Range<usize>| {
+        let mut b = whole.clone();
+        *(if face.axis == 0 { &mut b.ys } else { &mut b.zs }) = range;
+        b
+    };
+    let o = face.outermost;
+    let mut parts = Vec::new();
+    if layers.start < o {
+        parts.push(at(layers.start..o));
+    }
+    parts.extend(populations(face, o).map(|i| RowBox {
+        first: i,
+        arrays: 1,
+        ..at(o..o + 1)
+    }));
+    if o + 1 < layers.end {
+        parts.push(at(o + 1..layers.end));
+    }
+    parts
 }
 
 /// The hooks of a split state's run on the device (a grid, lattice or wavefield): a halo
@@ -140,6 +200,8 @@ pub(crate) struct SplitHooks<'a, T> {
     block: &'a Block,
     /// The local arrays' layout (its `ys` and `zs` unused).
     layout: RowBox,
+    /// What of each face travels.
+    cut: Cut,
     halos: &'a mut DeviceHalos<T>,
     /// Events before and after each exchange.
     marks: Vec<(CudaEvent, CudaEvent)>,
@@ -149,12 +211,12 @@ pub(crate) struct SplitHooks<'a, T> {
 
 impl<'a, T: Real + Equivalence> SplitHooks<'a, T> {
     /// Hooks for this rank's block `block` of `decomposition`, its local array laid out as
-    /// `layout`.
+    /// `layout`, its faces cut as `cut` says.
     pub(crate) fn new(
         comm: &'a SimpleCommunicator,
         decomposition: &'a Decomposition,
         block: &'a Block,
-        layout: RowBox,
+        (layout, cut): (RowBox, Cut),
         halos: &'a mut DeviceHalos<T>,
     ) -> Self {
         SplitHooks {
@@ -162,6 +224,7 @@ impl<'a, T: Real + Equivalence> SplitHooks<'a, T> {
             decomposition,
             block,
             layout,
+            cut,
             halos,
             marks: Vec::new(),
             agreeing: 0.0,
@@ -192,7 +255,7 @@ impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
         let start = mark()?;
         let (c, d, b) = (self.comm, self.decomposition, self.block);
         for data in arrays.iter_mut() {
-            self.halos.exchange(c, d, b, &self.layout, data)?;
+            self.halos.exchange(c, d, b, &self.layout, self.cut, data)?;
         }
         self.marks.push((start, mark()?));
         Ok(())
@@ -210,106 +273,151 @@ impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
     }
 }
 
-/// The box of rows a face covers in arrays laid out as `layout`.
-fn boxed(layout: &RowBox, face: &FaceRegion) -> RowBox {
-    RowBox {
-        ys: face.region[0].clone(),
-        zs: face.region[1].clone(),
-        ..layout.clone()
-    }
-}
-
-/// Sends and receives one axis's faces device to device. Every send is posted before any
-/// receive in one NCCL group, sends in side order and receives in the opposite order: between
-/// two ranks that are neighbours on both sides (a periodic axis split in two) NCCL matches
-/// messages in posting order, and a rank's low face is its neighbour's high halo.
+/// Sends and receives one axis's faces device to device, straight from and into `data` where
+/// a box is one piece of it, else through packed buffers. Every send is posted before any
+/// receive in one NCCL group: sends face by face in side order, receives face by face in the
+/// opposite order (the boxes of a face in their own order both times). Between two ranks that
+/// are neighbours on both sides (a periodic axis split in two) NCCL matches messages in
+/// posting order, and a rank's low face is its neighbour's high halo.
 fn nccl_axis<T: Real>(
     link: &NcclComm,
-    faces: &[(usize, usize, FaceRegion, FaceRegion)],
-    boxes: &[[RowBox; 2]],
-    buffers: &mut Packed<CudaSlice<T>>,
+    faces: &[FaceParts],
+    (send_bufs, recv_bufs): &mut Staging<T>,
     data: &mut CudaSlice<T>,
 ) -> Result<()> {
     let gpu = gpu()?;
-    buffers.truncate(faces.len());
-    for (i, [send, recv]) in boxes.iter().enumerate() {
-        let fits = buffers
-            .get(i)
-            .is_some_and(|(out, into)| out.len() == send.len() && into.len() == recv.len());
-        if !fits {
-            let alloc = |n| gpu.stream.alloc_zeros::<T>(n).map_err(gpu_err);
-            let pair = (alloc(send.len())?, alloc(recv.len())?);
-            if i < buffers.len() {
-                buffers[i] = pair;
-            } else {
-                buffers.push(pair);
-            }
+    let sends: Vec<(usize, &RowBox)> = faces
+        .iter()
+        .flat_map(|f| f.send.iter().map(move |b| (f.peer, b)))
+        .collect();
+    let recvs: Vec<(usize, &RowBox)> = faces
+        .iter()
+        .rev()
+        .flat_map(|f| f.recv.iter().map(move |b| (f.peer, b)))
+        .collect();
+    stage(&gpu.stream, &sends, send_bufs)?;
+    stage(&gpu.stream, &recvs, recv_bufs)?;
+    for ((_, b), buf) in sends.iter().zip(send_bufs.iter_mut()) {
+        if let Some(buf) = buf {
+            pack_on_device(gpu, data, b, buf)?;
         }
-        pack_on_device(gpu, data, send, &mut buffers[i].0)?;
     }
-    let stream = gpu.stream.cu_stream() as nccl_sys::cudaStream_t;
-    let bytes = |n: usize| n * size_of::<T>();
-    let peer = |i: usize| faces[i].1 as i32;
-    nccl::group_start().map_err(nccl_err)?;
-    for (i, (out, _)) in buffers.iter().enumerate() {
-        let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(out, &gpu.stream);
-        // SAFETY: `ptr` addresses `out.len()` elements of device memory that stay allocated
-        // until the stream, which the send is queued on, has sent them.
-        unsafe {
-            nccl::send(
-                ptr as _,
-                bytes(out.len()),
-                nccl_sys::ncclDataType_t::ncclUint8,
-                peer(i),
-                link.0,
-                stream,
-            )
+    {
+        let elem = size_of::<T>();
+        let (base, _data) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut *data, &gpu.stream);
+        let mut guards = Vec::new();
+        let mut sent = Vec::with_capacity(sends.len());
+        for (&(peer, b), buf) in sends.iter().zip(send_bufs.iter()) {
+            sent.push((
+                peer,
+                address(&gpu.stream, base, b, buf.as_ref(), &mut guards),
+                b,
+            ));
         }
-        .map_err(nccl_err)?;
-    }
-    for (i, (_, into)) in buffers.iter_mut().enumerate().rev() {
-        let len = into.len();
-        let (ptr, _guard) = cudarc::driver::DevicePtrMut::device_ptr_mut(into, &gpu.stream);
-        // SAFETY: as for the sends, the buffer holding `len` elements the message fills.
-        unsafe {
-            nccl::recv(
-                ptr as _,
-                bytes(len),
-                nccl_sys::ncclDataType_t::ncclUint8,
-                peer(i),
-                link.0,
-                stream,
-            )
+        let mut received = Vec::with_capacity(recvs.len());
+        for (&(peer, b), buf) in recvs.iter().zip(recv_bufs.iter()) {
+            received.push((
+                peer,
+                address(&gpu.stream, base, b, buf.as_ref(), &mut guards),
+                b,
+            ));
         }
-        .map_err(nccl_err)?;
+        let stream = gpu.stream.cu_stream() as nccl_sys::cudaStream_t;
+        let bytes = |b: &RowBox| b.span().map_or(b.len(), |s| s.len()) * elem;
+        nccl::group_start().map_err(nccl_err)?;
+        for &(peer, ptr, b) in &sent {
+            // SAFETY: `ptr` addresses the box's `bytes(b)` bytes, in `data` or its packed
+            // buffer, which stay allocated until the stream, which the send is queued on, has
+            // sent them.
+            unsafe { nccl::send(ptr as _, bytes(b), U8, peer as i32, link.0, stream) }
+                .map_err(nccl_err)?;
+        }
+        for &(peer, ptr, b) in &received {
+            // SAFETY: as for the sends, the bytes the message fills.
+            unsafe { nccl::recv(ptr as _, bytes(b), U8, peer as i32, link.0, stream) }
+                .map_err(nccl_err)?;
+        }
+        nccl::group_end().map_err(nccl_err)?;
     }
-    nccl::group_end().map_err(nccl_err)?;
-    for ([_, recv], (_, into)) in boxes.iter().zip(buffers.iter()) {
-        unpack_on_device(gpu, into, recv, data)?;
+    for ((_, b), buf) in recvs.iter().zip(recv_bufs.iter()) {
+        if let Some(buf) = buf {
+            unpack_on_device(gpu, buf, b, data)?;
+        }
     }
     Ok(())
 }
 
-/// Sends and receives one axis's faces through host buffers and MPI.
+/// The device address of box `b`'s message: its packed buffer's (whose guard joins
+/// `guards`) or, for a box that is one piece, its place in the array at `base`.
+fn address<'a, T>(
+    stream: &'a CudaStream,
+    base: u64,
+    b: &RowBox,
+    buf: Option<&'a CudaSlice<T>>,
+    guards: &mut Vec<cudarc::driver::SyncOnDrop<'a>>,
+) -> u64 {
+    match (buf, b.span()) {
+        (Some(buf), _) => {
+            let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(buf, stream);
+            guards.push(guard);
+            ptr
+        }
+        (None, Some(span)) => base + (span.start * size_of::<T>()) as u64,
+        (None, None) => unreachable!("`stage` gives every box that is not one piece a buffer"),
+    }
+}
+
+/// NCCL's byte type: every message is sent as bytes.
+const U8: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::ncclUint8;
+
+/// Gives each box in `boxes` that is not one piece of its array a packed device buffer of its
+/// size in `bufs` (kept from the last exchange where it fits), the others none.
+fn stage<T: Real>(
+    stream: &std::sync::Arc<CudaStream>,
+    boxes: &[(usize, &RowBox)],
+    bufs: &mut Vec<Option<CudaSlice<T>>>,
+) -> Result<()> {
+    bufs.resize_with(boxes.len(), || None);
+    for ((_, b), buf) in boxes.iter().zip(bufs.iter_mut()) {
+        if b.span().is_some() {
+            *buf = None;
+        } else if buf.as_ref().is_none_or(|buf| buf.len() != b.len()) {
+            *buf = Some(stream.alloc_zeros::<T>(b.len()).map_err(gpu_err)?);
+        }
+    }
+    Ok(())
+}
+
+/// Sends and receives one axis's faces through host buffers and MPI, one message per face
+/// (its boxes one after another).
 fn host_axis<T: Real + Equivalence>(
     comm: &SimpleCommunicator,
     faces: &[(usize, usize, FaceRegion, FaceRegion)],
-    boxes: &[[RowBox; 2]],
+    cut: &[FaceParts],
     sends: &mut Vec<Vec<T>>,
     recvs: &mut Vec<Vec<T>>,
     data: &mut CudaSlice<T>,
 ) -> Result<()> {
     let gpu = gpu()?;
+    let total = |boxes: &[RowBox]| boxes.iter().map(RowBox::len).sum::<usize>();
     sends.resize_with(faces.len(), Vec::new);
     recvs.resize_with(faces.len(), Vec::new);
-    for ([send, recv], (out, into)) in boxes.iter().zip(sends.iter_mut().zip(recvs.iter_mut())) {
-        out.resize(send.len(), T::zero());
-        into.resize(recv.len(), T::zero());
-        pack_to_host(gpu, data, send, out)?;
+    for (f, (out, into)) in cut.iter().zip(sends.iter_mut().zip(recvs.iter_mut())) {
+        out.resize(total(&f.send), T::zero());
+        into.resize(total(&f.recv), T::zero());
+        let mut at = 0;
+        for b in &f.send {
+            pack_to_host(gpu, data, b, &mut out[at..at + b.len()])?;
+            at += b.len();
+        }
     }
     swap_faces(comm, faces, sends, recvs);
-    for ([_, recv], into) in boxes.iter().zip(recvs.iter()) {
-        unpack_from_host(gpu, into, recv, data)?;
+    for (f, into) in cut.iter().zip(recvs.iter()) {
+        let mut at = 0;
+        for b in &f.recv {
+            unpack_from_host(gpu, &into[at..at + b.len()], b, data)?;
+            at += b.len();
+        }
     }
     Ok(())
 }
@@ -384,4 +492,83 @@ fn nccl_link(comm: &SimpleCommunicator) -> Result<Link> {
             .map_err(nccl_err)
     });
     Ok(Link::Nccl(agreed(comm, opened)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::{Q, VELOCITIES};
+
+    /// A face's side and the boxes it sends and receives.
+    type Sides = Vec<(usize, Vec<RowBox>, Vec<RowBox>)>;
+
+    /// Rank 0's and rank 1's faces of a lattice split in two along periodic z with a halo of
+    /// 2 layers, cut for the lattice, laid out as `layout`.
+    fn cut_faces(layout: &RowBox) -> [Sides; 2] {
+        let d = Decomposition::with_procs([6, 5, 12], [1, 2], 2)
+            .unwrap()
+            .with_periodic([false, true]);
+        std::array::from_fn(|rank| {
+            faces(&d, &d.block(rank), rank, 1)
+                .iter()
+                .map(|(side, _, send, recv)| {
+                    let cut = |f| parts(layout, f, Cut::Lattice);
+                    (*side, cut(send), cut(recv))
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn a_lattice_face_sends_only_the_crossing_populations_of_its_outermost_layer() {
+        let layout = RowBox::layout(8, 5, 48, 48 * 10, Q);
+        let [rank0, _] = cut_faces(&layout);
+        for (side, send, recv) in &rank0 {
+            for boxes in [send, recv] {
+                // One box of the inner layer with every population, then one box per
+                // population that crosses in the outermost layer: 5 of the 19 in D3Q19.
+                assert_eq!(boxes.len(), 6, "side {side}");
+                let (whole, single): (Vec<_>, Vec<_>) = boxes.iter().partition(|b| b.arrays == Q);
+                assert_eq!((whole.len(), single.len()), (1, 5));
+                assert!(single.iter().all(|b| b.zs.len() == 1 && b.span().is_some()));
+                assert!(whole[0].zs.len() == 1 && whole[0].zs != single[0].zs);
+            }
+            // The populations the halo receives are those that stream into the block.
+            let inward = if *side == 0 { 1 } else { -1 };
+            for b in recv.iter().filter(|b| b.arrays == 1) {
+                assert_eq!(VELOCITIES[b.first][2], inward, "side {side}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_lattice_box_sent_matches_the_box_that_receives_it() {
+        let layout = RowBox::layout(8, 5, 48, 48 * 10, Q);
+        let [rank0, rank1] = cut_faces(&layout);
+        // Rank 0's low face fills rank 1's high halo and the other way round, box by box:
+        // the same populations and sizes in the same order.
+        for (mine, theirs) in [(&rank0, &rank1), (&rank1, &rank0)] {
+            for (side, send, _) in mine {
+                let (_, _, recv) = theirs.iter().find(|(s, _, _)| s != side).unwrap();
+                assert_eq!(send.len(), recv.len());
+                for (a, b) in send.iter().zip(recv) {
+                    assert_eq!((a.first, a.arrays, a.len()), (b.first, b.arrays, b.len()));
+                    assert_ne!(a.zs, b.zs);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_grid_face_travels_whole() {
+        let layout = RowBox::layout(8, 5, 48, 0, 1);
+        let d = Decomposition::with_procs([6, 5, 12], [1, 2], 2).unwrap();
+        let faces = faces(&d, &d.block(0), 0, 1);
+        let (_, _, send, _) = &faces[0];
+        let boxes = parts(&layout, send, Cut::Whole);
+        assert_eq!(boxes.len(), 1);
+        assert_eq!((boxes[0].ys.clone(), boxes[0].zs.clone()), (0..5, 4..6));
+        // Whole planes of one array: sent straight from the array.
+        assert_eq!(boxes[0].span(), Some(4 * 48..5 * 48 + 40));
+    }
 }

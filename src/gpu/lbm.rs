@@ -325,7 +325,7 @@ impl<T: Real> Run<'_, T> {
 /// Copies the host state to the device buffers, in 16-bit storage the lattice's codes (encoded
 /// from the populations when a host write replaced them), and in both copies for the two-copy
 /// scheme, so wall nodes, which no kernel writes, agree in both.
-fn upload<T: Real>(gpu: &Gpu, lat: &Lattice<T>, bufs: &mut LbmBuffers<T>) -> Result<()> {
+pub(super) fn upload<T: Real>(gpu: &Gpu, lat: &Lattice<T>, bufs: &mut LbmBuffers<T>) -> Result<()> {
     match &mut bufs.a {
         Pops::Native(a) => gpu.stream.memcpy_htod(lat.pop.storage(), a),
         Pops::Packed(a) => match &lat.codes {

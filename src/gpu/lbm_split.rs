@@ -1,22 +1,24 @@
 //! A rank's block of a split lattice on its GPU (`gpu-naive`, two copies, populations in the
 //! lattice's precision): uploaded once per run, each step preceded by the halo exchange the
-//! hooks queue on the device, the non-finite flag read and the ranks' outcome agreed after
-//! every step (a lattice step is long next to a flag read and an all-reduce), downloaded at
-//! the end.
+//! hooks queue on the device, the non-finite flag read and the ranks' outcome agreed once per
+//! [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
+//! every rank together: each replays the run from its host state (still the run's input) one
+//! step at a time, agreeing after each, so the lattices end on the last finite state and the
+//! error names the step, as in one process.
 
 use std::time::Instant;
 
 use cudarc::driver::CudaSlice;
 
 use super::device::Gpu;
-use super::lbm::{download, open_run, Geometry, LbmBuffers, Pops};
+use super::lbm::{download, open_run, upload, Geometry, LbmBuffers, Pops, Run, CHECK_EVERY};
 use super::stencil::{agree_on, PassHooks};
 use crate::lbm::{Lattice, Populations};
 use crate::{Error, Real, Result};
 
 /// Advances `lat`, a rank's local lattice, by `steps` steps on the GPU, `hooks` exchanging
 /// halos into the current populations before every `every`th step and agreeing on each
-/// step's outcome; returns the seconds of computation and of transfers. On a blow-up (here or
+/// batch's outcome; returns the seconds of computation and of transfers. On a blow-up (here or
 /// on another rank) the lattice holds the last finite state and its step count says which.
 pub(crate) fn run_split<T: Real>(
     gpu: &Gpu,
@@ -39,11 +41,62 @@ pub(crate) fn run_split<T: Real>(
     let run = agree_on(hooks, open_run(gpu, lat, bufs))?;
     let mut transfer = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    for s in 0..steps {
-        if s % every.max(1) == 0 {
-            hooks.before_pass(&mut [native(bufs.current())?])?;
+    let mut done = 0;
+    while done < steps {
+        let count = CHECK_EVERY.min(steps - done);
+        let batch = (done..done + count)
+            .try_for_each(|s| step(&run, bufs, s, every, hooks))
+            .and_then(|()| run.flag_raised(bufs));
+        let outcome = match batch {
+            Ok(false) => Ok(()),
+            // Traced below, on every rank alike.
+            Ok(true) => Err(Error::Gpu("a non-finite population".into())),
+            Err(e) => Err(e),
+        };
+        if hooks.after_batch(outcome).is_err() {
+            return Err(trace(gpu, &run, lat, bufs, done + count, every, hooks));
         }
-        let stepped = run.steps(bufs, s, 1).and_then(|()| run.flag_raised(bufs));
+        done += count;
+    }
+    let compute = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    finish(gpu, lat, bufs, steps)?;
+    transfer += start.elapsed().as_secs_f64();
+    Ok((compute, transfer))
+}
+
+/// Queues step `s`: the halo exchange first when it is due, then the step.
+fn step<T: Real>(
+    run: &Run<'_, T>,
+    bufs: &mut LbmBuffers<T>,
+    s: usize,
+    every: usize,
+    hooks: &mut dyn PassHooks<T>,
+) -> Result<()> {
+    if s.is_multiple_of(every.max(1)) {
+        hooks.before_pass(&mut [native(bufs.current())?])?;
+    }
+    run.steps(bufs, s, 1)
+}
+
+/// Replays the run on every rank from its input, agreeing after each step, up to `limit`
+/// steps: the error of the first step that fails on any rank, with the lattice (downloaded)
+/// holding the state before it. An error no step reproduces leaves the lattice as it was.
+fn trace<T: Real>(
+    gpu: &Gpu,
+    run: &Run<'_, T>,
+    lat: &mut Lattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    limit: usize,
+    every: usize,
+    hooks: &mut dyn PassHooks<T>,
+) -> Error {
+    let restart = upload(gpu, lat, bufs).and_then(|()| run.flag_raised(bufs).map(|_| ()));
+    if let Err(e) = agree_on(hooks, restart) {
+        return e;
+    }
+    for s in 0..limit {
+        let stepped = step(run, bufs, s, every, hooks).and_then(|()| run.flag_raised(bufs));
         let outcome = match stepped {
             Ok(false) => Ok(()),
             Ok(true) => Err(blown_up(gpu, lat, bufs, s + 1)),
@@ -54,14 +107,13 @@ pub(crate) fn run_split<T: Real>(
             bufs.swap_copies();
             // The error is the run's; a failed download leaves the input in place.
             let _ = finish(gpu, lat, bufs, s);
-            return Err(e);
+            return e;
         }
     }
-    let compute = start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    finish(gpu, lat, bufs, steps)?;
-    transfer += start.elapsed().as_secs_f64();
-    Ok((compute, transfer))
+    Error::Gpu(format!(
+        "a step of the {limit} before the last check failed on some rank but none did when \
+         every rank replayed them"
+    ))
 }
 
 /// The populations of a native-storage copy.

@@ -22,25 +22,47 @@ pub(crate) struct RowBox {
     pub(crate) plane: usize,
     /// Elements from one array to the next (any value when `arrays` is 1).
     pub(crate) array: usize,
-    /// Arrays the box spans, each the same rows.
+    /// The first array the box spans (0 for the first of the layout's arrays).
+    pub(crate) first: usize,
+    /// Arrays the box spans from `first` on, each the same rows.
     pub(crate) arrays: usize,
+    /// Rows in a plane (those a box of whole planes covers).
+    pub(crate) rows: usize,
     /// Rows (local y) and planes (local z).
     pub(crate) ys: Range<usize>,
     pub(crate) zs: Range<usize>,
 }
 
 impl RowBox {
-    /// The layout of `arrays` arrays `array` elements apart, rows `pitch` and planes `plane`
-    /// apart, with an empty box: what [`RowBox`]es of faces are cut from.
-    pub(crate) fn layout(pitch: usize, plane: usize, array: usize, arrays: usize) -> Self {
+    /// The layout of `arrays` arrays `array` elements apart, `rows` rows `pitch` apart in a
+    /// plane and planes `plane` apart, with an empty box: what [`RowBox`]es of faces are cut
+    /// from.
+    pub(crate) fn layout(
+        pitch: usize,
+        rows: usize,
+        plane: usize,
+        array: usize,
+        arrays: usize,
+    ) -> Self {
         RowBox {
             pitch,
             plane,
             array,
+            first: 0,
             arrays,
+            rows,
             ys: 0..0,
             zs: 0..0,
         }
+    }
+
+    /// The box as one contiguous range of the strided array, when it is one: a single array's
+    /// rows in one plane, or whole planes (the padding between them included, which no kernel
+    /// reads). NCCL sends from and receives into such a range without packing it.
+    pub(crate) fn span(&self) -> Option<Range<usize>> {
+        let whole_planes = self.ys == (0..self.rows);
+        let one_piece = self.arrays == 1 && (self.zs.len() == 1 || whole_planes);
+        (one_piece && self.len() > 0).then(|| self.start(0)..self.end())
     }
 
     /// Elements of one array's part of the box: its rows, padded, plane after plane.
@@ -58,12 +80,14 @@ impl RowBox {
         if self.len() == 0 {
             return 0;
         }
-        (self.arrays - 1) * self.array + (self.zs.end - 1) * self.plane + self.ys.end * self.pitch
+        (self.first + self.arrays - 1) * self.array
+            + (self.zs.end - 1) * self.plane
+            + self.ys.end * self.pitch
     }
 
     /// The strided array's offset of array `a`'s first element in the box.
     fn start(&self, a: usize) -> usize {
-        a * self.array + self.zs.start * self.plane + self.ys.start * self.pitch
+        (self.first + a) * self.array + self.zs.start * self.plane + self.ys.start * self.pitch
     }
 }
 
@@ -251,12 +275,9 @@ mod tests {
     #[test]
     fn a_box_spans_its_rows_in_every_array() {
         let b = RowBox {
-            pitch: 16,
-            plane: 16 * 10,
-            array: 16 * 10 * 8,
-            arrays: 3,
             ys: 2..5,
             zs: 1..4,
+            ..RowBox::layout(16, 9, 16 * 10, 16 * 10 * 8, 3)
         };
         assert_eq!(b.len(), 3 * 16 * 3 * 3);
         assert_eq!(b.start(2), 2 * 1280 + 160 + 32);
@@ -265,5 +286,42 @@ mod tests {
         assert!(check(&b, 3 * 1280, b.len()).is_ok());
         assert!(check(&b, b.end() - 1, b.len()).is_err());
         assert!(check(&b, 3 * 1280, b.len() + 1).is_err());
+        // Three arrays are never one piece.
+        assert_eq!(b.span(), None);
+    }
+
+    #[test]
+    fn a_box_from_a_later_array_starts_there() {
+        let b = RowBox {
+            first: 5,
+            arrays: 2,
+            ys: 0..9,
+            zs: 3..4,
+            ..RowBox::layout(16, 9, 16 * 10, 16 * 10 * 8, 19)
+        };
+        assert_eq!(b.start(0), 5 * 1280 + 3 * 160);
+        assert_eq!(b.end(), 6 * 1280 + 3 * 160 + 9 * 16);
+        assert_eq!(b.span(), None);
+        let one = RowBox { arrays: 1, ..b };
+        assert_eq!(one.span(), Some(one.start(0)..one.start(0) + 9 * 16));
+    }
+
+    #[test]
+    fn only_one_plane_or_whole_planes_of_one_array_are_one_piece() {
+        let layout = RowBox::layout(16, 9, 16 * 10, 0, 1);
+        let cut = |ys: Range<usize>, zs: Range<usize>| RowBox {
+            ys,
+            zs,
+            ..layout.clone()
+        };
+        // Whole planes: the padding row between planes (the tenth) comes along.
+        assert_eq!(cut(0..9, 2..5).span(), Some(320..4 * 160 + 144));
+        assert_eq!(cut(0..9, 2..5).span().map(|r| r.len()), Some(2 * 160 + 144));
+        // Part of one plane.
+        assert_eq!(cut(3..5, 7..8).span(), Some(7 * 160 + 48..7 * 160 + 80));
+        // Part of several planes: rows with gaps between them.
+        assert_eq!(cut(0..8, 2..5).span(), None);
+        assert_eq!(cut(1..9, 2..5).span(), None);
+        assert_eq!(cut(0..9, 2..2).span(), None);
     }
 }

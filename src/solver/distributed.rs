@@ -14,7 +14,7 @@ use super::wave::advance_wave;
 use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
-use crate::distributed::on_device::{DeviceHalos, SplitHooks};
+use crate::distributed::on_device::{Cut, DeviceHalos, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::run_split as run_split_lattice;
@@ -71,9 +71,10 @@ fn run_on_device<T: Real + Equivalence>(
         // The engine exchanges before each of its passes: they must be the halo's depth.
         let dim_t = Some(grid.steps_per_exchange);
         let mut local = local_solver(solver, &grid.comm, kernel, dims, dim_t)?;
-        let layout = RowBox::layout(data.layout.pitch, data.layout.plane, 0, 1);
+        let l = data.layout;
+        let layout = RowBox::layout(l.pitch, l.dims[1], l.plane, 0, 1);
         let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
-        let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+        let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Whole), &mut halos);
         let ran = advance_on_device(&mut local, &mut data, steps, Some(&mut hooks));
         let communication = hooks.communication_seconds();
         solver.scratch.keep(local);
@@ -154,9 +155,9 @@ fn run_lattice_on_device<T: Real + Equivalence>(
         }
     };
     let l = *lat.local.layout();
-    let layout = RowBox::layout(l.pitch, l.plane, l.array, crate::lbm::Q);
+    let layout = RowBox::layout(l.pitch, l.dims[1], l.plane, l.array, crate::lbm::Q);
     let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
-    let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+    let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Lattice), &mut halos);
     let every = lat.steps_per_exchange;
     let ran = run_split_lattice(gpu, &mut lat.local, &mut bufs, steps, every, &mut hooks);
     let communication = hooks.communication_seconds();
@@ -222,9 +223,9 @@ fn run_wave_on_device<T: Real + Equivalence>(
     let local = local_solver(solver, &field.comm, kernel, dims, dim_t);
     let outcome = local.and_then(|mut local| {
         let u = &field.local.u;
-        let layout = RowBox::layout(u.pitch(), u.plane_stride(), 0, 1);
+        let layout = RowBox::layout(u.pitch(), u.dims()[1], u.plane_stride(), 0, 1);
         let (c, d, b) = (&field.comm, &field.decomposition, &field.block);
-        let mut hooks = SplitHooks::new(c, d, b, layout, &mut halos);
+        let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Whole), &mut halos);
         let ran = advance_wave_on_device(&mut local, &mut field.local, steps, &mut hooks);
         let communication = hooks.communication_seconds();
         solver.scratch.keep(local);

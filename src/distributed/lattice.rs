@@ -18,7 +18,9 @@ use crate::{Error, Plan, Real, Result};
 
 /// A D3Q19 lattice split over the ranks of an MPI communicator. Every rank holds one for the
 /// same plan; constructors, [`crate::Solver::run`] and [`DistributedLattice::gather`] are
-/// collective. Native storage (`f32` or `f64`) only: 16-bit storage runs in one process.
+/// collective. A lattice in 16-bit storage runs on the ranks' GPUs: its codes travel with
+/// it (scatter, gather and halo exchanges), so a split run continues from exactly the codes a
+/// run in one process would.
 pub struct DistributedLattice<T: Real> {
     pub(crate) comm: SimpleCommunicator,
     pub(crate) decomposition: Decomposition,
@@ -33,6 +35,8 @@ pub struct DistributedLattice<T: Real> {
     pub(crate) buffers: Vec<Vec<T>>,
     /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
     pub(crate) device: Option<DeviceHalos<T>>,
+    /// The same for the 16-bit codes of a lattice in 16-bit storage.
+    pub(crate) device_codes: Option<DeviceHalos<u16>>,
     /// The device copies of the local lattice, kept between runs on the GPU.
     pub(crate) device_lattice: Option<LbmBuffers<T>>,
 }
@@ -42,7 +46,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// `comm` for `plan` (made for `whole`, e.g. with [`Plan::for_lattice`]). Collective.
     ///
     /// Errors, on every rank: a plan that is not for this lattice, ranks whose builds or
-    /// plans differ, 16-bit storage, a rank count that cannot split the lattice into blocks
+    /// plans differ, a rank count that cannot split the lattice into blocks
     /// thicker than the halo, a root that is not a rank or passes no lattice, and a block that
     /// does not fit in a rank's memory.
     pub fn scatter(
@@ -65,15 +69,25 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let shared: Shared = broadcast_json(&comm, root, whole.map(Lattice::shared).as_ref())?;
         let mut lat = Self::empty(comm, plan, &shared)?;
         if let Some(whole) = whole {
+            let codes = codes_of(whole);
             for r in 0..lat.decomposition.ranks() {
                 let block = lat.decomposition.block(r);
                 let (flags, pops) = parts_of(whole, &block);
+                let region = whole_local(&block);
+                let global = |y, z| (block.global(0, y), block.global(1, z));
+                let codes = codes.as_ref().map(|c| code_rows(whole, c, &region, global));
                 if r == me {
-                    write_rows(&mut lat.local, &whole_local(&block), &flags, &pops);
+                    write_rows(&mut lat.local, &region, &flags, &pops);
+                    if let Some(codes) = codes {
+                        write_code_rows(&mut lat.local, &region, &codes);
+                    }
                 } else {
                     let to = lat.comm.process_at_rank(r as i32);
                     send_all(&to, &flags);
                     send_all(&to, &pops);
+                    if let Some(codes) = codes {
+                        send_all(&to, &codes);
+                    }
                 }
             }
         } else {
@@ -83,6 +97,11 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             receive_all(&from, &mut flags);
             receive_all(&from, &mut pops);
             write_rows(&mut lat.local, &all, &flags, &pops);
+            if shared.storage.is_16_bit() {
+                let mut codes = vec![0u16; pops.len()];
+                receive_all(&from, &mut codes);
+                write_code_rows(&mut lat.local, &all, &codes);
+            }
         }
         Ok(lat)
     }
@@ -92,6 +111,10 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     pub fn gather(&self) -> Result<Option<Lattice<T>>> {
         let owned = owned_local(&self.block);
         let (flags, pops) = read_rows(&self.local, &owned);
+        let local_codes = codes_of(&self.local);
+        let codes = local_codes
+            .as_ref()
+            .map(|c| code_rows(&self.local, c, &owned, |y, z| (y, z)));
         let root = self.comm.process_at_rank(0);
         let whole = if self.comm.rank() == 0 {
             let shared = Shared {
@@ -106,9 +129,15 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let Some(mut whole) = agreed(&self.comm, whole)? else {
             send_all(&root, &flags);
             send_all(&root, &pops);
+            if let Some(codes) = codes {
+                send_all(&root, &codes);
+            }
             return Ok(None);
         };
+        // Codes last: writing populations drops a lattice's codes.
+        let mut all_codes = Vec::new();
         write_rows(&mut whole, &self.block.owned, &flags, &pops);
+        all_codes.extend(codes.map(|c| (self.block.owned.clone(), c)));
         for r in 1..self.decomposition.ranks() {
             let region = self.decomposition.block(r).owned;
             let (mut flags, mut pops) = buffers_for(&whole, &region);
@@ -116,6 +145,14 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             receive_all(&from, &mut flags);
             receive_all(&from, &mut pops);
             write_rows(&mut whole, &region, &flags, &pops);
+            if whole.storage().is_16_bit() {
+                let mut codes = vec![0u16; pops.len()];
+                receive_all(&from, &mut codes);
+                all_codes.push((region, codes));
+            }
+        }
+        for (region, codes) in &all_codes {
+            write_code_rows(&mut whole, region, codes);
         }
         Ok(Some(whole))
     }
@@ -150,6 +187,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             periodic,
             buffers: Vec::new(),
             device: None,
+            device_codes: None,
             device_lattice: None,
         }
     }
@@ -286,12 +324,6 @@ fn check_lattice<T: Real>(plan: &Plan, lat: &Lattice<T>) -> Result<()> {
             lat.dims()
         )));
     }
-    if lat.storage().is_16_bit() {
-        return Err(Error::InvalidArgument(format!(
-            "a distributed lattice holds f32 or f64 populations; {} storage runs in one process",
-            lat.storage()
-        )));
-    }
     lat.validate()
 }
 
@@ -350,6 +382,50 @@ pub(crate) fn write_rows<T: Real>(
                 .copy_from_slice(p.next().expect("the populations hold the region"));
         }
     });
+}
+
+/// The 16-bit codes a run of `lat` starts from (`None` in native storage): those it keeps, or
+/// its populations encoded, as the upload to a GPU takes them.
+fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Vec<u16>> {
+    let storage = lat.storage();
+    storage
+        .is_16_bit()
+        .then(|| lat.codes.clone().unwrap_or_else(|| lat.pop.encode(storage)))
+}
+
+/// The codes of the population rows of `region` (in [`write_rows`]' order) from `codes`, laid
+/// out as `lat`'s populations; `at` maps a row of the region to the row of `lat` it reads.
+fn code_rows<T: Real>(
+    lat: &Lattice<T>,
+    codes: &[u16],
+    region: &[Range<usize>; 2],
+    at: impl Fn(usize, usize) -> (usize, usize),
+) -> Vec<u16> {
+    let mut out = Vec::new();
+    each_row(region, |y, z| {
+        let (y, z) = at(y, z);
+        for i in 0..Q {
+            out.extend_from_slice(&codes[lat.code_row(i, y, z)]);
+        }
+    });
+    out
+}
+
+/// Writes code rows (as [`code_rows`] orders them) into `region` of `lat`'s codes (zero
+/// elsewhere where it had none). Call after the populations are written, which drops codes.
+fn write_code_rows<T: Real>(lat: &mut Lattice<T>, region: &[Range<usize>; 2], rows: &[u16]) {
+    let mut codes = lat
+        .codes
+        .take()
+        .unwrap_or_else(|| vec![0; lat.pop.storage().len()]);
+    let mut rows = rows.chunks_exact(lat.dims()[0]);
+    each_row(region, |y, z| {
+        for i in 0..Q {
+            let row = rows.next().expect("the codes hold the region");
+            codes[lat.code_row(i, y, z)].copy_from_slice(row);
+        }
+    });
+    lat.codes = Some(codes);
 }
 
 /// Calls `visit(y, z)` for the rows of `region`, z outer.

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
@@ -25,7 +25,19 @@ use crate::gpu::regions::RowBox;
 use crate::gpu::regions::{pack_on_device, pack_to_host, unpack_from_host, unpack_on_device};
 use crate::gpu::stencil::{gpu_err, PassHooks};
 use crate::tuning::{GpuHalos, Tuning};
-use crate::{Error, Real, Result};
+use crate::{Error, Result};
+
+/// What a halo exchange between GPUs moves: a grid's or wavefield's values, a lattice's
+/// populations in its own precision, or their 16-bit codes.
+pub(crate) trait HaloElem:
+    DeviceRepr + ValidAsZeroBits + Equivalence + Copy + Default + Send + Sync + 'static
+{
+}
+
+impl<E> HaloElem for E where
+    E: DeviceRepr + ValidAsZeroBits + Equivalence + Copy + Default + Send + Sync + 'static
+{
+}
 
 /// How the faces travel between the ranks' GPUs.
 pub(crate) enum Link {
@@ -71,7 +83,7 @@ impl<T> DeviceHalos<T> {
     }
 }
 
-impl<T: Real + Equivalence> DeviceHalos<T> {
+impl<T: HaloElem> DeviceHalos<T> {
     /// The halos a split state kept in `slot` from an earlier run on the GPU (taken out),
     /// else newly opened. Collective when it opens.
     pub(crate) fn kept_or_open(slot: &mut Option<Self>, comm: &SimpleCommunicator) -> Result<Self> {
@@ -209,7 +221,7 @@ pub(crate) struct SplitHooks<'a, T> {
     agreeing: f64,
 }
 
-impl<'a, T: Real + Equivalence> SplitHooks<'a, T> {
+impl<'a, T: HaloElem> SplitHooks<'a, T> {
     /// Hooks for this rank's block `block` of `decomposition`, its local array laid out as
     /// `layout`, its faces cut as `cut` says.
     pub(crate) fn new(
@@ -244,7 +256,7 @@ impl<'a, T: Real + Equivalence> SplitHooks<'a, T> {
     }
 }
 
-impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
+impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
     fn before_pass(&mut self, arrays: &mut [&mut CudaSlice<T>]) -> Result<()> {
         let stream = &gpu()?.stream;
         let mark = || {
@@ -279,7 +291,7 @@ impl<T: Real + Equivalence> PassHooks<T> for SplitHooks<'_, T> {
 /// opposite order (the boxes of a face in their own order both times). Between two ranks that
 /// are neighbours on both sides (a periodic axis split in two) NCCL matches messages in
 /// posting order, and a rank's low face is its neighbour's high halo.
-fn nccl_axis<T: Real>(
+fn nccl_axis<T: HaloElem>(
     link: &NcclComm,
     faces: &[FaceParts],
     (send_bufs, recv_bufs): &mut Staging<T>,
@@ -372,7 +384,7 @@ const U8: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::ncclUint8;
 
 /// Gives each box in `boxes` that is not one piece of its array a packed device buffer of its
 /// size in `bufs` (kept from the last exchange where it fits), the others none.
-fn stage<T: Real>(
+fn stage<T: HaloElem>(
     stream: &std::sync::Arc<CudaStream>,
     boxes: &[(usize, &RowBox)],
     bufs: &mut Vec<Option<CudaSlice<T>>>,
@@ -390,7 +402,7 @@ fn stage<T: Real>(
 
 /// Sends and receives one axis's faces through host buffers and MPI, one message per face
 /// (its boxes one after another).
-fn host_axis<T: Real + Equivalence>(
+fn host_axis<T: HaloElem>(
     comm: &SimpleCommunicator,
     faces: &[(usize, usize, FaceRegion, FaceRegion)],
     cut: &[FaceParts],
@@ -403,8 +415,8 @@ fn host_axis<T: Real + Equivalence>(
     sends.resize_with(faces.len(), Vec::new);
     recvs.resize_with(faces.len(), Vec::new);
     for (f, (out, into)) in cut.iter().zip(sends.iter_mut().zip(recvs.iter_mut())) {
-        out.resize(total(&f.send), T::zero());
-        into.resize(total(&f.recv), T::zero());
+        out.resize(total(&f.send), T::default());
+        into.resize(total(&f.recv), T::default());
         let mut at = 0;
         for b in &f.send {
             pack_to_host(gpu, data, b, &mut out[at..at + b.len()])?;

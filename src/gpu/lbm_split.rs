@@ -1,5 +1,5 @@
 //! A rank's block of a split lattice on its GPU (`gpu-naive`, two copies, populations in the
-//! lattice's precision): uploaded once per run, each step preceded by the halo exchange the
+//! lattice's precision or as 16-bit codes): uploaded once per run, each step preceded by the halo exchange the
 //! hooks queue on the device, the non-finite flag read and the ranks' outcome agreed once per
 //! [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
 //! every rank together: each replays the run from its host state (still the run's input) one
@@ -16,23 +16,42 @@ use super::stencil::{agree_on, PassHooks};
 use crate::lbm::{Lattice, Populations};
 use crate::{Error, Real, Result};
 
+/// How a split run reaches the device array its halo exchanges move, of elements `E`: the
+/// populations in the lattice's precision, or their 16-bit codes.
+pub(crate) type Stored<T, E> = fn(&mut Pops<T>) -> Option<&mut CudaSlice<E>>;
+
+/// The populations of a copy in the lattice's own precision.
+pub(crate) fn native<T>(pops: &mut Pops<T>) -> Option<&mut CudaSlice<T>> {
+    match pops {
+        Pops::Native(s) => Some(s),
+        Pops::Packed(_) => None,
+    }
+}
+
+/// The 16-bit codes of a copy in 16-bit storage.
+pub(crate) fn codes<T>(pops: &mut Pops<T>) -> Option<&mut CudaSlice<u16>> {
+    match pops {
+        Pops::Packed(s) => Some(s),
+        Pops::Native(_) => None,
+    }
+}
+
 /// Advances `lat`, a rank's local lattice, by `steps` steps on the GPU, `hooks` exchanging
-/// halos into the current populations before every `every`th step and agreeing on each
-/// batch's outcome; returns the seconds of computation and of transfers. On a blow-up (here or
-/// on another rank) the lattice holds the last finite state and its step count says which.
-pub(crate) fn run_split<T: Real>(
+/// halos into the current copy (reached through `stored`) before every `every`th step and
+/// agreeing on each batch's outcome; returns the seconds of computation and of transfers. On
+/// a blow-up (here or on another rank) the lattice holds the last finite state and its step
+/// count says which.
+pub(crate) fn run_split<T: Real, E>(
     gpu: &Gpu,
     lat: &mut Lattice<T>,
     bufs: &mut LbmBuffers<T>,
-    steps: usize,
-    every: usize,
-    hooks: &mut dyn PassHooks<T>,
+    (steps, every): (usize, usize),
+    stored: Stored<T, E>,
+    hooks: &mut dyn PassHooks<E>,
 ) -> Result<(f64, f64)> {
-    if bufs.in_place() || lat.storage().is_16_bit() {
+    if bufs.in_place() {
         return Err(Error::PlanMismatch(
-            "a split lattice runs on the GPU with two copies of its populations in its own \
-             precision"
-                .into(),
+            "a split lattice runs on the GPU with two copies of its populations".into(),
         ));
     }
     lat.prepare();
@@ -45,7 +64,7 @@ pub(crate) fn run_split<T: Real>(
     while done < steps {
         let count = CHECK_EVERY.min(steps - done);
         let batch = (done..done + count)
-            .try_for_each(|s| step(&run, bufs, s, every, hooks))
+            .try_for_each(|s| step(&run, bufs, s, (every, stored), hooks))
             .and_then(|()| run.flag_raised(bufs));
         let outcome = match batch {
             Ok(false) => Ok(()),
@@ -54,7 +73,8 @@ pub(crate) fn run_split<T: Real>(
             Err(e) => Err(e),
         };
         if hooks.after_batch(outcome).is_err() {
-            return Err(trace(gpu, &run, lat, bufs, done + count, every, hooks));
+            let limit = done + count;
+            return Err(trace(gpu, &run, lat, bufs, limit, (every, stored), hooks));
         }
         done += count;
     }
@@ -65,16 +85,22 @@ pub(crate) fn run_split<T: Real>(
     Ok((compute, transfer))
 }
 
-/// Queues step `s`: the halo exchange first when it is due, then the step.
-fn step<T: Real>(
+/// Queues step `s`: the halo exchange first when it is due (every `every` steps, of the array
+/// `stored` gives), then the step.
+fn step<T: Real, E>(
     run: &Run<'_, T>,
     bufs: &mut LbmBuffers<T>,
     s: usize,
-    every: usize,
-    hooks: &mut dyn PassHooks<T>,
+    (every, stored): (usize, Stored<T, E>),
+    hooks: &mut dyn PassHooks<E>,
 ) -> Result<()> {
     if s.is_multiple_of(every.max(1)) {
-        hooks.before_pass(&mut [native(bufs.current())?])?;
+        let array = stored(bufs.current()).ok_or_else(|| {
+            Error::PlanMismatch(
+                "the lattice's device copy is not in the storage its halos are".into(),
+            )
+        })?;
+        hooks.before_pass(&mut [array])?;
     }
     run.steps(bufs, s, 1)
 }
@@ -82,21 +108,21 @@ fn step<T: Real>(
 /// Replays the run on every rank from its input, agreeing after each step, up to `limit`
 /// steps: the error of the first step that fails on any rank, with the lattice (downloaded)
 /// holding the state before it. An error no step reproduces leaves the lattice as it was.
-fn trace<T: Real>(
+fn trace<T: Real, E>(
     gpu: &Gpu,
     run: &Run<'_, T>,
     lat: &mut Lattice<T>,
     bufs: &mut LbmBuffers<T>,
     limit: usize,
-    every: usize,
-    hooks: &mut dyn PassHooks<T>,
+    pass: (usize, Stored<T, E>),
+    hooks: &mut dyn PassHooks<E>,
 ) -> Error {
     let restart = upload(gpu, lat, bufs).and_then(|()| run.flag_raised(bufs).map(|_| ()));
     if let Err(e) = agree_on(hooks, restart) {
         return e;
     }
     for s in 0..limit {
-        let stepped = step(run, bufs, s, every, hooks).and_then(|()| run.flag_raised(bufs));
+        let stepped = step(run, bufs, s, pass, hooks).and_then(|()| run.flag_raised(bufs));
         let outcome = match stepped {
             Ok(false) => Ok(()),
             Ok(true) => Err(blown_up(gpu, lat, bufs, s + 1)),
@@ -116,16 +142,6 @@ fn trace<T: Real>(
     ))
 }
 
-/// The populations of a native-storage copy.
-fn native<T>(pops: &mut Pops<T>) -> Result<&mut CudaSlice<T>> {
-    match pops {
-        Pops::Native(s) => Ok(s),
-        Pops::Packed(_) => Err(Error::PlanMismatch(
-            "a split lattice keeps its populations in its own precision".into(),
-        )),
-    }
-}
-
 /// Downloads the current populations into `lat`, `done` steps further on.
 fn finish<T: Real>(
     gpu: &Gpu,
@@ -135,9 +151,9 @@ fn finish<T: Real>(
 ) -> Result<()> {
     let geo = Geometry::of(lat);
     let mut out = Populations::new(lat.dims())?;
-    download(gpu, &geo, bufs, done, &mut out)?;
+    let codes = download(gpu, &geo, bufs, done, &mut out)?;
     lat.pop = out;
-    lat.codes = None;
+    lat.codes = codes;
     lat.steps += done as u64;
     Ok(())
 }

@@ -7,11 +7,11 @@
 use std::ops::Range;
 
 use cudarc::driver::sys::{self, CUmemorytype, CUDA_MEMCPY2D};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 
 use super::device::Gpu;
 use super::stencil::gpu_err;
-use crate::{Error, Real, Result};
+use crate::{Error, Result};
 
 /// A box of whole padded rows in device arrays laid out like the host's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,7 +182,7 @@ fn check(b: &RowBox, strided: usize, packed: usize) -> Result<()> {
 }
 
 /// Queues the copy of box `b` of `src` into the device buffer `packed`.
-pub(crate) fn pack_on_device<T: Real>(
+pub(crate) fn pack_on_device<T: DeviceRepr>(
     gpu: &Gpu,
     src: &CudaSlice<T>,
     b: &RowBox,
@@ -197,7 +197,7 @@ pub(crate) fn pack_on_device<T: Real>(
 }
 
 /// Queues the copy of the device buffer `packed` into box `b` of `dst`.
-pub(crate) fn unpack_on_device<T: Real>(
+pub(crate) fn unpack_on_device<T: DeviceRepr>(
     gpu: &Gpu,
     packed: &CudaSlice<T>,
     b: &RowBox,
@@ -220,7 +220,7 @@ pub(crate) fn unpack_on_device<T: Real>(
 }
 
 /// Copies box `b` of `src` into `out` (host memory, `b.len()` elements) and waits for it.
-pub(crate) fn pack_to_host<T: Real>(
+pub(crate) fn pack_to_host<T: DeviceRepr>(
     gpu: &Gpu,
     src: &CudaSlice<T>,
     b: &RowBox,
@@ -244,7 +244,7 @@ pub(crate) fn pack_to_host<T: Real>(
 }
 
 /// Copies `data` (host memory, `b.len()` elements) into box `b` of `dst` and waits for it.
-pub(crate) fn unpack_from_host<T: Real>(
+pub(crate) fn unpack_from_host<T: DeviceRepr>(
     gpu: &Gpu,
     data: &[T],
     b: &RowBox,

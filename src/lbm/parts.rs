@@ -72,6 +72,14 @@ impl<T: Real> Lattice<T> {
         self.pop.row(i, y, z)
     }
 
+    /// Where population `i`'s row (y, z) lies in the 16-bit codes, which are laid out as the
+    /// populations.
+    pub(crate) fn code_row(&self, i: usize, y: usize, z: usize) -> std::ops::Range<usize> {
+        let l = self.pop.layout();
+        let start = i * l.array + l.offset(0, y, z);
+        start..start + l.dims[0]
+    }
+
     /// Population `i`'s row (y, z), to write (any 16-bit codes are dropped: they no longer
     /// hold the state).
     pub(crate) fn population_row_mut(&mut self, i: usize, y: usize, z: usize) -> &mut [T] {

@@ -14,10 +14,10 @@ use super::wave::advance_wave;
 use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
-use crate::distributed::on_device::{Cut, DeviceHalos, SplitHooks};
+use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
-use crate::gpu::lbm_split::run_split as run_split_lattice;
+use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
 use crate::gpu::regions::RowBox;
 use crate::gpu::DeviceGrid;
 use crate::lbm::LbmKernel;
@@ -132,41 +132,60 @@ impl<T: Real + Equivalence> State for DistributedLattice<T> {
 }
 
 /// Runs a split lattice on the ranks' GPUs (gpu-naive, two copies): each rank uploads its
-/// local lattice once, a halo exchange between the devices precedes each pass, the ranks agree
-/// on every step's outcome, and the populations come back at the end (also after a failure,
-/// at the last finite state). The copies count as transfers.
+/// local lattice once, a halo exchange between the devices (of the populations, or of their
+/// codes in 16-bit storage) precedes each pass, the ranks agree on each batch's outcome, and
+/// the populations come back at the end (also after a failure, at the last finite state). The
+/// copies count as transfers.
 fn run_lattice_on_device<T: Real + Equivalence>(
     solver: &mut Solver,
     lat: &mut DistributedLattice<T>,
     steps: usize,
 ) -> Result<RunReport> {
     let gpu = agreed(&lat.comm, crate::gpu::gpu())?;
-    let mut halos = DeviceHalos::kept_or_open(&mut lat.device, &lat.comm)?;
     let (dims, storage) = (lat.local.dims(), lat.local.storage());
     let bufs = match lat.device_lattice.take() {
         Some(b) if b.fits(dims, false, storage) => Ok(b),
         _ => LbmBuffers::new(gpu, &lat.local, false),
     };
-    let mut bufs = match agreed(&lat.comm, bufs) {
-        Ok(bufs) => bufs,
-        Err(e) => {
+    let mut bufs = agreed(&lat.comm, bufs)?;
+    let ran = if storage.is_16_bit() {
+        DeviceHalos::kept_or_open(&mut lat.device_codes, &lat.comm).and_then(|mut halos| {
+            let ran = split_lattice_run(lat, &mut bufs, steps, codes, &mut halos);
+            lat.device_codes = Some(halos);
+            ran
+        })
+    } else {
+        DeviceHalos::kept_or_open(&mut lat.device, &lat.comm).and_then(|mut halos| {
+            let ran = split_lattice_run(lat, &mut bufs, steps, native, &mut halos);
             lat.device = Some(halos);
-            return Err(e);
-        }
+            ran
+        })
     };
-    let l = *lat.local.layout();
-    let layout = RowBox::layout(l.pitch, l.dims[1], l.plane, l.array, crate::lbm::Q);
-    let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
-    let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Lattice), &mut halos);
-    let every = lat.steps_per_exchange;
-    let ran = run_split_lattice(gpu, &mut lat.local, &mut bufs, steps, every, &mut hooks);
-    let communication = hooks.communication_seconds();
-    lat.device = Some(halos);
     lat.device_lattice = Some(bufs);
-    let (compute, transfer) = ran?;
+    let (compute, transfer, communication) = ran?;
     let mut report = RunReport::new(&solver.plan, steps, compute, transfer);
     report.communication_seconds = communication;
     Ok(report)
+}
+
+/// The run of [`run_lattice_on_device`] with halos of elements `E` (reached through
+/// `stored`): seconds of computation, of transfers and of communication.
+fn split_lattice_run<T: Real + Equivalence, E: HaloElem>(
+    lat: &mut DistributedLattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    steps: usize,
+    stored: Stored<T, E>,
+    halos: &mut DeviceHalos<E>,
+) -> Result<(f64, f64, f64)> {
+    let gpu = crate::gpu::gpu()?;
+    let l = *lat.local.layout();
+    let layout = RowBox::layout(l.pitch, l.dims[1], l.plane, l.array, crate::lbm::Q);
+    let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
+    let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Lattice), halos);
+    let pass = (steps, lat.steps_per_exchange);
+    let ran = run_split_lattice(gpu, &mut lat.local, bufs, pass, stored, &mut hooks);
+    let communication = hooks.communication_seconds();
+    ran.map(|(compute, transfer)| (compute, transfer, communication))
 }
 
 impl<T: Real + Equivalence> State for DistributedWavefield<T> {

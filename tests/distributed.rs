@@ -315,6 +315,22 @@ fn lattices<T: Real>() -> Vec<(&'static str, Lattice<T>)> {
     ]
 }
 
+/// Panics, naming `label` and the node, unless `a` and `b` hold the same populations bit for
+/// bit.
+fn assert_same_populations<T: Real>(a: &Lattice<T>, b: &Lattice<T>, label: &str) {
+    let [nx, ny, nz] = b.dims();
+    for (x, y, z) in
+        (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
+    {
+        let (p, q) = (a.populations(x, y, z), b.populations(x, y, z));
+        let same = p.iter().zip(&q).all(|(p, q)| bits(*p) == bits(*q));
+        assert!(
+            same,
+            "{label}: node ({x}, {y}, {z}) differs: {p:?} against {q:?}"
+        );
+    }
+}
+
 /// Every lattice, engine and `dim_t`: the gathered lattice equals the single-process run bit
 /// for bit (populations, flags and step count), over runs of 5 and 2 steps.
 fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl Communicator) {
@@ -347,17 +363,7 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
             );
             assert_eq!(result.steps(), alone.steps(), "{label}");
             assert_eq!(result.kind_codes(), alone.kind_codes(), "{label}: flags");
-            let [nx, ny, nz] = alone.dims();
-            for (x, y, z) in
-                (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
-            {
-                let (a, b) = (result.populations(x, y, z), alone.populations(x, y, z));
-                let same = a.iter().zip(&b).all(|(a, b)| bits(*a) == bits(*b));
-                assert!(
-                    same,
-                    "{label}: node ({x}, {y}, {z}) differs: {a:?} against {b:?}"
-                );
-            }
+            assert_same_populations(&result, &alone, &label);
             println!("ok: {label}");
         }
     }
@@ -386,14 +392,7 @@ fn lattices_16_bit_equal_one_process(world: &impl Communicator) {
             let mut solver = Solver::new(p.clone());
             for round in ["split", "continued"] {
                 assert_eq!(result.steps(), alone.steps(), "{label} {round}");
-                let [nx, ny, nz] = alone.dims();
-                for (x, y, z) in
-                    (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
-                {
-                    let (a, b) = (result.populations(x, y, z), alone.populations(x, y, z));
-                    let same = a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits());
-                    assert!(same, "{label} {round}: node ({x}, {y}, {z}) differs");
-                }
+                assert_same_populations(&result, &alone, &format!("{label} {round}"));
                 solver.run(&mut result, 3).unwrap();
                 solver.run(&mut alone, 3).unwrap();
             }
@@ -450,17 +449,7 @@ fn a_lattice_blow_up_stops_all_at_the_last_finite_state(world: &impl Communicato
             continue;
         }
         assert_eq!(result.steps(), step as u64 - 1, "{engine}");
-        let [nx, ny, nz] = input.dims();
-        for (x, y, z) in
-            (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| (x, y, z))))
-        {
-            let (a, b) = (result.populations(x, y, z), alone.populations(x, y, z));
-            let same = a.iter().zip(&b).all(|(a, b)| bits(*a) == bits(*b));
-            assert!(
-                same,
-                "{engine}: node ({x}, {y}, {z}) differs after the blow-up"
-            );
-        }
+        assert_same_populations(&result, &alone, &format!("{engine} after the blow-up"));
         println!("ok: lattice blow-up at step {step} on {engine}");
     }
 }

@@ -2,6 +2,7 @@
 //! halo of `dim_t` nodes. Periodic axes split over several ranks join the first and last
 //! ranks; a split axis is closed in each rank's local lattice, whose halo faces may hold fluid.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use mpi::datatype::Equivalence;
@@ -384,13 +385,14 @@ pub(crate) fn write_rows<T: Real>(
     });
 }
 
-/// The 16-bit codes a run of `lat` starts from (`None` in native storage): those it keeps, or
-/// its populations encoded, as the upload to a GPU takes them.
-fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Vec<u16>> {
+/// The 16-bit codes a run of `lat` starts from (`None` in native storage): those it keeps
+/// (borrowed), or its populations encoded, as the upload to a GPU takes them.
+fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Cow<'_, [u16]>> {
     let storage = lat.storage();
-    storage
-        .is_16_bit()
-        .then(|| lat.codes.clone().unwrap_or_else(|| lat.pop.encode(storage)))
+    storage.is_16_bit().then(|| match &lat.codes {
+        Some(codes) => Cow::Borrowed(&codes[..]),
+        None => Cow::Owned(lat.pop.encode(storage)),
+    })
 }
 
 /// The codes of the population rows of `region` (in [`write_rows`]' order) from `codes`, laid

@@ -14,6 +14,7 @@ use mpi::traits::{Destination, Source};
 use num_traits::Zero;
 
 use super::{Block, Decomposition};
+use crate::lbm::{Q, VELOCITIES};
 
 /// One face's part of an exchange as the local array sees it: local y and z index ranges, the
 /// axis crossed, and for the receiving rank's outermost halo layer (the one no cell of the
@@ -24,6 +25,13 @@ pub(crate) struct FaceRegion {
     pub(crate) axis: usize,
     pub(crate) outermost: usize,
     pub(crate) inward: i32,
+}
+
+/// A halo layer's populations: all of them, except in the receiving rank's outermost layer,
+/// which the next pass reads only through the links that point from it into the block.
+pub(super) fn populations(face: &FaceRegion, layer: usize) -> impl Iterator<Item = usize> + '_ {
+    let all = layer != face.outermost;
+    (0..Q).filter(move |&i| all || VELOCITIES[i][face.axis + 1] == face.inward)
 }
 
 /// A local array the exchange can read faces from and write halos into, packed row by row in

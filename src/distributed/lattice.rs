@@ -9,12 +9,12 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::agree::{agreed, broadcast_json, start};
-use super::exchange::{exchange_axis, receive_all, send_all, FaceRegion, HaloRows};
+use super::exchange::{exchange_axis, populations, receive_all, send_all, FaceRegion, HaloRows};
 use super::grid::{owned_local, whole_local};
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
 use crate::gpu::lbm::LbmBuffers;
-use crate::lbm::{Lattice, Shared, Q, VELOCITIES};
+use crate::lbm::{Lattice, Shared, Q};
 use crate::{Error, Plan, Real, Result};
 
 /// A D3Q19 lattice split over the ranks of an MPI communicator. Every rank holds one for the
@@ -238,13 +238,6 @@ impl<T: Real> HaloRows for FlagRows<'_, T> {
 }
 
 super::accessors::split_accessors!(DistributedLattice, crate::lbm::Lattice<T>, "lattice");
-
-/// A halo layer's populations: all of them, except in the receiving rank's outermost layer,
-/// which the next pass reads only through the links that point from it into the block.
-pub(super) fn populations(face: &FaceRegion, layer: usize) -> impl Iterator<Item = usize> + '_ {
-    let all = layer != face.outermost;
-    (0..Q).filter(move |&i| all || VELOCITIES[i][face.axis + 1] == face.inward)
-}
 
 impl<T: Real + Equivalence> HaloRows for Lattice<T> {
     type Elem = T;

@@ -17,8 +17,8 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::agree::agreed;
-use super::exchange::{faces, swap_faces, FaceRegion};
-use super::lattice::populations;
+use super::exchange::{faces, populations, swap_faces, FaceRegion};
+
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
 use crate::gpu::regions::RowBox;

@@ -307,6 +307,13 @@ fn nccl_axis<T: HaloElem>(
         .rev()
         .flat_map(|f| f.recv.iter().map(move |b| (f.peer, b)))
         .collect();
+    let inside = |(_, b): &(usize, &RowBox)| b.span().is_none_or(|s| s.end <= data.len());
+    if !(sends.iter().all(inside) && recvs.iter().all(inside)) {
+        return Err(Error::Gpu(format!(
+            "a halo face reaches past the end of its array of {} elements",
+            data.len()
+        )));
+    }
     stage(&gpu.stream, &sends, send_bufs)?;
     stage(&gpu.stream, &recvs, recv_bufs)?;
     for ((_, b), buf) in sends.iter().zip(send_bufs.iter_mut()) {
@@ -338,9 +345,9 @@ fn nccl_axis<T: HaloElem>(
         let bytes = |b: &RowBox| b.span().map_or(b.len(), |s| s.len()) * elem;
         nccl::group_start().map_err(nccl_err)?;
         for &(peer, ptr, b) in &sent {
-            // SAFETY: `ptr` addresses the box's `bytes(b)` bytes, in `data` or its packed
-            // buffer, which stay allocated until the stream, which the send is queued on, has
-            // sent them.
+            // SAFETY: `ptr` addresses the box's `bytes(b)` bytes, in `data` (checked above to
+            // hold the box) or its packed buffer (of the box's size), which stay allocated
+            // until the stream, which the send is queued on, has sent them.
             unsafe { nccl::send(ptr as _, bytes(b), U8, peer as i32, link.0, stream) }
                 .map_err(nccl_err)?;
         }

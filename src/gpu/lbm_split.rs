@@ -1,7 +1,7 @@
 //! A rank's block of a split lattice on its GPU (`gpu-naive`, two copies, populations in the
-//! lattice's precision or as 16-bit codes): uploaded once per run, each step preceded by the halo exchange the
-//! hooks queue on the device, the non-finite flag read and the ranks' outcome agreed once per
-//! [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
+//! lattice's precision or as 16-bit codes): uploaded once per run, each step preceded by the
+//! halo exchange the hooks queue on the device, the non-finite flag read and the ranks'
+//! outcome agreed once per [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
 //! every rank together: each replays the run from its host state (still the run's input) one
 //! step at a time, agreeing after each, so the lattices end on the last finite state and the
 //! error names the step, as in one process.
@@ -72,9 +72,9 @@ pub(crate) fn run_split<T: Real, E>(
             Ok(true) => Err(Error::Gpu("a non-finite population".into())),
             Err(e) => Err(e),
         };
-        if hooks.after_batch(outcome).is_err() {
-            let limit = done + count;
-            return Err(trace(gpu, &run, lat, bufs, limit, (every, stored), hooks));
+        if let Err(first) = hooks.after_batch(outcome) {
+            let (limit, pass) = (done + count, (every, stored));
+            return Err(trace(gpu, &run, lat, bufs, (limit, first), pass, hooks));
         }
         done += count;
     }
@@ -106,14 +106,15 @@ fn step<T: Real, E>(
 }
 
 /// Replays the run on every rank from its input, agreeing after each step, up to `limit`
-/// steps: the error of the first step that fails on any rank, with the lattice (downloaded)
-/// holding the state before it. An error no step reproduces leaves the lattice as it was.
+/// steps, after the batch that ended there failed with `first`: the error of the first step
+/// that fails on any rank, with the lattice (downloaded) holding the state before it. When no
+/// step fails again, `first` (said so), and the lattice is left as it was.
 fn trace<T: Real, E>(
     gpu: &Gpu,
     run: &Run<'_, T>,
     lat: &mut Lattice<T>,
     bufs: &mut LbmBuffers<T>,
-    limit: usize,
+    (limit, first): (usize, Error),
     pass: (usize, Stored<T, E>),
     hooks: &mut dyn PassHooks<E>,
 ) -> Error {
@@ -137,8 +138,7 @@ fn trace<T: Real, E>(
         }
     }
     Error::Gpu(format!(
-        "a step of the {limit} before the last check failed on some rank but none did when \
-         every rank replayed them"
+        "{first} (no step failed again when every rank replayed the run's first {limit} steps)"
     ))
 }
 

@@ -55,7 +55,7 @@ pub(crate) struct Row {
 }
 
 /// What `bench` needs of the data it times: a [`State`] it can copy and compare.
-trait Benched: State + Clone {
+pub(crate) trait Benched: State + Clone {
     /// Max-norm relative difference to `reference`.
     fn rel_diff(&self, reference: &Self) -> Result<f64, Error>;
 
@@ -240,7 +240,13 @@ pub(crate) fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
         .collect()
 }
 
-fn reference_result<S: Benched>(kernel: &Kernel, input: &S, args: &BenchArgs) -> Result<S, Error> {
+/// The reference engine's result for `input` after the bench's steps (for a 16-bit lattice,
+/// on its populations in its own precision).
+pub(crate) fn reference_result<S: Benched>(
+    kernel: &Kernel,
+    input: &S,
+    args: &BenchArgs,
+) -> Result<S, Error> {
     let (mut state, kernel) = input.for_reference(kernel)?;
     let plan = PlanBuilder::new(
         kernel.clone(),

@@ -15,9 +15,11 @@ use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
 use stencil35d::tuning::GpuHalos;
 use stencil35d::wave::Wavefield;
-use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
+use stencil35d::{Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
 
-use crate::bench::{bench_engines, json_line, print_table, BenchArgs, Row};
+use crate::bench::{
+    bench_engines, json_line, print_table, reference_result, BenchArgs, Benched, Row,
+};
 
 /// Runs `bench` over the ranks of `world`.
 pub fn run(args: &BenchArgs, world: &SimpleCommunicator) -> Result<(), Error> {
@@ -77,7 +79,7 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
 /// A state `bench` splits over the ranks: scattered from and gathered to rank 0.
 trait Split: State + Sized {
     /// The whole state.
-    type Whole: Clone + State;
+    type Whole: Benched;
     fn scatter(
         world: &SimpleCommunicator,
         plan: &Plan,
@@ -87,8 +89,6 @@ trait Split: State + Sized {
     fn procs(&self) -> [usize; 2];
     /// How the halos travel between GPUs, once a GPU run has chosen.
     fn gpu_halos(&self) -> Option<GpuHalos>;
-    /// Max-norm relative difference of two whole states.
-    fn rel_diff(a: &Self::Whole, b: &Self::Whole) -> Result<f64, Error>;
 }
 
 impl<T: Real + Equivalence> Split for DistributedGrid<T> {
@@ -108,9 +108,6 @@ impl<T: Real + Equivalence> Split for DistributedGrid<T> {
     }
     fn gpu_halos(&self) -> Option<GpuHalos> {
         self.gpu_halos()
-    }
-    fn rel_diff(a: &Grid<T>, b: &Grid<T>) -> Result<f64, Error> {
-        a.max_rel_diff(b)
     }
 }
 
@@ -132,9 +129,6 @@ impl<T: Real + Equivalence> Split for DistributedLattice<T> {
     fn gpu_halos(&self) -> Option<GpuHalos> {
         self.gpu_halos()
     }
-    fn rel_diff(a: &Lattice<T>, b: &Lattice<T>) -> Result<f64, Error> {
-        a.max_rel_diff(b)
-    }
 }
 
 impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
@@ -154,10 +148,6 @@ impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
     }
     fn gpu_halos(&self) -> Option<GpuHalos> {
         self.gpu_halos()
-    }
-    fn rel_diff(a: &Wavefield<T>, b: &Wavefield<T>) -> Result<f64, Error> {
-        let u = a.pressure().max_rel_diff(b.pressure())?;
-        Ok(u.max(a.previous().max_rel_diff(b.previous())?))
     }
 }
 
@@ -202,9 +192,9 @@ fn time_split<S: Split>(
                 (Some(result), Some(input)) => {
                     let expected = match &reference {
                         Some(r) => r,
-                        None => reference.insert(reference_result(&plan, input, args.steps)?),
+                        None => reference.insert(reference_result(plan.kernel(), input, args)?),
                     };
-                    Some(S::rel_diff(&result, expected)?)
+                    Some(result.rel_diff(expected)?)
                 }
                 _ => None,
             }
@@ -268,15 +258,6 @@ fn print_rows(
             100.0 * r.communication_seconds / r.seconds.max(f64::MIN_POSITIVE)
         );
     }
-}
-
-/// The reference engine's result on the whole state (rank 0 only), in the state's own
-/// precision (a 16-bit lattice is refused by the split before this runs).
-fn reference_result<W: Clone + State>(plan: &Plan, input: &W, steps: usize) -> Result<W, Error> {
-    let plan = plan.rebuild().engine(Engine::Reference).build()?;
-    let mut state = input.clone();
-    Solver::new(plan).run(&mut state, steps)?;
-    Ok(state)
 }
 
 /// Warns when the ranks on this host cannot use its cores or would share them: mpirun binds

@@ -11,7 +11,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use super::agree::{agreed, broadcast_json, start};
 use super::exchange::{exchange_axis, populations, receive_all, send_all, FaceRegion, HaloRows};
 use super::grid::{owned_local, whole_local};
-use super::on_device::DeviceHalos;
+use super::on_device::LatticeHalos;
 use super::{Block, Decomposition};
 use crate::gpu::lbm::LbmBuffers;
 use crate::lbm::{Lattice, Shared, Q};
@@ -35,9 +35,7 @@ pub struct DistributedLattice<T: Real> {
     /// The exchange's send and receive buffers, kept between passes.
     pub(crate) buffers: Vec<Vec<T>>,
     /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
-    pub(crate) device: Option<DeviceHalos<T>>,
-    /// The same for the 16-bit codes of a lattice in 16-bit storage.
-    pub(crate) device_codes: Option<DeviceHalos<u16>>,
+    pub(crate) device: Option<LatticeHalos<T>>,
     /// The device copies of the local lattice, kept between runs on the GPU.
     pub(crate) device_lattice: Option<LbmBuffers<T>>,
 }
@@ -188,7 +186,6 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             periodic,
             buffers: Vec::new(),
             device: None,
-            device_codes: None,
             device_lattice: None,
         }
     }

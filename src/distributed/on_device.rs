@@ -18,7 +18,6 @@ use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::agree::agreed;
 use super::exchange::{faces, populations, swap_faces, FaceRegion};
-
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
 use crate::gpu::regions::RowBox;
@@ -112,9 +111,9 @@ impl<T: HaloElem> DeviceHalos<T> {
     /// Refreshes every halo cell of `data` (arrays laid out as `layout` says, the local
     /// arrays of this rank of `d`) that the next pass reads, cut as `cut` says, from the rank
     /// that owns it: faces across y, then across z over the whole local y extent, as the host
-    /// exchange orders them. Collective. Through
-    /// NCCL the exchange is queued on the library's stream and returns at once; through host
-    /// memory it returns once the device has the halos.
+    /// exchange orders them. Collective. Through NCCL the exchange is queued on the library's
+    /// stream and returns at once; through host memory it returns once the device has the
+    /// halos.
     pub(crate) fn exchange(
         &mut self,
         comm: &SimpleCommunicator,
@@ -146,6 +145,41 @@ impl<T: HaloElem> DeviceHalos<T> {
             }
         }
         Ok(())
+    }
+}
+
+/// A split lattice's halos between GPUs, kept between runs: of its populations, or of their
+/// 16-bit codes (its storage decides which, for its whole life).
+pub(crate) enum LatticeHalos<T> {
+    /// Populations in the lattice's own precision.
+    Native(DeviceHalos<T>),
+    /// 16-bit codes.
+    Codes(DeviceHalos<u16>),
+}
+
+impl<T> LatticeHalos<T> {
+    /// The path the halos take.
+    pub(crate) fn path(&self) -> GpuHalos {
+        match self {
+            LatticeHalos::Native(h) => h.path(),
+            LatticeHalos::Codes(h) => h.path(),
+        }
+    }
+
+    /// The halos of populations, if these are.
+    pub(crate) fn native(self) -> Option<DeviceHalos<T>> {
+        match self {
+            LatticeHalos::Native(h) => Some(h),
+            LatticeHalos::Codes(_) => None,
+        }
+    }
+
+    /// The halos of codes, if these are.
+    pub(crate) fn codes(self) -> Option<DeviceHalos<u16>> {
+        match self {
+            LatticeHalos::Codes(h) => Some(h),
+            LatticeHalos::Native(_) => None,
+        }
     }
 }
 
@@ -325,22 +359,8 @@ fn nccl_axis<T: HaloElem>(
         let elem = size_of::<T>();
         let (base, _data) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut *data, &gpu.stream);
         let mut guards = Vec::new();
-        let mut sent = Vec::with_capacity(sends.len());
-        for (&(peer, b), buf) in sends.iter().zip(send_bufs.iter()) {
-            sent.push((
-                peer,
-                address(&gpu.stream, base, b, buf.as_ref(), &mut guards),
-                b,
-            ));
-        }
-        let mut received = Vec::with_capacity(recvs.len());
-        for (&(peer, b), buf) in recvs.iter().zip(recv_bufs.iter()) {
-            received.push((
-                peer,
-                address(&gpu.stream, base, b, buf.as_ref(), &mut guards),
-                b,
-            ));
-        }
+        let sent = addressed(&gpu.stream, base, &sends, send_bufs, &mut guards);
+        let received = addressed(&gpu.stream, base, &recvs, recv_bufs, &mut guards);
         let stream = gpu.stream.cu_stream() as nccl_sys::cudaStream_t;
         let bytes = |b: &RowBox| b.span().map_or(b.len(), |s| s.len()) * elem;
         nccl::group_start().map_err(nccl_err)?;
@@ -366,24 +386,30 @@ fn nccl_axis<T: HaloElem>(
     Ok(())
 }
 
-/// The device address of box `b`'s message: its packed buffer's (whose guard joins
-/// `guards`) or, for a box that is one piece, its place in the array at `base`.
-fn address<'a, T>(
+/// Each message of `boxes` (peer and box, staged in `bufs`) with its device address: its
+/// packed buffer's (whose guard joins `guards`) or, for a box that is one piece, its place in
+/// the array at `base`.
+fn addressed<'a, 'b, T>(
     stream: &'a CudaStream,
     base: u64,
-    b: &RowBox,
-    buf: Option<&'a CudaSlice<T>>,
+    boxes: &[(usize, &'b RowBox)],
+    bufs: &'a [Option<CudaSlice<T>>],
     guards: &mut Vec<cudarc::driver::SyncOnDrop<'a>>,
-) -> u64 {
-    match (buf, b.span()) {
-        (Some(buf), _) => {
-            let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(buf, stream);
-            guards.push(guard);
-            ptr
-        }
-        (None, Some(span)) => base + (span.start * size_of::<T>()) as u64,
-        (None, None) => unreachable!("`stage` gives every box that is not one piece a buffer"),
+) -> Vec<(usize, u64, &'b RowBox)> {
+    let mut out = Vec::with_capacity(boxes.len());
+    for (&(peer, b), buf) in boxes.iter().zip(bufs) {
+        let ptr = match (buf, b.span()) {
+            (Some(buf), _) => {
+                let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(buf, stream);
+                guards.push(guard);
+                ptr
+            }
+            (None, Some(span)) => base + (span.start * size_of::<T>()) as u64,
+            (None, None) => unreachable!("`stage` gives every box that is not one piece a buffer"),
+        };
+        out.push((peer, ptr, b));
     }
+    out
 }
 
 /// NCCL's byte type: every message is sent as bytes.

@@ -14,7 +14,7 @@ use super::wave::advance_wave;
 use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::agreed;
-use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, SplitHooks};
+use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
@@ -149,17 +149,11 @@ fn run_lattice_on_device<T: Real + Equivalence>(
     };
     let mut bufs = agreed(&lat.comm, bufs)?;
     let ran = if storage.is_16_bit() {
-        DeviceHalos::kept_or_open(&mut lat.device_codes, &lat.comm).and_then(|mut halos| {
-            let ran = split_lattice_run(lat, &mut bufs, steps, codes, &mut halos);
-            lat.device_codes = Some(halos);
-            ran
-        })
+        let halos: KeptHalos<T, u16> = (LatticeHalos::codes, LatticeHalos::Codes);
+        split_lattice_run(lat, &mut bufs, steps, codes, halos)
     } else {
-        DeviceHalos::kept_or_open(&mut lat.device, &lat.comm).and_then(|mut halos| {
-            let ran = split_lattice_run(lat, &mut bufs, steps, native, &mut halos);
-            lat.device = Some(halos);
-            ran
-        })
+        let halos: KeptHalos<T, T> = (LatticeHalos::native, LatticeHalos::Native);
+        split_lattice_run(lat, &mut bufs, steps, native, halos)
     };
     lat.device_lattice = Some(bufs);
     let (compute, transfer, communication) = ran?;
@@ -169,8 +163,31 @@ fn run_lattice_on_device<T: Real + Equivalence>(
 }
 
 /// The run of [`run_lattice_on_device`] with halos of elements `E` (reached through
-/// `stored`): seconds of computation, of transfers and of communication.
+/// `stored`), kept in the lattice between runs as `wrap` makes them and `unwrap` finds them:
+/// seconds of computation, of transfers and of communication.
 fn split_lattice_run<T: Real + Equivalence, E: HaloElem>(
+    lat: &mut DistributedLattice<T>,
+    bufs: &mut LbmBuffers<T>,
+    steps: usize,
+    stored: Stored<T, E>,
+    (unwrap, wrap): KeptHalos<T, E>,
+) -> Result<(f64, f64, f64)> {
+    let mut kept = lat.device.take().and_then(unwrap);
+    let mut halos = DeviceHalos::kept_or_open(&mut kept, &lat.comm)?;
+    let ran = run_with_halos(lat, bufs, steps, stored, &mut halos);
+    lat.device = Some(wrap(halos));
+    ran
+}
+
+/// How a split lattice keeps its halos of elements `E`: taken out of, and put into, its
+/// [`LatticeHalos`].
+type KeptHalos<T, E> = (
+    fn(LatticeHalos<T>) -> Option<DeviceHalos<E>>,
+    fn(DeviceHalos<E>) -> LatticeHalos<T>,
+);
+
+/// [`split_lattice_run`] with the halos open.
+fn run_with_halos<T: Real + Equivalence, E: HaloElem>(
     lat: &mut DistributedLattice<T>,
     bufs: &mut LbmBuffers<T>,
     steps: usize,

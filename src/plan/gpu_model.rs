@@ -573,7 +573,15 @@ impl GpuModel<'_> {
         let iz = self.interior()[2];
         // The whole z extent as one stream block only when it is short: on a 512³ grid it
         // measured 10-20% below 64-128-plane blocks (fewer blocks to hide latency with).
-        let mut hzs: Vec<usize> = STREAM_BLOCKS.iter().copied().filter(|&h| h < iz).collect();
+        // A last chunk of a few planes costs a block's whole pipeline fill for them: a rank's
+        // block of 516 planes (512 and a 4-plane halo) in 64- or 128-plane chunks leaves one
+        // of 2; 4 chunks of 129 do not.
+        let mut hzs: Vec<usize> = STREAM_BLOCKS
+            .iter()
+            .filter(|&&h| h < iz)
+            .map(|&h| balanced_chunk(iz, h))
+            .collect();
+        hzs.dedup();
         if iz <= STREAM_BLOCKS[STREAM_BLOCKS.len() - 1] {
             hzs.push(iz);
         }
@@ -642,6 +650,18 @@ impl GpuModel<'_> {
         }
         out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
         out
+    }
+}
+
+/// `h` planes per stream block over `iz`, unless that leaves a last chunk thinner than half
+/// of `h`: then the length that splits `iz` into as many equal chunks (within a plane) as
+/// `h` would make, rounded.
+fn balanced_chunk(iz: usize, h: usize) -> usize {
+    let last = iz - (iz.div_ceil(h) - 1) * h;
+    if 2 * last >= h {
+        h
+    } else {
+        iz.div_ceil(((iz + h / 2) / h).max(1))
     }
 }
 
@@ -1020,6 +1040,32 @@ mod tests {
                     "{kernel} {dtype:?}: {got:.0} against {fastest:.0}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_few_planes_more_do_not_leave_a_thin_last_chunk() {
+        let gpu = h100();
+        let best = |nz: usize| {
+            let mut m = model("star7", DType::F32, &gpu);
+            m.dims[2] = nz;
+            let c = m.search(Some(4), None).remove(0);
+            let hz = c.gpu.as_ref().unwrap().stream_block;
+            (c.predicted_mups / nz as f64, hz, (nz - 2).div_ceil(hz))
+        };
+        let (cube, _, _) = best(512);
+        // A rank's block of a 512³-per-GPU run: 512 planes and a 4-plane halo on 1 or 2 sides.
+        for nz in [516, 520] {
+            let (rate, hz, chunks) = best(nz);
+            let last = (nz - 2) - (chunks - 1) * hz;
+            assert!(
+                last * 2 >= hz,
+                "{nz} planes: chunks of {hz}, the last {last}"
+            );
+            assert!(
+                rate >= 0.98 * cube,
+                "{nz} planes: {rate:.0} per plane, 512: {cube:.0}"
+            );
         }
     }
 

@@ -10,7 +10,7 @@ use stencil35d::lbm::{
     Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape, Storage,
 };
 use stencil35d::perf::{bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot};
-use stencil35d::wave::Receiver;
+use stencil35d::wave::{Face as WaveFace, Receiver};
 use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
@@ -526,10 +526,31 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
             (Engine::GpuBlocked, 2),
         ]);
     }
-    for (dims, order) in [([17, 26, 31], 2), ([17, 26, 31], 8), ([17, 17, 27], 8)] {
-        for &(engine, dim_t) in &engines {
+    // Rigid faces (one step per pass) on x high, y low and z high: the ranks at those ends of
+    // the split axes mirror them, the others not.
+    let cases = [
+        ([17, 26, 31], 2, false),
+        ([17, 26, 31], 8, false),
+        ([17, 17, 27], 8, false),
+        ([17, 26, 31], 2, true),
+        ([17, 17, 27], 8, true),
+    ];
+    for (dims, order, rigid) in cases {
+        let mut runs = engines.clone();
+        if rigid {
+            runs.iter_mut().for_each(|run| run.1 = 1);
+            runs.dedup();
+        }
+        for &(engine, dim_t) in &runs {
             let pml = order / 2 + stencil35d::wave::MIN_DAMPED_CELLS;
-            let mut input = wave_shot::<T>(bench_wave_kernel(order, pml), dims, 7).unwrap();
+            let mut kernel = bench_wave_kernel(order, pml);
+            if rigid {
+                kernel = kernel
+                    .with_face(0, 1, WaveFace::Rigid)
+                    .with_face(1, 0, WaveFace::Rigid)
+                    .with_face(2, 1, WaveFace::Rigid);
+            }
+            let mut input = wave_shot::<T>(kernel, dims, 7).unwrap();
             let h = input.kernel().spacing;
             // Receivers at cell centres and between cells, near the middle of y and z (where
             // ranks split the grid).
@@ -559,7 +580,8 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
                 continue;
             };
             let label = format!(
-                "wave:{order} {dims:?} {} {engine} dim_t {dim_t} over {:?}",
+                "wave:{order}{} {dims:?} {} {engine} dim_t {dim_t} over {:?}",
+                if rigid { " rigid" } else { "" },
                 T::DTYPE,
                 dist.decomposition().procs
             );

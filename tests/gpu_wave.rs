@@ -110,6 +110,21 @@ fn a_free_surface_no_layers_and_tiny_grids_match_the_reference() {
 }
 
 #[test]
+fn rigid_faces_match_the_reference() {
+    if !gpu_available() {
+        return eprintln!("skipping: no GPU");
+    }
+    let k = kernel(8, 8)
+        .with_face(2, 0, Face::Rigid)
+        .with_face(0, 1, Face::Rigid)
+        .with_face(1, 0, Face::Rigid);
+    check::<f32>(k, [66, 41, 40], &[1]);
+    let mut closed = kernel(4, 3);
+    closed.faces = [[Face::Rigid; 2]; 3];
+    check::<f64>(closed, [45, 43, 31], &[1]);
+}
+
+#[test]
 fn a_gpu_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
     if !gpu_available() {
         return eprintln!("skipping: no GPU");

@@ -2,11 +2,11 @@
 //! user passed in as it was: unstable time steps (the error names the largest stable one),
 //! absorbing layers wider than half the grid, sources and receivers outside the updated
 //! cells, non-finite or non-zero-boundary initial fields, plans for another kernel or a GPU
-//! engine. A run that blows up reports the step, and the field holds the last finite state,
-//! on every engine.
+//! engine, `dim_t` above 1 with a rigid face. A run that blows up reports the step, and the
+//! field holds the last finite state, on every engine.
 
 use stencil35d::wave::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
-use stencil35d::{Engine, Error, Grid, Plan, PlanBuilder, Solver};
+use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Solver};
 
 fn model(dims: [usize; 3]) -> Grid<f32> {
     Grid::from_fn(dims, |_, _, _| 2000.0).unwrap()
@@ -172,4 +172,19 @@ fn thin_absorbing_layers_stay_stable_over_long_runs() {
         let peak = f.pressure().iter().fold(0.0f32, |m, (_, v)| m.max(v.abs()));
         assert!(peak < 10.0, "order {order}: the field grew to {peak}");
     }
+}
+
+#[test]
+fn a_rigid_face_takes_one_step_per_pass() {
+    let k = kernel().with_face(2, 0, stencil35d::wave::Face::Rigid);
+    let f = Wavefield::new(k.clone(), &model([24; 3])).unwrap();
+    let plan = Plan::for_wavefield(&f).unwrap();
+    assert_eq!(plan.dim_t(), 1, "{plan}");
+    assert!(plan.to_string().contains("rigid faces"), "{plan}");
+    let e = PlanBuilder::new(k, DType::F32, [24; 3])
+        .engine(Engine::Blocked)
+        .dim_t(2)
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("one step per pass"), "{e}");
 }

@@ -3,9 +3,10 @@
 //! so its decay follows 1/r (within 2%); the absorbing layers reflect less than 1% of the
 //! amplitude at normal incidence and less than 5% at 45°, measured as the difference to the
 //! same run in a domain large enough that nothing returns in time, corrected for the longer
-//! path of the reflection.
+//! path of the reflection. A rigid face reflects as a mirror: a shot beside it equals, cell for
+//! cell, the shot and its mirror image in a domain twice as deep.
 
-use stencil35d::wave::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use stencil35d::wave::{Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{Grid, Plan, Solver};
 
 const V: f64 = 2000.0;
@@ -113,4 +114,70 @@ fn the_absorbing_layers_reflect_under_five_percent_at_45_degrees() {
     let r = reflection([80, 96, 70], [34.0, 36.0, 35.0], [34.0, 64.0, 35.0], 360);
     eprintln!("45°: reflection {:.2}%", 100.0 * r);
     assert!(r < 0.05, "reflection {:.2}%", 100.0 * r);
+}
+
+/// The pressure after `steps` steps of a homogeneous `f64` model of `dims` with `kernel` and a
+/// Ricker source at each cell of `sources`.
+fn pressure_after(
+    kernel: WaveKernel,
+    dims: [usize; 3],
+    sources: &[[usize; 3]],
+    steps: usize,
+) -> Grid<f64> {
+    let velocity = Grid::<f64>::from_fn(dims, |_, _, _| V).unwrap();
+    let mut field = Wavefield::new(kernel, &velocity).unwrap();
+    for s in sources {
+        field
+            .add_source(Source {
+                position: s.map(|c| c as f64 * H),
+                wavelet: Wavelet::ricker(FREQ),
+            })
+            .unwrap();
+    }
+    let plan = Plan::for_wavefield(&field).unwrap();
+    assert_eq!(plan.dim_t(), 1, "{plan}");
+    Solver::new(plan).run(&mut field, steps).unwrap();
+    field.pressure().clone()
+}
+
+#[test]
+fn a_rigid_face_reflects_as_the_mirror_image_of_the_shot() {
+    // Order 8 (R = 4): the mirror plane of the rigid top lies at z = R − ½ = 3.5. The twice as
+    // deep domain (2·(nz − R) cells, absorbing on both ends) puts that plane at its middle,
+    // nz − R − ½, so its cell z + s (s = nz − 2R) is cell z of the rigid one. Its two sources
+    // are the shot's and the shot's mirror image.
+    let (nx, ny, nz, r) = (40, 36, 44, 4);
+    let kernel = WaveKernel::new(H, DT, V).with_pml(12);
+    let rigid = kernel.clone().with_face(2, 0, Face::Rigid);
+    let src = [20, 18, 11];
+    let steps = 220;
+    let near = pressure_after(rigid, [nx, ny, nz], &[src], steps);
+    let s = nz - 2 * r;
+    let image = [src[0], src[1], 2 * (nz - r) - 1 - (src[2] + s)];
+    let deep = pressure_after(
+        kernel,
+        [nx, ny, 2 * (nz - r)],
+        &[[src[0], src[1], src[2] + s], image],
+        steps,
+    );
+    let (mut largest, mut worst) = (0.0f64, 0.0f64);
+    for z in r..nz - r {
+        for y in r..ny - r {
+            for x in r..nx - r {
+                let (a, b) = (near.get(x, y, z), deep.get(x, y, z + s));
+                largest = largest.max(b.abs());
+                worst = worst.max((a - b).abs());
+            }
+        }
+    }
+    // The wave has reached the face and come back past the source (11 cells of 10 m at
+    // 2000 m/s take 55 steps; the wavelet lasts about 130).
+    assert!(near.get(src[0], src[1], r).abs() > 1e-3 * largest);
+    // The same sums in the same order on both sides of the mirror: equal to rounding.
+    assert!(
+        worst <= 1e-12 * largest,
+        "differs by {worst:e} of {largest:e}"
+    );
+    // The boundary layer comes back zero, as every wavefield's.
+    assert!((0..r).all(|z| near.get(src[0], src[1], z) == 0.0));
 }

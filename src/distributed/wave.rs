@@ -155,14 +155,24 @@ super::accessors::split_accessors!(
 );
 
 /// The rank's part of the wavefield `shared` describes, on `block`. Its kernel marks the faces
-/// of the split axes free: a part's absorbing profiles are the whole grid's (the engines read
-/// those, never the faces), and the faces' widths were checked against the whole grid, not
-/// against a block.
+/// of the split axes free, but for a rigid face the block touches, which the rank mirrors: a
+/// part's absorbing profiles are the whole grid's (the engines read those, never the faces),
+/// and the faces' widths were checked against the whole grid, not against a block.
 fn part<T: Real>(shared: &Shared, damping: &Damping<T>, block: &Block) -> Result<Wavefield<T>> {
+    use crate::wave::Face;
     let mut shared = shared.clone();
     for a in 0..2 {
         if block.halos[a] != [0, 0] || block.owned[a].len() < block.extent[a] {
-            shared.kernel.faces[a + 1] = [crate::wave::Face::Free; 2];
+            for (side, face) in shared.kernel.faces[a + 1].iter_mut().enumerate() {
+                let touches = if side == 0 {
+                    block.owned[a].start == 0
+                } else {
+                    block.owned[a].end == block.extent[a]
+                };
+                if !(touches && *face == Face::Rigid) {
+                    *face = Face::Free;
+                }
+            }
         }
     }
     let shared = &shared;

@@ -19,7 +19,8 @@ use super::stencil::{
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
-use crate::wave::Wavefield;
+use crate::wave::rigid::settle_rigid_faces;
+use crate::wave::{Face, WaveKernel, Wavefield};
 use crate::{Error, Grid, Real, Result};
 
 /// Seconds spent computing and transferring.
@@ -59,6 +60,8 @@ struct Blocked {
 struct Kernels {
     radius: usize,
     naive: Kernel,
+    /// The mirror of rigid faces (`None` without any).
+    mirror: Option<Kernel>,
     full: Option<Blocked>,
     short: Option<Blocked>,
 }
@@ -73,7 +76,18 @@ impl Kernels {
     ) -> Result<Self> {
         let kernel = field.kernel();
         let elements = field.u.storage().len();
-        let naive = gpu.kernel(&wave_source::<T>(kernel, None, elements), "wave_naive", 0)?;
+        let source = wave_source::<T>(kernel, None, elements);
+        let naive = gpu.kernel(&source, "wave_naive", 0)?;
+        let mirror = match kernel.has_rigid_faces() {
+            true if params.dim_t > 1 => {
+                return Err(Error::PlanMismatch(format!(
+                    "a wave kernel with a rigid face runs one step per pass, the plan has dim_t {}",
+                    params.dim_t
+                )))
+            }
+            true => Some(gpu.kernel(&source, "wave_mirror", 0)?),
+            false => None,
+        };
         let r = kernel.radius();
         let blocked = |dim_t: usize| -> Result<Option<Blocked>> {
             let Some(shape) = shape_of(params, dim_t)? else {
@@ -114,6 +128,7 @@ impl Kernels {
         Ok(Kernels {
             radius: r,
             naive,
+            mirror,
             full,
             short,
         })
@@ -492,6 +507,44 @@ impl<T: Real> OnDevice<T> {
         Ok(())
     }
 
+    /// Queues the mirror of each rigid face of `kernel` into the boundary layer of the
+    /// current `u`: faces across x first, then y, then z, as on the host
+    /// ([`crate::wave::rigid::mirror_rigid_faces`]).
+    fn mirror(&mut self, gpu: &Gpu, mirror: &Kernel, kernel: &WaveKernel) -> Result<()> {
+        let [nx, ny, nz] = self.dims;
+        let (pitch, plane) = (self.pitch as i64, self.plane as i64);
+        for (axis, faces) in kernel.faces.iter().enumerate() {
+            for (side, _) in faces.iter().enumerate().filter(|(_, f)| **f == Face::Rigid) {
+                let (na, nb) = match axis {
+                    0 => (ny, nz),
+                    1 => (nx, nz),
+                    _ => (nx, ny),
+                };
+                let cfg = LaunchConfig {
+                    grid_dim: (na.div_ceil(32) as u32, nb.div_ceil(8) as u32, 1),
+                    block_dim: (32, 8, 1),
+                    shared_mem_bytes: 0,
+                };
+                let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
+                let mut args = gpu.stream.launch_builder(&mirror.function);
+                args.arg(&mut self.u[self.at.u])
+                    .arg(&n[0])
+                    .arg(&n[1])
+                    .arg(&n[2])
+                    .arg(&pitch)
+                    .arg(&plane)
+                    .arg(&axis)
+                    .arg(&side);
+                // SAFETY: the arguments match wave_mirror's parameters; the buffer holds the
+                // field's padded layout of these dimensions and strides, and the kernel touches
+                // only cells of it (the grid's dimensions are at least 3R along a rigid face's
+                // axis, checked with the kernel).
+                unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The failure of step `step`, whose output levels are `out`.
     fn locate(&self, gpu: &Gpu, out: Levels, r: usize, step: usize) -> Result<Failure> {
         let mut grid = Grid::<T>::unchecked(self.dims)?;
@@ -549,6 +602,7 @@ pub(crate) fn run<T: Real>(
     let compute = start.elapsed().as_secs_f64();
     let download = Instant::now();
     dev.download(gpu, field)?;
+    settle_rigid_faces(field);
     transfer += download.elapsed().as_secs_f64();
     outcome.map(|()| (compute, transfer))
 }
@@ -584,6 +638,9 @@ fn advance<T: Real>(
         for (i, &n) in passes.iter().enumerate() {
             inputs.push(dev.at);
             hooks.before_pass(&mut dev.current()?)?;
+            if let Some(mirror) = &kernels.mirror {
+                dev.mirror(gpu, mirror, field.kernel())?;
+            }
             let pass_kernel = match (blocked, n == dim_t) {
                 (false, _) => None,
                 (true, true) => kernels.full.as_ref(),

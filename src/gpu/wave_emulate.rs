@@ -15,6 +15,7 @@ use std::process::Command;
 use super::host_cxx::compile_for_host;
 use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
+use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::test_shot::{diff, random_shot};
 use crate::wave::{Face, WaveKernel, Wavefield};
 use crate::{Engine, PlanBuilder, Real, Solver};
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
     const auto taps = ints(std::max(1, 3 * ntaps));
     const auto pstart = ints((size_t)nx * ny + 1);
     const auto pz = ints(std::max(1, np));
+    const auto rigid = ints(6);
     fclose(in);
     U[2] = U[0];
     U[3] = U[1];
@@ -85,6 +87,21 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 4; ++i)
             if (i != cu && i != cp) fr[k++] = i;
         const int of = 1 - cf;
+        // Rigid faces (x low, x high, y low, ..., the engine's order): wave_mirror on the
+        // current u, one launch per face, before the pass.
+        for (int f = 0; f < 6; ++f) {
+            if (!rigid[f]) continue;
+            const int axis = f / 2, na = axis == 0 ? ny : nx, nb = axis == 2 ? ny : nz;
+            blockDim = {32, 8, 1};
+            gridDim = {(unsigned)((na + 31) / 32), (unsigned)((nb + 7) / 8), 1};
+            for (unsigned by = 0; by < gridDim.y; ++by)
+                for (unsigned bx = 0; bx < gridDim.x; ++bx)
+                    for (unsigned t = 0; t < 32 * 8; ++t) {
+                        blockIdx = {bx, by, 0};
+                        threadIdx = {t % 32, t / 32, 0};
+                        wave_mirror(U[cu].data(), nx, ny, nz, pitch, plane, axis, f % 2);
+                    }
+        }
         for (int z = RADIUS; z < nz - RADIUS; ++z)
             for (int y = RADIUS; y < ny - RADIUS; ++y)
                 for (int x = RADIUS; x < nx - RADIUS; ++x) {
@@ -219,6 +236,7 @@ fn emulate<T: Real>(
         one(tap_cells(field)),
         probes.start.clone(),
         one(probes.z.clone()),
+        rigid_faces(field.kernel()),
     ] {
         for i in list {
             bytes.extend_from_slice(&i.to_le_bytes());
@@ -246,6 +264,17 @@ fn emulate<T: Real>(
     assert_eq!(flag, 0, "the emulated kernel raised the non-finite flag");
     probes.append(&pout, steps, &mut field.traces);
     field.step += steps;
+    settle_rigid_faces(field);
+}
+
+/// Which faces are rigid, x low, x high, y low, ...: 1 or 0.
+fn rigid_faces(kernel: &WaveKernel) -> Vec<i32> {
+    kernel
+        .faces
+        .iter()
+        .flatten()
+        .map(|f| i32::from(*f == Face::Rigid))
+        .collect()
 }
 
 /// The reference engine's run of `steps` steps.
@@ -401,4 +430,23 @@ fn the_wave_kernels_run_without_layers() {
         hz: 4,
     };
     check::<f64>(k, [19, 17, 15], Some(shape), 1, TOL_F64, false);
+}
+
+#[test]
+fn the_wave_kernels_mirror_rigid_faces() {
+    let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+        .with_order(8)
+        .with_pml(8)
+        .with_face(0, 0, Face::Rigid)
+        .with_face(1, 1, Face::Rigid)
+        .with_face(2, 0, Face::Rigid);
+    check::<f32>(k.clone(), [23, 21, 20], None, 0, TOL_F32, false);
+    let shape = WaveShape {
+        dim_t: 1,
+        bx: 16,
+        by: 2,
+        ry: 5,
+        hz: 7,
+    };
+    check::<f32>(k, [23, 21, 20], Some(shape), 0, TOL_F32, false);
 }

@@ -466,16 +466,25 @@ impl<'a> Planning<'a> {
     /// sweep or the blocked engine at each `dim_t`, on the CPU and on the GPU.
     fn choose_wave(&self, gpu: Option<&GpuInfo>) -> Result<Choice> {
         let (b, input) = (self.b, &self.input);
+        let rigid = b.kernel.wave().is_some_and(|w| w.has_rigid_faces());
         if let Some(w) = b.kernel.wave() {
             w.validate_dims(b.dims)?;
+        }
+        if let Some(d) = b.dim_t.filter(|&d| rigid && d > 1) {
+            return Err(Error::InvalidPlan(format!(
+                "a wave kernel with a rigid face runs one step per pass (the mirror in its \
+                 boundary layer is refilled between steps): dim_t {d} cannot run it; leave \
+                 dim_t to the planner or use 1"
+            )));
         }
         let mut candidates = vec![input.wave_naive()];
         if b.engine == Some(Engine::Reference) {
             candidates.push(input.wave_reference());
         }
+        let most = |max: usize| if rigid { 1 } else { max };
         let dim_ts: Vec<usize> = match b.dim_t {
             Some(d) => vec![d],
-            None => (1..=WAVE_MAX_DIM_T).collect(),
+            None => (1..=most(WAVE_MAX_DIM_T)).collect(),
         };
         for &d in &dim_ts {
             candidates.extend(input.wave_blocked(d, b.tile));
@@ -483,7 +492,7 @@ impl<'a> Planning<'a> {
         if let Some(info) = gpu {
             let gpu_dim_ts: Vec<usize> = match b.dim_t {
                 Some(d) => vec![d],
-                None => (1..=WAVE_GPU_MAX_DIM_T).collect(),
+                None => (1..=most(WAVE_GPU_MAX_DIM_T)).collect(),
             };
             candidates.extend(input.wave_gpu(info, &gpu_dim_ts, b.gpu_shape.as_ref()));
         }

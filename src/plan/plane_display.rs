@@ -85,6 +85,13 @@ impl Plan {
             "         arrays: u^n (star of radius {r}), u^(n-1), (v·dt)² per cell, and φ in the \
              absorbing layers; inner cells take the plain update, layer cells the PML's"
         )?;
+        if self.kernel.wave().is_some_and(|w| w.has_rigid_faces()) {
+            writeln!(
+                f,
+                "         rigid faces: their boundary layers mirror u before every step, so \
+                 every engine runs one step per pass (dim_t 1)"
+            )?;
+        }
         if let Some(g) = &self.chosen.gpu {
             return self.write_wave_gpu(f, g, r);
         }

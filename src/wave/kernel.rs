@@ -26,6 +26,11 @@ pub enum Face {
     /// (the `R` cells next to the face), so the surface lies at the last of them, `(R − 1)·h`
     /// from the face, and waves reflect from it with inverted polarity, as at the sea surface.
     Free,
+    /// A rigid wall: the pressure's normal derivative is zero. Before every step the boundary
+    /// layer takes the mirror image of the `R` cells inside it (`u[R − 1 − k] = u[R + k]`), so
+    /// the wall lies half a cell beyond the last updated cell, `(R − ½)·h` from the face, and
+    /// waves reflect from it with their polarity kept. The engines then run one step per pass.
+    Rigid,
 }
 
 impl Face {
@@ -34,6 +39,7 @@ impl Face {
         match self {
             Face::Absorbing => "pml",
             Face::Free => "free",
+            Face::Rigid => "rigid",
         }
     }
 }
@@ -93,6 +99,19 @@ impl WaveKernel {
     pub fn with_free_surface(mut self) -> WaveKernel {
         self.faces[2][0] = Face::Free;
         self
+    }
+
+    /// The same kernel with face `side` (0 low, 1 high) of `axis` (0 x, 1 y, 2 z) set to
+    /// `face`.
+    pub fn with_face(mut self, axis: usize, side: usize, face: Face) -> WaveKernel {
+        self.faces[axis][side] = face;
+        self
+    }
+
+    /// Whether any face is rigid (its boundary layer mirrored before every step, so the
+    /// engines run one step per pass).
+    pub fn has_rigid_faces(&self) -> bool {
+        self.faces.iter().flatten().any(|f| *f == Face::Rigid)
     }
 
     /// The star radius, `order / 2`.
@@ -174,14 +193,23 @@ impl WaveKernel {
         Ok(())
     }
 
-    /// Checks the kernel against grid dimensions: room for the boundary layer, and absorbing
-    /// layers at most half of each axis.
+    /// Checks the kernel against grid dimensions: room for the boundary layer, absorbing
+    /// layers at most half of each axis, and `R` updated cells to mirror at a rigid face.
     pub fn validate_dims(&self, dims: [usize; 3]) -> Result<()> {
         let r = self.radius();
         if dims.iter().any(|&n| n < 2 * r + 1) {
             return Err(Error::GridTooSmall { dims, radius: r });
         }
         for (axis, &n) in dims.iter().enumerate() {
+            if self.faces[axis].contains(&Face::Rigid) && n < 3 * r {
+                return Err(Error::InvalidArgument(format!(
+                    "a rigid face mirrors the {r} cells inside its boundary layer: axis {} of {n} \
+                     cells has {} updated cells, use at least {}",
+                    ["x", "y", "z"][axis],
+                    n - 2 * r,
+                    3 * r
+                )));
+            }
             let layers = self.faces[axis]
                 .iter()
                 .filter(|f| **f == Face::Absorbing)

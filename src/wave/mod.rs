@@ -13,6 +13,7 @@ pub mod models;
 pub(crate) mod parts;
 mod points;
 mod profile;
+pub(crate) mod rigid;
 #[doc(hidden)]
 pub mod test_shot;
 mod wavelet;

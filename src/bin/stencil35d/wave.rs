@@ -14,7 +14,7 @@ use stencil35d::output::{
     write_vti, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
     VtiValues,
 };
-use stencil35d::wave::{models, Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
@@ -39,6 +39,37 @@ enum Layout {
     Line,
     /// A square grid over x and y at the source's depth.
     Grid,
+}
+
+/// A face of the model that `--rigid` can make a rigid wall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum RigidFace {
+    /// The low z face (z is depth).
+    Top,
+    /// The high z face.
+    Bottom,
+    /// The low x face.
+    XLow,
+    /// The high x face.
+    XHigh,
+    /// The low y face.
+    YLow,
+    /// The high y face.
+    YHigh,
+}
+
+impl RigidFace {
+    /// Its axis and side.
+    fn axis_side(self) -> (usize, usize) {
+        match self {
+            RigidFace::Top => (2, 0),
+            RigidFace::Bottom => (2, 1),
+            RigidFace::XLow => (0, 0),
+            RigidFace::XHigh => (0, 1),
+            RigidFace::YLow => (1, 0),
+            RigidFace::YHigh => (1, 1),
+        }
+    }
 }
 
 /// Options of `run wave`.
@@ -67,6 +98,11 @@ pub struct WaveArgs {
     /// the R cells above the updated ones).
     #[arg(long)]
     free_surface: bool,
+    /// Faces that are rigid walls instead of absorbing layers (zero normal derivative of the
+    /// pressure; waves reflect with their polarity kept), comma-separated: top, bottom,
+    /// x-low, x-high, y-low, y-high. The engines then run one step per pass.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    rigid: Vec<RigidFace>,
     /// Time step, seconds, a whole number of microseconds (default: 80% of the stability
     /// limit, rounded down to whole microseconds).
     #[arg(long)]
@@ -143,7 +179,16 @@ fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
         .with_order(args.order)
         .with_pml(args.pml);
     if args.free_surface {
+        if args.rigid.contains(&RigidFace::Top) {
+            return Err(Error::InvalidArgument(
+                "--free-surface and --rigid top name the same face: pick one".into(),
+            ));
+        }
         k = k.with_free_surface();
+    }
+    for face in &args.rigid {
+        let (axis, side) = face.axis_side();
+        k = k.with_face(axis, side, Face::Rigid);
     }
     k.dt = match args.dt {
         Some(dt) => {
@@ -167,7 +212,7 @@ const SEGY_MAX: usize = 65_535;
 /// updated cells, no receiver between the absorbing layers, or more than SEG-Y holds.
 fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<Receiver>), Error> {
     let h = args.spacing;
-    let top = if args.free_surface {
+    let top = if args.free_surface || args.rigid.contains(&RigidFace::Top) {
         r + 5
     } else {
         args.pml + 2
@@ -389,6 +434,7 @@ fn summarise<T: Real>(
         "model": model_name(args),
         "dims": field.dims(), "spacing_m": args.spacing, "order": field.kernel().order,
         "pml": field.kernel().pml, "free_surface": args.free_surface,
+        "faces": field.kernel().faces,
         "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
         "source_m": o.source.position, "receivers": o.receivers,
         "engine": plan.engine().name(), "dim_t": plan.dim_t(),

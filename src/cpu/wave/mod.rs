@@ -13,12 +13,41 @@ pub(crate) mod step;
 pub(crate) use step::WaveScratch;
 
 use crate::engine::{Engine, EngineParams, Failure};
+use crate::wave::rigid::{mirror_rigid_faces, settle_rigid_faces};
 use crate::wave::Wavefield;
 use crate::Real;
 
 /// Advances `field` by `steps` steps with the plan's CPU engine on `pool`. On success and on
-/// failure the field holds its newest finite state.
+/// failure the field holds its newest finite state. With rigid faces every step is a pass of
+/// its own, after the mirror of `u` into their boundary layers.
 pub(crate) fn run<T: Real>(
+    field: &mut Wavefield<T>,
+    scratch: &mut WaveScratch<T>,
+    params: &EngineParams,
+    pool: &rayon::ThreadPool,
+    steps: usize,
+) -> Result<(), Failure> {
+    if !field.kernel().has_rigid_faces() {
+        return run_passes(field, scratch, params, pool, steps);
+    }
+    let one = EngineParams {
+        dim_t: 1,
+        ..params.clone()
+    };
+    let kernel = field.kernel().clone();
+    let ran = (0..steps).try_for_each(|done| {
+        mirror_rigid_faces(&kernel, &mut field.u);
+        run_passes(field, scratch, &one, pool, 1).map_err(|f| Failure {
+            step: f.step + done,
+            ..f
+        })
+    });
+    settle_rigid_faces(field);
+    ran
+}
+
+/// [`run`] without rigid faces.
+fn run_passes<T: Real>(
     field: &mut Wavefield<T>,
     scratch: &mut WaveScratch<T>,
     params: &EngineParams,

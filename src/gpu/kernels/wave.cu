@@ -396,3 +396,28 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     if (bad) *flag = pass;
 }
 #endif
+
+// ---------------------------------------------------------------------------------------------
+// wave_mirror: a rigid face (src/wave/rigid.rs) of `axis` on `side` (0 low, 1 high): the R
+// layers of its boundary take the mirror image of the R layers inside it, u[R-1-k] = u[R+k]
+// (low) or u[n-R+k] = u[n-R-1-k] (high), over the face's whole extent. One thread per cell of
+// the face, (a, b) its coordinates along the other two axes (x fastest).
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void wave_mirror(REAL* __restrict__ u, int nx, int ny, int nz,
+                                       long long pitch, long long plane, int axis, int side)
+{
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    const int b = blockIdx.y * blockDim.y + threadIdx.y;
+    const int n = axis == 0 ? nx : (axis == 1 ? ny : nz);
+    const int na = axis == 0 ? ny : nx, nb = axis == 2 ? ny : nz;
+    if (a >= na || b >= nb) return;
+    const long long stride = axis == 0 ? 1 : (axis == 1 ? pitch : plane);
+    const long long base = axis == 0   ? b * plane + a * pitch
+                           : axis == 1 ? b * plane + a
+                                       : b * pitch + a;
+    for (int k = 0; k < RADIUS; ++k) {
+        const int from = side == 0 ? RADIUS + k : n - RADIUS - 1 - k;
+        const int to = side == 0 ? RADIUS - 1 - k : n - RADIUS + k;
+        u[base + to * stride] = u[base + from * stride];
+    }
+}

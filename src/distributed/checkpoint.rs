@@ -11,7 +11,10 @@ use mpi::topology::Communicator;
 
 use super::agree::{agreed, start};
 use super::grid::owned_local;
-use super::lattice::{halo_faces, local_periodic, read_rows, two_copies, write_rows};
+use super::lattice::{
+    code_rows, codes_of, halo_faces, local_periodic, read_rows, two_copies, write_code_rows,
+    write_rows,
+};
 use super::{Block, Decomposition, DistributedLattice};
 use crate::lbm::{CheckpointTag, Lattice};
 use crate::{Error, Plan, Real, Result};
@@ -177,7 +180,13 @@ fn rehalo<T: Real>(local: Lattice<T>, block: &Block, nx: usize) -> Result<Lattic
         return Err(corrupt());
     }
     let mut moved = Lattice::part(&local.shared(), dims, local.periodic(), local.halo_faces)?;
-    let (flags, pops) = read_rows(&local, &owned_local(&old));
-    write_rows(&mut moved, &owned_local(block), &flags, &pops);
+    let (from, to) = (owned_local(&old), owned_local(block));
+    let (flags, pops) = read_rows(&local, &from);
+    write_rows(&mut moved, &to, &flags, &pops);
+    // A 16-bit lattice keeps its exact codes (written last: writing populations drops them).
+    if let Some(codes) = codes_of(&local) {
+        let rows = code_rows(&local, &codes, &from, |y, z| (y, z));
+        write_code_rows(&mut moved, &to, &rows);
+    }
     Ok(moved)
 }

@@ -377,7 +377,7 @@ pub(crate) fn write_rows<T: Real>(
 
 /// The 16-bit codes a run of `lat` starts from (`None` in native storage): those it keeps
 /// (borrowed), or its populations encoded, as the upload to a GPU takes them.
-fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Cow<'_, [u16]>> {
+pub(super) fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Cow<'_, [u16]>> {
     let storage = lat.storage();
     storage.is_16_bit().then(|| match &lat.codes {
         Some(codes) => Cow::Borrowed(&codes[..]),
@@ -387,7 +387,7 @@ fn codes_of<T: Real>(lat: &Lattice<T>) -> Option<Cow<'_, [u16]>> {
 
 /// The codes of the population rows of `region` (in [`write_rows`]' order) from `codes`, laid
 /// out as `lat`'s populations; `at` maps a row of the region to the row of `lat` it reads.
-fn code_rows<T: Real>(
+pub(super) fn code_rows<T: Real>(
     lat: &Lattice<T>,
     codes: &[u16],
     region: &[Range<usize>; 2],
@@ -405,7 +405,11 @@ fn code_rows<T: Real>(
 
 /// Writes code rows (as [`code_rows`] orders them) into `region` of `lat`'s codes (zero
 /// elsewhere where it had none). Call after the populations are written, which drops codes.
-fn write_code_rows<T: Real>(lat: &mut Lattice<T>, region: &[Range<usize>; 2], rows: &[u16]) {
+pub(super) fn write_code_rows<T: Real>(
+    lat: &mut Lattice<T>,
+    region: &[Range<usize>; 2],
+    rows: &[u16],
+) {
     let mut codes = lat
         .codes
         .take()

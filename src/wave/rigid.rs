@@ -123,7 +123,9 @@ mod tests {
 
     #[test]
     fn a_rigid_face_needs_room_for_its_mirror() {
-        let k = WaveKernel::new(10.0, 1e-3, 3000.0).with_face(1, 0, Face::Rigid);
+        let k = WaveKernel::new(10.0, 1e-3, 3000.0)
+            .with_face(1, 0, Face::Rigid)
+            .with_face(1, 1, Face::Free);
         assert!(k.validate_dims([40, 12, 40]).is_ok());
         let e = k.validate_dims([40, 11, 40]).unwrap_err().to_string();
         assert!(e.contains("rigid") && e.contains("at least 12"), "{e}");

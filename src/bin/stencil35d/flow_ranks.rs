@@ -10,7 +10,7 @@ use std::time::Instant;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
-use stencil35d::lbm::{CheckpointTag, LbmKernel};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
 use crate::flow::{check_outputs, out_dir, stem, write_picture, Finished, FlowOptions, Scenario};
@@ -36,13 +36,6 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
     if steps == 0 {
         return Err(Error::ZeroSteps);
-    }
-    if opts.storage.is_some_and(|s| s.is_16_bit()) {
-        return Err(Error::InvalidArgument(
-            "a lattice split over ranks holds f32 or f64 populations: run 16-bit storage in one \
-             process"
-                .into(),
-        ));
     }
     let root = world.rank() == 0;
     let out = out_dir::<S>(opts);
@@ -121,7 +114,15 @@ fn start<T: Real + Equivalence, S: Scenario>(
     let whole = agreed(
         world,
         if root {
-            scenario.build::<T>().map(Some)
+            let storage = opts
+                .storage
+                .or_else(|| restart_storage::<T>(opts, world.size() as usize));
+            scenario.build::<T>().and_then(|mut lat| {
+                if let Some(storage) = storage {
+                    lat.set_storage(storage)?;
+                }
+                Ok(Some(lat))
+            })
         } else {
             Ok(None)
         },
@@ -151,6 +152,16 @@ fn start<T: Real + Equivalence, S: Scenario>(
         None => DistributedLattice::scatter(world, &plan, 0, whole.as_ref())?,
     };
     Ok((plan, lat))
+}
+
+/// The storage of the --restart checkpoint's first rank file, which a restart without
+/// --storage keeps (as in one process); `None` when there is no restart or the file cannot be
+/// read (the load then says why, on every rank).
+fn restart_storage<T: Real>(opts: &FlowOptions, ranks: usize) -> Option<Storage> {
+    let prefix = opts.restart.as_ref()?;
+    Lattice::<T>::load(rank_path(prefix, 0, ranks))
+        .ok()
+        .map(|lat| lat.storage())
 }
 
 /// The whole lattice's mass (rank 0; 0 elsewhere). Collective.

@@ -51,7 +51,8 @@ impl Face {
 /// with a 7-point stencil of `u` inside the layer) on the absorbing faces.
 ///
 /// The cells `0 .. R` and `n − R .. n` of each axis (`R = order / 2`) form a boundary layer
-/// of zeros the engines never update; the absorbing layer's `pml` cells include it.
+/// of zeros the engines never update (a rigid face's layer holds its mirror during a run and
+/// is zero again after it); the absorbing layer's `pml` cells include it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WaveKernel {
     /// Space order: 2, 4, 6 or 8 (star radius `order / 2`).

@@ -17,7 +17,8 @@
 // for all its cells (the form is exact for the inner cells it covers, where η, g and φ are 0).
 //
 // Grids are dense, x fastest, rows `pitch` and planes `plane` elements apart (the host grid's
-// layout). The outer R cells on every side are the fixed boundary (zero): never written.
+// layout). The outer R cells on every side are the fixed boundary (zero): never written by the
+// update kernels (wave_mirror fills a rigid face's before each pass).
 //
 // Sources are added to the new u of every step at their cells (`taps`: x, y, z per tap; `amp`:
 // the amplitude of every tap for every step of the batch, step-major). Receivers read the new u

@@ -19,8 +19,8 @@ use super::stencil::{
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
-use crate::wave::rigid::settle_rigid_faces;
-use crate::wave::{Face, WaveKernel, Wavefield};
+use crate::wave::rigid::{rigid_sides, settle_rigid_faces};
+use crate::wave::{WaveKernel, Wavefield};
 use crate::{Error, Grid, Real, Result};
 
 /// Seconds spent computing and transferring.
@@ -513,34 +513,32 @@ impl<T: Real> OnDevice<T> {
     fn mirror(&mut self, gpu: &Gpu, mirror: &Kernel, kernel: &WaveKernel) -> Result<()> {
         let [nx, ny, nz] = self.dims;
         let (pitch, plane) = (self.pitch as i64, self.plane as i64);
-        for (axis, faces) in kernel.faces.iter().enumerate() {
-            for (side, _) in faces.iter().enumerate().filter(|(_, f)| **f == Face::Rigid) {
-                let (na, nb) = match axis {
-                    0 => (ny, nz),
-                    1 => (nx, nz),
-                    _ => (nx, ny),
-                };
-                let cfg = LaunchConfig {
-                    grid_dim: (na.div_ceil(32) as u32, nb.div_ceil(8) as u32, 1),
-                    block_dim: (32, 8, 1),
-                    shared_mem_bytes: 0,
-                };
-                let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
-                let mut args = gpu.stream.launch_builder(&mirror.function);
-                args.arg(&mut self.u[self.at.u])
-                    .arg(&n[0])
-                    .arg(&n[1])
-                    .arg(&n[2])
-                    .arg(&pitch)
-                    .arg(&plane)
-                    .arg(&axis)
-                    .arg(&side);
-                // SAFETY: the arguments match wave_mirror's parameters; the buffer holds the
-                // field's padded layout of these dimensions and strides, and the kernel touches
-                // only cells of it (the grid's dimensions are at least 3R along a rigid face's
-                // axis, checked with the kernel).
-                unsafe { args.launch(cfg) }.map_err(gpu_err)?;
-            }
+        for (axis, side) in rigid_sides(kernel) {
+            let (na, nb) = match axis {
+                0 => (ny, nz),
+                1 => (nx, nz),
+                _ => (nx, ny),
+            };
+            let cfg = LaunchConfig {
+                grid_dim: (na.div_ceil(32) as u32, nb.div_ceil(8) as u32, 1),
+                block_dim: (32, 8, 1),
+                shared_mem_bytes: 0,
+            };
+            let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
+            let mut args = gpu.stream.launch_builder(&mirror.function);
+            args.arg(&mut self.u[self.at.u])
+                .arg(&n[0])
+                .arg(&n[1])
+                .arg(&n[2])
+                .arg(&pitch)
+                .arg(&plane)
+                .arg(&axis)
+                .arg(&side);
+            // SAFETY: the arguments match wave_mirror's parameters; the buffer holds the
+            // field's padded layout of these dimensions and strides, and the kernel touches
+            // only cells of it (the grid's dimensions are at least 3R along a rigid face's
+            // axis, checked with the kernel).
+            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
         }
         Ok(())
     }

@@ -9,13 +9,9 @@ use crate::{Grid, Real};
 /// Faces across x go first, then y, then z, each over the whole extent of the other axes, so
 /// an edge or corner between rigid faces takes the mirror of a mirror.
 pub(crate) fn mirror_rigid_faces<T: Real>(kernel: &WaveKernel, u: &mut Grid<T>) {
-    for (axis, faces) in kernel.faces.iter().enumerate() {
-        for (side, &face) in faces.iter().enumerate() {
-            if face == Face::Rigid {
-                for (from, to) in mirror_pairs(kernel.radius(), u.dims()[axis], side) {
-                    copy_layer(u, axis, from, to);
-                }
-            }
+    for (axis, side) in rigid_sides(kernel) {
+        for (from, to) in mirror_pairs(kernel.radius(), u.dims()[axis], side) {
+            copy_layer(u, axis, from, to);
         }
     }
 }
@@ -26,22 +22,28 @@ pub(crate) fn mirror_rigid_faces<T: Real>(kernel: &WaveKernel, u: &mut Grid<T>) 
 pub(crate) fn settle_rigid_faces<T: Real>(field: &mut Wavefield<T>) {
     let kernel = field.kernel().clone();
     for u in [&mut field.u, &mut field.prev] {
-        for (axis, faces) in kernel.faces.iter().enumerate() {
-            for (side, _) in faces.iter().enumerate().filter(|(_, f)| **f == Face::Rigid) {
-                for (_, to) in mirror_pairs(kernel.radius(), u.dims()[axis], side) {
-                    layer_cells(u, axis, to, |data, cell| data[cell] = T::zero());
-                }
+        for (axis, side) in rigid_sides(&kernel) {
+            for (_, to) in mirror_pairs(kernel.radius(), u.dims()[axis], side) {
+                layer_cells(u, axis, to, |data, cell| data[cell] = T::zero());
             }
         }
     }
 }
 
+/// The rigid faces of `kernel` as `(axis, side)`, faces across x first, then y, then z: the
+/// order the mirror goes in, on the host and on the GPU.
+pub(crate) fn rigid_sides(kernel: &WaveKernel) -> impl Iterator<Item = (usize, usize)> + '_ {
+    kernel.faces.iter().enumerate().flat_map(|(axis, faces)| {
+        faces
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| **f == Face::Rigid)
+            .map(move |(side, _)| (axis, side))
+    })
+}
+
 /// The layers `(from, to)` a rigid face on side `side` of an axis of `n` cells copies.
-pub(crate) fn mirror_pairs(
-    r: usize,
-    n: usize,
-    side: usize,
-) -> impl Iterator<Item = (usize, usize)> {
+fn mirror_pairs(r: usize, n: usize, side: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..r).map(move |k| {
         if side == 0 {
             (r + k, r - 1 - k)

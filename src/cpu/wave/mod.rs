@@ -30,14 +30,11 @@ pub(crate) fn run<T: Real>(
     if !field.kernel().has_rigid_faces() {
         return run_passes(field, scratch, params, pool, steps);
     }
-    let one = EngineParams {
-        dim_t: 1,
-        ..params.clone()
-    };
+    // A run of one step is one pass, whatever the plan's dim_t.
     let kernel = field.kernel().clone();
     let ran = (0..steps).try_for_each(|done| {
         mirror_rigid_faces(&kernel, &mut field.u);
-        run_passes(field, scratch, &one, pool, 1).map_err(|f| Failure {
+        run_passes(field, scratch, params, pool, 1).map_err(|f| Failure {
             step: f.step + done,
             ..f
         })

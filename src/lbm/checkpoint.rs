@@ -332,6 +332,15 @@ impl<T: Real> Lattice<T> {
         Self::load_tagged(path).map(|(lat, _)| lat)
     }
 
+    /// The storage of the populations in the checkpoint at `path`, read from its header
+    /// alone (a restart that keeps it learns it before reading the whole file). Errors: I/O,
+    /// a file that is not a checkpoint or has another format version.
+    pub fn checkpoint_storage(path: impl AsRef<Path>) -> Result<Storage> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        read_preamble(&mut BufReader::new(file), path).map(|(h, _, _)| h.storage)
+    }
+
     /// Like [`Lattice::load`], also returning the file's [`CheckpointTag`].
     pub fn load_tagged(path: impl AsRef<Path>) -> Result<(Lattice<T>, CheckpointTag)> {
         let path = path.as_ref();
@@ -475,6 +484,27 @@ mod tests {
             text.contains("this run is scenario 'sphere' 128x48x48, sphere radius 6"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_storage_is_read_from_the_header_alone() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-ckpt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for storage in [Storage::Native, Storage::F16s, Storage::F16c] {
+            let mut lat = Lattice::<f32>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
+            lat.set_storage(storage).unwrap();
+            let path = dir.join(format!("{storage}.lbm"));
+            lat.save(&path).unwrap();
+            assert_eq!(Lattice::<f32>::checkpoint_storage(&path).unwrap(), storage);
+            // A file cut after its header still names its storage; the load refuses it.
+            let bytes = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+            assert_eq!(Lattice::<f32>::checkpoint_storage(&path).unwrap(), storage);
+            assert!(Lattice::<f32>::load(&path).is_err());
+        }
+        std::fs::write(dir.join("not.lbm"), "not a checkpoint\n").unwrap();
+        assert!(Lattice::<f32>::checkpoint_storage(dir.join("not.lbm")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

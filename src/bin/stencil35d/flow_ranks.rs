@@ -154,14 +154,12 @@ fn start<T: Real + Equivalence, S: Scenario>(
     Ok((plan, lat))
 }
 
-/// The storage of the --restart checkpoint's first rank file, which a restart without
-/// --storage keeps (as in one process); `None` when there is no restart or the file cannot be
-/// read (the load then says why, on every rank).
+/// The storage of the --restart checkpoint's first rank file (its header), which a restart
+/// without --storage keeps (as in one process); `None` when there is no restart or the file
+/// cannot be read (the load then says why, on every rank).
 fn restart_storage<T: Real>(opts: &FlowOptions, ranks: usize) -> Option<Storage> {
     let prefix = opts.restart.as_ref()?;
-    Lattice::<T>::load(rank_path(prefix, 0, ranks))
-        .ok()
-        .map(|lat| lat.storage())
+    Lattice::<T>::checkpoint_storage(rank_path(prefix, 0, ranks)).ok()
 }
 
 /// The whole lattice's mass (rank 0; 0 elsewhere). Collective.

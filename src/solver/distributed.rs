@@ -12,7 +12,7 @@ use super::grid::advance_on_device;
 use super::lattice::advance_lattice;
 use super::wave::advance_wave;
 use super::wave::advance_wave_on_device;
-use super::{check_shape, check_steps, stencil_of, Solver, State};
+use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::distributed::agree::agreed;
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
@@ -281,8 +281,9 @@ trait Split {
     fn comm(&self) -> &SimpleCommunicator;
     fn steps_per_exchange(&self) -> usize;
     fn exchange(&mut self) -> Result<()>;
-    /// Advances the local state by `n` steps with the rank's solver.
-    fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport>;
+    /// Advances the local state by `n` steps with the rank's solver, given what `input` says
+    /// of it.
+    fn advance_local(&mut self, solver: &mut Solver, n: usize, input: Input) -> Result<RunReport>;
 }
 
 /// [`Split`] for a distributed state whose fields `comm`, `steps_per_exchange` and `local` are
@@ -302,8 +303,13 @@ macro_rules! split_state {
             }
             /// The input was scanned once before the first pass, and every later value is an
             /// engine's output, which the engines check: no pass scans its input again.
-            fn advance_local(&mut self, solver: &mut Solver, n: usize) -> Result<RunReport> {
-                $advance(solver, &mut self.local, n, false)
+            fn advance_local(
+                &mut self,
+                solver: &mut Solver,
+                n: usize,
+                input: Input,
+            ) -> Result<RunReport> {
+                $advance(solver, &mut self.local, n, input)
             }
         }
     };
@@ -382,11 +388,16 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
     let (mut done, mut comm_seconds, mut transfer) = (0, 0.0, 0.0);
     while done < steps {
         let n = state.steps_per_exchange().min(steps - done);
+        let input = if done == 0 {
+            Input::Scanned
+        } else {
+            Input::Continued
+        };
         let t = Instant::now();
         let exchanged = state.exchange();
         comm_seconds += t.elapsed().as_secs_f64();
         let outcome = exchanged
-            .and_then(|()| state.advance_local(local, n))
+            .and_then(|()| state.advance_local(local, n, input))
             .map_err(|e| e.after_steps(done));
         let t = Instant::now();
         let report = agreed(state.comm(), outcome)?;

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::dispatch::{rings_fit, Engines, Run, Timing};
-use super::{check_shape, check_steps, Solver, State};
+use super::{check_shape, check_steps, Input, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
 use crate::lbm::{LATTICE_NODE_BYTES, Q};
@@ -17,18 +17,16 @@ impl<T: Real> State for Lattice<T> {
     /// (nothing is computed). After a blow-up the lattice holds the last finite state and its
     /// step count matches it.
     fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_lattice(solver, lat, steps, true)
+        advance_lattice(solver, lat, steps, Input::Unchecked)
     }
 }
 
-/// [`State::advance`] for a lattice; `scan`: first look for non-finite populations (a caller
-/// that knows the lattice holds only engine outputs, as a distributed run's later passes do,
-/// skips it).
+/// [`State::advance`] for a lattice, given what `input` says of it.
 pub(super) fn advance_lattice<T: Real>(
     solver: &mut Solver,
     lat: &mut Lattice<T>,
     steps: usize,
-    scan: bool,
+    input: Input,
 ) -> Result<RunReport> {
     {
         let plan = &solver.plan;
@@ -48,7 +46,7 @@ pub(super) fn advance_lattice<T: Real>(
         }
         check_steps(steps)?;
         lat.validate()?;
-        if scan {
+        if input.scan() {
             let pool = solver.workers.pool(plan.threads())?;
             if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
                 return Err(Error::NonFiniteInput { cell, value });

@@ -182,6 +182,26 @@ impl Solver {
     }
 }
 
+/// What a run may assume of the state it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// A caller's state: scanned for non-finite values before anything is computed.
+    Unchecked,
+    /// The first pass of a split run, whose input the run scanned once for all passes.
+    Scanned,
+    /// A later pass of a split run: scanned, and its fixed boundary layer unchanged since the
+    /// pass before (the cells that differ are halo cells, which the next exchange overwrites),
+    /// so a second buffer kept from that pass still holds the boundary.
+    Continued,
+}
+
+impl Input {
+    /// Whether the run first scans its input for non-finite values.
+    fn scan(self) -> bool {
+        self == Input::Unchecked
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl<T: crate::Real> Sealed for crate::Grid<T> {}

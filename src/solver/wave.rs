@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
-use super::{check_shape, check_steps, Solver, State};
+use super::{check_shape, check_steps, Input, Solver, State};
 use crate::cpu::wave::{self as engines, WaveScratch};
 use crate::gpu::stencil::{Alone, PassHooks};
 use crate::memory::Footprint;
@@ -14,18 +14,16 @@ use crate::{Error, Real, Result, RunReport};
 
 impl<T: Real> State for Wavefield<T> {
     fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_wave(solver, field, steps, true)
+        advance_wave(solver, field, steps, Input::Unchecked)
     }
 }
 
-/// [`State::advance`] for a wavefield; `scan`: first look for non-finite values (a caller
-/// that knows the field holds only engine outputs, as a distributed run's later passes do,
-/// skips it).
+/// [`State::advance`] for a wavefield, given what `input` says of it.
 pub(super) fn advance_wave<T: Real>(
     solver: &mut Solver,
     field: &mut Wavefield<T>,
     steps: usize,
-    scan: bool,
+    input: Input,
 ) -> Result<RunReport> {
     {
         match solver.plan.kernel() {
@@ -44,7 +42,7 @@ pub(super) fn advance_wave<T: Real>(
         }
         check_shape(&solver.plan, T::DTYPE, field.dims())?;
         check_steps(steps)?;
-        if scan {
+        if input.scan() {
             // The scan runs on the plan's threads, not on every core of the machine.
             let pool = solver.workers.pool(solver.plan.threads())?;
             if let Some((cell, value)) = pool.install(|| field.find_non_finite()) {

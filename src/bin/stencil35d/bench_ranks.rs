@@ -261,8 +261,9 @@ fn print_rows(
 }
 
 /// Warns when the ranks on this host cannot use its cores or would share them: mpirun binds
-/// each of two or fewer ranks to one core unless told otherwise, the planner gives each rank
-/// the cores it may run on, and each rank pins its threads to the first of those.
+/// each of two or fewer ranks to one core unless told otherwise, and the planner gives each
+/// rank the cores it may run on. Unbound ranks pin the blocked engines' threads to a share of
+/// the cores each, but plan for all of them and leave other threads to the system.
 fn warn_about_binding(ranks: usize) {
     let mine = std::thread::available_parallelism().map_or(1, |n| n.get());
     let local: usize = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
@@ -274,7 +275,7 @@ fn warn_about_binding(ranks: usize) {
     if mine * local > online {
         eprintln!(
             "warning: the {local} ranks on this host may each run on {mine} of its {online} \
-             cores and their pinned threads would share cores; bind each rank to its own: \
+             cores, so their threads may share cores; bind each rank to its own: \
              mpirun --map-by slot:PE={} --bind-to core",
             (online / local).max(1)
         );

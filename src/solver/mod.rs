@@ -184,6 +184,8 @@ impl Solver {
 
 /// What a run may assume of the state it is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// Only a split run (feature `mpi`) makes the variants past the first.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) enum Input {
     /// A caller's state: scanned for non-finite values before anything is computed.
     Unchecked,

@@ -2,11 +2,13 @@
 //! ranks (a [`DistributedGrid`], [`DistributedLattice`] or [`DistributedWavefield`] per engine,
 //! scattered from rank 0), timed with the same repeats and medians as in one process, rank 0
 //! printing. MUPS count the whole grid; the JSON adds the
-//! rank count, the process grid and the share of the run spent exchanging halos or waiting
-//! for other ranks.
+//! rank count, the process grid, the share of the run spent exchanging halos or waiting
+//! for other ranks, and each rank's seconds of computing (the run less its exchanges and
+//! waits), whose spread says how far the slowest rank held the others back.
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
 use serde_json::json;
 use stencil35d::distributed::{
     broadcast_json, common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
@@ -185,6 +187,7 @@ fn time_split<S: Split>(
         let mut solver = Solver::new(plan.clone());
         let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
         let halos = state.gpu_halos();
+        let computing = computing_seconds(world, &timed.median);
         let max_rel_err = if args.verify {
             let mut fresh = scatter()?;
             solver.run(&mut fresh, args.steps)?;
@@ -214,16 +217,32 @@ fn time_split<S: Split>(
             line["ranks"] = json!(world.size());
             line["procs"] = json!(format!("1x{}x{}", procs[0], procs[1]));
             line["communication_seconds"] = json!(row.report.communication_seconds);
+            line["computing_seconds_by_rank"] = json!(computing);
             line["gpu_halos"] = json!(halos.map(halo_path));
             println!("{line}");
         }
         rows.push(row);
-        splits.push((procs, halos));
+        splits.push((procs, halos, computing));
     }
     if root && !args.json {
         print_rows(args, world.size(), &rows, &splits);
     }
     Ok(())
+}
+
+/// Each rank's seconds of computing in `report` (its run less its exchanges and waits),
+/// gathered on rank 0 (empty elsewhere). Collective.
+fn computing_seconds(world: &SimpleCommunicator, report: &stencil35d::RunReport) -> Vec<f64> {
+    let mine = (report.seconds - report.communication_seconds).max(0.0);
+    let root = world.process_at_rank(0);
+    if world.rank() == 0 {
+        let mut all = vec![0.0; world.size() as usize];
+        root.gather_into_root(&mine, &mut all[..]);
+        all
+    } else {
+        root.gather_into(&mine);
+        Vec::new()
+    }
 }
 
 /// How a split run's halos travelled between GPUs, as the JSON and the table name it.
@@ -239,10 +258,10 @@ fn print_rows(
     args: &BenchArgs,
     ranks: i32,
     rows: &[Row],
-    splits: &[([usize; 2], Option<GpuHalos>)],
+    splits: &[([usize; 2], Option<GpuHalos>, Vec<f64>)],
 ) {
     print_table(args, rows);
-    for (row, (p, halos)) in rows.iter().zip(splits) {
+    for (row, (p, halos, computing)) in rows.iter().zip(splits) {
         let r = &row.report;
         let path = match halos {
             Some(GpuHalos::Nccl) => " (GPU to GPU through NCCL)",
@@ -257,6 +276,17 @@ fn print_rows(
             p[1],
             100.0 * r.communication_seconds / r.seconds.max(f64::MIN_POSITIVE)
         );
+        let (least, most) = computing
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(a, b), &c| (a.min(c), b.max(c)));
+        if least.is_finite() && least > 0.0 {
+            println!(
+                "{}: ranks computed for {least:.4}-{most:.4} s, the slowest {:.1}% longer than \
+                 the fastest",
+                r.engine.name(),
+                100.0 * (most / least - 1.0)
+            );
+        }
     }
 }
 

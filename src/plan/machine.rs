@@ -48,7 +48,8 @@ pub struct CacheLevel {
 pub struct Machine {
     /// Processor name.
     pub cpu_model: String,
-    /// Logical cores this process may use.
+    /// Logical cores this process may use (for one of several MPI ranks started on one host
+    /// without binding, its equal share of them).
     pub cores: usize,
     /// Clock used for the peak estimate, GHz.
     pub freq_ghz: f64,
@@ -145,7 +146,7 @@ impl Machine {
 
     /// Detects the machine now; with `refresh`, re-measures the bandwidth even if cached.
     pub fn probe(refresh: bool) -> Machine {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::runtime::cores::usable_cores();
         let caches = read_caches();
         let llc = caches.last().map_or(8 << 20, |c| c.bytes);
         let (bandwidth_gbs, bandwidth_source) = bandwidth::measured_or_cached(cores, llc, refresh);

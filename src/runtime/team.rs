@@ -7,6 +7,7 @@ use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::cores::pinning_cores;
 use crate::{Error, Result};
 
 /// A job: called once on every member with the member's index.
@@ -37,39 +38,6 @@ impl Shared {
         // only come from a bug; recover the data rather than cascade.
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// The cores this process pins its workers to: those it may run on, or, where the ranks of an
-/// MPI job on this host were started without binding (each may run on every core, so their
-/// pinned workers would pile onto the same first cores), this rank's share of them. OpenMPI
-/// names the host's ranks in `OMPI_COMM_WORLD_LOCAL_RANK` and `OMPI_COMM_WORLD_LOCAL_SIZE`.
-fn pinning_cores() -> Vec<core_affinity::CoreId> {
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let local = |key: &str| {
-        std::env::var(key)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-    };
-    // SAFETY: sysconf only reads a system setting.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-    match (
-        local("OMPI_COMM_WORLD_LOCAL_RANK"),
-        local("OMPI_COMM_WORLD_LOCAL_SIZE"),
-    ) {
-        (Some(rank), Some(ranks)) => local_share(cores, rank, ranks, online),
-        _ => cores,
-    }
-}
-
-/// Of the `cores` each of `ranks` ranks on a host of `online` cores may run on, rank `rank`'s
-/// share: an equal slice where the ranks' sets must overlap (more cores in all than the host
-/// has), else all of them (the ranks were bound to cores of their own).
-fn local_share<C: Copy>(cores: Vec<C>, rank: usize, ranks: usize, online: usize) -> Vec<C> {
-    if ranks < 2 || rank >= ranks || cores.len() < ranks || cores.len() * ranks <= online {
-        return cores;
-    }
-    let share = cores.len() / ranks;
-    cores[rank * share..(rank + 1) * share].to_vec()
 }
 
 /// A fixed-size team of (optionally pinned) worker threads.
@@ -205,32 +173,6 @@ impl Drop for Team {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    #[test]
-    fn unbound_ranks_pin_to_their_own_share_of_the_cores() {
-        let all: Vec<usize> = (0..16).collect();
-        // Two unbound ranks on 16 cores: halves.
-        assert_eq!(
-            local_share(all.clone(), 0, 2, 16),
-            (0..8).collect::<Vec<_>>()
-        );
-        assert_eq!(
-            local_share(all.clone(), 1, 2, 16),
-            (8..16).collect::<Vec<_>>()
-        );
-        // Three unbound ranks: five each, the last core left over.
-        assert_eq!(
-            local_share(all.clone(), 2, 3, 16),
-            (10..15).collect::<Vec<_>>()
-        );
-        // Ranks bound to eight cores each keep them; so does a rank alone.
-        let bound: Vec<usize> = (8..16).collect();
-        assert_eq!(local_share(bound.clone(), 1, 2, 16), bound);
-        assert_eq!(local_share(all.clone(), 0, 1, 16), all);
-        // More ranks than cores, or a rank index out of range: no slicing.
-        assert_eq!(local_share(vec![0, 1], 1, 4, 2), vec![0, 1]);
-        assert_eq!(local_share(all.clone(), 5, 2, 16), all);
-    }
 
     #[test]
     fn every_member_runs_every_job() {

@@ -292,8 +292,8 @@ fn print_rows(
 
 /// Warns when the ranks on this host cannot use its cores or would share them: mpirun binds
 /// each of two or fewer ranks to one core unless told otherwise, and the planner gives each
-/// rank the cores it may run on. Unbound ranks plan for and pin the engines' workers to an
-/// equal share of the cores each, but leave their other threads to the system.
+/// rank the cores it may run on. Unbound ranks plan for an equal share of the cores each and
+/// pin their blocked engines' workers to it, but leave their other threads to the system.
 fn warn_about_binding(ranks: usize) {
     let mine = std::thread::available_parallelism().map_or(1, |n| n.get());
     let local: usize = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")

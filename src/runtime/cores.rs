@@ -6,7 +6,12 @@
 /// pinned workers would pile onto the same first cores), this rank's share of them. OpenMPI
 /// names the host's ranks in `OMPI_COMM_WORLD_LOCAL_RANK` and `OMPI_COMM_WORLD_LOCAL_SIZE`.
 pub(crate) fn pinning_cores() -> Vec<core_affinity::CoreId> {
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    rank_share(core_affinity::get_core_ids().unwrap_or_default())
+}
+
+/// This rank's share of `cores` (the cores this process may run on), as [`pinning_cores`]
+/// takes it; all of them outside an MPI job.
+fn rank_share<C: Copy>(cores: Vec<C>) -> Vec<C> {
     let local = |key: &str| {
         std::env::var(key)
             .ok()
@@ -39,16 +44,13 @@ fn local_share<C: Copy>(cores: Vec<C>, rank: usize, ranks: usize, online: usize)
 /// planner's thread count.
 pub(crate) fn usable_cores() -> usize {
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match core_affinity::get_core_ids() {
-        Some(all) if !all.is_empty() => {
-            let mine = pinning_cores().len();
-            if mine < all.len() {
-                mine.clamp(1, available)
-            } else {
-                available
-            }
-        }
-        _ => available,
+    let all = core_affinity::get_core_ids().unwrap_or_default();
+    let count = all.len();
+    let mine = rank_share(all).len();
+    if mine < count {
+        mine.clamp(1, available)
+    } else {
+        available
     }
 }
 

@@ -42,6 +42,9 @@ pub struct Tuning {
     /// How a split run on GPUs moves its halos between ranks (default: NCCL, device to device,
     /// where every rank has a GPU of its own and NCCL loads; else through host memory).
     pub gpu_halos: Option<GpuHalos>,
+    /// Whether a split run on GPUs moves its z halos beside each pass's planes that need
+    /// none (default: yes where the halos go through NCCL).
+    pub gpu_overlap: Option<bool>,
     /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
     /// has; a higher one than that is capped to it).
     pub isa: Option<crate::Level>,
@@ -136,6 +139,8 @@ knobs! {
             "host" => GpuHalos::Host,
             _ => return Err("expected nccl or host".into()),
         });
+    "gpu_overlap", "STENCIL35D_GPU_OVERLAP", "0|1: split runs on GPUs exchange z halos while each pass computes the planes that need none (default: 1 through NCCL)",
+        |t, v| t.gpu_overlap = Some(switch(v)?);
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",

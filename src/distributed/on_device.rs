@@ -2,13 +2,16 @@
 //! pass moves only the halo faces, so a local array crosses the bus twice per run (up at the
 //! start, down at the end) instead of twice per pass. The faces travel device to device
 //! through NCCL where every rank has a GPU of its own and NCCL loads, else through host
-//! buffers and MPI; the `gpu_halos` tuning knob forces either.
+//! buffers and MPI; the `gpu_halos` tuning knob forces either. Through NCCL a grid's z faces
+//! travel on a stream of their own while the pass computes the planes that need no halo
+//! (`gpu_overlap`).
 
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::time::Instant;
 
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::result as driver;
+use cudarc::driver::sys::{CUevent_flags, CUevent_wait_flags, CUstream};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 use mpi::collective::SystemOperation;
@@ -23,6 +26,7 @@ use crate::gpu::gpu;
 use crate::gpu::regions::RowBox;
 use crate::gpu::regions::{pack_on_device, pack_to_host, unpack_from_host, unpack_on_device};
 use crate::gpu::stencil::{gpu_err, PassHooks};
+use crate::gpu::zplanes::InFlight;
 use crate::tuning::{GpuHalos, Tuning};
 use crate::{Error, Result};
 
@@ -70,6 +74,44 @@ pub(crate) struct DeviceHalos<T> {
     link: Link,
     device: [Staging<T>; 2],
     host: [HostFaces<T>; 2],
+    /// The stream z faces travel on beside a pass, made at the first such exchange.
+    side: Option<SideStream>,
+}
+
+/// A stream of the library's device context that cudarc does not know of, destroyed on drop.
+/// The context then keeps cudarc's one-stream bookkeeping: with a second cudarc stream,
+/// every use of an array would be ordered after its last use on any stream, and the pass
+/// would wait for the exchange that fills the same array's halos.
+struct SideStream(CUstream);
+
+impl SideStream {
+    fn new() -> Result<Self> {
+        gpu()?.ctx.bind_to_thread().map_err(gpu_err)?;
+        driver::stream::create(driver::stream::StreamKind::NonBlocking)
+            .map(SideStream)
+            .map_err(gpu_err)
+    }
+
+    /// Records `event` after the work queued on this stream so far.
+    fn record(&self, event: &CudaEvent) -> Result<()> {
+        // SAFETY: both handles are live: the event is borrowed, the stream owned by `self`.
+        unsafe { driver::event::record(event.cu_event(), self.0) }.map_err(gpu_err)
+    }
+
+    /// Makes this stream's later work wait for `event`.
+    fn wait(&self, event: &CudaEvent) -> Result<()> {
+        let flags = CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        // SAFETY: as for `record`.
+        unsafe { driver::stream::wait_event(self.0, event.cu_event(), flags) }.map_err(gpu_err)
+    }
+}
+
+impl Drop for SideStream {
+    fn drop(&mut self) {
+        // SAFETY: made by `stream::create` and destroyed once; work still queued on it
+        // completes first (the driver releases the stream afterwards).
+        let _ = unsafe { driver::stream::destroy(self.0) };
+    }
 }
 
 impl<T> DeviceHalos<T> {
@@ -105,6 +147,7 @@ impl<T: HaloElem> DeviceHalos<T> {
             link,
             device: Default::default(),
             host: Default::default(),
+            side: None,
         })
     }
 
@@ -119,32 +162,114 @@ impl<T: HaloElem> DeviceHalos<T> {
         comm: &SimpleCommunicator,
         d: &Decomposition,
         block: &Block,
-        layout: &RowBox,
-        cut: Cut,
+        (layout, cut): (&RowBox, Cut),
         data: &mut CudaSlice<T>,
     ) -> Result<()> {
         for axis in 0..2 {
-            let faces = faces(d, block, comm.rank() as usize, axis);
-            if faces.is_empty() {
-                continue;
-            }
-            let split: Vec<FaceParts> = faces
-                .iter()
-                .map(|(_, peer, send, recv)| FaceParts {
-                    peer: *peer,
-                    send: parts(layout, send, cut),
-                    recv: parts(layout, recv, cut),
-                })
-                .collect();
-            match &self.link {
-                Link::Nccl(link) => nccl_axis(link, &split, &mut self.device[axis], data)?,
-                Link::Host => {
-                    let (sends, recvs) = &mut self.host[axis];
-                    host_axis(comm, &faces, &split, sends, recvs, data)?;
-                }
-            }
+            self.exchange_axis(comm, (d, block), (layout, cut), data, axis, false)?;
         }
         Ok(())
+    }
+
+    /// The faces across `axis` of [`DeviceHalos::exchange`], queued on the side stream
+    /// (which must be possible: see [`DeviceHalos::beside`]) when `beside` is set.
+    fn exchange_axis(
+        &mut self,
+        comm: &SimpleCommunicator,
+        (d, block): (&Decomposition, &Block),
+        (layout, cut): (&RowBox, Cut),
+        data: &mut CudaSlice<T>,
+        axis: usize,
+        beside: bool,
+    ) -> Result<()> {
+        let faces = faces(d, block, comm.rank() as usize, axis);
+        if faces.is_empty() {
+            return Ok(());
+        }
+        let split: Vec<FaceParts> = faces
+            .iter()
+            .map(|(_, peer, send, recv)| FaceParts {
+                peer: *peer,
+                send: parts(layout, send, cut),
+                recv: parts(layout, recv, cut),
+            })
+            .collect();
+        match &self.link {
+            Link::Nccl(link) => {
+                let stream = match (beside, &mut self.side) {
+                    (false, _) => gpu()?.stream.cu_stream(),
+                    (true, Some(side)) => side.0,
+                    (true, side) => side.insert(SideStream::new()?).0,
+                };
+                // (Not `self.side()`: `self.link` is borrowed.)
+                let on = (stream, beside);
+                nccl_axis(link, &split, &mut self.device[axis], data, on)
+            }
+            Link::Host => {
+                let (sends, recvs) = &mut self.host[axis];
+                host_axis(comm, &faces, &split, sends, recvs, data)
+            }
+        }
+    }
+
+    /// The side stream, made on first use.
+    fn side(&mut self) -> Result<&SideStream> {
+        match &mut self.side {
+            Some(side) => Ok(side),
+            side => Ok(side.insert(SideStream::new()?)),
+        }
+    }
+
+    /// Makes the side stream's later work wait for `event`.
+    fn side_wait(&mut self, event: &CudaEvent) -> Result<()> {
+        self.side()?.wait(event)
+    }
+
+    /// An event with timing recorded after the work queued on the side stream so far.
+    fn side_mark(&mut self) -> Result<CudaEvent> {
+        let event = gpu()?
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(gpu_err)?;
+        self.side()?.record(&event)?;
+        Ok(event)
+    }
+
+    /// The z-halo planes left in flight when this rank's z faces of arrays laid out as
+    /// `layout`, cut as `cut`, travel beside a pass: through NCCL, straight from and into
+    /// the arrays (nothing to pack), unless the `gpu_overlap` knob says no. Nothing when
+    /// they cannot, or the block has no z neighbour.
+    pub(crate) fn beside(
+        &self,
+        (d, block, rank): (&Decomposition, &Block, usize),
+        layout: &RowBox,
+        cut: Cut,
+    ) -> InFlight {
+        let through_nccl = matches!(self.link, Link::Nccl(_));
+        if !through_nccl || Tuning::current().gpu_overlap == Some(false) {
+            return InFlight::NONE;
+        }
+        let faces = faces(d, block, rank, 1);
+        let whole = |f: &FaceRegion| parts(layout, f, cut).iter().all(|b| b.span().is_some());
+        if !faces
+            .iter()
+            .all(|(_, _, send, recv)| whole(send) && whole(recv))
+        {
+            return InFlight::NONE;
+        }
+        let nz = block.local_len(1);
+        faces
+            .iter()
+            .fold(InFlight::NONE, |f, (side, _, _, recv)| match side {
+                0 => InFlight {
+                    lo: recv.region[1].end,
+                    ..f
+                },
+                _ => InFlight {
+                    hi: nz - recv.region[1].start,
+                    ..f
+                },
+            })
     }
 }
 
@@ -238,8 +363,9 @@ fn parts(layout: &RowBox, face: &FaceRegion, cut: Cut) -> Vec<RowBox> {
 }
 
 /// The hooks of a split state's run on the device (a grid, lattice or wavefield): a halo
-/// exchange of each array the next pass reads, queued before the pass (timed on the device by
-/// a pair of events), and the ranks' agreement on each batch's outcome.
+/// exchange of each array the next pass reads, queued before the pass or, for the z faces of
+/// a grid through NCCL, beside its first part (timed on the device by events), and the ranks'
+/// agreement on each batch's outcome.
 pub(crate) struct SplitHooks<'a, T> {
     comm: &'a SimpleCommunicator,
     decomposition: &'a Decomposition,
@@ -249,10 +375,39 @@ pub(crate) struct SplitHooks<'a, T> {
     /// What of each face travels.
     cut: Cut,
     halos: &'a mut DeviceHalos<T>,
-    /// Events before and after each exchange.
-    marks: Vec<(CudaEvent, CudaEvent)>,
+    /// Each exchange's events.
+    marks: Vec<Marks>,
+    /// The event after the z faces travelling beside the current pass, until the pass waits.
+    in_flight: Option<CudaEvent>,
     /// Seconds spent agreeing on batch outcomes (waiting for the slowest rank included).
     agreeing: f64,
+}
+
+/// One exchange's events: before and after the part queued on the library's stream and, for
+/// z faces that travelled beside the pass, the end of the pass's first part (on the
+/// library's stream) and of the faces (on the side stream).
+struct Marks {
+    start: CudaEvent,
+    end: CudaEvent,
+    beside: Option<(CudaEvent, CudaEvent)>,
+}
+
+impl Marks {
+    /// Seconds the engine's stream spent on this exchange or waiting for it: the part queued
+    /// on it, and how long the z faces outlasted the pass's first part.
+    fn seconds(&self) -> f64 {
+        let ms = |a: &CudaEvent, b: &CudaEvent| a.elapsed_ms(b).map_or(0.0, f64::from);
+        let waited = self.beside.as_ref().map_or(0.0, |(a, b)| ms(a, b).max(0.0));
+        (ms(&self.start, &self.end) + waited) / 1e3
+    }
+}
+
+/// An event with timing recorded on the library's stream.
+fn mark() -> Result<CudaEvent> {
+    gpu()?
+        .stream
+        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(gpu_err)
 }
 
 impl<'a, T: HaloElem> SplitHooks<'a, T> {
@@ -273,37 +428,84 @@ impl<'a, T: HaloElem> SplitHooks<'a, T> {
             cut,
             halos,
             marks: Vec::new(),
+            in_flight: None,
             agreeing: 0.0,
         }
     }
 
-    /// Seconds the run spent exchanging halos (device time between each exchange's events)
-    /// and agreeing on outcomes. Call after the run, when the device has passed every event.
+    /// Seconds the run spent exchanging halos or waiting for them on the device (where the z
+    /// faces travel beside a pass, only the time they outlast its first part) and agreeing
+    /// on outcomes. Call after the run, when the device has passed every event.
     pub(crate) fn communication_seconds(&self) -> f64 {
-        let exchanging: f64 = self
-            .marks
-            .iter()
-            .filter_map(|(a, b)| a.elapsed_ms(b).ok())
-            .map(|ms| f64::from(ms) / 1e3)
-            .sum();
-        exchanging + self.agreeing
+        self.marks.iter().map(Marks::seconds).sum::<f64>() + self.agreeing
+    }
+}
+
+impl<T> Drop for SplitHooks<'_, T> {
+    /// A pass that failed before waiting for its z faces leaves them in flight: later work
+    /// on the library's stream (freeing the arrays among it) waits for them.
+    fn drop(&mut self) {
+        if let (Some(arrived), Ok(gpu)) = (self.in_flight.take(), gpu()) {
+            let _ = gpu.stream.wait(&arrived);
+        }
     }
 }
 
 impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
     fn before_pass(&mut self, arrays: &mut [&mut CudaSlice<T>]) -> Result<()> {
-        let stream = &gpu()?.stream;
-        let mark = || {
-            stream
-                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(gpu_err)
-        };
         let start = mark()?;
         let (c, d, b) = (self.comm, self.decomposition, self.block);
         for data in arrays.iter_mut() {
-            self.halos.exchange(c, d, b, &self.layout, self.cut, data)?;
+            self.halos
+                .exchange(c, d, b, (&self.layout, self.cut), data)?;
         }
-        self.marks.push((start, mark()?));
+        let end = mark()?;
+        self.marks.push(Marks {
+            start,
+            end,
+            beside: None,
+        });
+        Ok(())
+    }
+
+    fn before_pass_beside(&mut self, arrays: &mut [&mut CudaSlice<T>]) -> Result<InFlight> {
+        let (c, d, b) = (self.comm, self.decomposition, self.block);
+        let in_flight = self
+            .halos
+            .beside((d, b, c.rank() as usize), &self.layout, self.cut);
+        if in_flight == InFlight::NONE {
+            return self.before_pass(arrays).map(|()| InFlight::NONE);
+        }
+        // The y faces first on the library's stream (the z faces carry their corners), then
+        // the z faces on the side stream once those are in place.
+        let start = mark()?;
+        let shape = (&self.layout, self.cut);
+        for data in arrays.iter_mut() {
+            self.halos.exchange_axis(c, (d, b), shape, data, 0, false)?;
+        }
+        let end = mark()?;
+        self.halos.side_wait(&end)?;
+        for data in arrays.iter_mut() {
+            self.halos.exchange_axis(c, (d, b), shape, data, 1, true)?;
+        }
+        self.in_flight = Some(self.halos.side_mark()?);
+        self.marks.push(Marks {
+            start,
+            end,
+            beside: None,
+        });
+        Ok(in_flight)
+    }
+
+    fn halos_arrived(&mut self) -> Result<()> {
+        let Some(arrived) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let first_part = mark()?;
+        gpu()?.stream.wait(&arrived).map_err(gpu_err)?;
+        if let Some(m) = self.marks.last_mut() {
+            m.beside = Some((first_part, arrived));
+        }
         Ok(())
     }
 
@@ -324,12 +526,15 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
 /// receive in one NCCL group: sends face by face in side order, receives face by face in the
 /// opposite order (the boxes of a face in their own order both times). Between two ranks that
 /// are neighbours on both sides (a periodic axis split in two) NCCL matches messages in
-/// posting order, and a rank's low face is its neighbour's high halo.
+/// posting order, and a rank's low face is its neighbour's high halo. The messages are queued
+/// on `stream`: the library's, or the side stream where `beside` says so (where nothing may
+/// need packing, which runs on the library's stream).
 fn nccl_axis<T: HaloElem>(
     link: &NcclComm,
     faces: &[FaceParts],
     (send_bufs, recv_bufs): &mut Staging<T>,
     data: &mut CudaSlice<T>,
+    (stream, beside): (CUstream, bool),
 ) -> Result<()> {
     let gpu = gpu()?;
     let sends: Vec<(usize, &RowBox)> = faces
@@ -350,6 +555,16 @@ fn nccl_axis<T: HaloElem>(
     }
     stage(&gpu.stream, &sends, send_bufs)?;
     stage(&gpu.stream, &recvs, recv_bufs)?;
+    if beside
+        && send_bufs
+            .iter()
+            .chain(recv_bufs.iter())
+            .any(Option::is_some)
+    {
+        return Err(Error::Gpu(
+            "a halo face that needs packing cannot travel beside the pass".into(),
+        ));
+    }
     for ((_, b), buf) in sends.iter().zip(send_bufs.iter_mut()) {
         if let Some(buf) = buf {
             pack_on_device(gpu, data, b, buf)?;
@@ -361,7 +576,7 @@ fn nccl_axis<T: HaloElem>(
         let mut guards = Vec::new();
         let sent = addressed(&gpu.stream, base, &sends, send_bufs, &mut guards);
         let received = addressed(&gpu.stream, base, &recvs, recv_bufs, &mut guards);
-        let stream = gpu.stream.cu_stream() as nccl_sys::cudaStream_t;
+        let stream = stream as nccl_sys::cudaStream_t;
         let bytes = |b: &RowBox| b.span().map_or(b.len(), |s| s.len()) * elem;
         nccl::group_start().map_err(nccl_err)?;
         for &(peer, ptr, b) in &sent {

@@ -18,6 +18,8 @@ mod lbm_emulate;
 mod lbm_source;
 #[cfg(feature = "mpi")]
 pub(crate) mod lbm_split;
+#[cfg(test)]
+mod naive_emulate;
 pub(crate) mod plane;
 #[cfg(test)]
 mod plane_emulate;
@@ -36,6 +38,7 @@ pub(crate) mod wave;
 #[cfg(test)]
 mod wave_emulate;
 pub(crate) mod wave_source;
+pub(crate) mod zplanes;
 pub use stencil::KernelResources;
 
 pub(crate) use device::gpu;

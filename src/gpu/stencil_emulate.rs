@@ -15,7 +15,7 @@ use super::source::{stencil_source, BlockedShape};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
 /// The rest of CUDA for this kernel (see `host_cxx`); threads of a block are host threads.
-const PRELUDE: &str = r#"
+pub(super) const PRELUDE: &str = r#"
 #include <barrier>
 #include <memory>
 #include <thread>
@@ -61,11 +61,43 @@ const DRIVER: &str = r#"
 #define EMU_BX BX
 #define EMU_TX BX
 #endif
+// Runs the blocks of one launch over the output planes [a0, a1) then [b0, b1).
+template <class Kernel>
+void launch(Kernel kernel, int a0, int a1, int b0, int b1, int hz) {
+    gridDim.z = (unsigned)((a1 - a0 + hz - 1) / hz + (b1 - b0 + hz - 1) / hz);
+    for (unsigned bz = 0; bz < gridDim.z; ++bz)
+    for (unsigned by = 0; by < gridDim.y; ++by)
+    for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        // Stale shared memory from another block must never reach a stored cell.
+        for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
+            reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
+        std::barrier<> bar(EMU_BX * BY);
+        block_barrier = &bar;
+        std::vector<std::unique_ptr<std::barrier<>>> warps;
+        for (int w = 0; w < (EMU_BX * BY + 31) / 32; ++w) {
+            warps.push_back(std::make_unique<std::barrier<>>(32));
+            warp_barrier[w] = warps.back().get();
+        }
+        std::vector<std::thread> threads;
+        for (unsigned ty = 0; ty < BY; ++ty)
+        for (unsigned tx = 0; tx < EMU_BX; ++tx)
+            threads.emplace_back([&, tx, ty] {
+                threadIdx = {tx, ty, 0};
+                kernel();
+            });
+        for (auto& t : threads) t.join();
+    }
+}
+
+// Header: nx, ny, nz, pitch, plane, hz, passes, then the middle planes [m0, m1): when they
+// are not empty, each pass is two launches, the middle planes then the planes on both sides
+// of them, as a split run's passes go.
 int main(int argc, char** argv) {
     FILE* f = fopen(argv[1], "rb");
-    long long h[7];
-    if (fread(h, sizeof(long long), 7, f) != 7) return 2;
-    const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6];
+    long long h[9];
+    if (fread(h, sizeof(long long), 9, f) != 9) return 2;
+    const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6], m0 = h[7], m1 = h[8];
     const long long pitch = h[3], plane = h[4], len = plane * nz;
     std::vector<double> in(len);
     if (fread(in.data(), sizeof(double), len, f) != (size_t)len) return 2;
@@ -74,31 +106,34 @@ int main(int argc, char** argv) {
     int non_finite = 0;
     const int vx = EMU_TX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
     blockDim = {EMU_BX, BY, 1};
-    gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy),
-               (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
+    gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy), 1};
     for (int pass = 0; pass < passes; ++pass) {
-        for (unsigned bz = 0; bz < gridDim.z; ++bz)
-        for (unsigned by = 0; by < gridDim.y; ++by)
-        for (unsigned bx = 0; bx < gridDim.x; ++bx) {
-            blockIdx = {bx, by, bz};
-            // Stale shared memory from another block must never reach a stored cell.
-            for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
-                reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
-            std::barrier<> bar(EMU_BX * BY);
-            block_barrier = &bar;
-            std::vector<std::unique_ptr<std::barrier<>>> warps;
-            for (int w = 0; w < (EMU_BX * BY + 31) / 32; ++w) {
-                warps.push_back(std::make_unique<std::barrier<>>(32));
-                warp_barrier[w] = warps.back().get();
-            }
-            std::vector<std::thread> threads;
-            for (unsigned ty = 0; ty < BY; ++ty)
-            for (unsigned tx = 0; tx < EMU_BX; ++tx)
-                threads.emplace_back([&, tx, ty] {
-                    threadIdx = {tx, ty, 0};
-                    EMU_KERNEL(a.data(), b.data(), nx, ny, nz, pitch, plane, hz, pass + 1, &non_finite);
-                });
-            for (auto& t : threads) t.join();
+        auto run = [&](int a0, int a1, int b0, int b1) {
+            launch([&] {
+                EMU_KERNEL(a.data(), b.data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz,
+                           pass + 1, &non_finite);
+            }, a0, a1, b0, b1, hz);
+        };
+        // Each interior cell of every interior plane of the output buffer holds a value no
+        // launch computes, so that the middle launch is seen to write its planes and no other.
+        auto each_interior = [&](auto f) {
+            for (int z = RADIUS; z < nz - RADIUS; ++z)
+                for (int y = RADIUS; y < ny - RADIUS; ++y)
+                    for (int x = RADIUS; x < nx - RADIUS; ++x) f(z, b[z * plane + y * pitch + x]);
+        };
+        const REAL unset = REAL(-12345);
+        if (m0 < m1) {
+            each_interior([&](int, REAL& v) { v = unset; });
+            run(m0, m1, m1, m1);
+            each_interior([&](int z, REAL& v) {
+                if ((v == unset) == (z >= m0 && z < m1)) {
+                    fprintf(stderr, "plane %d: the middle launch got it wrong\n", z);
+                    exit(3);
+                }
+            });
+            run(RADIUS, m0, m1, nz - RADIUS);
+        } else {
+            run(RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS);
         }
         std::swap(a, b);
     }
@@ -144,14 +179,31 @@ fn compile<T: Real>(
 }
 
 /// Runs the emulated kernel on `grid` for `passes` passes and returns the result and the
-/// kernel's non-finite flag (0, or the number of the pass that raised it).
-fn emulate<T: Real>(exe: &Path, grid: &Grid<T>, hz: usize, passes: usize) -> (Vec<f64>, i32) {
+/// kernel's non-finite flag (0, or the number of the pass that raised it). With `middle` not
+/// empty, each pass launches those output planes first, then the rest.
+fn emulate<T: Real>(
+    exe: &Path,
+    grid: &Grid<T>,
+    hz: usize,
+    passes: usize,
+    middle: std::ops::Range<usize>,
+) -> (Vec<f64>, i32) {
+    run_emulator(exe, grid, &[hz, passes, middle.start, middle.end])
+}
+
+/// Runs the emulator `exe` on `grid`, its header the grid's dims, pitch and plane stride and
+/// then `extra`; returns the result and the kernel's non-finite flag.
+pub(super) fn run_emulator<T: Real>(
+    exe: &Path,
+    grid: &Grid<T>,
+    extra: &[usize],
+) -> (Vec<f64>, i32) {
     let [nx, ny, nz] = grid.dims();
     let (pitch, plane) = (grid.pitch(), grid.plane_stride());
     let input = exe.with_extension("in");
     let output = exe.with_extension("out");
     let mut f = std::fs::File::create(&input).unwrap();
-    for v in [nx, ny, nz, pitch, plane, hz, passes] {
+    for &v in [nx, ny, nz, pitch, plane].iter().chain(extra) {
         f.write_all(&(v as i64).to_le_bytes()).unwrap();
     }
     for &v in grid.storage() {
@@ -190,6 +242,50 @@ mod tests {
         check_on::<T>([37, 29, 23], name, shape, skew, hz, passes, tol)
     }
 
+    /// The emulated kernel's result and flag after `passes` passes of `name` with `shape` on
+    /// a random grid of `dims`, each pass launched over `middle` first where it is not empty;
+    /// `None` when g++ is missing.
+    #[allow(clippy::too_many_arguments)]
+    fn emulated<T: Real>(
+        dims: [usize; 3],
+        name: &str,
+        shape: BlockedShape,
+        skew: bool,
+        hz: usize,
+        passes: usize,
+        middle: std::ops::Range<usize>,
+    ) -> Option<(Grid<T>, Vec<f64>, i32)> {
+        let stencil = Stencil::from_name(name).unwrap();
+        let exe_name = format!(
+            "{}-{}-{skew}-{}-{}x{}-{}x{}-{}",
+            name.replace(':', ""),
+            T::DTYPE,
+            shape.dim_t,
+            shape.bx,
+            shape.by,
+            shape.rx,
+            shape.ry,
+            middle.start
+        );
+        // A directory per check: tests run in parallel threads of one process, and two may
+        // check the same kernel.
+        static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let check = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "stencil35d-stencil-emu-{}-{check}-{exe_name}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        if !compile::<T>(&stencil, shape, skew, &dir, &exe_name) {
+            println!("skipping: g++ is not installed");
+            return None;
+        }
+        let grid = Grid::<T>::random(dims, -1.0, 1.0, 7).unwrap();
+        let (got, flag) = emulate(&dir.join(&exe_name), &grid, hz, passes, middle);
+        std::fs::remove_dir_all(&dir).ok();
+        Some((grid, got, flag))
+    }
+
     /// [`check`] on a random grid of `dims`.
     #[allow(clippy::too_many_arguments)]
     fn check_on<T: Real>(
@@ -207,30 +303,11 @@ mod tests {
             skew: skew && shape.rx > 0,
             ..shape
         };
-        let stencil = Stencil::from_name(name).unwrap();
-        let exe_name = format!(
-            "{}-{}-{skew}-{}-{}x{}-{}x{}",
-            name.replace(':', ""),
-            T::DTYPE,
-            shape.dim_t,
-            shape.bx,
-            shape.by,
-            shape.rx,
-            shape.ry
-        );
-        // A directory per check: tests run in parallel threads of one process.
-        let dir = std::env::temp_dir().join(format!(
-            "stencil35d-stencil-emu-{}-{exe_name}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        if !compile::<T>(&stencil, shape, skew, &dir, &exe_name) {
-            println!("skipping: g++ is not installed");
+        let Some((grid, got, flag)) = emulated::<T>(dims, name, shape, skew, hz, passes, 0..0)
+        else {
             return false;
-        }
-        let grid = Grid::<T>::random(dims, -1.0, 1.0, 7).unwrap();
-        let (got, flag) = emulate(&dir.join(&exe_name), &grid, hz, passes);
-        std::fs::remove_dir_all(&dir).ok();
+        };
+        let stencil = Stencil::from_name(name).unwrap();
         assert_eq!(flag, 0, "{name} {shape:?}: non-finite flag raised");
         let mut want = grid.clone();
         let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, want.dims())
@@ -351,6 +428,61 @@ mod tests {
         );
     }
 
+    /// A pass launched as a split run launches it (the planes whose inputs need no halo, then
+    /// the bands on both sides in one launch, z-chunks numbered across both ranges) gives the
+    /// one launch's result bit for bit: both blocked kernels, both precisions, chunks that do
+    /// not divide the ranges, bands of R·dim_t planes.
+    #[test]
+    fn emulated_kernels_split_into_two_launches_equal_one_launch() {
+        let blocked = |dim_t, by, ry| BlockedShape {
+            dim_t,
+            bx: 32,
+            by,
+            ry,
+            rx: 0,
+            skew: false,
+        };
+        let cases = [
+            (
+                "star:1",
+                BlockedShape::shuffle(2, 4, 2, 2, true),
+                5,
+                [37, 29, 23],
+            ),
+            (
+                "star:2",
+                BlockedShape::shuffle(2, 5, 2, 1, false),
+                4,
+                [37, 29, 31],
+            ),
+            ("star:1", blocked(2, 4, 2), 6, [37, 29, 23]),
+            ("box:1", blocked(3, 4, 3), 7, [33, 21, 25]),
+        ];
+        for (i, (name, shape, hz, dims)) in cases.into_iter().enumerate() {
+            let r = Stencil::from_name(name).unwrap().radius();
+            let depth = r * shape.dim_t;
+            let middle = r + depth..dims[2] - r - depth;
+            let skew = shape.skew;
+            let run = |middle| {
+                if i % 2 == 0 {
+                    emulated::<f64>(dims, name, shape, skew, hz, 2, middle).map(|(_, v, f)| (v, f))
+                } else {
+                    emulated::<f32>(dims, name, shape, skew, hz, 2, middle).map(|(_, v, f)| (v, f))
+                }
+            };
+            let Some((one, flag)) = run(0..0) else {
+                return;
+            };
+            let (split, split_flag) = run(middle).unwrap();
+            assert_eq!((flag, split_flag), (0, 0), "{name} {shape:?}");
+            let differ = one
+                .iter()
+                .zip(&split)
+                .filter(|(a, b)| a.to_bits() != b.to_bits());
+            assert_eq!(differ.count(), 0, "{name} {shape:?}: split launches differ");
+        }
+    }
+
     /// An infinity inside the grid makes the first pass store its number in the non-finite
     /// flag (which the host turns into `Error::NonFinite`), the later passes leave both buffers
     /// alone, and a finite grid raises nothing.
@@ -376,12 +508,12 @@ mod tests {
                 return;
             }
             let mut grid = Grid::<f32>::random([37, 29, 23], -1.0, 1.0, 3).unwrap();
-            let (_, flag) = emulate(&dir.join(&name), &grid, 8, 2);
+            let (_, flag) = emulate(&dir.join(&name), &grid, 8, 2, 0..0);
             assert_eq!(flag, 0, "rx {rx}: flag raised on a finite grid");
             grid.set(20, 11, 13, f32::INFINITY);
             // Two passes swap the buffers twice: the result is pass 1's input, which pass 2
             // must not have overwritten.
-            let (got, flag) = emulate(&dir.join(&name), &grid, 8, 2);
+            let (got, flag) = emulate(&dir.join(&name), &grid, 8, 2, 0..0);
             assert_eq!(flag, 1, "rx {rx}: an infinity did not raise pass 1's flag");
             let input: Vec<f64> = grid.storage().iter().map(|&v| v as f64).collect();
             assert!(

@@ -156,14 +156,16 @@ __device__ __forceinline__ bool shuffle_tile_inside(int bx, int by, int nx, int 
 template <bool EDGE>
 __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL* __restrict__ dst,
                                              int nx, int ny, int nz, long long pitch, long long plane,
-                                             int hz, int pass, int* __restrict__ non_finite, REAL* smem)
+                                             ZChunk zc, int pass, int* __restrict__ non_finite,
+                                             REAL* smem)
 {
     constexpr REAL c[] = COEF;
     const int lane = threadIdx.x, ty = threadIdx.y;
     const int ox0 = OUT_X0(blockIdx.x), oy0 = OUT_Y0(blockIdx.y);
     const int ox1 = min(ox0 + VXC, nx - RADIUS), oy1 = min(oy0 + VYC, ny - RADIUS);
     const int gx0 = ox0 - RADIUS * BT + lane * RX, gy0 = oy0 - RADIUS * BT + ty * RY;
-    const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
+    const int z0 = zc.z0, z1 = zc.z1;
+    ASSUME(z0 >= RADIUS && z1 <= nz - RADIUS && z0 < z1);
     const int zl = max(0, z0 - RADIUS * BT), zh = min(nz, z1 + RADIUS * BT);
     // The last level's output plane trails level 0's input by (BT-1)*LAG + R.
     const int steps = (z1 - zl) + (BT - 1) * LAG + RADIUS;
@@ -395,14 +397,16 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 
 extern "C" __global__ void __launch_bounds__(LANES * BY)
 stencil_shuffle(const REAL* __restrict__ src, REAL* __restrict__ dst, int nx, int ny, int nz,
-                long long pitch, long long plane, int hz, int pass, int* __restrict__ non_finite)
+                long long pitch, long long plane, int a0, int a1, int b0, int b1, int hz, int pass,
+                int* __restrict__ non_finite)
 {
     if (earlier_pass_failed(pass, non_finite)) return;
+    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
     extern __shared__ __align__(16) unsigned char smem_raw[];
     REAL* smem = reinterpret_cast<REAL*>(smem_raw);
     // Block-uniform, so every thread of the block takes the same path to the barriers.
     if (INNER && shuffle_tile_inside(blockIdx.x, blockIdx.y, nx, ny))
-        shuffle_tile<false>(src, dst, nx, ny, nz, pitch, plane, hz, pass, non_finite, smem);
+        shuffle_tile<false>(src, dst, nx, ny, nz, pitch, plane, zc, pass, non_finite, smem);
     else
-        shuffle_tile<true>(src, dst, nx, ny, nz, pitch, plane, hz, pass, non_finite, smem);
+        shuffle_tile<true>(src, dst, nx, ny, nz, pitch, plane, zc, pass, non_finite, smem);
 }

@@ -7,24 +7,19 @@
 
 use super::host_cxx::compile_for_host;
 use super::source::stencil_source;
-use super::stencil_emulate::{run_emulator, PRELUDE};
-use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
+use super::stencil_emulate::{error_after, run_emulator, LAUNCH_SPLIT, PRELUDE};
+use crate::{Grid, Real, Stencil};
 
 /// Header: nx, ny, nz, pitch, plane, then the middle planes [m0, m1): when they are not
-/// empty, the step is two launches, the middle planes then the planes on both sides, and every
-/// interior cell of the output first holds a value no launch computes, so that the middle
-/// launch is seen to write its planes and no other.
+/// empty, the step is two launches, the middle planes then the planes on both sides
+/// (`LAUNCH_SPLIT`).
 const DRIVER: &str = r#"
 int main(int argc, char** argv) {
-    FILE* f = fopen(argv[1], "rb");
-    long long h[7];
-    if (fread(h, sizeof(long long), 7, f) != 7) return 2;
+    std::vector<REAL> a;
+    const std::vector<long long> h = read_input(argv[1], 7, a);
     const int nx = h[0], ny = h[1], nz = h[2], m0 = h[5], m1 = h[6];
-    const long long pitch = h[3], plane = h[4], len = plane * nz;
-    std::vector<double> in(len);
-    if (fread(in.data(), sizeof(double), len, f) != (size_t)len) return 2;
-    fclose(f);
-    std::vector<REAL> a(in.begin(), in.end()), b = a;
+    const long long pitch = h[3], plane = h[4];
+    std::vector<REAL> b = a;
     int non_finite = 0;
     auto run = [&](int a0, int a1, int b0, int b1) {
         blockDim = {32, 8, 1};
@@ -40,25 +35,7 @@ int main(int argc, char** argv) {
                           &non_finite);
         }
     };
-    auto each_interior = [&](auto g) {
-        for (int z = RADIUS; z < nz - RADIUS; ++z)
-            for (int y = RADIUS; y < ny - RADIUS; ++y)
-                for (int x = RADIUS; x < nx - RADIUS; ++x) g(z, b[z * plane + y * pitch + x]);
-    };
-    const REAL unset = REAL(-12345);
-    if (m0 < m1) {
-        each_interior([&](int, REAL& v) { v = unset; });
-        run(m0, m1, m1, m1);
-        each_interior([&](int z, REAL& v) {
-            if ((v == unset) == (z >= m0 && z < m1)) {
-                fprintf(stderr, "plane %d: the middle launch got it wrong\n", z);
-                exit(3);
-            }
-        });
-        run(RADIUS, m0, m1, nz - RADIUS);
-    } else {
-        run(RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS);
-    }
+    launch_split(run, b, nx, ny, nz, pitch, plane, m0, m1);
     write_result(argv[2], b, non_finite);
     return 0;
 }
@@ -81,7 +58,8 @@ fn step<T: Real>(
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(&label);
-    let source = format!("{PRELUDE}{}\n{DRIVER}", stencil_source::<T>(&stencil, None));
+    let naive = stencil_source::<T>(&stencil, None);
+    let source = format!("{PRELUDE}{naive}\n{LAUNCH_SPLIT}{DRIVER}");
     if !compile_for_host(&source, &exe) {
         println!("skipping: g++ is not installed");
         return None;
@@ -90,19 +68,7 @@ fn step<T: Real>(
     let (got, flag) = run_emulator(&exe, &grid, &[middle.start, middle.end]);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(flag, 0, "{label}: non-finite flag raised");
-    let mut want = grid.clone();
-    let plan = PlanBuilder::new(stencil, T::DTYPE, dims)
-        .engine(Engine::Reference)
-        .build()
-        .unwrap();
-    Solver::new(plan).run(&mut want, 1).unwrap();
-    let scale = want
-        .storage()
-        .iter()
-        .fold(0.0f64, |m, v| m.max(v.to_f64().unwrap().abs()));
-    let err = want.storage().iter().zip(&got).fold(0.0f64, |m, (w, g)| {
-        m.max((w.to_f64().unwrap() - g).abs() / scale)
-    });
+    let err = error_after(&stencil, &grid, 1, &got);
     assert!(err <= tol, "{label}: max rel err {err:.3e} > {tol:.0e}");
     Some(got)
 }

@@ -50,6 +50,51 @@ template <class T> T __shfl_up_sync(unsigned, T v, int d) { return shuffle_from(
 template <class T> T __shfl_down_sync(unsigned, T v, int d) { return shuffle_from(v, d); }
 "#;
 
+/// C++ the stencil kernels' drivers share: `launch_split` runs one pass (or step) over the
+/// whole interior, or, with the middle planes `[m0, m1)` not empty, as a split run launches it:
+/// the middle planes, then the planes on both sides. Before, every interior cell of the output
+/// holds a value no launch computes, so that the middle launch is seen to write its planes and
+/// no other (exit code 3 otherwise).
+pub(super) const LAUNCH_SPLIT: &str = r#"
+// Reads the emulator's input file: `n` header values (nx, ny, nz, pitch, plane, then the
+// driver's own), then the grid as doubles, into `grid`.
+std::vector<long long> read_input(const char* path, int n, std::vector<REAL>& grid) {
+    FILE* f = fopen(path, "rb");
+    std::vector<long long> h(n);
+    if (fread(h.data(), sizeof(long long), n, f) != (size_t)n) exit(2);
+    const long long len = h[4] * h[2];
+    std::vector<double> in(len);
+    if (fread(in.data(), sizeof(double), len, f) != (size_t)len) exit(2);
+    fclose(f);
+    grid.assign(in.begin(), in.end());
+    return h;
+}
+
+template <class Run>
+void launch_split(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long pitch,
+                  long long plane, int m0, int m1) {
+    auto each_interior = [&](auto f) {
+        for (int z = RADIUS; z < nz - RADIUS; ++z)
+            for (int y = RADIUS; y < ny - RADIUS; ++y)
+                for (int x = RADIUS; x < nx - RADIUS; ++x) f(z, out[z * plane + y * pitch + x]);
+    };
+    const REAL unset = REAL(-12345);
+    if (m0 >= m1) {
+        run(RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS);
+        return;
+    }
+    each_interior([&](int, REAL& v) { v = unset; });
+    run(m0, m1, m1, m1);
+    each_interior([&](int z, REAL& v) {
+        if ((v == unset) == (z >= m0 && z < m1)) {
+            fprintf(stderr, "plane %d: the middle launch got it wrong\n", z);
+            exit(3);
+        }
+    });
+    run(RADIUS, m0, m1, nz - RADIUS);
+}
+"#;
+
 /// Reads the grid, runs `passes` launches of the blocked kernel, writes the grid back.
 const DRIVER: &str = r#"
 #ifdef RX
@@ -94,15 +139,11 @@ void launch(Kernel kernel, int a0, int a1, int b0, int b1, int hz) {
 // are not empty, each pass is two launches, the middle planes then the planes on both sides
 // of them, as a split run's passes go.
 int main(int argc, char** argv) {
-    FILE* f = fopen(argv[1], "rb");
-    long long h[9];
-    if (fread(h, sizeof(long long), 9, f) != 9) return 2;
+    std::vector<REAL> a;
+    const std::vector<long long> h = read_input(argv[1], 9, a);
     const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6], m0 = h[7], m1 = h[8];
-    const long long pitch = h[3], plane = h[4], len = plane * nz;
-    std::vector<double> in(len);
-    if (fread(in.data(), sizeof(double), len, f) != (size_t)len) return 2;
-    fclose(f);
-    std::vector<REAL> a(in.begin(), in.end()), b = a;
+    const long long pitch = h[3], plane = h[4];
+    std::vector<REAL> b = a;
     int non_finite = 0;
     const int vx = EMU_TX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
     blockDim = {EMU_BX, BY, 1};
@@ -114,27 +155,7 @@ int main(int argc, char** argv) {
                            pass + 1, &non_finite);
             }, a0, a1, b0, b1, hz);
         };
-        // Each interior cell of every interior plane of the output buffer holds a value no
-        // launch computes, so that the middle launch is seen to write its planes and no other.
-        auto each_interior = [&](auto f) {
-            for (int z = RADIUS; z < nz - RADIUS; ++z)
-                for (int y = RADIUS; y < ny - RADIUS; ++y)
-                    for (int x = RADIUS; x < nx - RADIUS; ++x) f(z, b[z * plane + y * pitch + x]);
-        };
-        const REAL unset = REAL(-12345);
-        if (m0 < m1) {
-            each_interior([&](int, REAL& v) { v = unset; });
-            run(m0, m1, m1, m1);
-            each_interior([&](int z, REAL& v) {
-                if ((v == unset) == (z >= m0 && z < m1)) {
-                    fprintf(stderr, "plane %d: the middle launch got it wrong\n", z);
-                    exit(3);
-                }
-            });
-            run(RADIUS, m0, m1, nz - RADIUS);
-        } else {
-            run(RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS);
-        }
+        launch_split(run, b, nx, ny, nz, pitch, plane, m0, m1);
         std::swap(a, b);
     }
     write_result(argv[2], a, non_finite);
@@ -175,7 +196,10 @@ fn compile<T: Real>(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    compile_for_host(&format!("{PRELUDE}{source}\n{DRIVER}"), &dir.join(name))
+    compile_for_host(
+        &format!("{PRELUDE}{source}\n{LAUNCH_SPLIT}{DRIVER}"),
+        &dir.join(name),
+    )
 }
 
 /// Runs the emulated kernel on `grid` for `passes` passes and returns the result and the
@@ -225,6 +249,41 @@ pub(super) fn run_emulator<T: Real>(
     (values, i32::from_le_bytes(flag.try_into().unwrap()))
 }
 
+/// The largest difference between `got` and `steps` reference steps of `stencil` from
+/// `grid`, relative to the reference's largest value.
+pub(super) fn error_after<T: Real>(
+    stencil: &Stencil,
+    grid: &Grid<T>,
+    steps: usize,
+    got: &[f64],
+) -> f64 {
+    let mut want = grid.clone();
+    let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, want.dims())
+        .engine(Engine::Reference)
+        .build()
+        .unwrap();
+    Solver::new(plan).run(&mut want, steps).unwrap();
+    let scale = want
+        .storage()
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.to_f64().unwrap().abs()));
+    want.storage().iter().zip(got).fold(0.0f64, |m, (w, g)| {
+        m.max((w.to_f64().unwrap() - g).abs() / scale)
+    })
+}
+
+/// A shape of the shared-memory kernel: `dim_t`, 32 x `by` threads, `ry` cells per thread.
+fn smem_shape(dim_t: usize, by: usize, ry: usize) -> BlockedShape {
+    BlockedShape {
+        dim_t,
+        bx: 32,
+        by,
+        ry,
+        rx: 0,
+        skew: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,21 +298,16 @@ mod tests {
         passes: usize,
         tol: f64,
     ) -> bool {
-        check_on::<T>([37, 29, 23], name, shape, skew, hz, passes, tol)
+        check_on::<T>([37, 29, 23], (name, shape, skew), (hz, passes), tol)
     }
 
-    /// The emulated kernel's result and flag after `passes` passes of `name` with `shape` on
-    /// a random grid of `dims`, each pass launched over `middle` first where it is not empty;
-    /// `None` when g++ is missing.
-    #[allow(clippy::too_many_arguments)]
+    /// The emulated kernel's result and flag after `passes` passes of `name`'s kernel with
+    /// `shape` and schedule `skew`, z-chunks of `hz` planes, on a random grid of `dims`, each
+    /// pass launched over `middle` first where it is not empty; `None` when g++ is missing.
     fn emulated<T: Real>(
+        (name, shape, skew): (&str, BlockedShape, bool),
         dims: [usize; 3],
-        name: &str,
-        shape: BlockedShape,
-        skew: bool,
-        hz: usize,
-        passes: usize,
-        middle: std::ops::Range<usize>,
+        (hz, passes, middle): (usize, usize, std::ops::Range<usize>),
     ) -> Option<(Grid<T>, Vec<f64>, i32)> {
         let stencil = Stencil::from_name(name).unwrap();
         let exe_name = format!(
@@ -287,14 +341,10 @@ mod tests {
     }
 
     /// [`check`] on a random grid of `dims`.
-    #[allow(clippy::too_many_arguments)]
     fn check_on<T: Real>(
         dims: [usize; 3],
-        name: &str,
-        shape: BlockedShape,
-        skew: bool,
-        hz: usize,
-        passes: usize,
+        (name, shape, skew): (&str, BlockedShape, bool),
+        (hz, passes): (usize, usize),
         tol: f64,
     ) -> bool {
         // The shuffle kernel's schedule is part of its shape (the shared-memory kernel's is a
@@ -303,27 +353,13 @@ mod tests {
             skew: skew && shape.rx > 0,
             ..shape
         };
-        let Some((grid, got, flag)) = emulated::<T>(dims, name, shape, skew, hz, passes, 0..0)
+        let Some((grid, got, flag)) = emulated::<T>((name, shape, skew), dims, (hz, passes, 0..0))
         else {
             return false;
         };
         let stencil = Stencil::from_name(name).unwrap();
         assert_eq!(flag, 0, "{name} {shape:?}: non-finite flag raised");
-        let mut want = grid.clone();
-        let plan = PlanBuilder::new(stencil.clone(), T::DTYPE, want.dims())
-            .engine(Engine::Reference)
-            .build()
-            .unwrap();
-        Solver::new(plan)
-            .run(&mut want, shape.dim_t * passes)
-            .unwrap();
-        let scale = want
-            .storage()
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.to_f64().unwrap().abs()));
-        let err = want.storage().iter().zip(&got).fold(0.0f64, |m, (w, g)| {
-            m.max((w.to_f64().unwrap() - g).abs() / scale)
-        });
+        let err = error_after(&stencil, &grid, shape.dim_t * passes, &got);
         assert!(
             err <= tol,
             "{name} {} {shape:?} skew {skew} hz {hz}: max rel err {err:.3e} > {tol:.0e}",
@@ -338,14 +374,7 @@ mod tests {
     /// relative).
     #[test]
     fn emulated_blocked_kernel_matches_the_reference() {
-        let shape = |dim_t, by, ry| BlockedShape {
-            dim_t,
-            bx: 32,
-            by,
-            ry,
-            rx: 0,
-            skew: false,
-        };
+        let shape = smem_shape;
         let cases: [(&str, BlockedShape, usize, usize); 7] = [
             ("star:1", shape(1, 4, 2), 8, 3),
             ("star:1", shape(3, 4, 3), 5, 2),
@@ -410,22 +439,15 @@ mod tests {
         for (i, (dims, name, s, skew, hz, passes)) in inner.into_iter().enumerate() {
             // The last two in f32.
             if i < 4 {
-                check_on::<f64>(dims, name, s, skew, hz, passes, 1e-12);
+                check_on::<f64>(dims, (name, s, skew), (hz, passes), 1e-12);
             } else {
-                check_on::<f32>(dims, name, s, skew, hz, passes, 1e-5);
+                check_on::<f32>(dims, (name, s, skew), (hz, passes), 1e-5);
             }
         }
         // Several tiles in x with two cells per lane (tile seams between warps' rows), and
         // more rows per thread than 2R.
-        check_on::<f64>(
-            [140, 29, 17],
-            "star:2",
-            shape(2, 4, 5, 2),
-            false,
-            8,
-            1,
-            1e-12,
-        );
+        let wide = ("star:2", shape(2, 4, 5, 2), false);
+        check_on::<f64>([140, 29, 17], wide, (8, 1), 1e-12);
     }
 
     /// A pass launched as a split run launches it (the planes whose inputs need no halo, then
@@ -434,14 +456,7 @@ mod tests {
     /// not divide the ranges, bands of R·dim_t planes.
     #[test]
     fn emulated_kernels_split_into_two_launches_equal_one_launch() {
-        let blocked = |dim_t, by, ry| BlockedShape {
-            dim_t,
-            bx: 32,
-            by,
-            ry,
-            rx: 0,
-            skew: false,
-        };
+        let blocked = smem_shape;
         let cases = [
             (
                 "star:1",
@@ -465,9 +480,11 @@ mod tests {
             let skew = shape.skew;
             let run = |middle| {
                 if i % 2 == 0 {
-                    emulated::<f64>(dims, name, shape, skew, hz, 2, middle).map(|(_, v, f)| (v, f))
+                    emulated::<f64>((name, shape, skew), dims, (hz, 2, middle))
+                        .map(|(_, v, f)| (v, f))
                 } else {
-                    emulated::<f32>(dims, name, shape, skew, hz, 2, middle).map(|(_, v, f)| (v, f))
+                    emulated::<f32>((name, shape, skew), dims, (hz, 2, middle))
+                        .map(|(_, v, f)| (v, f))
                 }
             };
             let Some((one, flag)) = run(0..0) else {

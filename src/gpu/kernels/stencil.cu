@@ -70,11 +70,11 @@ __device__ __forceinline__ bool earlier_pass_failed(int pass, const int* flag)
 // data cache, and the z loop is unrolled so several planes' loads are in flight. The honest
 // bandwidth-bound baseline.
 // ---------------------------------------------------------------------------------------------
-// One column of gpu-naive: the output planes [z0, z1) (`WHOLE`: the whole interior, with the
-// bounds the compiler sees as R and nz - R, which keeps the loop as lean as before the kernel
-// took ranges: star7 f32 4% faster on an H200, 338 against 325 G updates/s), as a loop from
-// plane R with the column's origin moved to R planes before z0. Returns whether a value was not
-// finite.
+// One column of gpu-naive: the output planes [z0, z1), as a loop from plane R with the
+// column's origin moved to R planes before z0. `WHOLE` (the launch covers the whole interior)
+// takes the bounds as R and nz - R, which the compiler makes a leaner loop of than of bounds
+// from the ranges: star7 f32 338 against 325 G updates/s on an H200. Returns whether a value
+// was not finite.
 template <bool WHOLE>
 __device__ __forceinline__ bool naive_column(const REAL* __restrict__ src, REAL* __restrict__ dst,
                                              int nz, long long pitch, long long plane, int x,

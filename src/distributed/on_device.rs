@@ -501,10 +501,12 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
         let Some(arrived) = self.in_flight.take() else {
             return Ok(());
         };
-        let first_part = mark()?;
+        // The wait is queued even when the mark fails: nothing after it may touch the arrays
+        // while the faces are still travelling.
+        let first_part = mark();
         gpu()?.stream.wait(&arrived).map_err(gpu_err)?;
         if let Some(m) = self.marks.last_mut() {
-            m.beside = Some((first_part, arrived));
+            m.beside = Some((first_part?, arrived));
         }
         Ok(())
     }

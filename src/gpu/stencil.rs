@@ -600,8 +600,8 @@ fn launch_naive<T: Real>(
         return Ok(());
     }
     let ([nx, ny, nz], pitch, plane) = dims_args(layout);
-    let hz = planes.longest();
-    // Block row 0 takes range a, row 1 range b.
+    // Block row 0 takes range a, row 1 range b; the chunk length is unused.
+    let hz = 0i32;
     let rows = 1 + u32::from(!planes.b.is_empty());
     let cfg = LaunchConfig {
         grid_dim: ((nx as u32).div_ceil(32), (ny as u32).div_ceil(8), rows),
@@ -609,7 +609,6 @@ fn launch_naive<T: Real>(
         shared_mem_bytes: 0,
     };
     let [a0, a1, b0, b1] = planes.args();
-    let hz = hz as i32;
     let mut args = gpu.stream.launch_builder(&kernel.function);
     args.arg(src)
         .arg(&mut scratch.next)

@@ -39,11 +39,6 @@ impl ZPlanes {
         self.a.len().div_ceil(hz) + self.b.len().div_ceil(hz)
     }
 
-    /// The longest range, for kernels that take a whole range per chunk.
-    pub(crate) fn longest(&self) -> usize {
-        self.a.len().max(self.b.len()).max(1)
-    }
-
     /// The kernels' `a0, a1, b0, b1` arguments.
     pub(crate) fn args(&self) -> [i32; 4] {
         [self.a.start, self.a.end, self.b.start, self.b.end].map(|z| z as i32)
@@ -150,7 +145,6 @@ mod tests {
             b: 100..104,
         };
         assert_eq!((p.chunks(4), p.chunks(3), p.chunks(0)), (2, 4, 8));
-        assert_eq!(p.longest(), 4);
         assert_eq!(ZPlanes::one(8..100).chunks(50), 2);
         assert_eq!(ZPlanes::none().chunks(7), 0);
         // A block thinner than its halos gives a reversed range: no planes.

@@ -106,9 +106,10 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
         gather_rows(&self.comm, &self.decomposition, &self.local)
     }
 
-    /// Refreshes every halo cell from the rank that owns it: y faces packed, then z faces as
-    /// whole planes straight from and into the local array. Collective.
-    pub(crate) fn exchange(&mut self) {
+    /// Refreshes every halo cell from the rank that owns it, whatever the pass's length: y
+    /// faces packed, then z faces as whole planes straight from and into the local array.
+    /// Collective.
+    pub(crate) fn exchange(&mut self, _steps: usize) {
         let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
         exchange_grid(c, d, b, &mut self.local, &mut self.buffers);
     }

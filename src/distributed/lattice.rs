@@ -190,9 +190,9 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         }
     }
 
-    /// Refreshes the halo nodes from the ranks that own them: y faces, then z faces over the
-    /// whole local y extent. Collective.
-    pub(crate) fn exchange(&mut self) {
+    /// Refreshes the halo nodes from the ranks that own them, whatever the pass's length: y
+    /// faces, then z faces over the whole local y extent. Collective.
+    pub(crate) fn exchange(&mut self, _steps: usize) {
         for axis in 0..2 {
             let (d, b) = (&self.decomposition, &self.block);
             exchange_axis(&self.comm, d, b, axis, &mut self.local, &mut self.buffers);

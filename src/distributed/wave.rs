@@ -1,6 +1,7 @@
 //! [`DistributedWavefield`]: one rank's block of a seismic wavefield split over MPI ranks,
 //! with a halo of `R · dim_t` cells: both pressure levels and the absorbing layers' auxiliary
-//! field travel in each exchange, the model's coefficient once. Sources are injected by every
+//! field travel in each exchange before a pass of several steps, `u` alone before a one-step
+//! pass, the model's coefficient once. Sources are injected by every
 //! rank whose local array holds their cells; a receiver is recorded by the ranks that own its
 //! cells, as partial sums that the gather adds up.
 
@@ -138,10 +139,17 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
         out
     }
 
-    /// Refreshes the halos of both pressure levels and the auxiliary field. Collective.
-    pub(crate) fn exchange(&mut self) {
+    /// Refreshes the halos a pass of `steps` steps reads: a one-step pass reads the older
+    /// level and the auxiliary field at its own cells only, so only `u` travels; a longer pass
+    /// computes its upper levels in the halo and needs all three. Collective.
+    pub(crate) fn exchange(&mut self, steps: usize) {
         let [u, prev, _, phi] = self.local.grids_mut();
-        for grid in [u, prev, phi] {
+        let grids = if steps == 1 {
+            vec![u]
+        } else {
+            vec![u, prev, phi]
+        };
+        for grid in grids {
             let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
             exchange_grid(c, d, b, grid, &mut self.buffers);
         }

@@ -7,6 +7,9 @@ use crate::tuning::Tuning;
 use crate::stencil::Shape;
 use crate::{DType, Real, Stencil};
 
+/// What the stencil and wave kernels' passes share: output plane ranges and the non-finite
+/// flag of earlier passes.
+pub(super) const PASSES_CUH: &str = include_str!("kernels/passes.cuh");
 /// The CUDA source of the stencil kernels.
 const STENCIL_CU: &str = include_str!("kernels/stencil.cu");
 /// The blocked star kernel that takes x neighbours by warp shuffle, appended when `rx > 0`.
@@ -159,7 +162,7 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
                 inner_tiles() as u8,
                 T::CUDA_NAME
             );
-            text + STENCIL_CU + SHUFFLE_CU
+            text + PASSES_CUH + STENCIL_CU + SHUFFLE_CU
         }
         Some(b) => {
             text += &format!(
@@ -172,9 +175,9 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
                 skewed(T::DTYPE) as u8,
                 min_blocks()
             );
-            text + STENCIL_CU
+            text + PASSES_CUH + STENCIL_CU
         }
-        None => text + STENCIL_CU,
+        None => text + PASSES_CUH + STENCIL_CU,
     }
 }
 

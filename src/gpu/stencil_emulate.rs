@@ -16,6 +16,7 @@ use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
 /// The rest of CUDA for this kernel (see `host_cxx`); threads of a block are host threads.
 pub(super) const PRELUDE: &str = r#"
+#include <algorithm>
 #include <barrier>
 #include <memory>
 #include <thread>
@@ -50,8 +51,8 @@ template <class T> T __shfl_up_sync(unsigned, T v, int d) { return shuffle_from(
 template <class T> T __shfl_down_sync(unsigned, T v, int d) { return shuffle_from(v, d); }
 "#;
 
-/// C++ the stencil kernels' drivers share: `launch_split` runs one pass (or step) over the
-/// whole interior, or, with the middle planes `[m0, m1)` not empty, as a split run launches it:
+/// C++ the stencil and wave kernels' drivers share: `run_blocks` runs a launch's blocks;
+/// `launch_split` runs one pass (or step) over the whole interior, or, with the middle planes `[m0, m1)` not empty, as a split run launches it:
 /// the middle planes, then the planes on both sides. Before, every interior cell of the output
 /// holds a value no launch computes, so that the middle launch is seen to write its planes and
 /// no other (exit code 3 otherwise).
@@ -68,6 +69,37 @@ std::vector<long long> read_input(const char* path, int n, std::vector<REAL>& gr
     fclose(f);
     grid.assign(in.begin(), in.end());
     return h;
+}
+
+// Runs every block of the launch `gridDim`, one after the other, the `blockDim` threads of a
+// block as host threads calling `kernel`, with fresh block and warp barriers. Shared memory is
+// filled with NaN before every block: stale values from another block must never reach a
+// stored cell.
+template <class Kernel>
+void run_blocks(Kernel kernel) {
+    const unsigned nt = blockDim.x * blockDim.y;
+    for (unsigned bz = 0; bz < gridDim.z; ++bz)
+    for (unsigned by = 0; by < gridDim.y; ++by)
+    for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
+            reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
+        std::barrier<> bar(nt);
+        block_barrier = &bar;
+        std::vector<std::unique_ptr<std::barrier<>>> warps;
+        for (unsigned w = 0; w < (nt + 31) / 32; ++w) {
+            warps.push_back(std::make_unique<std::barrier<>>(32));
+            warp_barrier[w] = warps.back().get();
+        }
+        std::vector<std::thread> threads;
+        for (unsigned ty = 0; ty < blockDim.y; ++ty)
+        for (unsigned tx = 0; tx < blockDim.x; ++tx)
+            threads.emplace_back([&, tx, ty] {
+                threadIdx = {tx, ty, 0};
+                kernel();
+            });
+        for (auto& t : threads) t.join();
+    }
 }
 
 template <class Run>
@@ -110,29 +142,7 @@ const DRIVER: &str = r#"
 template <class Kernel>
 void launch(Kernel kernel, int a0, int a1, int b0, int b1, int hz) {
     gridDim.z = (unsigned)((a1 - a0 + hz - 1) / hz + (b1 - b0 + hz - 1) / hz);
-    for (unsigned bz = 0; bz < gridDim.z; ++bz)
-    for (unsigned by = 0; by < gridDim.y; ++by)
-    for (unsigned bx = 0; bx < gridDim.x; ++bx) {
-        blockIdx = {bx, by, bz};
-        // Stale shared memory from another block must never reach a stored cell.
-        for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
-            reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
-        std::barrier<> bar(EMU_BX * BY);
-        block_barrier = &bar;
-        std::vector<std::unique_ptr<std::barrier<>>> warps;
-        for (int w = 0; w < (EMU_BX * BY + 31) / 32; ++w) {
-            warps.push_back(std::make_unique<std::barrier<>>(32));
-            warp_barrier[w] = warps.back().get();
-        }
-        std::vector<std::thread> threads;
-        for (unsigned ty = 0; ty < BY; ++ty)
-        for (unsigned tx = 0; tx < EMU_BX; ++tx)
-            threads.emplace_back([&, tx, ty] {
-                threadIdx = {tx, ty, 0};
-                kernel();
-            });
-        for (auto& t : threads) t.join();
-    }
+    run_blocks(kernel);
 }
 
 // Header: nx, ny, nz, pitch, plane, hz, passes, then the middle planes [m0, m1): when they

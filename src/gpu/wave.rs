@@ -17,6 +17,7 @@ use super::stencil::{
     agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
 };
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
+use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
 use crate::wave::rigid::{rigid_sides, settle_rigid_faces};
@@ -406,17 +407,22 @@ impl<T: Real> OnDevice<T> {
         s.synchronize().map_err(gpu_err)
     }
 
-    /// Queues one launch from the current levels: the naive kernel (`blocked` None) or a
-    /// blocked pass; `s0` is the batch step of its first level. Moves the levels on.
+    /// Queues one launch from the current levels over the output planes `planes`: the naive
+    /// kernel (`blocked` None, always over the whole interior) or a blocked pass; `s0` is the
+    /// batch step of its first level. Leaves the levels where they are ([`OnDevice::move_on`]
+    /// moves them after a pass's last launch).
     fn launch(
         &mut self,
         gpu: &Gpu,
-        kernel: &Kernel,
-        blocked: Option<&Blocked>,
+        (kernel, blocked): (&Kernel, Option<&Blocked>),
+        planes: &ZPlanes,
         s0: usize,
         pass: usize,
     ) -> Result<()> {
-        let [nx, ny, nz] = self.dims;
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let [nx, ny, _] = self.dims;
         let (cfg, hz) = match blocked {
             None => (
                 LaunchConfig {
@@ -431,17 +437,14 @@ impl<T: Real> OnDevice<T> {
                 0,
             ),
             Some(b) => {
-                let r = self.radius;
-                let hz = if b.shape.hz == 0 {
-                    nz - 2 * r
-                } else {
-                    b.shape.hz
+                let hz = match b.shape.hz {
+                    0 => planes.a.len().max(planes.b.len()),
+                    hz => hz,
                 };
-                let shape = WaveShape { hz, ..b.shape };
-                let g = shape.grid(r, self.dims).unwrap_or([1; 3]);
+                let g = b.shape.grid(self.radius, self.dims).unwrap_or([1; 3]);
                 (
                     LaunchConfig {
-                        grid_dim: (g[0] as u32, g[1] as u32, g[2] as u32),
+                        grid_dim: (g[0] as u32, g[1] as u32, planes.chunks(hz) as u32),
                         block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
                         shared_mem_bytes: b.shared as u32,
                     },
@@ -451,8 +454,9 @@ impl<T: Real> OnDevice<T> {
         };
         let [out_u, out_prev] = self.at.free();
         let out_phi = 1 - self.at.phi;
-        let (nx, ny, nz) = (nx as i32, ny as i32, nz as i32);
+        let (nx, ny, nz) = (nx as i32, ny as i32, self.dims[2] as i32);
         let (pitch, plane) = (self.pitch as i64, self.plane as i64);
+        let [a0, a1, b0, b1] = planes.args();
         let (hz, s0, pass) = (hz as i32, s0 as i32, pass as i32);
         let mut args = gpu.stream.launch_builder(&kernel.function);
         args.arg(&self.u[self.at.u])
@@ -474,6 +478,10 @@ impl<T: Real> OnDevice<T> {
             .arg(&nz)
             .arg(&pitch)
             .arg(&plane)
+            .arg(&a0)
+            .arg(&a1)
+            .arg(&b0)
+            .arg(&b1)
             .arg(&hz)
             .arg(&s0)
             .arg(&pass)
@@ -483,27 +491,59 @@ impl<T: Real> OnDevice<T> {
         // probe lists were sized from the field for this batch (`amp`: the batch's steps times
         // the taps; `pout`: the batch's steps times the probed cells), and the kernels index
         // them only below those counts, which `meta` carries. The output buffers are distinct
-        // from the inputs (`Levels::free`, the other φ).
+        // from the inputs (`Levels::free`, the other φ). The plane ranges lie in the interior
+        // [R, nz - R) (`split_pass`), and the launch has one block row per z-chunk of them.
         unsafe { args.launch(cfg) }.map_err(gpu_err)?;
-        self.at = match blocked {
-            None => Levels {
-                u: out_u,
-                prev: self.at.u,
-                phi: out_phi,
-            },
-            // At dim_t 1 the blocked kernel, like the naive one, leaves the new u⁻ (the old
-            // u) where it is.
-            Some(b) if b.shape.dim_t == 1 => Levels {
-                u: out_u,
-                prev: self.at.u,
-                phi: out_phi,
-            },
-            Some(_) => Levels {
-                u: out_u,
-                prev: out_prev,
-                phi: out_phi,
-            },
+        Ok(())
+    }
+
+    /// Moves the levels on after a pass's launches wrote the free buffers.
+    fn move_on(&mut self, blocked: Option<&Blocked>) {
+        let [out_u, out_prev] = self.at.free();
+        // At dim_t 1 the blocked kernel, like the naive one, leaves the new u⁻ (the old u)
+        // where it is.
+        let prev = match blocked {
+            Some(b) if b.shape.dim_t > 1 => out_prev,
+            _ => self.at.u,
         };
+        self.at = Levels {
+            u: out_u,
+            prev,
+            phi: 1 - self.at.phi,
+        };
+    }
+
+    /// Queues one pass of `steps` steps (the blocked kernel `blocked`, else a naive step) after
+    /// its halo exchange and the mirror of the rigid faces, and moves the levels on. A blocked
+    /// pass without rigid faces computes the planes that need no halo while the z halos
+    /// travel, then the bands next to them; the others exchange first. A one-step pass reads
+    /// the older level and `φ` at its own cells only, so only `u` needs its halo.
+    fn queue_pass(
+        &mut self,
+        gpu: &Gpu,
+        (kernels, faces): (&Kernels, &WaveKernel),
+        (blocked, steps): (Option<&Blocked>, usize),
+        (s0, pass): (usize, usize),
+        hooks: &mut dyn PassHooks<T>,
+    ) -> Result<()> {
+        let with_halo = if steps == 1 { 1 } else { 3 };
+        let beside = blocked.is_some() && kernels.mirror.is_none();
+        let in_flight = if beside {
+            hooks.before_pass_beside(&mut self.current()?[..with_halo])?
+        } else {
+            hooks.before_pass(&mut self.current()?[..with_halo])?;
+            InFlight::NONE
+        };
+        if let Some(mirror) = &kernels.mirror {
+            self.mirror(gpu, mirror, faces)?;
+        }
+        let r = kernels.radius;
+        let (early, late) = split_pass(self.dims[2], r, r * steps, in_flight);
+        let kernel = blocked.map_or(&kernels.naive, |b| &b.kernel);
+        self.launch(gpu, (kernel, blocked), &early, s0, pass)?;
+        hooks.halos_arrived()?;
+        self.launch(gpu, (kernel, blocked), &late, s0, pass)?;
+        self.move_on(blocked);
         Ok(())
     }
 
@@ -635,17 +675,13 @@ fn advance<T: Real>(
         let mut s0 = 0;
         for (i, &n) in passes.iter().enumerate() {
             inputs.push(dev.at);
-            hooks.before_pass(&mut dev.current()?)?;
-            if let Some(mirror) = &kernels.mirror {
-                dev.mirror(gpu, mirror, field.kernel())?;
-            }
             let pass_kernel = match (blocked, n == dim_t) {
                 (false, _) => None,
                 (true, true) => kernels.full.as_ref(),
                 (true, false) => kernels.short.as_ref(),
             };
-            let kernel = pass_kernel.map_or(&kernels.naive, |b| &b.kernel);
-            dev.launch(gpu, kernel, pass_kernel, s0, i + 1)?;
+            let of = (kernels, field.kernel());
+            dev.queue_pass(gpu, of, (pass_kernel, n), (s0, i + 1), hooks)?;
             s0 += n;
         }
         inputs.push(dev.at);

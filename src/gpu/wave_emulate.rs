@@ -9,31 +9,18 @@
 //! the engine's own functions. Skips when no `g++` is installed.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
+use super::stencil_emulate::{LAUNCH_SPLIT, PRELUDE};
 use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
 use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::test_shot::{diff, random_shot};
 use crate::wave::{Face, WaveKernel, Wavefield};
 use crate::{Engine, PlanBuilder, Real, Solver};
-
-/// The rest of CUDA for these kernels (see `host_cxx`).
-const PRELUDE: &str = r#"
-#include <algorithm>
-#include <barrier>
-#include <thread>
-#define __shared__
-#define __restrict__
-using std::max;
-static Dim3 blockIdx, blockDim, gridDim;
-static thread_local Dim3 threadIdx;
-static std::barrier<>* block_barrier;
-inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-alignas(16) unsigned char smem_raw[1 << 21];
-"#;
 
 /// Reads the state and lists, runs `passes` launches rotating the levels, writes `u`, `u⁻`,
 /// `φ`, the probe values and the flag.
@@ -60,9 +47,10 @@ static void put(FILE* f, const std::vector<REAL>& v) {
 }
 int main(int argc, char** argv) {
     in = fopen(argv[1], "rb");
-    long long h[9];
-    if (fread(h, sizeof(long long), 9, in) != 9) return 2;
+    long long h[11];
+    if (fread(h, sizeof(long long), 11, in) != 11) return 2;
     const int nx = h[0], ny = h[1], nz = h[2], passes = h[5], hz = h[6], ntaps = h[7], np = h[8];
+    const int m0 = h[9], m1 = h[10];
     const long long pitch = h[3], plane = h[4], len = plane * nz;
     std::vector<REAL> U[4], PHI[2];
     U[0] = reals(len);
@@ -114,29 +102,20 @@ int main(int argc, char** argv) {
                 }
         const int s0 = (pass - 1) * EMU_BT;
 #ifdef BT
-        gridDim = {(unsigned)((nx - 2 * RADIUS + VX - 1) / VX), (unsigned)((ny - 2 * RADIUS + VY - 1) / VY),
-                   (unsigned)((nz - 2 * RADIUS + hz - 1) / hz)};
-        blockDim = {BX, BY, 1};
-        for (unsigned bz = 0; bz < gridDim.z; ++bz)
-            for (unsigned by = 0; by < gridDim.y; ++by)
-                for (unsigned bx = 0; bx < gridDim.x; ++bx) {
-                    blockIdx = {bx, by, bz};
-                    for (size_t i = 0; i < sizeof smem_raw / sizeof(REAL); ++i)
-                        reinterpret_cast<REAL*>(smem_raw)[i] = NAN;
-                    std::barrier<> bar(BX * BY);
-                    block_barrier = &bar;
-                    std::vector<std::thread> threads;
-                    for (unsigned ty = 0; ty < BY; ++ty)
-                        for (unsigned tx = 0; tx < BX; ++tx)
-                            threads.emplace_back([&, tx, ty] {
-                                threadIdx = {tx, ty, 0};
-                                wave_blocked(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(),
-                                             meta.data(), taps.data(), amp.data(), pstart.data(), pz.data(),
-                                             pout.data(), U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx,
-                                             ny, nz, pitch, plane, hz, s0, pass, &flag);
-                            });
-                    for (auto& t : threads) t.join();
-                }
+        // The middle planes [m0, m1) first when they are not empty, then the rest, as a split
+        // run's passes go (launch_split checks the first launch writes its planes only).
+        auto run = [&](int a0, int a1, int b0, int b1) {
+            gridDim = {(unsigned)((nx - 2 * RADIUS + VX - 1) / VX), (unsigned)((ny - 2 * RADIUS + VY - 1) / VY),
+                       (unsigned)((a1 - a0 + hz - 1) / hz + (b1 - b0 + hz - 1) / hz)};
+            blockDim = {BX, BY, 1};
+            run_blocks([&] {
+                wave_blocked(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(), meta.data(),
+                             taps.data(), amp.data(), pstart.data(), pz.data(), pout.data(), U[fr[0]].data(),
+                             U[fr[1]].data(), PHI[of].data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0,
+                             pass, &flag);
+            });
+        };
+        launch_split(run, U[fr[0]], nx, ny, nz, pitch, plane, m0, m1);
         // At BT 1 the kernel leaves u⁻ to the host: the old u.
         cp = EMU_BT > 1 ? fr[1] : cu;
         cu = fr[0];
@@ -151,8 +130,8 @@ int main(int argc, char** argv) {
                         threadIdx = {tx, ty, 0};
                         wave_naive(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(),
                                    meta.data(), taps.data(), amp.data(), pstart.data(), pz.data(), pout.data(),
-                                   U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx, ny, nz, pitch, plane, hz,
-                                   s0, pass, &flag);
+                                   U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx, ny, nz, pitch, plane,
+                                   RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS, hz, s0, pass, &flag);
                     }
             }
         cp = cu;
@@ -181,20 +160,20 @@ fn compile<T: Real>(
     name: &str,
 ) -> bool {
     let source = format!(
-        "{PRELUDE}{}{DRIVER}",
+        "{PRELUDE}{}\n{LAUNCH_SPLIT}{DRIVER}",
         wave_source::<T>(kernel, shape, elements)
     );
     compile_for_host(&source, &dir.join(name))
 }
 
 /// Runs `passes` launches of the compiled emulator `exe` on `field` (hz: the blocked kernel's
-/// planes per block), moving the field on as the engine does.
+/// planes per block; `middle` not empty: each blocked pass computes those output planes, then
+/// the others, as a split run does), moving the field on as the engine does.
 fn emulate<T: Real>(
     exe: &Path,
     field: &mut Wavefield<T>,
-    steps_per_pass: usize,
-    passes: usize,
-    hz: usize,
+    (steps_per_pass, passes): (usize, usize),
+    (hz, middle): (usize, Range<usize>),
 ) {
     let dims = field.dims();
     let (pitch, plane) = (field.u.pitch(), field.u.plane_stride());
@@ -210,6 +189,8 @@ fn emulate<T: Real>(
         hz,
         field.injections.len(),
         probes.z.len(),
+        middle.start,
+        middle.end,
     ];
     let mut bytes = Vec::new();
     for v in header {
@@ -302,18 +283,18 @@ fn scratch(name: &str) -> PathBuf {
 
 /// One case: the naive kernel, or the blocked one at `dim_t` with a run that ends with a shorter
 /// pass (`tail` steps, its own kernel), against the reference within `tol`; `wide`: the blocked
-/// kernel indexes with 64-bit offsets as on grids of 2³¹ elements or more.
+/// kernel indexes with 64-bit offsets as on grids of 2³¹ elements or more; `split`: each
+/// blocked pass is two launches, planes in the middle of z then the rest.
 fn check<T: Real>(
     kernel: WaveKernel,
     dims: [usize; 3],
     shape: Option<WaveShape>,
-    tail: usize,
-    tol: f64,
-    wide: bool,
+    (tail, tol): (usize, f64),
+    (wide, split): (bool, bool),
 ) {
     let dir = scratch(&format!("{}-{}", T::DTYPE.name(), kernel.radius()));
     let input = random_shot::<T>(kernel.clone(), dims, 11);
-    let case = format!("{kernel} {dims:?} {shape:?} tail {tail}");
+    let case = format!("{kernel} {dims:?} {shape:?} tail {tail} split {split}");
     let elements = if wide {
         WIDE_INDEX
     } else {
@@ -323,13 +304,16 @@ fn check<T: Real>(
         eprintln!("skipped: g++ is not installed");
         return;
     }
+    let r = kernel.radius();
+    // Bands of unequal thickness on either side of the middle.
+    let middle = if split { r + 2..dims[2] - r - 3 } else { 0..0 };
     let mut f = input.clone();
     let (dim_t, hz) = shape.map_or((1, 0), |s| (s.dim_t, s.hz));
-    emulate(&dir.join("full"), &mut f, dim_t, 2, hz);
+    emulate(&dir.join("full"), &mut f, (dim_t, 2), (hz, middle.clone()));
     if tail > 0 {
         let short = shape.map(|s| WaveShape { dim_t: tail, ..s });
         assert!(compile::<T>(&kernel, short, elements, &dir, "short"));
-        emulate(&dir.join("short"), &mut f, tail, 1, hz);
+        emulate(&dir.join("short"), &mut f, (tail, 1), (hz, middle));
     }
     let steps = 2 * dim_t + tail;
     let want = reference(&input, steps);
@@ -354,17 +338,15 @@ fn the_naive_wave_kernel_matches_the_reference() {
             k.clone(),
             [2 * (order / 2 + 4) + 5, 21, 2 * (order / 2 + 4) + 3],
             None,
-            1,
-            TOL_F32,
-            false,
+            (1, TOL_F32),
+            (false, false),
         );
         check::<f64>(
             k,
             [41, 2 * (order / 2 + 4) + 2, 2 * (order / 2 + 4) + 4],
             None,
-            0,
-            TOL_F64,
-            false,
+            (0, TOL_F64),
+            (false, false),
         );
     }
     assert_eq!(NAIVE_BLOCK, [32, 8]);
@@ -398,9 +380,8 @@ fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
             k.clone(),
             [n + 4, n, n + 1],
             Some(shape),
-            (dim_t > 1) as usize,
-            TOL_F32,
-            false,
+            ((dim_t > 1) as usize, TOL_F32),
+            (false, true),
         );
         if dim_t <= 2 {
             // f64 with 64-bit offsets, the index type of grids of 2³¹ elements or more.
@@ -409,9 +390,8 @@ fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
                 free,
                 [n, n + 3, n + 2],
                 Some(shape),
-                dim_t - 1,
-                TOL_F64,
-                true,
+                (dim_t - 1, TOL_F64),
+                (true, false),
             );
         }
     }
@@ -421,7 +401,7 @@ fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
 fn the_wave_kernels_run_without_layers() {
     let mut k = WaveKernel::new(10.0, 1e-3, 2500.0).with_order(4);
     k.faces = [[Face::Free; 2]; 3];
-    check::<f64>(k.clone(), [19, 17, 15], None, 0, TOL_F64, false);
+    check::<f64>(k.clone(), [19, 17, 15], None, (0, TOL_F64), (false, false));
     let shape = WaveShape {
         dim_t: 2,
         bx: 20,
@@ -429,7 +409,7 @@ fn the_wave_kernels_run_without_layers() {
         ry: 9,
         hz: 4,
     };
-    check::<f64>(k, [19, 17, 15], Some(shape), 1, TOL_F64, false);
+    check::<f64>(k, [19, 17, 15], Some(shape), (1, TOL_F64), (false, true));
 }
 
 #[test]
@@ -440,7 +420,7 @@ fn the_wave_kernels_mirror_rigid_faces() {
         .with_face(0, 0, Face::Rigid)
         .with_face(1, 1, Face::Rigid)
         .with_face(2, 0, Face::Rigid);
-    check::<f32>(k.clone(), [23, 21, 20], None, 0, TOL_F32, false);
+    check::<f32>(k.clone(), [23, 21, 20], None, (0, TOL_F32), (false, false));
     let shape = WaveShape {
         dim_t: 1,
         bx: 16,
@@ -448,5 +428,5 @@ fn the_wave_kernels_mirror_rigid_faces() {
         ry: 5,
         hz: 7,
     };
-    check::<f32>(k, [23, 21, 20], Some(shape), 0, TOL_F32, false);
+    check::<f32>(k, [23, 21, 20], Some(shape), (0, TOL_F32), (false, false));
 }

@@ -3,6 +3,7 @@
 //! and the launch geometry of both kernels, computed here once for the engine and the emulator
 //! tests.
 
+use super::source::PASSES_CUH;
 use crate::wave::WaveKernel;
 use crate::{DType, Real};
 
@@ -100,5 +101,5 @@ pub(crate) fn wave_source<T: Real>(
             s.dim_t, s.ry
         );
     }
-    text + WAVE_CU
+    text + PASSES_CUH + WAVE_CU
 }

@@ -280,7 +280,8 @@ fn run_wave_on_device<T: Real + Equivalence>(
 trait Split {
     fn comm(&self) -> &SimpleCommunicator;
     fn steps_per_exchange(&self) -> usize;
-    fn exchange(&mut self) -> Result<()>;
+    /// Refreshes the halos a pass of `steps` steps reads.
+    fn exchange(&mut self, steps: usize) -> Result<()>;
     /// Advances the local state by `n` steps with the rank's solver, given what `input` says
     /// of it.
     fn advance_local(&mut self, solver: &mut Solver, n: usize, input: Input) -> Result<RunReport>;
@@ -297,8 +298,8 @@ macro_rules! split_state {
             fn steps_per_exchange(&self) -> usize {
                 self.steps_per_exchange
             }
-            fn exchange(&mut self) -> Result<()> {
-                $state::exchange(self);
+            fn exchange(&mut self, steps: usize) -> Result<()> {
+                $state::exchange(self, steps);
                 Ok(())
             }
             /// The input was scanned once before the first pass, and every later value is an
@@ -394,7 +395,7 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
             Input::Continued
         };
         let t = Instant::now();
-        let exchanged = state.exchange();
+        let exchanged = state.exchange(n);
         comm_seconds += t.elapsed().as_secs_f64();
         let outcome = exchanged
             .and_then(|()| state.advance_local(local, n, input))

@@ -29,15 +29,11 @@
 //            probe z1 }
 //
 // The non-finite flag works as in stencil.cu: a launch that stores a non-finite value writes its
-// pass number, and the later launches of the batch leave every buffer alone.
+// pass number, and the later launches of the batch leave every buffer alone. The blocked kernel
+// computes the output planes [a0, a1) and [b0, b1) of passes.cuh (prepended by the host) in
+// z-chunks of hz planes; the naive one always computes the whole interior.
 
 #define W (2 * RADIUS + 1)
-
-__device__ __forceinline__ bool earlier_pass_failed(int pass, const int* flag)
-{
-    const int raised = *reinterpret_cast<const volatile int*>(flag);
-    return raised != 0 && raised != pass;
-}
 
 // The Laplacian of a cell whose value is c: in-plane neighbours from `at(dx, dy)`, the column's
 // own values from q (centre q[RADIUS]).
@@ -126,12 +122,12 @@ __device__ __forceinline__ void record(REAL v, const int* meta, const int* pstar
         const int *__restrict__ taps, const REAL *__restrict__ amp, const int *__restrict__ pstart,       \
         const int *__restrict__ pz, REAL *__restrict__ pout, REAL *__restrict__ u_out,                    \
         REAL *__restrict__ prev_out, REAL *__restrict__ phi_out, int nx, int ny, int nz, long long pitch, \
-        long long plane, int hz, int s0, int pass, int *__restrict__ flag
+        long long plane, int a0, int a1, int b0, int b1, int hz, int s0, int pass, int *__restrict__ flag
 
 // ---------------------------------------------------------------------------------------------
 // gpu-naive: one step per launch, one thread per (x, y) column streaming along z; the column's
 // own values slide through registers, in-plane neighbours come through the read-only cache.
-// Writes u⁺ and φ⁺ to u_out and phi_out (prev_out and hz are unused).
+// Writes u⁺ and φ⁺ to u_out and phi_out (prev_out, the plane ranges and hz are unused).
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
 {
@@ -294,7 +290,8 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     const int ox0 = RADIUS + blockIdx.x * VX, oy0 = RADIUS + blockIdx.y * VY;
     const int ox1 = min(ox0 + VX, nx - RADIUS), oy1 = min(oy0 + VY, ny - RADIUS);
     const int x0 = ox0 - GHOST, y0 = oy0 - GHOST;
-    const int z0 = RADIUS + blockIdx.z * hz, z1 = min(z0 + hz, nz - RADIUS);
+    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
+    const int z0 = zc.z0, z1 = zc.z1;
     const int zl = max(0, z0 - HALO);
     for (int i = tid; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
     const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];

@@ -31,6 +31,7 @@ use super::compile::Kernel;
 use super::device::Gpu;
 use super::lbm_source::lbm_source;
 use super::stencil::{ensure_memory, gpu_err};
+use super::zplanes::ZPlanes;
 use crate::engine::Engine;
 use crate::lbm::{
     neighbour, Cell, Lattice, Populations, Storage, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES,
@@ -139,6 +140,13 @@ impl<T: Real> LbmBuffers<T> {
     pub(crate) fn fits(&self, dims: [usize; 3], in_place: bool, storage: Storage) -> bool {
         self.dims == dims && self.in_place == in_place && self.storage == storage
     }
+    /// Makes the other copy the current one (two copies only): after a step, its output; in a
+    /// split run's replay, the step's input.
+    pub(crate) fn swap_copies(&mut self) {
+        if let Some(b) = self.b.as_mut() {
+            std::mem::swap(&mut self.a, b);
+        }
+    }
 }
 
 /// What a split lattice's run (`lbm_split`) reaches into.
@@ -152,14 +160,6 @@ impl<T: Real> LbmBuffers<T> {
     /// The copy that holds the current populations.
     pub(crate) fn current(&mut self) -> &mut Pops<T> {
         &mut self.a
-    }
-
-    /// Makes the other copy the current one (two copies only): after a step, the step's
-    /// input.
-    pub(crate) fn swap_copies(&mut self) {
-        if let Some(b) = self.b.as_mut() {
-            std::mem::swap(&mut self.a, b);
-        }
     }
 }
 
@@ -263,19 +263,28 @@ impl<T: Real> Run<'_, T> {
         }
     }
 
-    fn launch_step(&self, bufs: &mut LbmBuffers<T>) -> Result<()> {
+    /// Queues the two-copy step's launch over the planes `planes` (at most two ranges) from the
+    /// current copy into the other; the caller swaps the copies after the step's last launch.
+    pub(super) fn launch_step(&self, bufs: &mut LbmBuffers<T>, planes: &ZPlanes) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
         let b = bufs.b.as_mut().expect("two-copy buffers");
         let mut args = self.gpu.stream.launch_builder(&self.step.function);
         bufs.a.arg(&mut args);
         b.arg_mut(&mut args);
         self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        let [a0, a1, b0, _] = planes.args();
+        args.arg(&a0).arg(&a1).arg(&b0);
         args.arg(&mut bufs.flag);
+        let mut cfg = self.cfg;
+        cfg.grid_dim.2 = (planes.a.len() + planes.b.len()) as u32;
         // SAFETY: the arguments match lbm_step's parameter list in type and order; both
         // population buffers hold the lattice's whole storage (19 arrays `array` apart), the byte
         // arrays one value per node in the same layout, the tables one row per flag in use; the
-        // grid covers nx x ny x nz nodes and the kernel touches nothing outside them.
-        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
-        std::mem::swap(&mut bufs.a, b);
+        // grid covers nx x ny nodes of each plane of the ranges, which lie in [0, nz)
+        // (`ZPlanes::one(0..nz)` or `split_pass`), and the kernel touches nothing outside them.
+        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
         Ok(())
     }
 
@@ -298,10 +307,16 @@ impl<T: Real> Run<'_, T> {
             if bufs.in_place {
                 self.launch_aa(bufs, s % 2 == 1)?;
             } else {
-                self.launch_step(bufs)?;
+                self.launch_step(bufs, &self.whole())?;
+                bufs.swap_copies();
             }
         }
         Ok(())
+    }
+
+    /// Every plane of the lattice.
+    pub(super) fn whole(&self) -> ZPlanes {
+        ZPlanes::one(0..self.dims[2] as usize)
     }
 
     /// Waits for the device, reads and clears the non-finite flag.

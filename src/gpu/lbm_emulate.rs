@@ -66,13 +66,25 @@ int main(int argc, char** argv) {
             body();
         }
     };
-    auto single = [&]() {
-        grid(nz, [&] { lbm_step(a.data(), b.data(), classes.data(), flags.data(), kinds.data(),
-                               bc.data(), nx, ny, nz, pitch, plane, array, &non_finite); });
+    // One launch of the two-copy step over the planes [a0, a1) then [b0, b1).
+    auto launch = [&](int a0, int a1, int b0, int b1) {
+        grid(a1 - a0 + b1 - b0, [&] { lbm_step(a.data(), b.data(), classes.data(), flags.data(),
+                                               kinds.data(), bc.data(), nx, ny, nz, pitch, plane,
+                                               array, a0, a1, b0, &non_finite); });
+    };
+    // Odd steps as a split run launches them: the middle planes, then the two next to the
+    // halos and the outermost ones (here none is a halo: every plane is computed once).
+    auto single = [&](bool split) {
+        if (split && nz >= 5) {
+            launch(2, nz - 2, nz - 2, nz - 2);
+            launch(0, 2, nz - 2, nz);
+        } else {
+            launch(0, nz, nz, nz);
+        }
         std::swap(a, b);
     };
     for (int s = 0; s < steps; ++s) {
-        if (!in_place) { single(); continue; }
+        if (!in_place) { single(s % 2 == 1); continue; }
         grid(nz, [&] {
             if (s % 2 == 0)
                 lbm_aa_even(a.data(), classes.data(), flags.data(), kinds.data(), bc.data(),

@@ -13,6 +13,7 @@ use cudarc::driver::CudaSlice;
 use super::device::Gpu;
 use super::lbm::{download, open_run, upload, Geometry, LbmBuffers, Pops, Run, CHECK_EVERY};
 use super::stencil::{agree_on, PassHooks};
+use super::zplanes::{split_pass, InFlight};
 use crate::lbm::{Lattice, Populations};
 use crate::{Error, Real, Result};
 
@@ -85,8 +86,11 @@ pub(crate) fn run_split<T: Real, E>(
     Ok((compute, transfer))
 }
 
-/// Queues step `s`: the halo exchange first when it is due (every `every` steps, of the array
-/// `stored` gives), then the step.
+/// Queues step `s` after the halo exchange when it is due (every `every` steps, of the array
+/// `stored` gives). Where the halo is one node deep (an exchange every step), the step computes
+/// the planes that read no halo while the z faces travel, then the two planes next to them;
+/// the halo planes' own nodes are not computed, since the next exchange refills what is read
+/// of them. Deeper halos are exchanged first, the whole local lattice computed.
 fn step<T: Real, E>(
     run: &Run<'_, T>,
     bufs: &mut LbmBuffers<T>,
@@ -94,15 +98,25 @@ fn step<T: Real, E>(
     (every, stored): (usize, Stored<T, E>),
     hooks: &mut dyn PassHooks<E>,
 ) -> Result<()> {
+    let mut in_flight = InFlight::NONE;
     if s.is_multiple_of(every.max(1)) {
         let array = stored(bufs.current()).ok_or_else(|| {
             Error::PlanMismatch(
                 "the lattice's device copy is not in the storage its halos are".into(),
             )
         })?;
-        hooks.before_pass(&mut [array])?;
+        if every <= 1 {
+            in_flight = hooks.before_pass_beside(&mut [array])?;
+        } else {
+            hooks.before_pass(&mut [array])?;
+        }
     }
-    run.steps(bufs, s, 1)
+    let (early, late) = split_pass(run.whole().a.end, 0, 1, in_flight);
+    run.launch_step(bufs, &early)?;
+    hooks.halos_arrived()?;
+    run.launch_step(bufs, &late)?;
+    bufs.swap_copies();
+    Ok(())
 }
 
 /// Replays the run on every rank from its input, agreeing after each step, up to `limit`

@@ -395,13 +395,17 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
     const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int* __restrict__ non_finite)
+    long long array, int a0, int a1, int b0, int* __restrict__ non_finite)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= nx || y >= ny) return;
-    pull_node(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, blockIdx.z,
-              non_finite);
+    // Block row c computes plane a0 + c of [a0, a1), then the planes from b0 on: the whole
+    // lattice in one launch, or in a run split over GPUs the planes that read no halo while
+    // the halos travel, then the two next to them.
+    const int c = blockIdx.z, na = a1 - a0;
+    const int z = c < na ? a0 + c : b0 + (c - na);
+    pull_node(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z, non_finite);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -85,9 +85,12 @@ pub(crate) struct DeviceHalos<T> {
 struct SideStream(CUstream);
 
 impl SideStream {
+    /// A stream of the greatest priority: the exchange's NCCL kernels take SMs as the pass's
+    /// blocks retire, instead of queuing behind every block of the pass launched before them.
     fn new() -> Result<Self> {
         gpu()?.ctx.bind_to_thread().map_err(gpu_err)?;
-        driver::stream::create(driver::stream::StreamKind::NonBlocking)
+        let (_, greatest) = driver::stream::get_priority_range().map_err(gpu_err)?;
+        driver::stream::create_with_priority(driver::stream::StreamKind::NonBlocking, greatest)
             .map(SideStream)
             .map_err(gpu_err)
     }

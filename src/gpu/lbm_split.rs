@@ -1,7 +1,8 @@
 //! A rank's block of a split lattice on its GPU (`gpu-naive`, two copies, populations in the
-//! lattice's precision or as 16-bit codes): uploaded once per run, each step preceded by the
-//! halo exchange the hooks queue on the device, the non-finite flag read and the ranks'
-//! outcome agreed once per [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
+//! lattice's precision or as 16-bit codes): uploaded once per run, each step's halo exchange
+//! queued on the device by the hooks (its z faces beside the planes that read no halo, where
+//! the halo is one node deep), the non-finite flag read and the ranks' outcome agreed once per
+//! [`CHECK_EVERY`] steps, downloaded at the end. A batch that fails on any rank is traced by
 //! every rank together: each replays the run from its host state (still the run's input) one
 //! step at a time, agreeing after each, so the lattices end on the last finite state and the
 //! error names the step, as in one process.

@@ -140,6 +140,7 @@ impl<T: Real> LbmBuffers<T> {
     pub(crate) fn fits(&self, dims: [usize; 3], in_place: bool, storage: Storage) -> bool {
         self.dims == dims && self.in_place == in_place && self.storage == storage
     }
+
     /// Makes the other copy the current one (two copies only): after a step, its output; in a
     /// split run's replay, the step's input.
     pub(crate) fn swap_copies(&mut self) {

@@ -1,9 +1,9 @@
 //! [`DistributedWavefield`]: one rank's block of a seismic wavefield split over MPI ranks,
 //! with a halo of `R · dim_t` cells: both pressure levels and the absorbing layers' auxiliary
 //! field travel in each exchange before a pass of several steps, `u` alone before a one-step
-//! pass, the model's coefficient once. Sources are injected by every
-//! rank whose local array holds their cells; a receiver is recorded by the ranks that own its
-//! cells, as partial sums that the gather adds up.
+//! pass, the model's coefficient once. Sources are injected by every rank whose local array
+//! holds their cells; a receiver is recorded by the ranks that own its cells, as partial sums
+//! that the gather adds up.
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;

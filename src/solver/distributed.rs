@@ -207,8 +207,9 @@ fn run_with_halos<T: Real + Equivalence, E: HaloElem>(
 
 impl<T: Real + Equivalence> State for DistributedWavefield<T> {
     /// As for a [`DistributedGrid`]: passes of a halo exchange (both pressure levels and the
-    /// auxiliary field, `u` alone before a one-step pass) and up to `dim_t` steps of the plan's engine on each rank's local
-    /// wavefield, the ranks agreeing on the outcome after each.
+    /// auxiliary field, `u` alone before a one-step pass) and up to `dim_t` steps of the
+    /// plan's engine on each rank's local wavefield, the ranks agreeing on the outcome after
+    /// each.
     fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
         let whole = Kernel::Wave(field.shared.kernel.clone());
         if solver.plan.kernel() != &whole {
@@ -245,8 +246,8 @@ impl<T: Real + Equivalence> State for DistributedWavefield<T> {
 
 /// Runs a split wavefield on the ranks' GPUs: each rank's engine uploads its local field once
 /// for the run, queues a halo exchange between the devices before each pass (beside its
-/// interior for gpu-blocked; of `u` alone before a one-step pass), the ranks agree on each batch's outcome, and the field comes
-/// back at the end.
+/// interior for gpu-blocked; of `u` alone before a one-step pass), the ranks agree on each
+/// batch's outcome, and the field comes back at the end.
 fn run_wave_on_device<T: Real + Equivalence>(
     solver: &mut Solver,
     field: &mut DistributedWavefield<T>,

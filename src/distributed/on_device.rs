@@ -2,9 +2,9 @@
 //! pass moves only the halo faces, so a local array crosses the bus twice per run (up at the
 //! start, down at the end) instead of twice per pass. The faces travel device to device
 //! through NCCL where every rank has a GPU of its own and NCCL loads, else through host
-//! buffers and MPI; the `gpu_halos` tuning knob forces either. Through NCCL a grid's z faces
-//! travel on a stream of their own while the pass computes the planes that need no halo
-//! (`gpu_overlap`).
+//! buffers and MPI; the `gpu_halos` tuning knob forces either. Through NCCL the z faces of a
+//! gpu-blocked grid or wavefield pass, or of a lattice step, travel on a stream of their own
+//! while the pass computes the planes that need no halo (`gpu_overlap`).
 
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
@@ -111,7 +111,7 @@ impl SideStream {
 
 impl Drop for SideStream {
     fn drop(&mut self) {
-        // SAFETY: made by `stream::create` and destroyed once; work still queued on it
+        // SAFETY: made by `stream::create_with_priority` and destroyed once; work still queued on it
         // completes first (the driver releases the stream afterwards).
         let _ = unsafe { driver::stream::destroy(self.0) };
     }
@@ -197,16 +197,14 @@ impl<T: HaloElem> DeviceHalos<T> {
                 recv: parts(layout, recv, cut),
             })
             .collect();
+        let stream = if beside {
+            self.side()?.0
+        } else {
+            gpu()?.stream.cu_stream()
+        };
         match &self.link {
             Link::Nccl(link) => {
-                let stream = match (beside, &mut self.side) {
-                    (false, _) => gpu()?.stream.cu_stream(),
-                    (true, Some(side)) => side.0,
-                    (true, side) => side.insert(SideStream::new()?).0,
-                };
-                // (Not `self.side()`: `self.link` is borrowed.)
-                let on = (stream, beside);
-                nccl_axis(link, &split, &mut self.device[axis], data, on)
+                nccl_axis(link, &split, &mut self.device[axis], data, (stream, beside))
             }
             Link::Host => {
                 let (sends, recvs) = &mut self.host[axis];
@@ -366,8 +364,8 @@ fn parts(layout: &RowBox, face: &FaceRegion, cut: Cut) -> Vec<RowBox> {
 }
 
 /// The hooks of a split state's run on the device (a grid, lattice or wavefield): a halo
-/// exchange of each array the next pass reads, queued before the pass or, for the z faces of
-/// a grid through NCCL, beside its first part (timed on the device by events), and the ranks'
+/// exchange of each array the next pass reads, queued before the pass or, for z faces
+/// through NCCL where the engine asks, beside its first part (timed on the device by events), and the ranks'
 /// agreement on each batch's outcome.
 pub(crate) struct SplitHooks<'a, T> {
     comm: &'a SimpleCommunicator,

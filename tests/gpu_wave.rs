@@ -150,6 +150,7 @@ fn a_gpu_blow_up_reports_its_step_and_keeps_the_last_finite_state() {
     Solver::new(plan).run(&mut good, 3).unwrap();
     for (engine, dim_t) in [
         (Engine::GpuNaive, 1),
+        (Engine::GpuBlocked, 1),
         (Engine::GpuBlocked, 2),
         (Engine::GpuBlocked, 3),
     ] {

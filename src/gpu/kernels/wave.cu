@@ -173,9 +173,10 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
 }
 
 // ---------------------------------------------------------------------------------------------
-// gpu-blocked: N.5D blocking, BT steps per pass. A block owns a tile of BX x (BY*RY) columns
+// gpu-blocked: N.5D blocking, BT steps per pass (at BT 1 the lean loop after these helpers
+// replaces the general one). A block owns a tile of BX x (BY*RY) columns
 // (thread (tx, ty) owns column tx and the RY rows ty*RY ..), GHOST = R*(BT-1) wider on every
-// side than its output (the ghost cells of levels 1 .. BT-1; none at BT 1), and streams the
+// side than its output (the ghost cells of levels 1 .. BT-1), and streams the
 // planes of its z chunk (HZ planes, plus R*BT on either side). Each level k = 1 .. BT keeps in
 // registers its input's column (level k-1's u at planes z-R .. z+R), and for the next level its
 // own φ⁺ of the last R+1 planes; the in-plane neighbours come from level k-1's plane in shared
@@ -281,6 +282,122 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
     return cells;
 }
 
+#if BT == 1
+// ---------------------------------------------------------------------------------------------
+// gpu-blocked at one step per pass (BT 1): 2.5D blocking, no ghost zone. A block owns a tile of
+// BX x TY output columns and streams the output planes of its z chunk. Each thread keeps its
+// rows' columns of u in registers (planes zk - R .. zk + R); the in-plane neighbours come from
+// the plane in shared memory (double-buffered: one barrier per plane), whose R-wide rim the
+// block loads from memory. Every plane an iteration reads lies in the grid (an output plane is
+// R or more inside it), so the loads take no clamps and the addresses are one multiply-add; the
+// next plane's loads are issued before the current plane's work. This lean loop runs 13% faster
+// than the general one below at BT 1 (H200, order 8 f32 512³, 20-cell layers: 115.3 against
+// 101.8 G points/s).
+// ---------------------------------------------------------------------------------------------
+
+// The loads of output plane zk: u at zk + R (the column's newest value), the rim at zk, and u⁻,
+// (v dt)² and, in the layers' form, φ, η_z and g_z at zk.
+struct PlaneLoads {
+    REAL u[RY], prev[RY], coef[RY], phi[RY], rim[RIMS];
+    REAL ez, gz;
+};
+
+__device__ __forceinline__ void load_plane(PlaneLoads& a, const REAL* __restrict__ u,
+                                           const REAL* __restrict__ prev, const REAL* __restrict__ phi,
+                                           const REAL* __restrict__ coef, const Damping& d, const Cells& cells,
+                                           int zk, IDX plane, bool layer)
+{
+    const IDX o = zk * plane, ou = o + RADIUS * plane;
+#pragma unroll
+    for (int c = 0; c < RY; ++c) {
+        a.u[c] = __ldg(u + (ou + cells.off[c]));
+        a.prev[c] = __ldg(prev + (o + cells.off[c]));
+        a.coef[c] = __ldg(coef + (o + cells.off[c]));
+        a.phi[c] = layer ? __ldg(phi + (o + cells.off[c])) : REAL(0);
+    }
+#pragma unroll
+    for (int j = 0; j < RIMS; ++j) a.rim[j] = __ldg(u + (o + cells.rim_g[j]));
+    a.ez = layer ? __ldg(d.ez + zk) : REAL(0);
+    a.gz = layer ? __ldg(d.gz + zk) : REAL(0);
+}
+
+extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
+{
+    if (earlier_pass_failed(pass, flag)) return;
+    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
+    const int z0 = zc.z0, z1 = zc.z1;
+    if (z0 >= z1) return;
+    extern __shared__ unsigned char smem_raw[];
+    REAL* smem = reinterpret_cast<REAL*>(smem_raw); // 2 planes of SW x SH
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+    const int x0 = RADIUS + blockIdx.x * BX, y0 = RADIUS + blockIdx.y * TY;
+    const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const Meta m = read_meta(meta);
+    const Damping d = damping(damp, nx, ny, nz);
+    const int gx = x0 + tx, row0 = y0 + ty * RY;
+    const Cells cells = locate(tid, gx, row0, x0, y0, nx, ny, (int)pitch);
+    const REAL ex = gx < nx ? __ldg(d.ex + gx) : REAL(0), gxw = gx < nx ? __ldg(d.gx + gx) : REAL(0);
+    REAL ey[RY], gy[RY];
+#pragma unroll
+    for (int c = 0; c < RY; ++c) {
+        const int y = row0 + c;
+        ey[c] = y < ny ? __ldg(d.ey + y) : REAL(0);
+        gy[c] = y < ny ? __ldg(d.gy + y) : REAL(0);
+    }
+    const IDX pl = (IDX)plane;
+    const auto layer_at = [&](int z) { return layer_xy || z < m.z0 || z >= m.z1; };
+    REAL q[RY][W]; // the column's u at planes zk - R .. zk + R
+#pragma unroll
+    for (int j = 0; j < W - 1; ++j)
+#pragma unroll
+        for (int c = 0; c < RY; ++c) q[c][j + 1] = __ldg(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
+    PlaneLoads next;
+    load_plane(next, u, prev, phi, coef, d, cells, z0, pl, layer_at(z0));
+    REAL check = 0; // the stored values times 0, summed: NaN once one of them is not finite
+    for (int zk = z0; zk < z1; ++zk) {
+        const PlaneLoads now = next;
+        if (zk + 1 < z1) load_plane(next, u, prev, phi, coef, d, cells, zk + 1, pl, layer_at(zk + 1));
+        REAL* s = smem + ((zk - z0) & 1) * SW * SH;
+#pragma unroll
+        for (int c = 0; c < RY; ++c) {
+#pragma unroll
+            for (int j = 0; j < W - 1; ++j) q[c][j] = q[c][j + 1];
+            q[c][W - 1] = now.u[c];
+            s[(ty * RY + c + RADIUS) * SW + tx + RADIUS] = q[c][RADIUS];
+        }
+#pragma unroll
+        for (int j = 0; j < RIMS; ++j)
+            if (cells.rim_s[j] >= 0) s[cells.rim_s[j]] = now.rim[j];
+        __syncthreads();
+        const bool layer = layer_at(zk);
+        const bool sources = zk >= m.taps_z0 && zk <= m.taps_z1;
+        const bool probes = zk >= m.probes_z0 && zk <= m.probes_z1;
+        const IDX zo = zk * pl;
+#pragma unroll
+        for (int c = 0; c < RY; ++c) {
+            if (!cells.interior[c]) continue;
+            const REAL* row = s + (ty * RY + c + RADIUS) * SW + tx + RADIUS;
+            const auto at = [&](int dx, int dy) { return row[dy * SW + dx]; };
+            const IDX i = zo + cells.off[c];
+            REAL v, f;
+            if (layer) {
+                const CellDamping cd = {(ex + ey[c]) + now.ez, gxw, gy[c], now.gz};
+                v = update<true>(q[c][RADIUS], q[c], at, now.prev[c], now.coef[c], now.phi[c], cd, f);
+                phi_out[i] = f;
+                check += f * REAL(0);
+            } else {
+                v = update<false>(q[c][RADIUS], q[c], at, now.prev[c], now.coef[c], 0, CellDamping{}, f);
+            }
+            const int y = row0 + c;
+            if (sources) v = inject(v, meta, taps, amp, s0, gx, y, zk);
+            if (probes) record(v, meta, pstart, pz, pout, s0, (long long)y * nx + gx, zk);
+            u_out[i] = v;
+            check += v * REAL(0);
+        }
+    }
+    if (check != check) *flag = pass;
+}
+#else
 extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
 {
     if (earlier_pass_failed(pass, flag)) return;
@@ -393,6 +510,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     }
     if (bad) *flag = pass;
 }
+#endif
 #endif
 
 // ---------------------------------------------------------------------------------------------

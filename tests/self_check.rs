@@ -4,6 +4,8 @@
 //! never is, and checking (segments, trials, a switch) never changes the values computed or
 //! the step a blow-up is reported at.
 
+use stencil35d::wave::test_shot::{random_shot, same};
+use stencil35d::wave::WaveKernel;
 use stencil35d::{DType, Engine, Error, Grid, Level, Machine, PlanBuilder, Solver, Stencil};
 
 /// This machine with figures that predict rates a thousand times beyond any real one.
@@ -67,6 +69,38 @@ fn a_plan_whose_engine_the_user_fixed_is_run_as_given() {
         assert_eq!(solver.plan().engine(), engine);
         assert_eq!((solver.plan().dim_t(), solver.plan().tile()), (dim_t, tile));
     }
+}
+
+/// A wave plan is checked as a grid's is, and its engines agree bit for bit (receivers'
+/// traces included), so the checked run, whatever it tried or switched to, leaves the shot
+/// exactly as the naive engine does.
+#[test]
+fn a_wave_plan_is_checked_and_computes_what_the_naive_engine_does() {
+    let kernel = WaveKernel::new(10.0, 1e-3, 2500.0).with_pml(8);
+    let dims = [61, 47, 53];
+    let input = random_shot::<f32>(kernel, dims, 11);
+    // The shot's kernel: its largest velocity is the model's, which the layers' damping uses.
+    let kernel = input.kernel().clone();
+    let plan = PlanBuilder::new(kernel.clone(), DType::F32, dims)
+        .machine(absurd_machine())
+        .build()
+        .unwrap();
+    assert!(matches!(plan.engine(), Engine::Naive | Engine::Blocked));
+    let mut checked = input.clone();
+    let mut solver = Solver::new(plan);
+    let notes: Vec<String> = (0..6)
+        .filter_map(|_| solver.run(&mut checked, 16).unwrap().adapted)
+        .collect();
+    assert_eq!(notes.len(), 1, "one conclusion, in one run: {notes:?}");
+    assert!(notes[0].contains("predicted"), "{}", notes[0]);
+
+    let naive = PlanBuilder::new(kernel, DType::F32, dims)
+        .engine(Engine::Naive)
+        .build()
+        .unwrap();
+    let mut expected = input.clone();
+    Solver::new(naive).run(&mut expected, 96).unwrap();
+    assert!(same(&checked, &expected), "the checked run differs");
 }
 
 /// The step of a blow-up counts from the start of the run, across the check's segments (values

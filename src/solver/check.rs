@@ -55,9 +55,10 @@ impl Check {
         let cpu = matches!(plan.engine(), Engine::Naive | Engine::Blocked);
         let o = plan.overrides();
         let fixed = o.engine || o.dim_t || o.tile || o.tile_threads || o.z_chunks;
-        // The check's alternatives come from the 3D stencil and lattice model; 2D and wave
-        // plans run as planned.
-        if cpu && !fixed && !plan.kernel().is_2d() && plan.kernel().wave().is_none() {
+        // The check's alternatives come from the 3D stencil, lattice and wave models (the
+        // wave engines, like the others, agree bit for bit, traces included); 2D plans run as
+        // planned.
+        if cpu && !fixed && !plan.kernel().is_2d() {
             Check::Cold
         } else {
             Check::Off

@@ -263,11 +263,12 @@ impl std::fmt::Display for WaveKernel {
         let faces: Vec<&str> = self.faces.iter().flatten().map(|f| f.name()).collect();
         write!(
             f,
-            "acoustic wave equation, space order {}, h = {:?} m, dt = {:.3e} s, PML {} cells, \
-             faces {}",
+            "acoustic wave equation, space order {}, h = {:?} m, dt = {:.3e} s, v_max = {} m/s, \
+             PML {} cells, faces {}",
             self.order,
             self.spacing,
             self.dt,
+            self.v_max,
             self.pml,
             faces.join("/")
         )

@@ -6,7 +6,9 @@
 
 use stencil35d::wave::test_shot::{random_shot, same};
 use stencil35d::wave::WaveKernel;
-use stencil35d::{DType, Engine, Error, Grid, Level, Machine, PlanBuilder, Solver, Stencil};
+use stencil35d::{
+    DType, Engine, Error, Grid, Kernel, Level, Machine, PlanBuilder, Solver, State, Stencil,
+};
 
 /// This machine with figures that predict rates a thousand times beyond any real one.
 fn absurd_machine() -> Machine {
@@ -18,10 +20,28 @@ fn absurd_machine() -> Machine {
 }
 
 /// Runs `runs` runs of `steps` steps; returns the notes of the runs that concluded a check.
-fn run_notes(solver: &mut Solver, grid: &mut Grid<f32>, runs: usize, steps: usize) -> Vec<String> {
+fn run_notes<S: State>(
+    solver: &mut Solver,
+    state: &mut S,
+    runs: usize,
+    steps: usize,
+) -> Vec<String> {
     (0..runs)
-        .filter_map(|_| solver.run(grid, steps).unwrap().adapted)
+        .filter_map(|_| solver.run(state, steps).unwrap().adapted)
         .collect()
+}
+
+/// Runs the planner's CPU choice for `kernel` on the absurd machine on `state`, six runs of 16
+/// steps, and checks that exactly one run concluded the check and named the prediction.
+fn checked_run<S: State>(kernel: impl Into<Kernel>, state: &mut S, dims: [usize; 3]) {
+    let plan = PlanBuilder::new(kernel, DType::F32, dims)
+        .machine(absurd_machine())
+        .build()
+        .unwrap();
+    assert!(matches!(plan.engine(), Engine::Naive | Engine::Blocked));
+    let notes = run_notes(&mut Solver::new(plan), state, 6, 16);
+    assert_eq!(notes.len(), 1, "one conclusion, in one run: {notes:?}");
+    assert!(notes[0].contains("predicted"), "{}", notes[0]);
 }
 
 #[test]
@@ -29,16 +49,8 @@ fn a_plan_far_from_its_measurement_is_checked_and_computes_the_same_values() {
     let stencil = Stencil::seven_point(0.4, 0.1);
     let dims = [97, 70, 45];
     let input = Grid::<f32>::random(dims, 0.0, 1.0, 3).unwrap();
-    let plan = PlanBuilder::new(stencil.clone(), DType::F32, dims)
-        .machine(absurd_machine())
-        .build()
-        .unwrap();
-    assert!(matches!(plan.engine(), Engine::Naive | Engine::Blocked));
     let mut grid = input.clone();
-    let mut solver = Solver::new(plan);
-    let notes = run_notes(&mut solver, &mut grid, 6, 16);
-    assert_eq!(notes.len(), 1, "one conclusion, in one run: {notes:?}");
-    assert!(notes[0].contains("predicted"), "{}", notes[0]);
+    checked_run(stencil.clone(), &mut grid, dims);
 
     let mut expected = input.clone();
     let reference = PlanBuilder::new(stencil, DType::F32, dims)
@@ -81,18 +93,8 @@ fn a_wave_plan_is_checked_and_computes_what_the_naive_engine_does() {
     let input = random_shot::<f32>(kernel, dims, 11);
     // The shot's kernel: its largest velocity is the model's, which the layers' damping uses.
     let kernel = input.kernel().clone();
-    let plan = PlanBuilder::new(kernel.clone(), DType::F32, dims)
-        .machine(absurd_machine())
-        .build()
-        .unwrap();
-    assert!(matches!(plan.engine(), Engine::Naive | Engine::Blocked));
     let mut checked = input.clone();
-    let mut solver = Solver::new(plan);
-    let notes: Vec<String> = (0..6)
-        .filter_map(|_| solver.run(&mut checked, 16).unwrap().adapted)
-        .collect();
-    assert_eq!(notes.len(), 1, "one conclusion, in one run: {notes:?}");
-    assert!(notes[0].contains("predicted"), "{}", notes[0]);
+    checked_run(kernel.clone(), &mut checked, dims);
 
     let naive = PlanBuilder::new(kernel, DType::F32, dims)
         .engine(Engine::Naive)

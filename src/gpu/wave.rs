@@ -40,6 +40,7 @@ pub(crate) fn shape_of(params: &EngineParams, dim_t: usize) -> Result<Option<Wav
                 bx: l.block[0],
                 by: l.block[1],
                 ry: l.ry.max(1),
+                rx: l.rx.max(1),
                 hz: l.stream_block,
             }))
         }
@@ -101,10 +102,13 @@ impl Kernels {
                     field.u.plane_stride()
                 )));
             }
+            if let Some(why) = shape.refusal(r) {
+                return Err(Error::InvalidPlan(why));
+            }
             if shape.valid(r).is_none() {
                 return Err(Error::InvalidPlan(format!(
                     "a {}x{} tile at dim_t {dim_t} leaves no output at radius {r}",
-                    shape.bx,
+                    shape.bx * shape.rx,
                     shape.by * shape.ry
                 )));
             }

@@ -373,6 +373,7 @@ fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
             bx,
             by: 2,
             ry,
+            rx: 1,
             hz,
         };
         let n = 2 * (r + 4) + 3;
@@ -407,6 +408,7 @@ fn the_wave_kernels_run_without_layers() {
         bx: 20,
         by: 2,
         ry: 9,
+        rx: 1,
         hz: 4,
     };
     check::<f64>(k, [19, 17, 15], Some(shape), (1, TOL_F64), (false, true));
@@ -426,7 +428,53 @@ fn the_wave_kernels_mirror_rigid_faces() {
         bx: 16,
         by: 2,
         ry: 5,
+        rx: 1,
         hz: 7,
     };
-    check::<f32>(k, [23, 21, 20], Some(shape), (0, TOL_F32), (false, false));
+    check::<f32>(
+        k.clone(),
+        [23, 21, 20],
+        Some(shape),
+        (0, TOL_F32),
+        (false, false),
+    );
+    let pairs = WaveShape { rx: 2, ..shape };
+    check::<f32>(k, [23, 21, 20], Some(pairs), (0, TOL_F32), (false, false));
+}
+
+#[test]
+fn the_one_step_wave_kernel_moves_two_cells_per_thread() {
+    // Two cells per thread along x (vector loads and stores) at order 4 and 8: tiles of odd
+    // and even output widths, grids whose last pair of columns holds one updated cell (odd
+    // inner widths) or none beyond the grid, layers and a free surface, split launches, both
+    // precisions with 32- and 64-bit offsets.
+    for (order, bx, ry, hz, nx) in [(8, 6, 3, 5, 27), (4, 4, 2, 7, 24), (8, 8, 1, 9, 30)] {
+        let r = order / 2;
+        let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+            .with_order(order)
+            .with_pml(r + 4);
+        let shape = WaveShape {
+            dim_t: 1,
+            bx,
+            by: 2,
+            ry,
+            rx: 2,
+            hz,
+        };
+        let n = 2 * (r + 4) + 3;
+        check::<f32>(
+            k.clone(),
+            [nx, n, n + 1],
+            Some(shape),
+            (0, TOL_F32),
+            (false, true),
+        );
+        check::<f64>(
+            k.with_free_surface(),
+            [nx + 1, n + 2, n],
+            Some(shape),
+            (0, TOL_F64),
+            (true, false),
+        );
+    }
 }

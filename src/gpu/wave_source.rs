@@ -24,6 +24,9 @@ pub(crate) struct WaveShape {
     pub(crate) by: usize,
     /// Rows per thread (tile height `by · ry`).
     pub(crate) ry: usize,
+    /// Neighbouring cells per thread along x, moved as one vector (1, or 2 at `dim_t` 1 and an
+    /// even radius; tile width `bx · rx`).
+    pub(crate) rx: usize,
     /// Output planes per block along z.
     pub(crate) hz: usize,
 }
@@ -34,14 +37,31 @@ impl WaveShape {
     /// `dim_t − 1` there; level 0's `r`-wide rim beyond the tile is loaded, not computed).
     pub(crate) fn valid(&self, r: usize) -> Option<[usize; 2]> {
         let halo = 2 * r * (self.dim_t - 1);
-        let (tx, ty) = (self.bx, self.by * self.ry);
+        let (tx, ty) = (self.bx * self.rx, self.by * self.ry);
         (tx > halo && ty > halo).then(|| [tx - halo, ty - halo])
     }
 
     /// Dynamic shared memory: two buffers of one plane per level, each the tile with an
     /// `r`-wide rim.
     pub(crate) fn shared_bytes(&self, r: usize, dtype: DType) -> usize {
-        2 * self.dim_t * (self.bx + 2 * r) * (self.by * self.ry + 2 * r) * dtype.size()
+        2 * self.dim_t * (self.bx * self.rx + 2 * r) * (self.by * self.ry + 2 * r) * dtype.size()
+    }
+
+    /// Why the kernel cannot take this shape at radius `r`, if it cannot: two cells per thread
+    /// along x need one step per pass and an even radius (their vector loads then lie on
+    /// even columns), more are not compiled.
+    pub(crate) fn refusal(&self, r: usize) -> Option<String> {
+        match self.rx {
+            1 => None,
+            2 if self.dim_t == 1 && r.is_multiple_of(2) => None,
+            2 => Some(format!(
+                "two cells per thread along x run at dim_t 1 and an even radius (space order                  4 or 8); this shape has dim_t {} at radius {r}",
+                self.dim_t
+            )),
+            n => Some(format!(
+                "the wave kernel takes 1 or 2 cells per thread along x, not {n}"
+            )),
+        }
     }
 
     /// Blocks of a launch on `dims` (`None` when a tile has no output).
@@ -97,8 +117,8 @@ pub(crate) fn wave_source<T: Real>(
             "long long"
         };
         text += &format!(
-            "#define BT {}\n#define RY {}\n#define IDX {index}\n",
-            s.dim_t, s.ry
+            "#define BT {}\n#define RY {}\n#define RX {}\n#define IDX {index}\n",
+            s.dim_t, s.ry, s.rx
         );
     }
     text + PASSES_CUH + WAVE_CU

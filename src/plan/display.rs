@@ -264,9 +264,10 @@ impl Plan {
             } else {
                 format!("{} cells each in y", l.ry)
             },
-            match (l.rx > 0, l.skew) {
-                (true, true) => ", x neighbours by warp shuffle, levels skewed",
-                (true, false) => ", x neighbours by warp shuffle",
+            match (l.rx > 0, l.skew, self.kernel.wave().is_some()) {
+                (true, _, true) => ", each thread's cells along x moved as one vector",
+                (true, true, _) => ", x neighbours by warp shuffle, levels skewed",
+                (true, false, _) => ", x neighbours by warp shuffle",
                 _ => "",
             },
             mark(self.overrides.gpu_shape),

@@ -124,18 +124,25 @@ impl Plan {
             )?;
         }
         if self.engine == Engine::GpuBlocked {
+            let rx = g.rx.max(1);
+            let columns = if rx > 1 {
+                format!(" × {rx} columns (moved as one vector)")
+            } else {
+                String::new()
+            };
             writeln!(
                 f,
-                "         dim_t {}, blocks of {}x{} threads, {} rows each: tiles of {}x{} \
-                 columns with a ghost zone of R·dim_t = {} cells per side, {} planes per block \
-                 along z; κ = {:.3}; {} of shared memory per block",
+                "         dim_t {}, blocks of {}x{} threads, {} rows{columns} each: tiles of \
+                 {}x{} columns, an R = {r}-cell rim loaded and a ghost zone of R·(dim_t − 1) = \
+                 {} cells computed per side, {} planes per block along z; κ = {:.3}; {} of \
+                 shared memory per block",
                 self.dim_t,
                 g.block[0],
                 g.block[1],
                 g.ry,
-                g.block[0],
+                g.block[0] * rx,
                 g.block[1] * g.ry,
-                r * self.dim_t,
+                r * (self.dim_t - 1),
                 g.stream_block,
                 self.chosen.kappa,
                 human_bytes(g.shared_bytes)

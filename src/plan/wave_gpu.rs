@@ -23,19 +23,23 @@ pub(crate) const WAVE_GPU_MAX_DIM_T: usize = 3;
 /// Threads per block of the naive kernel (`gpu::wave_source::NAIVE_BLOCK`).
 const NAIVE_BLOCK: [usize; 2] = [32, 8];
 
-/// The launch shape `(bx, by, ry)` of the blocked kernel at `dim_t`: the fastest measured on
-/// the H200 (order 8 f32, 20-cell layers, G points/s). At `dim_t` 1 (the kernel's lean
-/// one-step loop, 128-plane chunks, 200 steps through `bench`): 32×16 threads × 1 row 124.4 at
-/// 1000³ against 32×8 × 1 116.2; at 512³ 32×8 × 1 120.5, 32×8 × 2 116.8, 32×16 × 1 115.3,
-/// 64×8 × 1 113.8, 32×32 × 1 113.0. At `dim_t` 2 (1000³, 100 steps of the kernel timed
-/// alone): 32×16 × 2 75.9, 32×32 × 1 57.2, 64×8 × 2 53.8, 64×16 × 1 45.2. The buffering model
-/// ranks these shapes differently (it favours rows per thread, which cost occupancy here), so
-/// the planner takes the measured one, at 1000³ where the two sizes disagree.
-fn blocked_shape(dim_t: usize) -> GpuShape {
+/// The launch shape of the blocked kernel at `dim_t` and radius `r`: the fastest measured on the
+/// H200 (order 8 f32, 20-cell layers, 200 steps through `bench`, G points/s). At `dim_t` 1 with
+/// an even radius each thread moves two cells along x as one vector (`rx` 2): 32×8 threads × 2
+/// rows × 2 cells (a 64×16 tile) ran 146.7 at 1000³ and 134.1 at 512³; at 512³ 32×16 × 2 rows
+/// 130.5, 32×8 × 1 row 121.5, 16×16 × 1 118.1, 32×4 × 2 117.8, 32×16 × 1 116.0, 32×8 × 3
+/// 107.6, 32×4 × 4 104.7, 64×4 × 2 83.2. One cell per thread (odd radii, whose vector loads
+/// would straddle pairs): 32×16 × 1 124.4 at 1000³ against 32×8 × 1 116.2; at 512³ 32×8 × 1
+/// 120.5, 32×16 × 1 115.3, 64×8 × 1 113.8, 32×32 × 1 113.0. At `dim_t` 2 (1000³, 100 steps of
+/// the kernel timed alone): 32×16 × 2 75.9, 32×32 × 1 57.2, 64×8 × 2 53.8, 64×16 × 1 45.2.
+/// The buffering model ranks these shapes differently (it favours rows per thread, which cost
+/// occupancy here), so the planner takes the measured one, at 1000³ where sizes disagree.
+fn blocked_shape(dim_t: usize, r: usize) -> GpuShape {
+    let pairs = dim_t == 1 && r.is_multiple_of(2);
     GpuShape {
-        block: [32, 16],
-        ry: if dim_t > 1 { 2 } else { 1 },
-        rx: 0,
+        block: if pairs { [32, 8] } else { [32, 16] },
+        ry: if dim_t > 1 || pairs { 2 } else { 1 },
+        rx: if pairs { 2 } else { 0 },
         skew: false,
         stream_block: 0,
     }
@@ -59,11 +63,16 @@ const MAX_STREAM_BLOCK: usize = 128;
 /// f32: 85.5 G points/s of 241 predicted at 512³, 88.6 of 252 at 1000³).
 const GPU_WAVE_NAIVE_SHARE: f64 = 0.33;
 
-/// The same for the blocked kernel's one-step loop (`dim_t` 1), which issues about twice the
-/// instructions the model counts (the layer and source tests, addresses, the column's shifts)
-/// and waits at its barrier once per plane (H200, order 8 f32: 124.4 G points/s of 252
-/// predicted at 1000³, 115.3 of 243 at 512³).
+/// The same for the blocked kernel's one-step loop (`dim_t` 1) with one cell per thread, which
+/// issues about twice the instructions the model counts (the layer and source tests,
+/// addresses, the column's shifts) and waits at its barrier once per plane (H200, order 8 f32:
+/// 124.4 G points/s of 252 predicted at 1000³, 115.3 of 243 at 512³).
 const GPU_WAVE_STREAM_SHARE: f64 = 0.48;
+
+/// The same with two cells per thread along x (`rx` 2), whose vector loads and stores halve
+/// the memory instructions the model counts per cell (H200, order 8 f32, 32×8 × 2 × 2: 146.7 G
+/// points/s at 1000³ and 134.1 at 512³, where the one-cell share predicted 120.7 and 115.9).
+const GPU_WAVE_PAIRS_SHARE: f64 = 0.56;
 
 /// The same for the blocked kernel past `dim_t` 1, whose general loop also keeps a ring of
 /// levels, clamps every plane it loads and waits at a barrier per level and plane (H200, order
@@ -101,9 +110,9 @@ fn arrays(r: usize, layers: f64, u_emitted: &'static [Strategy]) -> Vec<Array> {
 }
 
 /// Registers per thread of the blocked kernel: each level's column of `2R + 1` values and the
-/// φ delay line per row, plus addresses and flags per row.
-fn blocked_registers(r: usize, dim_t: usize, ry: usize, words: usize) -> usize {
-    (dim_t * (2 * r + 1) + (dim_t - 1) * (r + 1) + 4) * ry * words + 32
+/// φ delay line per cell, plus addresses and flags per cell (`cells` per thread).
+fn blocked_registers(r: usize, dim_t: usize, cells: usize, words: usize) -> usize {
+    (dim_t * (2 * r + 1) + (dim_t - 1) * (r + 1) + 4) * cells * words + 32
 }
 
 impl ModelInput<'_> {
@@ -117,7 +126,9 @@ impl ModelInput<'_> {
     ) -> Vec<Candidate> {
         let mut out = vec![self.wave_gpu_naive(info)];
         for &d in dim_ts {
-            let s = shape.copied().unwrap_or_else(|| blocked_shape(d));
+            let s = shape
+                .copied()
+                .unwrap_or_else(|| blocked_shape(d, self.cost.radius));
             out.extend(self.wave_gpu_blocked(info, d, &s));
         }
         out
@@ -145,21 +156,27 @@ impl ModelInput<'_> {
     ) -> Option<Candidate> {
         let r = self.cost.radius;
         let [bx, by] = shape.block;
-        let (tx, ty) = (bx, by * shape.ry);
+        // Cells per thread along x: 1, or 2 (vector loads) at dim_t 1 and an even radius.
+        let rx = shape.rx.max(1);
+        if rx > 2 || (rx == 2 && (dim_t > 1 || r % 2 == 1)) {
+            return None;
+        }
+        let (tx, ty) = (bx * rx, by * shape.ry);
         let halo = 2 * r * (dim_t - 1);
         if tx <= halo || ty <= halo || bx * by > 1024 {
             return None;
         }
         let words = self.cost.element_bytes / 4;
-        let registers = blocked_registers(r, dim_t, shape.ry, words.max(1));
+        let cells = shape.ry * rx;
+        let registers = blocked_registers(r, dim_t, cells, words.max(1));
         let shared = 2 * dim_t * (tx + 2 * r) * (ty + 2 * r) * self.cost.element_bytes;
         if registers > MAX_REGISTERS || shared > info.shared_per_block {
             return None;
         }
         let block = self.wave_block(
             [tx, ty],
-            shape.ry,
-            registers - (2 * r + 1) * shape.ry * words.max(1),
+            cells,
+            registers - (2 * r + 1) * cells * words.max(1),
         );
         let buffering = assign(&arrays(r, self.wave_layer_share(), BLOCKED_U), &block, info);
         let [ux, uy, uz] = self.dims.map(|n| n - 2 * r);
@@ -181,18 +198,19 @@ impl ModelInput<'_> {
         let levels = if dim_t > 1 { 5.0 } else { 4.0 };
         let bytes = (levels * e + 2.0 * e * self.wave_layer_share()) / dim_t as f64;
         let mut launch = self.wave_launch(shape.block, shape.ry, hz, buffering);
+        launch.rx = shape.rx;
         launch.shared_bytes = shared;
         launch.blocks = tiles * uz.div_ceil(hz);
         Some(self.wave_gpu_candidate(info, Engine::GpuBlocked, dim_t, launch, kappa, bytes))
     }
 
-    /// A thread block of the wave kernels covering `tile` columns with `ry` rows per thread.
-    fn wave_block(&self, tile: [usize; 2], ry: usize, base_registers: usize) -> Block {
+    /// A thread block of the wave kernels covering `tile` columns with `cells` cells per thread.
+    fn wave_block(&self, tile: [usize; 2], cells: usize, base_registers: usize) -> Block {
         let r = self.cost.radius as f64;
         Block {
             tx: tile[0],
             ty: tile[1],
-            threads: tile[0] * tile[1] / ry,
+            threads: tile[0] * tile[1] / cells,
             element: self.cost.element_bytes,
             base_registers,
             // 3R adds and 3R FMAs for the Laplacian, the update's few more.
@@ -239,6 +257,7 @@ impl ModelInput<'_> {
             .as_ref()
             .map_or(f64::INFINITY, |b| b.cycles);
         let share = match engine {
+            Engine::GpuBlocked if dim_t == 1 && launch.rx > 1 => GPU_WAVE_PAIRS_SHARE,
             Engine::GpuBlocked if dim_t == 1 => GPU_WAVE_STREAM_SHARE,
             Engine::GpuBlocked => GPU_WAVE_BLOCKED_SHARE,
             _ => GPU_WAVE_NAIVE_SHARE,
@@ -259,7 +278,10 @@ impl ModelInput<'_> {
         Candidate {
             engine,
             dim_t,
-            tile: [launch.block[0], launch.block[1] * launch.ry],
+            tile: [
+                launch.block[0] * launch.rx.max(1),
+                launch.block[1] * launch.ry,
+            ],
             kappa,
             working_set: launch.shared_bytes,
             compute_mups: compute,
@@ -323,6 +345,9 @@ mod tests {
                     let r = order / 2;
                     let ghost = 2 * r * (dim_t - 1);
                     assert!(g.block[0] > ghost && g.block[1] * g.ry > ghost);
+                    // Two cells per thread along x where the kernel takes them.
+                    assert_eq!(g.rx == 2, dim_t == 1 && r % 2 == 0, "{label} dim_t {dim_t}");
+                    assert_eq!(b.tile[0], g.block[0] * g.rx.max(1), "{label}");
                     assert!(g.registers <= MAX_REGISTERS && g.shared_bytes <= 232448);
                     let buffering = g.buffering.as_ref().unwrap();
                     assert_eq!(buffering.assignment[0], ("u", Strategy::Plus), "{label}");
@@ -342,14 +367,14 @@ mod calibration {
     use crate::engine::Engine;
     use crate::DType;
 
-    /// On the H200 the blocked kernel at dim_t 1 outran the naive one and the blocked one at
-    /// dim_t 2 (order 8 f32, 512³ and 1000³): the planner must pick it, and predict each
-    /// engine within 25% of what it measured there.
+    /// On the H200 the blocked kernel at dim_t 1 (two cells per thread) outran the naive one
+    /// and the blocked one at dim_t 2 (order 8 f32, 512³ and 1000³): the planner must pick it,
+    /// and predict each engine within 25% of what it measured there.
     #[test]
     fn the_h200_measurements_rank_and_bound_the_predictions() {
         for (n, naive, blocked1, blocked2) in [
-            (512, 86_769.0, 115_271.0, 73_051.0),
-            (1000, 88_610.0, 124_431.0, 73_058.0),
+            (512, 85_651.0, 134_086.0, 73_051.0),
+            (1000, 88_558.0, 146_688.0, 73_058.0),
         ] {
             let c = candidates(8, DType::F32, n);
             let rate = |e: Engine, d: usize| {

@@ -242,8 +242,9 @@ pub struct Overrides {
     /// GPU blocked kernel: cells per thread along y (with `--block`).
     #[arg(long, default_value_t = 4, requires = "block")]
     pub ry: usize,
-    /// GPU blocked kernel for star stencils: cells per thread along x, x neighbours by warp
-    /// shuffle (with `--block 32xN`); 0 exchanges them through shared memory.
+    /// GPU blocked kernel: cells per thread along x (with `--block`). Star stencils: x
+    /// neighbours by warp shuffle (with `--block 32xN`), 0 exchanges them through shared
+    /// memory. Wave: 2 moves a thread's two cells as one vector (dim_t 1, order 4 or 8).
     #[arg(long, default_value_t = 0, requires = "block")]
     pub rx: usize,
     /// GPU blocked kernel with `--rx`: skew the levels (each level R+1 planes behind the one

@@ -174,8 +174,8 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
 
 // ---------------------------------------------------------------------------------------------
 // gpu-blocked: N.5D blocking, BT steps per pass (at BT 1 the lean loop after these helpers
-// replaces the general one). A block owns a tile of BX x (BY*RY) columns
-// (thread (tx, ty) owns column tx and the RY rows ty*RY ..), GHOST = R*(BT-1) wider on every
+// replaces the general one). A block owns a tile of TW x TY = (BX*RX) x (BY*RY) columns
+// (thread (tx, ty) owns the RX columns tx*RX .. and the RY rows ty*RY ..; RX is 1 past BT 1), GHOST = R*(BT-1) wider on every
 // side than its output (the ghost cells of levels 1 .. BT-1), and streams the
 // planes of its z chunk (HZ planes, plus R*BT on either side). Each level k = 1 .. BT keeps in
 // registers its input's column (level k-1's u at planes z-R .. z+R), and for the next level its
@@ -194,12 +194,19 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
 #ifndef IDX
 #define IDX long long
 #endif
+#ifndef RX
+#define RX 1
+#endif
+#if RX != 1 && (BT != 1 || RADIUS % RX != 0)
+#error "two cells per thread along x (RX 2) run at one step per pass (BT 1) and an even radius"
+#endif
+#define TW (BX * RX)
 #define TY (BY * RY)
 #define HALO (RADIUS * BT)
 #define GHOST (RADIUS * (BT - 1))
-#define VX (BX - 2 * GHOST)
+#define VX (TW - 2 * GHOST)
 #define VY (TY - 2 * GHOST)
-#define SW (BX + 2 * RADIUS)
+#define SW (TW + 2 * RADIUS)
 #define SH (TY + 2 * RADIUS)
 #define RIM (2 * RADIUS * (SW + TY))
 #define RIMS ((RIM + BX * BY - 1) / (BX * BY))
@@ -260,7 +267,9 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
     for (int c = 0; c < RY; ++c) {
         const int gy = row0 + c;
         cells.interior[c] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-        cells.off[c] = clamp_to(gy, ny) * pitch + clamp_to(gx, nx);
+        // A column beyond the grid reads its last whole group of RX cells (the group at an
+        // even column for RX 2, aligned for a vector load: rows are a multiple of 16 bytes).
+        cells.off[c] = clamp_to(gy, ny) * pitch + min(max(gx, 0), (nx - 1) & ~(RX - 1));
     }
 #pragma unroll
     for (int j = 0; j < RIMS; ++j) {
@@ -274,7 +283,7 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
             const int k = i - 2 * RADIUS * SW;
             row = RADIUS + k / (2 * RADIUS);
             col = k % (2 * RADIUS);
-            if (col >= RADIUS) col += BX;
+            if (col >= RADIUS) col += TW;
         }
         cells.rim_s[j] = i < RIM ? row * SW + col : -1;
         cells.rim_g[j] = clamp_to(y0 - RADIUS + row, ny) * pitch + clamp_to(x0 - RADIUS + col, nx);
@@ -285,20 +294,93 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
 #if BT == 1
 // ---------------------------------------------------------------------------------------------
 // gpu-blocked at one step per pass (BT 1): 2.5D blocking, no ghost zone. A block owns a tile of
-// BX x TY output columns and streams the output planes of its z chunk. Each thread keeps its
-// rows' columns of u in registers (planes zk - R .. zk + R); the in-plane neighbours come from
+// TW x TY output columns and streams the output planes of its z chunk. Each thread keeps its
+// cells' columns of u in registers (planes zk - R .. zk + R); the in-plane neighbours come from
 // the plane in shared memory (double-buffered: one barrier per plane), whose R-wide rim the
 // block loads from memory. Every plane an iteration reads lies in the grid (an output plane is
 // R or more inside it), so the loads take no clamps and the addresses are one multiply-add; the
 // next plane's loads are issued before the current plane's work. This lean loop runs 13% faster
 // than the general one below at BT 1 (H200, order 8 f32 512³, 20-cell layers: 115.3 against
 // 101.8 G points/s).
+//
+// With RX 2 a thread owns two neighbouring cells of a row and moves both with one vector load
+// or store (global and shared memory alike): a row's in-plane neighbours along x are R + 1 pairs
+// (the centre pair already in registers) and along y one pair per row: 3R shared loads for two
+// cells instead of 8R, and the loads of u, u⁻ and (v dt)², the stores and the address
+// arithmetic are issued once per two cells.
 // ---------------------------------------------------------------------------------------------
+
+// RX neighbouring cells of a row, moved as one vector when RX is 2 (the address a multiple of
+// RX elements: columns and rows are, as the radius is then even).
+struct Group {
+    REAL v[RX];
+};
+
+#if RX == 2
+template <class T> struct PairOf;
+template <> struct PairOf<float> { typedef float2 type; };
+template <> struct PairOf<double> { typedef double2 type; };
+typedef PairOf<REAL>::type REAL_PAIR;
+#endif
+
+// The RX cells at p, read through the read-only cache.
+__device__ __forceinline__ Group ldg_group(const REAL* __restrict__ p)
+{
+    Group a;
+#if RX == 2
+    const REAL_PAIR t = __ldg(reinterpret_cast<const REAL_PAIR*>(p));
+    a.v[0] = t.x;
+    a.v[1] = t.y;
+#else
+    a.v[0] = __ldg(p);
+#endif
+    return a;
+}
+
+// The RX cells at p in shared memory.
+__device__ __forceinline__ Group lds_group(const REAL* p)
+{
+    Group a;
+#if RX == 2
+    const REAL_PAIR t = *reinterpret_cast<const REAL_PAIR*>(p);
+    a.v[0] = t.x;
+    a.v[1] = t.y;
+#else
+    a.v[0] = *p;
+#endif
+    return a;
+}
+
+// Stores the RX cells a at p.
+__device__ __forceinline__ void st_group(REAL* p, const Group& a)
+{
+#if RX == 2
+    REAL_PAIR t;
+    t.x = a.v[0];
+    t.y = a.v[1];
+    *reinterpret_cast<REAL_PAIR*>(p) = t;
+#else
+    *p = a.v[0];
+#endif
+}
+
+// Stores those of the RX cells a at p whose `keep` is set: one vector store when all are.
+__device__ __forceinline__ void st_group_where(REAL* p, const Group& a, const bool (&keep)[RX], bool all)
+{
+    if (all) {
+        st_group(p, a);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < RX; ++e)
+        if (keep[e]) p[e] = a.v[e];
+}
 
 // The loads of output plane zk: u at zk + R (the column's newest value), the rim at zk, and u⁻,
 // (v dt)² and, in the layers' form, φ, η_z and g_z at zk.
 struct PlaneLoads {
-    REAL u[RY], prev[RY], coef[RY], phi[RY], rim[RIMS];
+    Group u[RY], prev[RY], coef[RY], phi[RY];
+    REAL rim[RIMS];
     REAL ez, gz;
 };
 
@@ -310,15 +392,37 @@ __device__ __forceinline__ void load_plane(PlaneLoads& a, const REAL* __restrict
     const IDX o = zk * plane, ou = o + RADIUS * plane;
 #pragma unroll
     for (int c = 0; c < RY; ++c) {
-        a.u[c] = __ldg(u + (ou + cells.off[c]));
-        a.prev[c] = __ldg(prev + (o + cells.off[c]));
-        a.coef[c] = __ldg(coef + (o + cells.off[c]));
-        a.phi[c] = layer ? __ldg(phi + (o + cells.off[c])) : REAL(0);
+        a.u[c] = ldg_group(u + (ou + cells.off[c]));
+        a.prev[c] = ldg_group(prev + (o + cells.off[c]));
+        a.coef[c] = ldg_group(coef + (o + cells.off[c]));
+        a.phi[c] = layer ? ldg_group(phi + (o + cells.off[c])) : Group{};
     }
 #pragma unroll
     for (int j = 0; j < RIMS; ++j) a.rim[j] = __ldg(u + (o + cells.rim_g[j]));
     a.ez = layer ? __ldg(d.ez + zk) : REAL(0);
     a.gz = layer ? __ldg(d.gz + zk) : REAL(0);
+}
+
+// The in-plane neighbours of a thread's RX cells in one row of the shared plane (`row` at its
+// first cell): along x the columns -R .. R + RX - 1 around it (`x[R + e + dx]` for cell e), the
+// centre group taken from the registers; along y the RX cells of rows -R .. R (`y[R + dy]`).
+struct Neighbours {
+    REAL x[2 * RADIUS + RX];
+    Group y[2 * RADIUS + 1];
+};
+
+__device__ __forceinline__ Neighbours neighbours(const REAL* row, const Group& centre)
+{
+    Neighbours n;
+#pragma unroll
+    for (int k = 0; k <= 2 * RADIUS / RX; ++k) {
+        const Group g = k * RX == RADIUS ? centre : lds_group(row - RADIUS + k * RX);
+#pragma unroll
+        for (int e = 0; e < RX; ++e) n.x[k * RX + e] = g.v[e];
+    }
+#pragma unroll
+    for (int dy = -RADIUS; dy <= RADIUS; ++dy) n.y[RADIUS + dy] = dy == 0 ? centre : lds_group(row + dy * SW);
+    return n;
 }
 
 extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
@@ -330,13 +434,24 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     extern __shared__ unsigned char smem_raw[];
     REAL* smem = reinterpret_cast<REAL*>(smem_raw); // 2 planes of SW x SH
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
-    const int x0 = RADIUS + blockIdx.x * BX, y0 = RADIUS + blockIdx.y * TY;
-    const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
+    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
     const Meta m = read_meta(meta);
     const Damping d = damping(damp, nx, ny, nz);
-    const int gx = x0 + tx, row0 = y0 + ty * RY;
+    const int gx = x0 + tx * RX, row0 = y0 + ty * RY;
     const Cells cells = locate(tid, gx, row0, x0, y0, nx, ny, (int)pitch);
-    const REAL ex = gx < nx ? __ldg(d.ex + gx) : REAL(0), gxw = gx < nx ? __ldg(d.gx + gx) : REAL(0);
+    // Which of the thread's columns are updated cells (gx itself is R or more inside), and their
+    // damping in x.
+    bool xin[RX];
+    bool all_x = true;
+    REAL ex[RX], gxw[RX];
+#pragma unroll
+    for (int e = 0; e < RX; ++e) {
+        xin[e] = e == 0 || gx + e < nx - RADIUS; // gx: tested with the row (cells.interior)
+        all_x = all_x && xin[e];
+        ex[e] = gx + e < nx ? __ldg(d.ex + gx + e) : REAL(0);
+        gxw[e] = gx + e < nx ? __ldg(d.gx + gx + e) : REAL(0);
+    }
     REAL ey[RY], gy[RY];
 #pragma unroll
     for (int c = 0; c < RY; ++c) {
@@ -346,11 +461,11 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     }
     const IDX pl = (IDX)plane;
     const auto layer_at = [&](int z) { return layer_xy || z < m.z0 || z >= m.z1; };
-    REAL q[RY][W]; // the column's u at planes zk - R .. zk + R
+    Group q[RY][W]; // the cells' u at planes zk - R .. zk + R
 #pragma unroll
     for (int j = 0; j < W - 1; ++j)
 #pragma unroll
-        for (int c = 0; c < RY; ++c) q[c][j + 1] = __ldg(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
+        for (int c = 0; c < RY; ++c) q[c][j + 1] = ldg_group(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
     PlaneLoads next;
     load_plane(next, u, prev, phi, coef, d, cells, z0, pl, layer_at(z0));
     REAL check = 0; // the stored values times 0, summed: NaN once one of them is not finite
@@ -363,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
 #pragma unroll
             for (int j = 0; j < W - 1; ++j) q[c][j] = q[c][j + 1];
             q[c][W - 1] = now.u[c];
-            s[(ty * RY + c + RADIUS) * SW + tx + RADIUS] = q[c][RADIUS];
+            st_group(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
         }
 #pragma unroll
         for (int j = 0; j < RIMS; ++j)
@@ -376,23 +491,30 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
 #pragma unroll
         for (int c = 0; c < RY; ++c) {
             if (!cells.interior[c]) continue;
-            const REAL* row = s + (ty * RY + c + RADIUS) * SW + tx + RADIUS;
-            const auto at = [&](int dx, int dy) { return row[dy * SW + dx]; };
+            const Neighbours n = neighbours(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
             const IDX i = zo + cells.off[c];
-            REAL v, f;
-            if (layer) {
-                const CellDamping cd = {(ex + ey[c]) + now.ez, gxw, gy[c], now.gz};
-                v = update<true>(q[c][RADIUS], q[c], at, now.prev[c], now.coef[c], now.phi[c], cd, f);
-                phi_out[i] = f;
-                check += f * REAL(0);
-            } else {
-                v = update<false>(q[c][RADIUS], q[c], at, now.prev[c], now.coef[c], 0, CellDamping{}, f);
-            }
             const int y = row0 + c;
-            if (sources) v = inject(v, meta, taps, amp, s0, gx, y, zk);
-            if (probes) record(v, meta, pstart, pz, pout, s0, (long long)y * nx + gx, zk);
-            u_out[i] = v;
-            check += v * REAL(0);
+            Group v, f;
+#pragma unroll
+            for (int e = 0; e < RX; ++e) {
+                REAL col[W];
+#pragma unroll
+                for (int j = 0; j < W; ++j) col[j] = q[c][j].v[e];
+                const auto at = [&](int dx, int dy) { return dy == 0 ? n.x[RADIUS + e + dx] : n.y[RADIUS + dy].v[e]; };
+                if (layer) {
+                    const CellDamping cd = {(ex[e] + ey[c]) + now.ez, gxw[e], gy[c], now.gz};
+                    v.v[e] = update<true>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], now.phi[c].v[e],
+                                          cd, f.v[e]);
+                } else {
+                    v.v[e] = update<false>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], 0,
+                                           CellDamping{}, f.v[e]);
+                }
+                if (sources) v.v[e] = inject(v.v[e], meta, taps, amp, s0, gx + e, y, zk);
+                if (probes && xin[e]) record(v.v[e], meta, pstart, pz, pout, s0, (long long)y * nx + gx + e, zk);
+                if (xin[e]) check += v.v[e] * REAL(0) + (layer ? f.v[e] * REAL(0) : REAL(0));
+            }
+            if (layer) st_group_where(phi_out + i, f, xin, all_x);
+            st_group_where(u_out + i, v, xin, all_x);
         }
     }
     if (check != check) *flag = pass;
@@ -411,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     const int z0 = zc.z0, z1 = zc.z1;
     const int zl = max(0, z0 - HALO);
     for (int i = tid; i < 2 * BT * SW * SH; i += BX * BY) smem[i] = 0;
-    const bool layer_xy = x0 < meta[0] || x0 + BX > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
     const Meta m = read_meta(meta);
     const Damping d = damping(damp, nx, ny, nz);
 

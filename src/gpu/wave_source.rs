@@ -55,7 +55,8 @@ impl WaveShape {
             1 => None,
             2 if self.dim_t == 1 && r.is_multiple_of(2) => None,
             2 => Some(format!(
-                "two cells per thread along x run at dim_t 1 and an even radius (space order                  4 or 8); this shape has dim_t {} at radius {r}",
+                "two cells per thread along x run at dim_t 1 and an even radius (space order \
+                 4 or 8); this shape has dim_t {} at radius {r}",
                 self.dim_t
             )),
             n => Some(format!(
@@ -122,4 +123,33 @@ pub(crate) fn wave_source<T: Real>(
         );
     }
     text + PASSES_CUH + WAVE_CU
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WaveShape;
+
+    /// Two cells per thread run at one step per pass and an even radius only; the refusal
+    /// says which condition failed.
+    #[test]
+    fn two_cells_per_thread_need_one_step_and_an_even_radius() {
+        let pairs = WaveShape {
+            dim_t: 1,
+            bx: 32,
+            by: 8,
+            ry: 2,
+            rx: 2,
+            hz: 128,
+        };
+        assert_eq!(pairs.refusal(4), None);
+        assert_eq!(pairs.refusal(2), None);
+        assert!(pairs.refusal(3).is_some_and(|m| m.contains("radius 3")));
+        let deep = WaveShape { dim_t: 2, ..pairs };
+        assert!(deep.refusal(4).is_some_and(|m| m.contains("dim_t 2")));
+        assert!(WaveShape { rx: 3, ..pairs }.refusal(4).is_some());
+        assert_eq!(WaveShape { rx: 1, ..deep }.refusal(3), None);
+        // The tile is bx·rx wide: 64 columns, and its shared planes with the rim.
+        assert_eq!(pairs.valid(4), Some([64, 16]));
+        assert_eq!(pairs.shared_bytes(4, crate::DType::F32), 2 * 72 * 24 * 4);
+    }
 }

@@ -14,6 +14,7 @@ use super::gpu_buffering::{assign, Array, Block, Buffering, Strategy};
 use super::gpu_model::GpuShape;
 use super::model::ModelInput;
 use crate::engine::Engine;
+use crate::gpu::wave_source::WaveShape;
 use crate::gpu::GpuInfo;
 
 /// Largest `dim_t` the GPU wave planner considers (the ghost zone of `R·(dim_t − 1)` cells leaves
@@ -156,9 +157,17 @@ impl ModelInput<'_> {
     ) -> Option<Candidate> {
         let r = self.cost.radius;
         let [bx, by] = shape.block;
-        // Cells per thread along x: 1, or 2 (vector loads) at dim_t 1 and an even radius.
+        // Cells per thread along x, where the kernel takes them (its own refusal decides).
         let rx = shape.rx.max(1);
-        if rx > 2 || (rx == 2 && (dim_t > 1 || r % 2 == 1)) {
+        let kernel_shape = WaveShape {
+            dim_t,
+            bx,
+            by,
+            ry: shape.ry,
+            rx,
+            hz: shape.stream_block,
+        };
+        if kernel_shape.refusal(r).is_some() {
             return None;
         }
         let (tx, ty) = (bx * rx, by * shape.ry);

@@ -323,30 +323,20 @@ template <> struct PairOf<double> { typedef double2 type; };
 typedef PairOf<REAL>::type REAL_PAIR;
 #endif
 
-// The RX cells at p, read through the read-only cache.
-__device__ __forceinline__ Group ldg_group(const REAL* __restrict__ p)
-{
-    Group a;
-#if RX == 2
-    const REAL_PAIR t = __ldg(reinterpret_cast<const REAL_PAIR*>(p));
-    a.v[0] = t.x;
-    a.v[1] = t.y;
-#else
-    a.v[0] = __ldg(p);
-#endif
-    return a;
-}
+// Where a group is read from: global memory through the read-only cache, or shared memory.
+enum class From { Global, Shared };
 
-// The RX cells at p in shared memory.
-__device__ __forceinline__ Group lds_group(const REAL* p)
+// The RX cells at p.
+template <From F> __device__ __forceinline__ Group load_group(const REAL* p)
 {
     Group a;
 #if RX == 2
-    const REAL_PAIR t = *reinterpret_cast<const REAL_PAIR*>(p);
+    const REAL_PAIR* q = reinterpret_cast<const REAL_PAIR*>(p);
+    const REAL_PAIR t = F == From::Global ? __ldg(q) : *q;
     a.v[0] = t.x;
     a.v[1] = t.y;
 #else
-    a.v[0] = *p;
+    a.v[0] = F == From::Global ? __ldg(p) : *p;
 #endif
     return a;
 }
@@ -392,10 +382,10 @@ __device__ __forceinline__ void load_plane(PlaneLoads& a, const REAL* __restrict
     const IDX o = zk * plane, ou = o + RADIUS * plane;
 #pragma unroll
     for (int c = 0; c < RY; ++c) {
-        a.u[c] = ldg_group(u + (ou + cells.off[c]));
-        a.prev[c] = ldg_group(prev + (o + cells.off[c]));
-        a.coef[c] = ldg_group(coef + (o + cells.off[c]));
-        a.phi[c] = layer ? ldg_group(phi + (o + cells.off[c])) : Group{};
+        a.u[c] = load_group<From::Global>(u + (ou + cells.off[c]));
+        a.prev[c] = load_group<From::Global>(prev + (o + cells.off[c]));
+        a.coef[c] = load_group<From::Global>(coef + (o + cells.off[c]));
+        a.phi[c] = layer ? load_group<From::Global>(phi + (o + cells.off[c])) : Group{};
     }
 #pragma unroll
     for (int j = 0; j < RIMS; ++j) a.rim[j] = __ldg(u + (o + cells.rim_g[j]));
@@ -416,12 +406,13 @@ __device__ __forceinline__ Neighbours neighbours(const REAL* row, const Group& c
     Neighbours n;
 #pragma unroll
     for (int k = 0; k <= 2 * RADIUS / RX; ++k) {
-        const Group g = k * RX == RADIUS ? centre : lds_group(row - RADIUS + k * RX);
+        const Group g = k * RX == RADIUS ? centre : load_group<From::Shared>(row - RADIUS + k * RX);
 #pragma unroll
         for (int e = 0; e < RX; ++e) n.x[k * RX + e] = g.v[e];
     }
 #pragma unroll
-    for (int dy = -RADIUS; dy <= RADIUS; ++dy) n.y[RADIUS + dy] = dy == 0 ? centre : lds_group(row + dy * SW);
+    for (int dy = -RADIUS; dy <= RADIUS; ++dy)
+        n.y[RADIUS + dy] = dy == 0 ? centre : load_group<From::Shared>(row + dy * SW);
     return n;
 }
 
@@ -465,7 +456,8 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
 #pragma unroll
     for (int j = 0; j < W - 1; ++j)
 #pragma unroll
-        for (int c = 0; c < RY; ++c) q[c][j + 1] = ldg_group(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
+        for (int c = 0; c < RY; ++c)
+            q[c][j + 1] = load_group<From::Global>(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
     PlaneLoads next;
     load_plane(next, u, prev, phi, coef, d, cells, z0, pl, layer_at(z0));
     REAL check = 0; // the stored values times 0, summed: NaN once one of them is not finite

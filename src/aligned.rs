@@ -149,27 +149,55 @@ mod huge {
             }
             libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
-        // Fault every page in now, writable: read first, an untouched range would map the
-        // shared huge zero page, which older kernels split into small pages on the first write.
-        // SAFETY: start..start + len is the mapping kept above, readable and writable.
-        let populated =
-            unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
-        if populated != 0 {
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
-                // The pages could not be populated (ENOMEM, EFAULT): give the mapping back and
-                // report the allocation as failed.
-                // SAFETY: the mapping kept above, referred to by nothing yet.
-                unsafe { libc::munmap(start as *mut libc::c_void, len) };
-                return std::ptr::null_mut();
-            }
-            // Kernels before 5.14 lack MADV_POPULATE_WRITE: write a zero into every page.
-            for offset in (0..len).step_by(page) {
-                // SAFETY: start + offset lies in the writable mapping kept above; writing a
-                // zero keeps the fresh page's contents.
-                unsafe { std::ptr::write_volatile((start + offset) as *mut u8, 0) };
-            }
+        // Fault every page in now, writable, in pieces on the global rayon pool: the kernel
+        // zeroes each page as it maps it, which for gigabytes takes seconds on one core. Inside
+        // a pool's worker (an engine's buffers, allocated where a lock may be held) the pieces
+        // go in turn: a worker waiting for its pieces could take up other work meanwhile.
+        use rayon::prelude::*;
+        let pieces = len.div_ceil(POPULATE_PIECE);
+        let piece = |i: usize| {
+            let at = i * POPULATE_PIECE;
+            populate(start + at, POPULATE_PIECE.min(len - at), page)
+        };
+        let populated = if rayon::current_thread_index().is_none() {
+            (0..pieces).into_par_iter().all(piece)
+        } else {
+            (0..pieces).all(piece)
+        };
+        if !populated {
+            // The pages could not be populated (ENOMEM, EFAULT): give the mapping back and
+            // report the allocation as failed.
+            // SAFETY: the mapping kept above, referred to by nothing yet.
+            unsafe { libc::munmap(start as *mut libc::c_void, len) };
+            return std::ptr::null_mut();
         }
         start as *mut u8
+    }
+
+    /// Bytes one worker populates at a time: a whole number of huge pages.
+    const POPULATE_PIECE: usize = 16 * HUGE_PAGE;
+
+    /// Faults in the `len` bytes at `start` (page-aligned, within a fresh writable mapping)
+    /// writable; returns false when the memory is not there.
+    fn populate(start: usize, len: usize, page: usize) -> bool {
+        // Writable from the start: read first, an untouched range would map the shared huge
+        // zero page, which older kernels split into small pages on the first write.
+        // SAFETY: the range lies in the caller's mapping, readable and writable.
+        let populated =
+            unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+        if populated == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return false;
+        }
+        // Kernels before 5.14 lack MADV_POPULATE_WRITE: write a zero into every page.
+        for offset in (0..len).step_by(page) {
+            // SAFETY: start + offset lies in the caller's writable mapping; writing a zero
+            // keeps the fresh page's contents.
+            unsafe { std::ptr::write_volatile((start + offset) as *mut u8, 0) };
+        }
+        true
     }
 
     /// Unmaps a block from [`map`].
@@ -209,9 +237,20 @@ impl<T: Real> DerefMut for AlignedBuf<T> {
 }
 
 impl<T: Real> Clone for AlignedBuf<T> {
+    /// A copy, made in pieces on the global rayon pool (one core does not reach the memory
+    /// bandwidth of a many-core host); inside a pool's worker, in one piece (as
+    /// `huge::map` populates).
     fn clone(&self) -> Self {
+        use rayon::prelude::*;
         let mut copy = Self::zeroed(self.len).expect("allocation of a buffer that already exists");
-        copy.copy_from_slice(self);
+        if rayon::current_thread_index().is_some() {
+            copy.copy_from_slice(self);
+            return copy;
+        }
+        let piece = (1 << 20) / std::mem::size_of::<T>();
+        copy.par_chunks_mut(piece)
+            .zip(self.par_chunks(piece))
+            .for_each(|(d, s)| d.copy_from_slice(s));
         copy
     }
 }

@@ -5,8 +5,6 @@
 
 use std::ops::{Index, IndexMut};
 
-use rand::{Rng, SeedableRng};
-
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::finite::{all_finite, first_bad_plane};
 use crate::memory::{Data, Footprint};
@@ -114,6 +112,37 @@ impl<T: Real> Grid<T> {
         Ok(g)
     }
 
+    /// A grid whose cell (x, y, z) is `f(x, y, z)`, its planes filled in parallel on the
+    /// current rayon pool (the global one outside `ThreadPool::install`): for models of
+    /// hundreds of millions of cells, which [`Grid::from_fn`] fills on one thread.
+    ///
+    /// ```
+    /// use stencil35d::Grid;
+    /// let g = Grid::<f64>::par_from_fn([6, 5, 4], |x, y, z| (x + 10 * y + 100 * z) as f64).unwrap();
+    /// assert_eq!(g.get(3, 2, 1), 123.0);
+    /// ```
+    pub fn par_from_fn(
+        dims: [usize; 3],
+        f: impl Fn(usize, usize, usize) -> T + Sync,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut g = Self::new(dims)?;
+        let (pitch, plane) = (g.pitch, g.plane);
+        let [nx, ny, nz] = dims;
+        g.data[..plane * nz]
+            .par_chunks_mut(plane)
+            .enumerate()
+            .for_each(|(z, cells)| {
+                for y in 0..ny {
+                    let row = &mut cells[y * pitch..y * pitch + nx];
+                    for (x, v) in row.iter_mut().enumerate() {
+                        *v = f(x, y, z);
+                    }
+                }
+            });
+        Ok(g)
+    }
+
     /// A grid from dense data in x-fastest order (`data.len() == nx * ny * nz`).
     pub fn from_slice(dims: [usize; 3], data: &[T]) -> Result<Self> {
         let n = dims.iter().product::<usize>();
@@ -133,10 +162,15 @@ impl<T: Real> Grid<T> {
         Ok(g)
     }
 
-    /// A grid of independent uniform random values in `[lo, hi)`, reproducible from `seed`.
+    /// A grid of independent uniform random values in `[lo, hi)`, reproducible from `seed`:
+    /// each cell's value comes from its index and `seed` alone (a counter-based generator), so
+    /// the planes fill in parallel and the grid is the same whatever the thread count.
     pub fn random(dims: [usize; 3], lo: f64, hi: f64, seed: u64) -> Result<Self> {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        Self::from_fn(dims, |_, _, _| T::of(rng.random_range(lo..hi)))
+        let [nx, ny, _] = dims;
+        Self::par_from_fn(dims, |x, y, z| {
+            let cell = (x + nx * (y + ny * z)) as u64;
+            T::of(lo + (hi - lo) * crate::random::unit(seed, cell, 0))
+        })
     }
 
     /// `[nx, ny, nz]`.
@@ -369,6 +403,37 @@ mod tests {
             0,
             "rows 4 KiB apart alias in cache sets"
         );
+    }
+
+    #[test]
+    fn par_from_fn_fills_every_cell_as_from_fn() {
+        let f = |x: usize, y: usize, z: usize| (x * 7 + y * 131 + z * 1009) as f32;
+        let dims = [37, 29, 23];
+        let (a, b) = (
+            Grid::from_fn(dims, f).unwrap(),
+            Grid::par_from_fn(dims, f).unwrap(),
+        );
+        assert_eq!(a, b);
+        assert_eq!(b.get(36, 28, 22), f(36, 28, 22));
+    }
+
+    /// A random grid is the same whatever the thread count, its values lie in `[lo, hi)`, and
+    /// another seed gives other values.
+    #[test]
+    fn random_grids_do_not_depend_on_the_thread_count() {
+        let dims = [19, 17, 13];
+        let on = |threads: usize, seed: u64| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| Grid::<f64>::random(dims, -2.0, 3.0, seed).unwrap())
+        };
+        let one = on(1, 5);
+        assert_eq!(one, on(3, 5));
+        assert!(one.iter().all(|(_, v)| (-2.0..3.0).contains(&v)));
+        let other = on(1, 6);
+        assert!(one.iter().zip(other.iter()).all(|(a, b)| a.1 != b.1));
     }
 
     #[test]

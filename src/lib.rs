@@ -43,6 +43,7 @@ pub mod output;
 pub mod perf;
 pub mod plan;
 pub mod plane;
+mod random;
 mod real;
 mod runtime;
 mod simd;

@@ -2,8 +2,6 @@
 //! periodic box) started from a random near-equilibrium state for the lattice-Boltzmann
 //! kernel, and a shot on a layered model for the wave equation.
 
-use rand::{Rng, SeedableRng};
-
 use crate::lbm::{equilibrium, Axis, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, WEIGHTS};
 use crate::wave::{Source, WaveKernel, Wavefield, Wavelet};
 use crate::{Grid, Real, Result};
@@ -68,7 +66,7 @@ fn randomize<T: Real>(lat: &mut Lattice<T>, margin: usize, seed: u64) {
         let mut draw = 0;
         let mut uniform = |lo: f64, hi: f64| {
             draw += 1;
-            lo + (hi - lo) * unit(seed, node, draw)
+            lo + (hi - lo) * crate::random::unit(seed, node, draw)
         };
         let u = [0; 3].map(|_| uniform(-0.03, 0.03));
         let feq = equilibrium(1.0 + uniform(-0.01, 0.01), u);
@@ -76,19 +74,6 @@ fn randomize<T: Real>(lat: &mut Lattice<T>, margin: usize, seed: u64) {
             T::of(feq[i] + WEIGHTS[i] * uniform(-0.01, 0.01))
         }))
     });
-}
-
-/// A number in `[0, 1)` from `seed`, a node and the node's draw count: SplitMix64's
-/// finaliser over the three, 53 random bits.
-fn unit(seed: u64, node: u64, draw: u64) -> f64 {
-    let mut z = seed
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(node.wrapping_mul(0xD1B5_4A32_D192_ED03))
-        .wrapping_add(draw.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Largest velocity of the benchmark's layered model, m/s.
@@ -124,11 +109,12 @@ pub fn wave_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Re
     let velocity = crate::wave::models::layered::<T>(dims, &layers)?;
     let mut field = Wavefield::new(kernel, &velocity)?;
     let r = field.kernel().radius();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let inside = |c: [usize; 3]| (0..3).all(|a| c[a] >= r && c[a] < dims[a] - r);
-    let u = Grid::from_fn(dims, |x, y, z| {
+    let [nx, ny, _] = dims;
+    let u = Grid::par_from_fn(dims, |x, y, z| {
+        let cell = (x + nx * (y + ny * z)) as u64;
         T::of(if inside([x, y, z]) {
-            rng.random_range(-1.0..1.0)
+            2.0 * crate::random::unit(seed, cell, 0) - 1.0
         } else {
             0.0
         })
@@ -145,20 +131,6 @@ pub fn wave_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unit_numbers_are_uniform_and_differ_by_node_and_draw() {
-        let n = 100_000u64;
-        let draws: Vec<f64> = (0..n).map(|k| unit(7, k / 23, k % 23)).collect();
-        assert!(draws.iter().all(|v| (0.0..1.0).contains(v)));
-        let mean = draws.iter().sum::<f64>() / n as f64;
-        // The mean of 10⁵ uniform numbers is 0.5 within 4 standard deviations (0.0037).
-        assert!((mean - 0.5).abs() < 0.004, "mean {mean}");
-        let below = draws.iter().filter(|&&v| v < 0.25).count() as f64 / n as f64;
-        assert!((below - 0.25).abs() < 0.006, "{below} below 0.25");
-        assert_ne!(unit(7, 1, 2), unit(7, 2, 1));
-        assert_ne!(unit(7, 1, 2), unit(8, 1, 2));
-    }
 
     #[test]
     fn a_random_lattice_is_near_equilibrium_inside_its_margin() {

@@ -46,31 +46,15 @@ impl<T: Real> Wavefield<T> {
     /// is allocated.
     pub fn new(mut kernel: WaveKernel, velocity: &Grid<T>) -> Result<Wavefield<T>> {
         let dims = velocity.dims();
-        let mut v_max = 0.0f64;
-        for ([x, y, z], v) in velocity.iter() {
-            let v = v.to_f64().unwrap_or(f64::NAN);
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Error::InvalidArgument(format!(
-                    "the velocity at cell ({x}, {y}, {z}) is {v}: velocities must be positive and \
-                     finite"
-                )));
-            }
-            v_max = v_max.max(v);
-        }
-        kernel.v_max = v_max;
+        kernel.v_max = max_velocity(velocity)?;
         kernel.validate()?;
         kernel.validate_dims(dims)?;
         crate::memory::Footprint::grids(T::DTYPE, 4).check_allocation(dims)?;
         let dt2 = kernel.dt * kernel.dt;
-        let mut coef = Grid::<T>::unchecked(dims)?;
-        for z in 0..dims[2] {
-            for y in 0..dims[1] {
-                for (c, v) in coef.row_mut(y, z).iter_mut().zip(velocity.row(y, z)) {
-                    let v = v.to_f64().unwrap_or(0.0);
-                    *c = T::of(v * v * dt2);
-                }
-            }
-        }
+        let coef = Grid::par_from_fn(dims, |x, y, z| {
+            let v = velocity.get(x, y, z).to_f64().unwrap_or(0.0);
+            T::of(v * v * dt2)
+        })?;
         let speed = layer_velocities(&kernel, velocity);
         Ok(Wavefield {
             damping: Damping::for_velocities(&kernel, dims, speed),
@@ -110,8 +94,7 @@ impl<T: Real> Wavefield<T> {
             if let Some((cell, value)) = g.find_non_finite() {
                 return Err(Error::NonFiniteInput { cell, value });
             }
-            let layer = |c: [usize; 3]| (0..3).any(|a| c[a] < r || c[a] >= dims[a] - r);
-            if let Some((c, v)) = g.iter().find(|&(c, v)| layer(c) && v != T::zero()) {
+            if let Some((c, v)) = first_nonzero_in_layer(g, r) {
                 return Err(Error::InvalidArgument(format!(
                     "the initial {name} holds {} at cell {c:?}, in the {r}-cell boundary layer, \
                      which stays zero",
@@ -281,28 +264,44 @@ impl<T: Real> Wavefield<T> {
     }
 }
 
-/// The mean velocity in each face's absorbing layer (`[axis][low, high]`).
+/// The mean velocity in each face's absorbing layer (`[axis][low, high]`). Planes are summed
+/// in parallel and their sums added in plane order, so the means do not depend on the
+/// thread count.
 fn layer_velocities<T: Real>(kernel: &WaveKernel, velocity: &Grid<T>) -> [[f64; 2]; 3] {
-    let dims = velocity.dims();
+    use rayon::prelude::*;
+    let [nx, ny, nz] = velocity.dims();
     let w = kernel.pml;
-    let mut sum = [[0.0f64; 2]; 3];
-    let mut count = [[0usize; 2]; 3];
-    for (c, v) in velocity.iter() {
-        let v = v.to_f64().unwrap_or(0.0);
-        for a in 0..3 {
-            let side = [c[a] < w, c[a] + w >= dims[a]];
-            for s in 0..2 {
-                if side[s] {
-                    sum[a][s] += v;
-                    count[a][s] += 1;
-                }
+    let wx = w.min(nx);
+    let sum = |cells: &[T]| cells.iter().map(|v| v.to_f64().unwrap_or(0.0)).sum::<f64>();
+    let planes: Vec<[[f64; 2]; 3]> = (0..nz)
+        .into_par_iter()
+        .map(|z| {
+            let mut s = [[0.0f64; 2]; 3];
+            for y in 0..ny {
+                let row = velocity.row(y, z);
+                let whole = sum(row);
+                s[0][0] += sum(&row[..wx]);
+                s[0][1] += sum(&row[nx - wx..]);
+                s[1][0] += if y < w { whole } else { 0.0 };
+                s[1][1] += if y + w >= ny { whole } else { 0.0 };
+                s[2][0] += if z < w { whole } else { 0.0 };
+                s[2][1] += if z + w >= nz { whole } else { 0.0 };
             }
+            s
+        })
+        .collect();
+    let mut total = [[0.0f64; 2]; 3];
+    for p in &planes {
+        for (t, s) in total.iter_mut().flatten().zip(p.iter().flatten()) {
+            *t += s;
         }
     }
+    let cells_per = [nx, ny, nz].map(|n| w.min(n));
+    let count = |a: usize| cells_per[a] * [nx, ny, nz].iter().product::<usize>() / [nx, ny, nz][a];
     std::array::from_fn(|a| {
-        std::array::from_fn(|s| match count[a][s] {
+        std::array::from_fn(|s| match count(a) {
             0 => kernel.v_max,
-            n => sum[a][s] / n as f64,
+            n => total[a][s] / n as f64,
         })
     })
 }
@@ -312,5 +311,127 @@ pub(crate) fn sample_into<T: Real>(u: &Grid<T>, probes: &[Tap], samples: &mut [f
     for p in probes {
         let [x, y, z] = p.cell;
         samples[p.point] += p.weight * u.get(x, y, z).to_f64().unwrap_or(f64::NAN);
+    }
+}
+
+/// The largest velocity of `velocity`, or an error naming the first cell (x-fastest order)
+/// whose velocity is not positive and finite. Planes are read in parallel.
+fn max_velocity<T: Real>(velocity: &Grid<T>) -> Result<f64> {
+    use rayon::prelude::*;
+    let [_, ny, nz] = velocity.dims();
+    let planes: Vec<std::result::Result<f64, ([usize; 3], f64)>> = (0..nz)
+        .into_par_iter()
+        .map(|z| {
+            let mut v_max = 0.0f64;
+            for y in 0..ny {
+                for (x, v) in velocity.row(y, z).iter().enumerate() {
+                    let v = v.to_f64().unwrap_or(f64::NAN);
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(([x, y, z], v));
+                    }
+                    v_max = v_max.max(v);
+                }
+            }
+            Ok(v_max)
+        })
+        .collect();
+    planes
+        .into_iter()
+        .try_fold(0.0f64, |v_max, plane| match plane {
+            Ok(v) => Ok(v_max.max(v)),
+            Err(([x, y, z], v)) => Err(Error::InvalidArgument(format!(
+            "the velocity at cell ({x}, {y}, {z}) is {v}: velocities must be positive and finite"
+        ))),
+        })
+}
+
+/// The first cell (x-fastest order) within `r` cells of a face whose value is not zero, with
+/// its value. Reads the boundary layer's cells only; `g` is at least `2r + 1` cells on each
+/// axis.
+fn first_nonzero_in_layer<T: Real>(g: &Grid<T>, r: usize) -> Option<([usize; 3], T)> {
+    let [nx, ny, nz] = g.dims();
+    for z in 0..nz {
+        let whole_plane = z < r || z >= nz - r;
+        for y in 0..ny {
+            let row = g.row(y, z);
+            let nonzero = |x: &usize| row[*x] != T::zero();
+            let x = if whole_plane || y < r || y >= ny - r {
+                (0..nx).find(nonzero)
+            } else {
+                (0..r).chain(nx - r..nx).find(nonzero)
+            };
+            if let Some(x) = x {
+                return Some(([x, y, z], row[x]));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan of the boundary layer finds what a scan of every cell finds: the first
+    /// non-zero cell within `r` of a face, in x-fastest order, whatever lies inside.
+    #[test]
+    fn the_boundary_layer_scan_finds_the_first_nonzero_layer_cell() {
+        let (dims, r) = ([12, 11, 10], 3);
+        let layer = |c: [usize; 3]| (0..3).any(|a| c[a] < r || c[a] >= dims[a] - r);
+        let every_cell = |g: &Grid<f64>| g.iter().find(|&(c, v)| layer(c) && v != 0.0);
+        for seed in 0..40u64 {
+            let mut g = Grid::<f64>::new(dims).unwrap();
+            g.set(6, 5, 5, 9.0); // inside: never reported
+            for k in 0..3 {
+                let c = [0, 1, 2]
+                    .map(|a| { crate::random::unit(seed, a as u64, k) * dims[a] as f64 } as usize);
+                g.set(c[0], c[1], c[2], 1.0 + k as f64);
+            }
+            assert_eq!(first_nonzero_in_layer(&g, r), every_cell(&g), "seed {seed}");
+        }
+        let mut g = Grid::<f64>::new(dims).unwrap();
+        g.set(6, 5, 5, 9.0);
+        assert_eq!(first_nonzero_in_layer(&g, r), None);
+        g.set(11, 5, 5, 2.0);
+        g.set(0, 6, 5, 3.0);
+        assert_eq!(first_nonzero_in_layer(&g, r), Some(([11, 5, 5], 2.0)));
+    }
+
+    /// The layers' mean velocities equal the means over their cells taken one by one, and
+    /// the first bad velocity in x-fastest order is the one named.
+    #[test]
+    fn layer_means_and_the_velocity_check_read_every_cell() {
+        let dims = [23, 19, 17];
+        let v = Grid::<f64>::random(dims, 1500.0, 4500.0, 3).unwrap();
+        let kernel = WaveKernel::new(10.0, 1e-3, 4500.0).with_pml(8);
+        let means = layer_velocities(&kernel, &v);
+        for (a, axis) in means.iter().enumerate() {
+            for (side, &got) in axis.iter().enumerate() {
+                let in_layer = |c: [usize; 3]| {
+                    if side == 0 {
+                        c[a] < 8
+                    } else {
+                        c[a] + 8 >= dims[a]
+                    }
+                };
+                let cells: Vec<f64> = v
+                    .iter()
+                    .filter(|(c, _)| in_layer(*c))
+                    .map(|(_, v)| v)
+                    .collect();
+                let mean = cells.iter().sum::<f64>() / cells.len() as f64;
+                assert!((got - mean).abs() < 1e-9 * mean, "axis {a} side {side}");
+            }
+        }
+        assert_eq!(
+            max_velocity(&v).unwrap(),
+            v.iter().map(|c| c.1).fold(0.0, f64::max)
+        );
+        let mut bad = v.clone();
+        bad.set(4, 2, 9, -1.0);
+        bad.set(2, 7, 9, f64::NAN);
+        bad.set(1, 1, 12, 0.0);
+        let e = max_velocity(&bad).unwrap_err().to_string();
+        assert!(e.contains("(4, 2, 9)"), "{e}");
     }
 }

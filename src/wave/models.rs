@@ -4,7 +4,7 @@ use crate::{Grid, Real, Result};
 
 /// A model of velocity `v` everywhere.
 pub fn homogeneous<T: Real>(dims: [usize; 3], v: f64) -> Result<Grid<T>> {
-    Grid::from_fn(dims, |_, _, _| T::of(v))
+    Grid::par_from_fn(dims, |_, _, _| T::of(v))
 }
 
 /// Horizontal layers: `layers[i] = (top depth in cells, velocity)`, sorted by depth; cells
@@ -18,7 +18,7 @@ pub fn layered<T: Real>(dims: [usize; 3], layers: &[(usize, f64)]) -> Result<Gri
             .or(layers.first())
             .map_or(1500.0, |l| l.1)
     };
-    Grid::from_fn(dims, |_, _, z| T::of(at(z)))
+    Grid::par_from_fn(dims, |_, _, z| T::of(at(z)))
 }
 
 /// A marine-style model with a salt body: water (1,500 m/s) over sediments whose velocity
@@ -26,7 +26,7 @@ pub fn layered<T: Real>(dims: [usize; 3], layers: &[(usize, f64)]) -> Result<Gri
 /// (4,500 m/s) rising from the lower third into the sediments.
 pub fn salt<T: Real>(dims: [usize; 3]) -> Result<Grid<T>> {
     let [nx, ny, nz] = dims.map(|n| n as f64);
-    Grid::from_fn(dims, |x, y, z| {
+    Grid::par_from_fn(dims, |x, y, z| {
         let (fx, fy, fz) = (x as f64 / nx, y as f64 / ny, z as f64 / nz);
         let water = 0.12;
         if fz < water {

@@ -166,10 +166,8 @@ impl<T: Real> Grid<T> {
     /// each cell's value comes from its index and `seed` alone (a counter-based generator), so
     /// the planes fill in parallel and the grid is the same whatever the thread count.
     pub fn random(dims: [usize; 3], lo: f64, hi: f64, seed: u64) -> Result<Self> {
-        let [nx, ny, _] = dims;
         Self::par_from_fn(dims, |x, y, z| {
-            let cell = (x + nx * (y + ny * z)) as u64;
-            T::of(lo + (hi - lo) * crate::random::unit(seed, cell, 0))
+            T::of(lo + (hi - lo) * crate::random::unit_at(seed, dims, [x, y, z], 0))
         })
     }
 

@@ -14,6 +14,11 @@ pub(crate) fn unit(seed: u64, node: u64, draw: u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// [`unit`] for cell `(x, y, z)` of a grid of `dims` (its index in x-fastest order).
+pub(crate) fn unit_at(seed: u64, dims: [usize; 3], [x, y, z]: [usize; 3], draw: u64) -> f64 {
+    unit(seed, (x + dims[0] * (y + dims[1] * z)) as u64, draw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,17 +56,17 @@ pub fn periodic_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<
 /// (a counter-based generator), so planes fill in parallel and the lattice is the same
 /// whatever the thread count.
 fn randomize<T: Real>(lat: &mut Lattice<T>, margin: usize, seed: u64) {
-    let [nx, ny, nz] = lat.dims();
+    let dims = lat.dims();
+    let [nx, ny, nz] = dims;
     let inside = |i: usize, n: usize| i >= margin && i + margin < n;
     lat.set_populations_with(|x, y, z| {
         if !(inside(x, nx) && inside(y, ny) && inside(z, nz)) {
             return None;
         }
-        let node = (x + nx * (y + ny * z)) as u64;
         let mut draw = 0;
         let mut uniform = |lo: f64, hi: f64| {
             draw += 1;
-            lo + (hi - lo) * crate::random::unit(seed, node, draw)
+            lo + (hi - lo) * crate::random::unit_at(seed, dims, [x, y, z], draw)
         };
         let u = [0; 3].map(|_| uniform(-0.03, 0.03));
         let feq = equilibrium(1.0 + uniform(-0.01, 0.01), u);
@@ -110,11 +110,9 @@ pub fn wave_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> Re
     let mut field = Wavefield::new(kernel, &velocity)?;
     let r = field.kernel().radius();
     let inside = |c: [usize; 3]| (0..3).all(|a| c[a] >= r && c[a] < dims[a] - r);
-    let [nx, ny, _] = dims;
     let u = Grid::par_from_fn(dims, |x, y, z| {
-        let cell = (x + nx * (y + ny * z)) as u64;
         T::of(if inside([x, y, z]) {
-            2.0 * crate::random::unit(seed, cell, 0) - 1.0
+            2.0 * crate::random::unit_at(seed, dims, [x, y, z], 0) - 1.0
         } else {
             0.0
         })

@@ -159,7 +159,7 @@ knobs! {
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
     "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8)",
         |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
-    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 8: 64 registers)",
+    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1: the compiler's registers)",
         |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
 }
 

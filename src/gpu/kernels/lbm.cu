@@ -48,16 +48,14 @@
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
-// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) too: the odd
-// step fits in 64 registers, and the even step's two passes, though they spill a few values at
-// 64, ran faster there than at their natural 96 (H200, 256^3 periodic box, the even step alone:
-// f32 22,767 instead of 21,753 MLUPS, f16s 34,444 instead of 30,152). Holding all 19 populations
-// in registers instead, the even step spilled at 64 and lost (f32 15,154 instead of 22,049).
+// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) keep their
+// 96 registers: capped at 8 blocks they spill (f32 15,100 instead of 17,741; f16s gained in one
+// call and lost in another).
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
 #ifndef LBM_AA_MIN_BLOCKS
-#define LBM_AA_MIN_BLOCKS 8
+#define LBM_AA_MIN_BLOCKS 1
 #endif
 
 __device__ constexpr int CX[Q] = {0, 1, 0, 0, 1, 1, 1, 1, 0, 0, -1, 0, 0, -1, -1, -1, -1, 0, 0};
@@ -228,85 +226,80 @@ __device__ __forceinline__ bool solid_link(const Node& n, int i, const unsigned 
     return false;
 }
 
-// The collision of one node, split in two so that it can run from registers (collide) or from
-// populations loaded a pair at a time (the in-place even step): Relax holds what every pair's
-// update needs, set up from the node's rest population and its pairs' sums s and differences d
-// (s[k] = f_{k+1} + f_{k+10}, d[k] = f_{k+1} - f_{k+10}); pair(k) relaxes pair k. Both ways run
-// the same operations in the same order, so their results are identical. BOUNDARY: an inlet or
-// outlet node (equilibrium of the prescribed density or velocity: omega+ = omega- = 1, no force).
+// The collision of one node whose streamed populations are f; writes the post-collision values
+// back into f. BOUNDARY: an inlet or outlet node (equilibrium of the prescribed density or
+// velocity: omega+ = omega- = 1, no force). Returns false when an output is not finite.
 template <bool BOUNDARY>
-struct Relax {
-    static constexpr bool forced = FORCED && !BOUNDARY;
-    REAL ux, uy, uz, base, half_wp, half_wm;
-    REAL a[3], b[3], even[3];
-
-    // Sets up from the moments; returns the post-collision rest population.
-    __device__ __forceinline__ REAL setup(REAL f0, const REAL (&s)[9], const REAL (&d)[9],
-                                          unsigned char cls, unsigned char own_flag,
-                                          const REAL* __restrict__ bc)
-    {
-        const REAL axis = (s[0] + s[1]) + s[2];
-        const REAL xy = s[3] + s[4], xy_p = d[3] + d[4], xy_m = d[3] - d[4];
-        const REAL xz = s[5] + s[6], xz_p = d[5] + d[6], xz_m = d[5] - d[6];
-        const REAL yz = s[7] + s[8], yz_p = d[7] + d[8], yz_m = d[7] - d[8];
-        REAL rho = f0 + ((axis + xy) + (xz + yz));
-        REAL j[3] = {d[0] + (xy_p + xz_p), d[1] + (xy_m + yz_p), d[2] + (xz_m + yz_m)};
-        constexpr REAL half_force[3] = HALF_FORCE;
-        if (forced) {
+__device__ __forceinline__ bool collide(REAL (&f)[Q], unsigned char cls, unsigned char own_flag,
+                                        const REAL* __restrict__ bc)
+{
+    constexpr bool forced = FORCED && !BOUNDARY;
+    REAL s[9], d[9];
 #pragma unroll
-            for (int c = 0; c < 3; ++c) j[c] = j[c] + half_force[c];
-        }
-        const REAL inv = (REAL)1 / rho;
-        ux = j[0] * inv;
-        uy = j[1] * inv;
-        uz = j[2] * inv;
-        if (BOUNDARY) {
-            const REAL* row = bc + own_flag * BC_STRIDE;
-            if (cls & CLASS_INLET) {
-                ux = row[BC_INLET];
-                uy = row[BC_INLET + 1];
-                uz = row[BC_INLET + 2];
-            } else {
-                rho = row[BC_OUTLET];
-            }
-        }
-        // Relaxation constants: the fluid's, or omega = 1 for inlet and outlet nodes.
-        constexpr REAL fluid_wp_w[3] = WP_W, fluid_wm3_w[3] = WM3_W;
-        constexpr REAL bnd_wp_w[3] = {(REAL)(1.0 / 3.0), (REAL)(1.0 / 18.0), (REAL)(1.0 / 36.0)};
-        constexpr REAL bnd_wm3_w[3] = {(REAL)(3.0 * (1.0 / 3.0)), (REAL)(3.0 * (1.0 / 18.0)),
-                                        (REAL)(3.0 * (1.0 / 36.0))};
-        const REAL wp = BOUNDARY ? (REAL)1 : (REAL)WP;
-        half_wp = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WP;
-        half_wm = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WM;
-        const REAL one = 1;
-        const REAL usq = fma(uz, uz, fma(uy, uy, ux * ux));
-        base = fma(usq, (REAL)-1.5, one);
-#pragma unroll
-        for (int c = 0; c < 3; ++c) {
-            a[c] = (BOUNDARY ? bnd_wp_w[c] : fluid_wp_w[c]) * rho;
-            b[c] = (BOUNDARY ? bnd_wm3_w[c] : fluid_wm3_w[c]) * rho;
-            even[c] = one;
-        }
-        REAL rest = fma(f0, wp, -(a[0] * base));
-        if (forced) {
-            constexpr REAL force[3] = FORCE;
-            constexpr REAL even_w[3] = EVEN_W;
-            const REAL uf = fma(uz, force[2], fma(uy, force[1], ux * force[0]));
-#pragma unroll
-            for (int c = 0; c < 3; ++c) even[c] = even_w[c] * uf;
-            rest = rest + even[0];
-        }
-        return f0 - rest;
+    for (int k = 0; k < 9; ++k) {
+        s[k] = f[k + 1] + f[k + 10];
+        d[k] = f[k + 1] - f[k + 10];
     }
-
-    // The post-collision values oi, oo of pair k from its streamed values fi = f_{k+1},
-    // fo = f_{k+10}.
-    __device__ __forceinline__ void pair(int k, REAL fi, REAL fo, REAL& oi, REAL& oo) const
-    {
-        const REAL cu[9] = {ux, uy, uz, ux + uy, ux - uy, ux + uz, ux - uz, uy + uz, uy - uz};
-        constexpr REAL even_c[9] = EVEN_C;
-        constexpr REAL odd_c[9] = ODD_C;
+    const REAL axis = (s[0] + s[1]) + s[2];
+    const REAL xy = s[3] + s[4], xy_p = d[3] + d[4], xy_m = d[3] - d[4];
+    const REAL xz = s[5] + s[6], xz_p = d[5] + d[6], xz_m = d[5] - d[6];
+    const REAL yz = s[7] + s[8], yz_p = d[7] + d[8], yz_m = d[7] - d[8];
+    REAL rho = f[0] + ((axis + xy) + (xz + yz));
+    REAL j[3] = {d[0] + (xy_p + xz_p), d[1] + (xy_m + yz_p), d[2] + (xz_m + yz_m)};
+    constexpr REAL half_force[3] = HALF_FORCE;
+    if (forced) {
+#pragma unroll
+        for (int a = 0; a < 3; ++a) j[a] = j[a] + half_force[a];
+    }
+    const REAL inv = (REAL)1 / rho;
+    REAL ux = j[0] * inv, uy = j[1] * inv, uz = j[2] * inv;
+    if (BOUNDARY) {
+        const REAL* row = bc + own_flag * BC_STRIDE;
+        if (cls & CLASS_INLET) {
+            ux = row[BC_INLET];
+            uy = row[BC_INLET + 1];
+            uz = row[BC_INLET + 2];
+        } else {
+            rho = row[BC_OUTLET];
+        }
+    }
+    // Relaxation constants: the fluid's, or omega = 1 for inlet and outlet nodes.
+    constexpr REAL fluid_wp_w[3] = WP_W, fluid_wm3_w[3] = WM3_W;
+    constexpr REAL bnd_wp_w[3] = {(REAL)(1.0 / 3.0), (REAL)(1.0 / 18.0), (REAL)(1.0 / 36.0)};
+    constexpr REAL bnd_wm3_w[3] = {(REAL)(3.0 * (1.0 / 3.0)), (REAL)(3.0 * (1.0 / 18.0)),
+                                    (REAL)(3.0 * (1.0 / 36.0))};
+    const REAL wp = BOUNDARY ? (REAL)1 : (REAL)WP;
+    const REAL half_wp = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WP;
+    const REAL half_wm = BOUNDARY ? (REAL)0.5 : (REAL)HALF_WM;
+    const REAL one = 1;
+    const REAL usq = fma(uz, uz, fma(uy, uy, ux * ux));
+    const REAL base = fma(usq, (REAL)-1.5, one);
+    REAL a[3], b[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        a[k] = (BOUNDARY ? bnd_wp_w[k] : fluid_wp_w[k]) * rho;
+        b[k] = (BOUNDARY ? bnd_wm3_w[k] : fluid_wm3_w[k]) * rho;
+    }
+    REAL even[3] = {one, one, one};
+    const REAL f0 = f[0];
+    REAL rest = fma(f0, wp, -(a[0] * base));
+    if (forced) {
+        constexpr REAL force[3] = FORCE;
+        constexpr REAL even_w[3] = EVEN_W;
+        const REAL uf = fma(uz, force[2], fma(uy, force[1], ux * force[0]));
+#pragma unroll
+        for (int k = 0; k < 3; ++k) even[k] = even_w[k] * uf;
+        rest = rest + even[0];
+    }
+    f[0] = f0 - rest;
+    REAL total = f[0];
+    const REAL cu[9] = {ux, uy, uz, ux + uy, ux - uy, ux + uz, ux - uz, uy + uz, uy - uz};
+    constexpr REAL even_c[9] = EVEN_C;
+    constexpr REAL odd_c[9] = ODD_C;
+#pragma unroll
+    for (int k = 0; k < 9; ++k) {
         const int c = pair_class(k);
+        const REAL fi = f[k + 1], fo = f[k + 10];
         const REAL bk = fma(cu[k] * cu[k], (REAL)4.5, base);
         REAL dp = fma(fi + fo, half_wp, -(a[c] * bk));
         REAL dm = fma(fi - fo, half_wm, -(b[c] * cu[k]));
@@ -314,30 +307,10 @@ struct Relax {
             dp = dp - fma(cu[k], even_c[k], -even[c]);
             dm = dm - odd_c[k];
         }
-        oi = fi - dp - dm;
-        oo = fo - dp + dm;
-    }
-};
-
-// The collision of one node whose streamed populations are f; writes the post-collision values
-// back into f. Returns false when an output is not finite.
-template <bool BOUNDARY>
-__device__ __forceinline__ bool collide(REAL (&f)[Q], unsigned char cls, unsigned char own_flag,
-                                        const REAL* __restrict__ bc)
-{
-    REAL s[9], d[9];
-#pragma unroll
-    for (int k = 0; k < 9; ++k) {
-        s[k] = f[k + 1] + f[k + 10];
-        d[k] = f[k + 1] - f[k + 10];
-    }
-    Relax<BOUNDARY> r;
-    f[0] = r.setup(f[0], s, d, cls, own_flag, bc);
-    REAL total = f[0];
-#pragma unroll
-    for (int k = 0; k < 9; ++k) {
-        r.pair(k, f[k + 1], f[k + 10], f[k + 1], f[k + 10]);
-        total = total + (f[k + 1] + f[k + 10]);
+        const REAL oi = fi - dp - dm, oo = fo - dp + dm;
+        f[k + 1] = oi;
+        f[k + 10] = oo;
+        total = total + (oi + oo);
     }
     return isfinite(total);
 }
@@ -440,92 +413,6 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
 // touches it, so the update is race-free in place. Nodes that are not walls must not lie on the
 // face of a closed axis (the host checks): clamped reads would share locations.
 // ---------------------------------------------------------------------------------------------
-// Where node n reads population i in an AA step: (x - c_i, i) on even steps, (x, opp i) on odd
-// steps and, on both, when x - c_i is a wall (then term is the wall's momentum term, else 0).
-// The step writes the post-collision f*_opp(i) to the same place.
-template <bool ODD>
-__device__ __forceinline__ STORE* aa_slot(STORE* f_all, const Node& n, long long array, int i,
-                                          bool near, const unsigned char* __restrict__ flags,
-                                          const unsigned char* __restrict__ kinds,
-                                          const REAL* __restrict__ bc, REAL& term)
-{
-    term = 0;
-    const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
-    return (ODD || solid) ? f_all + opp(i) * array + n.idx : f_all + i * array + (n.idx + n.off(i));
-}
-
-// The streamed value of population i read from slot p (its momentum term added next to a wall:
-// a node away from walls adds nothing, not even +0, which would turn -0 into +0).
-__device__ __forceinline__ REAL aa_value(const STORE* p, int i, bool near, REAL term)
-{
-    return near ? pop_load(*p, i) + term : pop_load(*p, i);
-}
-
-// Odd steps: every read and write stays at the node, so the 19 populations are loaded into
-// registers, collided and stored.
-__device__ __forceinline__ bool aa_in_registers(STORE* f_all, const Node& n, unsigned char cls,
-                                                long long array,
-                                                const unsigned char* __restrict__ flags,
-                                                const unsigned char* __restrict__ kinds,
-                                                const REAL* __restrict__ bc)
-{
-    const bool near = cls & CLASS_NEAR_WALL;
-    REAL f[Q];
-#pragma unroll
-    for (int i = 0; i < Q; ++i) {
-        REAL term;
-        const STORE* p = aa_slot<true>(f_all, n, array, i, near, flags, kinds, bc, term);
-        f[i] = aa_value(p, i, near, term);
-    }
-    bool ok = collide_node(f, cls, n, flags, bc);
-#pragma unroll
-    for (int i = 0; i < Q; ++i) f_all[i * array + n.idx] = pop_store(f[i], i, ok);
-    return ok;
-}
-
-// Even steps: the reads and writes go to the neighbours. The populations are loaded twice: once
-// for the moments, then a pair at a time to be relaxed and stored in place (the second load
-// mostly hits the cache). Only a pair lives in registers, which measured faster on the H200 at
-// 256^3 than holding all 19 (even step, periodic box, f32 22,767 instead of 22,049 MLUPS,
-// f16s 34,444 instead of 28,185). Each pair's slots are written only after both were reloaded,
-// and no other pair reads them, so the second pass reads what the first did.
-template <bool BOUNDARY>
-__device__ __forceinline__ bool aa_two_pass(STORE* f_all, const Node& n, unsigned char cls,
-                                            long long array, const unsigned char* __restrict__ flags,
-                                            const unsigned char* __restrict__ kinds,
-                                            const REAL* __restrict__ bc)
-{
-    const bool near = cls & CLASS_NEAR_WALL;
-    REAL s[9], d[9];
-#pragma unroll
-    for (int k = 0; k < 9; ++k) {
-        REAL ti, to;
-        const STORE* pi = aa_slot<false>(f_all, n, array, k + 1, near, flags, kinds, bc, ti);
-        const STORE* po = aa_slot<false>(f_all, n, array, k + 10, near, flags, kinds, bc, to);
-        const REAL fi = aa_value(pi, k + 1, near, ti), fo = aa_value(po, k + 10, near, to);
-        s[k] = fi + fo;
-        d[k] = fi - fo;
-    }
-    REAL t0;
-    STORE* p0 = aa_slot<false>(f_all, n, array, 0, near, flags, kinds, bc, t0);
-    Relax<BOUNDARY> r;
-    const REAL o0 = r.setup(aa_value(p0, 0, near, t0), s, d, cls, BOUNDARY ? flags[n.idx] : 0, bc);
-    bool ok = true;
-    *p0 = pop_store(o0, 0, ok);
-    REAL total = o0;
-#pragma unroll
-    for (int k = 0; k < 9; ++k) {
-        REAL ti, to, oi, oo;
-        STORE* pi = aa_slot<false>(f_all, n, array, k + 1, near, flags, kinds, bc, ti);
-        STORE* po = aa_slot<false>(f_all, n, array, k + 10, near, flags, kinds, bc, to);
-        r.pair(k, aa_value(pi, k + 1, near, ti), aa_value(po, k + 10, near, to), oi, oo);
-        total = total + (oi + oo);
-        *pi = pop_store(oo, k + 1, ok);
-        *po = pop_store(oi, k + 10, ok);
-    }
-    return ok && isfinite(total);
-}
-
 template <bool ODD>
 __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __restrict__ classes,
                                         const unsigned char* __restrict__ flags,
@@ -537,13 +424,31 @@ __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __res
     Node n;
     unsigned char cls;
     if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, blockIdx.z)) return;
-    bool ok;
-    if (ODD)
-        ok = aa_in_registers(f_all, n, cls, array, flags, kinds, bc);
-    else if (cls & (CLASS_INLET | CLASS_OUTLET))
-        ok = aa_two_pass<true>(f_all, n, cls, array, flags, kinds, bc);
-    else
-        ok = aa_two_pass<false>(f_all, n, cls, array, flags, kinds, bc);
+    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
+    // links) and on odd steps; the even step writes the opposite output to the same place.
+    unsigned links = 0;
+    const bool near = cls & CLASS_NEAR_WALL;
+    REAL f[Q];
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        REAL term = 0;
+        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
+        links |= (unsigned)solid << i;
+        const STORE* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
+                                        : f_all + i * array + (n.idx + n.off(i));
+        f[i] = near ? pop_load(*p, i) + term : pop_load(*p, i);
+    }
+    bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        if (ODD) {
+            f_all[i * array + n.idx] = pop_store(f[i], i, ok);
+        } else {
+            STORE* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
+                                        : f_all + i * array + (n.idx + n.off(i));
+            *p = pop_store(f[opp(i)], i, ok);
+        }
+    }
     if (!ok) *non_finite = 1;
 }
 

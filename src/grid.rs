@@ -30,10 +30,16 @@ pub struct Grid<T: Real> {
 /// Pads a stride (in elements) to whole cache lines and away from multiples of 4 KiB, so the
 /// rows and planes a stencil reads together do not all map to the same cache sets.
 pub(crate) fn padded_stride<T>(len: usize) -> usize {
+    padded_stride_by::<T>(len, crate::aligned::CACHE_LINE)
+}
+
+/// [`padded_stride`], moved `bump` bytes (a multiple of the cache line) away from a multiple
+/// of 4 KiB instead of one cache line.
+pub(crate) fn padded_stride_by<T>(len: usize, bump: usize) -> usize {
     let line = line_elems::<T>();
     let mut stride = len.div_ceil(line) * line;
     if (stride * std::mem::size_of::<T>()).is_multiple_of(4096) && stride > line {
-        stride += line;
+        stride += bump / std::mem::size_of::<T>();
     }
     stride
 }

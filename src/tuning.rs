@@ -45,6 +45,9 @@ pub struct Tuning {
     /// Whether a split run on GPUs moves its z halos beside each pass's planes that need
     /// none (default: yes where the halos go through NCCL).
     pub gpu_overlap: Option<bool>,
+    /// Whether a split run on the CPU's blocked engine moves its z halos beside each pass's
+    /// planes that need none (default: yes).
+    pub cpu_overlap: Option<bool>,
     /// Highest SIMD instruction-set level the CPU engines use (default: the highest the CPU
     /// has; a higher one than that is capped to it).
     pub isa: Option<crate::Level>,
@@ -141,6 +144,8 @@ knobs! {
         });
     "gpu_overlap", "STENCIL35D_GPU_OVERLAP", "0|1: split runs on GPUs exchange z halos while each pass computes the planes that need none (default: 1 through NCCL)",
         |t, v| t.gpu_overlap = Some(switch(v)?);
+    "cpu_overlap", "STENCIL35D_CPU_OVERLAP", "0|1: split runs on the blocked CPU engine exchange z halos while each pass computes the planes that need none (default: 1)",
+        |t, v| t.cpu_overlap = Some(switch(v)?);
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",

@@ -26,6 +26,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use super::naive;
 use super::rows::{Planes, RowKernel, WithKernel};
@@ -43,7 +44,7 @@ use crate::simd::{Isa, Tracker};
 use crate::{Grid, Real};
 
 /// A blocked run of `steps` steps, `dim_t` per pass, with loaded tiles of `tile` cells.
-pub(crate) struct BlockedRun<'a, T: Real> {
+pub(crate) struct BlockedRun<'a, 'b, T: Real> {
     pub(crate) grid: &'a mut Grid<T>,
     pub(crate) scratch: &'a mut Grid<T>,
     pub(crate) steps: usize,
@@ -61,14 +62,56 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) team: &'a Team,
     /// The ring buffers: kept from an earlier run (grown when too small) and left for the next.
     pub(crate) ring: &'a mut Option<AlignedBuf<T>>,
+    /// Work to run beside the first pass (a split run's exchange of its z halos), if any.
+    pub(crate) beside: Option<Beside<'b, T>>,
 }
 
-impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
+/// A halo exchange as [`Beside`] runs it: given the low halo's planes, the planes between and
+/// the high halo's, it reads the planes between and fills the halos.
+pub(crate) type HaloWork<'a, T> = dyn FnMut(&mut [T], &[T], &mut [T]) + 'a;
+
+/// Work a split run does beside its engine's first pass: the exchange that fills the grid's z
+/// halos. The pass first computes the output planes whose inputs lie outside the halos while
+/// `work` runs on the calling thread (the team's members compute; that thread only waits for
+/// them otherwise), then the bands of `R·dim_t` planes next to the halos. The halo planes' own
+/// outputs, which the next exchange overwrites, are not computed.
+pub(crate) struct Beside<'a, T> {
+    /// Planes of the low and the high z halo (0 where the grid has none).
+    pub(crate) halo: [usize; 2],
+    /// Given the low halo's planes, the planes between and the high halo's (the grid's
+    /// storage, cut there), reads the planes between and fills the halos.
+    pub(crate) work: &'a mut HaloWork<'a, T>,
+    /// Where the run puts how long the computation waited for `work` (zero when the pass's
+    /// first part took longer).
+    pub(crate) waited: &'a mut Duration,
+}
+
+impl<T: Real> Beside<'_, T> {
+    /// Runs the work on `grid` before anything computes (for engines that cannot compute
+    /// beside it); all of its time counts as waited.
+    pub(crate) fn run_first(&mut self, grid: &mut Grid<T>) {
+        let start = Instant::now();
+        let plane = grid.plane_stride();
+        let storage = grid.storage_mut();
+        let (low, rest) = storage.split_at_mut(self.halo[0] * plane);
+        let (mid, high) = rest.split_at_mut(rest.len() - self.halo[1] * plane);
+        (self.work)(low, mid, high);
+        *self.waited = start.elapsed();
+    }
+}
+
+impl<T: Real> WithKernel<T> for BlockedRun<'_, '_, T> {
     type Output = Result<(), Failure>;
 
-    fn call<K: RowKernel<T>>(self, kernel: K) -> Self::Output {
+    fn call<K: RowKernel<T>>(mut self, kernel: K) -> Self::Output {
         let r = K::RADIUS;
-        let ring = self.ring;
+        if self.steps > self.dim_t {
+            // Later passes would read the halo planes' outputs, which a pass beside the
+            // exchange leaves out.
+            if let Some(mut beside) = self.beside.take() {
+                beside.run_first(self.grid);
+            }
+        }
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
@@ -76,27 +119,26 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
             let layout = RingLayout::new::<T>(&tiling, r, dim_t);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             let ring_len = layout.len * groups.count();
-            if ring.as_ref().is_none_or(|b| b.len() < ring_len) {
-                drop(ring.take());
-                *ring = Some(
+            if self.ring.as_ref().is_none_or(|b| b.len() < ring_len) {
+                drop(self.ring.take());
+                *self.ring = Some(
                     AlignedBuf::zeroed(ring_len.max(1))
                         .expect("ring buffers are a few cache-sized planes"),
                 );
             }
-            let ring_buf = ring.as_mut().expect("allocated above");
-            let finite = Pass::new(
-                &kernel,
-                &tiling,
+            let pass = PassShape {
+                tiling: &tiling,
                 layout,
-                ring_buf,
-                self.grid,
-                self.scratch,
                 dim_t,
                 groups,
-                self.z_chunks,
-                self.stream,
-            )
-            .run(self.team);
+            };
+            let finite = match self.beside.take() {
+                Some(mut beside) => self.pass_beside(&kernel, &pass, &mut beside),
+                None => {
+                    let chunks = z_chunks(self.grid.dims()[2], r, self.z_chunks);
+                    self.pass(&kernel, &pass, chunks)
+                }
+            };
             if finite {
                 self.grid.swap_storage(self.scratch);
             } else {
@@ -113,6 +155,98 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, T> {
         }
         Ok(())
     }
+}
+
+/// What the passes of one length share: the tiling, the rings' shape, the levels and groups.
+struct PassShape<'a> {
+    tiling: &'a Tiling,
+    layout: RingLayout,
+    dim_t: usize,
+    groups: Groups,
+}
+
+impl<T: Real> BlockedRun<'_, '_, T> {
+    /// One pass of `shape` computing the output planes `chunks` from the grid into the scratch
+    /// grid; false if any output is not finite.
+    fn pass<K: RowKernel<T>>(
+        &mut self,
+        kernel: &K,
+        shape: &PassShape,
+        chunks: Vec<Range<usize>>,
+    ) -> bool {
+        let src = Source::of(self.grid);
+        let ring = self.ring.as_mut().expect("allocated by the run");
+        Pass::new(kernel, shape, ring, src, self.scratch, chunks, self.stream).run(self.team)
+    }
+
+    /// One pass with `beside`'s work on the calling thread (see [`Beside`]): first the output
+    /// planes at least `R·dim_t` from both halos, beside the work, then the bands next to the
+    /// halos. A grid too thin for such planes runs the work first.
+    fn pass_beside<K: RowKernel<T>>(
+        &mut self,
+        kernel: &K,
+        shape: &PassShape,
+        beside: &mut Beside<'_, T>,
+    ) -> bool {
+        let r = K::RADIUS;
+        let nz = self.grid.dims()[2];
+        let [lo, hi] = beside.halo;
+        let depth = r * shape.dim_t;
+        let start = if lo > 0 { lo + depth } else { r };
+        let end = if hi > 0 {
+            nz - hi - depth.min(nz - hi)
+        } else {
+            nz - r
+        };
+        if start >= end {
+            beside.run_first(self.grid);
+            return self.pass(kernel, shape, z_chunks(nz, r, self.z_chunks));
+        }
+        let inner = chunks_of(start..end, self.z_chunks);
+        let (dims, pitch, plane) = (
+            self.grid.dims(),
+            self.grid.pitch(),
+            self.grid.plane_stride(),
+        );
+        let storage = self.grid.storage_mut();
+        let (len, base) = (storage.len(), storage.as_mut_ptr());
+        let (low_len, high_start) = (lo * plane, len - hi * plane);
+        // SAFETY: the three slices cut the grid's storage at `lo` and `nz - hi` planes, all
+        // derived from `base`, which the pass reads through too; while they live, the pass
+        // reads only planes `start - depth .. end + depth`, which lie between the halos, and
+        // `work` reads those planes only through the shared slice.
+        let (low, mid, high) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(base, low_len),
+                std::slice::from_raw_parts(base.add(low_len), high_start - low_len),
+                std::slice::from_raw_parts_mut(base.add(high_start), len - high_start),
+            )
+        };
+        let src = Source {
+            ptr: base,
+            dims,
+            pitch,
+            plane,
+        };
+        let ring = self.ring.as_mut().expect("allocated by the run");
+        let first = Pass::new(kernel, shape, ring, src, self.scratch, inner, self.stream);
+        let work = &mut beside.work;
+        let (finite, waited) = first.run_beside(self.team, || work(low, mid, high));
+        *beside.waited = waited;
+        let bands = [(lo > 0).then_some(lo..start), (hi > 0).then_some(end..nz - hi)];
+        let finite_bands = self.pass(kernel, shape, bands.into_iter().flatten().collect());
+        finite && finite_bands
+    }
+}
+
+/// The output planes of `count` near-equal chunks of `planes` (one per plane when there are
+/// fewer planes than chunks).
+fn chunks_of(planes: Range<usize>, count: usize) -> Vec<Range<usize>> {
+    let len = planes.len();
+    let count = count.clamp(1, len.max(1));
+    (0..count)
+        .map(|i| planes.start + i * len / count..planes.start + (i + 1) * len / count)
+        .collect()
 }
 
 /// Rows of level `j` (of `dim_t`, radius `r`, `ny` rows in the grid) that member `local` of
@@ -342,40 +476,58 @@ struct Pass<'a, T: Real, K> {
 // only its own rows of its planes of each level (into its group's ring slots or its unit's dst
 // rows, which no other thread reads or writes in that step), a group of several threads reads
 // only planes finished in earlier steps (separated by the group's barrier or the neighbour
-// wait), a one-thread group reads its own earlier writes, and `src` is never written. A
+// wait), a one-thread group reads its own earlier writes, and the pass never writes `src` (a
+// pass beside a halo exchange reads none of the halo planes the exchange writes meanwhile). A
 // one-level pass writes each tile's plane from the one thread that claimed it.
 unsafe impl<T: Real, K: Sync> Sync for Pass<'_, T, K> {}
 
+/// The source grid as a pass reads it: where its storage starts, and its shape.
+#[derive(Clone, Copy)]
+struct Source<T> {
+    ptr: *const T,
+    dims: [usize; 3],
+    pitch: usize,
+    plane: usize,
+}
+
+impl<T: Real> Source<T> {
+    fn of(grid: &Grid<T>) -> Self {
+        Source {
+            ptr: grid.storage().as_ptr(),
+            dims: grid.dims(),
+            pitch: grid.pitch(),
+            plane: grid.plane_stride(),
+        }
+    }
+}
+
 impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
-    #[allow(clippy::too_many_arguments)]
+    /// A pass of `shape` computing the output planes `chunks` of `src` into `dst`.
     fn new(
         kernel: &'a K,
-        tiling: &'a Tiling,
-        layout: RingLayout,
+        shape: &PassShape<'a>,
         ring: &'a mut AlignedBuf<T>,
-        src: &'a Grid<T>,
+        src: Source<T>,
         dst: &'a mut Grid<T>,
-        dim_t: usize,
-        groups: Groups,
-        chunks: usize,
+        chunks: Vec<Range<usize>>,
         stream: bool,
     ) -> Self {
-        let chunks = z_chunks(src.dims()[2], K::RADIUS, chunks);
+        let tiling = shape.tiling;
         Pass {
             kernel,
             tiling,
-            dim_t,
-            dims: src.dims(),
-            pitch: src.pitch(),
-            plane: src.plane_stride(),
-            src: src.storage().as_ptr(),
+            dim_t: shape.dim_t,
+            dims: src.dims,
+            pitch: src.pitch,
+            plane: src.plane,
+            src: src.ptr,
             dst: dst.storage_mut().as_mut_ptr(),
             ring: ring.as_mut_ptr(),
-            layout,
-            sync: GroupSync::new(groups, tiling.tiles.len() * chunks.len()),
+            layout: shape.layout,
+            sync: GroupSync::new(shape.groups, tiling.tiles.len() * chunks.len()),
             chunks,
             stream,
-            progress: Progress::new(groups.threads()),
+            progress: Progress::new(shape.groups.threads()),
             non_finite: AtomicBool::new(false),
             next_plane: AtomicUsize::new(0),
         }
@@ -383,8 +535,14 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
 
     /// Runs the pass on the team; false if any value written is infinite or NaN.
     fn run(self, team: &Team) -> bool {
-        team.run(&|tid| self.work(tid));
-        !self.non_finite.load(Ordering::Relaxed)
+        self.run_beside(team, || {}).0
+    }
+
+    /// [`Pass::run`] with `beside` on the calling thread meanwhile (see [`Team::run_beside`]);
+    /// also how long the pass's last member waited for `beside` to finish.
+    fn run_beside(self, team: &Team, beside: impl FnOnce()) -> (bool, Duration) {
+        let waited = team.run_beside(&|tid| self.work(tid), beside);
+        (!self.non_finite.load(Ordering::Relaxed), waited)
     }
 
     /// The ring buffers of group `group`.
@@ -727,11 +885,12 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
     /// measured alike (0.66-0.87× naive there).
     fn work_spatial(&self) {
         let r = K::RADIUS;
-        let [nx, ny, nz] = self.dims;
+        let [nx, ny, _] = self.dims;
         let mut check = Tracker::new();
-        let per_tile = nz - 2 * r;
+        let planes: Vec<usize> = self.chunks.iter().flat_map(|c| c.clone()).collect();
+        let per_tile = planes.len();
         for unit in claimed(&self.next_plane, per_tile * self.tiling.tiles.len()) {
-            let (tile, z) = (&self.tiling.tiles[unit / per_tile], r + unit % per_tile);
+            let (tile, z) = (&self.tiling.tiles[unit / per_tile], planes[unit % per_tile]);
             let xs = tile.level_x(1, 1, r, nx);
             let planes = Planes::gather(r, |dz| {
                 self.plane(self.ring, 0, (z as isize + dz) as usize, [0, 0])
@@ -928,6 +1087,7 @@ mod tests {
                         stream: true,
                         team: &team,
                         ring: &mut ring,
+                        beside: None,
                     };
                     assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
                     let err = grid.max_rel_diff(&expected).unwrap();
@@ -942,6 +1102,97 @@ mod tests {
                          {z_chunks} chunks: max rel err {err:e}",
                         T::DTYPE
                     );
+                }
+            }
+        }
+        for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+            check::<f32>(level);
+            check::<f64>(level);
+        }
+    }
+
+    /// A pass beside a halo exchange (see [`Beside`]) gives the owned planes the same bits as
+    /// a pass whose halos were filled first, for every depth, one- and many-level passes, tile
+    /// groups and z chunks, halos on one side or both, and a grid too thin to compute anything
+    /// before the halos arrive. The halos hold a wrong finite value until `work` fills them, so
+    /// a pass that read them early would give other values (a non-finite one would be replayed
+    /// after the exchange and hide the read).
+    #[test]
+    fn a_pass_beside_the_exchange_matches_one_after_it() {
+        fn check<T: Real>(level: Level) {
+            let team = Team::new(3, false).unwrap();
+            let stencils = [
+                Stencil::seven_point(0.4, 0.1),
+                Stencil::star(2, &[0.4, 0.06, 0.04]).unwrap(),
+                Stencil::twenty_seven_point(0.3, 0.05, 0.02, 0.01),
+            ];
+            let cases = [
+                (3, 1, 2, [4, 5], 27),
+                (2, 3, 3, [6, 0], 23),
+                (1, 1, 1, [0, 3], 19),
+                (4, 1, 1, [9, 9], 7),
+            ];
+            for (i, stencil) in stencils.into_iter().enumerate() {
+                let r = stencil.radius();
+                for (dim_t, tile_threads, z_chunks, halo_steps, owned) in cases {
+                    let halo = halo_steps.map(|h| h * r);
+                    let nz = owned + halo[0] + halo[1];
+                    let dims = [45, 17, nz];
+                    let exchanged = Grid::<T>::random(dims, 0.0, 1.0, i as u64).unwrap();
+                    let mut ring = None;
+                    let mut run = |grid: &mut Grid<T>, beside: Option<Beside<'_, T>>| {
+                        let mut scratch = grid.clone();
+                        let run = BlockedRun {
+                            grid,
+                            scratch: &mut scratch,
+                            steps: dim_t,
+                            dim_t,
+                            tile: [2 * r * dim_t + 20, 2 * r * dim_t + 5],
+                            tile_threads,
+                            z_chunks,
+                            stream: false,
+                            team: &team,
+                            ring: &mut ring,
+                            beside,
+                        };
+                        assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
+                    };
+                    let mut after = exchanged.clone();
+                    run(&mut after, None);
+                    let mut beside_grid = exchanged.clone();
+                    let plane = beside_grid.plane_stride();
+                    let (lo_len, hi_len) = (halo[0] * plane, halo[1] * plane);
+                    let storage = beside_grid.storage_mut();
+                    let n = storage.len();
+                    storage[..lo_len].fill(T::from(1e3).expect("1e3 is a T"));
+                    storage[n - hi_len..].fill(T::from(1e3).expect("1e3 is a T"));
+                    let whole = exchanged.storage();
+                    let mut calls = 0;
+                    let mut work = |low: &mut [T], mid: &[T], high: &mut [T]| {
+                        calls += 1;
+                        assert_eq!(mid.len(), n - lo_len - hi_len);
+                        low.copy_from_slice(&whole[..lo_len]);
+                        high.copy_from_slice(&whole[n - hi_len..]);
+                    };
+                    let mut waited = Duration::MAX;
+                    let beside = Beside {
+                        halo,
+                        work: &mut work,
+                        waited: &mut waited,
+                    };
+                    run(&mut beside_grid, Some(beside));
+                    assert!(waited < Duration::MAX);
+                    assert_eq!(calls, 1);
+                    for z in halo[0]..nz - halo[1] {
+                        for y in 0..dims[1] {
+                            assert!(
+                                beside_grid.row(y, z) == after.row(y, z),
+                                "{stencil} {} {level} dim_t {dim_t} halos {halo:?}: \
+                                 row ({y}, {z}) differs",
+                                T::DTYPE
+                            );
+                        }
+                    }
                 }
             }
         }

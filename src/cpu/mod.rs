@@ -56,14 +56,14 @@ pub(crate) fn run_naive<T: Real>(
 }
 
 /// Advances `grid` by `steps` steps with the 3.5D blocked engine on `team`, as
-/// [`run_reference`].
-pub(crate) fn run_blocked<T: Real>(
+/// [`run_reference`], its first pass beside `beside`'s work where given.
+pub(crate) fn run_blocked<'a, 'b, T: Real>(
     stencil: &Stencil,
     params: &EngineParams,
-    (team, rings): (&Team, &mut Rings),
-    grid: &mut Grid<T>,
-    scratch: &mut Grid<T>,
+    (team, rings): (&'a Team, &'a mut Rings),
+    (grid, scratch): (&'a mut Grid<T>, &'a mut Grid<T>),
     steps: usize,
+    beside: Option<blocked::Beside<'b, T>>,
 ) -> Result<(), Failure> {
     // Two copies of a grid larger than the last-level cache leave it between passes.
     let bytes = 2 * std::mem::size_of_val(grid.storage());
@@ -78,6 +78,7 @@ pub(crate) fn run_blocked<T: Real>(
         z_chunks: params.z_chunks,
         team,
         ring: rings.get::<Option<AlignedBuf<T>>>(),
+        beside,
     };
     rows::dispatch(stencil, params.isa, run)
 }

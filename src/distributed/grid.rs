@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use super::agree::{agreed, start};
 use super::exchange::{
-    exchange_axis, exchange_slices, receive_all, send_all, FaceRegion, HaloRows,
+    exchange_axis, exchange_slices, receive_all, send_all, FaceRegion, HaloRows, Waiting,
 };
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
@@ -197,7 +197,7 @@ pub(crate) fn exchange_grid<T: Real + Equivalence>(
     let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
     let n = owned.len();
     let sends = [&owned[..h * plane], &owned[n - h * plane..]];
-    exchange_slices(comm, peers, sends, [low_halo, high_halo]);
+    exchange_slices(comm, peers, sends, [low_halo, high_halo], Waiting::Spin);
 }
 
 impl<T: Real + Equivalence> HaloRows for Grid<T> {

@@ -27,7 +27,7 @@ pub(crate) mod agree;
 mod checkpoint;
 pub mod decompose;
 #[cfg(feature = "mpi")]
-mod exchange;
+pub(crate) mod exchange;
 #[cfg(feature = "mpi")]
 mod grid;
 #[cfg(feature = "mpi")]

@@ -6,6 +6,7 @@
 use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use super::cores::pinning_cores;
 use crate::{Error, Result};
@@ -23,6 +24,8 @@ struct Slot {
     job: Option<JobPtr>,
     pending: usize,
     panic: Option<Box<dyn Any + Send>>,
+    /// When the last worker finished the current job.
+    finished: Option<Instant>,
     shutdown: bool,
 }
 
@@ -62,6 +65,7 @@ impl Team {
                 job: None,
                 pending: 0,
                 panic: None,
+                finished: None,
                 shutdown: false,
             }),
             start: Condvar::new(),
@@ -104,30 +108,61 @@ impl Team {
     /// Runs `job(i)` on every worker `i` and returns when all have finished. A panic in any
     /// worker is re-raised here after all workers have finished.
     pub(crate) fn run<'a>(&self, job: &'a (dyn Fn(usize) + Sync + 'a)) {
+        let _ = self.run_beside(job, || {});
+    }
+
+    /// [`Team::run`], calling `beside` on the calling thread (which otherwise only waits) while
+    /// the workers run `job`: work that must stay on that thread, such as a split run's MPI
+    /// calls. Returns when both are done, with how long the last worker's finish preceded
+    /// `beside`'s (zero when `beside` finished first); a panic in `beside` is re-raised after
+    /// the workers have finished too.
+    pub(crate) fn run_beside<'a>(
+        &self,
+        job: &'a (dyn Fn(usize) + Sync + 'a),
+        beside: impl FnOnce(),
+    ) -> Duration {
         let job: *const (dyn Fn(usize) + Sync + 'a) = job;
-        // SAFETY: only the lifetime is erased. This function does not return until `pending`
-        // is back to zero, i.e. until every worker has returned from its call of the job, and
-        // the pointer is cleared before returning, so it is never used after `job` dies.
+        // SAFETY: only the lifetime is erased. This function does not return, nor unwind, until
+        // `pending` is back to zero (the guard below waits for it on every path), i.e. until
+        // every worker has returned from its call of the job, and the pointer is cleared
+        // before, so it is never used after `job` dies.
         let ptr = JobPtr(unsafe {
             std::mem::transmute::<*const (dyn Fn(usize) + Sync + 'a), *const JobFn>(job)
         });
-        let mut slot = self.shared.lock();
-        slot.job = Some(ptr);
-        slot.pending = self.size();
-        slot.generation += 1;
-        self.shared.start.notify_all();
-        while slot.pending > 0 {
-            slot = self
-                .shared
-                .done
-                .wait(slot)
-                .unwrap_or_else(|e| e.into_inner());
+        {
+            let mut slot = self.shared.lock();
+            slot.job = Some(ptr);
+            // A worker's panic left over from a job whose `beside` panicked first is dropped.
+            slot.panic = None;
+            slot.finished = None;
+            slot.pending = self.size();
+            slot.generation += 1;
+            self.shared.start.notify_all();
         }
-        slot.job = None;
+        let finish = Finish(&self.shared);
+        beside();
+        let beside_done = Instant::now();
+        drop(finish);
+        let mut slot = self.shared.lock();
         if let Some(panic) = slot.panic.take() {
             drop(slot);
             std::panic::resume_unwind(panic);
         }
+        let workers_done = slot.finished.take().unwrap_or(beside_done);
+        beside_done.saturating_duration_since(workers_done)
+    }
+}
+
+/// Waits, when dropped, until every worker has finished the posted job, and clears it.
+struct Finish<'a>(&'a Shared);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        let mut slot = self.0.lock();
+        while slot.pending > 0 {
+            slot = self.0.done.wait(slot).unwrap_or_else(|e| e.into_inner());
+        }
+        slot.job = None;
     }
 }
 
@@ -154,6 +189,7 @@ fn worker_loop(shared: &Shared, index: usize) {
         }
         slot.pending -= 1;
         if slot.pending == 0 {
+            slot.finished = Some(Instant::now());
             shared.done.notify_all();
         }
     }
@@ -187,6 +223,34 @@ mod tests {
             hits.load(Ordering::Relaxed),
             50 * (1 + (1 << 8) + (1 << 16))
         );
+    }
+
+    #[test]
+    fn work_beside_runs_on_the_caller_while_the_members_work() {
+        let team = Team::new(2, false).unwrap();
+        let hits = AtomicUsize::new(0);
+        let caller = std::thread::current().id();
+        let mut beside_ran_on = None;
+        team.run_beside(
+            &|_| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            },
+            || beside_ran_on = Some(std::thread::current().id()),
+        );
+        assert_eq!(hits.load(Ordering::Relaxed), 2);
+        assert_eq!(beside_ran_on, Some(caller));
+        // A panic beside the job waits for the members, and the team survives it.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            team.run_beside(
+                &|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    hits.fetch_add(1, Ordering::Relaxed);
+                },
+                || panic!("beside fails"),
+            );
+        }));
+        assert!(caught.is_err());
+        assert_eq!(hits.load(Ordering::Relaxed), 4);
     }
 
     #[test]

@@ -2,18 +2,20 @@
 //! halo exchanges between passes of the plan's engine over each rank's local state, and one
 //! outcome agreed by all ranks.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::grid::advance_grid;
 use super::grid::advance_on_device;
+use super::grid::{advance_grid, advance_grid_beside};
 use super::lattice::advance_lattice;
 use super::wave::advance_wave;
 use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
+use crate::cpu::blocked::Beside;
 use crate::distributed::agree::agreed;
+use crate::distributed::exchange::{exchange_axis, exchange_slices, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
@@ -21,6 +23,7 @@ use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Store
 use crate::gpu::regions::RowBox;
 use crate::gpu::DeviceGrid;
 use crate::lbm::LbmKernel;
+use crate::tuning::Tuning;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
 impl<T: Real + Equivalence> State for DistributedGrid<T> {
@@ -286,13 +289,39 @@ trait Split {
     /// Advances the local state by `n` steps with the rank's solver, given what `input` says
     /// of it.
     fn advance_local(&mut self, solver: &mut Solver, n: usize, input: Input) -> Result<RunReport>;
+    /// Refreshes the halos and advances the local state by `n` steps, as [`Split::exchange`]
+    /// then [`Split::advance_local`] do; also the seconds spent exchanging or waiting for it.
+    fn exchange_and_advance(
+        &mut self,
+        solver: &mut Solver,
+        n: usize,
+        input: Input,
+    ) -> (Result<RunReport>, f64) {
+        let t = Instant::now();
+        let exchanged = self.exchange(n);
+        let seconds = t.elapsed().as_secs_f64();
+        (
+            exchanged.and_then(|()| self.advance_local(solver, n, input)),
+            seconds,
+        )
+    }
 }
 
 /// [`Split`] for a distributed state whose fields `comm`, `steps_per_exchange` and `local` are
 /// its communicator, pass length and local state, and whose local state `$advance` runs.
 macro_rules! split_state {
-    ($state:ident, $advance:ident) => {
+    ($state:ident, $advance:ident $(, $pass:ident)?) => {
         impl<T: Real + Equivalence> Split for $state<T> {
+            $(
+                fn exchange_and_advance(
+                    &mut self,
+                    solver: &mut Solver,
+                    n: usize,
+                    input: Input,
+                ) -> (Result<RunReport>, f64) {
+                    $pass(self, solver, n, input)
+                }
+            )?
             fn comm(&self) -> &SimpleCommunicator {
                 &self.comm
             }
@@ -317,9 +346,53 @@ macro_rules! split_state {
     };
 }
 
-split_state!(DistributedGrid, advance_grid);
+split_state!(DistributedGrid, advance_grid, grid_pass);
 split_state!(DistributedLattice, advance_lattice);
 split_state!(DistributedWavefield, advance_wave);
+
+/// One pass of a split grid: the y faces exchanged first (the z faces carry the edges and
+/// corners of the y halos), then the z faces beside the engine's first pass where it is the
+/// blocked engine (the output planes that need no halo are computed meanwhile; see
+/// [`Beside`]), else before it. Returns the pass's outcome and the seconds spent exchanging or
+/// waiting for the exchange.
+fn grid_pass<T: Real + Equivalence>(
+    grid: &mut DistributedGrid<T>,
+    solver: &mut Solver,
+    n: usize,
+    input: Input,
+) -> (Result<RunReport>, f64) {
+    let start = Instant::now();
+    let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
+    exchange_axis(c, d, b, 0, &mut grid.local, &mut grid.buffers);
+    let first = start.elapsed();
+    let me = c.rank() as usize;
+    let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
+    let (h, plane) = (d.halo, grid.local.plane_stride());
+    let overlap = Tuning::current().cpu_overlap != Some(false);
+    let waiting = if overlap {
+        Waiting::Poll
+    } else {
+        Waiting::Spin
+    };
+    // A z face spans the whole local y extent, which the neighbours across z share: a run of
+    // whole planes, contiguous and laid out alike on both ranks.
+    let mut work = |low: &mut [T], owned: &[T], high: &mut [T]| {
+        let n = owned.len();
+        let sends = [&owned[..h * plane], &owned[n - h * plane..]];
+        exchange_slices(c, peers, sends, [low, high], waiting);
+    };
+    let mut waited = Duration::ZERO;
+    let mut beside = Beside {
+        halo: b.halos[1],
+        work: &mut work,
+        waited: &mut waited,
+    };
+    if !overlap {
+        beside.run_first(&mut grid.local);
+    }
+    let report = advance_grid_beside(solver, &mut grid.local, n, input, overlap.then_some(beside));
+    (report, (first + waited).as_secs_f64())
+}
 
 /// Errors unless the communicator has the ranks the state was split over.
 fn check_ranks(comm: &SimpleCommunicator, ranks: usize) -> Result<()> {
@@ -395,12 +468,9 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
         } else {
             Input::Continued
         };
-        let t = Instant::now();
-        let exchanged = state.exchange(n);
-        comm_seconds += t.elapsed().as_secs_f64();
-        let outcome = exchanged
-            .and_then(|()| state.advance_local(local, n, input))
-            .map_err(|e| e.after_steps(done));
+        let (outcome, exchanging) = state.exchange_and_advance(local, n, input);
+        comm_seconds += exchanging;
+        let outcome = outcome.map_err(|e| e.after_steps(done));
         let t = Instant::now();
         let report = agreed(state.comm(), outcome)?;
         comm_seconds += t.elapsed().as_secs_f64();

@@ -8,6 +8,7 @@ use cudarc::driver::CudaSlice;
 use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu;
+use crate::cpu::blocked::Beside;
 use crate::engine::{Engine, EngineParams};
 use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, PassHooks, Scratch as GpuScratch};
 use crate::gpu::{self, DeviceGrid};
@@ -28,6 +29,18 @@ pub(super) fn advance_grid<T: Real>(
     steps: usize,
     input: Input,
 ) -> Result<RunReport> {
+    advance_grid_beside(solver, grid, steps, input, None)
+}
+
+/// [`advance_grid`] with `beside`'s work (a split run's z halo exchange) beside the blocked
+/// engine's first pass, or before the run on the other engines.
+pub(super) fn advance_grid_beside<'a, T: Real>(
+    solver: &mut Solver,
+    grid: &'a mut Grid<T>,
+    steps: usize,
+    input: Input,
+    beside: Option<Beside<'a, T>>,
+) -> Result<RunReport> {
     let stencil = stencil_of(&solver.plan)?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
@@ -43,16 +56,19 @@ pub(super) fn advance_grid<T: Real>(
             stencil,
             grid,
             input,
+            beside,
         },
         steps,
     )
 }
 
-/// A grid in host memory with its stencil, and what the run may assume of it.
+/// A grid in host memory with its stencil, what the run may assume of it, and work to do
+/// beside its first pass.
 struct HostGrid<'a, T: Real> {
     stencil: Stencil,
     grid: &'a mut Grid<T>,
     input: Input,
+    beside: Option<Beside<'a, T>>,
 }
 
 impl<T: Real> HostGrid<'_, T> {
@@ -66,6 +82,9 @@ impl<T: Real> HostGrid<'_, T> {
         engine: impl FnOnce(&Stencil, &mut Workers, &mut Grid<T>, &mut Grid<T>) -> Result<()>,
     ) -> Result<Timing> {
         let start = Instant::now();
+        if let Some(mut beside) = self.beside.take() {
+            beside.run_first(self.grid);
+        }
         let dims = self.grid.dims();
         let need = Footprint::grids(T::DTYPE, 2)
             .plus(run.ring_bytes)
@@ -112,9 +131,11 @@ impl<T: Real> Engines for HostGrid<'_, T> {
 
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let (steps, params) = (run.steps, run.params);
+        let beside = self.beside.take();
         self.on_cpu(run, |stencil, workers, grid, scratch| {
             let team = workers.team_and_rings(params.threads, params.pin)?;
-            cpu::run_blocked(stencil, params, team, grid, scratch, steps).map_err(Error::from)
+            cpu::run_blocked(stencil, params, team, (grid, scratch), steps, beside)
+                .map_err(Error::from)
         })
     }
 
@@ -123,6 +144,9 @@ impl<T: Real> Engines for HostGrid<'_, T> {
     /// one-time kernel compilation (not counted at all).
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
+        if let Some(mut beside) = self.beside.take() {
+            beside.run_first(self.grid);
+        }
         let layout = Layout {
             dims: self.grid.dims(),
             pitch: self.grid.pitch(),

@@ -67,8 +67,9 @@ pub(crate) struct BlockedRun<'a, 'b, T: Real> {
 }
 
 /// A halo exchange as [`Beside`] runs it: given the low halo's planes, the planes between and
-/// the high halo's, it reads the planes between and fills the halos.
-pub(crate) type HaloWork<'a, T> = dyn FnMut(&mut [T], &[T], &mut [T]) + 'a;
+/// the high halo's, it reads the planes between and fills the halos. The flag says whether a
+/// pass computes meanwhile (the work should then leave the cores to it) or waits for it.
+pub(crate) type HaloWork<'a, T> = dyn FnMut(&mut [T], &[T], &mut [T], bool) + 'a;
 
 /// Work a split run does beside its engine's first pass: the exchange that fills the grid's z
 /// halos. The pass first computes the output planes whose inputs lie outside the halos while
@@ -78,8 +79,7 @@ pub(crate) type HaloWork<'a, T> = dyn FnMut(&mut [T], &[T], &mut [T]) + 'a;
 pub(crate) struct Beside<'a, T> {
     /// Planes of the low and the high z halo (0 where the grid has none).
     pub(crate) halo: [usize; 2],
-    /// Given the low halo's planes, the planes between and the high halo's (the grid's
-    /// storage, cut there), reads the planes between and fills the halos.
+    /// The exchange, given the grid's storage cut at the halos (see [`HaloWork`]).
     pub(crate) work: &'a mut HaloWork<'a, T>,
     /// Where the run puts how long the computation waited for `work` (zero when the pass's
     /// first part took longer).
@@ -95,7 +95,7 @@ impl<T: Real> Beside<'_, T> {
         let storage = grid.storage_mut();
         let (low, rest) = storage.split_at_mut(self.halo[0] * plane);
         let (mid, high) = rest.split_at_mut(rest.len() - self.halo[1] * plane);
-        (self.work)(low, mid, high);
+        (self.work)(low, mid, high, false);
         *self.waited = start.elapsed();
     }
 }
@@ -231,9 +231,12 @@ impl<T: Real> BlockedRun<'_, '_, T> {
         let ring = self.ring.as_mut().expect("allocated by the run");
         let first = Pass::new(kernel, shape, ring, src, self.scratch, inner, self.stream);
         let work = &mut beside.work;
-        let (finite, waited) = first.run_beside(self.team, || work(low, mid, high));
+        let (finite, waited) = first.run_beside(self.team, || work(low, mid, high, true));
         *beside.waited = waited;
-        let bands = [(lo > 0).then_some(lo..start), (hi > 0).then_some(end..nz - hi)];
+        let bands = [
+            (lo > 0).then_some(lo..start),
+            (hi > 0).then_some(end..nz - hi),
+        ];
         let finite_bands = self.pass(kernel, shape, bands.into_iter().flatten().collect());
         finite && finite_bands
     }
@@ -1168,7 +1171,7 @@ mod tests {
                     storage[n - hi_len..].fill(T::from(1e3).expect("1e3 is a T"));
                     let whole = exchanged.storage();
                     let mut calls = 0;
-                    let mut work = |low: &mut [T], mid: &[T], high: &mut [T]| {
+                    let mut work = |low: &mut [T], mid: &[T], high: &mut [T], _beside| {
                         calls += 1;
                         assert_eq!(mid.len(), n - lo_len - hi_len);
                         low.copy_from_slice(&whole[..lo_len]);

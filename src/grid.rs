@@ -312,6 +312,18 @@ impl<T: Real> Grid<T> {
         &mut self.data
     }
 
+    /// The storage cut into its first `lo` planes, the planes between and its last `hi`
+    /// planes (a split run's low halo, owned planes and high halo along z).
+    pub(crate) fn planes_cut_mut(
+        &mut self,
+        [lo, hi]: [usize; 2],
+    ) -> (&mut [T], &mut [T], &mut [T]) {
+        let plane = self.plane;
+        let (low, rest) = self.data.split_at_mut(lo * plane);
+        let (mid, high) = rest.split_at_mut(rest.len() - hi * plane);
+        (low, mid, high)
+    }
+
     /// Exchanges the contents of two grids of the same shape in O(1) (engines ping-pong
     /// between the user's grid and a scratch grid and hand the final buffer back this way).
     pub(crate) fn swap_storage(&mut self, other: &mut Grid<T>) {

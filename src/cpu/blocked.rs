@@ -91,10 +91,7 @@ impl<T: Real> Beside<'_, T> {
     /// beside it); all of its time counts as waited.
     pub(crate) fn run_first(&mut self, grid: &mut Grid<T>) {
         let start = Instant::now();
-        let plane = grid.plane_stride();
-        let storage = grid.storage_mut();
-        let (low, rest) = storage.split_at_mut(self.halo[0] * plane);
-        let (mid, high) = rest.split_at_mut(rest.len() - self.halo[1] * plane);
+        let (low, mid, high) = grid.planes_cut_mut(self.halo);
         (self.work)(low, mid, high, false);
         *self.waited = start.elapsed();
     }

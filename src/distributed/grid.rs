@@ -183,21 +183,29 @@ pub(crate) fn exchange_grid<T: Real + Equivalence>(
     buffers: &mut Vec<Vec<T>>,
 ) {
     exchange_axis(comm, d, block, 0, grid, buffers);
-    // A z face spans the whole local y extent, which the neighbours across z share: a run
-    // of whole planes, contiguous and laid out alike on both ranks.
+    let plane = grid.plane_stride();
+    let (low, owned, high) = grid.planes_cut_mut(block.halos[1]);
+    swap_z_planes(comm, d, plane, (low, owned, high), Waiting::Spin);
+}
+
+/// The z half of a grid's exchange, on a local array cut at its z halos (`low`, the owned
+/// planes, `high`; planes `plane` elements long): the `d.halo` owned planes next to each face
+/// that has a neighbour go to it, and its planes come back into the halo, waiting as `waiting`
+/// says. A z face spans the whole local y extent, which the neighbours across z share: a run of
+/// whole planes, contiguous and laid out alike on both ranks, so it travels straight from and
+/// into the array. Collective among the neighbours.
+pub(crate) fn swap_z_planes<T: Real + Equivalence>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    plane: usize,
+    (low, owned, high): (&mut [T], &[T], &mut [T]),
+    waiting: Waiting,
+) {
     let me = comm.rank() as usize;
-    let (h, plane) = (d.halo, grid.plane_stride());
-    let [lo, hi] = block.halos[1];
     let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
-    let planes = grid.dims()[2];
-    let storage = grid.storage_mut();
-    debug_assert_eq!(storage.len(), planes * plane);
-    // [low halo | owned planes | high halo]; a halo is `h` planes where it exists.
-    let (low_halo, rest) = storage.split_at_mut(lo * plane);
-    let (owned, high_halo) = rest.split_at_mut(rest.len() - hi * plane);
-    let n = owned.len();
+    let (h, n) = (d.halo, owned.len());
     let sends = [&owned[..h * plane], &owned[n - h * plane..]];
-    exchange_slices(comm, peers, sends, [low_halo, high_halo], Waiting::Spin);
+    exchange_slices(comm, peers, sends, [low, high], waiting);
 }
 
 impl<T: Real + Equivalence> HaloRows for Grid<T> {

@@ -15,8 +15,9 @@ use super::wave::advance_wave_on_device;
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu::blocked::Beside;
 use crate::distributed::agree::agreed;
-use crate::distributed::exchange::{exchange_axis, exchange_slices, Waiting};
+use crate::distributed::exchange::{exchange_axis, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
+use crate::distributed::swap_z_planes;
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
@@ -365,19 +366,13 @@ fn grid_pass<T: Real + Equivalence>(
     let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
     exchange_axis(c, d, b, 0, &mut grid.local, &mut grid.buffers);
     let first = start.elapsed();
-    let me = c.rank() as usize;
-    let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
-    let (h, plane) = (d.halo, grid.local.plane_stride());
+    let plane = grid.local.plane_stride();
     let overlap = Tuning::current().cpu_overlap != Some(false);
-    // A z face spans the whole local y extent, which the neighbours across z share: a run of
-    // whole planes, contiguous and laid out alike on both ranks. Beside a pass the exchange
-    // polls, leaving the cores to the team; before one it waits in MPI, which answers sooner
-    // (polling cost one-step naive passes on the 16-core host 8-11%).
+    // Beside a pass the exchange polls, leaving the cores to the team; before one it waits in
+    // MPI, which answers sooner (polling cost one-step naive passes on the 16-core host 8-11%).
     let mut work = |low: &mut [T], owned: &[T], high: &mut [T], beside: bool| {
-        let n = owned.len();
-        let sends = [&owned[..h * plane], &owned[n - h * plane..]];
         let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
-        exchange_slices(c, peers, sends, [low, high], waiting);
+        swap_z_planes(c, d, plane, (low, owned, high), waiting);
     };
     let mut waited = Duration::ZERO;
     let mut beside = Beside {

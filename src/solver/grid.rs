@@ -72,6 +72,14 @@ struct HostGrid<'a, T: Real> {
 }
 
 impl<T: Real> HostGrid<'_, T> {
+    /// Runs the work meant for beside the first pass now, before the run: for the engines
+    /// that cannot compute beside it.
+    fn beside_first(&mut self) {
+        if let Some(mut beside) = self.beside.take() {
+            beside.run_first(self.grid);
+        }
+    }
+
     /// Runs a CPU engine `engine` with the solver's second grid (its boundary layer made equal
     /// to the state's), timing it from before the scratch is set up. A split run's later
     /// passes keep the second grid's boundary layer from the pass before: copying it touches
@@ -82,9 +90,7 @@ impl<T: Real> HostGrid<'_, T> {
         engine: impl FnOnce(&Stencil, &mut Workers, &mut Grid<T>, &mut Grid<T>) -> Result<()>,
     ) -> Result<Timing> {
         let start = Instant::now();
-        if let Some(mut beside) = self.beside.take() {
-            beside.run_first(self.grid);
-        }
+        self.beside_first();
         let dims = self.grid.dims();
         let need = Footprint::grids(T::DTYPE, 2)
             .plus(run.ring_bytes)
@@ -144,9 +150,7 @@ impl<T: Real> Engines for HostGrid<'_, T> {
     /// one-time kernel compilation (not counted at all).
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
-        if let Some(mut beside) = self.beside.take() {
-            beside.run_first(self.grid);
-        }
+        self.beside_first();
         let layout = Layout {
             dims: self.grid.dims(),
             pitch: self.grid.pitch(),

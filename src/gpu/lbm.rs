@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::compile::Kernel;
 use super::device::Gpu;
-use super::lbm_source::lbm_source;
+use super::lbm_source::lattice_source;
 use super::stencil::{ensure_memory, gpu_err};
 use super::zplanes::ZPlanes;
 use crate::engine::Engine;
@@ -487,7 +487,7 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
 
 /// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
 fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
-    let source = lbm_source::<T>(lat.physics(), lat.periodic(), lat.storage());
+    let source = lattice_source::<T>(lat);
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,

@@ -2,7 +2,7 @@
 //! collision's relaxation constants (computed as `src/lbm/collide.rs` computes them) become
 //! compile-time constants in front of the one templated CUDA source `kernels/lbm.cu`.
 
-use crate::lbm::{Physics, Storage, VELOCITIES, WEIGHTS};
+use crate::lbm::{Lattice, Physics, Storage, VELOCITIES, WEIGHTS};
 use crate::Real;
 
 /// The CUDA source of the lattice-Boltzmann kernels.
@@ -26,12 +26,24 @@ fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
+/// The specialised source for `lat` as it stands: its physics, periodic axes, storage and
+/// whether every node is bulk fluid (then the kernels read no class bytes).
+pub(crate) fn lattice_source<T: Real>(lat: &Lattice<T>) -> String {
+    lbm_source::<T>(
+        lat.physics(),
+        lat.periodic(),
+        lat.storage(),
+        lat.all_fluid(),
+    )
+}
+
 /// The specialised source for `physics` on a lattice with these periodic axes, in `T`, with
-/// populations held in `storage`.
+/// populations held in `storage`; `all_bulk` when no node is a wall, inlet or outlet.
 pub(crate) fn lbm_source<T: Real>(
     physics: &Physics,
     periodic: [bool; 3],
     storage: Storage,
+    all_bulk: bool,
 ) -> String {
     let (wp, wm) = physics.rates();
     let force = physics.force;
@@ -48,6 +60,7 @@ pub(crate) fn lbm_source<T: Real>(
     text += &format!("#define FORCED {}\n", physics.has_force() as u8);
     text += &format!("#define EARLY_LOADS {}\n", early_loads() as u8);
     text += &format!("#define STORAGE {}\n", storage.code());
+    text += &format!("#define ALL_BULK {}\n", all_bulk as u8);
     let gpu = &crate::tuning::Tuning::current().gpu;
     if let Some(n) = gpu.lbm_min_blocks {
         text += &format!("#define LBM_MIN_BLOCKS {n}\n");
@@ -107,16 +120,16 @@ mod tests {
         for (k, p) in physics.iter().enumerate() {
             let periodic = [k % 2 == 1, k >= 2, k == 3];
             compile(
-                lbm_source::<f32>(p, periodic, Storage::Native),
+                lbm_source::<f32>(p, periodic, Storage::Native, k == 0),
                 &format!("f32 {p}"),
             );
             compile(
-                lbm_source::<f64>(p, periodic, Storage::Native),
+                lbm_source::<f64>(p, periodic, Storage::Native, k == 1),
                 &format!("f64 {p}"),
             );
             let storage = [Storage::F16s, Storage::F16c][k % 2];
             compile(
-                lbm_source::<f32>(p, periodic, storage),
+                lbm_source::<f32>(p, periodic, storage, k >= 2),
                 &format!("f32 {p} {storage}"),
             );
         }
@@ -124,7 +137,12 @@ mod tests {
 
     #[test]
     fn sources_carry_the_constants() {
-        let src = lbm_source::<f32>(&Physics::bgk(0.8), [true, false, true], Storage::F16c);
+        let src = lbm_source::<f32>(
+            &Physics::bgk(0.8),
+            [true, false, true],
+            Storage::F16c,
+            false,
+        );
         assert!(
             src.starts_with("#define REAL float\n#define FORCED 0\n#define EARLY_LOADS "),
             "{src}"
@@ -137,8 +155,31 @@ mod tests {
             &Physics::trt(0.6, 0.25).with_force([1e-5, 0.0, 0.0]),
             [false; 3],
             Storage::Native,
+            true,
         );
         assert!(d.contains("#define REAL double") && d.contains("#define FORCED 1"));
         assert!(src.contains("#define STORAGE 2\n") && d.contains("#define STORAGE 0\n"));
+        assert!(src.contains("#define ALL_BULK 0\n") && d.contains("#define ALL_BULK 1\n"));
+    }
+
+    /// A lattice is all bulk while every node is fluid; one wall (or inlet) anywhere ends it.
+    #[test]
+    fn lattices_without_boundaries_read_no_class_bytes() {
+        let mut lat = Lattice::<f32>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
+        assert!(lattice_source(&lat).contains("#define ALL_BULK 1\n"));
+        lat.set_cell(4, 3, 2, crate::lbm::Cell::Wall).unwrap();
+        assert!(lattice_source(&lat).contains("#define ALL_BULK 0\n"));
+        lat.set_cell(4, 3, 2, crate::lbm::Cell::Fluid).unwrap();
+        assert!(lattice_source(&lat).contains("#define ALL_BULK 1\n"));
+        lat.set_cell(
+            0,
+            0,
+            0,
+            crate::lbm::Cell::Inlet {
+                velocity: [0.01, 0.0, 0.0],
+            },
+        )
+        .unwrap();
+        assert!(lattice_source(&lat).contains("#define ALL_BULK 0\n"));
     }
 }

@@ -477,11 +477,6 @@ fn emulated_16_bit_storage_matches_the_rounded_reference() {
     }
 }
 
-/// Plane Poiseuille flow (`lbm::test_flows`, as `tests/lbm_physics.rs` but 14 cells wide at
-/// τ = 1.5) run by the emulated kernel in each 16-bit storage: the converged profile is within
-/// 1% (relative L2) of the analytic parabola. Where the force a step adds is fewer codes of a
-/// deviation the error grows like `0.1/R` in f16s and half that in f16c (see `test_flows`):
-/// 4.3% and 2.1% for H = 18 at τ = 0.8 (R = 1.9), 0.75% and 0.49% here.
 /// In 16-bit storage a deviation that does not fit raises the kernels' flag (the test that
 /// replaces native storage's sum of the outputs), on the all-fluid and the general path, in
 /// both schemes (lattices that fit run unflagged in every other emulated test).
@@ -523,6 +518,11 @@ fn emulated_16_bit_overflow_raises_the_flag() {
     }
 }
 
+/// Plane Poiseuille flow (`lbm::test_flows`, as `tests/lbm_physics.rs` but 14 cells wide at
+/// τ = 1.5) run by the emulated kernel in each 16-bit storage: the converged profile is within
+/// 1% (relative L2) of the analytic parabola. Where the force a step adds is fewer codes of a
+/// deviation the error grows like `0.1/R` in f16s and half that in f16c (see `test_flows`):
+/// 4.3% and 2.1% for H = 18 at τ = 0.8 (R = 1.9), 0.75% and 0.49% here.
 #[test]
 fn emulated_16_bit_poiseuille_profile() {
     use crate::lbm::test_flows;

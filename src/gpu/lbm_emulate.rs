@@ -103,7 +103,9 @@ int main(int argc, char** argv) {
 
 /// Compiles the emulator for `lat`'s source into `dir`; false when g++ is missing.
 fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
-    let src = format!("{PRELUDE}{}{DRIVER}", lattice_source::<T>(lat));
+    let mut lat = lat.clone();
+    lat.prepare();
+    let src = format!("{PRELUDE}{}{DRIVER}", lattice_source::<T>(&lat));
     compile_for_host(&src, &dir.join("emu"))
 }
 

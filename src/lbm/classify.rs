@@ -57,6 +57,9 @@ pub(crate) fn neighbour(v: isize, n: usize, periodic: bool) -> usize {
 pub(crate) struct Classes {
     pub(crate) class: Vec<u8>,
     pub(crate) links: Vec<u32>,
+    /// Whether every node is bulk fluid (no wall, inlet or outlet anywhere): the GPU kernels
+    /// then read no class bytes.
+    pub(crate) all_bulk: bool,
 }
 
 impl Classes {
@@ -118,7 +121,12 @@ impl Classes {
                     }
                 }
             });
-        Classes { class, links }
+        let all_bulk = class.par_iter().all(|&c| c == BULK);
+        Classes {
+            class,
+            links,
+            all_bulk,
+        }
     }
 }
 

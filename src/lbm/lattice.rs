@@ -607,13 +607,6 @@ impl<T: Real> Lattice<T> {
         self.derived.is_some()
     }
 
-    /// Whether every node is plain fluid (no wall, moving wall, inlet or outlet anywhere), so
-    /// that every node is on the bulk path: the GPU kernels then read no class bytes.
-    pub(crate) fn all_fluid(&self) -> bool {
-        use rayon::prelude::*;
-        self.flags.par_iter().all(|&f| f == FLUID)
-    }
-
     /// Bytes this lattice holds per node besides its populations.
     pub(crate) fn node_bytes(&self) -> u64 {
         FLAG_BYTES + if self.has_classes() { CLASS_BYTES } else { 0 }

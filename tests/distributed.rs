@@ -549,6 +549,7 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
     let mut engines = vec![
         (Engine::Reference, 1),
         (Engine::Naive, 1),
+        (Engine::Blocked, 1),
         (Engine::Blocked, 2),
         (Engine::Blocked, 3),
     ];

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use mpi::datatype::Equivalence;
-use mpi::request::{scope, WaitGuard};
+use mpi::request::{scope, Request, Scope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Destination, Source};
 use num_traits::Zero;
@@ -99,6 +99,19 @@ pub(crate) fn exchange_axis<H: HaloRows>(
     field: &mut H,
     buffers: &mut Vec<Vec<H::Elem>>,
 ) {
+    exchange_axis_waiting(comm, d, block, axis, field, buffers, Waiting::Spin);
+}
+
+/// [`exchange_axis`], waiting for the messages as `waiting` says.
+pub(crate) fn exchange_axis_waiting<H: HaloRows>(
+    comm: &SimpleCommunicator,
+    d: &Decomposition,
+    block: &Block,
+    axis: usize,
+    field: &mut H,
+    buffers: &mut Vec<Vec<H::Elem>>,
+    waiting: Waiting,
+) {
     let me = comm.rank() as usize;
     let faces = faces(d, block, me, axis);
     buffers.resize_with(buffers.len().max(2 * faces.len()), Vec::new);
@@ -110,37 +123,35 @@ pub(crate) fn exchange_axis<H: HaloRows>(
         field.pack(send, out);
         into.resize(field.len(recv), H::Elem::zero());
     }
-    swap_faces(comm, &faces, sends, recvs);
+    swap_faces(comm, &faces, sends, recvs, waiting);
     for ((_, _, _, recv), data) in faces.iter().zip(recvs.iter()) {
         field.unpack(recv, data);
     }
 }
 
 /// Sends `sends[i]` to the peer of `faces[i]` and receives `recvs[i]` from it, nonblocking,
-/// for every face at once. Collective among the neighbours.
+/// for every face at once, waiting as `waiting` says. Collective among the neighbours.
 pub(crate) fn swap_faces<E: Equivalence>(
     comm: &SimpleCommunicator,
     faces: &[(usize, usize, FaceRegion, FaceRegion)],
     sends: &[Vec<E>],
     recvs: &mut [Vec<E>],
+    waiting: Waiting,
 ) {
     scope(|scope| {
-        let mut guards = Vec::new();
+        let mut pending = Vec::new();
         for ((side, peer, _, _), (data, buf)) in
             faces.iter().zip(sends.iter().zip(recvs.iter_mut()))
         {
             let peer = comm.process_at_rank(*peer as i32);
-            guards.push(WaitGuard::from(peer.immediate_receive_into_with_tag(
+            pending.push(peer.immediate_receive_into_with_tag(
                 scope,
                 &mut buf[..],
                 (1 - side) as i32,
-            )));
-            guards.push(WaitGuard::from(peer.immediate_send_with_tag(
-                scope,
-                &data[..],
-                *side as i32,
-            )));
+            ));
+            pending.push(peer.immediate_send_with_tag(scope, &data[..], *side as i32));
         }
+        complete(pending, waiting);
     });
 }
 
@@ -177,20 +188,25 @@ pub(crate) fn exchange_slices<E: Equivalence>(
             pending.push(peer.immediate_receive_into_with_tag(scope, recv, (1 - side) as i32));
             pending.push(peer.immediate_send_with_tag(scope, send, side as i32));
         }
-        if waiting == Waiting::Spin {
-            pending.into_iter().for_each(|r| {
-                r.wait();
-            });
-            return;
-        }
-        loop {
-            pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
-            if pending.is_empty() {
-                break;
-            }
-            std::thread::sleep(POLL_INTERVAL);
-        }
+        complete(pending, waiting);
     });
+}
+
+/// Waits for every request of `pending` as `waiting` says.
+fn complete<'a, D: ?Sized, S: Scope<'a>>(mut pending: Vec<Request<'a, D, S>>, waiting: Waiting) {
+    if waiting == Waiting::Spin {
+        pending.into_iter().for_each(|r| {
+            r.wait();
+        });
+        return;
+    }
+    loop {
+        pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
+        if pending.is_empty() {
+            break;
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
 }
 
 /// Elements per point-to-point message: MPI counts are 32-bit, and a rank's block of a large

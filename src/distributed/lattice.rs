@@ -14,6 +14,7 @@ use super::grid::{owned_local, whole_local};
 use super::on_device::LatticeHalos;
 use super::{Block, Decomposition};
 use crate::gpu::lbm::LbmBuffers;
+use crate::lbm::populations::ZCut;
 use crate::lbm::{Lattice, Shared, Q};
 use crate::{Error, Plan, Real, Result};
 
@@ -245,17 +246,51 @@ impl<T: Real + Equivalence> HaloRows for Lattice<T> {
         });
     }
     fn unpack(&mut self, face: &FaceRegion, data: &[T]) {
-        let mut rows = data.chunks_exact(self.dims()[0]);
-        for_rows(face, |i, y, z| {
-            let row = rows.next().expect("the data holds the face");
-            self.population_row_mut(i, y, z).copy_from_slice(row);
-        });
+        let nx = self.dims()[0];
+        unpack_rows(face, data, nx, self, Lattice::population_row_mut);
     }
     fn len(&self, face: &FaceRegion) -> usize {
-        let mut rows = 0;
-        for_rows(face, |_, _, _| rows += 1);
-        rows * self.dims()[0]
+        rows_len(face, self.dims()[0])
     }
+}
+
+/// The populations cut at the z halos, for the exchange of the z faces beside a blocked pass:
+/// packed and unpacked as a [`Lattice`]'s.
+impl<T: Real + Equivalence> HaloRows for ZCut<'_, T> {
+    type Elem = T;
+    fn pack(&self, face: &FaceRegion, out: &mut Vec<T>) {
+        for_rows(face, |i, y, z| out.extend_from_slice(self.row(i, y, z)));
+    }
+    fn unpack(&mut self, face: &FaceRegion, data: &[T]) {
+        let nx = self.dims()[0];
+        unpack_rows(face, data, nx, self, ZCut::row_mut);
+    }
+    fn len(&self, face: &FaceRegion) -> usize {
+        rows_len(face, self.dims()[0])
+    }
+}
+
+/// Writes `data`, rows of `nx` values in [`for_rows`]'s order, into the rows of `into` that
+/// `row(into, i, y, z)` gives.
+fn unpack_rows<X: ?Sized, T: Copy>(
+    face: &FaceRegion,
+    data: &[T],
+    nx: usize,
+    into: &mut X,
+    row: impl for<'b> Fn(&'b mut X, usize, usize, usize) -> &'b mut [T],
+) {
+    let mut rows = data.chunks_exact(nx);
+    for_rows(face, |i, y, z| {
+        let from = rows.next().expect("the data holds the face");
+        row(into, i, y, z).copy_from_slice(from);
+    });
+}
+
+/// Values in `face`'s population rows of `nx` values.
+fn rows_len(face: &FaceRegion, nx: usize) -> usize {
+    let mut rows = 0;
+    for_rows(face, |_, _, _| rows += 1);
+    rows * nx
 }
 
 /// Calls `visit(i, y, z)` for every population row of `face` in the exchange's order.

@@ -20,7 +20,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::agree::agreed;
-use super::exchange::{faces, populations, swap_faces, FaceRegion};
+use super::exchange::{faces, populations, swap_faces, FaceRegion, Waiting};
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
 use crate::gpu::regions::RowBox;
@@ -674,7 +674,7 @@ fn host_axis<T: HaloElem>(
             at += b.len();
         }
     }
-    swap_faces(comm, faces, sends, recvs);
+    swap_faces(comm, faces, sends, recvs, Waiting::Spin);
     for (f, into) in cut.iter().zip(recvs.iter()) {
         let mut at = 0;
         for b in &f.recv {

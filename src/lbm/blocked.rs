@@ -33,13 +33,15 @@
 //! links arrays (constant in time) are read in place.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use super::naive;
-use super::populations::Populations;
+use super::populations::{Populations, ZCut};
 use super::rows::{z_class, AxisMap, FlowKernel, Level, NodeBytes, Row, Slots};
 use super::stage::{self, Stage};
 use crate::aligned::{line_start, AlignedBuf, CACHE_LINE};
 use crate::blocking::lattice::{Blocking, Mode};
+use crate::blocking::tiling::tapered_chunks;
 use crate::engine::Failure;
 use crate::grid::padded_stride;
 use crate::runtime::barrier::PoisonOnPanic;
@@ -81,24 +83,66 @@ pub(crate) struct BlockedRun<'a, T: Real, S: Isa> {
     pub(crate) team: &'a Team,
 }
 
+/// Work a split run does beside a blocked pass: the exchange that fills the lattice's z halos,
+/// given the populations cut at them. As for the stencils (see
+/// [`crate::cpu::blocked::Beside`]), the pass first computes the output planes at least
+/// `dim_t` from both halos while `work` runs on the calling thread (the team's members
+/// compute; that thread only waits for them otherwise), then the bands of `dim_t` planes next
+/// to the halos. The halo planes' own outputs, which the next exchange overwrites where a
+/// later pass reads them, are not computed.
+pub(crate) struct LatticeBeside<'a, T> {
+    /// Planes of the low and the high z halo (0 where the lattice has none).
+    pub(crate) halo: [usize; 2],
+    /// The exchange, given the populations cut at the halos; the flag says whether a pass
+    /// computes meanwhile (the work should then leave the cores to it).
+    pub(crate) work: &'a mut dyn FnMut(ZCut<'_, T>, bool),
+    /// Where the run puts how long the computation waited for `work` (zero when the pass's
+    /// first part took longer).
+    pub(crate) waited: &'a mut Duration,
+}
+
+impl<T: Real> LatticeBeside<'_, T> {
+    /// Runs the work on `pop` before anything computes; all of its time counts as waited.
+    pub(crate) fn run_first(&mut self, pop: &mut Populations<T>) {
+        let start = Instant::now();
+        (self.work)(pop.z_cut(self.halo), false);
+        *self.waited = start.elapsed();
+    }
+}
+
+/// What the passes of one length share: the tiling, the rings' shape and storage, the groups.
+struct PassShape<T> {
+    blocking: Blocking,
+    layout: RingLayout,
+    groups: Groups,
+    ring: *mut T,
+}
+
 impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
     /// Runs the steps, ping-ponging between `pop` and `scratch` and swapping after each pass so
     /// `pop` always holds the newest finite state. On a non-finite value the failing pass is
     /// replayed one step at a time (naive sweeps) to find the step and keep the state before it.
     /// `ring`: the ring buffers kept from an earlier run (grown when too small), left for the
-    /// next.
+    /// next. `beside`: work to run beside the first pass (see [`LatticeBeside`]); before it
+    /// when the run has more than one pass, since later passes would read the halo planes'
+    /// outputs, which a pass beside the work leaves out.
     pub(crate) fn run(
         &self,
         pop: &mut Populations<T>,
         scratch: &mut Populations<T>,
         ring: &mut Option<AlignedBuf<T>>,
+        mut beside: Option<LatticeBeside<'_, T>>,
     ) -> Result<(), Failure> {
+        if self.steps > self.dim_t {
+            if let Some(mut beside) = beside.take() {
+                beside.run_first(pop);
+            }
+        }
         let dims = pop.layout().dims;
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
             let blocking = Blocking::new(dims, self.periodic, self.tile, dim_t);
-            let chunks = blocking.z_chunks(self.z_chunks);
             let groups = Groups::new(self.team.size(), self.tile_threads);
             // The rings fit the largest group's lag.
             let slots = ring_kind(
@@ -115,33 +159,19 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
                         .expect("ring buffers are a few cache-sized planes"),
                 );
             }
-            let ring_buf = ring.as_mut().expect("allocated above");
-            let pass = Pass {
-                kernel: self.kernel,
-                src: Level::lattice(
-                    pop.storage().as_ptr().cast_mut(),
-                    pop.layout(),
-                    self.periodic,
-                ),
-                dst: Level::lattice(
-                    scratch.storage_mut().as_mut_ptr(),
-                    pop.layout(),
-                    self.periodic,
-                ),
-                ring: ring_buf.as_mut_ptr(),
-                layout,
-                bytes: self.bytes,
-                sync: GroupSync::new(groups, blocking.tiles.len() * chunks.len()),
-                chunks,
-                progress: Progress::new(self.team.size()),
-                non_finite: AtomicBool::new(false),
-                next_plane: AtomicUsize::new(0),
+            let shape = PassShape {
                 blocking,
+                layout,
+                groups,
+                ring: ring.as_mut().expect("allocated above").as_mut_ptr(),
             };
-            let finite = if self.kernel.forced() {
-                pass.run::<true>(self.team)
-            } else {
-                pass.run::<false>(self.team)
+            let finite = match beside.take() {
+                Some(mut beside) => self.pass_beside(&shape, pop, scratch, &mut beside),
+                None => {
+                    let chunks = shape.blocking.z_chunks(self.z_chunks);
+                    let src = pop.storage_mut().as_mut_ptr();
+                    self.pass(&shape, src, scratch, chunks).run(self.team).0
+                }
             };
             if finite {
                 pop.swap(scratch);
@@ -156,6 +186,82 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
             done += dim_t;
         }
         Ok(())
+    }
+
+    /// A pass of `shape` from the populations at `src` (laid out as `dst`'s) into `dst`,
+    /// computing the output planes `chunks`.
+    fn pass(
+        &self,
+        shape: &PassShape<T>,
+        src: *mut T,
+        dst: &mut Populations<T>,
+        chunks: Vec<std::ops::Range<isize>>,
+    ) -> Pass<'_, T, S> {
+        let layout = *dst.layout();
+        Pass {
+            kernel: self.kernel,
+            src: Level::lattice(src, &layout, self.periodic),
+            dst: Level::lattice(dst.storage_mut().as_mut_ptr(), &layout, self.periodic),
+            ring: shape.ring,
+            layout: shape.layout,
+            bytes: self.bytes,
+            sync: GroupSync::new(shape.groups, shape.blocking.tiles.len() * chunks.len()),
+            chunks,
+            progress: Progress::new(self.team.size()),
+            non_finite: AtomicBool::new(false),
+            next_plane: AtomicUsize::new(0),
+            blocking: shape.blocking.clone(),
+        }
+    }
+
+    /// One pass with `beside`'s work on the calling thread (see [`LatticeBeside`]): first the
+    /// output planes at least `dim_t` from both halos, beside the work, then the bands next to
+    /// the halos. A lattice without z halos, or too thin for planes that need none, runs the
+    /// work first. False if any output is not finite.
+    fn pass_beside(
+        &self,
+        shape: &PassShape<T>,
+        pop: &mut Populations<T>,
+        scratch: &mut Populations<T>,
+        beside: &mut LatticeBeside<'_, T>,
+    ) -> bool {
+        let nz = shape.blocking.dims[2];
+        let depth = shape.blocking.dim_t;
+        let [lo, hi] = beside.halo;
+        let start = if lo > 0 { lo + depth } else { 0 };
+        let end = if hi > 0 {
+            (nz - hi).saturating_sub(depth)
+        } else {
+            nz
+        };
+        if lo + hi == 0 || start >= end {
+            beside.run_first(pop);
+            let chunks = shape.blocking.z_chunks(self.z_chunks);
+            let src = pop.storage_mut().as_mut_ptr();
+            return self.pass(shape, src, scratch, chunks).run(self.team).0;
+        }
+        let inner = tapered_chunks(end - start, 0, self.z_chunks)
+            .into_iter()
+            .map(|c| (c.start + start) as isize..(c.end + start) as isize)
+            .collect();
+        let layout = *pop.layout();
+        let base = pop.storage_mut().as_mut_ptr();
+        // SAFETY: `base` holds the Q arrays of `layout` and outlives both passes (the borrow of
+        // `pop`). While the cut lives, the first pass reads only the planes `start − depth ..
+        // end + depth`, all between the halos, and writes only `scratch`; the cut reads those
+        // planes and writes only the halo planes.
+        let cut = unsafe { ZCut::from_raw(base, layout, beside.halo) };
+        let first = self.pass(shape, base, scratch, inner);
+        let work = &mut beside.work;
+        let (finite, waited) = first.run_beside(self.team, || work(cut, true));
+        *beside.waited = waited;
+        let bands = [
+            (lo > 0).then_some(lo as isize..start as isize),
+            (hi > 0).then_some(end as isize..(nz - hi) as isize),
+        ];
+        let bands = bands.into_iter().flatten().collect();
+        let finite_bands = self.pass(shape, base, scratch, bands).run(self.team).0;
+        finite && finite_bands
     }
 }
 
@@ -277,20 +383,37 @@ struct Pass<'a, T: Real, S: Isa> {
 // barrier) or, alone in its group, planes it wrote itself earlier in the step, and never
 // writes the source lattice or the byte arrays. With rings of rows every group is one thread,
 // which reads only rows it wrote itself earlier in the unit (`row_slots` keeps them). A
-// one-level pass writes each tile's plane from the one thread that claimed it.
+// one-level pass writes each tile's plane from the one thread that claimed it (the planes of
+// its chunks). A pass beside a halo exchange reads none of the halo planes the exchange writes
+// meanwhile (`BlockedRun::pass_beside`).
 unsafe impl<T: Real, S: Isa> Sync for Pass<'_, T, S> {}
 
 impl<T: Real, S: Isa> Pass<'_, T, S> {
-    /// Runs the pass on the team; false if any value written to the lattice is not finite.
-    fn run<const FORCED: bool>(&self, team: &Team) -> bool {
-        team.run(&|tid| {
-            if self.blocking.dim_t == 1 {
-                self.work_spatial::<FORCED>()
-            } else {
-                self.work::<FORCED>(tid)
-            }
-        });
-        !self.non_finite.load(Ordering::Relaxed)
+    /// Runs the pass on the team: false if any value written to the lattice is not finite,
+    /// and no wait (see [`Pass::run_beside`]).
+    fn run(&self, team: &Team) -> (bool, Duration) {
+        self.run_beside(team, || {})
+    }
+
+    /// Runs the pass on the team with `beside` on the calling thread meanwhile (see
+    /// [`Team::run_beside`]): false if any value written to the lattice is not finite, and how
+    /// long the pass's last member waited for `beside` to finish.
+    fn run_beside(&self, team: &Team, beside: impl FnOnce()) -> (bool, Duration) {
+        let waited = if self.kernel.forced() {
+            team.run_beside(&|tid| self.member::<true>(tid), beside)
+        } else {
+            team.run_beside(&|tid| self.member::<false>(tid), beside)
+        };
+        (!self.non_finite.load(Ordering::Relaxed), waited)
+    }
+
+    /// Member `tid`'s share of the pass.
+    fn member<const FORCED: bool>(&self, tid: usize) {
+        if self.blocking.dim_t == 1 {
+            self.work_spatial::<FORCED>()
+        } else {
+            self.work::<FORCED>(tid)
+        }
     }
 
     /// The `index`-th of `of` parts of `range` (an even split of rows).
@@ -564,16 +687,17 @@ impl<T: Real, S: Isa> Pass<'_, T, S> {
         })
     }
 
-    /// One step per pass needs no pipeline: the threads claim one tile's plane at a time, in
-    /// order, from a shared counter and compute it from the lattice into the second buffer,
+    /// One step per pass needs no pipeline: the threads claim one tile's plane of the pass's
+    /// chunks at a time, in order, from a shared counter and compute it from the lattice into the second buffer,
     /// without barriers (claimed, not split evenly in advance: see `crate::cpu::blocked`'s
     /// one-level pass for the measurements).
     fn work_spatial<const FORCED: bool>(&self) {
         let b = &self.blocking;
         let mut check = Tracker::new();
-        let per_tile = b.dims[2];
+        let planes: Vec<isize> = self.chunks.iter().flat_map(|c| c.clone()).collect();
+        let per_tile = planes.len();
         for unit in claimed(&self.next_plane, per_tile * b.tiles.len()) {
-            let (tile, z) = (&b.tiles[unit / per_tile], (unit % per_tile) as isize);
+            let (tile, z) = (&b.tiles[unit / per_tile], planes[unit % per_tile]);
             let x = b.level(tile, 0, 1);
             for y in b.level(tile, 1, 1) {
                 let row = Row::new(&self.src, &self.dst, &self.bytes, y, z);
@@ -604,6 +728,129 @@ mod tests {
     /// The planner's charge for a D3Q19 ring level.
     fn ring_rows(members: usize, whole_y: bool, height: usize) -> usize {
         crate::blocking::rings::ring_rows(members, whole_y, height, Z_CLASS_SIZES)
+    }
+
+    /// A pass beside a halo exchange (see [`LatticeBeside`]) gives the planes between the halos
+    /// the same bits as a pass whose halos were filled first: one- and many-level passes, tile
+    /// groups and z chunks, halos on one side or both, a lattice too thin to compute anything
+    /// before the halos arrive, walls and a moving wall (the cavity) or none (periodic x and
+    /// y), `f32` and `f64` at every ISA level. The halos hold a wrong finite value until `work`
+    /// fills them, so a pass that read them early would give other values.
+    #[test]
+    fn a_pass_beside_the_exchange_matches_one_after_it() {
+        use crate::lbm::{Axis, Lattice};
+        use crate::perf::{cavity_lattice, periodic_lattice};
+        use crate::simd::{with_isa, WithIsa};
+        use crate::Level;
+
+        struct Check<'a, T: Real> {
+            lat: &'a Lattice<T>,
+            team: &'a Team,
+            // (dim_t, tile threads, z chunks, halo planes)
+            case: (usize, usize, usize, [usize; 2]),
+        }
+        impl<T: Real> WithIsa for Check<'_, T> {
+            type Output = ();
+            fn call<S: Isa>(self) {
+                let (dim_t, tile_threads, z_chunks, halo) = self.case;
+                let lat = self.lat;
+                let kernel = FlowKernel::<T, S>::new(lat);
+                let run = |pop: &mut Populations<T>, beside: Option<LatticeBeside<'_, T>>| {
+                    let mut scratch = pop.clone();
+                    let run = BlockedRun {
+                        kernel: &kernel,
+                        bytes: NodeBytes::new(lat),
+                        periodic: lat.periodic,
+                        steps: dim_t,
+                        dim_t,
+                        tile: [2 * dim_t + 9, 2 * dim_t + 4],
+                        tile_threads,
+                        z_chunks,
+                        team: self.team,
+                    };
+                    assert!(run.run(pop, &mut scratch, &mut None, beside).is_ok());
+                };
+                let [_, ny, nz] = lat.dims();
+                let halo_planes = || (0..halo[0]).chain(nz - halo[1]..nz);
+                let mut after = lat.pop.clone();
+                run(&mut after, None);
+                let mut early = lat.pop.clone();
+                let mut cut = early.z_cut(halo);
+                for (i, y, z) in rows(ny, halo_planes()) {
+                    cut.row_mut(i, y, z).fill(T::of(7.0));
+                }
+                let mut calls = 0;
+                let mut work = |mut cut: ZCut<'_, T>, _beside| {
+                    calls += 1;
+                    // Late enough that the pass computes its first part from the wrong halos
+                    // if it reads them.
+                    std::thread::sleep(Duration::from_millis(20));
+                    for (i, y, z) in rows(ny, halo_planes()) {
+                        cut.row_mut(i, y, z).copy_from_slice(lat.pop.row(i, y, z));
+                    }
+                };
+                let mut waited = Duration::MAX;
+                let beside = LatticeBeside {
+                    halo,
+                    work: &mut work,
+                    waited: &mut waited,
+                };
+                run(&mut early, Some(beside));
+                assert!(waited < Duration::MAX);
+                assert_eq!(calls, 1);
+                for (i, y, z) in rows(ny, halo[0]..nz - halo[1]) {
+                    assert!(
+                        early.row(i, y, z) == after.row(i, y, z),
+                        "{} {:?}: population {i} row ({y}, {z}) differs",
+                        T::DTYPE,
+                        self.case
+                    );
+                }
+            }
+        }
+        /// Every population's rows (y, z) of the planes `zs`.
+        fn rows(
+            ny: usize,
+            zs: impl Iterator<Item = usize> + Clone,
+        ) -> impl Iterator<Item = (usize, usize, usize)> {
+            (0..Q).flat_map(move |i| {
+                zs.clone()
+                    .flat_map(move |z| (0..ny).map(move |y| (i, y, z)))
+            })
+        }
+        fn check<T: Real>(team: &Team) {
+            let cases = [
+                (3, 1, 2, [3, 3], 17),
+                (2, 3, 3, [2, 0], 13),
+                (1, 1, 3, [0, 1], 11),
+                (1, 2, 1, [1, 1], 9),
+                (2, 2, 2, [2, 2], 3),
+            ];
+            for (dim_t, tile_threads, z_chunks, halo, owned) in cases {
+                let dims = [19, 13, owned + halo[0] + halo[1]];
+                let lattices = [cavity_lattice::<T>(dims, 3), periodic_lattice::<T>(dims, 4)];
+                for lat in lattices {
+                    let mut lat = lat.unwrap();
+                    // A rank's local lattice is closed across a split axis.
+                    lat.set_periodic(Axis::Z, false);
+                    lat.prepare();
+                    for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+                        let case = (dim_t, tile_threads, z_chunks, halo);
+                        with_isa(
+                            level,
+                            Check {
+                                lat: &lat,
+                                team,
+                                case,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        let team = Team::new(3, false).unwrap();
+        check::<f32>(&team);
+        check::<f64>(&team);
     }
 
     #[test]

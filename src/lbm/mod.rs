@@ -95,7 +95,7 @@ pub(crate) mod naive;
 #[cfg(feature = "mpi")]
 mod parts;
 mod physics;
-mod populations;
+pub(crate) mod populations;
 mod reference;
 mod rows;
 pub(crate) mod run;

@@ -5,6 +5,8 @@
 //! modulo 4 KiB, so the 19 streams a kernel reads (and the 19 it writes) at the same cell fall
 //! into different L1 sets instead of fighting over one.
 
+use std::marker::PhantomData;
+
 use rayon::prelude::*;
 
 use crate::aligned::{AlignedBuf, CACHE_LINE};
@@ -234,6 +236,13 @@ impl<T: Real> Populations<T> {
         &mut self.data[o..o + self.layout.dims[0]]
     }
 
+    /// The populations cut at the z halos `[low, high]` (planes), for an exchange that fills
+    /// the halos while nothing else touches them (see [`ZCut`]).
+    pub(crate) fn z_cut(&mut self, halo: [usize; 2]) -> ZCut<'_, T> {
+        // SAFETY: the mutable borrow makes the cut the only access for its lifetime.
+        unsafe { ZCut::from_raw(self.data.as_mut_ptr(), self.layout, halo) }
+    }
+
     /// Where the first non-finite population is, these populations being the output of step
     /// `step` of a run.
     pub(crate) fn failure(&self, step: usize) -> Failure {
@@ -287,6 +296,73 @@ impl<T: Real> Populations<T> {
         } else {
             diff
         }
+    }
+}
+
+/// The populations of a lattice cut at its z halos for a halo exchange beside a pass: the rows
+/// of the planes between the halos can be read, the rows of the halo planes written. A blocked
+/// pass that computes only output planes whose inputs lie between the halos reads the same
+/// storage meanwhile; the cut never writes those planes and never reads the halos.
+// Read and written by the halo exchange, which only the `mpi` feature builds.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct ZCut<'a, T> {
+    base: *mut T,
+    layout: Layout,
+    /// Planes of the low and the high halo.
+    halo: [usize; 2],
+    _storage: PhantomData<&'a mut [T]>,
+}
+
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+impl<'a, T: Real> ZCut<'a, T> {
+    /// The cut of the storage at `base` (`Q` arrays of `layout`) at `halo` planes.
+    ///
+    /// # Safety
+    /// `base` points to `Q` arrays of `layout`, valid for `'a`; for that long nothing else
+    /// writes any of their planes and nothing else reads or writes their halo planes.
+    pub(crate) unsafe fn from_raw(base: *mut T, layout: Layout, halo: [usize; 2]) -> Self {
+        debug_assert!(halo[0] + halo[1] <= layout.dims[2]);
+        ZCut {
+            base,
+            layout,
+            halo,
+            _storage: PhantomData,
+        }
+    }
+
+    /// The dimensions of the lattice.
+    pub(crate) fn dims(&self) -> [usize; 3] {
+        self.layout.dims
+    }
+
+    /// Whether plane `z` belongs to a halo.
+    fn in_halo(&self, z: usize) -> bool {
+        z < self.halo[0] || z >= self.layout.dims[2] - self.halo[1]
+    }
+
+    /// Where population `i`'s row (y, z) starts.
+    fn start(&self, i: usize, y: usize, z: usize) -> usize {
+        assert!(i < Q && y < self.layout.dims[1] && z < self.layout.dims[2]);
+        i * self.layout.array + self.layout.offset(0, y, z)
+    }
+
+    /// Population `i`'s row (y, z) of a plane between the halos.
+    pub(crate) fn row(&self, i: usize, y: usize, z: usize) -> &[T] {
+        assert!(!self.in_halo(z), "plane {z} is a halo plane");
+        let start = self.start(i, y, z);
+        // SAFETY: the row lies in array i (checked indices), between the halos, which nothing
+        // writes while the cut lives (`from_raw`).
+        unsafe { std::slice::from_raw_parts(self.base.add(start), self.layout.dims[0]) }
+    }
+
+    /// Population `i`'s row (y, z) of a halo plane, to write.
+    pub(crate) fn row_mut(&mut self, i: usize, y: usize, z: usize) -> &mut [T] {
+        assert!(self.in_halo(z), "plane {z} is not a halo plane");
+        let start = self.start(i, y, z);
+        // SAFETY: the row lies in array i (checked indices), in a halo plane, which only the
+        // cut touches while it lives (`from_raw`); the mutable borrow of the cut keeps this
+        // row's slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(start), self.layout.dims[0]) }
     }
 }
 

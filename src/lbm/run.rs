@@ -2,7 +2,7 @@
 //! [`run_blocked`]): each advances a [`Lattice`] with a second population array as scratch and
 //! keeps the lattice's step count true, also after a blow-up.
 
-use super::blocked::BlockedRun;
+use super::blocked::{BlockedRun, LatticeBeside};
 use super::lattice::Lattice;
 use super::naive;
 use super::populations::Populations;
@@ -15,10 +15,10 @@ use crate::simd::{with_isa, Isa, WithIsa};
 use crate::{Level, Real, Result};
 
 /// One engine's steps on a lattice of a concrete precision.
-trait Sweep {
+trait Sweep<F: Real> {
     /// Advances `lat` by `steps` steps with `scratch` as the second array; on success and on
     /// failure `lat.pop` holds the newest finite state.
-    fn sweep<F: Real, S: Isa>(
+    fn sweep<S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -29,8 +29,8 @@ trait Sweep {
 /// The scalar reference engine.
 struct Reference;
 
-impl Sweep for Reference {
-    fn sweep<F: Real, S: Isa>(
+impl<F: Real> Sweep<F> for Reference {
+    fn sweep<S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -50,8 +50,8 @@ impl Sweep for Reference {
 /// The naive engine: one parallel sweep per step on a rayon pool.
 struct Naive<'a>(&'a rayon::ThreadPool);
 
-impl Sweep for Naive<'_> {
-    fn sweep<F: Real, S: Isa>(
+impl<F: Real> Sweep<F> for Naive<'_> {
+    fn sweep<S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -73,15 +73,16 @@ impl Sweep for Naive<'_> {
     }
 }
 
-/// The 3.5D blocked engine on a pinned team.
-struct Blocked<'a> {
+/// The 3.5D blocked engine on a pinned team, with work to run beside its first pass.
+struct Blocked<'a, 'b, F> {
     params: &'a EngineParams,
     team: &'a Team,
     rings: &'a mut Rings,
+    beside: Option<LatticeBeside<'b, F>>,
 }
 
-impl Sweep for Blocked<'_> {
-    fn sweep<F: Real, S: Isa>(
+impl<F: Real> Sweep<F> for Blocked<'_, '_, F> {
+    fn sweep<S: Isa>(
         self,
         lat: &mut Lattice<F>,
         scratch: &mut Populations<F>,
@@ -99,7 +100,7 @@ impl Sweep for Blocked<'_> {
             z_chunks: self.params.z_chunks,
             team: self.team,
         };
-        run.run(&mut lat.pop, scratch, self.rings.get())
+        run.run(&mut lat.pop, scratch, self.rings.get(), self.beside)
     }
 }
 
@@ -127,18 +128,21 @@ pub(crate) fn run_naive<T: Real>(
     run(lat, scratch, steps, level, Naive(pool))
 }
 
-/// Advances `lat` with the blocked engine on `team`, as [`run_reference`].
+/// Advances `lat` with the blocked engine on `team`, as [`run_reference`], with `beside`'s
+/// work (a split run's z halo exchange) beside its first pass.
 pub(crate) fn run_blocked<T: Real>(
     params: &EngineParams,
     (team, rings): (&Team, &mut Rings),
     lat: &mut Lattice<T>,
     scratch: &mut Populations<T>,
     steps: usize,
+    beside: Option<LatticeBeside<'_, T>>,
 ) -> Result<()> {
     let engine = Blocked {
         params,
         team,
         rings,
+        beside,
     };
     run(lat, scratch, steps, params.isa, engine)
 }
@@ -149,7 +153,7 @@ fn run<T: Real>(
     scratch: &mut Populations<T>,
     steps: usize,
     level: Level,
-    engine: impl Sweep,
+    engine: impl Sweep<T>,
 ) -> Result<()> {
     lat.prepare();
     let outcome = with_isa(
@@ -176,11 +180,10 @@ struct AtLevel<'a, T: Real, E> {
     engine: E,
 }
 
-impl<T: Real, E: Sweep> WithIsa for AtLevel<'_, T, E> {
+impl<T: Real, E: Sweep<T>> WithIsa for AtLevel<'_, T, E> {
     type Output = Result<(), Failure>;
 
     fn call<S: Isa>(self) -> Result<(), Failure> {
-        self.engine
-            .sweep::<T, S>(self.lat, self.scratch, self.steps)
+        self.engine.sweep::<S>(self.lat, self.scratch, self.steps)
     }
 }

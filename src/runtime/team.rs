@@ -16,7 +16,7 @@ type JobFn = dyn Fn(usize) + Sync + 'static;
 
 #[derive(Clone, Copy)]
 struct JobPtr(*const JobFn);
-// SAFETY: the pointee is Sync, and Team::run keeps it alive until every worker is done with it.
+// SAFETY: the pointee is Sync, and Team::run_beside keeps it alive until every worker is done with it.
 unsafe impl Send for JobPtr {}
 
 struct Slot {
@@ -106,16 +106,19 @@ impl Team {
     }
 
     /// Runs `job(i)` on every worker `i` and returns when all have finished. A panic in any
-    /// worker is re-raised here after all workers have finished.
+    /// worker is re-raised here after all workers have finished. (The engines call
+    /// [`Team::run_beside`], which also times the wait.)
+    #[cfg(test)]
     pub(crate) fn run<'a>(&self, job: &'a (dyn Fn(usize) + Sync + 'a)) {
         let _ = self.run_beside(job, || {});
     }
 
-    /// [`Team::run`], calling `beside` on the calling thread (which otherwise only waits) while
-    /// the workers run `job`: work that must stay on that thread, such as a split run's MPI
-    /// calls. Returns when both are done, with how long the last worker's finish preceded
-    /// `beside`'s (zero when `beside` finished first); a panic in `beside` is re-raised after
-    /// the workers have finished too.
+    /// Runs `job(i)` on every worker `i`, calling `beside` on the calling thread (which
+    /// otherwise only waits) meanwhile: work that must stay on that thread, such as a split
+    /// run's MPI calls. Returns when both are done, with how long the last worker's finish
+    /// preceded `beside`'s (zero when `beside` finished first). A panic in any worker is
+    /// re-raised here after all workers have finished; one in `beside` after they have
+    /// finished too.
     pub(crate) fn run_beside<'a>(
         &self,
         job: &'a (dyn Fn(usize) + Sync + 'a),
@@ -180,7 +183,7 @@ fn worker_loop(shared: &Shared, index: usize) {
             seen = slot.generation;
             slot.job.expect("a new generation always carries a job")
         };
-        // SAFETY: Team::run keeps the job alive until this worker decrements `pending` below.
+        // SAFETY: Team::run_beside keeps the job alive until this worker decrements `pending` below.
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*job.0)(index) }));
         let mut slot = shared.lock();

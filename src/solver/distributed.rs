@@ -9,13 +9,15 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_on_device;
 use super::grid::{advance_grid, advance_grid_beside};
-use super::lattice::advance_lattice;
-use super::wave::advance_wave;
+use super::lattice::{advance_lattice, advance_lattice_beside};
 use super::wave::advance_wave_on_device;
+use super::wave::{advance_wave, advance_wave_beside};
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu::blocked::Beside;
+use crate::cpu::wave::blocked::HaloCut;
+use crate::cpu::wave::WaveBeside;
 use crate::distributed::agree::agreed;
-use crate::distributed::exchange::{exchange_axis, Waiting};
+use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::swap_z_planes;
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
@@ -23,6 +25,8 @@ use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
 use crate::gpu::regions::RowBox;
 use crate::gpu::DeviceGrid;
+use crate::lbm::blocked::LatticeBeside;
+use crate::lbm::populations::ZCut;
 use crate::lbm::LbmKernel;
 use crate::tuning::Tuning;
 use crate::{Error, Kernel, Real, Result, RunReport};
@@ -348,8 +352,8 @@ macro_rules! split_state {
 }
 
 split_state!(DistributedGrid, advance_grid, grid_pass);
-split_state!(DistributedLattice, advance_lattice);
-split_state!(DistributedWavefield, advance_wave);
+split_state!(DistributedLattice, advance_lattice, lattice_pass);
+split_state!(DistributedWavefield, advance_wave, wave_pass);
 
 /// One pass of a split grid: the y faces exchanged first (the z faces carry the edges and
 /// corners of the y halos), then the z faces beside the engine's first pass where it is the
@@ -384,6 +388,86 @@ fn grid_pass<T: Real + Equivalence>(
         beside.run_first(&mut grid.local);
     }
     let report = advance_grid_beside(solver, &mut grid.local, n, input, overlap.then_some(beside));
+    (report, (first + waited).as_secs_f64())
+}
+
+/// One pass of a split lattice, as [`grid_pass`]: the y faces exchanged first, then the z
+/// faces beside the engine's first pass where it is the blocked engine (see
+/// [`LatticeBeside`]), else before it. Returns the pass's outcome and the seconds spent
+/// exchanging or waiting for the exchange.
+fn lattice_pass<T: Real + Equivalence>(
+    lat: &mut DistributedLattice<T>,
+    solver: &mut Solver,
+    n: usize,
+    input: Input,
+) -> (Result<RunReport>, f64) {
+    let start = Instant::now();
+    let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
+    exchange_axis(c, d, b, 0, &mut lat.local, &mut lat.buffers);
+    let first = start.elapsed();
+    let overlap = Tuning::current().cpu_overlap != Some(false);
+    let buffers = &mut lat.buffers;
+    // Polling beside a pass, waiting in MPI before one, as for grids.
+    let mut work = |mut cut: ZCut<'_, T>, beside: bool| {
+        let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
+        exchange_axis_waiting(c, d, b, 1, &mut cut, buffers, waiting);
+    };
+    let mut waited = Duration::ZERO;
+    let mut beside = LatticeBeside {
+        halo: b.halos[1],
+        work: &mut work,
+        waited: &mut waited,
+    };
+    let local = &mut lat.local;
+    if !overlap {
+        local.codes = None;
+        beside.run_first(&mut local.pop);
+    }
+    let report = advance_lattice_beside(solver, local, n, input, overlap.then_some(beside));
+    (report, (first + waited).as_secs_f64())
+}
+
+/// One pass of a split wavefield, as [`grid_pass`]: the y faces of the levels the pass reads
+/// in the halo (`u` alone before a one-step pass, `u`, `u⁻` and `φ` before a longer one; see
+/// [`DistributedWavefield::exchange`]) exchanged first, then their z faces beside the engine's
+/// first pass where it is the blocked engine (see [`WaveBeside`]), else before it. Returns the
+/// pass's outcome and the seconds spent exchanging or waiting for the exchange.
+fn wave_pass<T: Real + Equivalence>(
+    field: &mut DistributedWavefield<T>,
+    solver: &mut Solver,
+    n: usize,
+    input: Input,
+) -> (Result<RunReport>, f64) {
+    let start = Instant::now();
+    let levels = if n == 1 { 1 } else { 3 };
+    let (c, d, b) = (&field.comm, &field.decomposition, &field.block);
+    let local = &mut field.local;
+    for grid in [&mut local.u, &mut local.prev, &mut local.phi]
+        .into_iter()
+        .take(levels)
+    {
+        exchange_axis(c, d, b, 0, grid, &mut field.buffers);
+    }
+    let first = start.elapsed();
+    let overlap = Tuning::current().cpu_overlap != Some(false);
+    let plane = local.u.plane_stride();
+    // Polling beside a pass, waiting in MPI before one, as for grids.
+    let mut work = |cuts: [HaloCut<'_, T>; 3], beside: bool| {
+        let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
+        for cut in cuts.into_iter().take(levels) {
+            swap_z_planes(c, d, plane, cut, waiting);
+        }
+    };
+    let mut waited = Duration::ZERO;
+    let mut beside = WaveBeside {
+        halo: b.halos[1],
+        work: &mut work,
+        waited: &mut waited,
+    };
+    if !overlap {
+        beside.run_first(local);
+    }
+    let report = advance_wave_beside(solver, local, n, input, overlap.then_some(beside));
     (report, (first + waited).as_secs_f64())
 }
 

@@ -137,12 +137,18 @@ impl<T: Real> Engines for HostGrid<'_, T> {
 
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let (steps, params) = (run.steps, run.params);
-        let beside = self.beside.take();
-        self.on_cpu(run, |stencil, workers, grid, scratch| {
+        let mut beside = self.beside.take();
+        let ran = self.on_cpu(run, |stencil, workers, grid, scratch| {
             let team = workers.team_and_rings(params.threads, params.pin)?;
+            let beside = beside.take();
             cpu::run_blocked(stencil, params, team, (grid, scratch), steps, beside)
                 .map_err(Error::from)
-        })
+        });
+        // A run that failed before its engine started still does its part of the exchange,
+        // which the neighbouring ranks wait for.
+        self.beside = beside;
+        self.beside_first();
+        ran
     }
 
     /// Uploads the grid, runs on the GPU and downloads the result (also the last finite state

@@ -5,6 +5,7 @@ use std::time::Instant;
 use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, Input, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
+use crate::lbm::blocked::LatticeBeside;
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
 use crate::lbm::{LATTICE_NODE_BYTES, Q};
 use crate::memory::Footprint;
@@ -27,6 +28,18 @@ pub(super) fn advance_lattice<T: Real>(
     lat: &mut Lattice<T>,
     steps: usize,
     input: Input,
+) -> Result<RunReport> {
+    advance_lattice_beside(solver, lat, steps, input, None)
+}
+
+/// [`advance_lattice`] with `beside`'s work (a split run's z halo exchange) beside the blocked
+/// engine's first pass, or before the run on the other engines.
+pub(super) fn advance_lattice_beside<'a, T: Real>(
+    solver: &mut Solver,
+    lat: &'a mut Lattice<T>,
+    steps: usize,
+    input: Input,
+    beside: Option<LatticeBeside<'a, T>>,
 ) -> Result<RunReport> {
     {
         let plan = &solver.plan;
@@ -53,13 +66,23 @@ pub(super) fn advance_lattice<T: Real>(
             }
         }
     }
-    solver.dispatch(&mut OnLattice(lat), steps)
+    solver.dispatch(&mut OnLattice(lat, beside), steps)
 }
 
-/// A lattice being advanced.
-struct OnLattice<'a, T: Real>(&'a mut Lattice<T>);
+/// A lattice being advanced, and work to do beside its first pass.
+struct OnLattice<'a, T: Real>(&'a mut Lattice<T>, Option<LatticeBeside<'a, T>>);
 
 impl<T: Real> OnLattice<'_, T> {
+    /// Runs the work meant for beside the first pass now, before the run: for the engines
+    /// that cannot compute beside it.
+    fn beside_first(&mut self) {
+        if let Some(mut beside) = self.1.take() {
+            // The work writes populations: any 16-bit codes no longer describe them.
+            self.0.codes = None;
+            beside.run_first(&mut self.0.pop);
+        }
+    }
+
     /// Host bytes the lattice holds already: its populations, flags, any node classes and any
     /// 16-bit codes.
     fn held(&self, dims: [usize; 3]) -> u64 {
@@ -77,6 +100,7 @@ impl<T: Real> OnLattice<'_, T> {
         engine: impl FnOnce(&mut Workers, &mut Lattice<T>, &mut Populations<T>) -> Result<()>,
     ) -> Result<Timing> {
         let start = Instant::now();
+        self.beside_first();
         let dims = self.0.dims();
         let need = Footprint::lattice(T::DTYPE, 2, LATTICE_NODE_BYTES)
             .plus(run.ring_bytes)
@@ -118,14 +142,21 @@ impl<T: Real> Engines for OnLattice<'_, T> {
 
     fn blocked(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let (steps, params) = (run.steps, run.params);
-        self.on_cpu(run, |workers, lat, second| {
+        let mut beside = self.1.take();
+        let ran = self.on_cpu(run, |workers, lat, second| {
             let team = workers.team_and_rings(params.threads, params.pin)?;
-            lbm::run::run_blocked(params, team, lat, second, steps)
-        })
+            lbm::run::run_blocked(params, team, lat, second, steps, beside.take())
+        });
+        // A run that failed before its engine started still does its part of the exchange,
+        // which the neighbouring ranks wait for.
+        self.1 = beside;
+        self.beside_first();
+        ran
     }
 
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let device = gpu::gpu()?;
+        self.beside_first();
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
         let storage = self.0.storage();
         // On the host: the node classes, for the in-place scheme a copy to download into, and in

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Input, Solver, State};
-use crate::cpu::wave::{self as engines, WaveScratch};
+use crate::cpu::wave::{self as engines, WaveBeside, WaveScratch};
 use crate::gpu::stencil::{Alone, PassHooks};
 use crate::memory::Footprint;
 use crate::plan::Kernel;
@@ -24,6 +24,18 @@ pub(super) fn advance_wave<T: Real>(
     field: &mut Wavefield<T>,
     steps: usize,
     input: Input,
+) -> Result<RunReport> {
+    advance_wave_beside(solver, field, steps, input, None)
+}
+
+/// [`advance_wave`] with `beside`'s work (a split run's z halo exchange) beside the blocked
+/// engine's first pass, or before the run on the other engines.
+pub(super) fn advance_wave_beside<'a, T: Real>(
+    solver: &mut Solver,
+    field: &'a mut Wavefield<T>,
+    steps: usize,
+    input: Input,
+    beside: Option<WaveBeside<'a, T>>,
 ) -> Result<RunReport> {
     {
         match solver.plan.kernel() {
@@ -50,7 +62,15 @@ pub(super) fn advance_wave<T: Real>(
             }
         }
     }
-    solver.dispatch(&mut HostWave { field, hooks: None }, steps)
+    let hooks = None;
+    solver.dispatch(
+        &mut HostWave {
+            field,
+            hooks,
+            beside,
+        },
+        steps,
+    )
 }
 
 /// Advances `field`, a split wavefield's local part, by `steps` steps of the solver's GPU
@@ -73,14 +93,23 @@ pub(super) fn advance_wave_on_device<'a, T: Real>(
     check_shape(&solver.plan, T::DTYPE, field.dims())?;
     check_steps(steps)?;
     let hooks = Some(hooks);
-    solver.dispatch(&mut HostWave { field, hooks }, steps)
+    let beside = None;
+    solver.dispatch(
+        &mut HostWave {
+            field,
+            hooks,
+            beside,
+        },
+        steps,
+    )
 }
 
-/// A wavefield in host memory, and what runs between the passes of a GPU run (nothing in one
-/// process).
+/// A wavefield in host memory, what runs between the passes of a GPU run (nothing in one
+/// process) and what runs beside the first pass of a CPU run (a split run's z halo exchange).
 struct HostWave<'a, T: Real> {
     field: &'a mut Wavefield<T>,
     hooks: Option<&'a mut dyn PassHooks<T>>,
+    beside: Option<WaveBeside<'a, T>>,
 }
 
 impl<T: Real> OneCpuEntry for HostWave<'_, T> {
@@ -95,7 +124,8 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
         let held = Footprint::grids(T::DTYPE, 4).bytes(dims).unwrap_or(0);
         let (memory, steps, params, rings) = (run.memory, run.steps, run.params, run.ring_bytes);
         let (field, workers) = (&mut *self.field, &mut *run.workers);
-        run.scratch.with(
+        let mut beside = self.beside.take();
+        let ran = run.scratch.with(
             |s: &WaveScratch<T>| s.dims() == dims,
             || {
                 need.check(dims, held, memory.or_else(crate::memory::available))?;
@@ -104,13 +134,23 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
             |scratch| {
                 rings_fit(&need, dims, rings, memory)?;
                 let pool = workers.pool(params.threads)?;
-                engines::run(field, scratch, params, pool, steps).map_err(Error::from)
+                let beside = beside.take();
+                engines::run(field, scratch, params, pool, steps, beside).map_err(Error::from)
             },
-        )?;
+        );
+        // A run that failed before its engine started still does its part of the exchange,
+        // which the neighbouring ranks wait for.
+        if let Some(mut beside) = beside {
+            beside.run_first(field);
+        }
+        ran?;
         Ok(Timing::since(start))
     }
 
     fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
+        if let Some(mut beside) = self.beside.take() {
+            beside.run_first(self.field);
+        }
         let mut alone = Alone;
         let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
             Some(h) => h,

@@ -19,6 +19,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -32,7 +33,7 @@ use crate::Real;
 
 /// A blocked run of `steps` steps, `dim_t` per pass, on units of `tile` cells in x and y and
 /// `depth` planes in z.
-pub(crate) struct BlockedRun<'a, T: Real> {
+pub(crate) struct BlockedRun<'a, 'b, T: Real> {
     pub(crate) field: &'a mut Wavefield<T>,
     pub(crate) scratch: &'a mut WaveScratch<T>,
     pub(crate) steps: usize,
@@ -40,41 +41,82 @@ pub(crate) struct BlockedRun<'a, T: Real> {
     pub(crate) tile: [usize; 2],
     pub(crate) depth: usize,
     pub(crate) pool: &'a rayon::ThreadPool,
+    /// Work to run beside the first pass (a split run's exchange of its z halos), if any.
+    pub(crate) beside: Option<WaveBeside<'b, T>>,
 }
 
-impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
+/// One grid cut at its z halos: the low halo's planes, the planes between, the high halo's.
+pub(crate) type HaloCut<'c, T> = (&'c mut [T], &'c [T], &'c mut [T]);
+
+/// A halo exchange as [`WaveBeside`] runs it: given `u`, `u⁻` and `φ` cut at the z halos, it
+/// reads the planes between and fills the halos. The flag says whether a pass computes
+/// meanwhile (the work should then leave the cores to it) or waits for it.
+pub(crate) type WaveHaloWork<'a, T> = dyn FnMut([HaloCut<'_, T>; 3], bool) + 'a;
+
+/// Work a split run does beside the blocked engine's first pass: the exchange that fills the
+/// field's z halos. As for the stencils (see [`crate::cpu::blocked::Beside`]), the pass first
+/// computes the output planes at least `R·dim_t` from both halos while `work` runs on the
+/// calling thread (the pool's threads compute; that thread only waits for them otherwise),
+/// then the bands of `R·dim_t` planes next to the halos. The halo planes' own outputs, which
+/// the next exchange overwrites where a later pass reads them, are not computed.
+pub(crate) struct WaveBeside<'a, T> {
+    /// Planes of the low and the high z halo (0 where the field has none).
+    pub(crate) halo: [usize; 2],
+    /// The exchange (see [`WaveHaloWork`]).
+    pub(crate) work: &'a mut WaveHaloWork<'a, T>,
+    /// Where the run puts how long the computation waited for `work` (zero when the pass's
+    /// first part took longer).
+    pub(crate) waited: &'a mut Duration,
+}
+
+impl<T: Real> WaveBeside<'_, T> {
+    /// Runs the work on `field` before anything computes; all of its time counts as waited.
+    pub(crate) fn run_first(&mut self, field: &mut Wavefield<T>) {
+        let start = Instant::now();
+        let halo = self.halo;
+        let (u, prev, phi) = (&mut field.u, &mut field.prev, &mut field.phi);
+        (self.work)(
+            [cut_at(u, halo), cut_at(prev, halo), cut_at(phi, halo)],
+            false,
+        );
+        *self.waited = start.elapsed();
+    }
+}
+
+/// `grid` cut at `halo` planes (see [`HaloCut`]).
+fn cut_at<T: Real>(grid: &mut crate::Grid<T>, halo: [usize; 2]) -> HaloCut<'_, T> {
+    let (low, mid, high) = grid.planes_cut_mut(halo);
+    (low, mid, high)
+}
+
+impl<T: Real> WithWave<T> for BlockedRun<'_, '_, T> {
     type Output = Result<(), Failure>;
 
-    fn call<K: WaveRowKernel<T>>(self, kernel: K) -> Self::Output {
+    fn call<K: WaveRowKernel<T>>(mut self, kernel: K) -> Self::Output {
         let r = K::RADIUS;
         let threads = self.pool.current_num_threads();
         if self.scratch.rings.len() < threads {
             self.scratch.rings.resize_with(threads, || Mutex::new(None));
         }
+        if self.steps > self.dim_t {
+            // Later passes would read the halo planes' outputs, which a pass beside the
+            // exchange leaves out.
+            if let Some(mut beside) = self.beside.take() {
+                beside.run_first(self.field);
+            }
+        }
         let mut done = 0;
         while done < self.steps {
             let dim_t = self.dim_t.min(self.steps - done);
-            let units = units(self.field.dims(), r, self.tile, self.depth);
             let pass = Pass::new(self.field, dim_t, r);
-            let finite = AtomicBool::new(true);
-            let out = Outputs {
-                u: GridPtr::of_mut(&mut self.scratch.u),
-                prev: GridPtr::of_mut(&mut self.scratch.prev),
-                phi: GridPtr::of_mut(&mut self.scratch.phi),
+            let finite = match self.beside.take() {
+                Some(mut beside) => self.pass_beside(&kernel, &pass, &mut beside),
+                None => {
+                    let nz = self.field.dims()[2];
+                    self.run_units(&kernel, &pass, [r, nz - r], || {}).0
+                }
             };
-            let (field, rings): (&Wavefield<T>, _) = (self.field, &self.scratch.rings);
-            self.pool.install(|| {
-                units.par_iter().for_each(|unit| {
-                    // Each worker thread has its own rings, which only it locks: a unit runs no
-                    // parallel work, so a thread never takes up another unit while it holds them.
-                    let slot = &rings[rayon::current_thread_index().unwrap_or(0)];
-                    let mut ring = slot.lock().unwrap_or_else(|e| e.into_inner());
-                    if !pass.unit(&kernel, field, &out, *unit, &mut ring) {
-                        finite.store(false, Ordering::Relaxed);
-                    }
-                })
-            });
-            if finite.into_inner() {
+            if finite {
                 let samples = pass.samples();
                 let f = &mut *self.field;
                 f.u.swap_storage(&mut self.scratch.u);
@@ -103,13 +145,124 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, T> {
     }
 }
 
+impl<T: Real> BlockedRun<'_, '_, T> {
+    /// Runs `pass`'s units whose output planes lie in `planes` on the pool, with `beside` on
+    /// the calling thread meanwhile: whether every value computed is finite, and how long the
+    /// units' last finish preceded `beside`'s (zero when `beside` finished first).
+    fn run_units<K: WaveRowKernel<T>>(
+        &mut self,
+        kernel: &K,
+        pass: &Pass,
+        planes: [usize; 2],
+        beside: impl FnOnce(),
+    ) -> (bool, Duration) {
+        let units = units(self.field.dims(), K::RADIUS, self.tile, self.depth, planes);
+        let finite = AtomicBool::new(true);
+        let out = Outputs {
+            u: GridPtr::of_mut(&mut self.scratch.u),
+            prev: GridPtr::of_mut(&mut self.scratch.prev),
+            phi: GridPtr::of_mut(&mut self.scratch.phi),
+        };
+        let (field, rings): (&Wavefield<T>, _) = (self.field, &self.scratch.rings);
+        let grids = [&field.u, &field.prev, &field.coef, &field.phi].map(GridPtr::of);
+        let mut computed = None;
+        let beside_done = self.pool.in_place_scope(|scope| {
+            let computed = &mut computed;
+            scope.spawn(|_| {
+                units.par_iter().for_each(|unit| {
+                    // Each worker thread has its own rings, which only it locks: a unit runs no
+                    // parallel work, so a thread never takes up another unit while it holds them.
+                    let slot = &rings[rayon::current_thread_index().unwrap_or(0)];
+                    let mut ring = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    if !pass.unit(kernel, field, &grids, &out, *unit, &mut ring) {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                });
+                *computed = Some(Instant::now());
+            });
+            beside();
+            Instant::now()
+        });
+        let computed = computed.unwrap_or(beside_done);
+        (
+            finite.into_inner(),
+            beside_done.saturating_duration_since(computed),
+        )
+    }
+
+    /// One pass with `beside`'s work on the calling thread (see [`WaveBeside`]): first the
+    /// output planes at least `R·dim_t` from both halos, beside the work, then the bands next
+    /// to the halos. A field without z halos, or too thin for planes that need none, runs the
+    /// work first. Whether every value computed is finite.
+    fn pass_beside<K: WaveRowKernel<T>>(
+        &mut self,
+        kernel: &K,
+        pass: &Pass,
+        beside: &mut WaveBeside<'_, T>,
+    ) -> bool {
+        let r = K::RADIUS;
+        let nz = self.field.dims()[2];
+        let depth = r * pass.dim_t;
+        let [lo, hi] = beside.halo;
+        let start = if lo > 0 { lo + depth } else { r };
+        let end = if hi > 0 {
+            (nz - hi).saturating_sub(depth)
+        } else {
+            nz - r
+        };
+        if lo + hi == 0 || start >= end {
+            beside.run_first(self.field);
+            return self.run_units(kernel, pass, [r, nz - r], || {}).0;
+        }
+        let f = &mut *self.field;
+        let raw = [&mut f.u, &mut f.prev, &mut f.phi].map(|g| {
+            let plane = g.plane_stride();
+            let storage = g.storage_mut();
+            (storage.as_mut_ptr(), storage.len(), plane)
+        });
+        let work = &mut beside.work;
+        let (finite, waited) = self.run_units(kernel, pass, [start, end], || {
+            // SAFETY: each triple is one grid's storage (base, length, plane), valid while the
+            // field is borrowed; the slices cut it at the halos. While they live the units
+            // read only planes `start − depth .. end + depth`, all between the halos, and
+            // write only the scratch grids; the work reads the planes between through the
+            // shared slices and writes only the halos.
+            let cuts = raw.map(|(base, len, plane)| unsafe {
+                let (low, high) = (lo * plane, len - hi * plane);
+                (
+                    std::slice::from_raw_parts_mut(base, low),
+                    std::slice::from_raw_parts(base.add(low), high - low),
+                    std::slice::from_raw_parts_mut(base.add(high), len - high),
+                )
+            });
+            work(cuts, true);
+        });
+        *beside.waited = waited;
+        let low_band = self.run_units(kernel, pass, [lo.max(r), start], || {}).0;
+        let high_band = self
+            .run_units(kernel, pass, [end, (nz - hi).min(nz - r)], || {})
+            .0;
+        finite && low_band && high_band
+    }
+}
+
 /// The output box of a unit: `[lo, hi)` per axis.
 type Unit = [[usize; 2]; 3];
 
-/// The units covering the updated cells of `dims`.
-fn units(dims: [usize; 3], r: usize, tile: [usize; 2], depth: usize) -> Vec<Unit> {
+/// The units covering the updated cells of `dims` whose output planes lie in `planes`.
+fn units(
+    dims: [usize; 3],
+    r: usize,
+    tile: [usize; 2],
+    depth: usize,
+    planes: [usize; 2],
+) -> Vec<Unit> {
     let cuts = |a: usize, size: usize| -> Vec<[usize; 2]> {
-        let (lo, hi) = (r, dims[a] - r);
+        let (lo, hi) = if a == 2 {
+            (planes[0], planes[1])
+        } else {
+            (r, dims[a] - r)
+        };
         let size = size.max(1);
         (lo..hi)
             .step_by(size)
@@ -205,23 +358,19 @@ impl Pass {
         [unit[a][0].saturating_sub(g), (unit[a][1] + g).min(n[a])]
     }
 
-    /// Runs one unit; returns whether every value it computed is finite.
+    /// Runs one unit, reading the field's `u`, `u⁻`, `(v·dt)²` and `φ` through `grids`;
+    /// returns whether every value it computed is finite.
     fn unit<T: Real, K: WaveRowKernel<T>>(
         &self,
         kernel: &K,
         field: &Wavefield<T>,
+        grids: &[GridPtr<T>; 4],
         out: &Outputs<T>,
         unit: Unit,
         buf: &mut Option<AlignedBuf<T>>,
     ) -> bool {
         let n = field.dims();
         let rings = Rings::new(self, &unit, n, buf);
-        let grids = [
-            GridPtr::of(&field.u),
-            GridPtr::of(&field.prev),
-            GridPtr::of(&field.coef),
-            GridPtr::of(&field.phi),
-        ];
         let mut ok = true;
         let first = self.held(&unit, n, 1, 2)[0];
         let last = unit[2][1] + (self.dim_t - 1) * self.r;
@@ -244,7 +393,7 @@ impl Pass {
                     unit: &unit,
                     n,
                 };
-                ok &= self.plane(kernel, field, &grids, &rings, out, &level);
+                ok &= self.plane(kernel, field, grids, &rings, out, &level);
             }
         }
         ok
@@ -522,5 +671,108 @@ impl<T: Real> Rings<T> {
         let start = l.offset + (z % self.slots) * l.plane;
         // SAFETY: the plane lies within the unit's buffer, which only this thread uses.
         unsafe { std::ptr::write_bytes(self.base.wrapping_add(start), 0, l.plane) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wave::test_shot::random_shot;
+    use crate::wave::WaveKernel;
+    use crate::{Grid, Level};
+
+    /// A pass beside a halo exchange (see [`WaveBeside`]) gives `u`, `u⁻` and `φ` of the planes
+    /// between the halos the same bits as a pass whose halos were filled first: orders 2 and 8
+    /// with absorbing layers, one- and many-level passes, z chunks, halos on one side or both,
+    /// a field too thin to compute anything before the halos arrive, `f32` and `f64` at every
+    /// ISA level. The halos hold a wrong finite value until `work` fills them, so a pass that
+    /// read them early would give other values.
+    #[test]
+    fn a_pass_beside_the_exchange_matches_one_after_it() {
+        fn check<T: Real>(pool: &rayon::ThreadPool, level: Level) {
+            // (order, dim_t, z chunk depth, halo in passes' reach, owned planes)
+            let cases = [
+                (8, 2, 7, [1, 1], 31),
+                (2, 3, 5, [1, 0], 17),
+                (8, 1, 4, [0, 1], 19),
+                (2, 1, 100, [1, 1], 9),
+                (8, 2, 9, [1, 1], 6),
+            ];
+            for (order, dim_t, depth, reach, owned) in cases {
+                let r = order / 2;
+                let halo = reach.map(|k| k * r * dim_t);
+                let kernel = WaveKernel::new(10.0, 1e-3, 2500.0)
+                    .with_order(order)
+                    .with_pml(r + 4);
+                let dims = [21 + 2 * r, 15 + 2 * r, owned + halo[0] + halo[1] + 2 * r];
+                let exchanged = random_shot::<T>(kernel.clone(), dims, order as u64);
+                let damping = exchanged.damping.clone();
+                let run = |field: &mut Wavefield<T>, beside: Option<WaveBeside<'_, T>>| {
+                    let mut scratch = WaveScratch::new(dims).unwrap();
+                    let job = BlockedRun {
+                        field,
+                        scratch: &mut scratch,
+                        steps: dim_t,
+                        dim_t,
+                        tile: [9, 7],
+                        depth,
+                        pool,
+                        beside,
+                    };
+                    assert!(super::super::rows::dispatch(&kernel, &damping, level, job).is_ok());
+                };
+                let mut after = exchanged.clone();
+                run(&mut after, None);
+                let mut early = exchanged.clone();
+                for g in [&mut early.u, &mut early.prev, &mut early.phi] {
+                    let (low, _, high) = g.planes_cut_mut(halo);
+                    low.fill(T::of(1e3));
+                    high.fill(T::of(1e3));
+                }
+                let whole = [&exchanged.u, &exchanged.prev, &exchanged.phi].map(Grid::storage);
+                let mut calls = 0;
+                let mut work = |cuts: [HaloCut<'_, T>; 3], _beside| {
+                    calls += 1;
+                    // Late enough that the pass computes its first part from the wrong halos
+                    // if it reads them.
+                    std::thread::sleep(Duration::from_millis(20));
+                    for ((low, _, high), whole) in cuts.into_iter().zip(whole) {
+                        let n = whole.len();
+                        low.copy_from_slice(&whole[..low.len()]);
+                        high.copy_from_slice(&whole[n - high.len()..]);
+                    }
+                };
+                let mut waited = Duration::MAX;
+                let beside = WaveBeside {
+                    halo,
+                    work: &mut work,
+                    waited: &mut waited,
+                };
+                run(&mut early, Some(beside));
+                assert!(waited < Duration::MAX);
+                assert_eq!(calls, 1);
+                let grids = |f: &Wavefield<T>| [f.u.clone(), f.prev.clone(), f.phi.clone()];
+                for (g, (a, b)) in grids(&early).iter().zip(grids(&after).iter()).enumerate() {
+                    for z in halo[0]..dims[2] - halo[1] {
+                        for y in 0..dims[1] {
+                            assert!(
+                                a.row(y, z) == b.row(y, z),
+                                "{} {level} order {order} dim_t {dim_t} halo {halo:?}: grid \
+                                 {g} row ({y}, {z}) differs",
+                                T::DTYPE
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
+            check::<f32>(&pool, level);
+            check::<f64>(&pool, level);
+        }
     }
 }

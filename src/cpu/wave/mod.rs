@@ -10,6 +10,7 @@ pub(crate) mod reference;
 pub(crate) mod rows;
 pub(crate) mod step;
 
+pub(crate) use blocked::WaveBeside;
 pub(crate) use step::WaveScratch;
 
 use crate::engine::{Engine, EngineParams, Failure};
@@ -20,21 +21,31 @@ use crate::Real;
 /// Advances `field` by `steps` steps with the plan's CPU engine on `pool`. On success and on
 /// failure the field holds its newest finite state. With rigid faces every step is a pass of
 /// its own, after the mirror of `u` into their boundary layers.
+///
+/// `beside`: work (a split run's z halo exchange) to run beside the blocked engine's first
+/// pass, or before the run on the other engines and with rigid faces (whose mirror reads the
+/// halos).
 pub(crate) fn run<T: Real>(
     field: &mut Wavefield<T>,
     scratch: &mut WaveScratch<T>,
     params: &EngineParams,
     pool: &rayon::ThreadPool,
     steps: usize,
+    mut beside: Option<WaveBeside<'_, T>>,
 ) -> Result<(), Failure> {
+    if params.engine != Engine::Blocked || field.kernel().has_rigid_faces() {
+        if let Some(mut beside) = beside.take() {
+            beside.run_first(field);
+        }
+    }
     if !field.kernel().has_rigid_faces() {
-        return run_passes(field, scratch, params, pool, steps);
+        return run_passes(field, scratch, params, pool, steps, beside);
     }
     // A run of one step is one pass, whatever the plan's dim_t.
     let kernel = field.kernel().clone();
     let ran = (0..steps).try_for_each(|done| {
         mirror_rigid_faces(&kernel, &mut field.u);
-        run_passes(field, scratch, params, pool, 1).map_err(|f| Failure {
+        run_passes(field, scratch, params, pool, 1, None).map_err(|f| Failure {
             step: f.step + done,
             ..f
         })
@@ -50,6 +61,7 @@ fn run_passes<T: Real>(
     params: &EngineParams,
     pool: &rayon::ThreadPool,
     steps: usize,
+    beside: Option<WaveBeside<'_, T>>,
 ) -> Result<(), Failure> {
     // The kernels point into the damping arrays: a copy outlives the run while the field
     // is borrowed mutably.
@@ -66,6 +78,7 @@ fn run_passes<T: Real>(
                 tile: params.tile,
                 depth: updated.div_ceil(params.z_chunks.max(1)),
                 pool,
+                beside,
             };
             rows::dispatch(&kernel, &damping, params.isa, job)
         }

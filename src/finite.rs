@@ -16,13 +16,13 @@ pub(crate) fn all_finite<T: Real>(values: &[T]) -> bool {
     whole && chunks.remainder().iter().all(|v| v.is_finite())
 }
 
-/// The lowest plane `z` in `0 .. nz` for which `plane_finite(z)` is false, checking planes in
+/// The lowest plane `z` in `planes` for which `plane_finite(z)` is false, checking planes in
 /// parallel.
 pub(crate) fn first_bad_plane(
-    nz: usize,
+    planes: std::ops::Range<usize>,
     plane_finite: impl Fn(usize) -> bool + Sync + Send,
 ) -> Option<usize> {
-    (0..nz).into_par_iter().find_first(|&z| !plane_finite(z))
+    planes.into_par_iter().find_first(|&z| !plane_finite(z))
 }
 
 #[cfg(test)]
@@ -46,8 +46,9 @@ mod tests {
 
     #[test]
     fn the_lowest_bad_plane_is_found() {
-        assert_eq!(first_bad_plane(100, |z| z != 37 && z != 80), Some(37));
-        assert_eq!(first_bad_plane(100, |_| true), None);
-        assert_eq!(first_bad_plane(0, |_| false), None);
+        assert_eq!(first_bad_plane(0..100, |z| z != 37 && z != 80), Some(37));
+        assert_eq!(first_bad_plane(40..100, |z| z != 37 && z != 80), Some(80));
+        assert_eq!(first_bad_plane(0..100, |_| true), None);
+        assert_eq!(first_bad_plane(0..0, |_| false), None);
     }
 }

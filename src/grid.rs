@@ -274,8 +274,17 @@ impl<T: Real> Grid<T> {
     /// parallel on the current rayon pool (the global one outside `ThreadPool::install`).
     pub fn find_non_finite(&self) -> Option<([usize; 3], f64)> {
         let [_, ny, nz] = self.dims;
-        let z = first_bad_plane(nz, |z| (0..ny).all(|y| all_finite(self.row(y, z))))?;
-        let (x, y) = (0..ny).find_map(|y| {
+        self.find_non_finite_in([0..ny, 0..nz])
+    }
+
+    /// [`Grid::find_non_finite`] among the rows `ys` of the planes `zs` (a split run's owned
+    /// cells, whose halos the exchange refreshes).
+    pub(crate) fn find_non_finite_in(
+        &self,
+        [ys, zs]: [std::ops::Range<usize>; 2],
+    ) -> Option<([usize; 3], f64)> {
+        let z = first_bad_plane(zs, |z| ys.clone().all(|y| all_finite(self.row(y, z))))?;
+        let (x, y) = ys.clone().find_map(|y| {
             let x = self.row(y, z).iter().position(|v| !v.is_finite());
             x.map(|x| (x, y))
         })?;

@@ -45,9 +45,9 @@ pub use agree::{agreed, broadcast_json};
 pub use checkpoint::rank_path;
 pub use decompose::{Block, Decomposition};
 #[cfg(feature = "mpi")]
-pub(crate) use grid::swap_z_planes;
-#[cfg(feature = "mpi")]
 pub use grid::{common_plan, DistributedGrid};
+#[cfg(feature = "mpi")]
+pub(crate) use grid::{owned_local, swap_z_planes};
 #[cfg(feature = "mpi")]
 pub(crate) use lattice::two_copies;
 #[cfg(feature = "mpi")]

@@ -254,9 +254,18 @@ impl<T: Real> Populations<T> {
     /// direction (the lowest bad one at that cell) and the value.
     pub(crate) fn find_non_finite(&self) -> Option<([usize; 3], usize, f64)> {
         let [_, ny, nz] = self.layout.dims;
+        self.find_non_finite_in([0..ny, 0..nz])
+    }
+
+    /// [`Populations::find_non_finite`] among the rows `ys` of the planes `zs` (a split run's
+    /// owned nodes, whose halos the exchange refreshes).
+    pub(crate) fn find_non_finite_in(
+        &self,
+        [ys, zs]: [std::ops::Range<usize>; 2],
+    ) -> Option<([usize; 3], usize, f64)> {
         let row_finite = |y, z| (0..Q).all(|i| all_finite(self.row(i, y, z)));
-        let z = first_bad_plane(nz, |z| (0..ny).all(|y| row_finite(y, z)))?;
-        let y = (0..ny).find(|&y| !row_finite(y, z))?;
+        let z = first_bad_plane(zs, |z| ys.clone().all(|y| row_finite(y, z)))?;
+        let y = ys.clone().find(|&y| !row_finite(y, z))?;
         let (x, i) = (0..Q)
             .filter_map(|i| {
                 let bad = self.row(i, y, z).iter().position(|v| !v.is_finite());

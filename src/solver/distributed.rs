@@ -19,7 +19,7 @@ use crate::cpu::wave::WaveBeside;
 use crate::distributed::agree::agreed;
 use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
-use crate::distributed::swap_z_planes;
+use crate::distributed::{owned_local, swap_z_planes};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
@@ -42,10 +42,12 @@ impl<T: Real + Equivalence> State for DistributedGrid<T> {
         check_shape(&solver.plan, T::DTYPE, grid.dims())?;
         check_steps(steps)?;
         check_ranks(&grid.comm, grid.decomposition.ranks())?;
-        // Non-finite input on any rank stops every rank before any computes.
+        // Non-finite input on any rank stops every rank before any computes. Only owned cells
+        // count: the exchange refreshes what a pass reads of the halos.
+        let owned = owned_local(&grid.block);
         let input = grid
             .local
-            .find_non_finite()
+            .find_non_finite_in(owned)
             .map(|(c, value)| Error::NonFiniteInput {
                 cell: [c[0], grid.block.global(0, c[1]), grid.block.global(1, c[2])],
                 value,
@@ -120,11 +122,13 @@ impl<T: Real + Equivalence> State for DistributedLattice<T> {
         check_ranks(&lat.comm, lat.decomposition.ranks())?;
         crate::distributed::two_copies(&solver.plan)?;
         // Non-finite input on any rank stops every rank before any computes; later passes
-        // start from engine outputs, which the engines check.
+        // start from engine outputs, which the engines check. Only owned nodes count: the
+        // exchange refreshes what a pass reads of the halos.
+        let owned = owned_local(&lat.block);
         let input = lat
             .local
             .pop
-            .find_non_finite()
+            .find_non_finite_in(owned)
             .map(|(c, _, value)| Error::NonFiniteInput {
                 cell: [c[0], lat.block.global(0, c[1]), lat.block.global(1, c[2])],
                 value,
@@ -229,9 +233,11 @@ impl<T: Real + Equivalence> State for DistributedWavefield<T> {
         check_shape(&solver.plan, T::DTYPE, field.dims())?;
         check_steps(steps)?;
         check_ranks(&field.comm, field.decomposition.ranks())?;
+        // Only owned cells count: the exchange refreshes what a pass reads of the halos.
+        let owned = owned_local(&field.block);
         let input = field
             .local
-            .find_non_finite()
+            .find_non_finite_in(owned)
             .map(|(c, value)| Error::NonFiniteInput {
                 cell: [
                     c[0],

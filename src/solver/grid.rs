@@ -39,8 +39,37 @@ pub(super) fn advance_grid_beside<'a, T: Real>(
     grid: &'a mut Grid<T>,
     steps: usize,
     input: Input,
-    beside: Option<Beside<'a, T>>,
+    mut beside: Option<Beside<'a, T>>,
 ) -> Result<RunReport> {
+    let stencil = match check_run(solver, grid, steps, input) {
+        Ok(stencil) => stencil,
+        Err(e) => {
+            // The neighbouring ranks wait for this rank's part of the exchange.
+            if let Some(beside) = beside.as_mut() {
+                beside.run_first(grid);
+            }
+            return Err(e);
+        }
+    };
+    solver.dispatch(
+        &mut HostGrid {
+            stencil,
+            grid,
+            input,
+            beside,
+        },
+        steps,
+    )
+}
+
+/// The checks of a run of `steps` steps on `grid`, before anything is computed: the plan's
+/// stencil.
+fn check_run<T: Real>(
+    solver: &mut Solver,
+    grid: &Grid<T>,
+    steps: usize,
+    input: Input,
+) -> Result<Stencil> {
     let stencil = stencil_of(&solver.plan)?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
@@ -51,15 +80,7 @@ pub(super) fn advance_grid_beside<'a, T: Real>(
             return Err(Error::NonFiniteInput { cell, value });
         }
     }
-    solver.dispatch(
-        &mut HostGrid {
-            stencil,
-            grid,
-            input,
-            beside,
-        },
-        steps,
-    )
+    Ok(stencil)
 }
 
 /// A grid in host memory with its stencil, what the run may assume of it, and work to do
@@ -155,8 +176,8 @@ impl<T: Real> Engines for HostGrid<'_, T> {
     /// when a value blows up); transfers are timed apart from the computation, and so is the
     /// one-time kernel compilation (not counted at all).
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let device = gpu::gpu()?;
         self.beside_first();
+        let device = gpu::gpu()?;
         let layout = Layout {
             dims: self.grid.dims(),
             pitch: self.grid.pitch(),

@@ -41,32 +41,46 @@ pub(super) fn advance_lattice_beside<'a, T: Real>(
     input: Input,
     beside: Option<LatticeBeside<'a, T>>,
 ) -> Result<RunReport> {
-    {
-        let plan = &solver.plan;
-        let kernel = *plan.kernel().lbm().ok_or_else(|| {
-            Error::PlanMismatch(format!(
-                "the plan is for {}, not for a lattice-Boltzmann lattice",
-                plan.kernel()
-            ))
-        })?;
-        check_shape(plan, T::DTYPE, lat.dims())?;
-        let wanted = LbmKernel::of(lat);
-        if kernel != wanted {
-            return Err(Error::PlanMismatch(format!(
-                "the plan is for a {kernel} lattice, this one is {wanted}: make the plan with \
-                 Plan::for_lattice"
-            )));
-        }
-        check_steps(steps)?;
-        lat.validate()?;
-        if input.scan() {
-            let pool = solver.workers.pool(plan.threads())?;
-            if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
-                return Err(Error::NonFiniteInput { cell, value });
-            }
+    let mut on = OnLattice(lat, beside);
+    if let Err(e) = check_run(solver, on.0, steps, input) {
+        // The neighbouring ranks wait for this rank's part of the exchange.
+        on.beside_first();
+        return Err(e);
+    }
+    solver.dispatch(&mut on, steps)
+}
+
+/// The checks of a run of `steps` steps on `lat`, before anything is computed.
+fn check_run<T: Real>(
+    solver: &mut Solver,
+    lat: &Lattice<T>,
+    steps: usize,
+    input: Input,
+) -> Result<()> {
+    let plan = &solver.plan;
+    let kernel = *plan.kernel().lbm().ok_or_else(|| {
+        Error::PlanMismatch(format!(
+            "the plan is for {}, not for a lattice-Boltzmann lattice",
+            plan.kernel()
+        ))
+    })?;
+    check_shape(plan, T::DTYPE, lat.dims())?;
+    let wanted = LbmKernel::of(lat);
+    if kernel != wanted {
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for a {kernel} lattice, this one is {wanted}: make the plan with \
+             Plan::for_lattice"
+        )));
+    }
+    check_steps(steps)?;
+    lat.validate()?;
+    if input.scan() {
+        let pool = solver.workers.pool(plan.threads())?;
+        if let Some((cell, _, value)) = pool.install(|| lat.pop.find_non_finite()) {
+            return Err(Error::NonFiniteInput { cell, value });
         }
     }
-    solver.dispatch(&mut OnLattice(lat, beside), steps)
+    Ok(())
 }
 
 /// A lattice being advanced, and work to do beside its first pass.
@@ -155,8 +169,8 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     }
 
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        let device = gpu::gpu()?;
         self.beside_first();
+        let device = gpu::gpu()?;
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
         let storage = self.0.storage();
         // On the host: the node classes, for the in-place scheme a copy to download into, and in

@@ -37,40 +37,51 @@ pub(super) fn advance_wave_beside<'a, T: Real>(
     input: Input,
     beside: Option<WaveBeside<'a, T>>,
 ) -> Result<RunReport> {
-    {
-        match solver.plan.kernel() {
-            Kernel::Wave(k) if k == field.kernel() => {}
-            Kernel::Wave(k) => {
-                return Err(Error::PlanMismatch(format!(
-                    "the plan is for {k}, the wavefield is for {}",
-                    field.kernel()
-                )))
-            }
-            other => {
-                return Err(Error::PlanMismatch(format!(
-                    "the plan is for {other}, not for a wavefield"
-                )))
-            }
+    let hooks = None;
+    let mut host = HostWave {
+        field,
+        hooks,
+        beside,
+    };
+    if let Err(e) = check_run(solver, host.field, steps, input) {
+        // The neighbouring ranks wait for this rank's part of the exchange.
+        host.beside_first();
+        return Err(e);
+    }
+    solver.dispatch(&mut host, steps)
+}
+
+/// The checks of a run of `steps` steps on `field`, before anything is computed.
+fn check_run<T: Real>(
+    solver: &mut Solver,
+    field: &Wavefield<T>,
+    steps: usize,
+    input: Input,
+) -> Result<()> {
+    match solver.plan.kernel() {
+        Kernel::Wave(k) if k == field.kernel() => {}
+        Kernel::Wave(k) => {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for {k}, the wavefield is for {}",
+                field.kernel()
+            )))
         }
-        check_shape(&solver.plan, T::DTYPE, field.dims())?;
-        check_steps(steps)?;
-        if input.scan() {
-            // The scan runs on the plan's threads, not on every core of the machine.
-            let pool = solver.workers.pool(solver.plan.threads())?;
-            if let Some((cell, value)) = pool.install(|| field.find_non_finite()) {
-                return Err(Error::NonFiniteInput { cell, value });
-            }
+        other => {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for {other}, not for a wavefield"
+            )))
         }
     }
-    let hooks = None;
-    solver.dispatch(
-        &mut HostWave {
-            field,
-            hooks,
-            beside,
-        },
-        steps,
-    )
+    check_shape(&solver.plan, T::DTYPE, field.dims())?;
+    check_steps(steps)?;
+    if input.scan() {
+        // The scan runs on the plan's threads, not on every core of the machine.
+        let pool = solver.workers.pool(solver.plan.threads())?;
+        if let Some((cell, value)) = pool.install(|| field.find_non_finite()) {
+            return Err(Error::NonFiniteInput { cell, value });
+        }
+    }
+    Ok(())
 }
 
 /// Advances `field`, a split wavefield's local part, by `steps` steps of the solver's GPU
@@ -112,6 +123,16 @@ struct HostWave<'a, T: Real> {
     beside: Option<WaveBeside<'a, T>>,
 }
 
+impl<T: Real> HostWave<'_, T> {
+    /// Runs the work meant for beside the first pass now, before the run: for the engines
+    /// that cannot compute beside it.
+    fn beside_first(&mut self) {
+        if let Some(mut beside) = self.beside.take() {
+            beside.run_first(self.field);
+        }
+    }
+}
+
 impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     /// Runs the plan's CPU engine with the solver's scratch buffers (three grids besides the
     /// field's four), timed from before the scratch is set up.
@@ -148,9 +169,7 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     }
 
     fn on_gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
-        if let Some(mut beside) = self.beside.take() {
-            beside.run_first(self.field);
-        }
+        self.beside_first();
         let mut alone = Alone;
         let hooks: &mut dyn PassHooks<T> = match self.hooks.as_deref_mut() {
             Some(h) => h,

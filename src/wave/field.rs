@@ -226,9 +226,19 @@ impl<T: Real> Wavefield<T> {
 
     /// The first cell whose `u^n`, `u^{n−1}` or auxiliary value is not finite.
     pub(crate) fn find_non_finite(&self) -> Option<([usize; 3], f64)> {
+        let [_, ny, nz] = self.dims();
+        self.find_non_finite_in([0..ny, 0..nz])
+    }
+
+    /// [`Wavefield::find_non_finite`] among the rows `ys` of the planes `zs` (a split run's
+    /// owned cells, whose halos the exchange refreshes).
+    pub(crate) fn find_non_finite_in(
+        &self,
+        region: [std::ops::Range<usize>; 2],
+    ) -> Option<([usize; 3], f64)> {
         [&self.u, &self.prev, &self.phi]
             .into_iter()
-            .find_map(|g| g.find_non_finite())
+            .find_map(|g| g.find_non_finite_in(region.clone()))
     }
 
     /// A wavefield from its parts: `grids` are `[u, previous, coefficient, auxiliary]`.

@@ -9,7 +9,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::grid::advance_on_device;
 use super::grid::{advance_grid, advance_grid_beside};
-use super::lattice::{advance_lattice, advance_lattice_beside};
+use super::lattice::{advance_lattice, advance_lattice_beside, exchange_first};
 use super::wave::advance_wave_on_device;
 use super::wave::{advance_wave, advance_wave_beside};
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
@@ -426,8 +426,7 @@ fn lattice_pass<T: Real + Equivalence>(
     };
     let local = &mut lat.local;
     if !overlap {
-        local.codes = None;
-        beside.run_first(&mut local.pop);
+        exchange_first(local, &mut beside);
     }
     let report = advance_lattice_beside(solver, local, n, input, overlap.then_some(beside));
     (report, (first + waited).as_secs_f64())

@@ -83,6 +83,13 @@ fn check_run<T: Real>(
     Ok(())
 }
 
+/// Runs `beside`'s work (a split run's z halo exchange) on `lat` now, before any pass.
+pub(super) fn exchange_first<T: Real>(lat: &mut Lattice<T>, beside: &mut LatticeBeside<'_, T>) {
+    // The work writes populations: any 16-bit codes no longer describe them.
+    lat.codes = None;
+    beside.run_first(&mut lat.pop);
+}
+
 /// A lattice being advanced, and work to do beside its first pass.
 struct OnLattice<'a, T: Real>(&'a mut Lattice<T>, Option<LatticeBeside<'a, T>>);
 
@@ -91,9 +98,7 @@ impl<T: Real> OnLattice<'_, T> {
     /// that cannot compute beside it.
     fn beside_first(&mut self) {
         if let Some(mut beside) = self.1.take() {
-            // The work writes populations: any 16-bit codes no longer describe them.
-            self.0.codes = None;
-            beside.run_first(&mut self.0.pop);
+            exchange_first(self.0, &mut beside);
         }
     }
 

@@ -117,7 +117,10 @@ fn the_absorbing_layers_reflect_under_five_percent_at_45_degrees() {
 }
 
 /// The pressure after `steps` steps of a homogeneous `f64` model of `dims` with `kernel` and a
-/// Ricker source at each cell of `sources`.
+/// Ricker source at each cell of `sources`. A kernel with a rigid face must be planned one step
+/// per pass (its mirror is refreshed before every step); any other takes the planner's choice,
+/// which depends on the machine: the CPU engines agree bit for bit at every `dim_t`, so the
+/// comparisons below hold whichever it picks.
 fn pressure_after(
     kernel: WaveKernel,
     dims: [usize; 3],
@@ -135,7 +138,9 @@ fn pressure_after(
             .unwrap();
     }
     let plan = Plan::for_wavefield(&field).unwrap();
-    assert_eq!(plan.dim_t(), 1, "{plan}");
+    if field.kernel().has_rigid_faces() {
+        assert_eq!(plan.dim_t(), 1, "{plan}");
+    }
     Solver::new(plan).run(&mut field, steps).unwrap();
     field.pressure().clone()
 }

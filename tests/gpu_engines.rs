@@ -197,6 +197,37 @@ every_bt_tests! {
     gpu_blocked_every_bt_box2_f64: f64, "box", 2;
 }
 
+/// Autotuning times the model's best shapes on the device: each timed shape carries a positive
+/// rate, the plan runs the fastest of them, and its result equals the reference's.
+fn autotuned<T: Real>() {
+    let stencil = random_stencil("star", 1, 5);
+    let build = || {
+        PlanBuilder::new(stencil.clone(), T::DTYPE, DIMS)
+            .engine(Engine::GpuBlocked)
+            .autotune_top(3)
+    };
+    let plan = build().build().unwrap();
+    let timed: Vec<f64> = plan
+        .candidates()
+        .iter()
+        .filter_map(|c| c.measured_mups)
+        .collect();
+    println!("{}: timed {timed:?}", T::DTYPE);
+    assert!(timed.len() >= 2, "{plan}");
+    assert!(timed.iter().all(|&m| m > 0.0 && m.is_finite()), "{timed:?}");
+    let chosen = plan.chosen().measured_mups.expect("the winner was timed");
+    assert!(timed.iter().all(|&m| m <= chosen), "{chosen} of {timed:?}");
+    check_against_reference::<T>(&stencil, build, &format!("autotuned {}", T::DTYPE));
+}
+
+#[test]
+fn autotuning_runs_the_fastest_timed_shape() {
+    if gpu_available() {
+        autotuned::<f32>();
+        autotuned::<f64>();
+    }
+}
+
 #[test]
 fn data_stays_on_the_gpu_across_runs() {
     if !gpu_available() {

@@ -19,12 +19,17 @@ use crate::{DType, Grid, Real, Result, Stencil};
 
 /// Configurations timed by a default tuning.
 pub(crate) const TIMED: usize = 5;
-/// Time steps timed per configuration at least (whole passes, after one warm-up pass that
-/// also compiles).
-const TIMED_STEPS: usize = 24;
-/// Seconds timed per configuration at least: a few milliseconds of passes are too short to
-/// rank configurations (the clock ramps up, launches dominate).
-const TIMED_SECONDS: f64 = 0.1;
+/// Time steps per run while a configuration's rate is first estimated (whole passes).
+const FIRST_STEPS: usize = 24;
+/// Seconds each configuration is timed for in each round, at least.
+const ROUND_SECONDS: f64 = 0.05;
+/// Rounds over all configurations; a configuration's rate is that of its fastest round. The
+/// rounds interleave the configurations, so a clock still ramping up or a slow spell of the
+/// device does not fall on one of them alone.
+const ROUNDS: usize = 3;
+/// Seconds of untimed work before the first round: after the parallel compile the device has
+/// idled, and its clock takes a while to come back up.
+const WARM_SECONDS: f64 = 0.2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Winner {
@@ -72,12 +77,13 @@ pub(crate) fn tune(
         return Ok(());
     }
     let gpu = gpu()?;
-    // The key names the kernel generation: winners remembered before the shuffle kernel
-    // (which lack `rx`), its skewed schedule (`skew`) or its staged planes (v4, which changed
-    // every shape's speed) were chosen among other speeds and must not stop a tuning from
-    // timing afresh.
+    // The key names the kernel and timing generation: winners remembered before the shuffle
+    // kernel (which lack `rx`), its skewed schedule (`skew`), its staged planes (v4, which
+    // changed every shape's speed) or the interleaved timing rounds (v5) were chosen among
+    // other speeds, or by a clock still ramping up, and must not stop a tuning from timing
+    // afresh.
     let key = format!(
-        "v4 | {} | {} | {dtype} | {}x{}x{}",
+        "v5 | {} | {} | {dtype} | {}x{}x{}",
         gpu.info.name,
         kernel.name(),
         dims[0],
@@ -178,35 +184,52 @@ fn time_all<T: Real>(
             });
         }
     });
-    for c in candidates.iter_mut() {
-        let params = c.gpu_params();
+    let mut run = |c: &Candidate, steps: usize| {
         advance(
             gpu,
             stencil,
-            &params,
+            &c.gpu_params(),
             layout,
             &mut cur,
             &mut scratch,
-            c.dim_t,
+            steps,
             &mut Alone,
+        )
+    };
+    // One pass each (the first launch of a module costs extra), then warm the device up.
+    for c in candidates.iter() {
+        run(c, c.dim_t)?;
+    }
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < WARM_SECONDS {
+        run(
+            &candidates[0],
+            FIRST_STEPS.div_ceil(candidates[0].dim_t) * candidates[0].dim_t,
         )?;
-        let chunk = TIMED_STEPS.div_ceil(c.dim_t) * c.dim_t;
-        let (mut steps, start) = (0, Instant::now());
-        while steps == 0 || start.elapsed().as_secs_f64() < TIMED_SECONDS {
-            advance(
-                gpu,
-                stencil,
-                &params,
-                layout,
-                &mut cur,
-                &mut scratch,
-                chunk,
-                &mut Alone,
-            )?;
-            steps += chunk;
+    }
+    // Steps per run of each configuration: short runs in the first round (a run's set-up and
+    // final wait are then a visible share, up to a few per cent), then one run of about
+    // ROUND_SECONDS at the first round's rate, as a solver's run would be.
+    let mut chunks: Vec<usize> = candidates
+        .iter()
+        .map(|c| FIRST_STEPS.div_ceil(c.dim_t) * c.dim_t)
+        .collect();
+    let mut best = vec![0.0f64; candidates.len()];
+    for _ in 0..ROUNDS {
+        for (i, c) in candidates.iter().enumerate() {
+            let (mut steps, start) = (0, Instant::now());
+            while steps == 0 || start.elapsed().as_secs_f64() < ROUND_SECONDS {
+                run(c, chunks[i])?;
+                steps += chunks[i];
+            }
+            let rate = steps as f64 / start.elapsed().as_secs_f64();
+            best[i] = best[i].max(rate);
+            let passes = (rate * ROUND_SECONDS / c.dim_t as f64).ceil() as usize;
+            chunks[i] = passes.max(1) * c.dim_t;
         }
-        let seconds = start.elapsed().as_secs_f64();
-        c.measured_mups = Some(interior * steps as f64 / seconds / 1e6);
+    }
+    for (c, steps_per_second) in candidates.iter_mut().zip(best) {
+        c.measured_mups = Some(interior * steps_per_second / 1e6);
     }
     Ok(())
 }

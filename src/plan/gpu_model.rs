@@ -537,12 +537,7 @@ impl GpuModel<'_> {
         // shapes of one cell row per thread (every y neighbour from shared memory) ran
         // 0.65-0.9x the prediction without it, on the H100 and the H200 alike.
         let compute = if fp.shuffle {
-            let (k, s) = (fit.shared_overlap, fit.shared_weight * shared_time);
-            if k.is_finite() {
-                (compute.powf(k) + s.powf(k)).powf(1.0 / k)
-            } else {
-                compute.max(s)
-            }
+            p_norm(compute, fit.shared_weight * shared_time, fit.shared_overlap)
         } else {
             compute
         };
@@ -571,12 +566,7 @@ impl GpuModel<'_> {
         // own work and its dim_t levels.
         let plane_issue =
             (fp.threads * fp.cells_per_thread) as f64 * fit.plane_instructions / 128.0;
-        let level = if fit.chain_overlap.is_finite() {
-            let k = fit.chain_overlap;
-            ((b * level_issue).powf(k) + level_chain.powf(k)).powf(1.0 / k)
-        } else {
-            (b * level_issue).max(level_chain)
-        };
+        let level = p_norm(b * level_issue, level_chain, fit.chain_overlap);
         (plane_latency + b * plane_issue + dim_t * level) / b
     }
 
@@ -678,6 +668,16 @@ impl GpuModel<'_> {
         }
         out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
         out
+    }
+}
+
+/// `(a^k + b^k)^(1/k)`: how two times combine that overlap in part (their sum at k = 1, the
+/// larger at k = ∞).
+fn p_norm(a: f64, b: f64, k: f64) -> f64 {
+    if k.is_finite() {
+        (a.powf(k) + b.powf(k)).powf(1.0 / k)
+    } else {
+        a.max(b)
     }
 }
 
@@ -1292,23 +1292,16 @@ mod tests {
             (h100(), h100_shuffle_shapes()),
             (h200(), parse_shapes(H200_SHUFFLE_SHAPES)),
         ];
-        let rms_of = |fit: ShuffleFit| -> f64 {
-            cards
-                .iter()
-                .map(|(gpu, shapes)| {
-                    let (mut sum, mut n) = (0.0, 0);
-                    for m in shapes {
-                        let m_fit =
-                            model(&m.kernel, m.dtype, gpu).blocked_fitted(m.shape, m.hz, fit);
-                        if let Some(c) = m_fit {
-                            sum += (c.predicted_mups / m.mups).ln().powi(2);
-                            n += 1;
-                        }
-                    }
-                    (sum / n.max(1) as f64).sqrt()
-                })
-                .sum()
-        };
+        let models: Vec<Vec<(GpuModel<'_>, &Measured)>> = cards
+            .iter()
+            .map(|(gpu, shapes)| {
+                shapes
+                    .iter()
+                    .map(|m| (model(&m.kernel, m.dtype, gpu), m))
+                    .collect()
+            })
+            .collect();
+        let rms_of = |fit: ShuffleFit| -> f64 { models.iter().map(|m| shuffle_rms(m, fit)).sum() };
         println!("the planner's terms: summed RMS {:.3}", rms_of(SHUFFLE_FIT));
         let mut fits = Vec::new();
         for (shared_weight, shared_overlap) in [0.0, 0.5, 0.75, 1.0, 1.25, 1.5]

@@ -196,24 +196,21 @@ fn time_all<T: Real>(
             &mut Alone,
         )
     };
+    // Steps per run of each configuration: short runs in the warm-up and the first round (a
+    // run's set-up and final wait are then a visible share, up to a few per cent), then one run
+    // of about ROUND_SECONDS at the first round's rate, as a solver's run would be.
+    let mut chunks: Vec<usize> = candidates
+        .iter()
+        .map(|c| FIRST_STEPS.div_ceil(c.dim_t) * c.dim_t)
+        .collect();
     // One pass each (the first launch of a module costs extra), then warm the device up.
     for c in candidates.iter() {
         run(c, c.dim_t)?;
     }
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < WARM_SECONDS {
-        run(
-            &candidates[0],
-            FIRST_STEPS.div_ceil(candidates[0].dim_t) * candidates[0].dim_t,
-        )?;
+        run(&candidates[0], chunks[0])?;
     }
-    // Steps per run of each configuration: short runs in the first round (a run's set-up and
-    // final wait are then a visible share, up to a few per cent), then one run of about
-    // ROUND_SECONDS at the first round's rate, as a solver's run would be.
-    let mut chunks: Vec<usize> = candidates
-        .iter()
-        .map(|c| FIRST_STEPS.div_ceil(c.dim_t) * c.dim_t)
-        .collect();
     let mut best = vec![0.0f64; candidates.len()];
     for _ in 0..ROUNDS {
         for (i, c) in candidates.iter().enumerate() {

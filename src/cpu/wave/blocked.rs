@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::naive::sweep;
-use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
+use super::rows::{prefetch_x_layers, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD, SPAN};
 use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
@@ -431,6 +431,10 @@ impl Pass {
                 || {
                     let mut ok = true;
                     for y in ys[0]..ys[1] {
+                        if y + PHI_AHEAD < ys[1] {
+                            let ahead = self.phi_rows(grids, rings, out, level, y + PHI_AHEAD);
+                            prefetch_x_layers(&field.damping, ahead, y + PHI_AHEAD, z, xs);
+                        }
                         let rows = self.rows(grids, rings, out, level, y);
                         let damp = RowDamping::at(&field.damping, y, z);
                         ok &= kernel.row(&rows, &damp, xs[0], xs[1]);
@@ -465,6 +469,7 @@ impl Pass {
         y: usize,
     ) -> Rows<T> {
         let (k, z, last) = (level.k, level.z, level.k == self.dim_t);
+        let [phi, phi_out] = self.phi_rows(grids, rings, out, level, y);
         let src_u = |y: usize, z: usize| -> *const T {
             if k == 1 {
                 grids[0].row(y, z)
@@ -480,21 +485,13 @@ impl Pass {
                 _ => rings.u_row(k - 2, y, z),
             },
             coef: grids[2].row(y, z),
-            phi: if k == 1 {
-                grids[3].row(y, z)
-            } else {
-                rings.phi_row(k - 1, y, z)
-            },
+            phi: phi.cast_const(),
             out: if last {
                 out.u.row(y, z)
             } else {
                 rings.u_row(k, y, z)
             },
-            phi_out: if last {
-                out.phi.row(y, z)
-            } else {
-                rings.phi_row(k, y, z)
-            },
+            phi_out,
         };
         rows.u[0] = src_u(y, z);
         for d in 1..=self.r {
@@ -505,6 +502,31 @@ impl Pass {
             rows.u[b + 3] = src_u(y, z + d);
         }
         rows
+    }
+
+    /// The `φ` row level `level.k` reads and the one it writes for output row `y` of plane
+    /// `level.z`.
+    #[inline(always)]
+    fn phi_rows<T: Real>(
+        &self,
+        grids: &[GridPtr<T>; 4],
+        rings: &Rings<T>,
+        out: &Outputs<T>,
+        level: &Level<'_>,
+        y: usize,
+    ) -> [*mut T; 2] {
+        let (k, z) = (level.k, level.z);
+        let phi = if k == 1 {
+            grids[3].row(y, z)
+        } else {
+            rings.phi_row(k - 1, y, z)
+        };
+        let phi_out = if k == self.dim_t {
+            out.phi.row(y, z)
+        } else {
+            rings.phi_row(k, y, z)
+        };
+        [phi, phi_out]
     }
 
     /// Adds the sources of level `level.k` to the cells of plane `level.z` this unit computed

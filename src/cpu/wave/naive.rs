@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-use super::rows::{RowDamping, Rows, WaveRowKernel, WithWave, SPAN};
+use super::rows::{prefetch_x_layers, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD, SPAN};
 use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
@@ -98,6 +98,11 @@ pub(crate) fn sweep<T: Real, K: WaveRowKernel<T>>(
                     || {
                         let mut ok = true;
                         for y in r..ny - r {
+                            if y + PHI_AHEAD < ny - r {
+                                let ahead =
+                                    [src[3].row(y + PHI_AHEAD, z), out[1].row(y + PHI_AHEAD, z)];
+                                prefetch_x_layers(damping, ahead, y + PHI_AHEAD, z, [r, nx - r]);
+                            }
                             let rows = grid_rows(
                                 [&src[0], &src[1], &src[2], &src[3]],
                                 [&out[0], &out[1]],

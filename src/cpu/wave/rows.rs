@@ -8,6 +8,7 @@
 
 use std::marker::PhantomData;
 
+use crate::runtime::prefetch::prefetch_row;
 use crate::simd::{with_isa, Isa, Level, Vector, WithIsa};
 use crate::wave::{Damping, WaveKernel, MAX_WAVE_RADIUS};
 use crate::{FlowLane, Lane, OneLane, Real, SimdVec};
@@ -53,6 +54,35 @@ impl<T: Real> RowDamping<T> {
             grad_y: d.grad[1][y],
             grad_z: d.grad[2][z],
             layer: d.layer_row(y, z),
+        }
+    }
+}
+
+/// Rows ahead of the row being updated whose `φ` segments the sweep asks the caches for.
+pub(crate) const PHI_AHEAD: usize = 4;
+
+/// Asks the caches for the x-layer segments (of columns `cols`) of `φ` and `φ^{n+1}` at
+/// `rows`, row `(y, z)`, unless that row lies in a y or z layer. Outside those layers a row
+/// reads and writes `φ` only in its x layers, a few lines at each end of rows a pitch apart,
+/// which the hardware prefetchers do not follow; whole layer rows stream.
+#[inline(always)]
+pub(crate) fn prefetch_x_layers<T: Real>(
+    damping: &Damping<T>,
+    rows: [*mut T; 2],
+    y: usize,
+    z: usize,
+    cols: [usize; 2],
+) {
+    if damping.layer_row(y, z) {
+        return;
+    }
+    let [lo, hi] = damping.inner[0];
+    for row in rows.map(<*mut T>::cast_const) {
+        if lo > cols[0] {
+            prefetch_row(row.wrapping_add(cols[0]), lo - cols[0]);
+        }
+        if cols[1] > hi {
+            prefetch_row(row.wrapping_add(hi), cols[1] - hi);
         }
     }
 }

@@ -77,12 +77,12 @@ pub(crate) fn prefetch_x_layers<T: Real>(
         return;
     }
     let [lo, hi] = damping.inner[0];
+    let (left, right) = ([cols[0], lo.min(cols[1])], [hi.max(cols[0]), cols[1]]);
     for row in rows.map(<*mut T>::cast_const) {
-        if lo > cols[0] {
-            prefetch_row(row.wrapping_add(cols[0]), lo - cols[0]);
-        }
-        if cols[1] > hi {
-            prefetch_row(row.wrapping_add(hi), cols[1] - hi);
+        for [a, b] in [left, right] {
+            if a < b {
+                prefetch_row(row.wrapping_add(a), b - a);
+            }
         }
     }
 }

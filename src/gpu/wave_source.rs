@@ -127,7 +127,55 @@ pub(crate) fn wave_source<T: Real>(
 
 #[cfg(test)]
 mod tests {
-    use super::WaveShape;
+    use super::{wave_source, WaveShape, WIDE_INDEX};
+    use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
+    use crate::wave::WaveKernel;
+
+    /// Every wave kernel variant compiles with NVRTC when NVRTC is installed, even without a
+    /// GPU (PTX for sm_90; the host emulator compiles the same source as C++, which accepts
+    /// constructs NVRTC refuses): every order, f32 and f64, one and several steps per pass,
+    /// one and two cells per thread, 32- and 64-bit offsets, unequal spacings.
+    #[test]
+    fn nvrtc_compiles_every_wave_variant() {
+        if !nvrtc_present() {
+            return;
+        }
+        for order in [2, 4, 6, 8] {
+            let r = order / 2;
+            let mut k = WaveKernel::new(10.0, 1e-3, 2500.0).with_order(order);
+            k.spacing = [10.0, 12.5, 8.0];
+            for (dim_t, rx, elements) in [
+                (1, 1, 1 << 20),
+                (1, 2, WIDE_INDEX),
+                (2, 1, 1 << 20),
+                (3, 1, WIDE_INDEX),
+            ] {
+                let shape = WaveShape {
+                    dim_t,
+                    bx: 32,
+                    by: 8,
+                    ry: 2,
+                    rx,
+                    hz: 64,
+                };
+                if shape.refusal(r).is_some() {
+                    continue;
+                }
+                let what = format!("order {order} dim_t {dim_t} rx {rx} elements {elements}");
+                let (f32_ptx, seconds) =
+                    ptx_for_sm90(wave_source::<f32>(&k, Some(shape), elements), &what);
+                let (f64_ptx, _) =
+                    ptx_for_sm90(wave_source::<f64>(&k, Some(shape), elements), &what);
+                for name in ["wave_naive", "wave_blocked", "wave_mirror"] {
+                    assert!(
+                        f32_ptx.contains(name) && f64_ptx.contains(name),
+                        "{what}: {name} missing"
+                    );
+                }
+                println!("{what}: {seconds:.2} s");
+            }
+        }
+    }
 
     /// Two cells per thread run at one step per pass and an even radius only; the refusal
     /// says which condition failed.

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::kernel::KernelCost;
 use super::Engine;
+#[cfg(doc)]
+use crate::gpu::levels_in_place;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::DType;
 
@@ -165,6 +167,16 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
 /// blocks, uncapped, took 134) and ran 816-822 G updates/s, the fastest star7 shape measured;
 /// the shapes that spilled were estimated 31-49% over (dim_t 4 32x16 2x4: 136 bytes spilled,
 /// 457; dim_t 5 32x16 2x3: 80 bytes, 533; skewed dim_t 4 32x16 2x3: 40 bytes, 572).
+///
+/// The counts are of the kernel that copies each level's input plane into registers of its own,
+/// as the `f32` kernel does. The `f64` kernel reads them in place (`LEVELS_IN_PLACE`) and
+/// takes as many registers or fewer (ptxas: 126 against 144 for dim_t 3, 32x12 threads of 2x2
+/// cells; 172 against 238 for 32x8 of 2x3; the same at dim_t 1 and 2), so there the estimate is
+/// an upper bound and the search keeps to the shapes it offered before. A refit to the in-place
+/// counts (RMS 8%)
+/// would admit shapes near the register share that ptxas either fits (dim_t 3, 32x16 threads of
+/// 1x4 cells, skewed: 435 G updates/s on an H200 against 422 for the model's choice) or spills
+/// (32x16 of 2x2: 375), and wants both cards' `f64` shapes timed again with the kernel.
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
 /// The most registers per thread the search offers the shuffle kernel (estimated).
 const SHUFFLE_REGISTER_CEILING: usize = 232;
@@ -1250,8 +1262,9 @@ mod tests {
     }
 
     /// The shuffle kernel's register estimate against ptxas's counts for sm_90 (the `nvcc`
-    /// harness and the library's NVRTC builds, `bench --json` `registers`): within
-    /// 20% for every shape below its block's register share.
+    /// harness and the library's NVRTC builds, `bench --json` `registers`): within 20% of the
+    /// kernel that copies each level's input (`f32`) for every shape below its block's register
+    /// share; for the `f64` kernel, whose levels read in place, an upper bound within 45%.
     #[test]
     fn the_shuffle_register_estimate_matches_ptxas() {
         let gpu = h100();
@@ -1262,20 +1275,26 @@ mod tests {
             ("star7", DType::F32, shape(4, 16, 2, 2, false), 98.0),
             ("star7", DType::F32, shape(4, 8, 4, 2, false), 178.0),
             ("star7", DType::F32, shape(4, 12, 3, 2, true), 163.0),
-            ("star7", DType::F64, shape(3, 12, 2, 2, false), 145.0),
-            ("star7", DType::F64, shape(3, 8, 3, 2, false), 236.0),
-            ("star7", DType::F64, shape(3, 12, 3, 1, true), 132.0),
+            ("star7", DType::F64, shape(3, 12, 2, 2, false), 126.0),
+            ("star7", DType::F64, shape(3, 8, 3, 2, false), 172.0),
+            ("star7", DType::F64, shape(3, 12, 3, 1, true), 130.0),
             ("star:2", DType::F32, shape(2, 12, 3, 2, false), 149.0),
-            ("star:2", DType::F64, shape(2, 12, 3, 1, false), 128.0),
+            ("star:2", DType::F64, shape(2, 12, 3, 1, false), 126.0),
             ("star:3", DType::F32, shape(1, 8, 3, 2, false), 128.0),
-            ("star:3", DType::F64, shape(1, 12, 4, 1, false), 130.0),
+            ("star:3", DType::F64, shape(1, 12, 4, 1, false), 128.0),
             ("star:4", DType::F32, shape(1, 16, 4, 1, false), 102.0),
-            ("star:4", DType::F64, shape(1, 8, 4, 1, false), 168.0),
+            ("star:4", DType::F64, shape(1, 8, 4, 1, false), 158.0),
         ] {
             let c = model(kernel, dtype, &gpu).blocked(s, 256).unwrap();
             let estimated = c.gpu.unwrap().registers as f64;
+            let ratio = estimated / ptxas;
+            let close = if dtype == DType::F64 {
+                (1.0..1.45).contains(&ratio)
+            } else {
+                (ratio - 1.0).abs() < 0.2
+            };
             assert!(
-                (estimated / ptxas - 1.0).abs() < 0.2,
+                close,
                 "{kernel} {dtype:?} {s:?}: {estimated} estimated, {ptxas} allocated"
             );
         }

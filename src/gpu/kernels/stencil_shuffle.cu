@@ -24,6 +24,13 @@
 //           2x3 cells, f32), so it pays on some shapes only (H100, star7 f32 512^3, G updates/s,
 //           unskewed -> skewed: dim_t 3 32x12 threads 2x3 cells 463 -> 577, 32x4 2x4 409 -> 512,
 //           32x8 2x3 529 -> 500; dim_t 4 32x12 2x3 493 -> 447); the planner chooses it per shape;
+//   LEVELS_IN_PLACE  1: level t+1 reads its input plane from the accumulator slot where level t
+//           completed it; 0: the plane is copied into registers of its own (in[t+1]) as it
+//           completes. In place saves the copies (ptxas, sm_90, star7 dim_t 3 32x16 threads 1x3
+//           cells skewed f64: 18 fewer moves per plane) and registers (dim_t 3 32x8 2x3 f64: 172
+//           against 238). Measured on an H200 (star7 512^3, 1000 steps, G updates/s): f64 the
+//           planner's 32x16 of 1x3 skewed 414 -> 422, and 32x16 of 1x4 skewed, which spilled
+//           with copies, 435; f32 dim_t 4 32x16 2x3 790 -> 777. The host sets it for f64.
 //   INNER   1: tiles whose ghost zone lies inside the fixed boundary take a second copy of the
 //           loop with constant coefficients and no tests per cell (shuffle_tile<false>); 0: every
 //           tile takes the tested one. Measured on an H200 against INNER 0, same card, 512^3,
@@ -49,6 +56,9 @@
 #endif
 #ifndef INNER
 #define INNER 1
+#endif
+#ifndef LEVELS_IN_PLACE
+#define LEVELS_IN_PLACE 0
 #endif
 #define LAG (RADIUS + SKEW)
 #define LANES 32
@@ -198,19 +208,28 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
             for (int d = 0; d <= RADIUS; ++d) wt[i][j][d] = HAS(interior, i, j) ? c[d] : REAL(d == 0);
 
+    // acc[t]: level t's partial sums of its output planes; in[t]: level t's input plane (in
+    // place: only level 0's, the others are read from acc).
     REAL acc[BT][W][RY][RX];
-    REAL in[BT][RY][RX];
+    REAL in[LEVELS_IN_PLACE ? 1 : BT][RY][RX];
 #pragma unroll
     for (int i = 0; i < RY; ++i)
 #pragma unroll
         for (int j = 0; j < RX; ++j) {
 #pragma unroll
-            for (int t = 0; t < BT; ++t) {
-                in[t][i][j] = 0;
+            for (int t = 0; t < (LEVELS_IN_PLACE ? 1 : BT); ++t) in[t][i][j] = 0;
+#pragma unroll
+            for (int t = 0; t < BT; ++t)
 #pragma unroll
                 for (int a = 0; a < W; ++a) acc[t][a][i][j] = 0;
-            }
         }
+// Level t's input plane at phase ph. In place: level 0's staged plane, else the slot level t-1
+// completed this phase (in step) or the phase before (skewed), both slot ph - t*LAG.
+#if LEVELS_IN_PLACE
+#define LEVEL_IN(t, ph) (*((t) == 0 ? &in[0] : &acc[(t) > 0 ? (t) - 1 : 0][SLOT((ph) - (t) * LAG)]))
+#else
+#define LEVEL_IN(t, ph) in[t]
+#endif
     // Level 0's input planes pass through a ring of STAGES planes in shared memory, copied
     // STAGES-1 planes ahead of use (cp.async: in flight while the levels compute, and no
     // registers held). A thread copies and reads back only its own cells, so its own wait on
@@ -260,7 +279,9 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     for (int i = 0; i < RY; ++i) load_row(rd + i * BY * TXC, in[0][i]);
                     stage_rd = stage_rd + 1 == STAGES ? 0 : stage_rd + 1;
                 }
+#if !LEVELS_IN_PLACE
                 REAL last[RY][RX];
+#endif
 #if SKEW
                 // Every level publishes the rows other warps need behind one barrier.
                 REAL* const sbuf = smem + buffer * BUF_ELEMS;
@@ -271,7 +292,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     for (int row = 0; row < RY; ++row)
                         if (row < RADIUS || row >= RY - RADIUS)
                             store_row(sbuf + t * PLANE_ELEMS + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX,
-                                      in[t][row]);
+                                      LEVEL_IN(t, ph)[row]);
                 __syncthreads();
 #endif
 #pragma unroll
@@ -292,9 +313,10 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
                     for (int row = 0; row < RY; ++row)
                         if (row < RADIUS || row >= RY - RADIUS)
-                            store_row(s + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX, in[t][row]);
+                            store_row(s + ((ty + 1) * SROWS + SLOT_OF_ROW(row)) * TXC + lane * RX, LEVEL_IN(t, ph)[row]);
                     __syncthreads();
 #endif
+                    REAL(&cur)[RY][RX] = LEVEL_IN(t, ph);
                     REAL above[RADIUS][RX], below[RADIUS][RX];
 #pragma unroll
                     for (int r = 0; r < RADIUS; ++r) {
@@ -307,20 +329,20 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                         // offset o lies in lane lane + floor(o / RX), at index o mod RX.
                         REAL ext[RX + 2 * RADIUS];
 #pragma unroll
-                        for (int j = 0; j < RX; ++j) ext[RADIUS + j] = in[t][i][j];
+                        for (int j = 0; j < RX; ++j) ext[RADIUS + j] = cur[i][j];
 #pragma unroll
                         for (int o = -RADIUS; o < 0; ++o) {
                             const int lanes = (RX - 1 - o) / RX;
-                            ext[RADIUS + o] = __shfl_up_sync(FULL_MASK, in[t][i][o + lanes * RX], lanes);
+                            ext[RADIUS + o] = __shfl_up_sync(FULL_MASK, cur[i][o + lanes * RX], lanes);
                         }
 #pragma unroll
                         for (int o = RX; o < RX + RADIUS; ++o) {
                             const int lanes = o / RX;
-                            ext[RADIUS + o] = __shfl_down_sync(FULL_MASK, in[t][i][o - lanes * RX], lanes);
+                            ext[RADIUS + o] = __shfl_down_sync(FULL_MASK, cur[i][o - lanes * RX], lanes);
                         }
 #pragma unroll
                         for (int j = 0; j < RX; ++j) {
-                            const REAL v = in[t][i][j];
+                            const REAL v = cur[i][j];
                             // In-plane part of output q = pt (dz = 0), added to its accumulator.
                             REAL in_plane = fma(v, WT(i, j, 0), acc[t][SLOT(ph - t * LAG)][i][j]);
 #pragma unroll
@@ -329,8 +351,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                                 const int iu = i - d >= 0 ? i - d : 0, id = i + d < RY ? i + d : 0;
                                 const int ru = i - d + RADIUS >= 0 ? i - d + RADIUS : 0;
                                 const int rd = i + d - RY >= 0 && i + d - RY < RADIUS ? i + d - RY : 0;
-                                const REAL up = i - d >= 0 ? in[t][iu][j] : above[ru][j];
-                                const REAL down = i + d < RY ? in[t][id][j] : below[rd][j];
+                                const REAL up = i - d >= 0 ? cur[iu][j] : above[ru][j];
+                                const REAL down = i + d < RY ? cur[id][j] : below[rd][j];
                                 const REAL sum = (ext[RADIUS + j - d] + ext[RADIUS + j + d]) + (up + down);
                                 in_plane = fma(sum, WT(i, j, d), in_plane);
                             }
@@ -347,6 +369,17 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     // Plane q = pt - R of level t+1 is complete; fixed planes keep the source's.
                     const int q = p - t * LAG - RADIUS;
                     const int done = SLOT(ph - t * LAG - RADIUS);
+#if LEVELS_IN_PLACE
+                    if (q < RADIUS || q >= nz - RADIUS) {
+                        const REAL* fixed = src + q * plane + base;
+                        const bool inside = q >= 0 && q < nz;
+#pragma unroll
+                        for (int i = 0; i < RY; ++i)
+#pragma unroll
+                            for (int j = 0; j < RX; ++j)
+                                acc[t][done][i][j] = inside && IN_GRID(i, j) ? __ldg(fixed + i * pitch + j) : REAL(0);
+                    }
+#else
                     REAL out[RY][RX];
                     if (q < RADIUS || q >= nz - RADIUS) {
                         const REAL* fixed = src + q * plane + base;
@@ -371,10 +404,14 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                             else
                                 last[i][j] = out[i][j];
                         }
+#endif
                 }
-                // last holds the pass's last level at plane q = p - (BT-1)*LAG - R: write the
-                // valid part.
+                // The last level's output, plane q = p - (BT-1)*LAG - R (in place: still in its
+                // slot): write the valid part.
                 const int q = p - (BT - 1) * LAG - RADIUS;
+#if LEVELS_IN_PLACE
+                const REAL(&last)[RY][RX] = acc[BT - 1][SLOT(ph - (BT - 1) * LAG - RADIUS)];
+#endif
                 if (q >= z0 && q < z1) {
                     REAL* row = dst + q * plane + base;
 #pragma unroll
@@ -393,6 +430,7 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #undef HAS
 #undef IN_GRID
 #undef WT
+#undef LEVEL_IN
 }
 
 extern "C" __global__ void __launch_bounds__(LANES * BY)

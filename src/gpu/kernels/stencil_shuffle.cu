@@ -370,17 +370,14 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     const int q = p - t * LAG - RADIUS;
                     const int done = SLOT(ph - t * LAG - RADIUS);
 #if LEVELS_IN_PLACE
-                    if (q < RADIUS || q >= nz - RADIUS) {
-                        const REAL* fixed = src + q * plane + base;
-                        const bool inside = q >= 0 && q < nz;
-#pragma unroll
-                        for (int i = 0; i < RY; ++i)
-#pragma unroll
-                            for (int j = 0; j < RX; ++j)
-                                acc[t][done][i][j] = inside && IN_GRID(i, j) ? __ldg(fixed + i * pitch + j) : REAL(0);
-                    }
+                    REAL(&out)[RY][RX] = acc[t][done]; // completed in place
 #else
                     REAL out[RY][RX];
+#pragma unroll
+                    for (int i = 0; i < RY; ++i)
+#pragma unroll
+                        for (int j = 0; j < RX; ++j) out[i][j] = acc[t][done][i][j];
+#endif
                     if (q < RADIUS || q >= nz - RADIUS) {
                         const REAL* fixed = src + q * plane + base;
                         const bool inside = q >= 0 && q < nz;
@@ -389,12 +386,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
 #pragma unroll
                             for (int j = 0; j < RX; ++j)
                                 out[i][j] = inside && IN_GRID(i, j) ? __ldg(fixed + i * pitch + j) : REAL(0);
-                    } else {
-#pragma unroll
-                        for (int i = 0; i < RY; ++i)
-#pragma unroll
-                            for (int j = 0; j < RX; ++j) out[i][j] = acc[t][done][i][j];
                     }
+#if !LEVELS_IN_PLACE
 #pragma unroll
                     for (int i = 0; i < RY; ++i)
 #pragma unroll

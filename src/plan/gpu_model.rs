@@ -10,8 +10,6 @@ use serde::{Deserialize, Serialize};
 use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::kernel::KernelCost;
 use super::Engine;
-#[cfg(doc)]
-use crate::gpu::levels_in_place;
 use crate::gpu::{BlockedShape, GpuInfo};
 use crate::DType;
 
@@ -173,10 +171,10 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
 /// takes as many registers or fewer (ptxas: 126 against 144 for dim_t 3, 32x12 threads of 2x2
 /// cells; 172 against 238 for 32x8 of 2x3; the same at dim_t 1 and 2), so there the estimate is
 /// an upper bound and the search keeps to the shapes it offered before. A refit to the in-place
-/// counts (RMS 8%)
-/// would admit shapes near the register share that ptxas either fits (dim_t 3, 32x16 threads of
-/// 1x4 cells, skewed: 435 G updates/s on an H200 against 422 for the model's choice) or spills
-/// (32x16 of 2x2: 375), and wants both cards' `f64` shapes timed again with the kernel.
+/// counts (RMS 9%) would admit shapes near the register share that ptxas either fits (dim_t 3,
+/// 32x16 threads of 1x4 cells, skewed: 435 G updates/s on an H200 against 422 for the model's
+/// choice) or spills (32x16 of 2x2: 375), and wants both cards' `f64` shapes timed again with
+/// the kernel.
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
 /// The most registers per thread the search offers the shuffle kernel (estimated).
 const SHUFFLE_REGISTER_CEILING: usize = 232;

@@ -134,7 +134,7 @@ pub(crate) struct ShuffleFit {
 /// measured on both cards; 32x12 2x4, 1-5% slower, ranked first by the fits of lowest error),
 /// and of those the one of lowest error: RMS 0.116 on the H100 (0.121 before the exchange's
 /// shared-memory time was a term; 0.28 with the terms of the kernel before its planes were
-/// staged) and 0.092 on the H200 (0.139). Each block waits for its own staged copies and
+/// staged) and 0.091 on the H200 (0.139). Each block waits for its own staged copies and
 /// barriers, so memory time is only partly hidden behind the arithmetic (k = 1.5; with the
 /// larger of the two, k = ∞, the best fit over the first 79 H100 shapes was 0.19 and ranked
 /// dim_t 2 first, which measured 0.7x of dim_t 3-4); a plane's fixed work is instructions, not
@@ -1074,7 +1074,7 @@ mod tests {
 
     /// The model on a second card, whose shapes the H100-era terms were never fitted to: over
     /// the 80 star7 shapes timed on an H200 the RMS error of log(predicted / measured) stays
-    /// below 0.11 (0.092; 0.139 before the exchange's shared-memory time showed through, which
+    /// below 0.11 (0.091; 0.139 before the exchange's shared-memory time showed through, which
     /// over-predicted the shapes of one cell row per thread by up to 1.5x), and the first
     /// choice in both precisions is within 2% of the fastest shape measured there. (Before, the
     /// `f64` choice, 32x24 threads of 2x1 cells, ran 0.82x of the fastest, 32x16 of 1x3 cells

@@ -1,6 +1,7 @@
 //! The GPU wave engines (gpu-naive, gpu-blocked) against the CPU reference engine through the
 //! planner and the solver: every space order, absorbing layers on every face, a free surface,
-//! no layers; odd sizes with inner and layer tiles and a grid with one inner cell per axis; every
+//! no layers; odd sizes with inner and layer tiles and a grid with one inner cell per axis; grids
+//! where the one-step pass splits into its inner and layers' kernels; every
 //! dim_t the planner considers (1-3) and a deeper one, step counts dim_t does not divide; both
 //! precisions; sources and receivers; a blow-up. Tolerances as for the CPU engines (f32 1e-5,
 //! f64 1e-12 relative): the reference is FMA-free scalar code. Without a GPU every test prints
@@ -95,6 +96,21 @@ fn every_order_with_absorbing_layers_matches_the_reference_f64() {
         let r = order / 2;
         check::<f64>(kernel(order, r + 4), [67, 41 + r, 39], &[1, 2, 3, 4]);
     }
+}
+
+#[test]
+fn inner_tiles_of_a_larger_grid_match_the_reference() {
+    if !gpu_available() {
+        return eprintln!("skipping: no GPU");
+    }
+    // Grids on which whole tiles of the planner's one-step shapes (64x16 columns at orders 4
+    // and 8, 32x16 at 6) lie inside the layers, with the source among them: one-step passes
+    // launch the inner kernel there and the layers' kernel elsewhere; dim_t 2 ends with a
+    // one-step pass (7 steps).
+    check::<f32>(kernel(8, 8), [150, 70, 60], &[1, 2]);
+    check::<f32>(kernel(6, 7), [141, 69, 58], &[1]);
+    check::<f64>(kernel(8, 8), [151, 70, 61], &[1, 2]);
+    check::<f64>(kernel(4, 6).with_free_surface(), [140, 68, 59], &[1]);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! step at a time with the naive kernel to name the step. The newest finite state, the traces
 //! up to it and the step count come back to the host.
 
+use std::ops::Range;
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -53,6 +54,9 @@ pub(crate) fn shape_of(params: &EngineParams, dim_t: usize) -> Result<Option<Wav
 /// A compiled blocked kernel with its shape and shared-memory bytes.
 struct Blocked {
     kernel: Kernel,
+    /// At one step per pass, `wave_blocked_inner`: the inner tiles' planes of the inner box in
+    /// the plain form, while `kernel` takes the layers' form everywhere else.
+    inner: Option<Kernel>,
     shape: WaveShape,
     shared: usize,
 }
@@ -113,13 +117,14 @@ impl Kernels {
                 )));
             }
             let shared = shape.shared_bytes(r, T::DTYPE);
-            let kernel = gpu.kernel(
-                &wave_source::<T>(kernel, Some(shape), elements),
-                "wave_blocked",
-                shared,
-            )?;
+            let source = wave_source::<T>(kernel, Some(shape), elements);
+            let inner = match dim_t {
+                1 => Some(gpu.kernel(&source, "wave_blocked_inner", shared)?),
+                _ => None,
+            };
             Ok(Some(Blocked {
-                kernel,
+                kernel: gpu.kernel(&source, "wave_blocked", shared)?,
+                inner,
                 shape,
                 shared,
             }))
@@ -292,6 +297,8 @@ struct OnDevice<T> {
     radius: usize,
     pitch: usize,
     plane: usize,
+    /// The planes of the inner box in z (`meta[4] .. meta[5]`).
+    inner_z: Range<usize>,
 }
 
 /// The inclusive z range of `cells`, or an empty one.
@@ -362,6 +369,7 @@ impl<T: Real> OnDevice<T> {
             radius: field.kernel().radius(),
             pitch: field.u.pitch(),
             plane: field.u.plane_stride(),
+            inner_z: meta[4] as usize..meta[5] as usize,
         })
     }
 
@@ -490,13 +498,14 @@ impl<T: Real> OnDevice<T> {
             .arg(&s0)
             .arg(&pass)
             .arg(&self.flag);
-        // SAFETY: the arguments match WAVE_PARAMS of wave_naive and wave_blocked in type and
-        // order; every grid buffer holds the field's padded layout; the taps, amplitudes and
-        // probe lists were sized from the field for this batch (`amp`: the batch's steps times
-        // the taps; `pout`: the batch's steps times the probed cells), and the kernels index
-        // them only below those counts, which `meta` carries. The output buffers are distinct
-        // from the inputs (`Levels::free`, the other φ). The plane ranges lie in the interior
-        // [R, nz - R) (`split_pass`), and the launch has one block row per z-chunk of them.
+        // SAFETY: the arguments match WAVE_PARAMS of wave_naive, wave_blocked and
+        // wave_blocked_inner in type and order; every grid buffer holds the field's padded
+        // layout; the taps, amplitudes and probe lists were sized from the field for this batch
+        // (`amp`: the batch's steps times the taps; `pout`: the batch's steps times the probed
+        // cells), and the kernels index them only below those counts, which `meta` carries. The
+        // output buffers are distinct from the inputs (`Levels::free`, the other φ). The plane
+        // ranges lie in the interior [R, nz - R) (`split_pass`, cut by `split_by`), and the
+        // launch has one block row per z-chunk of them.
         unsafe { args.launch(cfg) }.map_err(gpu_err)?;
         Ok(())
     }
@@ -544,10 +553,35 @@ impl<T: Real> OnDevice<T> {
         let r = kernels.radius;
         let (early, late) = split_pass(self.dims[2], r, r * steps, in_flight);
         let kernel = blocked.map_or(&kernels.naive, |b| &b.kernel);
-        self.launch(gpu, (kernel, blocked), &early, s0, pass)?;
+        self.launch_forms(gpu, (kernel, blocked), &early, s0, pass)?;
         hooks.halos_arrived()?;
-        self.launch(gpu, (kernel, blocked), &late, s0, pass)?;
+        self.launch_forms(gpu, (kernel, blocked), &late, s0, pass)?;
         self.move_on(blocked);
+        Ok(())
+    }
+
+    /// Queues the launches of a pass over `planes`: one of `kernel`, or at one step per pass
+    /// `kernel` (the layers' form) over every plane and the inner kernel over the inner box's
+    /// planes, so that no chunk straddles an end of the inner box (see `wave_blocked_inner` in
+    /// `kernels/wave.cu`).
+    fn launch_forms(
+        &mut self,
+        gpu: &Gpu,
+        (kernel, blocked): (&Kernel, Option<&Blocked>),
+        planes: &ZPlanes,
+        s0: usize,
+        pass: usize,
+    ) -> Result<()> {
+        let Some((b, inner)) = blocked.and_then(|b| Some((b, b.inner.as_ref()?))) else {
+            return self.launch(gpu, (kernel, blocked), planes, s0, pass);
+        };
+        let (outside, middle) = planes.split_by(&self.inner_z);
+        for p in outside.iter().chain(&middle) {
+            self.launch(gpu, (kernel, Some(b)), p, s0, pass)?;
+        }
+        for p in &middle {
+            self.launch(gpu, (inner, Some(b)), p, s0, pass)?;
+        }
         Ok(())
     }
 

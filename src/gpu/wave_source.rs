@@ -166,7 +166,11 @@ mod tests {
                     ptx_for_sm90(wave_source::<f32>(&k, Some(shape), elements), &what);
                 let (f64_ptx, _) =
                     ptx_for_sm90(wave_source::<f64>(&k, Some(shape), elements), &what);
-                for name in ["wave_naive", "wave_blocked", "wave_mirror"] {
+                let inner = (dim_t == 1).then_some("wave_blocked_inner");
+                for name in ["wave_naive", "wave_blocked", "wave_mirror"]
+                    .into_iter()
+                    .chain(inner)
+                {
                     assert!(
                         f32_ptx.contains(name) && f64_ptx.contains(name),
                         "{what}: {name} missing"

@@ -43,6 +43,32 @@ impl ZPlanes {
     pub(crate) fn args(&self) -> [i32; 4] {
         [self.a.start, self.a.end, self.b.start, self.b.end].map(|z| z as i32)
     }
+
+    /// The launches covering this launch's planes when those inside `middle` and those outside
+    /// it go to different kernels: `(outside, inside)`, each a list of launches of up to two
+    /// ranges, no chunk of which straddles an end of `middle`.
+    pub(crate) fn split_by(&self, middle: &Range<usize>) -> (Vec<ZPlanes>, Vec<ZPlanes>) {
+        let (mut outside, mut inside) = (Vec::new(), Vec::new());
+        for r in [&self.a, &self.b] {
+            let below = r.start..r.end.min(middle.start);
+            let within = r.start.max(middle.start)..r.end.min(middle.end);
+            let above = r.start.max(middle.end)..r.end;
+            outside.extend([below, above].into_iter().filter(|p| !p.is_empty()));
+            inside.extend(Some(within).filter(|p| !p.is_empty()));
+        }
+        (pair_up(&outside), pair_up(&inside))
+    }
+}
+
+/// Launches of up to two of `ranges` each, in order.
+fn pair_up(ranges: &[Range<usize>]) -> Vec<ZPlanes> {
+    ranges
+        .chunks(2)
+        .map(|p| ZPlanes {
+            a: p[0].clone(),
+            b: p.get(1).cloned().unwrap_or(p[0].end..p[0].end),
+        })
+        .collect()
 }
 
 /// The halo planes of a split run's local arrays still being filled while a pass starts:
@@ -100,6 +126,58 @@ pub(crate) fn split_pass(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Split at a middle range, a launch's planes are covered once: the middle's by the inside
+    /// launches, the rest by the outside ones, whatever the ranges and the middle (empty, inside
+    /// one range, across both, beyond either end).
+    #[test]
+    fn a_split_by_the_middle_covers_every_plane_once() {
+        let launches = [
+            ZPlanes::one(4..40),
+            ZPlanes::none(),
+            ZPlanes { a: 4..9, b: 30..40 },
+            ZPlanes {
+                a: 9..30,
+                b: 30..30,
+            },
+        ];
+        for planes in &launches {
+            for m0 in 0..44 {
+                for m1 in m0..44 {
+                    let middle = m0..m1;
+                    let (outside, inside) = planes.split_by(&middle);
+                    let mut seen = [0; 44];
+                    for (list, within) in [(&outside, false), (&inside, true)] {
+                        for l in list.iter() {
+                            assert!(!l.a.is_empty(), "{planes:?} {middle:?}: an empty launch");
+                            for z in l.a.clone().chain(l.b.clone()) {
+                                assert_eq!(
+                                    middle.contains(&z),
+                                    within,
+                                    "{planes:?} {middle:?} {z}"
+                                );
+                                seen[z] += 1;
+                            }
+                        }
+                    }
+                    for (z, &n) in seen.iter().enumerate() {
+                        let wanted = planes.a.contains(&z) || planes.b.contains(&z);
+                        assert_eq!(n, usize::from(wanted), "{planes:?} {middle:?} plane {z}");
+                    }
+                }
+            }
+        }
+        // The usual pass: one launch outside (both ends), one inside.
+        let (outside, inside) = ZPlanes::one(4..96).split_by(&(24..76));
+        assert_eq!(
+            outside,
+            vec![ZPlanes {
+                a: 4..24,
+                b: 76..96
+            }]
+        );
+        assert_eq!(inside, vec![ZPlanes::one(24..76)]);
+    }
 
     /// Every owned plane is computed exactly once, the early ones read no plane in flight, and
     /// with nothing in flight the whole interior is one launch: every block size from tiny to

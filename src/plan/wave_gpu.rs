@@ -59,21 +59,28 @@ const BLOCKS_PER_SM: usize = 4;
 /// planes more.
 const MAX_STREAM_BLOCK: usize = 128;
 
+/// The same for the one-step pass (`dim_t` 1), which is two launches (the inner tiles' planes
+/// of the inner box, and the layers' form everywhere else), each with a last partial wave of
+/// blocks: shorter blocks keep both short. H200, order 8 f32, 32×8 threads × 2 rows × 2 cells,
+/// G points/s for blocks of 128, 64 and 32 planes: 133.6, 140.1, 143.9 at 512³ and 158.3,
+/// 159.4, 160.2 at 1000³.
+const MAX_ONE_STEP_STREAM_BLOCK: usize = 32;
+
 /// Share of the buffering model's rate the naive kernel reaches: the model counts issue slots
 /// and bytes, not the latency of the 17 loads per cell in flight per thread (H200, order 8
 /// f32: 85.5 G points/s of 241 predicted at 512³, 88.6 of 252 at 1000³).
 const GPU_WAVE_NAIVE_SHARE: f64 = 0.33;
 
-/// The same for the blocked kernel's one-step loop (`dim_t` 1) with one cell per thread, which
-/// issues about twice the instructions the model counts (the layer and source tests,
-/// addresses, the column's shifts) and waits at its barrier once per plane (H200, order 8 f32:
-/// 124.4 G points/s of 252 predicted at 1000³, 115.3 of 243 at 512³).
-const GPU_WAVE_STREAM_SHARE: f64 = 0.48;
+/// The same for the blocked kernel's one-step pass (`dim_t` 1) with one cell per thread, which
+/// issues more instructions than the model counts (the layers' form, addresses, the column's
+/// shifts), waits at its barrier once per plane and is two launches (H200, order 6 f32 512³:
+/// 121.1 G points/s where a share of 0.48 predicted 116.0).
+const GPU_WAVE_STREAM_SHARE: f64 = 0.50;
 
 /// The same with two cells per thread along x (`rx` 2), whose vector loads and stores halve
-/// the memory instructions the model counts per cell (H200, order 8 f32, 32×8 × 2 × 2: 146.7 G
-/// points/s at 1000³ and 134.1 at 512³, where the one-cell share predicted 120.7 and 115.9).
-const GPU_WAVE_PAIRS_SHARE: f64 = 0.56;
+/// the memory instructions the model counts per cell (H200, order 8 f32, 32×8 × 2 × 2: 157.3 G
+/// points/s at 1000³ and 144.0 at 512³, where a share of 0.56 predicted 141.8 and 135.8).
+const GPU_WAVE_PAIRS_SHARE: f64 = 0.60;
 
 /// The same for the blocked kernel past `dim_t` 1, whose general loop also keeps a ring of
 /// levels, clamps every plane it loads and waits at a barrier per level and plane (H200, order
@@ -194,10 +201,11 @@ impl ModelInput<'_> {
         let hz = match shape.stream_block {
             0 => {
                 let chunks = (BLOCKS_PER_SM * info.sms).div_ceil(tiles).max(1);
-                uz.div_ceil(chunks)
-                    .min(MAX_STREAM_BLOCK)
-                    .max(4 * r * dim_t)
-                    .min(uz)
+                let most = match dim_t {
+                    1 => MAX_ONE_STEP_STREAM_BLOCK,
+                    _ => MAX_STREAM_BLOCK,
+                };
+                uz.div_ceil(chunks).min(most).max(4 * r * dim_t).min(uz)
             }
             n => n.min(uz),
         };

@@ -416,18 +416,45 @@ __device__ __forceinline__ Neighbours neighbours(const REAL* row, const Group& c
     return n;
 }
 
-extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
+// One row's output cells of a thread, and their φ⁺ in the layers' form.
+struct RowOut {
+    Group v, f;
+};
+
+// The update of the thread's cells of row c of the plane (in the layers' form when LAYER) from
+// the column q, the shared plane s and the plane's loads `now`; sources and receivers are left
+// to the caller.
+template <bool LAYER>
+__device__ __forceinline__ RowOut update_row(int c, const Group (&q)[RY][W], const REAL* s, const PlaneLoads& now,
+                                             int ty, int tx, const REAL (&ex)[RX], const REAL (&gxw)[RX],
+                                             const REAL (&ey)[RY], const REAL (&gy)[RY])
 {
-    if (earlier_pass_failed(pass, flag)) return;
-    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
-    const int z0 = zc.z0, z1 = zc.z1;
-    if (z0 >= z1) return;
+    RowOut o;
+    const Neighbours n = neighbours(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
+#pragma unroll
+    for (int e = 0; e < RX; ++e) {
+        REAL col[W];
+#pragma unroll
+        for (int j = 0; j < W; ++j) col[j] = q[c][j].v[e];
+        const auto at = [&](int dx, int dy) { return dy == 0 ? n.x[RADIUS + e + dx] : n.y[RADIUS + dy].v[e]; };
+        const CellDamping cd = {(ex[e] + ey[c]) + now.ez, gxw[e], gy[c], now.gz};
+        o.v.v[e] =
+            update<LAYER>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], now.phi[c].v[e], cd, o.f.v[e]);
+    }
+    return o;
+}
+
+// Planes [z0, z1) of a one-step pass's block at (x0, y0), in one form. INNER: the plain form
+// on a tile inside the inner box, every cell an updated one, so the loop holds no test per
+// cell; otherwise the layers' form (exact for the inner cells it covers). Sources and receivers
+// are tested for once per plane, after the update. Returns whether a stored value was not finite.
+template <bool INNER>
+__device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int x0, int y0, int z0, int z1)
+{
+    constexpr bool LAYER = !INNER;
     extern __shared__ unsigned char smem_raw[];
     REAL* smem = reinterpret_cast<REAL*>(smem_raw); // 2 planes of SW x SH
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
-    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
-    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
-    const Meta m = read_meta(meta);
     const Damping d = damping(damp, nx, ny, nz);
     const int gx = x0 + tx * RX, row0 = y0 + ty * RY;
     const Cells cells = locate(tid, gx, row0, x0, y0, nx, ny, (int)pitch);
@@ -438,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     REAL ex[RX], gxw[RX];
 #pragma unroll
     for (int e = 0; e < RX; ++e) {
-        xin[e] = e == 0 || gx + e < nx - RADIUS; // gx: tested with the row (cells.interior)
+        xin[e] = INNER || e == 0 || gx + e < nx - RADIUS; // gx: tested with the row (cells.interior)
         all_x = all_x && xin[e];
         ex[e] = gx + e < nx ? __ldg(d.ex + gx + e) : REAL(0);
         gxw[e] = gx + e < nx ? __ldg(d.gx + gx + e) : REAL(0);
@@ -451,7 +478,6 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
         gy[c] = y < ny ? __ldg(d.gy + y) : REAL(0);
     }
     const IDX pl = (IDX)plane;
-    const auto layer_at = [&](int z) { return layer_xy || z < m.z0 || z >= m.z1; };
     Group q[RY][W]; // the cells' u at planes zk - R .. zk + R
 #pragma unroll
     for (int j = 0; j < W - 1; ++j)
@@ -459,11 +485,11 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
         for (int c = 0; c < RY; ++c)
             q[c][j + 1] = load_group<From::Global>(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
     PlaneLoads next;
-    load_plane(next, u, prev, phi, coef, d, cells, z0, pl, layer_at(z0));
+    load_plane(next, u, prev, phi, coef, d, cells, z0, pl, LAYER);
     REAL check = 0; // the stored values times 0, summed: NaN once one of them is not finite
     for (int zk = z0; zk < z1; ++zk) {
         const PlaneLoads now = next;
-        if (zk + 1 < z1) load_plane(next, u, prev, phi, coef, d, cells, zk + 1, pl, layer_at(zk + 1));
+        if (zk + 1 < z1) load_plane(next, u, prev, phi, coef, d, cells, zk + 1, pl, LAYER);
         REAL* s = smem + ((zk - z0) & 1) * SW * SH;
 #pragma unroll
         for (int c = 0; c < RY; ++c) {
@@ -476,40 +502,76 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
         for (int j = 0; j < RIMS; ++j)
             if (cells.rim_s[j] >= 0) s[cells.rim_s[j]] = now.rim[j];
         __syncthreads();
-        const bool layer = layer_at(zk);
         const bool sources = zk >= m.taps_z0 && zk <= m.taps_z1;
         const bool probes = zk >= m.probes_z0 && zk <= m.probes_z1;
         const IDX zo = zk * pl;
-#pragma unroll
-        for (int c = 0; c < RY; ++c) {
-            if (!cells.interior[c]) continue;
-            const Neighbours n = neighbours(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
-            const IDX i = zo + cells.off[c];
+        // Row c's sources and receivers, the non-finite check and the stores.
+        const auto finish = [&](int c, RowOut& o) {
             const int y = row0 + c;
-            Group v, f;
+            if (sources || probes) {
 #pragma unroll
-            for (int e = 0; e < RX; ++e) {
-                REAL col[W];
-#pragma unroll
-                for (int j = 0; j < W; ++j) col[j] = q[c][j].v[e];
-                const auto at = [&](int dx, int dy) { return dy == 0 ? n.x[RADIUS + e + dx] : n.y[RADIUS + dy].v[e]; };
-                if (layer) {
-                    const CellDamping cd = {(ex[e] + ey[c]) + now.ez, gxw[e], gy[c], now.gz};
-                    v.v[e] = update<true>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], now.phi[c].v[e],
-                                          cd, f.v[e]);
-                } else {
-                    v.v[e] = update<false>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], 0,
-                                           CellDamping{}, f.v[e]);
+                for (int e = 0; e < RX; ++e) {
+                    if (sources) o.v.v[e] = inject(o.v.v[e], meta, taps, amp, s0, gx + e, y, zk);
+                    if (probes && xin[e]) record(o.v.v[e], meta, pstart, pz, pout, s0, (long long)y * nx + gx + e, zk);
                 }
-                if (sources) v.v[e] = inject(v.v[e], meta, taps, amp, s0, gx + e, y, zk);
-                if (probes && xin[e]) record(v.v[e], meta, pstart, pz, pout, s0, (long long)y * nx + gx + e, zk);
-                if (xin[e]) check += v.v[e] * REAL(0) + (layer ? f.v[e] * REAL(0) : REAL(0));
             }
-            if (layer) st_group_where(phi_out + i, f, xin, all_x);
-            st_group_where(u_out + i, v, xin, all_x);
+            const IDX i = zo + cells.off[c];
+#pragma unroll
+            for (int e = 0; e < RX; ++e)
+                if (xin[e]) check += o.v.v[e] * REAL(0) + (LAYER ? o.f.v[e] * REAL(0) : REAL(0));
+            if (LAYER) st_group_where(phi_out + i, o.f, xin, all_x);
+            st_group_where(u_out + i, o.v, xin, all_x);
+        };
+        if (INNER) { // every row computed before the first is finished
+            RowOut o[RY];
+#pragma unroll
+            for (int c = 0; c < RY; ++c) o[c] = update_row<false>(c, q, s, now, ty, tx, ex, gxw, ey, gy);
+#pragma unroll
+            for (int c = 0; c < RY; ++c) finish(c, o[c]);
+        } else { // each row finished before the next is computed: fewer registers
+#pragma unroll
+            for (int c = 0; c < RY; ++c) {
+                if (!cells.interior[c]) continue;
+                RowOut o = update_row<true>(c, q, s, now, ty, tx, ex, gxw, ey, gy);
+                finish(c, o);
+            }
         }
     }
-    if (check != check) *flag = pass;
+    return check != check;
+}
+
+// The one-step pass is two kernels on the same tiles and z chunks, so that each form is a loop
+// of its own with registers of its own: wave_blocked_inner streams the inner box's planes of the
+// tiles that lie inside it in x and y (the host launches it on those planes only), wave_blocked
+// every other plane of every tile, in the layers' form (a chunk of an inner tile inside the
+// inner box's z range is the inner kernel's: such a block returns).
+extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
+{
+    if (earlier_pass_failed(pass, flag)) return;
+    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
+    if (zc.z0 >= zc.z1) return;
+    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
+    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    const Meta m = read_meta(meta);
+    if (!layer_xy && m.z0 < m.z1 && zc.z0 < m.z1 && zc.z1 > m.z0) return;
+    if (one_step_planes<false>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
+                               nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))
+        *flag = pass;
+}
+
+// The inner tiles' planes of the inner box, in the plain form (see above).
+extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked_inner(WAVE_PARAMS)
+{
+    if (earlier_pass_failed(pass, flag)) return;
+    const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
+    if (zc.z0 >= zc.z1) return;
+    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
+    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+    if (layer_xy) return;
+    const Meta m = read_meta(meta);
+    if (one_step_planes<true>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
+                              nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))
+        *flag = pass;
 }
 #else
 extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)

@@ -553,9 +553,9 @@ impl<T: Real> OnDevice<T> {
         let r = kernels.radius;
         let (early, late) = split_pass(self.dims[2], r, r * steps, in_flight);
         let kernel = blocked.map_or(&kernels.naive, |b| &b.kernel);
-        self.launch_forms(gpu, (kernel, blocked), &early, s0, pass)?;
+        self.launch_forms(gpu, (kernel, blocked), &early, [s0, pass])?;
         hooks.halos_arrived()?;
-        self.launch_forms(gpu, (kernel, blocked), &late, s0, pass)?;
+        self.launch_forms(gpu, (kernel, blocked), &late, [s0, pass])?;
         self.move_on(blocked);
         Ok(())
     }
@@ -569,8 +569,7 @@ impl<T: Real> OnDevice<T> {
         gpu: &Gpu,
         (kernel, blocked): (&Kernel, Option<&Blocked>),
         planes: &ZPlanes,
-        s0: usize,
-        pass: usize,
+        [s0, pass]: [usize; 2],
     ) -> Result<()> {
         let Some((b, inner)) = blocked.and_then(|b| Some((b, b.inner.as_ref()?))) else {
             return self.launch(gpu, (kernel, blocked), planes, s0, pass);

@@ -540,6 +540,12 @@ __device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int 
     return check != check;
 }
 
+// Whether the one-step tile whose first cell is (x0, y0) reaches into a layer in x or y.
+__device__ __forceinline__ bool reaches_layer(const int* meta, int x0, int y0)
+{
+    return x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
+}
+
 // The one-step pass is two kernels on the same tiles and z chunks, so that each form is a loop
 // of its own with registers of its own: wave_blocked_inner streams the inner box's planes of the
 // tiles that lie inside it in x and y (the host launches it on those planes only), wave_blocked
@@ -551,9 +557,8 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
     if (zc.z0 >= zc.z1) return;
     const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
-    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
     const Meta m = read_meta(meta);
-    if (!layer_xy && m.z0 < m.z1 && zc.z0 < m.z1 && zc.z1 > m.z0) return;
+    if (!reaches_layer(meta, x0, y0) && m.z0 < m.z1 && zc.z0 < m.z1 && zc.z1 > m.z0) return;
     if (one_step_planes<false>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
                                nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))
         *flag = pass;
@@ -566,8 +571,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked_inner(WAVE_PA
     const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
     if (zc.z0 >= zc.z1) return;
     const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
-    const bool layer_xy = x0 < meta[0] || x0 + TW > meta[1] || y0 < meta[2] || y0 + TY > meta[3];
-    if (layer_xy) return;
+    if (reaches_layer(meta, x0, y0)) return;
     const Meta m = read_meta(meta);
     if (one_step_planes<true>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
                               nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))

@@ -104,7 +104,7 @@ fn inner_tiles_of_a_larger_grid_match_the_reference() {
         return eprintln!("skipping: no GPU");
     }
     // Grids on which whole tiles of the planner's one-step shapes (64x16 columns at orders 4
-    // and 8, 32x16 at 6) lie inside the layers, with the source among them: one-step passes
+    // and 8, 32x16 at 6) lie inside the inner box, with the source among them: one-step passes
     // launch the inner kernel there and the layers' kernel elsewhere; dim_t 2 ends with a
     // one-step pass (7 steps).
     check::<f32>(kernel(8, 8), [150, 70, 60], &[1, 2]);

@@ -88,6 +88,8 @@ pub struct GpuTuning {
     pub lbm_min_blocks: Option<usize>,
     /// Resident 128-thread blocks per SM the in-place (AA) lattice kernels are compiled for.
     pub lbm_aa_min_blocks: Option<usize>,
+    /// Input planes the one-step wave kernels stage in shared memory (at least 2).
+    pub wave_stages: Option<usize>,
 }
 
 /// One knob: its key (`--tune KEY=VALUE`), its environment variable, what it does, and how a
@@ -166,6 +168,8 @@ knobs! {
         |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
     "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1: the compiler's registers)",
         |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
+    "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (>= 2)",
+        |t, v| t.gpu.wave_stages = Some(count(v)?.max(2));
 }
 
 fn positive(v: &str) -> std::result::Result<f64, String> {

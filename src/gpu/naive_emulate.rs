@@ -58,7 +58,7 @@ fn step<T: Real>(
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(&label);
-    let naive = stencil_source::<T>(&stencil, None);
+    let naive = stencil_source::<T>(&stencil, None, 0);
     let source = format!("{PRELUDE}{naive}\n{LAUNCH_SPLIT}{DRIVER}");
     if !compile_for_host(&source, &exe) {
         println!("skipping: g++ is not installed");

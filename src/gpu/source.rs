@@ -146,8 +146,26 @@ fn min_blocks() -> usize {
 /// tile, 2 cells per thread): 0 -> 316, 2 -> 351, 4 -> 344, 8 -> 340 G updates/s.
 const DEFAULT_L2_AHEAD: usize = 2;
 
-/// The specialised source for `stencil` in `T`, with the blocked kernel when `blocked` is set.
-pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<BlockedShape>) -> String {
+/// Grids of at least this many elements index the blocked kernels' arrays with 64-bit offsets;
+/// smaller ones with 32-bit offsets, which cost one instruction per address instead of four.
+pub(crate) const WIDE_INDEX: usize = 1 << 31;
+
+/// The C type of the blocked kernels' element offsets on a grid of `elements` elements.
+pub(crate) fn index_type(elements: usize) -> &'static str {
+    if elements < WIDE_INDEX {
+        "int"
+    } else {
+        "long long"
+    }
+}
+
+/// The specialised source for `stencil` in `T`, with the blocked kernel when `blocked` is set,
+/// for a grid of `elements` elements (its padded storage).
+pub(crate) fn stencil_source<T: Real>(
+    stencil: &Stencil,
+    blocked: Option<BlockedShape>,
+    elements: usize,
+) -> String {
     let coeffs: Vec<String> = stencil
         .coeffs()
         .iter()
@@ -163,7 +181,7 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
     match blocked {
         Some(b) if b.rx > 0 => {
             text += &format!(
-                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define STAGES {}\n#define SKEW {}\n#define INNER {}\n#define LEVELS_IN_PLACE {}\n#define REAL2 {}2\n",
+                "#define BT {}\n#define BY {}\n#define RY {}\n#define RX {}\n#define STAGES {}\n#define SKEW {}\n#define INNER {}\n#define LEVELS_IN_PLACE {}\n#define REAL2 {}2\n#define IDX {}\n",
                 b.dim_t,
                 b.by,
                 b.ry,
@@ -172,7 +190,8 @@ pub(crate) fn stencil_source<T: Real>(stencil: &Stencil, blocked: Option<Blocked
                 b.skew as u8,
                 inner_tiles() as u8,
                 levels_in_place(T::DTYPE) as u8,
-                T::CUDA_NAME
+                T::CUDA_NAME,
+                index_type(elements)
             );
             text + PASSES_CUH + STENCIL_CU + SHUFFLE_CU
         }
@@ -210,8 +229,8 @@ mod tests {
         for name in ["star:1", "star:2", "star:3", "star:4", "box:1", "box:2"] {
             let s = Stencil::from_name(name).unwrap();
             let r = s.radius();
-            total += compile(stencil_source::<f32>(&s, None), name);
-            total += compile(stencil_source::<f64>(&s, None), name);
+            total += compile(stencil_source::<f32>(&s, None, 0), name);
+            total += compile(stencil_source::<f64>(&s, None, 0), name);
             for dim_t in [1, 2, 4, 8] {
                 let need = 2 * r * dim_t + 8;
                 let bx = need.div_ceil(32) * 32;
@@ -244,13 +263,13 @@ mod tests {
                 }
                 for shape in shapes {
                     let t = compile(
-                        stencil_source::<f32>(&s, Some(shape)),
+                        stencil_source::<f32>(&s, Some(shape), 1 << 20),
                         &format!("{name} {shape:?}"),
                     );
                     total += t;
                     println!("{name} f32 {shape:?}: {t:.2} s");
                     total += compile(
-                        stencil_source::<f64>(&s, Some(shape)),
+                        stencil_source::<f64>(&s, Some(shape), WIDE_INDEX),
                         &format!("{name} f64 {shape:?}"),
                     );
                 }
@@ -272,6 +291,7 @@ mod tests {
                 rx: 0,
                 skew: false,
             }),
+            1 << 20,
         );
         assert!(src.starts_with("#define REAL float\n#define RADIUS 1\n#define IS_BOX 0\n#define COEF {0.4f, 0.1f}\n"), "{src}");
         assert!(src.contains(
@@ -288,16 +308,18 @@ mod tests {
                 rx: 2,
                 skew: true,
             }),
+            WIDE_INDEX,
         );
         assert!(
             shuffled.contains("#define RX 2\n")
+                && shuffled.contains("#define IDX long long\n")
                 && shuffled.contains("#define REAL2 double2\n")
                 && shuffled.contains("#define SKEW 1\n")
                 && shuffled.contains("#define INNER 1\n")
                 && shuffled.contains("stencil_shuffle(")
                 && !shuffled.contains("#define BX ")
         );
-        let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None);
+        let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None, 0);
         assert!(
             d.contains("#define REAL double")
                 && d.contains("#define IS_BOX 1")

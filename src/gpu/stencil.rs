@@ -96,15 +96,17 @@ pub(crate) fn prepare<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
     params: &EngineParams,
+    layout: Layout,
     steps: usize,
 ) -> Result<()> {
     match params.engine {
         Engine::GpuBlocked => {
             let launch = launch_of(params)?;
-            blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, params.dim_t))?;
+            let elements = layout.len();
+            blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, params.dim_t), elements)?;
             let tail = steps % params.dim_t;
             if tail > 0 {
-                blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, tail))?;
+                blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, tail), elements)?;
             }
             Ok(())
         }
@@ -231,10 +233,15 @@ pub(crate) fn advance<T: Real>(
             let launch = launch_of(params)?;
             let shape = |dim_t| blocked_shape(launch, dim_t);
             // Compiled (or fetched from the cache) once per run.
-            let full = blocked_kernel::<T>(gpu, stencil, shape(params.dim_t))?;
+            let full = blocked_kernel::<T>(gpu, stencil, shape(params.dim_t), layout.len())?;
             let tail = steps % params.dim_t;
             let short = if tail > 0 {
-                Some(blocked_kernel::<T>(gpu, stencil, shape(tail))?)
+                Some(blocked_kernel::<T>(
+                    gpu,
+                    stencil,
+                    shape(tail),
+                    layout.len(),
+                )?)
             } else {
                 None
             };
@@ -471,26 +478,32 @@ pub struct KernelResources {
     pub spill_bytes: usize,
 }
 
-/// Compiles (or fetches from the cache) the kernel a GPU stencil engine runs with `params` and
-/// reports its register use and spills.
+/// Compiles (or fetches from the cache) the kernel a GPU stencil engine runs with `params` on a
+/// grid of `dims` and reports its register use and spills.
 pub(crate) fn kernel_resources(
     stencil: &Stencil,
     dtype: crate::DType,
     params: &EngineParams,
+    dims: [usize; 3],
 ) -> Result<KernelResources> {
-    fn typed<T: Real>(stencil: &Stencil, params: &EngineParams) -> Result<Kernel> {
+    fn typed<T: Real>(
+        stencil: &Stencil,
+        params: &EngineParams,
+        dims: [usize; 3],
+    ) -> Result<Kernel> {
         let gpu = super::gpu()?;
         match &params.launch {
             Some(launch) => {
                 let shape = blocked_shape(launch, params.dim_t);
-                Ok(blocked_kernel::<T>(gpu, stencil, shape)?.0)
+                let elements = crate::grid::grid_strides::<T>(dims).map_or(usize::MAX, |s| s.2);
+                Ok(blocked_kernel::<T>(gpu, stencil, shape, elements)?.0)
             }
             None => naive_kernel::<T>(gpu, stencil),
         }
     }
     let kernel = match dtype {
-        crate::DType::F32 => typed::<f32>(stencil, params)?,
-        crate::DType::F64 => typed::<f64>(stencil, params)?,
+        crate::DType::F32 => typed::<f32>(stencil, params, dims)?,
+        crate::DType::F64 => typed::<f64>(stencil, params, dims)?,
     };
     Ok(KernelResources {
         registers: kernel.registers,
@@ -505,7 +518,7 @@ fn naive_kernel<T: Real>(gpu: &Gpu, stencil: &Stencil) -> Result<Kernel> {
 /// The function `name` of the stencil's module without a blocked shape (`stencil_naive`,
 /// `copy_shell`).
 fn naive_kernel_named<T: Real>(gpu: &Gpu, stencil: &Stencil, name: &str) -> Result<Kernel> {
-    gpu.kernel(&stencil_source::<T>(stencil, None), name, 0)
+    gpu.kernel(&stencil_source::<T>(stencil, None, 0), name, 0)
 }
 
 /// Threads per block of `copy_shell`.
@@ -561,15 +574,16 @@ fn copy_shell<T: Real>(
     Ok(())
 }
 
-/// The blocked kernel for `shape`, with its shared-memory size.
+/// The blocked kernel for `shape` on a grid of `elements` elements, with its shared-memory size.
 pub(crate) fn blocked_kernel<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
     shape: BlockedShape,
+    elements: usize,
 ) -> Result<(Kernel, usize)> {
     let shared = shape.shared_bytes(stencil.radius(), T::DTYPE);
     let kernel = gpu.kernel(
-        &stencil_source::<T>(stencil, Some(shape)),
+        &stencil_source::<T>(stencil, Some(shape), elements),
         shape.kernel_name(),
         shared,
     )?;

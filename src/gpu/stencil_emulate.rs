@@ -187,7 +187,12 @@ fn compile<T: Real>(
     // copy in flight, one and two are all tested.
     let stages = format!("#define STAGES {}", 1 + shape.dim_t % 3);
     // The L2 prefetch is inline PTX; the host has no L2 to ask.
-    let source = stencil_source::<T>(stencil, Some(shape))
+    // f32 indexes with 32-bit offsets, f64 with 64-bit ones as on grids of 2³¹ elements or more.
+    let elements = match T::DTYPE {
+        crate::DType::F32 => 0,
+        crate::DType::F64 => super::source::WIDE_INDEX,
+    };
+    let source = stencil_source::<T>(stencil, Some(shape), elements)
         .lines()
         .map(|l| {
             if l.starts_with("#define STAGES") {
@@ -590,7 +595,7 @@ int main(int argc, char** argv) {
                 .join(format!("stencil35d-shell-emu-{}-{r}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let exe = dir.join("shell");
-            let source = stencil_source::<f64>(&stencil, None);
+            let source = stencil_source::<f64>(&stencil, None, 0);
             if !compile_for_host(&format!("{PRELUDE}{source}\n{SHELL_DRIVER}"), &exe) {
                 println!("skipping: g++ is not installed");
                 return;

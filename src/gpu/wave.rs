@@ -14,10 +14,11 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
+use super::source::WIDE_INDEX;
 use super::stencil::{
     agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
 };
-use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
+use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
 use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;

@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
+use super::source::WIDE_INDEX;
 use super::stencil_emulate::{LAUNCH_SPLIT, PRELUDE};
 use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
-use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK, WIDE_INDEX};
+use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
 use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::test_shot::{diff, random_shot};
 use crate::wave::{Face, WaveKernel, Wavefield};

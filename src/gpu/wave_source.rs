@@ -3,7 +3,8 @@
 //! and the launch geometry of both kernels, computed here once for the engine and the emulator
 //! tests.
 
-use super::source::PASSES_CUH;
+use super::source::{index_type, PASSES_CUH};
+use crate::tuning::Tuning;
 use crate::wave::WaveKernel;
 use crate::{DType, Real};
 
@@ -42,9 +43,16 @@ impl WaveShape {
     }
 
     /// Dynamic shared memory: two buffers of one plane per level, each the tile with an
-    /// `r`-wide rim.
+    /// `r`-wide rim; at `dim_t` 1 a ring of [`stages`] such planes and as many slots of four
+    /// tiles (the staged loads of a plane, `stage_plane` in wave.cu).
     pub(crate) fn shared_bytes(&self, r: usize, dtype: DType) -> usize {
-        2 * self.dim_t * (self.bx * self.rx + 2 * r) * (self.by * self.ry + 2 * r) * dtype.size()
+        let (tx, ty) = (self.bx * self.rx, self.by * self.ry);
+        let plane = (tx + 2 * r) * (ty + 2 * r);
+        let elements = match self.dim_t {
+            1 => stages() * (plane + STAGED_ARRAYS * tx * ty),
+            d => 2 * d * plane,
+        };
+        elements * dtype.size()
     }
 
     /// Why the kernel cannot take this shape at radius `r`, if it cannot: two cells per thread
@@ -85,9 +93,14 @@ fn axis_weights<T: Real>(weights: &[f64], h: f64) -> String {
     format!("{{{}}}", list.join(", "))
 }
 
-/// Grids of at least this many elements index the blocked kernel's arrays with 64-bit offsets;
-/// smaller ones with 32-bit offsets, which cost one instruction per address instead of four.
-pub(crate) const WIDE_INDEX: usize = 1 << 31;
+/// Arrays the one-step kernels stage per plane: `u` ahead, `u⁻`, `(v·dt)²`, `φ`.
+const STAGED_ARRAYS: usize = 4;
+
+/// Input planes the one-step kernels hold in shared memory, copied `stages() - 1` planes ahead:
+/// `STENCIL35D_GPU_WAVE_STAGES` when set (for tuning experiments; at least 2), else 3.
+pub(crate) fn stages() -> usize {
+    Tuning::current().gpu.wave_stages.unwrap_or(3).max(2)
+}
 
 /// The source for `kernel` in `T`: `wave_naive` always, `wave_blocked` with `shape` for a grid
 /// of `elements` elements (its padded storage).
@@ -112,14 +125,13 @@ pub(crate) fn wave_source<T: Real>(
         axis_weights::<T>(w, hz),
     );
     if let Some(s) = shape {
-        let index = if elements < WIDE_INDEX {
-            "int"
-        } else {
-            "long long"
-        };
+        let index = index_type(elements);
         text += &format!(
-            "#define BT {}\n#define RY {}\n#define RX {}\n#define IDX {index}\n",
-            s.dim_t, s.ry, s.rx
+            "#define BT {}\n#define RY {}\n#define RX {}\n#define IDX {index}\n#define WAVE_STAGES {}\n",
+            s.dim_t,
+            s.ry,
+            s.rx,
+            stages()
         );
     }
     text + PASSES_CUH + WAVE_CU
@@ -127,8 +139,9 @@ pub(crate) fn wave_source<T: Real>(
 
 #[cfg(test)]
 mod tests {
-    use super::{wave_source, WaveShape, WIDE_INDEX};
+    use super::{wave_source, WaveShape};
     use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
+    use crate::gpu::source::WIDE_INDEX;
     use crate::wave::WaveKernel;
 
     /// Every wave kernel variant compiles with NVRTC when NVRTC is installed, even without a
@@ -202,6 +215,10 @@ mod tests {
         assert_eq!(WaveShape { rx: 1, ..deep }.refusal(3), None);
         // The tile is bx·rx wide: 64 columns, and its shared planes with the rim.
         assert_eq!(pairs.valid(4), Some([64, 16]));
-        assert_eq!(pairs.shared_bytes(4, crate::DType::F32), 2 * 72 * 24 * 4);
+        assert_eq!(
+            pairs.shared_bytes(4, crate::DType::F32),
+            3 * (72 * 24 + 4 * 64 * 16) * 4
+        );
+        assert_eq!(deep.shared_bytes(4, crate::DType::F64), 2 * 2 * 72 * 24 * 8);
     }
 }

@@ -62,7 +62,12 @@ impl Plan {
         let Some(stencil) = self.kernel().stencil().filter(|_| self.engine().is_gpu()) else {
             return Ok(None);
         };
-        crate::gpu::stencil::kernel_resources(stencil, self.dtype(), &self.engine_params())
-            .map(Some)
+        crate::gpu::stencil::kernel_resources(
+            stencil,
+            self.dtype(),
+            &self.engine_params(),
+            self.dims(),
+        )
+        .map(Some)
     }
 }

@@ -180,7 +180,7 @@ fn time_all<T: Real>(
                 };
                 let shape = blocked_shape(&launch, c.dim_t);
                 // Errors surface again, reported, when the configuration is timed below.
-                let _ = blocked_kernel::<T>(gpu, stencil, shape);
+                let _ = blocked_kernel::<T>(gpu, stencil, shape, layout.len());
             });
         }
     });

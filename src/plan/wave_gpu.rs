@@ -185,7 +185,7 @@ impl ModelInput<'_> {
         let words = self.cost.element_bytes / 4;
         let cells = shape.ry * rx;
         let registers = blocked_registers(r, dim_t, cells, words.max(1));
-        let shared = 2 * dim_t * (tx + 2 * r) * (ty + 2 * r) * self.cost.element_bytes;
+        let shared = kernel_shape.shared_bytes(r, self.dtype);
         if registers > MAX_REGISTERS || shared > info.shared_per_block {
             return None;
         }

@@ -323,7 +323,7 @@ impl<T: Real> Engines for OnDevice<'_, T> {
                 |s: &GpuScratch<T>| s.layout == layout,
                 || GpuScratch::new(device, layout, true),
             )?;
-            gpu_stencil::prepare::<T>(device, stencil, params, steps)?;
+            gpu_stencil::prepare::<T>(device, stencil, params, layout, steps)?;
             Ok(scratch)
         });
         let mut scratch = gpu_stencil::agree_on(hooks, ready)?;
@@ -351,7 +351,7 @@ fn timed_advance<T: Real>(
     hooks: &mut dyn PassHooks<T>,
 ) -> Result<(Result<()>, f64)> {
     let device = gpu::gpu()?;
-    gpu_stencil::prepare::<T>(device, stencil, params, steps)?;
+    gpu_stencil::prepare::<T>(device, stencil, params, layout, steps)?;
     let start = Instant::now();
     let outcome = gpu_stencil::advance(device, stencil, params, layout, cur, scratch, steps, hooks);
     device.stream.synchronize().map_err(gpu_err)?;

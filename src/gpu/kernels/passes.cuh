@@ -1,6 +1,6 @@
 // What every pass of the stencil and wave kernels shares (prepended to stencil.cu and wave.cu
-// by the host, after its #defines): the output plane ranges of a launch and the flag of earlier
-// passes.
+// by the host, after its #defines): the output plane ranges of a launch, the flag of earlier
+// passes, and the asynchronous copies that stage input planes in shared memory.
 //
 // A launch computes the output planes [a0, a1) and [b0, b1) (either may be empty): one launch
 // over the whole interior [R, nz - R), or, in a run split over GPUs, the planes whose inputs
@@ -36,4 +36,34 @@ __device__ __forceinline__ bool earlier_pass_failed(int pass, const int* flag)
 {
     const int raised = *reinterpret_cast<const volatile int*>(flag);
     return raised != 0 && raised != pass;
+}
+
+// Asynchronous copy of N bytes (4, 8 or 16, aligned to N) from global memory at g into shared
+// memory at s, zeros when !valid (cp.async: the value lands while the thread computes, and takes
+// no register until it is read). The host emulator copies at once.
+template <int N> __device__ __forceinline__ void stage_bytes(void* s, const void* g, bool valid)
+{
+#ifdef __CUDA_ARCH__
+    unsigned sa;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(sa) : "l"(s));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(sa), "l"(g), "n"(N), "r"(valid ? N : 0)
+                 : "memory");
+#else
+    for (int i = 0; i < N; ++i)
+        static_cast<unsigned char*>(s)[i] = valid ? static_cast<const unsigned char*>(g)[i] : 0;
+#endif
+}
+// Closes the thread's copies issued since the last commit into one group.
+__device__ __forceinline__ void stage_commit()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of the thread's committed copy groups are still in flight.
+template <int pending> __device__ __forceinline__ void stage_wait()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory");
+#endif
 }

@@ -223,8 +223,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
         for (int i = 0; i < RY; ++i)
 #pragma unroll
             for (int j = 0; j < RX; ++j)
-                stage_bytes<sizeof(REAL)>(stage + a * STAGE_ELEMS + i * BY * TXC + j, src + ((zl + a) * pl + base + i * pt + j),
-                           zl + a < zh && IN_GRID(i, j));
+                stage_bytes<sizeof(REAL)>(stage + a * STAGE_ELEMS + i * BY * TXC + j,
+                                          src + ((zl + a) * pl + base + i * pt + j), zl + a < zh && IN_GRID(i, j));
         stage_commit();
     }
     // fma(v, 0, chk) turns NaN for an infinite or NaN v and stays 0 otherwise: one instruction
@@ -252,7 +252,8 @@ __device__ __forceinline__ void shuffle_tile(const REAL* __restrict__ src, REAL*
                     for (int i = 0; i < RY; ++i)
 #pragma unroll
                         for (int j = 0; j < RX; ++j)
-                            stage_bytes<sizeof(REAL)>(wr + i * BY * TXC + j, src + (ahead + i * pt + j), more && IN_GRID(i, j));
+                            stage_bytes<sizeof(REAL)>(wr + i * BY * TXC + j, src + (ahead + i * pt + j),
+                                                      more && IN_GRID(i, j));
                     stage_commit();
                     stage_wait<STAGES - 1>();
                     const REAL* const rd = stage + stage_rd * STAGE_ELEMS;

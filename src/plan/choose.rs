@@ -648,9 +648,9 @@ impl<'a> Planning<'a> {
             skew: shape.skew,
         };
         let r = self.input.cost.radius;
-        gm.blocked(blocked, shape.stream_block).ok_or_else(|| {
+        gm.blocked_forced(blocked, shape.stream_block).ok_or_else(|| {
             Error::InvalidPlan(format!(
-                "GPU shape {shape:?} with dim_t = {dim_t}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_t = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values in registers (fewer threads or cells per thread, or a smaller dim_t, need fewer)",
+                "GPU shape {shape:?} with dim_t = {dim_t}: the block must have 32..=1024 threads, a width that is a multiple of 32 (exactly 32 with cells in x, rx, which only star stencils take, with at least R cells per thread in y), tiles wider and taller than 2·R·dim_t = {}, a stream block of at least one plane, fit in shared memory and keep every thread's values within 1.75x its share of the register file, as estimated (fewer threads or cells per thread, or a smaller dim_t, need fewer)",
                 2 * r * dim_t
             ))
         })

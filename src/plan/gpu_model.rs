@@ -170,12 +170,22 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
 /// as the `f32` kernel does. The `f64` kernel reads them in place (`LEVELS_IN_PLACE`) and
 /// takes as many registers or fewer (ptxas: 126 against 144 for dim_t 3, 32x12 threads of 2x2
 /// cells; 172 against 238 for 32x8 of 2x3; the same at dim_t 1 and 2), so there the estimate is
-/// an upper bound and the search keeps to the shapes it offered before. A refit to the in-place
-/// counts (RMS 9%) would admit shapes near the register share that ptxas either fits (dim_t 3,
-/// 32x16 threads of 1x4 cells, skewed: 435 G updates/s on an H200 against 422 for the model's
-/// choice) or spills (32x16 of 2x2: 375), and wants both cards' `f64` shapes timed again with
-/// the kernel.
+/// an upper bound and the search keeps to the shapes it offered before. Fitted to 334 in-place
+/// counts (star7, dim_t 1-6, below the share), 1.0 registers per value and 26 (RMS 9%) would
+/// admit 50 more shapes that compile without spilling, but the model does not rank them: on an
+/// H200 (`docs/results/h200/shuffle-shapes-forced.txt`) its first choice among them, dim_t 3,
+/// 32x16 threads of 2x2 cells, predicted 396 G updates/s, ran 356, while the fastest, dim_t 4,
+/// 32x8 threads of 1x6 cells skewed (8 warps per SM), predicted 324, ran 447.5 against 428 for
+/// the model's present choice; its chains of dependent instructions overcharge few warps of
+/// many cells. Such a shape is reached by forcing it (`GpuModel::blocked_forced`); a refit that
+/// ranks them wants the H100's `f64` shapes timed again with this kernel.
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
+/// How far above the block's register share a user's launch shape may be estimated. Of 1,128
+/// star7 shapes compiled by ptxas for sm_90 (both precisions, dim_t 1-6), those estimated at
+/// 1.125-1.75x the share compiled without spilling 145 times and spilled 119 times; all 427
+/// estimated higher spilled. Among the first is the fastest `f64` shape measured on an H200
+/// (dim_t 4, 32x8 threads of 1x6 cells, skewed: 336 estimated, 240 compiled, share 248).
+const FORCED_REGISTER_HEADROOM: f64 = 0.75;
 /// The most registers per thread the search offers the shuffle kernel (estimated).
 const SHUFFLE_REGISTER_CEILING: usize = 232;
 /// Cells per thread in x the search tries for the shuffle kernel.
@@ -311,8 +321,23 @@ impl GpuModel<'_> {
 
     /// The blocked kernel with `shape` and `stream_block` output planes per block; `None` when
     /// the configuration leaves no valid output, would spill registers or cannot be resident.
+    #[cfg(test)]
     pub(crate) fn blocked(&self, shape: BlockedShape, stream_block: usize) -> Option<Candidate> {
         self.blocked_fitted(shape, stream_block, SHUFFLE_FIT)
+    }
+
+    /// [`Self::blocked`] for a launch shape the user chose, which may be estimated at up to 1.75x
+    /// the block's register share ([`FORCED_REGISTER_HEADROOM`]). Near the share only the
+    /// compiled kernel tells whether it spills: `__launch_bounds__` holds it to the share, and
+    /// `Plan::compiled_resources` (and `bench --json`) report what it spilled. `None` for shapes
+    /// that cannot run or would surely spill.
+    pub(crate) fn blocked_forced(
+        &self,
+        shape: BlockedShape,
+        stream_block: usize,
+    ) -> Option<Candidate> {
+        let fp = self.footprint_within(&shape, stream_block, true)?;
+        Some(self.candidate(shape, stream_block, fp, SHUFFLE_FIT))
     }
 
     /// [`Self::blocked`] with the shuffle kernel's terms `fit`.
@@ -323,6 +348,17 @@ impl GpuModel<'_> {
         fit: ShuffleFit,
     ) -> Option<Candidate> {
         let fp = self.footprint(&shape, stream_block)?;
+        Some(self.candidate(shape, stream_block, fp, fit))
+    }
+
+    /// The candidate of `shape` with footprint `fp`.
+    fn candidate(
+        &self,
+        shape: BlockedShape,
+        stream_block: usize,
+        fp: Footprint,
+        fit: ShuffleFit,
+    ) -> Candidate {
         let cover = self.coverage(&shape, stream_block);
         let (times, efficiency) = self.pass_times(&shape, &fp, &cover, fit);
         let launch = GpuLaunch {
@@ -340,19 +376,29 @@ impl GpuModel<'_> {
             sm_efficiency: efficiency,
             buffering: None,
         };
-        Some(self.finish(
+        self.finish(
             Engine::GpuBlocked,
             shape.dim_t,
             [shape.tx(), shape.ty()],
             cover.computed / cover.useful,
             (times, efficiency),
             Some(launch),
-        ))
+        )
     }
 
     /// What a launch shape takes of an SM (registers, shared memory, resident blocks); `None`
     /// when the shape leaves no valid output, would spill registers or cannot be resident.
     fn footprint(&self, shape: &BlockedShape, stream_block: usize) -> Option<Footprint> {
+        self.footprint_within(shape, stream_block, false)
+    }
+
+    /// [`Self::footprint`], with the register headroom of a `forced` shape.
+    fn footprint_within(
+        &self,
+        shape: &BlockedShape,
+        stream_block: usize,
+        forced: bool,
+    ) -> Option<Footprint> {
         let r = self.cost.radius;
         let (dim_t, tx, ty) = (shape.dim_t, shape.tx(), shape.ty());
         let threads = shape.bx * shape.by;
@@ -374,11 +420,13 @@ impl GpuModel<'_> {
         let registers = self.register_estimate(shape, shuffle, skewed);
         // __launch_bounds__ makes every thread of the block fit in the register file: above
         // that share the compiler spills, which costs 10-50x (measured), so such shapes are
-        // pruned as AN5D prunes by register count; a user-forced shape is refused the same way.
-        // The shuffle kernel's estimate may exceed the limit by an eighth, which ptxas absorbs
-        // (`SHUFFLE_REGISTERS`); such a shape runs at the limit.
+        // pruned as AN5D prunes by register count. The shuffle kernel's estimate may exceed
+        // the limit by an eighth, which ptxas absorbs (`SHUFFLE_REGISTERS`), and a user's shape
+        // by three quarters (`blocked_forced`); such a shape runs at the limit.
         let register_limit = (self.gpu.registers_per_sm / threads).min(255) / 8 * 8;
-        let allowed = if shuffle {
+        let allowed = if forced {
+            register_limit + (register_limit as f64 * FORCED_REGISTER_HEADROOM) as usize
+        } else if shuffle {
             register_limit + register_limit / 8
         } else {
             register_limit
@@ -1106,6 +1154,53 @@ mod tests {
                 "{dtype:?}: {got:.0} against {fastest:.0}"
             );
         }
+    }
+
+    /// Shapes forced on an H200 beyond the model's choices (all compiled without spilling).
+    const H200_FORCED_SHAPES: &str =
+        include_str!("../../docs/results/h200/shuffle-shapes-forced.txt");
+
+    /// A user's launch shape is not refused by the register estimate: every shape forced on
+    /// the H200 plans, with its registers held to the block's share, among them the fastest
+    /// `f64` shape measured (dim_t 4, 32x8 threads of 1x6 cells, skewed: 447.5 G updates/s
+    /// against 428 for the model's choice), which the estimate puts at 336 registers against
+    /// a share of 248 and the search leaves out. Shapes that cannot run are still refused.
+    #[test]
+    fn forced_shapes_are_not_refused_by_the_register_estimate() {
+        let gpu = h200();
+        let shapes = parse_shapes(H200_FORCED_SHAPES);
+        assert_eq!(shapes.len(), 93);
+        let mut beyond = 0;
+        for m in &shapes {
+            let md = model(&m.kernel, m.dtype, &gpu);
+            let c = md
+                .blocked_forced(m.shape, m.hz)
+                .unwrap_or_else(|| panic!("{:?} {:?} hz {} refused", m.dtype, m.shape, m.hz));
+            let l = c.gpu.as_ref().unwrap();
+            assert!(l.registers <= (65536 / (32 * m.shape.by)).min(255));
+            beyond += md.blocked(m.shape, m.hz).is_none() as usize;
+        }
+        assert_eq!(beyond, 50, "forced shapes beyond the estimate");
+        let fastest = shapes
+            .iter()
+            .filter(|m| m.dtype == DType::F64)
+            .max_by(|a, b| a.mups.total_cmp(&b.mups))
+            .unwrap();
+        assert_eq!(fastest.shape, BlockedShape::shuffle(4, 8, 6, 1, true));
+        let md = model("star7", DType::F64, &gpu);
+        assert!(md.blocked(fastest.shape, fastest.hz).is_none());
+        assert_eq!(
+            md.blocked_forced(fastest.shape, fastest.hz)
+                .unwrap()
+                .gpu
+                .unwrap()
+                .registers,
+            248
+        );
+        // Too few rows for dim_t 8 (2·R·dim_t = 16 >= 8·1): refused either way.
+        assert!(md
+            .blocked_forced(BlockedShape::shuffle(8, 8, 1, 1, false), 128)
+            .is_none());
     }
 
     /// For every star (radius 1-4) in both precisions the model's first choice is a shape

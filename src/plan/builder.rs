@@ -125,14 +125,16 @@ impl PlanBuilder {
         self
     }
 
-    /// Times the GPU model's best five blocking configurations on the device and keeps the
-    /// fastest (remembered per device, kernel, precision and size, in this process and on disk).
+    /// Times the GPU model's best five blocking configurations on the device, and the best three
+    /// of the shapes its register estimate leaves out, and keeps the fastest that does not spill
+    /// (remembered per device, kernel, precision and size, in this process and on disk).
     pub fn autotune(mut self, on: bool) -> Self {
         self.autotune = if on { crate::plan::tune::TIMED } else { 0 };
         self
     }
 
-    /// Times the GPU model's best `count` blocking configurations and keeps the fastest (a count
+    /// Times the GPU model's best `count` blocking configurations, and the best `count / 2`
+    /// (rounded up) of the shapes its register estimate leaves out, and keeps the fastest (a count
     /// other than the default five always times afresh); [`Plan::candidates`](super::Plan::candidates) then lists every
     /// timed one with its measured and predicted speed: how far the model can be trusted here.
     pub fn autotune_top(mut self, count: usize) -> Self {

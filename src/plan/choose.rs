@@ -623,10 +623,22 @@ impl<'a> Planning<'a> {
             Some(shape) => vec![self.fixed_shape(&gm, shape)?],
             None => gm.search(b.dim_t, b.tile),
         };
+        let mut extra = 0;
         if b.autotune > 0 {
-            tune::tune(&b.kernel, b.dtype, b.dims, &mut gpu_blocked, b.autotune)?;
+            if b.gpu_shape.is_none() {
+                let beyond = gm.search_beyond_estimate(b.dim_t, b.tile);
+                extra = tune::insert_beyond(&mut gpu_blocked, &beyond, b.autotune);
+            }
+            tune::tune(
+                &b.kernel,
+                b.dtype,
+                b.dims,
+                &mut gpu_blocked,
+                b.autotune,
+                extra,
+            )?;
         }
-        let shown = GPU_CANDIDATES_SHOWN.max(b.autotune);
+        let shown = GPU_CANDIDATES_SHOWN.max(b.autotune + extra);
         candidates.extend(gpu_blocked.iter().take(shown).cloned());
         Ok(gpu_blocked)
     }

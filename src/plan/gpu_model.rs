@@ -76,6 +76,9 @@ const BLOCK_X: [usize; 3] = [32, 64, 128];
 /// small enough for their registers (star radius 4, `f64`, dim_t 2 has no other fit).
 const TILE_Y: [usize; 6] = [8, 16, 24, 32, 48, 64];
 const CELLS_Y: [usize; 4] = [1, 2, 3, 4];
+/// Cells per thread in y of the shuffle shapes autotuning times beyond the search
+/// ([`GpuModel::search_beyond_estimate`]): on an H200 the fastest star7 `f64` shapes hold 6.
+const CELLS_Y_BEYOND: [usize; 6] = [1, 2, 3, 4, 5, 6];
 const STREAM_BLOCKS: [usize; 4] = [32, 64, 128, 256];
 /// L2 bandwidth as a multiple of device-memory bandwidth (halo re-reads of neighbouring tiles
 /// hit L2).
@@ -321,7 +324,6 @@ impl GpuModel<'_> {
 
     /// The blocked kernel with `shape` and `stream_block` output planes per block; `None` when
     /// the configuration leaves no valid output, would spill registers or cannot be resident.
-    #[cfg(test)]
     pub(crate) fn blocked(&self, shape: BlockedShape, stream_block: usize) -> Option<Candidate> {
         self.blocked_fitted(shape, stream_block, SHUFFLE_FIT)
     }
@@ -646,21 +648,7 @@ impl GpuModel<'_> {
             dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
         let bxs: Vec<usize> = tile.map_or_else(|| BLOCK_X.to_vec(), |t| vec![t[0]]);
         let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
-        let iz = self.interior()[2];
-        // The whole z extent as one stream block only when it is short: on a 512³ grid it
-        // measured 10-20% below 64-128-plane blocks (fewer blocks to hide latency with).
-        // A last chunk of a few planes costs a block's whole pipeline fill for them: a rank's
-        // block of 516 planes (512 and a 4-plane halo) in 64- or 128-plane chunks leaves one
-        // of 2; 4 chunks of 129 do not.
-        let mut hzs: Vec<usize> = STREAM_BLOCKS
-            .iter()
-            .filter(|&&h| h < iz)
-            .map(|&h| balanced_chunk(iz, h))
-            .collect();
-        hzs.dedup();
-        if iz <= STREAM_BLOCKS[STREAM_BLOCKS.len() - 1] {
-            hzs.push(iz);
-        }
+        let hzs = self.stream_blocks();
         for &dim_t in &dim_t_values {
             for &bx in &bxs {
                 for &ty in &tys {
@@ -679,52 +667,117 @@ impl GpuModel<'_> {
                     }
                 }
             }
-            // The shuffle kernel, for stars (measured on an H100 at 512³: star7 1.8x the
-            // shared-memory kernel's best shape in f32 and 1.4x in f64; radius 2-4 in f32
-            // 1.4-1.7x, in f64 1.0-1.5x even before its planes were staged),
-            // both level schedules where dim_t > 1.
-            if self.boxed {
-                continue;
+            // The shuffle kernel, for stars.
+            for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y) {
+                // Estimates near ptxas's ceiling of 255 leave no room for its misjudgement
+                // (star:3 f32 dim_t 2, 32x8 threads, 2x4 cells: 240 estimated, 0.65x its
+                // prediction).
+                out.extend(
+                    hzs.iter()
+                        .filter_map(|&hz| self.blocked_fitted(shape, hz, fit))
+                        .filter(|c| {
+                            c.gpu
+                                .as_ref()
+                                .is_some_and(|l| l.registers <= SHUFFLE_REGISTER_CEILING)
+                        }),
+                );
             }
-            for &rx in &CELLS_X {
-                for &by in &WARPS_Y {
-                    for &ry in &CELLS_Y {
-                        // Left out where they measured far below the model: 8 cells of f64 per
-                        // thread (0.65x its prediction, at the register file's limit), and dim_t 1
-                        // for radius 1 and 2, where the kernel without temporal blocking ran
-                        // below gpu-naive (star7 f32 156-228 G updates/s against 262; star:2
-                        // 211-214 against 225), which the model does not see.
-                        if (self.dtype == DType::F64 && rx * ry > 6)
-                            || (dim_t == 1 && self.cost.radius <= 2)
-                        {
-                            continue;
-                        }
-                        for skew in [false, true] {
-                            if skew && dim_t == 1 {
-                                continue;
-                            }
-                            let shape = BlockedShape::shuffle(dim_t, by, ry, rx, skew);
-                            if tile.is_some_and(|t| t != [shape.tx(), shape.ty()]) {
-                                continue;
-                            }
-                            // Estimates near ptxas's ceiling of 255 leave no room for its
-                            // misjudgement (star:3 f32 dim_t 2, 32x8 threads, 2x4 cells: 240
-                            // estimated, 0.65x its prediction).
-                            out.extend(
-                                hzs.iter()
-                                    .filter_map(|&hz| self.blocked_fitted(shape, hz, fit))
-                                    .filter(|c| {
-                                        c.gpu.as_ref().is_some_and(|l| {
-                                            l.registers <= SHUFFLE_REGISTER_CEILING
-                                        })
-                                    }),
-                            );
-                        }
+        }
+        out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
+        out
+    }
+
+    /// The shuffle kernel's shapes that [`Self::search`] leaves out for their estimated
+    /// registers (and those of 5 and 6 cells per thread in y, which it does not try) but a
+    /// user may force ([`Self::blocked_forced`]), best predicted first: autotuning times the
+    /// best of them too, as ptxas compiles many of them without spilling and the model does not
+    /// rank them (see [`SHUFFLE_REGISTERS`]).
+    pub(crate) fn search_beyond_estimate(
+        &self,
+        dim_t: Option<usize>,
+        tile: Option<[usize; 2]>,
+    ) -> Vec<Candidate> {
+        let dim_t_values: Vec<usize> =
+            dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
+        let hzs = self.stream_blocks();
+        let mut out = Vec::new();
+        for &dim_t in &dim_t_values {
+            for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y_BEYOND) {
+                for &hz in &hzs {
+                    let searched = shape.ry <= CELLS_Y[CELLS_Y.len() - 1]
+                        && self.blocked(shape, hz).is_some_and(|c| {
+                            c.gpu
+                                .as_ref()
+                                .is_some_and(|l| l.registers <= SHUFFLE_REGISTER_CEILING)
+                        });
+                    if !searched {
+                        out.extend(self.blocked_forced(shape, hz));
                     }
                 }
             }
         }
         out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
+        out
+    }
+
+    /// Stream blocks (output planes per thread block along z) the search tries. The whole z
+    /// extent as one stream block only when it is short: on a 512³ grid it measured 10-20%
+    /// below 64-128-plane blocks (fewer blocks to hide latency with). A last chunk of a few
+    /// planes costs a block's whole pipeline fill for them: a rank's block of 516 planes (512
+    /// and a 4-plane halo) in 64- or 128-plane chunks leaves one of 2; 4 chunks of 129 do not.
+    fn stream_blocks(&self) -> Vec<usize> {
+        let iz = self.interior()[2];
+        let mut hzs: Vec<usize> = STREAM_BLOCKS
+            .iter()
+            .filter(|&&h| h < iz)
+            .map(|&h| balanced_chunk(iz, h))
+            .collect();
+        hzs.dedup();
+        if iz <= STREAM_BLOCKS[STREAM_BLOCKS.len() - 1] {
+            hzs.push(iz);
+        }
+        hzs
+    }
+
+    /// The shuffle kernel's shapes at `dim_t` with `cells_y` cells per thread in y (of `tile`
+    /// when given; none for boxes): both level schedules where dim_t > 1. (Measured on an H100
+    /// at 512³: star7 1.8x the shared-memory kernel's best shape in f32 and 1.4x in f64; radius
+    /// 2-4 in f32 1.4-1.7x, in f64 1.0-1.5x even before its planes were staged.)
+    fn shuffle_shapes(
+        &self,
+        dim_t: usize,
+        tile: Option<[usize; 2]>,
+        cells_y: &[usize],
+    ) -> Vec<BlockedShape> {
+        let mut out = Vec::new();
+        if self.boxed {
+            return out;
+        }
+        for &rx in &CELLS_X {
+            for &by in &WARPS_Y {
+                for &ry in cells_y {
+                    // Left out where they measured far below the model: 8 cells of f64 per
+                    // thread (0.65x its prediction, at the register file's limit), and dim_t 1
+                    // for radius 1 and 2, where the kernel without temporal blocking ran below
+                    // gpu-naive (star7 f32 156-228 G updates/s against 262; star:2 211-214
+                    // against 225), which the model does not see.
+                    if (self.dtype == DType::F64 && rx * ry > 6)
+                        || (dim_t == 1 && self.cost.radius <= 2)
+                    {
+                        continue;
+                    }
+                    for skew in [false, true] {
+                        let shape = BlockedShape::shuffle(dim_t, by, ry, rx, skew);
+                        if (skew && dim_t == 1)
+                            || tile.is_some_and(|t| t != [shape.tx(), shape.ty()])
+                        {
+                            continue;
+                        }
+                        out.push(shape);
+                    }
+                }
+            }
+        }
         out
     }
 }
@@ -1201,6 +1254,51 @@ mod tests {
         assert!(md
             .blocked_forced(BlockedShape::shuffle(8, 8, 1, 1, false), 128)
             .is_none());
+    }
+
+    /// Autotuning's shapes beyond the estimate are those the search leaves out and a user may
+    /// force, among them the fastest `f64` shape measured on the H200; placed after the model's
+    /// first five distinct shapes, their best three are timed with them.
+    #[test]
+    fn autotuning_also_times_shapes_beyond_the_register_estimate() {
+        let gpu = h200();
+        let md = model("star7", DType::F64, &gpu);
+        let mut searched = md.search(None, None);
+        let beyond = md.search_beyond_estimate(None, None);
+        let key = |c: &Candidate| {
+            let l = c.gpu.as_ref().unwrap();
+            (c.dim_t, l.block, l.ry, l.rx, l.skew, l.stream_block)
+        };
+        let searched_keys: Vec<_> = searched.iter().map(key).collect();
+        assert!(!beyond.is_empty());
+        assert!(beyond.iter().all(|c| !searched_keys.contains(&key(c))));
+        assert!(beyond
+            .iter()
+            .any(|c| key(c) == (4, [32, 8], 6, 1, true, 128)));
+        let first_five = super::super::tune::distinct_shapes(&searched)[..5]
+            .iter()
+            .map(|&i| key(&searched[i]))
+            .collect::<Vec<_>>();
+        for &i in &super::super::tune::distinct_shapes(&beyond)[..3] {
+            let c = &beyond[i];
+            println!(
+                "beyond {:?}: {:.0} predicted",
+                key(c),
+                c.predicted_mups / 1e3
+            );
+        }
+        assert_eq!(
+            super::super::tune::insert_beyond(&mut searched, &beyond, 5),
+            3
+        );
+        let order = super::super::tune::distinct_shapes(&searched);
+        let timed: Vec<_> = order[..8].iter().map(|&i| key(&searched[i])).collect();
+        assert_eq!(timed[..5], first_five[..]);
+        assert!(timed[5..].iter().all(|k| !searched_keys.contains(k)));
+        // A star7 `f32` tuning gets its own: the search of the copying kernel leaves shapes out too.
+        assert!(!model("star7", DType::F32, &gpu)
+            .search_beyond_estimate(Some(4), None)
+            .is_empty());
     }
 
     /// For every star (radius 1-4) in both precisions the model's first choice is a shape

@@ -1,5 +1,7 @@
 //! Autotuning (AN5D section 6.3): the performance model ranks every blocking configuration;
-//! the best five are timed on the device with the plan's own grid size, and the fastest wins.
+//! the best five are timed on the device with the plan's own grid size, beside the best three
+//! of the shapes the register estimate leaves out (whose compiled kernels may fit), and the
+//! fastest that does not spill wins.
 //! Winners are remembered per device, kernel, precision and grid size, in the process and in a
 //! JSON file in the cache directory, so a later plan for the same problem does not re-time.
 
@@ -60,15 +62,40 @@ impl Winner {
 
 static REMEMBERED: Mutex<Option<HashMap<String, Winner>>> = Mutex::new(None);
 
-/// Reorders `candidates` (best model prediction first) so the fastest of the first `count`
-/// measured comes first, filling in `measured_mups` for the timed ones. A default tuning
-/// (`count` = [`TIMED`]) reuses a remembered winner; any other count times afresh.
+/// Places the best `count.div_ceil(2)` distinct shapes of `beyond` (shapes the register
+/// estimate leaves out, best predicted first) after the first `count` distinct shapes of
+/// `candidates`; returns how many it placed.
+pub(crate) fn insert_beyond(
+    candidates: &mut Vec<Candidate>,
+    beyond: &[Candidate],
+    count: usize,
+) -> usize {
+    let at = distinct_shapes(candidates)
+        .get(count)
+        .copied()
+        .unwrap_or(candidates.len());
+    let extra: Vec<Candidate> = distinct_shapes(beyond)
+        .into_iter()
+        .take(count.div_ceil(2))
+        .map(|i| beyond[i].clone())
+        .collect();
+    let placed = extra.len();
+    candidates.splice(at..at, extra);
+    placed
+}
+
+/// Reorders `candidates` (best model prediction first, then the `extra` shapes of
+/// [`insert_beyond`]) so the fastest of the first `count + extra` distinct shapes measured
+/// comes first, filling in `measured_mups` for the timed ones; a shape whose compiled kernel
+/// spills is not timed. A default tuning (`count` = [`TIMED`]) reuses a remembered winner;
+/// any other count times afresh.
 pub(crate) fn tune(
     kernel: &Kernel,
     dtype: DType,
     dims: [usize; 3],
     candidates: &mut [Candidate],
     count: usize,
+    extra: usize,
 ) -> Result<()> {
     let Some(stencil) = kernel.stencil() else {
         return Ok(());
@@ -80,10 +107,10 @@ pub(crate) fn tune(
     // The key names the kernel and timing generation: winners remembered before the shuffle
     // kernel (which lack `rx`), its skewed schedule (`skew`), its staged planes (v4, which
     // changed every shape's speed) or the interleaved timing rounds (v5) were chosen among
-    // other speeds, or by a clock still ramping up, and must not stop a tuning from timing
-    // afresh.
+    // other speeds, or by a clock still ramping up, or without the shapes beyond the register
+    // estimate (v6), and must not stop a tuning from timing afresh.
     let key = format!(
-        "v5 | {} | {} | {dtype} | {}x{}x{}",
+        "v6 | {} | {} | {dtype} | {}x{}x{}",
         gpu.info.name,
         kernel.name(),
         dims[0],
@@ -101,7 +128,7 @@ pub(crate) fn tune(
     for (slot, &i) in order.iter().enumerate() {
         candidates.swap(slot, i);
     }
-    let n = order.len().min(count);
+    let n = order.len().min(count + extra);
     // Timing does not depend on the coefficients: use the normalised stencil of the same shape
     // so random data stays bounded.
     let timing_stencil = Stencil::from_name(&stencil.kind_name())?;
@@ -184,6 +211,25 @@ fn time_all<T: Real>(
             });
         }
     });
+    // A kernel that spills to local memory runs several times slower; it is not timed unless
+    // every one spills.
+    let mut timed = Vec::with_capacity(candidates.len());
+    for c in candidates.iter() {
+        let spills = match c.launch_shape() {
+            Some(launch) => {
+                let shape = blocked_shape(&launch, c.dim_t);
+                blocked_kernel::<T>(gpu, stencil, shape, layout.len())?
+                    .0
+                    .spill_bytes
+                    > 0
+            }
+            None => false,
+        };
+        timed.push(!spills);
+    }
+    if !timed.contains(&true) {
+        timed.fill(true);
+    }
     let mut run = |c: &Candidate, steps: usize| {
         advance(
             gpu,
@@ -204,16 +250,20 @@ fn time_all<T: Real>(
         .map(|c| FIRST_STEPS.div_ceil(c.dim_t) * c.dim_t)
         .collect();
     // One pass each (the first launch of a module costs extra), then warm the device up.
-    for c in candidates.iter() {
+    for (c, _) in candidates.iter().zip(&timed).filter(|t| *t.1) {
         run(c, c.dim_t)?;
     }
+    let first = timed.iter().position(|&t| t).unwrap_or(0);
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < WARM_SECONDS {
-        run(&candidates[0], chunks[0])?;
+        run(&candidates[first], chunks[first])?;
     }
     let mut best = vec![0.0f64; candidates.len()];
     for _ in 0..ROUNDS {
         for (i, c) in candidates.iter().enumerate() {
+            if !timed[i] {
+                continue;
+            }
             let (mut steps, start) = (0, Instant::now());
             while steps == 0 || start.elapsed().as_secs_f64() < ROUND_SECONDS {
                 run(c, chunks[i])?;
@@ -225,8 +275,8 @@ fn time_all<T: Real>(
             chunks[i] = passes.max(1) * c.dim_t;
         }
     }
-    for (c, steps_per_second) in candidates.iter_mut().zip(best) {
-        c.measured_mups = Some(interior * steps_per_second / 1e6);
+    for ((c, steps_per_second), timed) in candidates.iter_mut().zip(best).zip(timed) {
+        c.measured_mups = timed.then_some(interior * steps_per_second / 1e6);
     }
     Ok(())
 }

@@ -180,8 +180,11 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
 /// 32x16 threads of 2x2 cells, predicted 396 G updates/s, ran 356, while the fastest, dim_t 4,
 /// 32x8 threads of 1x6 cells skewed (8 warps per SM), predicted 324, ran 447.5 against 428 for
 /// the model's present choice; its chains of dependent instructions overcharge few warps of
-/// many cells. Such a shape is reached by forcing it (`GpuModel::blocked_forced`); a refit that
-/// ranks them wants the H100's `f64` shapes timed again with this kernel.
+/// many cells. Such shapes are reached by forcing them (`GpuModel::blocked_forced`) or by
+/// autotuning, which times the best of them (`GpuModel::search_beyond_estimate`: on the H200
+/// `--autotune` kept dim_t 3, 32x16 threads of 1x4 cells, skewed, 64-plane chunks, 454 G
+/// updates/s); a refit that ranks them wants the H100's `f64` shapes timed again with this
+/// kernel.
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
 /// How far above the block's register share a user's launch shape may be estimated. Of 1,128
 /// star7 shapes compiled by ptxas for sm_90 (both precisions, dim_t 1-6), those estimated at

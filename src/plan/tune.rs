@@ -198,35 +198,32 @@ fn time_all<T: Real>(
         .iter()
         .map(|&n| (n - 2 * stencil.radius()) as f64)
         .product();
-    // Compile every configuration first, in parallel (NVRTC dominates a tuning's time).
-    std::thread::scope(|scope| {
-        for c in candidates.iter() {
-            scope.spawn(move || {
-                let Some(launch) = c.launch_shape() else {
-                    return;
-                };
-                let shape = blocked_shape(&launch, c.dim_t);
-                // Errors surface again, reported, when the configuration is timed below.
-                let _ = blocked_kernel::<T>(gpu, stencil, shape, layout.len());
-            });
-        }
-    });
-    // A kernel that spills to local memory runs several times slower; it is not timed unless
+    // Compile every configuration first, in parallel (NVRTC dominates a tuning's time). A
+    // kernel that spills to local memory runs several times slower; it is not timed unless
     // every one spills.
-    let mut timed = Vec::with_capacity(candidates.len());
-    for c in candidates.iter() {
-        let spills = match c.launch_shape() {
-            Some(launch) => {
-                let shape = blocked_shape(&launch, c.dim_t);
-                blocked_kernel::<T>(gpu, stencil, shape, layout.len())?
-                    .0
-                    .spill_bytes
-                    > 0
-            }
-            None => false,
-        };
-        timed.push(!spills);
-    }
+    let spills: Vec<Result<bool>> = std::thread::scope(|scope| {
+        let compiles: Vec<_> = candidates
+            .iter()
+            .map(|c| {
+                scope.spawn(move || {
+                    let Some(launch) = c.launch_shape() else {
+                        return Ok(false);
+                    };
+                    let shape = blocked_shape(&launch, c.dim_t);
+                    let (kernel, _) = blocked_kernel::<T>(gpu, stencil, shape, layout.len())?;
+                    Ok(kernel.spill_bytes > 0)
+                })
+            })
+            .collect();
+        compiles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut timed = spills
+        .into_iter()
+        .map(|s| s.map(|spills| !spills))
+        .collect::<Result<Vec<bool>>>()?;
     if !timed.contains(&true) {
         timed.fill(true);
     }

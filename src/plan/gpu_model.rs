@@ -327,6 +327,7 @@ impl GpuModel<'_> {
 
     /// The blocked kernel with `shape` and `stream_block` output planes per block; `None` when
     /// the configuration leaves no valid output, would spill registers or cannot be resident.
+    #[cfg(test)]
     pub(crate) fn blocked(&self, shape: BlockedShape, stream_block: usize) -> Option<Candidate> {
         self.blocked_fitted(shape, stream_block, SHUFFLE_FIT)
     }
@@ -672,18 +673,7 @@ impl GpuModel<'_> {
             }
             // The shuffle kernel, for stars.
             for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y) {
-                // Estimates near ptxas's ceiling of 255 leave no room for its misjudgement
-                // (star:3 f32 dim_t 2, 32x8 threads, 2x4 cells: 240 estimated, 0.65x its
-                // prediction).
-                out.extend(
-                    hzs.iter()
-                        .filter_map(|&hz| self.blocked_fitted(shape, hz, fit))
-                        .filter(|c| {
-                            c.gpu
-                                .as_ref()
-                                .is_some_and(|l| l.registers <= SHUFFLE_REGISTER_CEILING)
-                        }),
-                );
+                out.extend(hzs.iter().filter_map(|&hz| self.searched(shape, hz, fit)));
             }
         }
         out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
@@ -708,11 +698,7 @@ impl GpuModel<'_> {
             for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y_BEYOND) {
                 for &hz in &hzs {
                     let searched = shape.ry <= CELLS_Y[CELLS_Y.len() - 1]
-                        && self.blocked(shape, hz).is_some_and(|c| {
-                            c.gpu
-                                .as_ref()
-                                .is_some_and(|l| l.registers <= SHUFFLE_REGISTER_CEILING)
-                        });
+                        && self.searched(shape, hz, SHUFFLE_FIT).is_some();
                     if !searched {
                         out.extend(self.blocked_forced(shape, hz));
                     }
@@ -721,6 +707,18 @@ impl GpuModel<'_> {
         }
         out.sort_by(|a, b| b.predicted_mups.total_cmp(&a.predicted_mups));
         out
+    }
+
+    /// The shuffle kernel's candidate of `shape` as the search offers it: within the register
+    /// estimate and below [`SHUFFLE_REGISTER_CEILING`]. Estimates near ptxas's ceiling of 255
+    /// leave no room for its misjudgement (star:3 f32 dim_t 2, 32x8 threads, 2x4 cells: 240
+    /// estimated, 0.65x its prediction).
+    fn searched(&self, shape: BlockedShape, hz: usize, fit: ShuffleFit) -> Option<Candidate> {
+        self.blocked_fitted(shape, hz, fit).filter(|c| {
+            c.gpu
+                .as_ref()
+                .is_some_and(|l| l.registers <= SHUFFLE_REGISTER_CEILING)
+        })
     }
 
     /// Stream blocks (output planes per thread block along z) the search tries. The whole z

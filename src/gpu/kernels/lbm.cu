@@ -51,14 +51,21 @@
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
-// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) keep their
-// 96 registers: capped at 8 blocks they spill (f32 15,100 instead of 17,741; f16s gained in one
-// call and lost in another).
+// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) keep the
+// compiler's registers (f32: 96, and the even step spills when capped at 8 blocks), except in
+// f16c, whose steps fit 64 registers unspilled once their loads and stores are declared apart
+// (AA_RESTRICT, below): so capped, the H200's 256^3 periodic box ran in place at 30,285-30,292
+// MLUPS against 30,387-30,403 for two copies (28,776 before), and the 256^3 cavity at 17,704
+// (17,004).
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
 #ifndef LBM_AA_MIN_BLOCKS
+#if STORAGE == 2
+#define LBM_AA_MIN_BLOCKS 8
+#else
 #define LBM_AA_MIN_BLOCKS 1
+#endif
 #endif
 
 __device__ constexpr int CX[Q] = {0, 1, 0, 0, 1, 1, 1, 1, 0, 0, -1, 0, 0, -1, -1, -1, -1, 0, 0};
@@ -427,6 +434,59 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
 // touches it, so the update is race-free in place. Nodes that are not walls must not lie on the
 // face of a closed axis (the host checks): clamped reads would share locations.
 // ---------------------------------------------------------------------------------------------
+// In f16c the populations are read through one restricted pointer (and the read-only cache) and
+// written through another, although both address the same array: every location is read and
+// then written by one thread only, and every value a thread stores depends on all 19 it loaded,
+// so no load can move after a store to its location. Declared apart, the loads and stores are
+// scheduled as in the two-copy step and fit its 64 registers (see LBM_AA_MIN_BLOCKS). The other
+// storages keep one pointer: restricted, the AA pair ran the 256^3 periodic box no faster in
+// f32 (23,533-23,538 MLUPS against 23,550) and slower in f16s (35,841-35,918 against
+// 37,828-37,946, uncapped), and the f32 cavity at 18,422 against 19,190-19,351 in earlier calls.
+#if STORAGE == 2
+#define AA_RESTRICT __restrict__
+__device__ __forceinline__ REAL aa_load(const STORE* p, int i) { return load(p, i); }
+#else
+#define AA_RESTRICT
+__device__ __forceinline__ REAL aa_load(const STORE* p, int i) { return pop_load(*p, i); }
+#endif
+
+template <bool ODD>
+__device__ __forceinline__ void aa_node(const STORE* AA_RESTRICT src, STORE* AA_RESTRICT dst,
+                                        const Node& n, unsigned char cls,
+                                        const unsigned char* __restrict__ flags,
+                                        const unsigned char* __restrict__ kinds,
+                                        const REAL* __restrict__ bc, long long array,
+                                        int* __restrict__ non_finite)
+{
+    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
+    // links) and on odd steps; the even step writes the opposite output to the same place.
+    unsigned links = 0;
+    const bool near = cls & CLASS_NEAR_WALL;
+    REAL f[Q];
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        REAL term = 0;
+        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
+        links |= (unsigned)solid << i;
+        const STORE* p = (ODD || solid) ? src + opp(i) * array + n.idx
+                                        : src + i * array + (n.idx + n.off(i));
+        f[i] = near ? aa_load(p, i) + term : aa_load(p, i);
+    }
+    bool ok = collide_node(f, cls, n, flags, bc);
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+        if (ODD) {
+            dst[i * array + n.idx] = pop_store(f[i], i, ok);
+        } else {
+            STORE* p = (links >> i & 1) ? dst + opp(i) * array + n.idx
+                                        : dst + i * array + (n.idx + n.off(i));
+            *p = pop_store(f[opp(i)], i, ok);
+        }
+    }
+    if (!ok) *non_finite = 1;
+}
+
+// One in-place step of the node this thread updates.
 template <bool ODD>
 __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __restrict__ classes,
                                         const unsigned char* __restrict__ flags,
@@ -438,32 +498,7 @@ __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __res
     Node n;
     unsigned char cls;
     if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, blockIdx.z)) return;
-    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
-    // links) and on odd steps; the even step writes the opposite output to the same place.
-    unsigned links = 0;
-    const bool near = cls & CLASS_NEAR_WALL;
-    REAL f[Q];
-#pragma unroll
-    for (int i = 0; i < Q; ++i) {
-        REAL term = 0;
-        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
-        links |= (unsigned)solid << i;
-        const STORE* p = (ODD || solid) ? f_all + opp(i) * array + n.idx
-                                        : f_all + i * array + (n.idx + n.off(i));
-        f[i] = near ? pop_load(*p, i) + term : pop_load(*p, i);
-    }
-    bool ok = collide_node(f, cls, n, flags, bc);
-#pragma unroll
-    for (int i = 0; i < Q; ++i) {
-        if (ODD) {
-            f_all[i * array + n.idx] = pop_store(f[i], i, ok);
-        } else {
-            STORE* p = (links >> i & 1) ? f_all + opp(i) * array + n.idx
-                                        : f_all + i * array + (n.idx + n.off(i));
-            *p = pop_store(f[opp(i)], i, ok);
-        }
-    }
-    if (!ok) *non_finite = 1;
+    aa_node<ODD>(f_all, f_all, n, cls, flags, kinds, bc, array, non_finite);
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_even(

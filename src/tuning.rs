@@ -164,7 +164,7 @@ knobs! {
         |t, v| t.gpu.min_blocks = Some(count(v)?);
     "lbm_early_loads", "STENCIL35D_LBM_EARLY_LOADS", "0|1: the lattice kernel loads before testing the node class",
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
-    "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8)",
+    "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8, 5 in f64)",
         |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
     "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1, the compiler's registers; 8 in f16c storage)",
         |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));

@@ -1,6 +1,8 @@
 //! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`): the lattice's populations,
-//! node classes, flags and boundary table are uploaded, the fused stream-collide kernel of
-//! `kernels/lbm.cu` runs once per step, and the populations come back. Two storage schemes:
+//! node classes, flags and boundary table are uploaded, one word per node (its class and which
+//! of its links end in a wall) is formed from them on the device, the fused stream-collide
+//! kernel of `kernels/lbm.cu` runs once per step, and the populations come back. Two storage
+//! schemes:
 //!
 //! * **two copies** (default): ping-pong between buffers A and B, `2 × 19` values per node on
 //!   the device;
@@ -100,7 +102,9 @@ pub(crate) struct LbmBuffers<T> {
     a: Pops<T>,
     /// The second copy (two-copy scheme only).
     b: Option<Pops<T>>,
-    classes: CudaSlice<u8>,
+    /// Node words (`lbm_links` in `kernels/lbm.cu`): the class byte and which links end in a
+    /// wall.
+    words: CudaSlice<u32>,
     flags: CudaSlice<u8>,
     flag: CudaSlice<i32>,
 }
@@ -116,9 +120,10 @@ impl<T: Real> LbmBuffers<T> {
         } else {
             (2, "with its second copy on the GPU")
         };
-        // Populations, node classes and flags; the one-word flag fits in the reserve.
+        // Populations, node words and flags, and the class bytes while the words are formed;
+        // the one-word flag fits in the reserve.
         let storage = lat.storage();
-        let need = Footprint::lattice_stored(T::DTYPE, storage, copies, 2).with_label(label);
+        let need = Footprint::lattice_stored(T::DTYPE, storage, copies, 6).with_label(label);
         ensure_memory(gpu, &need, lat.dims(), 0)?;
         Ok(LbmBuffers {
             dims: lat.dims(),
@@ -130,7 +135,7 @@ impl<T: Real> LbmBuffers<T> {
             } else {
                 Some(Pops::alloc(gpu, len, storage)?)
             },
-            classes: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
+            words: gpu.stream.alloc_zeros::<u32>(cells).map_err(gpu_err)?,
             flags: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
             flag: gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?,
         })
@@ -170,7 +175,6 @@ pub(super) struct Run<'a, T> {
     step: Kernel,
     even: Kernel,
     odd: Kernel,
-    kinds: CudaSlice<u8>,
     bc: CudaSlice<T>,
     cfg: LaunchConfig,
     dims: [i32; 3],
@@ -248,20 +252,50 @@ pub(crate) fn check_in_place<T: Real>(lat: &Lattice<T>) -> Result<()> {
 
 impl<T: Real> Run<'_, T> {
     /// Pushes what every lattice kernel takes after its population buffers, in the kernels'
-    /// common parameter order: node classes, flags, the boundary tables, dims and strides.
+    /// common parameter order: node words, flags, the boundary table, dims and strides.
     fn lattice_args<'a>(
         &'a self,
         args: &mut LaunchArgs<'a>,
-        classes: &'a CudaSlice<u8>,
+        words: &'a CudaSlice<u32>,
         flags: &'a CudaSlice<u8>,
     ) {
-        args.arg(classes).arg(flags).arg(&self.kinds).arg(&self.bc);
+        args.arg(words).arg(flags).arg(&self.bc);
         for d in &self.dims {
             args.arg(d);
         }
         for s in &self.strides {
             args.arg(s);
         }
+    }
+
+    /// Forms the node words from `lat`'s class bytes (uploaded for this only) and the flags
+    /// already on the device, with `links` (`lbm_links`).
+    fn form_words(
+        &self,
+        links: &Kernel,
+        lat: &Lattice<T>,
+        kinds: &[u8],
+        bufs: &mut LbmBuffers<T>,
+    ) -> Result<()> {
+        let stream = &self.gpu.stream;
+        let classes = stream
+            .clone_htod(&lat.classes().class[..])
+            .map_err(gpu_err)?;
+        let kinds = stream.clone_htod(kinds).map_err(gpu_err)?;
+        let mut args = stream.launch_builder(&links.function);
+        args.arg(&classes)
+            .arg(&bufs.flags)
+            .arg(&kinds)
+            .arg(&mut bufs.words);
+        for d in &self.dims {
+            args.arg(d);
+        }
+        args.arg(&self.strides[0]).arg(&self.strides[1]);
+        // SAFETY: the arguments match lbm_links's parameter list in type and order; the class,
+        // flag and word arrays hold one value per node of the lattice's layout, `kinds` one per
+        // flag in use, and the grid covers nx x ny nodes of every plane (`launch_config`).
+        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
+        Ok(())
     }
 
     /// Queues the two-copy step's launch over the planes `planes` (at most two ranges) from the
@@ -274,15 +308,15 @@ impl<T: Real> Run<'_, T> {
         let mut args = self.gpu.stream.launch_builder(&self.step.function);
         bufs.a.arg(&mut args);
         b.arg_mut(&mut args);
-        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        self.lattice_args(&mut args, &bufs.words, &bufs.flags);
         let [a0, a1, b0, _] = planes.args();
         args.arg(&a0).arg(&a1).arg(&b0);
         args.arg(&mut bufs.flag);
         let mut cfg = self.cfg;
         cfg.grid_dim.2 = (planes.a.len() + planes.b.len()) as u32;
         // SAFETY: the arguments match lbm_step's parameter list in type and order; both
-        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the byte
-        // arrays one value per node in the same layout, the tables one row per flag in use; the
+        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the word
+        // and byte arrays one value per node in the same layout, the tables one row per flag in use; the
         // grid covers nx x ny nodes of each plane of the ranges, which lie in [0, nz)
         // (`ZPlanes::one(0..nz)` or `split_pass`), and the kernel touches nothing outside them.
         unsafe { args.launch(cfg) }.map_err(gpu_err)?;
@@ -293,7 +327,7 @@ impl<T: Real> Run<'_, T> {
         let kernel = if odd { &self.odd } else { &self.even };
         let mut args = self.gpu.stream.launch_builder(&kernel.function);
         bufs.a.arg_mut(&mut args);
-        self.lattice_args(&mut args, &bufs.classes, &bufs.flags);
+        self.lattice_args(&mut args, &bufs.words, &bufs.flags);
         args.arg(&mut bufs.flag);
         // SAFETY: as in `launch_step`, with the single buffer updated in place: every thread
         // reads and writes its own set of locations only (checked by `check_in_place`).
@@ -485,10 +519,12 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     })
 }
 
-/// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
-fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
+/// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage: the node
+/// words' (once per run), the two-copy step's and the in-place pair's.
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 4]> {
     let source = lattice_source::<T>(lat);
     Ok([
+        gpu.kernel(&source, "lbm_links", 0)?,
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
         gpu.kernel(&source, "lbm_aa_odd", 0)?,
@@ -559,25 +595,22 @@ pub(super) fn open_run<'a, T: Real>(
             layout.cells_len()
         )));
     }
-    let [step, even, odd] = kernels(gpu, lat)?;
+    let [links, step, even, odd] = kernels(gpu, lat)?;
     let (kinds, bc) = boundary_tables(lat);
     let run = Run {
         gpu,
         step,
         even,
         odd,
-        kinds: gpu.stream.clone_htod(&kinds[..]).map_err(gpu_err)?,
         bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
         cfg: launch_config(layout.dims)?,
         dims: layout.dims.map(|n| n as i32),
         strides: [layout.pitch, layout.plane, layout.array].map(|s| s as i64),
     };
     gpu.stream
-        .memcpy_htod(&lat.classes().class[..], &mut bufs.classes)
-        .map_err(gpu_err)?;
-    gpu.stream
         .memcpy_htod(&lat.flags[..], &mut bufs.flags)
         .map_err(gpu_err)?;
+    run.form_words(&links, lat, &kinds, bufs)?;
     gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
     upload(gpu, lat, bufs)?;
     Ok(run)

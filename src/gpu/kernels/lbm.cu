@@ -21,13 +21,16 @@
 //                        populations rather than a byte whose value they wait for
 //
 // Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
-// i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a class
-// byte (src/lbm/classify.rs: 0 bulk fluid, bits for wall / near wall / inlet / outlet); nodes
-// next to walls also read their neighbours' flag bytes, the flag's kind (0 fluid, 1 wall,
-// 2 moving wall, 3 inlet, 4 outlet) and its row of the boundary table `bc` (BC_STRIDE values: the
-// moving-wall momentum term of each direction, the inlet velocity, the outlet density).
+// i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a node
+// word (lbm_links): its class byte (src/lbm/classify.rs: 0 bulk fluid, bits for wall / near
+// wall / inlet / outlet) and, next to walls, which of its links end in a wall. Nodes next to a
+// moving wall also read those neighbours' flag bytes and their rows of the boundary table `bc`
+// (BC_STRIDE values: the moving-wall momentum term of each direction, the inlet velocity, the
+// outlet density), which inlet and outlet nodes read for themselves; `kinds` maps a flag to its
+// kind (0 fluid, 1 wall, 2 moving wall, 3 inlet, 4 outlet).
 //
 // Kernels:
+//   lbm_links     the node words, once per run, from the class and flag bytes
 //   lbm_step      two copies: pull from src, write dst; one thread per node, x fastest (coalesced)
 //   lbm_aa_even   in place (AA pattern), from the canonical state: node x pulls f_i from
 //                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
@@ -48,10 +51,16 @@
 #define KIND_WALL 1
 #define KIND_MOVING 2
 
+// A node word: the class byte in bits 0-7, bit LINK_BIT + i set when the neighbour x - c_i of a
+// node next to a wall is a wall (resting or moving), MOVING_LINK when one of them moves.
+#define LINK_BIT 8
+#define MOVING_LINK (1u << 27)
+
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
-// 20,716, f16c 22,051 instead of 17,806). The in-place kernels (LBM_AA_MIN_BLOCKS) keep the
+// 20,716, f16c 22,051 instead of 17,806); f64, which spills at 64, is compiled for 5 (the host
+// defines it: F64_MIN_BLOCKS in src/gpu/lbm_source.rs). The in-place kernels (LBM_AA_MIN_BLOCKS) keep the
 // compiler's registers (f32: 96, and the even step spills when capped at 8 blocks), except in
 // f16c, whose steps fit 64 registers unspilled once their loads and stores are declared apart
 // (AA_RESTRICT, below): so capped, the H200's 256^3 periodic box ran in place at 30,285-30,292
@@ -222,18 +231,15 @@ __device__ __forceinline__ void neighbours(Node& n, int x, int y, int z, int nx,
     n.idx = z * plane + y * pitch + x;
 }
 
-// Whether the neighbour x - c_i of a node next to a wall is a wall, and its momentum term.
-__device__ __forceinline__ bool solid_link(const Node& n, int i, const unsigned char* __restrict__ flags,
-                                           const unsigned char* __restrict__ kinds,
-                                           const REAL* __restrict__ bc, REAL& term)
+// Whether link i of a node with word `word` ends in a wall.
+__device__ __forceinline__ bool solid(unsigned word, int i) { return (word >> (LINK_BIT + i)) & 1u; }
+
+// The momentum term of link i, which ends in a wall, of node n next to a moving wall (resting
+// walls' rows of the table hold zero).
+__device__ __forceinline__ REAL wall_term(const Node& n, int i, const unsigned char* __restrict__ flags,
+                                          const REAL* __restrict__ bc)
 {
-    const unsigned char nf = flags[n.idx + n.off(i)];
-    const unsigned char k = kinds[nf];
-    if (k == KIND_WALL || k == KIND_MOVING) {
-        term = bc[nf * BC_STRIDE + i];
-        return true;
-    }
-    return false;
+    return bc[flags[n.idx + n.off(i)] * BC_STRIDE + i];
 }
 
 // The collision of one node whose streamed populations are f; writes the post-collision values
@@ -345,16 +351,38 @@ __device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, co
     return collide<false>(f, cls, 0, bc);
 }
 
-// The node this thread updates, or false outside the lattice / on a wall node.
-__device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsigned char* __restrict__ classes,
+// The node this thread updates and its word, or false outside the lattice / on a wall node.
+__device__ __forceinline__ bool locate(Node& n, unsigned& word, const unsigned* __restrict__ words,
                                        int nx, int ny, int nz, int pitch, int plane, int z)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= nx || y >= ny) return false;
     neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
-    cls = ALL_BULK ? 0 : classes[n.idx];
-    return !(cls & CLASS_WALL);
+    word = ALL_BULK ? 0 : words[n.idx];
+    return !(word & CLASS_WALL);
+}
+
+// The node words (see LINK_BIT) of the planes of one launch, from the class bytes and flags.
+extern "C" __global__ void lbm_links(const unsigned char* __restrict__ classes,
+                                     const unsigned char* __restrict__ flags,
+                                     const unsigned char* __restrict__ kinds, unsigned* __restrict__ words,
+                                     int nx, int ny, int nz, long long pitch, long long plane)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    Node n;
+    neighbours(n, x, y, blockIdx.z, nx, ny, nz, pitch, plane);
+    unsigned word = classes[n.idx];
+    if (word & CLASS_NEAR_WALL) {
+        for (int i = 1; i < Q; ++i) {
+            const unsigned char k = kinds[flags[n.idx + n.off(i)]];
+            if (k == KIND_WALL || k == KIND_MOVING) word |= 1u << (LINK_BIT + i);
+            if (k == KIND_MOVING) word |= MOVING_LINK;
+        }
+    }
+    words[n.idx] = word;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -363,43 +391,60 @@ __device__ __forceinline__ bool locate(Node& n, unsigned char& cls, const unsign
 // A load of a population through the read-only data cache.
 __device__ __forceinline__ REAL load(const STORE* p, int i) { return pop_load(__ldg(p), i); }
 
+// Population i of node n (word `word`) as streamed from `p`, its source: a link that ends in a
+// moving wall adds the wall's momentum term, which only nodes next to a moving wall read their
+// neighbours' flags for.
+__device__ __forceinline__ REAL streamed(REAL v, unsigned word, int i, const Node& n,
+                                         const unsigned char* __restrict__ flags,
+                                         const REAL* __restrict__ bc)
+{
+    return (word & MOVING_LINK) && solid(word, i) ? v + wall_term(n, i, flags, bc) : v;
+}
+
+// `streamed` for all of node n's populations, once they are loaded (the in-place steps, whose
+// even step keeps the neighbour offsets for its stores anyway: fewer registers than inline).
+__device__ __forceinline__ void add_wall_terms(REAL (&f)[Q], unsigned word, const Node& n,
+                                               const unsigned char* __restrict__ flags,
+                                               const REAL* __restrict__ bc)
+{
+    if (!(word & MOVING_LINK)) return;
+#pragma unroll
+    for (int i = 1; i < Q; ++i) f[i] = streamed(f[i], word, i, n, flags, bc);
+}
+
 __device__ __forceinline__ void pull_node(
-    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, int pitch, int plane, long long array,
-    int x, int y, int z, int* __restrict__ non_finite)
+    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned* __restrict__ words,
+    const unsigned char* __restrict__ flags, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    int pitch, int plane, long long array, int x, int y, int z, int* __restrict__ non_finite)
 {
     Node n;
     neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
-    const unsigned char cls = ALL_BULK ? 0 : classes[n.idx];
+    const unsigned word = ALL_BULK ? 0 : words[n.idx];
+    const unsigned char cls = word & 0xff;
     REAL f[Q];
 #if EARLY_LOADS
-    // The streamed populations are loaded together with the class byte, not after it (one
+    // The streamed populations are loaded together with the node word, not after it (one
     // memory latency instead of two; every neighbour address is inside the lattice): nodes next
-    // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers
-    // (f32: 80 instead of 48), so it is an option to measure, not the default.
+    // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers,
+    // so it is an option to measure, not the default.
 #pragma unroll
     for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
     if (cls & CLASS_WALL) return;
-    if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
-        for (int i = 1; i < Q; ++i) {
-            REAL term;
-            if (solid_link(n, i, flags, kinds, bc, term)) f[i] = load(src + opp(i) * array + n.idx, i) + term;
-        }
-    }
+    for (int i = 1; i < Q; ++i)
+        if (solid(word, i)) f[i] = streamed(load(src + opp(i) * array + n.idx, i), word, i, n, flags, bc);
 #else
     if (cls & CLASS_WALL) return;
     if (cls & CLASS_NEAR_WALL) {
+        // A link that ends in a wall bounces back: population i is the node's own opposite one.
 #pragma unroll
         for (int i = 0; i < Q; ++i) {
-            REAL term;
-            if (i > 0 && solid_link(n, i, flags, kinds, bc, term))
-                f[i] = load(src + opp(i) * array + n.idx, i) + term;
-            else
-                f[i] = load(src + i * array + (n.idx + n.off(i)), i);
+            const STORE* p = solid(word, i) ? src + opp(i) * array + n.idx : src + i * array + (n.idx + n.off(i));
+            f[i] = streamed(load(p, i), word, i, n, flags, bc);
         }
     } else {
+        // Bulk nodes test no link: selecting each address by the word's bits cost the H200's
+        // 256^3 cavity 8-9% in every storage.
 #pragma unroll
         for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
     }
@@ -413,10 +458,10 @@ __device__ __forceinline__ void pull_node(
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
-    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned char* __restrict__ classes,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ kinds,
-    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int a0, int a1, int b0, int* __restrict__ non_finite)
+    const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned* __restrict__ words,
+    const unsigned char* __restrict__ flags, const REAL* __restrict__ bc, int nx, int ny, int nz,
+    long long pitch, long long plane, long long array, int a0, int a1, int b0,
+    int* __restrict__ non_finite)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -426,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
     // the halos travel, then the two next to them.
     const int c = blockIdx.z, na = a1 - a0;
     const int z = c < na ? a0 + c : b0 + (c - na);
-    pull_node(src, dst, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, x, y, z, non_finite);
+    pull_node(src, dst, words, flags, bc, nx, ny, nz, pitch, plane, array, x, y, z, non_finite);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,34 +497,29 @@ __device__ __forceinline__ REAL aa_load(const STORE* p, int i) { return pop_load
 
 template <bool ODD>
 __device__ __forceinline__ void aa_node(const STORE* AA_RESTRICT src, STORE* AA_RESTRICT dst,
-                                        const Node& n, unsigned char cls,
+                                        const Node& n, unsigned word,
                                         const unsigned char* __restrict__ flags,
-                                        const unsigned char* __restrict__ kinds,
                                         const REAL* __restrict__ bc, long long array,
                                         int* __restrict__ non_finite)
 {
-    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall (bit i of
-    // links) and on odd steps; the even step writes the opposite output to the same place.
-    unsigned links = 0;
-    const bool near = cls & CLASS_NEAR_WALL;
+    // Population i is read from (x - c_i, i), or from (x, opp i) when x - c_i is a wall and on
+    // odd steps; the even step writes the opposite output to the same place.
     REAL f[Q];
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
-        REAL term = 0;
-        const bool solid = i > 0 && near && solid_link(n, i, flags, kinds, bc, term);
-        links |= (unsigned)solid << i;
-        const STORE* p = (ODD || solid) ? src + opp(i) * array + n.idx
-                                        : src + i * array + (n.idx + n.off(i));
-        f[i] = near ? aa_load(p, i) + term : aa_load(p, i);
+        const STORE* p = (ODD || solid(word, i)) ? src + opp(i) * array + n.idx
+                                                 : src + i * array + (n.idx + n.off(i));
+        f[i] = aa_load(p, i);
     }
-    bool ok = collide_node(f, cls, n, flags, bc);
+    add_wall_terms(f, word, n, flags, bc);
+    bool ok = collide_node(f, word & 0xff, n, flags, bc);
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
         if (ODD) {
             dst[i * array + n.idx] = pop_store(f[i], i, ok);
         } else {
-            STORE* p = (links >> i & 1) ? dst + opp(i) * array + n.idx
-                                        : dst + i * array + (n.idx + n.off(i));
+            STORE* p = solid(word, i) ? dst + opp(i) * array + n.idx
+                                      : dst + i * array + (n.idx + n.off(i));
             *p = pop_store(f[opp(i)], i, ok);
         }
     }
@@ -488,31 +528,30 @@ __device__ __forceinline__ void aa_node(const STORE* AA_RESTRICT src, STORE* AA_
 
 // One in-place step of the node this thread updates.
 template <bool ODD>
-__device__ __forceinline__ void aa_step(STORE* f_all, const unsigned char* __restrict__ classes,
+__device__ __forceinline__ void aa_step(STORE* f_all, const unsigned* __restrict__ words,
                                         const unsigned char* __restrict__ flags,
-                                        const unsigned char* __restrict__ kinds,
                                         const REAL* __restrict__ bc, int nx, int ny, int nz,
                                         long long pitch, long long plane, long long array,
                                         int* __restrict__ non_finite)
 {
     Node n;
-    unsigned char cls;
-    if (!locate(n, cls, classes, nx, ny, nz, pitch, plane, blockIdx.z)) return;
-    aa_node<ODD>(f_all, f_all, n, cls, flags, kinds, bc, array, non_finite);
+    unsigned word;
+    if (!locate(n, word, words, nx, ny, nz, pitch, plane, blockIdx.z)) return;
+    aa_node<ODD>(f_all, f_all, n, word, flags, bc, array, non_finite);
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_even(
-    STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
-    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
-    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+    STORE* f, const unsigned* __restrict__ words, const unsigned char* __restrict__ flags,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int* __restrict__ non_finite)
 {
-    aa_step<false>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+    aa_step<false>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, non_finite);
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_odd(
-    STORE* f, const unsigned char* __restrict__ classes, const unsigned char* __restrict__ flags,
-    const unsigned char* __restrict__ kinds, const REAL* __restrict__ bc, int nx, int ny, int nz,
-    long long pitch, long long plane, long long array, int* __restrict__ non_finite)
+    STORE* f, const unsigned* __restrict__ words, const unsigned char* __restrict__ flags,
+    const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
+    long long array, int* __restrict__ non_finite)
 {
-    aa_step<true>(f, classes, flags, kinds, bc, nx, ny, nz, pitch, plane, array, non_finite);
+    aa_step<true>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, non_finite);
 }

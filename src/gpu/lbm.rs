@@ -103,7 +103,7 @@ pub(crate) struct LbmBuffers<T> {
     /// The second copy (two-copy scheme only).
     b: Option<Pops<T>>,
     /// Node words (`lbm_links` in `kernels/lbm.cu`): the class byte and which links end in a
-    /// wall.
+    /// wall; one unread word for a lattice without walls, inlets or outlets (`ALL_BULK`).
     words: CudaSlice<u32>,
     flags: CudaSlice<u8>,
     flag: CudaSlice<i32>,
@@ -120,10 +120,14 @@ impl<T: Real> LbmBuffers<T> {
         } else {
             (2, "with its second copy on the GPU")
         };
-        // Populations, node words and flags, and the class bytes while the words are formed;
-        // the one-word flag fits in the reserve.
+        // Populations and flags, and for a lattice with walls (or not yet classified) the node
+        // words and the class bytes while the words are formed; the one-word flag fits in the
+        // reserve.
         let storage = lat.storage();
-        let need = Footprint::lattice_stored(T::DTYPE, storage, copies, 6).with_label(label);
+        let walled = !(lat.has_classes() && lat.classes().all_bulk);
+        let node_bytes = if walled { 1 + WORD_BYTES } else { 1 };
+        let need =
+            Footprint::lattice_stored(T::DTYPE, storage, copies, node_bytes).with_label(label);
         ensure_memory(gpu, &need, lat.dims(), 0)?;
         Ok(LbmBuffers {
             dims: lat.dims(),
@@ -135,7 +139,10 @@ impl<T: Real> LbmBuffers<T> {
             } else {
                 Some(Pops::alloc(gpu, len, storage)?)
             },
-            words: gpu.stream.alloc_zeros::<u32>(cells).map_err(gpu_err)?,
+            words: gpu
+                .stream
+                .alloc_zeros::<u32>(if walled { cells } else { 1 })
+                .map_err(gpu_err)?,
             flags: gpu.stream.alloc_zeros::<u8>(cells).map_err(gpu_err)?,
             flag: gpu.stream.alloc_zeros::<i32>(1).map_err(gpu_err)?,
         })
@@ -168,6 +175,10 @@ impl<T: Real> LbmBuffers<T> {
         &mut self.a
     }
 }
+
+/// Device bytes per node that a lattice with walls needs beside its populations and flags:
+/// the node word, and the class byte while the words are formed.
+const WORD_BYTES: u64 = 5;
 
 /// The kernels and small tables of one run.
 pub(super) struct Run<'a, T> {
@@ -610,7 +621,19 @@ pub(super) fn open_run<'a, T: Real>(
     gpu.stream
         .memcpy_htod(&lat.flags[..], &mut bufs.flags)
         .map_err(gpu_err)?;
-    run.form_words(&links, lat, &kinds, bufs)?;
+    if !lat.classes().all_bulk {
+        if bufs.words.len() < layout.cells_len() {
+            // Buffers made for the lattice before it had walls.
+            let need = Footprint::lattice_stored(T::DTYPE, lat.storage(), 0, WORD_BYTES)
+                .with_label("with its node words");
+            ensure_memory(gpu, &need, layout.dims, 0)?;
+            bufs.words = gpu
+                .stream
+                .alloc_zeros::<u32>(layout.cells_len())
+                .map_err(gpu_err)?;
+        }
+        run.form_words(&links, lat, &kinds, bufs)?;
+    }
     gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
     upload(gpu, lat, bufs)?;
     Ok(run)

@@ -176,6 +176,8 @@ impl<T: Real> Engines for OnLattice<'_, T> {
     fn gpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         self.beside_first();
         let device = gpu::gpu()?;
+        // Classified first, so that the device buffers know whether the lattice has walls.
+        self.0.prepare();
         let (dims, in_place) = (self.0.dims(), run.params.in_place);
         let storage = self.0.storage();
         // On the host: the node classes, for the in-place scheme a copy to download into, and in

@@ -326,10 +326,12 @@ impl<T: Real> Run<'_, T> {
         let mut cfg = self.cfg;
         cfg.grid_dim.2 = (planes.a.len() + planes.b.len()) as u32;
         // SAFETY: the arguments match lbm_step's parameter list in type and order; both
-        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the word
-        // and byte arrays one value per node in the same layout, the tables one row per flag in use; the
-        // grid covers nx x ny nodes of each plane of the ranges, which lie in [0, nz)
-        // (`ZPlanes::one(0..nz)` or `split_pass`), and the kernel touches nothing outside them.
+        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the
+        // flags one byte per node in the same layout and the words one value per node (a kernel
+        // compiled for a lattice without walls, which has one word, reads none), the table one
+        // row per flag in use; the grid covers nx x ny nodes of each plane of the ranges, which
+        // lie in [0, nz) (`ZPlanes::one(0..nz)` or `split_pass`), and the kernel touches nothing
+        // outside them.
         unsafe { args.launch(cfg) }.map_err(gpu_err)?;
         Ok(())
     }

@@ -486,7 +486,8 @@ extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
 // scheduled as in the two-copy step and fit its 64 registers (see LBM_AA_MIN_BLOCKS). The other
 // storages keep one pointer: restricted, the AA pair ran the 256^3 periodic box no faster in
 // f32 (23,533-23,538 MLUPS against 23,550) and slower in f16s (35,841-35,918 against
-// 37,828-37,946, uncapped), and the f32 cavity at 18,422 against 19,190-19,351 in earlier calls.
+// 37,828-37,946 in a stand-alone program), and, before the node words, the f32 cavity at 18,422
+// against 19,190-19,351 in earlier calls.
 #if STORAGE == 2
 #define AA_RESTRICT __restrict__
 __device__ __forceinline__ REAL aa_load(const STORE* p, int i) { return load(p, i); }

@@ -59,13 +59,12 @@
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
-// 20,716, f16c 22,051 instead of 17,806); f64, which spills at 64, is compiled for 5 (the host
-// defines it: F64_MIN_BLOCKS in src/gpu/lbm_source.rs). The in-place kernels (LBM_AA_MIN_BLOCKS) keep the
-// compiler's registers (f32: 96, and the even step spills when capped at 8 blocks), except in
-// f16c, whose steps fit 64 registers unspilled once their loads and stores are declared apart
-// (AA_RESTRICT, below): so capped, the H200's 256^3 periodic box ran in place at 30,285-30,292
-// MLUPS against 30,387-30,403 for two copies (28,776 before), and the 256^3 cavity at 17,704
-// (17,004).
+// 20,716, f16c 22,051 instead of 17,806); f64, which spills at 64, is compiled for 5 (the
+// host defines it: F64_MIN_BLOCKS in src/gpu/lbm_source.rs). The in-place kernels
+// (LBM_AA_MIN_BLOCKS) keep the compiler's registers (f32: up to 96, and the even step spills
+// when capped at 8 blocks), except in f16c, whose steps fit 64 registers once their loads and
+// stores are declared apart (AA_RESTRICT, below): so capped, the H200's 256^3 periodic box ran
+// in place at 30,285-30,292 MLUPS against 30,387-30,403 for two copies (28,776 uncapped).
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
@@ -444,7 +443,7 @@ __device__ __forceinline__ void pull_node(
         }
     } else {
         // Bulk nodes test no link: selecting each address by the word's bits cost the H200's
-        // 256^3 cavity 8-9% in every storage.
+        // 256^3 cavity 7.5-9% in every storage.
 #pragma unroll
         for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
     }

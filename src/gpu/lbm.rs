@@ -1,8 +1,7 @@
 //! Running D3Q19 lattice-Boltzmann plans on the GPU (`gpu-naive`): the lattice's populations,
-//! node classes, flags and boundary table are uploaded, one word per node (its class and which
-//! of its links end in a wall) is formed from them on the device, the fused stream-collide
-//! kernel of `kernels/lbm.cu` runs once per step, and the populations come back. Two storage
-//! schemes:
+//! node words (its class and which of its links end in a wall, from the host's classification),
+//! flags and boundary table are uploaded, the fused stream-collide kernel of `kernels/lbm.cu`
+//! runs once per step, and the populations come back. Two storage schemes:
 //!
 //! * **two copies** (default): ping-pong between buffers A and B, `2 × 19` values per node on
 //!   the device;
@@ -36,8 +35,8 @@ use super::stencil::{ensure_memory, gpu_err};
 use super::zplanes::ZPlanes;
 use crate::engine::Engine;
 use crate::lbm::{
-    neighbour, Cell, Lattice, Populations, Storage, IS_INLET, IS_OUTLET, OPPOSITE, Q, VELOCITIES,
-    WEIGHTS,
+    neighbour, Cell, Classes, Lattice, Populations, Storage, IS_INLET, IS_OUTLET, OPPOSITE, Q,
+    VELOCITIES, WEIGHTS,
 };
 use crate::memory::Footprint;
 use crate::{Error, Real, Result};
@@ -102,8 +101,8 @@ pub(crate) struct LbmBuffers<T> {
     a: Pops<T>,
     /// The second copy (two-copy scheme only).
     b: Option<Pops<T>>,
-    /// Node words (`lbm_links` in `kernels/lbm.cu`): the class byte and which links end in a
-    /// wall; one unread word for a lattice without walls, inlets or outlets (`ALL_BULK`).
+    /// Node words ([`node_words`]): the class byte and which links end in a wall; one unread
+    /// word for a lattice without walls, inlets or outlets (`ALL_BULK`).
     words: CudaSlice<u32>,
     flags: CudaSlice<u8>,
     flag: CudaSlice<i32>,
@@ -121,8 +120,7 @@ impl<T: Real> LbmBuffers<T> {
             (2, "with its second copy on the GPU")
         };
         // Populations and flags, and for a lattice with walls (or not yet classified) the node
-        // words and the class bytes while the words are formed; the one-word flag fits in the
-        // reserve.
+        // words; the one-word flag fits in the reserve.
         let storage = lat.storage();
         let walled = !(lat.has_classes() && lat.classes().all_bulk);
         let node_bytes = if walled { 1 + WORD_BYTES } else { 1 };
@@ -176,9 +174,27 @@ impl<T: Real> LbmBuffers<T> {
     }
 }
 
-/// Device bytes per node that a lattice with walls needs beside its populations and flags:
-/// the node word, and the class byte while the words are formed.
-const WORD_BYTES: u64 = 5;
+/// Device bytes per node that a lattice with walls needs beside its populations and flags: the
+/// node word.
+const WORD_BYTES: u64 = 4;
+
+/// The bit of a node word at which its links start (`LINK_BIT` in `kernels/lbm.cu`).
+const LINK_BIT: u32 = 8;
+
+/// The node words the kernels read: the class byte (`classify.rs`) in bits 0-7, and from bit
+/// [`LINK_BIT`] on the links that end in a wall (bit `i` of the classification's link word).
+pub(crate) fn node_words(classes: &Classes) -> Vec<u32> {
+    const _: () = assert!(
+        Q + LINK_BIT as usize <= 32,
+        "links fit above the class byte"
+    );
+    classes
+        .class
+        .par_iter()
+        .zip(&classes.links)
+        .map(|(&c, &l)| c as u32 | l << LINK_BIT)
+        .collect()
+}
 
 /// The kernels and small tables of one run.
 pub(super) struct Run<'a, T> {
@@ -192,27 +208,13 @@ pub(super) struct Run<'a, T> {
     strides: [i64; 3],
 }
 
-/// Kind codes of the flags, as the kernels test them.
-fn kind_code(cell: Cell) -> u8 {
-    match cell {
-        Cell::Fluid => 0,
-        Cell::Wall => 1,
-        Cell::MovingWall { .. } => 2,
-        Cell::Inlet { .. } => 3,
-        Cell::Outlet { .. } => 4,
-    }
-}
-
-/// Per flag: its kind code, and its row of the boundary table (the moving-wall term
-/// `6 w_i (c_i · u_w)` of each direction as the reference engine rounds it, the inlet velocity,
-/// the outlet density).
-pub(crate) fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
+/// Per flag, its row of the boundary table: the moving-wall term `6 w_i (c_i · u_w)` of each
+/// direction as the reference engine rounds it, the inlet velocity, the outlet density.
+pub(crate) fn boundary_table<T: Real>(lat: &Lattice<T>) -> Vec<T> {
     let count = lat.table.flag_count();
-    let mut kinds = Vec::with_capacity(count);
     let mut bc = vec![T::zero(); count * BC_STRIDE];
     for f in 0..count {
         let cell = lat.table.cell(f as u8);
-        kinds.push(kind_code(cell));
         let row = &mut bc[f * BC_STRIDE..(f + 1) * BC_STRIDE];
         match cell {
             Cell::MovingWall { velocity } => {
@@ -230,7 +232,7 @@ pub(crate) fn boundary_tables<T: Real>(lat: &Lattice<T>) -> (Vec<u8>, Vec<T>) {
             Cell::Fluid | Cell::Wall => {}
         }
     }
-    (kinds, bc)
+    bc
 }
 
 /// The in-place scheme needs every inlet and outlet node off the faces of closed axes (fluid
@@ -277,36 +279,6 @@ impl<T: Real> Run<'_, T> {
         for s in &self.strides {
             args.arg(s);
         }
-    }
-
-    /// Forms the node words from `lat`'s class bytes (uploaded for this only) and the flags
-    /// already on the device, with `links` (`lbm_links`).
-    fn form_words(
-        &self,
-        links: &Kernel,
-        lat: &Lattice<T>,
-        kinds: &[u8],
-        bufs: &mut LbmBuffers<T>,
-    ) -> Result<()> {
-        let stream = &self.gpu.stream;
-        let classes = stream
-            .clone_htod(&lat.classes().class[..])
-            .map_err(gpu_err)?;
-        let kinds = stream.clone_htod(kinds).map_err(gpu_err)?;
-        let mut args = stream.launch_builder(&links.function);
-        args.arg(&classes)
-            .arg(&bufs.flags)
-            .arg(&kinds)
-            .arg(&mut bufs.words);
-        for d in &self.dims {
-            args.arg(d);
-        }
-        args.arg(&self.strides[0]).arg(&self.strides[1]);
-        // SAFETY: the arguments match lbm_links's parameter list in type and order; the class,
-        // flag and word arrays hold one value per node of the lattice's layout, `kinds` one per
-        // flag in use, and the grid covers nx x ny nodes of every plane (`launch_config`).
-        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
-        Ok(())
     }
 
     /// Queues the two-copy step's launch over the planes `planes` (at most two ranges) from the
@@ -532,12 +504,10 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     })
 }
 
-/// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage: the node
-/// words' (once per run), the two-copy step's and the in-place pair's.
-fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 4]> {
+/// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
+fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
     let source = lattice_source::<T>(lat);
     Ok([
-        gpu.kernel(&source, "lbm_links", 0)?,
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
         gpu.kernel(&source, "lbm_aa_odd", 0)?,
@@ -608,8 +578,8 @@ pub(super) fn open_run<'a, T: Real>(
             layout.cells_len()
         )));
     }
-    let [links, step, even, odd] = kernels(gpu, lat)?;
-    let (kinds, bc) = boundary_tables(lat);
+    let [step, even, odd] = kernels(gpu, lat)?;
+    let bc = boundary_table(lat);
     let run = Run {
         gpu,
         step,
@@ -634,7 +604,9 @@ pub(super) fn open_run<'a, T: Real>(
                 .alloc_zeros::<u32>(layout.cells_len())
                 .map_err(gpu_err)?;
         }
-        run.form_words(&links, lat, &kinds, bufs)?;
+        gpu.stream
+            .memcpy_htod(&node_words(lat.classes()), &mut bufs.words)
+            .map_err(gpu_err)?;
     }
     gpu.stream.memset_zeros(&mut bufs.flag).map_err(gpu_err)?;
     upload(gpu, lat, bufs)?;

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
-use super::lbm::{boundary_tables, check_in_place, unshift, Geometry};
+use super::lbm::{boundary_table, check_in_place, node_words, unshift, Geometry};
 use super::lbm_source::{lattice_source, lbm_source};
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Storage, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
@@ -36,10 +36,10 @@ int main(int argc, char** argv) {
     int nflags = h[6], in_place = h[7], steps = h[8], bx = h[9];
     size_t len = array * Q, cells = plane * nz;
     std::vector<double> pd = read_doubles(f, len);
-    std::vector<unsigned char> classes(cells), flags(cells), kinds(nflags);
-    if (fread(classes.data(), 1, cells, f) != cells) return 2;
+    std::vector<unsigned> words(cells);
+    std::vector<unsigned char> flags(cells);
+    if (fread(words.data(), sizeof(unsigned), cells, f) != cells) return 2;
     if (fread(flags.data(), 1, cells, f) != cells) return 2;
-    if (fread(kinds.data(), 1, nflags, f) != (size_t)nflags) return 2;
     std::vector<double> bd = read_doubles(f, nflags * BC_STRIDE);
     // The populations as stored: 16-bit codes of the deviations, encoded by the kernels' own
     // conversion (the host rounded them to the storage already, so nothing changes).
@@ -66,10 +66,6 @@ int main(int argc, char** argv) {
             body();
         }
     };
-    // The node words, as a run forms them before its first step.
-    std::vector<unsigned> words(cells);
-    grid(nz, [&] { lbm_links(classes.data(), flags.data(), kinds.data(), words.data(), nx, ny, nz,
-                             pitch, plane); });
     // One launch of the two-copy step over the planes [a0, a1) then [b0, b1).
     auto launch = [&](int a0, int a1, int b0, int b1) {
         grid(a1 - a0 + b1 - b0, [&] { lbm_step(a.data(), b.data(), words.data(), flags.data(),
@@ -142,7 +138,7 @@ fn emulate_flagged<T: Real>(
         check_in_place(&lat).unwrap();
     }
     let layout = *lat.layout();
-    let (kinds, bc) = boundary_tables(&lat);
+    let bc = boundary_table(&lat);
     let mut bytes = Vec::new();
     let bx = layout.dims[0].div_ceil(32).clamp(1, 4) * 32;
     for h in [
@@ -152,7 +148,7 @@ fn emulate_flagged<T: Real>(
         layout.pitch,
         layout.plane,
         layout.array,
-        kinds.len(),
+        lat.table.flag_count(),
         mode as usize,
         steps,
         bx,
@@ -165,9 +161,10 @@ fn emulate_flagged<T: Real>(
         }
     };
     doubles(lat.pop.storage(), &mut bytes);
-    bytes.extend_from_slice(&lat.classes().class);
+    for w in node_words(lat.classes()) {
+        bytes.extend_from_slice(&w.to_ne_bytes());
+    }
     bytes.extend_from_slice(&lat.flags);
-    bytes.extend_from_slice(&kinds);
     doubles(&bc, &mut bytes);
     let (input, output) = (dir.join("in.bin"), dir.join("out.bin"));
     std::fs::File::create(&input)

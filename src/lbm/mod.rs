@@ -117,7 +117,7 @@ pub use physics::{Collision, Physics, MAGIC_POISEUILLE};
 pub use shapes::{Axis, Face, Shape};
 pub use storage::Storage;
 
-pub(crate) use classify::{neighbour, IS_INLET, IS_OUTLET};
+pub(crate) use classify::{neighbour, Classes, IS_INLET, IS_OUTLET};
 pub(crate) use populations::{Layout, Populations};
 pub(crate) use rows::Z_CLASS_SIZES;
 

@@ -22,15 +22,14 @@
 //
 // Storage is the host lattice's own structure-of-arrays layout (one memcpy moves it): population
 // i of node (x, y, z) at i * array + z * plane + y * pitch + x. Per node the kernels read a node
-// word (lbm_links): its class byte (src/lbm/classify.rs: 0 bulk fluid, bits for wall / near
-// wall / inlet / outlet) and, next to walls, which of its links end in a wall. Nodes next to a
-// moving wall also read those neighbours' flag bytes and their rows of the boundary table `bc`
-// (BC_STRIDE values: the moving-wall momentum term of each direction, the inlet velocity, the
-// outlet density), which inlet and outlet nodes read for themselves; `kinds` maps a flag to its
-// kind (0 fluid, 1 wall, 2 moving wall, 3 inlet, 4 outlet).
+// word, the host's classification (src/lbm/classify.rs, as the CPU engines use it): the class
+// byte (0 bulk fluid, bits for wall / near wall / near a moving wall / inlet / outlet) and, from
+// bit LINK_BIT on, which of the node's links end in a wall. Nodes next to a moving wall also read
+// those neighbours' flag bytes and their rows of the boundary table `bc` (BC_STRIDE values: the
+// moving-wall momentum term of each direction, the inlet velocity, the outlet density), which
+// inlet and outlet nodes read for themselves.
 //
 // Kernels:
-//   lbm_links     the node words, once per run, from the class and flag bytes
 //   lbm_step      two copies: pull from src, write dst; one thread per node, x fastest (coalesced)
 //   lbm_aa_even   in place (AA pattern), from the canonical state: node x pulls f_i from
 //                 (x - c_i, i) and writes f*_i to (x + c_i, opp i); next to a wall both use (x, opp i)
@@ -45,16 +44,13 @@
 
 #define CLASS_WALL 1
 #define CLASS_NEAR_WALL 2
+#define CLASS_NEAR_MOVING 4
 #define CLASS_INLET 8
 #define CLASS_OUTLET 16
 
-#define KIND_WALL 1
-#define KIND_MOVING 2
-
 // A node word: the class byte in bits 0-7, bit LINK_BIT + i set when the neighbour x - c_i of a
-// node next to a wall is a wall (resting or moving), MOVING_LINK when one of them moves.
+// node next to a wall is a wall (resting or moving; CLASS_NEAR_MOVING when one of them moves).
 #define LINK_BIT 8
-#define MOVING_LINK (1u << 27)
 
 // Resident 128-thread blocks per SM the two-copy step is compiled for: 8 caps it at 64
 // registers (1024 threads per SM instead of the 640 its 94 registers allow), which measured
@@ -362,28 +358,6 @@ __device__ __forceinline__ bool locate(Node& n, unsigned& word, const unsigned* 
     return !(word & CLASS_WALL);
 }
 
-// The node words (see LINK_BIT) of the planes of one launch, from the class bytes and flags.
-extern "C" __global__ void lbm_links(const unsigned char* __restrict__ classes,
-                                     const unsigned char* __restrict__ flags,
-                                     const unsigned char* __restrict__ kinds, unsigned* __restrict__ words,
-                                     int nx, int ny, int nz, long long pitch, long long plane)
-{
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= nx || y >= ny) return;
-    Node n;
-    neighbours(n, x, y, blockIdx.z, nx, ny, nz, pitch, plane);
-    unsigned word = classes[n.idx];
-    if (word & CLASS_NEAR_WALL) {
-        for (int i = 1; i < Q; ++i) {
-            const unsigned char k = kinds[flags[n.idx + n.off(i)]];
-            if (k == KIND_WALL || k == KIND_MOVING) word |= 1u << (LINK_BIT + i);
-            if (k == KIND_MOVING) word |= MOVING_LINK;
-        }
-    }
-    words[n.idx] = word;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Two copies: one fused stream-collide step from src into dst.
 // ---------------------------------------------------------------------------------------------
@@ -397,7 +371,7 @@ __device__ __forceinline__ REAL streamed(REAL v, unsigned word, int i, const Nod
                                          const unsigned char* __restrict__ flags,
                                          const REAL* __restrict__ bc)
 {
-    return (word & MOVING_LINK) && solid(word, i) ? v + wall_term(n, i, flags, bc) : v;
+    return (word & CLASS_NEAR_MOVING) && solid(word, i) ? v + wall_term(n, i, flags, bc) : v;
 }
 
 // `streamed` for all of node n's populations, once they are loaded (the in-place steps, whose
@@ -406,7 +380,7 @@ __device__ __forceinline__ void add_wall_terms(REAL (&f)[Q], unsigned word, cons
                                                const unsigned char* __restrict__ flags,
                                                const REAL* __restrict__ bc)
 {
-    if (!(word & MOVING_LINK)) return;
+    if (!(word & CLASS_NEAR_MOVING)) return;
 #pragma unroll
     for (int i = 1; i < Q; ++i) f[i] = streamed(f[i], word, i, n, flags, bc);
 }

@@ -648,8 +648,7 @@ impl GpuModel<'_> {
         fit: ShuffleFit,
     ) -> Vec<Candidate> {
         let mut out = Vec::new();
-        let dim_t_values: Vec<usize> =
-            dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
+        let dim_t_values = dim_ts(dim_t);
         let bxs: Vec<usize> = tile.map_or_else(|| BLOCK_X.to_vec(), |t| vec![t[0]]);
         let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
         let hzs = self.stream_blocks();
@@ -690,8 +689,7 @@ impl GpuModel<'_> {
         dim_t: Option<usize>,
         tile: Option<[usize; 2]>,
     ) -> Vec<Candidate> {
-        let dim_t_values: Vec<usize> =
-            dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d]);
+        let dim_t_values = dim_ts(dim_t);
         let hzs = self.stream_blocks();
         let mut out = Vec::new();
         for &dim_t in &dim_t_values {
@@ -781,6 +779,11 @@ impl GpuModel<'_> {
         }
         out
     }
+}
+
+/// The pass depths a search tries: `dim_t` when fixed, else 1 to the planner's deepest.
+fn dim_ts(dim_t: Option<usize>) -> Vec<usize> {
+    dim_t.map_or_else(|| (1..=super::PLANNER_MAX_DIM_T).collect(), |d| vec![d])
 }
 
 /// `(a^k + b^k)^(1/k)`: how two times combine that overlap in part (their sum at k = 1, the

@@ -201,29 +201,25 @@ fn time_all<T: Real>(
     // Compile every configuration first, in parallel (NVRTC dominates a tuning's time). A
     // kernel that spills to local memory runs several times slower; it is not timed unless
     // every one spills.
-    let spills: Vec<Result<bool>> = std::thread::scope(|scope| {
+    let mut timed = std::thread::scope(|scope| {
         let compiles: Vec<_> = candidates
             .iter()
             .map(|c| {
                 scope.spawn(move || {
                     let Some(launch) = c.launch_shape() else {
-                        return Ok(false);
+                        return Ok(true);
                     };
                     let shape = blocked_shape(&launch, c.dim_t);
                     let (kernel, _) = blocked_kernel::<T>(gpu, stencil, shape, layout.len())?;
-                    Ok(kernel.spill_bytes > 0)
+                    Ok(kernel.spill_bytes == 0)
                 })
             })
             .collect();
         compiles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    let mut timed = spills
-        .into_iter()
-        .map(|s| s.map(|spills| !spills))
-        .collect::<Result<Vec<bool>>>()?;
+            .collect::<Result<Vec<bool>>>()
+    })?;
     if !timed.contains(&true) {
         timed.fill(true);
     }

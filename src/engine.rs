@@ -107,6 +107,9 @@ pub(crate) struct EngineParams {
     pub(crate) llc_bytes: usize,
     /// GPU lattice engines: one population array updated in place instead of two.
     pub(crate) in_place: bool,
+    /// Whether the user fixed `in_place`: the planner's in-place choice yields to two copies
+    /// for a lattice the AA kernels cannot run (an inlet or outlet on a closed face).
+    pub(crate) in_place_fixed: bool,
     /// The gpu-blocked stencil engine's launch shape.
     pub(crate) launch: Option<LaunchShape>,
 }

@@ -326,9 +326,10 @@ pub(crate) fn halo_faces(block: &Block) -> [[bool; 2]; 3] {
     [[0, 0], block.halos[0], block.halos[1]].map(|h| h.map(|d| d > 0))
 }
 
-/// Errors for an in-place plan: a distributed lattice runs the two-copy scheme.
+/// Errors for a plan the user made in place: a distributed lattice runs the two-copy scheme
+/// (also where the planner would keep one copy on a single GPU).
 pub(crate) fn two_copies(plan: &Plan) -> Result<()> {
-    if plan.in_place() {
+    if plan.in_place() && plan.overrides().in_place {
         return Err(Error::InvalidPlan(
             "a distributed lattice runs the two-copy scheme: the in-place (AA) kernels need the \
              faces of closed axes free of fluid, and a rank's halo faces hold fluid"

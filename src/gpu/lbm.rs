@@ -176,7 +176,7 @@ impl<T: Real> LbmBuffers<T> {
 
 /// Device bytes per node that a lattice with walls needs beside its populations and flags: the
 /// node word.
-const WORD_BYTES: u64 = 4;
+pub(crate) const WORD_BYTES: u64 = 4;
 
 /// The bit of a node word at which its links start (`LINK_BIT` in `kernels/lbm.cu`).
 const LINK_BIT: u32 = 8;

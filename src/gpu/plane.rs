@@ -336,6 +336,7 @@ mod tests {
             z_chunks: 1,
             llc_bytes: 0,
             in_place: false,
+            in_place_fixed: false,
             launch,
         }
     }

@@ -28,7 +28,8 @@ pub struct PlanBuilder {
     /// GPU configurations to time on the device (0: trust the model).
     pub(super) autotune: usize,
     pub(super) gpu_shape: Option<GpuShape>,
-    pub(super) in_place: bool,
+    /// `None`: the planner's scheme ([`super::copies::choose`]).
+    pub(super) in_place: Option<bool>,
     /// Highest SIMD level of the CPU engines (`None`: the machine's, capped by the `isa` knob).
     pub(super) isa: Option<crate::Level>,
 }
@@ -51,7 +52,7 @@ impl PlanBuilder {
             machine: None,
             autotune: 0,
             gpu_shape: None,
-            in_place: false,
+            in_place: None,
             isa: None,
         }
     }
@@ -150,16 +151,18 @@ impl PlanBuilder {
         self
     }
 
-    /// Lattice-Boltzmann on the GPU only: keep one copy of the populations on the device and
-    /// update it in place (the AA pattern: even steps push each result to the slot its
-    /// neighbour will pull from, odd steps read and write a node's own slots) instead of
-    /// ping-ponging between two copies. It halves the device memory a lattice needs, so twice as
-    /// many nodes fit, at the same memory traffic per update; with walls it also runs faster
-    /// (H200, 256³ cavity: 1.09× in `f32`), without them slower (periodic box: 0.94×). Implies
-    /// `gpu-naive` when no engine is fixed; inlets and outlets must then lie off the faces of
-    /// closed axes.
+    /// Lattice-Boltzmann on the GPU only: `true` keeps one copy of the populations on the
+    /// device and updates it in place (the AA pattern: even steps push each result to the slot
+    /// its neighbour will pull from, odd steps read and write a node's own slots), `false`
+    /// ping-pongs between two copies. One copy halves the device memory a lattice needs, at the
+    /// same memory traffic per update; with walls it also runs faster (H200, 256³ cavity: 1.09×
+    /// in `f32`), without them slower (periodic box: 0.94×). Left unset, the planner keeps one
+    /// copy on gpu-naive for a lattice closed on some axis (except in f16s storage, where in
+    /// place measured 0.98×) or too large for two copies, and runs two copies instead when the
+    /// lattice has an inlet or outlet on a closed face. `true` implies `gpu-naive` when no
+    /// engine is fixed; inlets and outlets must then lie off the faces of closed axes.
     pub fn in_place(mut self, on: bool) -> Self {
-        self.in_place = on;
+        self.in_place = Some(on);
         self
     }
 

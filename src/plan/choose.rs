@@ -4,6 +4,7 @@
 
 use super::builder::PlanBuilder;
 use super::candidate::Candidate;
+use super::copies::{self, Copies};
 use super::gpu_model::{GpuModel, GpuShape};
 use super::kernel::{Kernel, KernelCost};
 use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, PLANNER_MAX_DIM_T};
@@ -109,7 +110,8 @@ impl PlanBuilder {
         free.build().ok()
     }
 
-    /// In-place storage is for lattices on gpu-naive, which it picks when no engine is fixed.
+    /// In-place storage is for lattices on gpu-naive, which asking for it picks when no engine
+    /// is fixed.
     /// Lattices have no gpu-blocked engine: two steps per pass through L2 measured 0.28-0.70×
     /// gpu-naive on the H100 and the H200 (`docs/lattice-boltzmann.md`).
     fn resolve_in_place(&mut self) -> Result<()> {
@@ -121,7 +123,7 @@ impl PlanBuilder {
                     .into(),
             ));
         }
-        if !self.in_place {
+        if self.in_place != Some(true) {
             return Ok(());
         }
         if self.kernel.lbm().is_none() {
@@ -257,6 +259,19 @@ impl PlanBuilder {
         let cost = self.kernel.cost(self.dtype);
         let lattice = self.kernel.lbm().is_some();
         let machine_bytes_per_op = machine.bytes_per_op(self.dtype, lattice);
+        let copies = match self.in_place {
+            Some(in_place) => Copies {
+                in_place,
+                why: None,
+            },
+            None => copies::choose(
+                &self.kernel,
+                choice.chosen.engine,
+                self.dtype,
+                self.dims,
+                gpu,
+            ),
+        };
         Plan {
             eta: model::eta(cost.bytes_per_op(), machine_bytes_per_op),
             kernel_bytes_per_op: cost.bytes_per_op(),
@@ -274,6 +289,7 @@ impl PlanBuilder {
                 tile_threads: self.tile_threads.is_some(),
                 z_chunks: self.z_chunks.is_some(),
                 gpu_shape: self.gpu_shape.is_some(),
+                in_place: self.in_place.is_some(),
             },
             tile_threads: choice.tile_threads,
             z_chunks: choice.z_chunks,
@@ -285,7 +301,8 @@ impl PlanBuilder {
             cache_bytes: choice.cache_bytes,
             machine,
             gpu: gpu.cloned(),
-            in_place: self.in_place,
+            in_place: copies.in_place,
+            in_place_why: copies.why,
             warnings: Vec::new(),
         }
     }

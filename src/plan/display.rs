@@ -240,12 +240,18 @@ impl Plan {
             (Kernel::Lbm(_), false) => ", storage two copies (A/B)",
             _ => "",
         };
+        let fixed = !storage.is_empty() && self.overrides.in_place;
         writeln!(
             f,
-            "choice:  engine {}{}{storage}",
+            "choice:  engine {}{}{storage}{}",
             self.engine,
-            mark(self.overrides.engine)
-        )
+            mark(self.overrides.engine),
+            mark(fixed)
+        )?;
+        match self.in_place_why {
+            Some(why) => writeln!(f, "         storage: {why}"),
+            None => Ok(()),
+        }
     }
 
     /// The gpu-blocked launch shape, its resources and the model's times.

@@ -16,6 +16,7 @@ mod candidate;
 mod choose;
 pub(crate) mod compute;
 pub(crate) mod contention;
+mod copies;
 pub(crate) mod display;
 pub(crate) mod flops;
 pub(crate) mod gpu_buffering;

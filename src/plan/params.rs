@@ -31,6 +31,7 @@ impl Candidate {
             z_chunks: 1,
             llc_bytes: 0,
             in_place: false,
+            in_place_fixed: false,
             launch: self.launch_shape(),
         }
     }
@@ -50,6 +51,7 @@ impl Plan {
             z_chunks: self.z_chunks(),
             llc_bytes: self.machine().llc_bytes(),
             in_place: self.in_place(),
+            in_place_fixed: self.overrides().in_place,
             launch: self.chosen().launch_shape(),
         }
     }

@@ -29,6 +29,8 @@ pub struct Overrides {
     pub z_chunks: bool,
     /// GPU launch shape fixed by the user.
     pub gpu_shape: bool,
+    /// Lattice storage scheme (in place or two copies) fixed by the user.
+    pub in_place: bool,
 }
 
 /// A complete, validated recipe for running a kernel on data of one type and size: the engine,
@@ -68,6 +70,9 @@ pub struct Plan {
     pub(super) machine: Machine,
     pub(super) gpu: Option<crate::gpu::GpuInfo>,
     pub(super) in_place: bool,
+    /// Why the planner chose the lattice's storage scheme (`None`: the user's choice, or no
+    /// lattice on gpu-naive).
+    pub(super) in_place_why: Option<&'static str>,
     /// Where the user's choices are about to waste time (see [`Plan::warnings`]).
     pub(super) warnings: Vec<String>,
 }
@@ -108,7 +113,7 @@ impl Plan {
                     stream_block: l.stream_block,
                 }
             }),
-            in_place: self.in_place,
+            in_place: self.overrides.in_place.then_some(self.in_place),
             isa: None,
         }
     }
@@ -207,7 +212,9 @@ impl Plan {
         &self.machine
     }
     /// Whether a lattice-Boltzmann GPU run keeps one copy of the populations and updates it in
-    /// place (AA pattern; half the device memory), see [`PlanBuilder::in_place`].
+    /// place (AA pattern; half the device memory), see [`PlanBuilder::in_place`]. When the
+    /// planner chose it, a lattice with an inlet or outlet on the face of a closed axis runs
+    /// two copies instead (the AA kernels cannot run it).
     pub fn in_place(&self) -> bool {
         self.in_place
     }

@@ -178,7 +178,11 @@ impl<T: Real> Engines for OnLattice<'_, T> {
         let device = gpu::gpu()?;
         // Classified first, so that the device buffers know whether the lattice has walls.
         self.0.prepare();
-        let (dims, in_place) = (self.0.dims(), run.params.in_place);
+        let dims = self.0.dims();
+        // The planner's in-place choice yields to two copies where the AA kernels cannot run;
+        // a user's choice stands (and the engine reports why it cannot).
+        let in_place = run.params.in_place
+            && (run.params.in_place_fixed || gpu::lbm::check_in_place(self.0).is_ok());
         let storage = self.0.storage();
         // On the host: the node classes, for the in-place scheme a copy to download into, and in
         // 16-bit storage the codes the download returns (2 bytes a population).

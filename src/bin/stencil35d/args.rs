@@ -259,10 +259,15 @@ pub struct Overrides {
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     pub autotune: Option<usize>,
     /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
-    /// pattern), half the device memory of the default two copies; applies to gpu-naive (and
-    /// picks it when no engine is given).
-    #[arg(long = "in-place")]
+    /// pattern), half the device memory of two copies; applies to gpu-naive (and picks it when
+    /// no engine is given). Without it or --two-copies the planner chooses (in place for walled
+    /// lattices except in f16s, and for lattices too large for two copies).
+    #[arg(long = "in-place", conflicts_with = "two_copies")]
     pub in_place: bool,
+    /// Lattice-Boltzmann on the GPU: two copies of the populations (A/B), whatever the planner
+    /// would choose.
+    #[arg(long = "two-copies")]
+    pub two_copies: bool,
 }
 
 impl Overrides {
@@ -294,6 +299,9 @@ impl Overrides {
         }
         if self.in_place && engine.is_none_or(|e| e == Engine::GpuNaive) {
             b = b.in_place(true);
+        }
+        if self.two_copies {
+            b = b.in_place(false);
         }
         if blocked {
             if let Some(d) = self.dim_t {

@@ -21,7 +21,8 @@ pub(super) struct Copies {
 
 /// The planner's scheme for `kernel` on `engine`: in place on gpu-naive when the lattice is
 /// closed on some axis (walls at its faces: the AA kernels measured 1.07-1.09× two copies in
-/// `f32`, `f64` and f16c on the H200's 256³ cavity, and 0.98× in f16s, which keeps two copies),
+/// `f32`, `f64` and f16c on the H200's 256³ cavity; f16s, at 1.02× there but 0.96× at 384³ and
+/// 0.91× at 512³, keeps two copies),
 /// or when two copies exceed the card's memory; two copies when periodic on every axis (in
 /// place 0.94× in `f32`, 0.89× in f16s, 1.00× in f16c on the 256³ box).
 pub(super) fn choose(
@@ -59,7 +60,8 @@ pub(super) fn choose(
 const ONLY_ONE_FITS: &str = "two copies of the populations exceed the card's memory, one fits";
 const NO_WALLS: &str = "periodic on every axis, where in place measured 0.89-1.00x two copies \
                         (H200, 256^3 box)";
-const F16S_WALLS: &str = "in f16s storage in place measured 0.98x two copies (H200, 256^3 cavity)";
+const F16S_WALLS: &str = "in f16s storage in place measured 1.02x two copies at 256^3, 0.96x at \
+                          384^3 and 0.91x at 512^3 (H200 cavity)";
 const WALLS: &str = "walls at the closed faces, where in place measured 1.07-1.09x two copies \
                      (H200, 256^3 cavity); two copies instead for a lattice with an inlet or \
                      outlet on a closed face, which the AA kernels cannot run";

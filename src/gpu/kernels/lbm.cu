@@ -57,15 +57,19 @@
 // faster on the H200 at 256^3 (f32 20,050 instead of 17,698 MLUPS, f16s 28,054 instead of
 // 20,716, f16c 22,051 instead of 17,806); f64, which spills at 64, is compiled for 5 (the
 // host defines it: F64_MIN_BLOCKS in src/gpu/lbm_source.rs). The in-place kernels
-// (LBM_AA_MIN_BLOCKS) keep the compiler's registers (f32: up to 96, and the even step spills
-// when capped at 8 blocks), except in f16c, whose steps fit 64 registers once their loads and
-// stores are declared apart (AA_RESTRICT, below): so capped, the H200's 256^3 periodic box ran
-// in place at 30,285-30,292 MLUPS against 30,387-30,403 for two copies (28,776 uncapped).
+// (LBM_AA_MIN_BLOCKS) keep the compiler's registers in f32 and f64 (f32: up to 96, and the
+// even step spills when capped at 8 blocks; capped, the 256^3 periodic box ran 14,177 MLUPS
+// against 23,569). f16c is capped at 8: its steps fit 64 registers once their loads and stores
+// are declared apart (AA_RESTRICT, below), and its 256^3 periodic box ran in place at
+// 30,285-30,292 MLUPS against 30,387-30,403 for two copies (28,776 uncapped). f16s is capped
+// at 8 where the lattice has walls: its even step then spills 32 bytes, and still the cavity
+// ran 29,426-29,428 MLUPS against 28,277-28,282 uncapped at 256^3, 30,041-30,044 against
+// 28,900 at 512^3; the periodic box (ALL_BULK) ran 33,619-33,647 capped against 37,753-37,765.
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
 #ifndef LBM_AA_MIN_BLOCKS
-#if STORAGE == 2
+#if STORAGE == 2 || (STORAGE == 1 && !ALL_BULK)
 #define LBM_AA_MIN_BLOCKS 8
 #else
 #define LBM_AA_MIN_BLOCKS 1

@@ -22,9 +22,9 @@ pub(super) struct Copies {
 /// The planner's scheme for `kernel` on `engine`: in place on gpu-naive when the lattice is
 /// closed on some axis (walls at its faces: the AA kernels measured 1.07-1.09× two copies in
 /// `f32`, `f64` and f16c on the H200's 256³ cavity; f16s, at 1.02× there but 0.96× at 384³ and
-/// 0.91× at 512³, keeps two copies),
-/// or when two copies exceed the card's memory; two copies when periodic on every axis (in
-/// place 0.94× in `f32`, 0.89× in f16s, 1.00× in f16c on the 256³ box).
+/// 0.91× at 512³, keeps two copies), or when two copies exceed the card's memory; two copies
+/// when periodic on every axis (in place 0.94× in `f32`, 0.89× in f16s, 1.00× in f16c on the
+/// 256³ box).
 pub(super) fn choose(
     kernel: &Kernel,
     engine: Engine,

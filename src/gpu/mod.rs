@@ -44,4 +44,4 @@ pub use stencil::KernelResources;
 pub(crate) use device::gpu;
 pub use device::{detect_gpu, GpuInfo};
 pub use device_grid::DeviceGrid;
-pub(crate) use source::BlockedShape;
+pub(crate) use source::{levels_in_place, BlockedShape};

@@ -160,6 +160,28 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
     shared_weight: 1.5,
     shared_overlap: 8.0,
 };
+/// The in-place shuffle kernel's terms (the `f64` kernel at dim_t 2 and more,
+/// `LEVELS_IN_PLACE`), fitted by `refit_in_place_terms` (a grid search) to the 140 star7 `f64`
+/// shapes timed on an H200 (`docs/results/h200/shuffle-shapes*.txt`): the lowest RMS error of
+/// the log (0.072, against 0.169 with [`SHUFFLE_FIT`] and the copying kernel's register
+/// estimate), and among the fits of that error the one whose first choice is the fastest of the
+/// 26 shapes timed in one call. Its chains of dependent instructions cost less than the copying
+/// kernel's (1.0 cycle apart against 3.5): those terms under-predicted the shapes of 8 warps
+/// and 4-6 cells per thread by up to 0.62x. On the H200 (512^3, G updates/s, median of 5, two
+/// rounds) its choices ran star7 (1000 steps; dim_t 3, 32x16 threads of 1x4 cells, skewed,
+/// 64-plane chunks) 456.5 against 427.1-428.1 for the copying terms' choice, and star:2 (240
+/// steps; dim_t 2, 32x12 threads of 1x5 cells) 222.6 against 208.6.
+const SHUFFLE_FIT_IN_PLACE: ShuffleFit = ShuffleFit {
+    overhead: 0.0,
+    plane_instructions: 28.0,
+    plane_latency: 0.0,
+    barrier_latency: 100.0,
+    overlap: 1.5,
+    warp_cpi: 1.0,
+    chain_overlap: 4.0,
+    shared_weight: 1.5,
+    shared_overlap: 8.0,
+};
 /// The shuffle kernel's registers per thread: per 32-bit value it keeps (accumulators, the
 /// levels' planes, weights) and a base, fitted to 16 counts of ptxas for sm_90 (both precisions, star radius 1-4, dim_t 1-4; RMS error 9%, against 11% with the
 /// shared-memory kernel's 1.35 and 28). Where the estimate exceeds the block's share of the
@@ -172,20 +194,18 @@ const SHUFFLE_FIT: ShuffleFit = ShuffleFit {
 /// The counts are of the kernel that copies each level's input plane into registers of its own,
 /// as the `f32` kernel does. The `f64` kernel reads them in place (`LEVELS_IN_PLACE`) and
 /// takes as many registers or fewer (ptxas: 126 against 144 for dim_t 3, 32x12 threads of 2x2
-/// cells; 172 against 238 for 32x8 of 2x3; the same at dim_t 1 and 2), so there the estimate is
-/// an upper bound and the search keeps to the shapes it offered before. Fitted to 334 in-place
-/// counts (star7, dim_t 1-6, below the share), 1.0 registers per value and 26 (RMS 9%) would
-/// admit 50 more shapes that compile without spilling, but the model does not rank them: on an
-/// H200 (`docs/results/h200/shuffle-shapes-forced.txt`) its first choice among them, dim_t 3,
-/// 32x16 threads of 2x2 cells, predicted 396 G updates/s, ran 356, while the fastest, dim_t 4,
-/// 32x8 threads of 1x6 cells skewed (8 warps per SM), predicted 324, ran 447.5 against 428 for
-/// the model's present choice; its chains of dependent instructions overcharge few warps of
-/// many cells. Such shapes are reached by forcing them (`GpuModel::blocked_forced`) or by
-/// autotuning, which times the best of them (`GpuModel::search_beyond_estimate`: on the H200
-/// `--autotune` kept dim_t 3, 32x16 threads of 1x4 cells, skewed, 64-plane chunks, 454 G
-/// updates/s); a refit that ranks them wants the H100's `f64` shapes timed again with this
-/// kernel.
+/// cells; 172 against 238 for 32x8 of 2x3), so its shapes past dim_t 1 take terms of their own
+/// ([`SHUFFLE_REGISTERS_IN_PLACE`], [`SHUFFLE_FIT_IN_PLACE`]).
 const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
+/// The in-place shuffle kernel's registers per thread (the `f64` kernel at dim_t 2 and more):
+/// per 32-bit value, as [`SHUFFLE_REGISTERS`] counts them, and a base. A least-squares fit to
+/// the 36 counts of ptxas for sm_90 below their block's share in
+/// `docs/results/h200/shuffle-shapes-forced.txt` gives 1.02 per value (0.54 for the skewed
+/// schedule's) and 33; rounded down to 1.0 and 24 the shapes ptxas compiled to 124-130
+/// registers, the most 256 threads may take for two blocks per SM, are estimated at 128 or
+/// less, and the skewed shapes that spilled at their share (32x12 threads of 2x3 cells, dim_t
+/// 3: 56 bytes; of 1x5 cells, dim_t 4: 16 bytes) beyond the search's eighth of headroom.
+const SHUFFLE_REGISTERS_IN_PLACE: (f64, f64) = (1.0, 24.0);
 /// How far above the block's register share a user's launch shape may be estimated. Of 1,128
 /// star7 shapes compiled by ptxas for sm_90 (both precisions, dim_t 1-6), those estimated at
 /// 1.125-1.75x the share compiled without spilling 145 times and spilled 119 times; all 427
@@ -200,6 +220,32 @@ const CELLS_X: [usize; 2] = [1, 2];
 const WARPS_Y: [usize; 6] = [4, 8, 12, 16, 24, 32];
 
 impl GpuModel<'_> {
+    /// Whether this precision's shuffle kernel at `dim_t` reads its levels' inputs in place
+    /// (`LEVELS_IN_PLACE`, the host's choice per precision; at dim_t 1 there is no level above
+    /// the first, and the kernel is the copying one).
+    fn levels_in_place(&self, dim_t: usize) -> bool {
+        crate::gpu::levels_in_place(self.dtype) && dim_t > 1
+    }
+
+    /// The shuffle kernel's fitted terms for this precision's kernel at `dim_t`.
+    fn shuffle_fit(&self, dim_t: usize) -> ShuffleFit {
+        if self.levels_in_place(dim_t) {
+            SHUFFLE_FIT_IN_PLACE
+        } else {
+            SHUFFLE_FIT
+        }
+    }
+
+    /// Cells per thread in y the search tries for the shuffle kernel at `dim_t`: up to 6 for
+    /// the in-place kernel, whose registers leave room for them.
+    fn searched_cells_y(&self, dim_t: usize) -> &'static [usize] {
+        if self.levels_in_place(dim_t) {
+            &CELLS_Y_BEYOND
+        } else {
+            &CELLS_Y
+        }
+    }
+
     fn interior(&self) -> [usize; 3] {
         self.dims.map(|n| n - 2 * self.cost.radius)
     }
@@ -329,7 +375,7 @@ impl GpuModel<'_> {
     /// the configuration leaves no valid output, would spill registers or cannot be resident.
     #[cfg(test)]
     pub(crate) fn blocked(&self, shape: BlockedShape, stream_block: usize) -> Option<Candidate> {
-        self.blocked_fitted(shape, stream_block, SHUFFLE_FIT)
+        self.blocked_fitted(shape, stream_block, self.shuffle_fit(shape.dim_t))
     }
 
     /// [`Self::blocked`] for a launch shape the user chose, which may be estimated at up to 1.75x
@@ -343,7 +389,7 @@ impl GpuModel<'_> {
         stream_block: usize,
     ) -> Option<Candidate> {
         let fp = self.footprint_within(&shape, stream_block, true)?;
-        Some(self.candidate(shape, stream_block, fp, SHUFFLE_FIT))
+        Some(self.candidate(shape, stream_block, fp, self.shuffle_fit(shape.dim_t)))
     }
 
     /// [`Self::blocked`] with the shuffle kernel's terms `fit`.
@@ -480,10 +526,10 @@ impl GpuModel<'_> {
         } else {
             dim_t * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
         };
-        let (per_value, base) = if shuffle {
-            SHUFFLE_REGISTERS
-        } else {
-            (1.35, 28.0)
+        let (per_value, base) = match (shuffle, self.levels_in_place(dim_t)) {
+            (true, true) => SHUFFLE_REGISTERS_IN_PLACE,
+            (true, false) => SHUFFLE_REGISTERS,
+            (false, _) => (1.35, 28.0),
         };
         let registers = ((words * values) as f64 * per_value + base).ceil() as usize;
         registers.div_ceil(8) * 8
@@ -637,15 +683,26 @@ impl GpuModel<'_> {
     /// Every blocked configuration the search space allows (with `dim_t` and `tile` fixed when
     /// given), best predicted first.
     pub(crate) fn search(&self, dim_t: Option<usize>, tile: Option<[usize; 2]>) -> Vec<Candidate> {
-        self.search_fitted(dim_t, tile, SHUFFLE_FIT)
+        self.search_with(dim_t, tile, &|d| self.shuffle_fit(d))
     }
 
-    /// [`Self::search`] with the shuffle kernel's terms `fit`.
+    /// [`Self::search`] with the shuffle kernel's terms `fit` at every dim_t.
+    #[cfg(test)]
     pub(crate) fn search_fitted(
         &self,
         dim_t: Option<usize>,
         tile: Option<[usize; 2]>,
         fit: ShuffleFit,
+    ) -> Vec<Candidate> {
+        self.search_with(dim_t, tile, &|_| fit)
+    }
+
+    /// [`Self::search`] with the shuffle kernel's terms `fit_at(dim_t)`.
+    fn search_with(
+        &self,
+        dim_t: Option<usize>,
+        tile: Option<[usize; 2]>,
+        fit_at: &dyn Fn(usize) -> ShuffleFit,
     ) -> Vec<Candidate> {
         let mut out = Vec::new();
         let dim_t_values = dim_ts(dim_t);
@@ -653,6 +710,7 @@ impl GpuModel<'_> {
         let tys: Vec<usize> = tile.map_or_else(|| TILE_Y.to_vec(), |t| vec![t[1]]);
         let hzs = self.stream_blocks();
         for &dim_t in &dim_t_values {
+            let fit = fit_at(dim_t);
             for &bx in &bxs {
                 for &ty in &tys {
                     for &ry in CELLS_Y.iter().filter(|&&ry| ty % ry == 0) {
@@ -671,7 +729,7 @@ impl GpuModel<'_> {
                 }
             }
             // The shuffle kernel, for stars.
-            for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y) {
+            for shape in self.shuffle_shapes(dim_t, tile, self.searched_cells_y(dim_t)) {
                 out.extend(hzs.iter().filter_map(|&hz| self.searched(shape, hz, fit)));
             }
         }
@@ -695,8 +753,8 @@ impl GpuModel<'_> {
         for &dim_t in &dim_t_values {
             for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y_BEYOND) {
                 for &hz in &hzs {
-                    let searched = shape.ry <= CELLS_Y[CELLS_Y.len() - 1]
-                        && self.searched(shape, hz, SHUFFLE_FIT).is_some();
+                    let searched = self.searched_cells_y(dim_t).contains(&shape.ry)
+                        && self.searched(shape, hz, self.shuffle_fit(dim_t)).is_some();
                     if !searched {
                         out.extend(self.blocked_forced(shape, hz));
                     }
@@ -752,7 +810,14 @@ impl GpuModel<'_> {
         if self.boxed {
             return out;
         }
-        for &rx in &CELLS_X {
+        // The in-place (`f64`) kernel with 2 cells per thread in x ran 0.80-0.85x the model on
+        // 32x16 threads (H200, `docs/results/h200/shuffle-shapes-f64.txt`); its search keeps to 1.
+        let cells_x: &[usize] = if self.levels_in_place(dim_t) {
+            &CELLS_X[..1]
+        } else {
+            &CELLS_X
+        };
+        for &rx in cells_x {
             for &by in &WARPS_Y {
                 for &ry in cells_y {
                     // Left out where they measured far below the model: 8 cells of f64 per
@@ -1181,7 +1246,8 @@ mod tests {
     /// the 80 star7 shapes timed on an H200 the RMS error of log(predicted / measured) stays
     /// below 0.11 (0.091; 0.139 before the exchange's shared-memory time showed through, which
     /// over-predicted the shapes of one cell row per thread by up to 1.5x), and the first
-    /// choice in both precisions is within 2% of the fastest shape measured there. (Before, the
+    /// `f32` choice is within 2% of the fastest shape measured there (the `f64` choice: next
+    /// test). (Before, the
     /// `f64` choice, 32x24 threads of 2x1 cells, ran 0.82x of the fastest, 32x16 of 1x3 cells
     /// skewed: 340 against 413 G updates/s.)
     #[test]
@@ -1199,18 +1265,45 @@ mod tests {
         let rms = (sum / shapes.len() as f64).sqrt();
         println!("RMS log error over {} H200 shapes: {rms:.3}", shapes.len());
         assert!(rms < 0.11, "RMS log error {rms:.3}");
-        for dtype in [DType::F32, DType::F64] {
-            let (shape, hz, got, fastest) =
-                first_choice_on(&gpu, &shapes, "star7", dtype, SHUFFLE_FIT);
-            let got = got.unwrap_or_else(|| panic!("{dtype:?}: {shape:?} hz {hz} not measured"));
-            println!(
-                "{dtype:?}: first choice {shape:?} hz {hz} measured {got:.0}, fastest {fastest:.0}"
-            );
-            assert!(
-                got >= 0.98 * fastest,
-                "{dtype:?}: {got:.0} against {fastest:.0}"
-            );
-        }
+        // The `f64` choice is checked against the shapes timed in one call (next test).
+        let dtype = DType::F32;
+        let (shape, hz, got, fastest) = first_choice_on(&gpu, &shapes, "star7", dtype, SHUFFLE_FIT);
+        let got = got.unwrap_or_else(|| panic!("{dtype:?}: {shape:?} hz {hz} not measured"));
+        println!(
+            "{dtype:?}: first choice {shape:?} hz {hz} measured {got:.0}, fastest {fastest:.0}"
+        );
+        assert!(
+            got >= 0.98 * fastest,
+            "{dtype:?}: {got:.0} against {fastest:.0}"
+        );
+    }
+
+    /// The in-place (`f64`) kernel's terms: over the 140 star7 `f64` shapes timed on an H200
+    /// (three files, each shape planned as forced so that none is refused) the RMS error of
+    /// log(predicted / measured) stays below 0.08 (0.072; 0.169 with the copying kernel's terms
+    /// and register estimate, which under-predicted 8-warp shapes by up to 0.62x), and the first
+    /// choice is the fastest of the 26 shapes timed in one call at 1000 steps (dim_t 3, 32x16
+    /// threads of 1x4 cells, skewed, 64-plane chunks: 446.4 G updates/s, against 416.5 for the
+    /// copying kernel's terms' choice, 32x16 threads of 1x3 cells in 128-plane chunks). The terms
+    /// were chosen on these shapes (`refit_in_place_terms`), so the first choice pins the fit
+    /// rather than checking it independently.
+    #[test]
+    fn the_in_place_model_fits_the_f64_shapes_measured_on_an_h200() {
+        let gpu = h200();
+        let md = model("star7", DType::F64, &gpu);
+        let shapes = h200_in_place_shapes();
+        assert_eq!(shapes.len(), 140);
+        let rms = forced_rms(&md, &shapes, SHUFFLE_FIT_IN_PLACE);
+        println!(
+            "RMS log error over {} H200 f64 shapes: {rms:.3}",
+            shapes.len()
+        );
+        assert!(rms < 0.08, "RMS log error {rms:.3}");
+        let one_call = parse_shapes(H200_F64_SHAPES);
+        let (shape, hz, got, fastest) =
+            first_choice_on(&gpu, &one_call, "star7", DType::F64, SHUFFLE_FIT_IN_PLACE);
+        let got = got.unwrap_or_else(|| panic!("{shape:?} hz {hz} not measured"));
+        assert!(got >= 0.98 * fastest, "{got:.0} against {fastest:.0}");
     }
 
     /// Shapes forced on an H200 beyond the model's choices (all compiled without spilling).
@@ -1218,11 +1311,11 @@ mod tests {
         include_str!("../../docs/results/h200/shuffle-shapes-forced.txt");
 
     /// A user's launch shape is refused by the register estimate only beyond 1.75x its block's
-    /// share: every shape forced on the H200 plans, with its registers held to the share, among
-    /// them the fastest `f64` shape measured there (dim_t 4, 32x8 threads of 1x6 cells, skewed:
-    /// 447.5 G updates/s against 428 for the model's choice), which the estimate puts at 336
-    /// registers against a share of 248 and the search leaves out. Shapes that cannot run, or
-    /// are estimated far beyond the share, are still refused.
+    /// share: every shape forced on the H200 plans, with its registers held to the share. The
+    /// fastest `f64` shape measured there in that call (dim_t 4, 32x8 threads of 1x6 cells,
+    /// skewed: 447.5 G updates/s), which the copying kernel's estimate put at 336 registers and
+    /// the search left out, is estimated at 252 by the in-place kernel's and searched (ptxas:
+    /// 240). Shapes that cannot run, or are estimated far beyond the share, are still refused.
     #[test]
     fn forced_shapes_are_not_refused_by_the_register_estimate() {
         let gpu = h200();
@@ -1238,7 +1331,7 @@ mod tests {
             assert!(l.registers <= (65536 / (32 * m.shape.by)).min(255));
             beyond += md.blocked(m.shape, m.hz).is_none() as usize;
         }
-        assert_eq!(beyond, 50, "forced shapes beyond the estimate");
+        assert_eq!(beyond, 19, "forced shapes beyond the estimate");
         let fastest = shapes
             .iter()
             .filter(|m| m.dtype == DType::F64)
@@ -1246,7 +1339,7 @@ mod tests {
             .unwrap();
         assert_eq!(fastest.shape, BlockedShape::shuffle(4, 8, 6, 1, true));
         let md = model("star7", DType::F64, &gpu);
-        assert!(md.blocked(fastest.shape, fastest.hz).is_none());
+        assert!(md.blocked(fastest.shape, fastest.hz).is_some());
         assert_eq!(
             md.blocked_forced(fastest.shape, fastest.hz)
                 .unwrap()
@@ -1260,11 +1353,11 @@ mod tests {
             .blocked_forced(BlockedShape::shuffle(8, 8, 1, 1, false), 128)
             .is_none());
         // 32x16 threads (a share of 128 registers), skewed: dim_t 6 with 1x6 cells is estimated
-        // at 464 (3.6x), dim_t 5 with 1x2 cells at 152 (1.19x; ptxas: 128, no spill).
+        // at 352 (2.75x), dim_t 5 with 1x3 cells at 168 (1.31x; ptxas: 128, no spill).
         assert!(md
             .blocked_forced(BlockedShape::shuffle(6, 16, 6, 1, true), 128)
             .is_none());
-        let within = BlockedShape::shuffle(5, 16, 2, 1, true);
+        let within = BlockedShape::shuffle(5, 16, 3, 1, true);
         assert!(md.blocked(within, 128).is_none() && md.blocked_forced(within, 128).is_some());
     }
 
@@ -1313,10 +1406,12 @@ mod tests {
             .is_empty());
     }
 
-    /// For every star (radius 1-4) in both precisions the model's first choice is a shape
-    /// measured on the H100: for star7 `f32` the fastest shape measured there, for star7 `f64`
-    /// within 4% of it and for the wider stars within 15% (of both kernels' shape files), so a plan without autotuning runs
-    /// about as fast as the measurements allow. (Before the shuffle kernel, the fastest star7
+    /// For every star (radius 1-4) the model's first `f32` choice is a shape measured on the
+    /// H100: for star7 the fastest shape measured there and for the wider stars within 15% (of
+    /// both kernels' shape files), so a plan without autotuning runs about as fast as the
+    /// measurements allow. (The H100's `f64` shapes were timed with the kernel that copies its
+    /// levels' inputs, which `f64` no longer runs; its in-place kernel is checked against the
+    /// H200's shapes above. Before the shuffle kernel, the fastest star7
     /// `f64` shape ranked 35th and the model's choice ran 0.83x of it; with the shared-memory
     /// kernel alone the wider stars got the shared-memory kernel, 0.6-0.85x of the shuffle kernel's best; with
     /// the unstaged kernel's terms the staged kernel's star7 `f32` choice, dim_t 2, ran 0.70x of
@@ -1326,12 +1421,13 @@ mod tests {
     #[test]
     fn the_models_first_star_choice_is_close_to_the_fastest_measured() {
         for (kernel, within) in [
-            ("star7", [1.0, 0.96]),
-            ("star:2", [0.85; 2]),
-            ("star:3", [0.85; 2]),
-            ("star:4", [0.85; 2]),
+            ("star7", 1.0),
+            ("star:2", 0.85),
+            ("star:3", 0.85),
+            ("star:4", 0.85),
         ] {
-            for (dtype, within) in [DType::F32, DType::F64].into_iter().zip(within) {
+            {
+                let dtype = DType::F32;
                 let (shape, hz, got, fastest) = first_choice(kernel, dtype, SHUFFLE_FIT);
                 let got = got.unwrap_or_else(|| {
                     panic!(
@@ -1465,9 +1561,9 @@ mod tests {
     }
 
     /// The shuffle kernel's register estimate against ptxas's counts for sm_90 (the `nvcc`
-    /// harness and the library's NVRTC builds, `bench --json` `registers`): within 20% of the
-    /// kernel that copies each level's input (`f32`) for every shape below its block's register
-    /// share; for the `f64` kernel, whose levels read in place, an upper bound within 45%.
+    /// harness and the library's NVRTC builds, `bench --json` `registers`): within 20% for
+    /// every shape below its block's register share, with the terms of the kernel that copies
+    /// each level's input (`f32`) and of the one whose levels read in place (`f64`).
     #[test]
     fn the_shuffle_register_estimate_matches_ptxas() {
         let gpu = h100();
@@ -1491,13 +1587,8 @@ mod tests {
             let c = model(kernel, dtype, &gpu).blocked(s, 256).unwrap();
             let estimated = c.gpu.unwrap().registers as f64;
             let ratio = estimated / ptxas;
-            let close = if dtype == DType::F64 {
-                (1.0..1.45).contains(&ratio)
-            } else {
-                (ratio - 1.0).abs() < 0.2
-            };
             assert!(
-                close,
+                (ratio - 1.0).abs() < 0.2,
                 "{kernel} {dtype:?} {s:?}: {estimated} estimated, {ptxas} allocated"
             );
         }
@@ -1560,31 +1651,24 @@ mod tests {
         println!("best summed RMS {best:.3}");
         // Among the fits within 0.06 of the best: first those whose first choices meet the
         // bounds the tests pin (star7 `f32`: the fastest measured shape on the H100 and within 2%
-        // on the H200; `f64` within 4% and 2%; the wider stars within 15%), then the one whose
-        // first choices come closest to the fastest measured shapes (the worst ratio).
+        // on the H200; the wider stars within 15%), then the one whose first choices come
+        // closest to the fastest measured shapes (the worst ratio). The `f64` plans take the
+        // in-place kernel's terms (`refit_in_place_terms`); these shapes' `f64` rows still
+        // weigh in the RMS, as the terms were fitted with them.
         let h200_shapes = &cards[1].1;
         let first_choices = |fit: ShuffleFit| {
             let (mut worst, mut within) = (f64::MAX, true);
             for kernel in ["star7", "star:2", "star:3", "star:4"] {
-                for dtype in [DType::F32, DType::F64] {
-                    let (_, _, got, fastest) = first_choice(kernel, dtype, fit);
-                    let ratio = got.unwrap_or(0.0) / fastest;
-                    worst = worst.min(ratio);
-                    let bound = match (kernel, dtype) {
-                        ("star7", DType::F32) => 1.0,
-                        ("star7", _) => 0.96,
-                        _ => 0.85,
-                    };
-                    within &= ratio >= bound;
-                }
-            }
-            for dtype in [DType::F32, DType::F64] {
-                let (_, _, got, fastest) =
-                    first_choice_on(&h200(), h200_shapes, "star7", dtype, fit);
+                let (_, _, got, fastest) = first_choice(kernel, DType::F32, fit);
                 let ratio = got.unwrap_or(0.0) / fastest;
                 worst = worst.min(ratio);
-                within &= ratio >= 0.98;
+                within &= ratio >= if kernel == "star7" { 1.0 } else { 0.85 };
             }
+            let (_, _, got, fastest) =
+                first_choice_on(&h200(), h200_shapes, "star7", DType::F32, fit);
+            let ratio = got.unwrap_or(0.0) / fastest;
+            worst = worst.min(ratio);
+            within &= ratio >= 0.98;
             (within, worst)
         };
         let mut ranked: Vec<((bool, f64), f64, ShuffleFit)> = fits
@@ -1599,6 +1683,95 @@ mod tests {
         });
         for ((within, worst), rms, fit) in ranked.iter().take(5) {
             println!("within the pinned bounds: {within}; first choices within {worst:.3} of the fastest, summed RMS {rms:.3}: {fit:?}");
+        }
+    }
+
+    /// Star7 `f64` shapes of the in-place kernel timed in one H200 call at 1000 steps.
+    const H200_F64_SHAPES: &str = include_str!("../../docs/results/h200/shuffle-shapes-f64.txt");
+
+    /// Every star7 `f64` shape timed on the H200 (three files), all of the in-place kernel.
+    fn h200_in_place_shapes() -> Vec<Measured> {
+        parse_shapes(H200_F64_SHAPES)
+            .into_iter()
+            .chain(parse_shapes(H200_SHUFFLE_SHAPES))
+            .chain(parse_shapes(H200_FORCED_SHAPES))
+            .filter(|m| m.dtype == DType::F64)
+            .collect()
+    }
+
+    /// RMS of log(predicted / measured) under `fit` over `shapes`, each planned as a user's
+    /// forced shape (so that none is refused for its registers).
+    fn forced_rms(md: &GpuModel<'_>, shapes: &[Measured], fit: ShuffleFit) -> f64 {
+        let mut sum = 0.0;
+        for m in shapes {
+            let fp = md.footprint_within(&m.shape, m.hz, true).unwrap();
+            let c = md.candidate(m.shape, m.hz, fp, fit);
+            sum += (c.predicted_mups / m.mups).ln().powi(2);
+        }
+        (sum / shapes.len() as f64).sqrt()
+    }
+
+    /// Grid search of the in-place kernel's terms over the star7 `f64` shapes timed on the H200,
+    /// run by hand: `cargo test --release --lib refit_in_place -- --ignored --nocapture`. Among
+    /// the fits within 0.02 of the lowest RMS error of the log, the one whose first choice ran
+    /// fastest (unmeasured first choices count as 0), then the one of lowest error.
+    #[test]
+    #[ignore]
+    fn refit_in_place_terms() {
+        let gpu = h200();
+        let md = model("star7", DType::F64, &gpu);
+        let shapes = h200_in_place_shapes();
+        println!(
+            "{} shapes; the planner's terms: RMS {:.3}",
+            shapes.len(),
+            forced_rms(&md, &shapes, SHUFFLE_FIT_IN_PLACE)
+        );
+        let mut fits = Vec::new();
+        for warp_cpi in [1.0, 1.5, 2.0, 2.5, 3.0, 3.5] {
+            for chain_overlap in [1.5, 2.0, 4.0, f64::INFINITY] {
+                for plane_instructions in [16.0, 20.0, 24.0, 28.0, 32.0, 36.0, 40.0] {
+                    for (plane_latency, barrier_latency) in [0.0, 200.0, 500.0]
+                        .into_iter()
+                        .flat_map(|p| [0.0, 100.0, 200.0].map(|b| (p, b)))
+                    {
+                        for overlap in [1.25, 1.5, 2.0] {
+                            for (shared_weight, shared_overlap) in [0.5, 1.0, 1.5]
+                                .into_iter()
+                                .flat_map(|w| [4.0, 8.0].map(|k| (w, k)))
+                            {
+                                let fit = ShuffleFit {
+                                    overhead: 0.0,
+                                    plane_instructions,
+                                    plane_latency,
+                                    barrier_latency,
+                                    overlap,
+                                    warp_cpi,
+                                    chain_overlap,
+                                    shared_weight,
+                                    shared_overlap,
+                                };
+                                fits.push((forced_rms(&md, &shapes, fit), fit));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let best = fits.iter().map(|f| f.0).fold(f64::MAX, f64::min);
+        println!("best RMS {best:.3}");
+        let one_call = parse_shapes(H200_F64_SHAPES);
+        let mut ranked: Vec<(f64, f64, ShuffleFit)> = fits
+            .into_iter()
+            .filter(|f| f.0 <= best + 0.02)
+            .map(|(rms, fit)| {
+                let (_, _, got, fastest) =
+                    first_choice_on(&gpu, &one_call, "star7", DType::F64, fit);
+                (got.unwrap_or(0.0) / fastest, rms, fit)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)));
+        for (ratio, rms, fit) in ranked.iter().take(8) {
+            println!("first choice {ratio:.3} of the fastest, RMS {rms:.3}: {fit:?}");
         }
     }
 }

@@ -1266,15 +1266,24 @@ mod tests {
         println!("RMS log error over {} H200 shapes: {rms:.3}", shapes.len());
         assert!(rms < 0.11, "RMS log error {rms:.3}");
         // The `f64` choice is checked against the shapes timed in one call (next test).
-        let dtype = DType::F32;
-        let (shape, hz, got, fastest) = first_choice_on(&gpu, &shapes, "star7", dtype, SHUFFLE_FIT);
-        let got = got.unwrap_or_else(|| panic!("{dtype:?}: {shape:?} hz {hz} not measured"));
-        println!(
-            "{dtype:?}: first choice {shape:?} hz {hz} measured {got:.0}, fastest {fastest:.0}"
-        );
+        let choice = first_choice_on(&gpu, &shapes, "star7", DType::F32, SHUFFLE_FIT);
+        assert_first_choice_within("star7 f32", choice, 0.98);
+    }
+
+    /// Asserts that a first choice (shape, stream block, measured rate, fastest measured) was
+    /// measured and ran at least `within` times the fastest.
+    fn assert_first_choice_within(
+        what: &str,
+        (shape, hz, got, fastest): (BlockedShape, usize, Option<f64>, f64),
+        within: f64,
+    ) {
+        let got = got.unwrap_or_else(|| {
+            panic!("{what}: the first choice {shape:?} hz {hz} was not measured")
+        });
+        println!("{what}: first choice {shape:?} hz {hz} measured {got:.0}, fastest {fastest:.0}");
         assert!(
-            got >= 0.98 * fastest,
-            "{dtype:?}: {got:.0} against {fastest:.0}"
+            got >= within * fastest,
+            "{what}: {got:.0} against {fastest:.0}"
         );
     }
 
@@ -1300,10 +1309,8 @@ mod tests {
         );
         assert!(rms < 0.08, "RMS log error {rms:.3}");
         let one_call = parse_shapes(H200_F64_SHAPES);
-        let (shape, hz, got, fastest) =
-            first_choice_on(&gpu, &one_call, "star7", DType::F64, SHUFFLE_FIT_IN_PLACE);
-        let got = got.unwrap_or_else(|| panic!("{shape:?} hz {hz} not measured"));
-        assert!(got >= 0.98 * fastest, "{got:.0} against {fastest:.0}");
+        let choice = first_choice_on(&gpu, &one_call, "star7", DType::F64, SHUFFLE_FIT_IN_PLACE);
+        assert_first_choice_within("star7 f64", choice, 0.98);
     }
 
     /// Shapes forced on an H200 beyond the model's choices (all compiled without spilling).
@@ -1426,22 +1433,8 @@ mod tests {
             ("star:3", 0.85),
             ("star:4", 0.85),
         ] {
-            {
-                let dtype = DType::F32;
-                let (shape, hz, got, fastest) = first_choice(kernel, dtype, SHUFFLE_FIT);
-                let got = got.unwrap_or_else(|| {
-                    panic!(
-                        "{kernel} {dtype:?}: the first choice {shape:?} hz {hz} was not measured"
-                    )
-                });
-                println!(
-                    "{kernel} {dtype:?}: first choice {shape:?} hz {hz} measured {got:.0}, fastest {fastest:.0}"
-                );
-                assert!(
-                    got >= within * fastest,
-                    "{kernel} {dtype:?}: {got:.0} against {fastest:.0}"
-                );
-            }
+            let choice = first_choice(kernel, DType::F32, SHUFFLE_FIT);
+            assert_first_choice_within(&format!("{kernel} f32"), choice, within);
         }
     }
 

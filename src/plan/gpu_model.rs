@@ -200,11 +200,12 @@ const SHUFFLE_REGISTERS: (f64, f64) = (1.37, 19.0);
 /// The in-place shuffle kernel's registers per thread (the `f64` kernel at dim_t 2 and more):
 /// per 32-bit value, as [`SHUFFLE_REGISTERS`] counts them, and a base. A least-squares fit to
 /// the 36 counts of ptxas for sm_90 below their block's share in
-/// `docs/results/h200/shuffle-shapes-forced.txt` gives 1.02 per value (0.54 for the skewed
-/// schedule's) and 33; rounded down to 1.0 and 24 the shapes ptxas compiled to 124-130
-/// registers, the most 256 threads may take for two blocks per SM, are estimated at 128 or
-/// less, and the skewed shapes that spilled at their share (32x12 threads of 2x3 cells, dim_t
-/// 3: 56 bytes; of 1x5 cells, dim_t 4: 16 bytes) beyond the search's eighth of headroom.
+/// `docs/results/h200/shuffle-shapes-forced.txt` gives 1.02 per value (0.54 for those the
+/// skewed schedule adds) and 33. With 1.0 for every value and 24, the unskewed shapes ptxas
+/// compiled to 124-128 registers, the most 256 threads may take for two blocks per SM, are
+/// estimated at 128 or less, and the skewed shapes that spilled at their share (32x12 threads
+/// of 2x3 cells, dim_t 3: 56 bytes; of 1x5 cells, dim_t 4: 16 bytes) lie beyond the search's
+/// eighth of headroom.
 const SHUFFLE_REGISTERS_IN_PLACE: (f64, f64) = (1.0, 24.0);
 /// How far above the block's register share a user's launch shape may be estimated. Of 1,128
 /// star7 shapes compiled by ptxas for sm_90 (both precisions, dim_t 1-6), those estimated at

@@ -217,33 +217,47 @@ const FORCED_REGISTER_HEADROOM: f64 = 0.75;
 const SHUFFLE_REGISTER_CEILING: usize = 232;
 /// Cells per thread in x the search tries for the shuffle kernel.
 const CELLS_X: [usize; 2] = [1, 2];
+
+/// What the model takes of one variant of the shuffle kernel: its timing terms, its register
+/// terms (per 32-bit value, base) and the cells per thread in x and y its search tries.
+struct ShuffleKernel {
+    fit: ShuffleFit,
+    registers: (f64, f64),
+    cells_x: &'static [usize],
+    cells_y: &'static [usize],
+}
+
+/// The kernel that copies each level's input plane into registers of its own (`f32`, and `f64`
+/// at dim_t 1).
+const COPYING_KERNEL: ShuffleKernel = ShuffleKernel {
+    fit: SHUFFLE_FIT,
+    registers: SHUFFLE_REGISTERS,
+    cells_x: &CELLS_X,
+    cells_y: &CELLS_Y,
+};
+
+/// The kernel whose levels read their inputs in place (`f64` past dim_t 1). Its registers leave
+/// room for up to 6 cells per thread in y; in x it keeps to 1, as 2 ran 0.80-0.85x the model on
+/// 32x16 threads (H200, `docs/results/h200/shuffle-shapes-f64.txt`).
+const IN_PLACE_KERNEL: ShuffleKernel = ShuffleKernel {
+    fit: SHUFFLE_FIT_IN_PLACE,
+    registers: SHUFFLE_REGISTERS_IN_PLACE,
+    cells_x: &[1],
+    cells_y: &CELLS_Y_BEYOND,
+};
 /// Warps per block the search tries for the shuffle kernel.
 const WARPS_Y: [usize; 6] = [4, 8, 12, 16, 24, 32];
 
 impl GpuModel<'_> {
-    /// Whether this precision's shuffle kernel at `dim_t` reads its levels' inputs in place
-    /// (`LEVELS_IN_PLACE`, the host's choice per precision; at dim_t 1 there is no level above
-    /// the first, and the kernel is the copying one).
-    fn levels_in_place(&self, dim_t: usize) -> bool {
-        crate::gpu::levels_in_place(self.dtype) && dim_t > 1
-    }
-
-    /// The shuffle kernel's fitted terms for this precision's kernel at `dim_t`.
-    fn shuffle_fit(&self, dim_t: usize) -> ShuffleFit {
-        if self.levels_in_place(dim_t) {
-            SHUFFLE_FIT_IN_PLACE
+    /// The variant of the shuffle kernel this precision runs at `dim_t`: the one whose levels
+    /// read their inputs in place where the host compiles it so (`LEVELS_IN_PLACE`, per
+    /// precision), past dim_t 1 (at dim_t 1 there is no level above the first, and the kernel
+    /// is the copying one).
+    fn shuffle_kernel(&self, dim_t: usize) -> &'static ShuffleKernel {
+        if crate::gpu::levels_in_place(self.dtype) && dim_t > 1 {
+            &IN_PLACE_KERNEL
         } else {
-            SHUFFLE_FIT
-        }
-    }
-
-    /// Cells per thread in y the search tries for the shuffle kernel at `dim_t`: up to 6 for
-    /// the in-place kernel, whose registers leave room for them.
-    fn searched_cells_y(&self, dim_t: usize) -> &'static [usize] {
-        if self.levels_in_place(dim_t) {
-            &CELLS_Y_BEYOND
-        } else {
-            &CELLS_Y
+            &COPYING_KERNEL
         }
     }
 
@@ -376,7 +390,7 @@ impl GpuModel<'_> {
     /// the configuration leaves no valid output, would spill registers or cannot be resident.
     #[cfg(test)]
     pub(crate) fn blocked(&self, shape: BlockedShape, stream_block: usize) -> Option<Candidate> {
-        self.blocked_fitted(shape, stream_block, self.shuffle_fit(shape.dim_t))
+        self.blocked_fitted(shape, stream_block, self.shuffle_kernel(shape.dim_t).fit)
     }
 
     /// [`Self::blocked`] for a launch shape the user chose, which may be estimated at up to 1.75x
@@ -390,7 +404,12 @@ impl GpuModel<'_> {
         stream_block: usize,
     ) -> Option<Candidate> {
         let fp = self.footprint_within(&shape, stream_block, true)?;
-        Some(self.candidate(shape, stream_block, fp, self.shuffle_fit(shape.dim_t)))
+        Some(self.candidate(
+            shape,
+            stream_block,
+            fp,
+            self.shuffle_kernel(shape.dim_t).fit,
+        ))
     }
 
     /// [`Self::blocked`] with the shuffle kernel's terms `fit`.
@@ -527,10 +546,10 @@ impl GpuModel<'_> {
         } else {
             dim_t * w * shape.ry + 3 * shape.ry + if self.boxed { w } else { 0 }
         };
-        let (per_value, base) = match (shuffle, self.levels_in_place(dim_t)) {
-            (true, true) => SHUFFLE_REGISTERS_IN_PLACE,
-            (true, false) => SHUFFLE_REGISTERS,
-            (false, _) => (1.35, 28.0),
+        let (per_value, base) = if shuffle {
+            self.shuffle_kernel(dim_t).registers
+        } else {
+            (1.35, 28.0)
         };
         let registers = ((words * values) as f64 * per_value + base).ceil() as usize;
         registers.div_ceil(8) * 8
@@ -684,7 +703,7 @@ impl GpuModel<'_> {
     /// Every blocked configuration the search space allows (with `dim_t` and `tile` fixed when
     /// given), best predicted first.
     pub(crate) fn search(&self, dim_t: Option<usize>, tile: Option<[usize; 2]>) -> Vec<Candidate> {
-        self.search_with(dim_t, tile, &|d| self.shuffle_fit(d))
+        self.search_with(dim_t, tile, &|d| self.shuffle_kernel(d).fit)
     }
 
     /// [`Self::search`] with the shuffle kernel's terms `fit` at every dim_t.
@@ -730,7 +749,7 @@ impl GpuModel<'_> {
                 }
             }
             // The shuffle kernel, for stars.
-            for shape in self.shuffle_shapes(dim_t, tile, self.searched_cells_y(dim_t)) {
+            for shape in self.shuffle_shapes(dim_t, tile, self.shuffle_kernel(dim_t).cells_y) {
                 out.extend(hzs.iter().filter_map(|&hz| self.searched(shape, hz, fit)));
             }
         }
@@ -754,8 +773,9 @@ impl GpuModel<'_> {
         for &dim_t in &dim_t_values {
             for shape in self.shuffle_shapes(dim_t, tile, &CELLS_Y_BEYOND) {
                 for &hz in &hzs {
-                    let searched = self.searched_cells_y(dim_t).contains(&shape.ry)
-                        && self.searched(shape, hz, self.shuffle_fit(dim_t)).is_some();
+                    let kernel = self.shuffle_kernel(dim_t);
+                    let searched = kernel.cells_y.contains(&shape.ry)
+                        && self.searched(shape, hz, kernel.fit).is_some();
                     if !searched {
                         out.extend(self.blocked_forced(shape, hz));
                     }
@@ -811,14 +831,7 @@ impl GpuModel<'_> {
         if self.boxed {
             return out;
         }
-        // The in-place (`f64`) kernel with 2 cells per thread in x ran 0.80-0.85x the model on
-        // 32x16 threads (H200, `docs/results/h200/shuffle-shapes-f64.txt`); its search keeps to 1.
-        let cells_x: &[usize] = if self.levels_in_place(dim_t) {
-            &CELLS_X[..1]
-        } else {
-            &CELLS_X
-        };
-        for &rx in cells_x {
+        for &rx in self.shuffle_kernel(dim_t).cells_x {
             for &by in &WARPS_Y {
                 for &ry in cells_y {
                     // Left out where they measured far below the model: 8 cells of f64 per

@@ -1135,34 +1135,64 @@ mod tests {
         (sum / n.max(1) as f64).sqrt()
     }
 
+    /// The values a grid search tries for each of the shuffle kernel's terms (`overhead` stays 0).
+    struct FitAxes<'a> {
+        plane_latency: &'a [f64],
+        barrier_latency: &'a [f64],
+        chain_overlap: &'a [f64],
+        plane_instructions: &'a [f64],
+        warp_cpi: &'a [f64],
+        overlap: &'a [f64],
+        shared_weight: &'a [f64],
+        shared_overlap: &'a [f64],
+    }
+
+    /// Every combination of `axes`, the first axis outermost.
+    fn fit_grid(axes: &FitAxes<'_>) -> Vec<ShuffleFit> {
+        let mut fits = vec![ShuffleFit {
+            overhead: 0.0,
+            ..SHUFFLE_FIT
+        }];
+        let mut expand = |values: &[f64], set: fn(&mut ShuffleFit, f64)| {
+            fits = fits
+                .iter()
+                .flat_map(|f| {
+                    values.iter().map(move |&v| {
+                        let mut f = *f;
+                        set(&mut f, v);
+                        f
+                    })
+                })
+                .collect();
+        };
+        expand(axes.plane_latency, |f, v| f.plane_latency = v);
+        expand(axes.barrier_latency, |f, v| f.barrier_latency = v);
+        expand(axes.chain_overlap, |f, v| f.chain_overlap = v);
+        expand(axes.plane_instructions, |f, v| f.plane_instructions = v);
+        expand(axes.warp_cpi, |f, v| f.warp_cpi = v);
+        expand(axes.overlap, |f, v| f.overlap = v);
+        expand(axes.shared_weight, |f, v| f.shared_weight = v);
+        expand(axes.shared_overlap, |f, v| f.shared_overlap = v);
+        fits
+    }
+
     /// The shuffle terms of lowest RMS error over `shapes`, by a grid search around
     /// [`SHUFFLE_FIT`] (a coarser grid than `refit_shuffle_terms`, 720 fits).
     fn fit_shuffle(shapes: &[(GpuModel<'_>, &Measured)]) -> (f64, ShuffleFit) {
         let mut best = (f64::MAX, SHUFFLE_FIT);
-        for plane_latency in [0.0, 200.0] {
-            for barrier_latency in [0.0, 100.0] {
-                for chain_overlap in [2.0, 4.0, f64::INFINITY] {
-                    for plane_instructions in [16.0, 20.0, 24.0, 28.0, 32.0] {
-                        for warp_cpi in [2.0, 2.5, 3.0, 3.5] {
-                            for overlap in [1.25, 1.5, 2.0] {
-                                let fit = ShuffleFit {
-                                    overhead: 0.0,
-                                    plane_instructions,
-                                    plane_latency,
-                                    barrier_latency,
-                                    overlap,
-                                    warp_cpi,
-                                    chain_overlap,
-                                    ..SHUFFLE_FIT
-                                };
-                                let rms = shuffle_rms(shapes, fit);
-                                if rms < best.0 {
-                                    best = (rms, fit);
-                                }
-                            }
-                        }
-                    }
-                }
+        for fit in fit_grid(&FitAxes {
+            plane_latency: &[0.0, 200.0],
+            barrier_latency: &[0.0, 100.0],
+            chain_overlap: &[2.0, 4.0, f64::INFINITY],
+            plane_instructions: &[16.0, 20.0, 24.0, 28.0, 32.0],
+            warp_cpi: &[2.0, 2.5, 3.0, 3.5],
+            overlap: &[1.25, 1.5, 2.0],
+            shared_weight: &[SHUFFLE_FIT.shared_weight],
+            shared_overlap: &[SHUFFLE_FIT.shared_overlap],
+        }) {
+            let rms = shuffle_rms(shapes, fit);
+            if rms < best.0 {
+                best = (rms, fit);
             }
         }
         best
@@ -1736,37 +1766,19 @@ mod tests {
             shapes.len(),
             forced_rms(&md, &shapes, SHUFFLE_FIT_IN_PLACE)
         );
-        let mut fits = Vec::new();
-        for warp_cpi in [1.0, 1.5, 2.0, 2.5, 3.0, 3.5] {
-            for chain_overlap in [1.5, 2.0, 4.0, f64::INFINITY] {
-                for plane_instructions in [16.0, 20.0, 24.0, 28.0, 32.0, 36.0, 40.0] {
-                    for (plane_latency, barrier_latency) in [0.0, 200.0, 500.0]
-                        .into_iter()
-                        .flat_map(|p| [0.0, 100.0, 200.0].map(|b| (p, b)))
-                    {
-                        for overlap in [1.25, 1.5, 2.0] {
-                            for (shared_weight, shared_overlap) in [0.5, 1.0, 1.5]
-                                .into_iter()
-                                .flat_map(|w| [4.0, 8.0].map(|k| (w, k)))
-                            {
-                                let fit = ShuffleFit {
-                                    overhead: 0.0,
-                                    plane_instructions,
-                                    plane_latency,
-                                    barrier_latency,
-                                    overlap,
-                                    warp_cpi,
-                                    chain_overlap,
-                                    shared_weight,
-                                    shared_overlap,
-                                };
-                                fits.push((forced_rms(&md, &shapes, fit), fit));
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let fits: Vec<(f64, ShuffleFit)> = fit_grid(&FitAxes {
+            plane_latency: &[0.0, 200.0, 500.0],
+            barrier_latency: &[0.0, 100.0, 200.0],
+            chain_overlap: &[1.5, 2.0, 4.0, f64::INFINITY],
+            plane_instructions: &[16.0, 20.0, 24.0, 28.0, 32.0, 36.0, 40.0],
+            warp_cpi: &[1.0, 1.5, 2.0, 2.5, 3.0, 3.5],
+            overlap: &[1.25, 1.5, 2.0],
+            shared_weight: &[0.5, 1.0, 1.5],
+            shared_overlap: &[4.0, 8.0],
+        })
+        .into_iter()
+        .map(|fit| (forced_rms(&md, &shapes, fit), fit))
+        .collect();
         let best = fits.iter().map(|f| f.0).fold(f64::MAX, f64::min);
         println!("best RMS {best:.3}");
         let one_call = parse_shapes(H200_F64_SHAPES);

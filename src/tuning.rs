@@ -90,6 +90,8 @@ pub struct GpuTuning {
     pub lbm_aa_min_blocks: Option<usize>,
     /// Input planes the one-step wave kernels stage in shared memory (at least 2).
     pub wave_stages: Option<usize>,
+    /// Planes the one-step wave kernels compute per barrier (1 or 2).
+    pub wave_sync: Option<usize>,
 }
 
 /// One knob: its key (`--tune KEY=VALUE`), its environment variable, what it does, and how a
@@ -170,6 +172,8 @@ knobs! {
         |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
     "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (>= 2)",
         |t, v| t.gpu.wave_stages = Some(count(v)?.max(2));
+    "gpu_wave_sync", "STENCIL35D_GPU_WAVE_SYNC", "planes the one-step wave kernels compute per barrier (1 or 2)",
+        |t, v| t.gpu.wave_sync = Some(count(v)?.clamp(1, 2));
 }
 
 fn positive(v: &str) -> std::result::Result<f64, String> {

@@ -381,9 +381,11 @@ fn the_naive_wave_kernel_matches_the_reference() {
 #[test]
 fn the_blocked_wave_kernel_matches_the_reference_at_every_dim_t() {
     // Tiles with a few output columns each, so that the grid has edge, layer and inner tiles;
-    // z chunks that cut the axis unevenly.
+    // z chunks that cut the axis unevenly. One cell per thread at dim_t 1 takes two planes per
+    // barrier (`WaveShape::sync_planes`), so odd chunks end with a single plane.
     for (order, dim_t, bx, ry, hz) in [
         (2, 1, 8, 3, 5),
+        (6, 1, 8, 1, 5),
         (4, 2, 16, 5, 7),
         (8, 1, 12, 4, 9),
         (8, 2, 16, 8, 6),
@@ -510,8 +512,8 @@ fn the_one_step_wave_kernel_splits_inner_and_layer_tiles() {
     // The thinnest layers on a grid large enough that whole tiles lie inside the inner box, with
     // the source and a receiver among them: the inner kernel computes those tiles' planes of the
     // inner box and the layers' kernel every other cell (an inner tile's plane that neither
-    // writes stays NaN and fails the comparison). One and two cells per thread, whole and split
-    // passes, both precisions.
+    // writes stays NaN and fails the comparison). One cell per thread (two planes per barrier)
+    // and two rows of two, whole and split passes, both precisions.
     for (order, rx) in [(8, 2), (6, 1), (4, 2)] {
         let k = WaveKernel::new(10.0, 1e-3, 2500.0)
             .with_order(order)
@@ -520,7 +522,7 @@ fn the_one_step_wave_kernel_splits_inner_and_layer_tiles() {
             dim_t: 1,
             bx: 8 / rx,
             by: 2,
-            ry: 2,
+            ry: rx,
             rx,
             hz: 5,
         };

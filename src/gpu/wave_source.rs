@@ -42,14 +42,38 @@ impl WaveShape {
         (tx > halo && ty > halo).then(|| [tx - halo, ty - halo])
     }
 
+    /// Planes the one-step loop computes per barrier (`WAVE_SYNC` in wave.cu):
+    /// `STENCIL35D_GPU_WAVE_SYNC` when set (1 or 2), else 2 where a thread computes one cell
+    /// of a plane and 1 where it computes more. Halving the barriers pays where a thread's work
+    /// between two is one cell: on the H200 (order 6 `f32`, 32×16 threads of one cell, 200
+    /// steps) 2 planes ran 132.4 G points/s against 124.7 at 1000³ and 124.4 against 117.5 at
+    /// 512³; with four cells per thread (order 8, 32×8 threads of 2 rows of 2 cells) they ran
+    /// 156.1 against 160.9 and 141.3 against 145.1, and with two (32×16 of 1 row of 2) 142.0
+    /// against 156.3.
+    pub(crate) fn sync_planes(&self) -> usize {
+        match Tuning::current().gpu.wave_sync {
+            Some(n) => n.clamp(1, 2),
+            None if self.ry * self.rx == 1 => 2,
+            None => 1,
+        }
+    }
+
+    /// Input planes the one-step loop holds in shared memory, copied `stages() −
+    /// sync_planes()` planes ahead: `STENCIL35D_GPU_WAVE_STAGES` when set (for tuning
+    /// experiments), else 3; at least twice [`WaveShape::sync_planes`].
+    pub(crate) fn stages(&self) -> usize {
+        let stages = Tuning::current().gpu.wave_stages.unwrap_or(3);
+        stages.max(2 * self.sync_planes())
+    }
+
     /// Dynamic shared memory: two buffers of one plane per level, each the tile with an
-    /// `r`-wide rim; at `dim_t` 1 a ring of [`stages`] such planes and as many slots of four
-    /// tiles (the staged loads of a plane, `stage_plane` in wave.cu).
+    /// `r`-wide rim; at `dim_t` 1 a ring of [`WaveShape::stages`] such planes and as many
+    /// slots of four tiles (the staged loads of a plane, `stage_plane` in wave.cu).
     pub(crate) fn shared_bytes(&self, r: usize, dtype: DType) -> usize {
         let (tx, ty) = (self.bx * self.rx, self.by * self.ry);
         let plane = (tx + 2 * r) * (ty + 2 * r);
         let elements = match self.dim_t {
-            1 => stages() * (plane + STAGED_ARRAYS * tx * ty),
+            1 => self.stages() * (plane + STAGED_ARRAYS * tx * ty),
             d => 2 * d * plane,
         };
         elements * dtype.size()
@@ -96,12 +120,6 @@ fn axis_weights<T: Real>(weights: &[f64], h: f64) -> String {
 /// Arrays the one-step kernels stage per plane: `u` ahead, `u⁻`, `(v·dt)²`, `φ`.
 const STAGED_ARRAYS: usize = 4;
 
-/// Input planes the one-step kernels hold in shared memory, copied `stages() - 1` planes ahead:
-/// `STENCIL35D_GPU_WAVE_STAGES` when set (for tuning experiments; at least 2), else 3.
-pub(crate) fn stages() -> usize {
-    Tuning::current().gpu.wave_stages.unwrap_or(3).max(2)
-}
-
 /// The source for `kernel` in `T`: `wave_naive` always, `wave_blocked` with `shape` for a grid
 /// of `elements` elements (its padded storage).
 pub(crate) fn wave_source<T: Real>(
@@ -127,11 +145,13 @@ pub(crate) fn wave_source<T: Real>(
     if let Some(s) = shape {
         let index = index_type(elements);
         text += &format!(
-            "#define BT {}\n#define RY {}\n#define RX {}\n#define IDX {index}\n#define WAVE_STAGES {}\n",
+            "#define BT {}\n#define RY {}\n#define RX {}\n#define IDX {index}\n#define WAVE_STAGES {}\n\
+             #define WAVE_SYNC {}\n",
             s.dim_t,
             s.ry,
             s.rx,
-            stages()
+            s.stages(),
+            s.sync_planes()
         );
     }
     text + PASSES_CUH + WAVE_CU
@@ -147,7 +167,8 @@ mod tests {
     /// Every wave kernel variant compiles with NVRTC when NVRTC is installed, even without a
     /// GPU (PTX for sm_90; the host emulator compiles the same source as C++, which accepts
     /// constructs NVRTC refuses): every order, f32 and f64, one and several steps per pass,
-    /// one and two cells per thread, 32- and 64-bit offsets, unequal spacings.
+    /// one, two and four cells per thread (one plane or two per barrier), 32- and 64-bit
+    /// offsets, unequal spacings.
     #[test]
     fn nvrtc_compiles_every_wave_variant() {
         if !nvrtc_present() {
@@ -157,24 +178,26 @@ mod tests {
             let r = order / 2;
             let mut k = WaveKernel::new(10.0, 1e-3, 2500.0).with_order(order);
             k.spacing = [10.0, 12.5, 8.0];
-            for (dim_t, rx, elements) in [
-                (1, 1, 1 << 20),
-                (1, 2, WIDE_INDEX),
-                (2, 1, 1 << 20),
-                (3, 1, WIDE_INDEX),
+            for (dim_t, ry, rx, elements) in [
+                (1, 1, 1, 1 << 20),
+                (1, 2, 1, 1 << 20),
+                (1, 2, 2, WIDE_INDEX),
+                (2, 2, 1, 1 << 20),
+                (3, 2, 1, WIDE_INDEX),
             ] {
                 let shape = WaveShape {
                     dim_t,
                     bx: 32,
                     by: 8,
-                    ry: 2,
+                    ry,
                     rx,
                     hz: 64,
                 };
                 if shape.refusal(r).is_some() {
                     continue;
                 }
-                let what = format!("order {order} dim_t {dim_t} rx {rx} elements {elements}");
+                let what =
+                    format!("order {order} dim_t {dim_t} {ry}x{rx} cells elements {elements}");
                 let (f32_ptx, seconds) =
                     ptx_for_sm90(wave_source::<f32>(&k, Some(shape), elements), &what);
                 let (f64_ptx, _) =

@@ -378,7 +378,15 @@ __device__ __forceinline__ void st_group_where(REAL* p, const Group& a, const bo
 #ifndef WAVE_STAGES
 #define WAVE_STAGES 3
 #endif
-static_assert(WAVE_STAGES >= 2, "the one-step loop copies at least one plane ahead");
+// Planes the one-step loop computes per barrier (1 or 2): with 2, the centres of two planes
+// are exchanged at once, halving the barriers, and the ring stages two planes per iteration.
+#ifndef WAVE_SYNC
+#define WAVE_SYNC 1
+#endif
+static_assert(WAVE_SYNC == 1 || WAVE_SYNC == 2, "the one-step loop computes 1 or 2 planes per barrier");
+static_assert(WAVE_STAGES >= 2 * WAVE_SYNC, "the one-step loop copies an iteration's planes ahead");
+// A slot index below 2 * WAVE_STAGES taken into the ring.
+__device__ __forceinline__ int wrap_slot(int k) { return k >= WAVE_STAGES ? k - WAVE_STAGES : k; }
 #define TILE_ELEMS (TW * TY)
 enum Staged { U_AHEAD, PREV, COEF, PHI, STAGED_ARRAYS };
 #define SLOT_ELEMS (STAGED_ARRAYS * TILE_ELEMS)
@@ -513,80 +521,110 @@ __device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int 
         gy[c] = y < ny ? __ldg(d.gy + y) : REAL(0);
     }
     const IDX pl = (IDX)plane;
-    Group q[RY][W]; // the cells' u at planes zk - R .. zk + R
+    // The cells' u along the column: at the top of an iteration at plane zk, q[c][0 .. W - 2]
+    // hold planes zk - R .. zk + R - 1; an iteration of np planes loads the next np.
+    Group q[RY][W + WAVE_SYNC - 1];
 #pragma unroll
     for (int j = 0; j < W - 1; ++j)
 #pragma unroll
-        for (int c = 0; c < RY; ++c)
-            q[c][j + 1] = load_group<From::Global>(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
-    REAL* const planes = smem;                            // WAVE_STAGES planes of SW x SH
-    REAL* const slots = smem + WAVE_STAGES * SW * SH;     // WAVE_STAGES slots
+        for (int c = 0; c < RY; ++c) q[c][j] = load_group<From::Global>(u + ((z0 - RADIUS + j) * pl + cells.off[c]));
+    REAL* const planes = smem;                        // WAVE_STAGES planes of SW x SH
+    REAL* const slots = smem + WAVE_STAGES * SW * SH; // WAVE_STAGES slots
     const int own = ty * RY * TW + tx * RX;
+    constexpr int AHEAD = WAVE_STAGES - WAVE_SYNC; // planes staged before an iteration's own are used
 #pragma unroll
-    for (int a = 0; a + 1 < WAVE_STAGES; ++a) {
+    for (int a = 0; a < AHEAD; ++a) {
         if (z0 + a < z1)
             stage_plane<LAYER>(slots + a * SLOT_ELEMS, planes + a * SW * SH, own, u, prev, phi, coef, cells, z0 + a, pl);
         stage_commit();
     }
-    int rd = 0; // plane zk's slot and shared plane
     REAL check = 0; // the stored values times 0, summed: NaN once one of them is not finite
-    for (int zk = z0; zk < z1; ++zk) {
-        stage_wait<WAVE_STAGES - 2>(); // plane zk's copies have landed
-        REAL* const s = planes + rd * SW * SH;
-        const REAL* const slot = slots + rd * SLOT_ELEMS;
-#pragma unroll
-        for (int c = 0; c < RY; ++c) {
-#pragma unroll
-            for (int j = 0; j < W - 1; ++j) q[c][j] = q[c][j + 1];
-            q[c][W - 1] = load_group<From::Shared>(slot + own + c * TW + U_AHEAD * TILE_ELEMS);
-            st_group(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
-        }
-        __syncthreads();
-        // Every thread is past plane zk - 1, whose slot and plane now take plane zk + STAGES - 1.
-        {
-            const int wr = rd == 0 ? WAVE_STAGES - 1 : rd - 1;
-            if (zk + WAVE_STAGES - 1 < z1)
-                stage_plane<LAYER>(slots + wr * SLOT_ELEMS, planes + wr * SW * SH, own, u, prev, phi, coef, cells,
-                                   zk + WAVE_STAGES - 1, pl);
-            stage_commit();
-        }
-        const PlaneLoads now = read_plane<LAYER>(slot, own, d, zk);
-        rd = rd + 1 == WAVE_STAGES ? 0 : rd + 1;
+    // Row c's sources and receivers, the non-finite check and the stores of plane zk.
+    const auto finish = [&](int zk, int c, RowOut& o) {
+        const int y = row0 + c;
         const bool sources = zk >= m.taps_z0 && zk <= m.taps_z1;
         const bool probes = zk >= m.probes_z0 && zk <= m.probes_z1;
-        const IDX zo = zk * pl;
-        // Row c's sources and receivers, the non-finite check and the stores.
-        const auto finish = [&](int c, RowOut& o) {
-            const int y = row0 + c;
-            if (sources || probes) {
+        if (sources || probes) {
 #pragma unroll
-                for (int e = 0; e < RX; ++e) {
-                    if (sources) o.v.v[e] = inject(o.v.v[e], meta, taps, amp, s0, gx + e, y, zk);
-                    if (probes && xin[e]) record(o.v.v[e], meta, pstart, pz, pout, s0, (long long)y * nx + gx + e, zk);
-                }
-            }
-            const IDX i = zo + cells.off[c];
-#pragma unroll
-            for (int e = 0; e < RX; ++e)
-                if (xin[e]) check += o.v.v[e] * REAL(0) + (LAYER ? o.f.v[e] * REAL(0) : REAL(0));
-            if (LAYER) st_group_where(phi_out + i, o.f, xin, all_x);
-            st_group_where(u_out + i, o.v, xin, all_x);
-        };
-        if (INNER) { // every row computed before the first is finished
-            RowOut o[RY];
-#pragma unroll
-            for (int c = 0; c < RY; ++c) o[c] = update_row<false>(c, q, s, now, ty, tx, ex, gxw, ey, gy);
-#pragma unroll
-            for (int c = 0; c < RY; ++c) finish(c, o[c]);
-        } else { // each row finished before the next is computed: fewer registers
-#pragma unroll
-            for (int c = 0; c < RY; ++c) {
-                if (!cells.interior[c]) continue;
-                RowOut o = update_row<true>(c, q, s, now, ty, tx, ex, gxw, ey, gy);
-                finish(c, o);
+            for (int e = 0; e < RX; ++e) {
+                if (sources) o.v.v[e] = inject(o.v.v[e], meta, taps, amp, s0, gx + e, y, zk);
+                if (probes && xin[e]) record(o.v.v[e], meta, pstart, pz, pout, s0, (long long)y * nx + gx + e, zk);
             }
         }
+        const IDX i = zk * pl + cells.off[c];
+#pragma unroll
+        for (int e = 0; e < RX; ++e)
+            if (xin[e]) check += o.v.v[e] * REAL(0) + (LAYER ? o.f.v[e] * REAL(0) : REAL(0));
+        if (LAYER) st_group_where(phi_out + i, o.f, xin, all_x);
+        st_group_where(u_out + i, o.v, xin, all_x);
+    };
+    // Planes zk .. zk + NP - 1, whose copies sit in slots rd .. rd + NP - 1 (mod WAVE_STAGES):
+    // their centres go to their shared planes, one barrier, then the next NP planes are staged
+    // into the slots of the iteration before (every thread is past them) and the NP planes
+    // computed.
+    // NP is WAVE_SYNC or 1, a constant at both calls (inlined), so the loops unroll and the
+    // tests on it fold away.
+    const auto planes_at = [&](int zk, int rd, int NP) {
+        if (NP == WAVE_SYNC) stage_wait<AHEAD - WAVE_SYNC>(); // planes zk .. zk + NP - 1 have landed
+        else stage_wait<AHEAD - 1>();
+#pragma unroll
+        for (int p = 0; p < WAVE_SYNC; ++p) {
+            if (p >= NP) break;
+            const int k = wrap_slot(rd + p);
+            REAL* const s = planes + k * SW * SH;
+#pragma unroll
+            for (int c = 0; c < RY; ++c) {
+                q[c][W - 1 + p] = load_group<From::Shared>(slots + k * SLOT_ELEMS + own + c * TW + U_AHEAD * TILE_ELEMS);
+                st_group(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS + p]);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int p = 0; p < WAVE_SYNC; ++p) {
+            if (p >= NP) break;
+            const int k = wrap_slot(rd + AHEAD + p);
+            if (zk + AHEAD + p < z1)
+                stage_plane<LAYER>(slots + k * SLOT_ELEMS, planes + k * SW * SH, own, u, prev, phi, coef, cells,
+                                   zk + AHEAD + p, pl);
+            stage_commit();
+        }
+#pragma unroll
+        for (int p = 0; p < WAVE_SYNC; ++p) {
+            if (p >= NP) break;
+            const int k = wrap_slot(rd + p);
+            const REAL* const s = planes + k * SW * SH;
+            const PlaneLoads now = read_plane<LAYER>(slots + k * SLOT_ELEMS, own, d, zk + p);
+            Group w[RY][W]; // plane zk + p's column
+#pragma unroll
+            for (int c = 0; c < RY; ++c)
+#pragma unroll
+                for (int j = 0; j < W; ++j) w[c][j] = q[c][j + p];
+            if (INNER) { // every row computed before the first is finished
+                RowOut o[RY];
+#pragma unroll
+                for (int c = 0; c < RY; ++c) o[c] = update_row<false>(c, w, s, now, ty, tx, ex, gxw, ey, gy);
+#pragma unroll
+                for (int c = 0; c < RY; ++c) finish(zk + p, c, o[c]);
+            } else { // each row finished before the next is computed: fewer registers
+#pragma unroll
+                for (int c = 0; c < RY; ++c) {
+                    if (!cells.interior[c]) continue;
+                    RowOut o = update_row<true>(c, w, s, now, ty, tx, ex, gxw, ey, gy);
+                    finish(zk + p, c, o);
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < RY; ++c)
+#pragma unroll
+            for (int j = 0; j < W - 1; ++j) q[c][j] = NP == WAVE_SYNC ? q[c][j + WAVE_SYNC] : q[c][j + 1];
+    };
+    int zk = z0, rd = 0;
+    for (; zk + WAVE_SYNC <= z1; zk += WAVE_SYNC) {
+        planes_at(zk, rd, WAVE_SYNC);
+        rd = wrap_slot(rd + WAVE_SYNC);
     }
+    if (WAVE_SYNC > 1 && zk < z1) planes_at(zk, rd, 1); // WAVE_SYNC is 1 or 2: one plane is left
     return check != check;
 }
 

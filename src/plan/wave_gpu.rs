@@ -88,9 +88,9 @@ const GPU_WAVE_PAIRS_SHARE: f64 = 0.60;
 /// falls as `2 / dim_t` beyond (a barrier and a ring more per level). The H200's kernels
 /// reached these shares of a model of share 1 (200 steps, G points/s): order 8 f32 1000³
 /// `dim_t` 2 73.1 (0.32); order 2 f32 512³ `dim_t` 2 105.1 (0.27), `dim_t` 3 113.7 (0.195),
-/// against 121.9 at `dim_t` 1; order 6 f64 512³ `dim_t` 2 43.3 (0.22) against 79.8 at `dim_t`
-/// 1. The share is the lowest that still predicts order 8 within 25%, so that the planner
-/// keeps the one-step pass wherever it measured faster.
+/// against 121.9 at `dim_t` 1; order 6 f64 512³ `dim_t` 2 43.3 (0.22) against 79.8 at the
+/// one-step pass. The share is the lowest that still predicts order 8 within 25%, so that the
+/// planner keeps the one-step pass wherever it measured faster.
 const GPU_WAVE_BLOCKED_SHARE: f64 = 0.27;
 
 /// Strategies the kernels emit for `u`: the naive kernel's registers (plane through the

@@ -550,7 +550,8 @@ fn emulated_16_bit_poiseuille_profile() {
 
 /// The kernels' 16-bit conversions (the host build of the same code the device runs for f16c,
 /// and the software twin of the device's `cvt` instructions for f16s) agree with the host's
-/// (`lbm::Storage`) on every code and on values around every code.
+/// (`lbm::Storage`) on every code, on values around every code and on the midpoint between
+/// neighbouring codes (a tie, which rounds to the even code).
 #[test]
 fn kernel_conversions_equal_the_host_codecs() {
     const MAIN: &str = r#"
@@ -566,6 +567,9 @@ int main(int argc, char** argv) {
             const unsigned short e = encode16(v * s);
             fwrite(&e, 2, 1, f);
         }
+        // The midpoint to the next code, a tie that rounds to the even one.
+        const unsigned short e = encode16((v + decode16((unsigned short)(c + 1))) * 0.5f);
+        fwrite(&e, 2, 1, f);
     }
     fclose(f);
     return 0;
@@ -600,10 +604,11 @@ int main(int argc, char** argv) {
                 device.to_bits() == host.to_bits() || (device.is_nan() && host.is_nan()),
                 "{storage}: code {c:#06x} decodes to {device} on the device, {host} on the host"
             );
-            for (k, s) in [0.99997f32, 1.0, 1.00003].iter().enumerate() {
-                let at = 2 * (3 * c + k);
+            let next = storage.decode((c as u16).wrapping_add(1));
+            let probes = [host * 0.99997, host, host * 1.00003, (host + next) * 0.5];
+            for (k, v) in probes.into_iter().enumerate() {
+                let at = 2 * (4 * c + k);
                 let device = u16::from_ne_bytes(encoded[at..at + 2].try_into().unwrap());
-                let v = host * s;
                 if v.is_nan() {
                     continue;
                 }
@@ -615,7 +620,7 @@ int main(int argc, char** argv) {
                 checked += 1;
             }
         }
-        assert!(checked > 150_000);
+        assert!(checked > 200_000);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -59,17 +59,18 @@
 // host defines it: F64_MIN_BLOCKS in src/gpu/lbm_source.rs). The in-place kernels
 // (LBM_AA_MIN_BLOCKS) keep the compiler's registers in f32 and f64 (f32: up to 96, and the
 // even step spills when capped at 8 blocks; capped, the 256^3 periodic box ran 14,177 MLUPS
-// against 23,569). f16c is capped at 8: its steps fit 64 registers once their loads and stores
-// are declared apart (AA_RESTRICT, below), and its 256^3 periodic box ran in place at
-// 30,285-30,292 MLUPS against 30,387-30,403 for two copies (28,776 uncapped). f16s is capped
-// at 8 where the lattice has walls: its even step then spills 32 bytes, and still the cavity
-// ran 29,426-29,428 MLUPS against 28,277-28,282 uncapped at 256^3, 30,041-30,044 against
-// 28,900 at 512^3; the periodic box (ALL_BULK) ran 33,619-33,647 capped against 37,753-37,765.
+// against 23,569). 16-bit storage is capped at 8 where the lattice has walls: f16c's steps fit
+// 64 registers once their loads and stores are declared apart (AA_RESTRICT, below), and its
+// 256^3 cavity ran 25,562-25,567 MLUPS capped against 24,830 uncapped; f16s's even step spills
+// 32 bytes, and still its cavity ran 29,426-29,428 against 28,277-28,282 at 256^3 and 30,041-
+// 30,044 against 28,900 at 512^3. Periodic boxes (ALL_BULK) are not capped: the f16c box ran
+// 30,052 uncapped against 25,844 capped (its even step spilling 100 bytes), the f16s box
+// 37,753-37,765 against 33,619-33,647.
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
 #ifndef LBM_AA_MIN_BLOCKS
-#if STORAGE == 2 || (STORAGE == 1 && !ALL_BULK)
+#if STORAGE != 0 && !ALL_BULK
 #define LBM_AA_MIN_BLOCKS 8
 #else
 #define LBM_AA_MIN_BLOCKS 1
@@ -167,24 +168,30 @@ __device__ __forceinline__ unsigned short encode16(float d)
 #define MAX_DEVIATION (2.0f - 1.0f / 2048.0f)
 // Branch-free: the code's exponent and mantissa bits, shifted into a float's, are the value
 // times 2^-112 (a subnormal float for e = 0, exactly m 2^-137), so one exact multiplication
-// by 2^112 decodes every code.
+// by 2^112 decodes every code; the sign bit is placed first and the product keeps it.
 __device__ __forceinline__ float decode16(unsigned short c)
 {
-    const float a = float_of(((unsigned)c & 0x7fff) << 12) * 5.192296858534828e33f; // 2^112
-    return float_of(bits_of(a) | (((unsigned)c & 0x8000) << 16));
+    // Sign-extended, shifted left by 12 and masked: the sign at bit 31, the rest at 12..26.
+    const unsigned code = (unsigned)(int)(short)c << 12;
+    return float_of(code & 0x87fff000u) * 5.192296858534828e33f;
 }
+// Rounding in the floating-point adder: |d| + 2^(k + 12), where 2^k is the binade of |d| (at
+// least 2^-14), has a unit in the last place of 2^(k - 11), so the sum rounds |d| to 11
+// mantissa bits, ties to even, or below 2^-14 to a multiple of 2^-25, the format's subnormal
+// step; subtracting the constant again is exact. Scaled by 2^-112 (exact), the rounded value's
+// float bits shifted right by 12 are its code, a carry into the next binade included. Codes
+// past the largest (overflow, infinity, NaN) saturate at it. Six integer operations and four
+// floating-point ones per value instead of about fifteen integer ones and a conversion: the
+// two-copy step of the periodic box compiles to 800 instructions instead of 912 and ran the
+// H200's 256^3 box at 35,284-35,297 MLUPS instead of 30,381-30,405 (f16c is issue-bound).
 __device__ __forceinline__ unsigned short encode16(float d)
 {
-    const unsigned u = bits_of(d), sign = (u >> 16) & 0x8000, b = u & 0x7fffffff;
-    const float a = float_of(b);
-    // Normal range: rebias the exponent and round 23 mantissa bits to 11 (ties to even); below
-    // 2^-14: multiples of 2^-25. Both are computed and one is selected (no divergence).
-    const unsigned r = b - ((127u - 15u) << 23);
-    const unsigned normal = (r + 0x7ff + ((r >> 12) & 1)) >> 12;
-    const unsigned small = (unsigned)rintf(fminf(a, 1.0f / 16384.0f) * 33554432.0f);
-    unsigned m = b < 0x38800000u ? small : normal;
-    m = (b > 0x7f800000u || m > 0x7fffu) ? 0x7fffu : m;
-    return (unsigned short)(sign | m);
+    const unsigned u = bits_of(d);
+    const unsigned exponent = u & 0x7f800000u, least = (127u - 14u) << 23;
+    const float magic = float_of((exponent > least ? exponent : least) + (12u << 23));
+    const float rounded = (fabsf(d) + magic) - magic;
+    const unsigned m = bits_of(rounded * 1.925929944387236e-34f) >> 12; // 2^-112
+    return (unsigned short)(((u >> 16) & 0x8000) | (m < 0x7fffu ? m : 0x7fffu));
 }
 #endif
 

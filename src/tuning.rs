@@ -168,7 +168,7 @@ knobs! {
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
     "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8, 5 in f64)",
         |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
-    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1, the compiler's registers; 8 in 16-bit storage on lattices with walls)",
+    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1, the compiler's registers; 8 in 16-bit storage on lattices with walls, 6 in f16c without walls)",
         |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
     "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (>= 2)",
         |t, v| t.gpu.wave_stages = Some(count(v)?.max(2));

@@ -23,7 +23,7 @@ pub(super) struct Copies {
 /// closed on some axis (walls at its faces: the AA kernels measured 1.07-1.09× two copies in
 /// `f32` and `f64` on the H200's 256³ cavity; 16-bit storage keeps two copies, see
 /// [`SIXTEEN_BIT_WALLS`]), or when two copies exceed the card's memory; two copies when
-/// periodic on every axis (in place 0.94× in `f32`, 0.89× in f16s, 0.85× in f16c on the 256³
+/// periodic on every axis (in place 0.94× in `f32`, 0.89× in f16s, 0.87× in f16c on the 256³
 /// box).
 pub(super) fn choose(
     kernel: &Kernel,
@@ -58,7 +58,7 @@ pub(super) fn choose(
 }
 
 const ONLY_ONE_FITS: &str = "two copies of the populations exceed the card's memory, one fits";
-const NO_WALLS: &str = "periodic on every axis, where in place measured 0.85-0.94x two copies \
+const NO_WALLS: &str = "periodic on every axis, where in place measured 0.87-0.94x two copies \
                         (H200, 256^3 box)";
 /// Why a walled lattice in 16-bit storage keeps two copies.
 const SIXTEEN_BIT_WALLS: &str = "in 16-bit storage in place measured 0.97x two copies in f16c \

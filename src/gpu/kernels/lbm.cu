@@ -63,15 +63,18 @@
 // 64 registers once their loads and stores are declared apart (AA_RESTRICT, below), and its
 // 256^3 cavity ran 25,562-25,567 MLUPS capped against 24,830 uncapped; f16s's even step spills
 // 32 bytes, and still its cavity ran 29,426-29,428 against 28,277-28,282 at 256^3 and 30,041-
-// 30,044 against 28,900 at 512^3. Periodic boxes (ALL_BULK) are not capped: the f16c box ran
-// 30,052 uncapped against 25,844 capped (its even step spilling 100 bytes), the f16s box
-// 37,753-37,765 against 33,619-33,647.
+// 30,044 against 28,900 at 512^3. Periodic boxes (ALL_BULK) are capped less or not at all: the
+// f16c box at 6 blocks (78 registers, no spill) ran 30,614-30,654 against 30,048-30,055
+// uncapped and 25,844 at 8 (its even step spilling 100 bytes); the f16s box, uncapped, ran
+// 37,286-37,295 against 35,360-35,372 at 6 blocks and 34,497-34,522 at 7 (no spills).
 #ifndef LBM_MIN_BLOCKS
 #define LBM_MIN_BLOCKS 8
 #endif
 #ifndef LBM_AA_MIN_BLOCKS
 #if STORAGE != 0 && !ALL_BULK
 #define LBM_AA_MIN_BLOCKS 8
+#elif STORAGE == 2
+#define LBM_AA_MIN_BLOCKS 6
 #else
 #define LBM_AA_MIN_BLOCKS 1
 #endif

@@ -98,11 +98,11 @@ mod tests {
         let gpu = GpuInfo::h100_for_tests();
         let cube = [256; 3];
         for storage in Storage::ALL {
-            let walled = storage == Storage::Native;
-            assert_eq!(in_place(&lattice([false; 3], storage), cube, &gpu), walled);
+            let native = storage == Storage::Native;
+            assert_eq!(in_place(&lattice([false; 3], storage), cube, &gpu), native);
             assert_eq!(
                 in_place(&lattice([true, false, true], storage), cube, &gpu),
-                walled
+                native
             );
             assert!(!in_place(&lattice([true; 3], storage), cube, &gpu));
         }

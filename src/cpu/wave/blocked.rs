@@ -28,6 +28,7 @@ use super::rows::{prefetch_x_layers, RowDamping, Rows, WaveRowKernel, WithWave, 
 use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
+use crate::grid::padded_stride;
 use crate::wave::Wavefield;
 use crate::Real;
 
@@ -643,7 +644,9 @@ impl<T: Real> Rings<T> {
             let [ey0, ey1] = pass.held(unit, n, k, 1);
             let x0 = line_start::<T>(ex0);
             let pitch = (ex1 - x0).div_ceil(line_elems::<T>()) * line_elems::<T>();
-            let plane = pitch * (ey1 - ey0);
+            // Planes a multiple of 4 KiB apart would put the rows a level reads at one (x, y)
+            // of its 2R + 1 planes into one set of the L1 cache.
+            let plane = padded_stride::<T>(pitch * (ey1 - ey0));
             levels.push(RingLevel {
                 offset: len,
                 pitch,

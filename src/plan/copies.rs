@@ -20,8 +20,8 @@ pub(super) struct Copies {
 }
 
 /// The planner's scheme for `kernel` on `engine`: in place on gpu-naive when the lattice is
-/// closed on some axis (walls at its faces: the AA kernels measured 1.07-1.09× two copies in
-/// `f32` and `f64` on the H200's 256³ cavity; 16-bit storage keeps two copies, see
+/// closed on some axis (walls at its faces: the AA kernels measured 1.04× two copies in `f32`
+/// and 1.06× in `f64` on the H200's 256³ cavity; 16-bit storage keeps two copies, see
 /// [`SIXTEEN_BIT_WALLS`]), or when two copies exceed the card's memory; two copies when
 /// periodic on every axis (in place 0.94× in `f32`, 0.89× in f16s, 0.87× in f16c on the 256³
 /// box).
@@ -61,10 +61,10 @@ const ONLY_ONE_FITS: &str = "two copies of the populations exceed the card's mem
 const NO_WALLS: &str = "periodic on every axis, where in place measured 0.87-0.94x two copies \
                         (H200, 256^3 box)";
 /// Why a walled lattice in 16-bit storage keeps two copies.
-const SIXTEEN_BIT_WALLS: &str = "in 16-bit storage in place measured 0.97x two copies in f16c \
-                                 (H200, 256^3 cavity) and in f16s 1.02x at 256^3, 0.96x at \
-                                 384^3 and 0.91x at 512^3";
-const WALLS: &str = "walls at the closed faces, where in place measured 1.07-1.09x two copies \
+const SIXTEEN_BIT_WALLS: &str = "in 16-bit storage in place measured 0.95x two copies in f16c \
+                                 and 0.99x in f16s (H200, 256^3 cavity), 0.90x in f16s at \
+                                 512^3";
+const WALLS: &str = "walls at the closed faces, where in place measured 1.04-1.06x two copies \
                      (H200, 256^3 cavity); two copies instead for a lattice with an inlet or \
                      outlet on a closed face, which the AA kernels cannot run";
 

@@ -410,19 +410,6 @@ __device__ __forceinline__ void pull_node(
     const unsigned word = ALL_BULK ? 0 : words[n.idx];
     const unsigned char cls = word & 0xff;
     REAL f[Q];
-#if EARLY_LOADS
-    // The streamed populations are loaded together with the node word, not after it (one
-    // memory latency instead of two; every neighbour address is inside the lattice): nodes next
-    // to a wall then replace their bounced-back links, wall nodes drop them. Costs registers,
-    // so it is an option to measure, not the default.
-#pragma unroll
-    for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
-    if (cls & CLASS_WALL) return;
-#pragma unroll
-    for (int i = 1; i < Q; ++i)
-        if (solid(word, i)) f[i] = streamed(load(src + opp(i) * array + n.idx, i), word, i, n, flags, bc);
-#else
-    if (cls & CLASS_WALL) return;
     // Every node pulls all its populations from its neighbours (clamped or wrapped: inside the
     // lattice), bulk nodes testing no link: selecting each address by the word's bits cost the
     // H200's 256^3 cavity 7.5-9% in every storage. A node next to a wall then replaces the
@@ -431,14 +418,18 @@ __device__ __forceinline__ void pull_node(
     // quarter of the warps of a cavity 256 wide hold a node next to an x wall): the H200's
     // 256^3 cavity ran 29,853-29,870 MLUPS instead of 28,514-28,516 in f16s, 27,308-27,316
     // instead of 26,238-26,248 in f16c, 20,698-21,108 instead of 20,008-20,023 in f32.
+    // EARLY_LOADS issues the pull with the node word's load rather than after it (one memory
+    // latency instead of two) and drops it on wall nodes; it costs registers, so it is an
+    // option to measure, not the default.
+    if (!EARLY_LOADS && (cls & CLASS_WALL)) return;
 #pragma unroll
     for (int i = 0; i < Q; ++i) f[i] = load(src + i * array + (n.idx + n.off(i)), i);
+    if (EARLY_LOADS && (cls & CLASS_WALL)) return;
     if (cls & CLASS_NEAR_WALL) {
 #pragma unroll
         for (int i = 1; i < Q; ++i)
             if (solid(word, i)) f[i] = streamed(load(src + opp(i) * array + n.idx, i), word, i, n, flags, bc);
     }
-#endif
     bool ok = collide_node(f, cls, n, flags, bc);
     // Plain stores: streaming (evict-first) stores measured slower on the H100 80GB HBM3 (256^3:
     // f32 14,565 instead of 15,221 MLUPS, f64 8,475 instead of 8,662).

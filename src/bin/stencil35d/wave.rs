@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
+use stencil35d::memory::Footprint;
 use stencil35d::output::{
     check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
     write_vti, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
@@ -157,10 +158,12 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
                 path.display()
             )));
         };
+        check_memory::<T>([nx, ny, nz], stencil35d::memory::available())?;
         let data: Vec<T> = values.iter().map(|&v| T::of(v)).collect();
         return Grid::from_slice([nx, ny, nz], &data);
     }
     let dims = args.size.0;
+    check_memory::<T>(dims, stencil35d::memory::available())?;
     match args.model {
         Model::Homogeneous => models::homogeneous(dims, 2000.0),
         Model::Layered => {
@@ -171,6 +174,19 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
         }
         Model::Salt => models::salt(dims),
     }
+}
+
+/// Grids of the field's size a shot holds at most on the host: the wavefield's four, the CPU
+/// engines' three of scratch, the model's values kept for the snapshots and a snapshot's
+/// pressure (the model's own grid, freed before the run, is fewer than the last five).
+const SHOT_GRIDS: u64 = 9;
+
+/// Refuses a shot on `dims` that would not fit the `available` bytes of host memory (`None`:
+/// unknown, nothing checked), before anything is built.
+fn check_memory<T: Real>(dims: [usize; 3], available: Option<u64>) -> Result<(), Error> {
+    Footprint::grids(T::DTYPE, SHOT_GRIDS)
+        .with_label("in run wave (wavefield, solver scratch, model, snapshot)")
+        .check(dims, 0, available)
 }
 
 /// The kernel: order, spacing, layers and the time step (whole microseconds, for SEG-Y).
@@ -271,7 +287,7 @@ pub(crate) struct Shot<T: Real> {
 /// snapshots' volumes), the source, the receiver count, the section's y and the files
 /// written so far.
 pub(crate) struct Outputs {
-    model: Vec<f64>,
+    model: Vec<f32>,
     source: Source,
     receivers: usize,
     y: usize,
@@ -292,7 +308,7 @@ pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
     let steps = (args.time / dt).round() as usize;
     if steps == 0 || steps >= SEGY_MAX || !args.time.is_finite() {
         return Err(Error::InvalidArgument(format!(
-            "--time {} s is {steps} steps of {dt} s: a shot record holds 1 to {} samples",
+            "--time {} s is {steps} steps of {dt:.4e} s: a shot record holds 1 to {} samples",
             args.time,
             SEGY_MAX - 1
         )));
@@ -314,7 +330,7 @@ pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
     // The model's values for the snapshots' volumes, converted once.
     let values = model
         .iter()
-        .map(|(_, v)| v.to_f64().unwrap_or(f64::NAN))
+        .map(|(_, v)| v.to_f64().unwrap_or(f64::NAN) as f32)
         .collect();
     let outputs = Outputs {
         model: values,
@@ -504,7 +520,7 @@ fn section<T: Real>(
 /// The pressure's section and volume at the current step.
 fn snapshot<T: Real>(
     field: &Wavefield<T>,
-    model: &[f64],
+    model: &[f32],
     y: usize,
     args: &WaveArgs,
 ) -> Result<Vec<PathBuf>, Error> {
@@ -527,10 +543,16 @@ fn snapshot<T: Real>(
     let png_named = args.out.join(format!("snapshot_{:06}.png", field.step()));
     std::fs::rename(&png, &png_named).map_err(|e| Error::io(&png_named, e))?;
     let vti = args.out.join(format!("snapshot_{:06}.vti", field.step()));
-    let p: Vec<f64> = u
-        .iter()
-        .map(|(_, x)| x.to_f64().unwrap_or(f64::NAN))
-        .collect();
+    // The pressure in the field's precision.
+    let value = |x: T| x.to_f64().unwrap_or(f64::NAN);
+    let (p32, p64): (Vec<f32>, Vec<f64>) = match T::DTYPE {
+        DType::F32 => (u.iter().map(|(_, x)| value(x) as f32).collect(), Vec::new()),
+        _ => (Vec::new(), u.iter().map(|(_, x)| value(x)).collect()),
+    };
+    let pressure = match T::DTYPE {
+        DType::F32 => VtiValues::F32(&p32),
+        _ => VtiValues::F64(&p64),
+    };
     write_vti(
         &vti,
         field.dims(),
@@ -538,12 +560,12 @@ fn snapshot<T: Real>(
             VtiArray {
                 name: "pressure",
                 components: 1,
-                values: VtiValues::F64(&p),
+                values: pressure,
             },
             VtiArray {
                 name: "velocity",
                 components: 1,
-                values: VtiValues::F64(model),
+                values: VtiValues::F32(model),
             },
         ],
     )?;
@@ -617,4 +639,24 @@ fn gather<T: Real>(
         "shot gather (gain t², relative amplitude)",
     )?;
     Ok(vec![npy, segy, png])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shot_larger_than_memory_is_refused_before_it_is_built() {
+        let gib = 1u64 << 30;
+        // 9 grids of 200³ f32 take about 0.3 GB, of 400³ about 2.3 GB.
+        assert!(check_memory::<f32>([200; 3], Some(gib)).is_ok());
+        match check_memory::<f32>([400; 3], Some(gib)) {
+            Err(Error::OutOfMemory { largest_cube, .. }) => {
+                assert!((200..400).contains(&largest_cube), "{largest_cube}")
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        assert!(check_memory::<f64>([300; 3], Some(gib)).is_err());
+        assert!(check_memory::<f64>([300; 3], None).is_ok());
+    }
 }

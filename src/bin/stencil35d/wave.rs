@@ -176,9 +176,10 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
     }
 }
 
-/// Grids of the field's size a shot holds at most on the host: the wavefield's four, the CPU
-/// engines' three of scratch, the model's values kept for the snapshots and a snapshot's
-/// pressure (the model's own grid, freed before the run, is fewer than the last five).
+/// Grids of the field's size a shot holds at most on the host, while it runs: the wavefield's
+/// four, the CPU engines' three of scratch, the model's values kept for the snapshots and a
+/// snapshot's pressure. Preparing the shot holds fewer: the model's grid besides the
+/// wavefield and the kept values.
 const SHOT_GRIDS: u64 = 9;
 
 /// Refuses a shot on `dims` that would not fit the `available` bytes of host memory (`None`:

@@ -74,7 +74,25 @@ pub struct VtiArray<'a> {
 ///
 /// Errors: an array of the wrong length, a name that is empty or not plain XML text, I/O.
 pub fn write_vti(path: &Path, dims: [usize; 3], arrays: &[VtiArray<'_>]) -> Result<()> {
-    write_vti_piece(path, [0; 3], dims, arrays)
+    write_image(path, [0; 3], dims, [1.0; 3], arrays)
+}
+
+/// [`write_vti`] with points `spacing` apart along x, y and z (metres, say), so that ParaView
+/// shows the image in the simulation's units.
+///
+/// Errors: as [`write_vti`], and a spacing that is not positive and finite.
+pub fn write_vti_spaced(
+    path: &Path,
+    dims: [usize; 3],
+    spacing: [f64; 3],
+    arrays: &[VtiArray<'_>],
+) -> Result<()> {
+    if !spacing.iter().all(|h| h.is_finite() && *h > 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "a VTK image's spacing must be positive and finite, got {spacing:?}"
+        )));
+    }
+    write_image(path, [0; 3], dims, spacing, arrays)
 }
 
 /// [`write_vti`] for a piece of a larger image: `dims` points starting at point `origin` of
@@ -83,6 +101,17 @@ pub fn write_vti_piece(
     path: &Path,
     origin: [usize; 3],
     dims: [usize; 3],
+    arrays: &[VtiArray<'_>],
+) -> Result<()> {
+    write_image(path, origin, dims, [1.0; 3], arrays)
+}
+
+/// Writes the piece of `dims` points at point `origin`, points `spacing` apart.
+fn write_image(
+    path: &Path,
+    origin: [usize; 3],
+    dims: [usize; 3],
+    spacing: [f64; 3],
     arrays: &[VtiArray<'_>],
 ) -> Result<()> {
     let points: usize = dims.iter().product();
@@ -117,7 +146,8 @@ pub fn write_vti_piece(
         "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n",
     );
     header.push_str(&format!(
-        "  <ImageData WholeExtent=\"{extent}\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n"
+        "  <ImageData WholeExtent=\"{extent}\" Origin=\"0 0 0\" Spacing=\"{} {} {}\">\n",
+        spacing[0], spacing[1], spacing[2]
     ));
     header.push_str(&format!("    <Piece Extent=\"{extent}\">\n"));
     let scalars = arrays.iter().find(|a| a.components == 1);
@@ -364,6 +394,7 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         assert!(text.contains("WholeExtent=\"0 1 0 1 0 0\""));
+        assert!(text.contains("Spacing=\"1 1 1\""), "{text}");
         assert!(text.contains(
             "Name=\"velocity\" NumberOfComponents=\"3\" format=\"appended\" offset=\"24\""
         ));
@@ -403,6 +434,26 @@ mod tests {
             }]
         )
         .is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_spaced_image_carries_its_spacing_and_refuses_a_bad_one() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-vti-h-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("h.vti");
+        let p = [0.25f32; 6];
+        let arrays = [VtiArray {
+            name: "pressure",
+            components: 1,
+            values: VtiValues::F32(&p),
+        }];
+        write_vti_spaced(&path, [3, 2, 1], [10.0, 12.5, 0.5], &arrays).unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(text.contains("Spacing=\"10 12.5 0.5\""), "{text}");
+        for bad in [[0.0, 1.0, 1.0], [1.0, f64::NAN, 1.0], [1.0, 1.0, -2.0]] {
+            assert!(write_vti_spaced(&path, [3, 2, 1], bad, &arrays).is_err());
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

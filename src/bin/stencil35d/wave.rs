@@ -12,7 +12,7 @@ use serde_json::json;
 use stencil35d::memory::Footprint;
 use stencil35d::output::{
     check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
-    write_vti, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
+    write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
     VtiValues,
 };
 use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
@@ -554,9 +554,10 @@ fn snapshot<T: Real>(
         DType::F32 => VtiValues::F32(&p32),
         _ => VtiValues::F64(&p64),
     };
-    write_vti(
+    write_vti_spaced(
         &vti,
         field.dims(),
+        field.kernel().spacing,
         &[
             VtiArray {
                 name: "pressure",

@@ -28,6 +28,6 @@ pub use self::png::{write_png, ColorMap, Slice};
 pub use self::segy::{write_segy, SegyShot, SegyTrace};
 pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
-    write_vti_piece, write_vti_spaced, VtiArray, VtiValues,
+    write_vti_piece, write_vti_spaced, VtiArray, VtiBuffer, VtiValues,
 };
 pub use self::writable::{check_writable_dir, check_writable_file};

@@ -22,6 +22,35 @@ pub enum VtiValues<'a> {
     U8(&'a [u8]),
 }
 
+/// A point-data array's values owned in a grid's own precision: `f32` values are written as
+/// `Float32`, `f64` ones as `Float64`.
+#[derive(Clone, Debug)]
+pub enum VtiBuffer {
+    /// 32-bit floats.
+    F32(Vec<f32>),
+    /// 64-bit floats.
+    F64(Vec<f64>),
+}
+
+impl VtiBuffer {
+    /// `values` converted once, in `T`'s precision.
+    pub fn of<T: Real>(values: impl IntoIterator<Item = T>) -> VtiBuffer {
+        let values = values.into_iter();
+        match T::DTYPE {
+            DType::F32 => VtiBuffer::F32(values.map(|x| x.to_f32().unwrap_or(f32::NAN)).collect()),
+            DType::F64 => VtiBuffer::F64(values.map(|x| x.to_f64().unwrap_or(f64::NAN)).collect()),
+        }
+    }
+
+    /// The values to write.
+    pub fn values(&self) -> VtiValues<'_> {
+        match self {
+            VtiBuffer::F32(v) => VtiValues::F32(v),
+            VtiBuffer::F64(v) => VtiValues::F64(v),
+        }
+    }
+}
+
 impl VtiValues<'_> {
     fn len(&self) -> usize {
         match self {
@@ -273,22 +302,12 @@ pub fn write_lattice_vti_piece<T: Real>(
             kinds.extend_from_slice(&all_kinds[o + region[0].start..o + region[0].end]);
         }
     }
-    let (r32, u32_, r64, u64_);
-    let (rho, u) = match T::DTYPE {
-        DType::F32 => {
-            (r32, u32_) = (to_f32(&rho), to_f32(&u));
-            (VtiValues::F32(&r32), VtiValues::F32(&u32_))
-        }
-        DType::F64 => {
-            (r64, u64_) = (to_f64(&rho), to_f64(&u));
-            (VtiValues::F64(&r64), VtiValues::F64(&u64_))
-        }
-    };
+    let (rho, u) = (VtiBuffer::of(rho), VtiBuffer::of(u));
     write_vti_piece(
         path,
         origin,
         region.clone().map(|r| r.len()),
-        &lattice_arrays(rho, u, VtiValues::U8(&kinds)),
+        &lattice_arrays(rho.values(), u.values(), VtiValues::U8(&kinds)),
     )
 }
 
@@ -315,14 +334,6 @@ pub fn lattice_arrays<'a>(
             values: kinds,
         },
     ]
-}
-
-fn to_f32<T: Real>(v: &[T]) -> Vec<f32> {
-    v.iter().map(|x| x.to_f32().unwrap_or(f32::NAN)).collect()
-}
-
-fn to_f64<T: Real>(v: &[T]) -> Vec<f64> {
-    v.iter().map(|x| x.to_f64().unwrap_or(f64::NAN)).collect()
 }
 
 /// [`interleave`] over the points of `region` (x, y, z ranges) only.

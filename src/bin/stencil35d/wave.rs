@@ -13,7 +13,7 @@ use stencil35d::memory::Footprint;
 use stencil35d::output::{
     check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
     write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
-    VtiValues,
+    VtiBuffer, VtiValues,
 };
 use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
@@ -545,15 +545,7 @@ fn snapshot<T: Real>(
     std::fs::rename(&png, &png_named).map_err(|e| Error::io(&png_named, e))?;
     let vti = args.out.join(format!("snapshot_{:06}.vti", field.step()));
     // The pressure in the field's precision.
-    let value = |x: T| x.to_f64().unwrap_or(f64::NAN);
-    let (p32, p64): (Vec<f32>, Vec<f64>) = match T::DTYPE {
-        DType::F32 => (u.iter().map(|(_, x)| value(x) as f32).collect(), Vec::new()),
-        _ => (Vec::new(), u.iter().map(|(_, x)| value(x)).collect()),
-    };
-    let pressure = match T::DTYPE {
-        DType::F32 => VtiValues::F32(&p32),
-        _ => VtiValues::F64(&p64),
-    };
+    let pressure = VtiBuffer::of(u.iter().map(|(_, x)| x));
     write_vti_spaced(
         &vti,
         field.dims(),
@@ -562,7 +554,7 @@ fn snapshot<T: Real>(
             VtiArray {
                 name: "pressure",
                 components: 1,
-                values: pressure,
+                values: pressure.values(),
             },
             VtiArray {
                 name: "velocity",

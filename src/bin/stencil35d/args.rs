@@ -106,28 +106,70 @@ pub struct Problem {
     /// mean:K, mean:KxL, sobel, sobel-y, laplacian, sharpen, dense:KxL.
     #[arg(long)]
     pub filter: Option<String>,
-    /// conv2d: border mode: constant[:V], replicate, reflect, reflect101 (default), wrap.
-    #[arg(long, default_value = "reflect101")]
-    pub border: String,
-    /// wave:O: width of the absorbing layers, cells.
-    #[arg(long, default_value_t = stencil35d::wave::DEFAULT_PML_WIDTH)]
-    pub pml: usize,
-    /// d3q19: how the GPU engines store the populations: native (the --dtype), f16s (IEEE
-    /// half) or f16c (a custom 16-bit format with one more mantissa bit); 16-bit storage
-    /// computes in f32 and runs on the GPU engines only.
-    #[arg(long, default_value = "native")]
-    pub storage: stencil35d::lbm::Storage,
+    /// conv2d: border mode: constant[:V], replicate, reflect, reflect101 (the default), wrap.
+    #[arg(long)]
+    pub border: Option<String>,
+    /// wave:O: width of the absorbing layers, cells (default 20).
+    #[arg(long)]
+    pub pml: Option<usize>,
+    /// d3q19: how the GPU engines store the populations: native (the --dtype, the default),
+    /// f16s (IEEE half) or f16c (a custom 16-bit format with one more mantissa bit); 16-bit
+    /// storage computes in f32 and runs on the GPU engines only.
+    #[arg(long)]
+    pub storage: Option<stencil35d::lbm::Storage>,
 }
 
 impl Problem {
     /// The kernel named by `--kernel`: a stencil, or `d3q19` for a closed (non-periodic)
-    /// lattice without body force (`d3q19:periodic`: periodic on every axis).
+    /// lattice without body force (`d3q19:periodic`: periodic on every axis). An option of
+    /// another kernel (`--pml` with a stencil, say) is an error rather than silently unused.
     pub fn kernel(&self) -> Result<Kernel, Error> {
+        let kernel = self.named_kernel()?;
+        let foreign = [
+            (
+                "--storage",
+                self.storage.is_some(),
+                "d3q19",
+                kernel.lbm().is_some(),
+            ),
+            (
+                "--pml",
+                self.pml.is_some(),
+                "wave:O",
+                matches!(kernel, Kernel::Wave(_)),
+            ),
+            (
+                "--filter",
+                self.filter.is_some(),
+                "conv2d",
+                matches!(kernel, Kernel::Filter(_)),
+            ),
+            (
+                "--border",
+                self.border.is_some(),
+                "conv2d",
+                matches!(kernel, Kernel::Filter(_)),
+            ),
+        ];
+        match foreign
+            .iter()
+            .find(|(_, given, _, applies)| *given && !applies)
+        {
+            Some((option, _, owner, _)) => Err(Error::InvalidArgument(format!(
+                "{option} applies to --kernel {owner}, not to {}",
+                self.kernel
+            ))),
+            None => Ok(kernel),
+        }
+    }
+
+    /// The kernel `--kernel` names, with the options that belong to it.
+    fn named_kernel(&self) -> Result<Kernel, Error> {
         if is_lbm(&self.kernel) {
             return Ok(Kernel::Lbm(LbmKernel {
                 periodic: [is_periodic_lbm(&self.kernel); 3],
                 forced: false,
-                storage: self.storage,
+                storage: self.storage.unwrap_or_default(),
             }));
         }
         if self.kernel.starts_with("star2d") || self.kernel.starts_with("box2d") {
@@ -139,17 +181,13 @@ impl Problem {
                     "--kernel wave:O needs a space order O of 2, 4, 6 or 8, got '{order}'"
                 ))
             })?;
+            let pml = self.pml.unwrap_or(stencil35d::wave::DEFAULT_PML_WIDTH);
             return Ok(Kernel::Wave(stencil35d::perf::bench_wave_kernel(
-                order, self.pml,
+                order, pml,
             )));
         }
         if let Some(rest) = self.kernel.strip_prefix("conv2d") {
             return self.filter(rest.strip_prefix(':')).map(Kernel::Filter);
-        }
-        if self.filter.is_some() {
-            return Err(Error::InvalidArgument(
-                "--filter applies to --kernel conv2d".into(),
-            ));
         }
         Stencil::from_name(&self.kernel).map(Kernel::Stencil)
     }
@@ -157,7 +195,7 @@ impl Problem {
     /// The convolution of `--kernel conv2d[:KxL]`: `--filter` (whose size must then match),
     /// or a dense benchmark filter of the named size.
     fn filter(&self, size: Option<&str>) -> Result<Filter2, Error> {
-        let border = Border::from_name(&self.border)?;
+        let border = Border::from_name(self.border.as_deref().unwrap_or("reflect101"))?;
         let filter = match (&self.filter, size) {
             (Some(f), _) => load_filter(f)?,
             (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
@@ -271,6 +309,22 @@ pub struct Overrides {
 }
 
 impl Overrides {
+    /// Refuses the options that apply to lattice-Boltzmann kernels only (`--in-place`,
+    /// `--two-copies`) for any other `kernel`, whichever engines run.
+    pub fn check_kernel(&self, kernel: &Kernel) -> Result<(), Error> {
+        let option = match (self.in_place, self.two_copies) {
+            (true, _) => "--in-place",
+            (_, true) => "--two-copies",
+            _ => return Ok(()),
+        };
+        match kernel.lbm() {
+            Some(_) => Ok(()),
+            None => Err(Error::InvalidArgument(format!(
+                "{option} applies to --kernel d3q19 (how a lattice's populations are held)"
+            ))),
+        }
+    }
+
     /// Applies the overrides to a plan builder for `engine` (dim_t and tile only to blocked
     /// engines, so `--engine naive,blocked --dim-t 3` means what it says).
     pub fn apply(&self, mut b: PlanBuilder, engine: Option<Engine>) -> PlanBuilder {
@@ -320,5 +374,57 @@ impl Overrides {
             }
         }
         b.pin(!self.no_pin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use stencil35d::lbm::Storage;
+
+    /// The options of `bench` that name the problem.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        problem: Problem,
+        #[command(flatten)]
+        overrides: Overrides,
+    }
+
+    /// The kernel `bench` would run for `args`, or its error.
+    fn kernel_of(args: &[&str]) -> Result<Kernel, Error> {
+        let cli = Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
+            .expect("the arguments parse");
+        let kernel = cli.problem.kernel()?;
+        cli.overrides.check_kernel(&kernel)?;
+        Ok(kernel)
+    }
+
+    /// An option that belongs to another kernel is refused and named, whichever engines would
+    /// run; each kernel takes its own.
+    #[test]
+    fn an_option_of_another_kernel_is_refused() {
+        for (args, option) in [
+            (&["--kernel", "star7", "--pml", "8"][..], "--pml"),
+            (&["--kernel", "star7", "--storage", "f16s"], "--storage"),
+            (&["--kernel", "d3q19", "--filter", "sobel"], "--filter"),
+            (&["--kernel", "wave:8", "--border", "wrap"], "--border"),
+            (&["--kernel", "star2d:1", "--in-place"], "--in-place"),
+            (&["--kernel", "conv2d:3x3", "--two-copies"], "--two-copies"),
+        ] {
+            let err = kernel_of(args).expect_err("refused").to_string();
+            assert!(err.contains(option), "{args:?}: {err}");
+        }
+        let wave = kernel_of(&["--kernel", "wave:8", "--pml", "12"]);
+        assert!(matches!(wave, Ok(Kernel::Wave(k)) if k.pml == 12));
+        let lattice = kernel_of(&["--kernel", "d3q19", "--storage", "f16c", "--in-place"]);
+        assert!(matches!(lattice, Ok(Kernel::Lbm(k)) if k.storage == Storage::F16c));
+        assert!(kernel_of(&["--kernel", "conv2d:3x3", "--border", "wrap"]).is_ok());
+        assert!(kernel_of(&["--kernel", "conv2d", "--filter", "sobel"]).is_ok());
+        let defaults = kernel_of(&["--kernel", "wave:4"]);
+        assert!(
+            matches!(defaults, Ok(Kernel::Wave(k)) if k.pml == stencil35d::wave::DEFAULT_PML_WIDTH)
+        );
     }
 }

@@ -111,6 +111,7 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
     let kernel = args.problem.kernel()?;
+    args.overrides.check_kernel(&kernel)?;
     let dims = args.problem.dims(&kernel);
     bench_footprint(args, &kernel)?.check(dims, 0, memory::available())?;
     match kernel {

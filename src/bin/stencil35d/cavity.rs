@@ -80,13 +80,13 @@ impl Scenario for CavityArgs {
     }
 
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String {
-        // The primary vortex's centre: the slowest node of the mid-plane away from the walls
-        // and the corner eddies.
+        // The primary vortex's centre: the slowest fluid node of the mid-plane away from the
+        // walls and the corner eddies (on a small lattice, any fluid node: never a wall's).
         let [nx, ny, nz] = lat.dims();
         let z = nz / 2;
-        let (mut best, mut at) = (f64::INFINITY, (0, 0));
-        for y in ny / 5..ny - ny / 10 - 1 {
-            for x in nx / 5..nx - nx / 5 {
+        let (mut best, mut at) = (f64::INFINITY, (1, 1));
+        for y in (ny / 5).max(1)..(ny - ny / 10 - 1).min(ny - 1) {
+            for x in (nx / 5).max(1)..(nx - nx / 5).min(nx - 1) {
                 let (_, u) = lat.moments(x, y, z);
                 let s = u[0].hypot(u[1]);
                 if s < best {

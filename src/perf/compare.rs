@@ -49,6 +49,7 @@ pub const DEFAULT_ENGINES: [Engine; 4] = [
 /// assert_eq!(kernel_by_name("conv2d:5x5").unwrap().name(), "conv2d:5x5");
 /// assert_eq!(kernel_by_name("wave:8").unwrap().name(), "wave:8");
 /// assert!(kernel_by_name("star:9").is_err());
+/// assert!(kernel_by_name("heat").unwrap_err().to_string().contains("wave:O"));
 /// ```
 pub fn kernel_by_name(name: &str) -> Result<Kernel> {
     let name = name.trim();
@@ -74,6 +75,12 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
     }
     if let Some(size) = name.strip_prefix("conv2d:") {
         return Filter2::from_name(&format!("dense:{size}")).map(Kernel::Filter);
+    }
+    if !(name.starts_with("star") || name.starts_with("box")) {
+        return Err(crate::Error::InvalidArgument(format!(
+            "unknown kernel '{name}': expected star7, box27, star:R, box:R, d3q19, wave:O, \
+             star2d:R, box2d:R or conv2d:KxL"
+        )));
     }
     Stencil::from_name(name).map(Kernel::Stencil)
 }

@@ -189,6 +189,13 @@ impl Problem {
         if let Some(rest) = self.kernel.strip_prefix("conv2d") {
             return self.filter(rest.strip_prefix(':')).map(Kernel::Filter);
         }
+        if !(self.kernel.starts_with("star") || self.kernel.starts_with("box")) {
+            return Err(Error::InvalidArgument(format!(
+                "unknown kernel '{}': expected star7, box27, star:R, box:R, d3q19, \
+                 d3q19:periodic, wave:O, star2d:R, box2d:R or conv2d:KxL",
+                self.kernel
+            )));
+        }
         Stencil::from_name(&self.kernel).map(Kernel::Stencil)
     }
 
@@ -426,5 +433,27 @@ mod tests {
         assert!(
             matches!(defaults, Ok(Kernel::Wave(k)) if k.pml == stencil35d::wave::DEFAULT_PML_WIDTH)
         );
+    }
+
+    /// An unknown name is refused with every kind of kernel `--kernel` takes; a stencil's
+    /// own error (a radius out of range) is kept.
+    #[test]
+    fn an_unknown_kernel_lists_every_kind() {
+        let unknown = kernel_of(&["--kernel", "heat"])
+            .expect_err("refused")
+            .to_string();
+        for kind in [
+            "star7",
+            "d3q19:periodic",
+            "wave:O",
+            "star2d:R",
+            "conv2d:KxL",
+        ] {
+            assert!(unknown.contains(kind), "{unknown}");
+        }
+        let radius = kernel_of(&["--kernel", "star:9"])
+            .expect_err("refused")
+            .to_string();
+        assert!(radius.contains("star radius 9"), "{radius}");
     }
 }

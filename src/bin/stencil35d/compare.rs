@@ -25,12 +25,13 @@ pub struct CompareArgs {
     /// Precision: f32 or f64.
     #[arg(long, default_value = "f32")]
     dtype: DType,
-    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19; 2D (on --size2d):
+    /// Kernels, comma-separated: star7, box27, star:R, box:R, d3q19 (a lid-driven cavity),
+    /// wave:O (the wave equation of space order O with absorbing layers); 2D (on --size2d):
     /// star2d:R, box2d:R, conv2d:KxL.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "star7,box27,star:4,d3q19"
+        default_value = "star7,box27,star:4,d3q19,wave:8"
     )]
     kernels: Vec<String>,
     /// Engines, comma-separated; GPU engines without a GPU (or without support for a kernel)

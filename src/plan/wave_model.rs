@@ -110,8 +110,7 @@ impl ModelInput<'_> {
                 (o as f64 + halo) / o as f64
             }
         };
-        let chunks = self.wave_chunks(dim_t, [tx, ty]);
-        let depth = uz.div_ceil(chunks);
+        let depth = uz.div_ceil(self.wave_chunks(dim_t, [tx, ty]));
         let kappa = grow(tx, ux) * grow(ty, uy) * grow(depth, uz);
         let e = self.cost.element_bytes as f64;
         let bytes = (7.0 * e + 3.0 * e * self.wave_layer_share()) / dim_t as f64;

@@ -122,16 +122,15 @@ pub struct Problem {
 impl Problem {
     /// The kernel named by `--kernel`: a stencil, or `d3q19` for a closed (non-periodic)
     /// lattice without body force (`d3q19:periodic`: periodic on every axis). An option of
-    /// another kernel (`--pml` with a stencil, say) is an error rather than silently unused.
-    pub fn kernel(&self) -> Result<Kernel, Error> {
+    /// another kernel (`--pml` with a stencil, or `overrides`' `--in-place` without a lattice,
+    /// say) is an error rather than silently unused, whichever engines run.
+    pub fn kernel(&self, overrides: &Overrides) -> Result<Kernel, Error> {
         let kernel = self.named_kernel()?;
+        let lattice = kernel.lbm().is_some();
         let foreign = [
-            (
-                "--storage",
-                self.storage.is_some(),
-                "d3q19",
-                kernel.lbm().is_some(),
-            ),
+            ("--in-place", overrides.in_place, "d3q19", lattice),
+            ("--two-copies", overrides.two_copies, "d3q19", lattice),
+            ("--storage", self.storage.is_some(), "d3q19", lattice),
             (
                 "--pml",
                 self.pml.is_some(),
@@ -316,22 +315,6 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// Refuses the options that apply to lattice-Boltzmann kernels only (`--in-place`,
-    /// `--two-copies`) for any other `kernel`, whichever engines run.
-    pub fn check_kernel(&self, kernel: &Kernel) -> Result<(), Error> {
-        let option = match (self.in_place, self.two_copies) {
-            (true, _) => "--in-place",
-            (_, true) => "--two-copies",
-            _ => return Ok(()),
-        };
-        match kernel.lbm() {
-            Some(_) => Ok(()),
-            None => Err(Error::InvalidArgument(format!(
-                "{option} applies to --kernel d3q19 (how a lattice's populations are held)"
-            ))),
-        }
-    }
-
     /// Applies the overrides to a plan builder for `engine` (dim_t and tile only to blocked
     /// engines, so `--engine naive,blocked --dim-t 3` means what it says).
     pub fn apply(&self, mut b: PlanBuilder, engine: Option<Engine>) -> PlanBuilder {
@@ -403,9 +386,7 @@ mod tests {
     fn kernel_of(args: &[&str]) -> Result<Kernel, Error> {
         let cli = Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
             .expect("the arguments parse");
-        let kernel = cli.problem.kernel()?;
-        cli.overrides.check_kernel(&kernel)?;
-        Ok(kernel)
+        cli.problem.kernel(&cli.overrides)
     }
 
     /// An option that belongs to another kernel is refused and named, whichever engines would

@@ -110,8 +110,7 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
     if args.repeat == 0 {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }
-    let kernel = args.problem.kernel()?;
-    args.overrides.check_kernel(&kernel)?;
+    let kernel = args.problem.kernel(&args.overrides)?;
     let dims = args.problem.dims(&kernel);
     bench_footprint(args, &kernel)?.check(dims, 0, memory::available())?;
     match kernel {

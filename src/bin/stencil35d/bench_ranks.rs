@@ -32,8 +32,7 @@ pub fn run(args: &BenchArgs, world: &SimpleCommunicator) -> Result<(), Error> {
 }
 
 fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) -> Result<(), Error> {
-    let kernel = args.problem.kernel()?;
-    args.overrides.check_kernel(&kernel)?;
+    let kernel = args.problem.kernel(&args.overrides)?;
     if args.repeat == 0 {
         return Err(Error::InvalidArgument("--repeat must be at least 1".into()));
     }

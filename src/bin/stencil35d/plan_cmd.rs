@@ -28,8 +28,7 @@ pub fn run(args: &PlanArgs) -> Result<(), Error> {
         },
         None => None,
     };
-    let kernel = args.problem.kernel()?;
-    args.overrides.check_kernel(&kernel)?;
+    let kernel = args.problem.kernel(&args.overrides)?;
     let dims = args.problem.dims(&kernel);
     let builder = PlanBuilder::new(kernel, args.problem.dtype, dims);
     let plan = args.overrides.apply(builder, engine).build()?;

@@ -99,6 +99,24 @@ pub trait Lane:
     /// # Safety
     /// One scalar per lane from `p` on must be valid for reads; no alignment is required.
     unsafe fn load(p: *const Self::Scalar) -> Self;
+
+    /// The values at `p + k ..` in entry `k` for `k < n` (entries from `n` on are
+    /// unspecified): the `n` overlapping loads of a row's x neighbours. A level may build
+    /// them from two loads and in-register shifts; AVX-512 does (a 512-bit load costs a load
+    /// port cycle, and each unaligned one crosses a cache line).
+    ///
+    /// # Safety
+    /// `n − 1 + lanes` scalars from `p` on must be valid for reads, `1 ≤ n ≤ N`, and
+    /// `n − 1` at most the number of lanes.
+    #[inline(always)]
+    unsafe fn window<const N: usize>(p: *const Self::Scalar, n: usize) -> [Self; N] {
+        let mut out = [Self::splat(<Self::Scalar as num_traits::Zero>::zero()); N];
+        for (k, o) in out.iter_mut().enumerate().take(n) {
+            // SAFETY: the caller guarantees the lanes of the loads at `p .. p + n`.
+            *o = unsafe { Self::load(p.wrapping_add(k)) };
+        }
+        out
+    }
 }
 
 /// The vector operations beyond [`Lane`] the engines need.
@@ -114,6 +132,14 @@ pub trait SimdVec: Lane {
     /// # Safety
     /// `p .. p + LANES` must be valid for writes; no alignment is required.
     unsafe fn store(self, p: *mut Self::Scalar);
+
+    /// Whether no lane is NaN: the test of a finiteness accumulator
+    /// ([`SimdVec::track_finite`]), one compare at the levels with mask or sign-bit
+    /// extraction instead of a serial sum of the lanes.
+    #[inline(always)]
+    fn no_nan(self) -> bool {
+        !self.sum().is_nan()
+    }
 
     /// Folds `v` into a finiteness accumulator: the accumulator stays zero while every value seen
     /// is finite and becomes NaN after the first infinity or NaN (`acc + v * 0`), at one FMA.

@@ -118,5 +118,32 @@ mod tests {
         assert!((0..w).all(|l| out[l] == if l % 2 == 0 { a[l] } else { b[l] }));
         let total = a.iter().fold(s(0.0), |t, &x| t + x);
         assert!(num_traits::Float::abs(va.sum() - total) <= s(1e-5));
+        check_window::<V>();
+        for l in 0..w {
+            let one = |x: f64| V::from_fn(|i| if i == l { s(x) } else { s(0.0) });
+            assert!(!one(f64::NAN).no_nan(), "NaN in lane {l}");
+            assert!(one(f64::INFINITY).no_nan(), "infinity in lane {l}");
+        }
+        assert!(V::splat(s(0.0)).no_nan());
+    }
+
+    /// `window` gives entry `k` the lanes at `p + k` for every count `n` a level takes, read
+    /// from a buffer that ends where the last of them does.
+    fn check_window<V: SimdVec + FlowLane>() {
+        const N: usize = 9;
+        let w = V::WIDTH;
+        for n in 1..=N.min(w + 1) {
+            let data: Vec<V::Scalar> = (0..w + n - 1)
+                .map(|i| <V::Scalar as Real>::of(i as f64 * 1.5 - 3.0))
+                .collect();
+            // SAFETY: data holds n − 1 + WIDTH scalars, and n − 1 <= WIDTH.
+            let got = unsafe { V::window::<N>(data.as_ptr(), n) };
+            let mut out = vec![<V::Scalar as Real>::of(0.0); w];
+            for (k, v) in got.iter().enumerate().take(n) {
+                // SAFETY: out holds WIDTH scalars.
+                unsafe { v.put(out.as_mut_ptr()) };
+                assert!(out[..] == data[k..k + w], "n {n} entry {k}");
+            }
+        }
     }
 }

@@ -92,7 +92,8 @@ impl<I> Default for Links<I> {
 macro_rules! arith {
     ($v:ident, $scalar:ty, $lanes:expr,
      add: $add:ident, sub: $sub:ident, mul: $mul:ident, div: $div:ident, xor: $xor:ident,
-     set1: $set1:ident, fmadd: $fmadd:ident, loadu: $loadu:ident, storeu: $storeu:ident) => {
+     set1: $set1:ident, fmadd: $fmadd:ident, loadu: $loadu:ident, storeu: $storeu:ident,
+     no_nan: |$a:ident| $no_nan:expr $(, window: $window:ident)?) => {
         impl Add for $v {
             type Output = Self;
             #[inline(always)]
@@ -152,6 +153,13 @@ macro_rules! arith {
                 // the level: see the module docs.
                 $v(unsafe { $loadu(p) })
             }
+            $(
+            #[inline(always)]
+            unsafe fn window<const N: usize>(p: *const $scalar, n: usize) -> [Self; N] {
+                // SAFETY: forwarded from the caller.
+                unsafe { $window(p, n) }
+            }
+            )?
         }
         impl SimdVec for $v {
             const LANES: usize = $lanes;
@@ -168,22 +176,80 @@ macro_rules! arith {
                 // the level: see the module docs.
                 unsafe { $storeu(p, self.0) }
             }
+            #[inline(always)]
+            fn no_nan(self) -> bool {
+                let $a = self.0;
+                // SAFETY: see the module docs.
+                unsafe { $no_nan }
+            }
         }
     };
 }
 
 arith!(F32x8, f32, 8, add: _mm256_add_ps, sub: _mm256_sub_ps, mul: _mm256_mul_ps,
     div: _mm256_div_ps, xor: _mm256_xor_ps, set1: _mm256_set1_ps, fmadd: _mm256_fmadd_ps,
-    loadu: _mm256_loadu_ps, storeu: _mm256_storeu_ps);
+    loadu: _mm256_loadu_ps, storeu: _mm256_storeu_ps,
+    no_nan: |a| _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)) == 0);
 arith!(F64x4, f64, 4, add: _mm256_add_pd, sub: _mm256_sub_pd, mul: _mm256_mul_pd,
     div: _mm256_div_pd, xor: _mm256_xor_pd, set1: _mm256_set1_pd, fmadd: _mm256_fmadd_pd,
-    loadu: _mm256_loadu_pd, storeu: _mm256_storeu_pd);
+    loadu: _mm256_loadu_pd, storeu: _mm256_storeu_pd,
+    no_nan: |a| _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(a, a)) == 0);
 arith!(F32x16, f32, 16, add: _mm512_add_ps, sub: _mm512_sub_ps, mul: _mm512_mul_ps,
     div: _mm512_div_ps, xor: _mm512_xor_ps, set1: _mm512_set1_ps, fmadd: _mm512_fmadd_ps,
-    loadu: _mm512_loadu_ps, storeu: _mm512_storeu_ps);
+    loadu: _mm512_loadu_ps, storeu: _mm512_storeu_ps,
+    no_nan: |a| _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a) == 0, window: window_f32x16);
 arith!(F64x8, f64, 8, add: _mm512_add_pd, sub: _mm512_sub_pd, mul: _mm512_mul_pd,
     div: _mm512_div_pd, xor: _mm512_xor_pd, set1: _mm512_set1_pd, fmadd: _mm512_fmadd_pd,
-    loadu: _mm512_loadu_pd, storeu: _mm512_storeu_pd);
+    loadu: _mm512_loadu_pd, storeu: _mm512_storeu_pd,
+    no_nan: |a| _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(a, a) == 0, window: window_f64x8);
+
+/// [`Lane::window`] of the AVX-512 vector `$v` of `$lanes` lanes: one
+/// unaligned load of the first `lanes` values and one masked load of the `n − 1` after them
+/// (the masked-off lanes are not read), and entry `k` is the two concatenated and shifted
+/// down by `k` lanes (`valignd` / `valignq` by `$align`, through the integer casts `$to` and
+/// `$from`): two loads and `n − 2` shifts instead of `n` unaligned loads.
+macro_rules! window_avx512 {
+    ($name:ident, $v:ident, $scalar:ty, $lanes:expr, $mask:ty,
+     loadu: $loadu:ident, maskz_loadu: $maskz:ident, align: $align:ident,
+     to: $to:ident, from: $from:ident, shifts: [$($k:literal)*]) => {
+        /// See [`window_avx512`].
+        ///
+        /// # Safety
+        /// As [`Lane::window`]; the level: see the module docs.
+        #[inline(always)]
+        unsafe fn $name<const N: usize>(p: *const $scalar, n: usize) -> [$v; N] {
+            debug_assert!((1..=N).contains(&n) && n - 1 <= $lanes);
+            // SAFETY: the caller guarantees `p .. p + lanes + n − 1`: the first load reads
+            // `lanes` scalars, the masked one the `n − 1` after them.
+            unsafe {
+                let lo = $to($loadu(p));
+                let hi = $to($maskz(((1u32 << (n - 1)) - 1) as $mask, p.wrapping_add($lanes)));
+                // Straight-line code, one test per shift with the shift a constant: with `N`
+                // and `n` constants the tests fold away and the entries live in registers (a
+                // loop or a closure left them in memory, and a closure is compiled without
+                // the level's features).
+                let mut out = [$v($from(lo)); N];
+                $(
+                    if $k < n {
+                        out[$k] = $v($from($align::<$k>(hi, lo)));
+                    }
+                )*
+                if $lanes < n {
+                    out[$lanes] = $v($from(hi));
+                }
+                out
+            }
+        }
+    };
+}
+
+window_avx512!(window_f32x16, F32x16, f32, 16, __mmask16,
+    loadu: _mm512_loadu_ps, maskz_loadu: _mm512_maskz_loadu_ps, align: _mm512_alignr_epi32,
+    to: _mm512_castps_si512, from: _mm512_castsi512_ps,
+    shifts: [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]);
+window_avx512!(window_f64x8, F64x8, f64, 8, __mmask8,
+    loadu: _mm512_loadu_pd, maskz_loadu: _mm512_maskz_loadu_pd, align: _mm512_alignr_epi64,
+    to: _mm512_castpd_si512, from: _mm512_castsi512_pd, shifts: [1 2 3 4 5 6 7]);
 
 /// The [`FlowLane`] parts every vector type shares: `from_fn`, `put`, `bytes_zero` (over the
 /// integer `$word` of one byte per lane).

@@ -17,6 +17,10 @@ use crate::{FlowLane, Lane, OneLane, Real, SimdVec};
 /// `y − d`, `y + d`, `z − d`, `z + d` (entries `4(d − 1) + 1 ..`).
 pub(crate) const SPAN: usize = 1 + 4 * MAX_WAVE_RADIUS;
 
+/// Columns of the centre row one output reads: `x − R ..= x + R`, at most `2·MAX_WAVE_RADIUS
+/// + 1`.
+const WINDOW: usize = 1 + 2 * MAX_WAVE_RADIUS;
+
 /// The rows one output row reads and writes. Every pointer addresses column 0 of its row
 /// (global x) and may lie outside its buffer by a column offset: only the columns the buffer
 /// holds are touched.
@@ -144,24 +148,35 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
         }
     }
 
-    /// The centre value and the Laplacian at columns `x ..` (three partial sums, one per
-    /// axis, keep the dependency chains short).
+    /// The centre row's values at columns `x − R + k ..` in entry `k` (`k ≤ 2R`).
     #[inline(always)]
-    unsafe fn laplacian<L: Lane<Scalar = T>>(&self, u: &[*const T; SPAN], x: usize) -> (L, L) {
-        // SAFETY: the caller guarantees columns `x − R .. x + lanes + R` of every row.
+    unsafe fn x_window<L: Lane<Scalar = T>>(&self, u: &[*const T; SPAN], x: usize) -> [L; WINDOW] {
+        // SAFETY: the caller guarantees columns `x − R .. x + lanes + R` of the centre row.
+        unsafe { L::window::<WINDOW>(u[0].wrapping_add(x - R), 2 * R + 1) }
+    }
+
+    /// The Laplacian at columns `x ..`, from the centre row's window `w` (three partial sums,
+    /// one per axis, keep the dependency chains short).
+    #[inline(always)]
+    unsafe fn laplacian<L: Lane<Scalar = T>>(
+        &self,
+        u: &[*const T; SPAN],
+        w: &[L; WINDOW],
+        x: usize,
+    ) -> L {
+        // SAFETY: the caller guarantees column `x .. x + lanes` of every row.
         let ld = |p: *const T, i: usize| unsafe { L::load(p.wrapping_add(i)) };
-        let centre = ld(u[0], x);
-        let mut ax = centre * L::splat(self.c0);
+        let mut ax = w[R] * L::splat(self.c0);
         let mut ay = (ld(u[1], x) + ld(u[2], x)) * L::splat(self.c[1][1]);
         let mut az = (ld(u[3], x) + ld(u[4], x)) * L::splat(self.c[2][1]);
-        ax = (ld(u[0], x - 1) + ld(u[0], x + 1)).mul_add(L::splat(self.c[0][1]), ax);
+        ax = (w[R - 1] + w[R + 1]).mul_add(L::splat(self.c[0][1]), ax);
         for d in 2..=R {
             let b = 4 * (d - 1) + 1;
-            ax = (ld(u[0], x - d) + ld(u[0], x + d)).mul_add(L::splat(self.c[0][d]), ax);
+            ax = (w[R - d] + w[R + d]).mul_add(L::splat(self.c[0][d]), ax);
             ay = (ld(u[b], x) + ld(u[b + 1], x)).mul_add(L::splat(self.c[1][d]), ay);
             az = (ld(u[b + 2], x) + ld(u[b + 3], x)).mul_add(L::splat(self.c[2][d]), az);
         }
-        (centre, (ax + ay) + az)
+        (ax + ay) + az
     }
 
     /// The plain update at columns `x ..`.
@@ -169,7 +184,8 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
     unsafe fn inner_at<L: FlowLane<Scalar = T>>(&self, rows: &Rows<T>, x: usize) -> L {
         // SAFETY: forwarded from the caller.
         unsafe {
-            let (c, lap) = self.laplacian::<L>(&rows.u, x);
+            let w = self.x_window::<L>(&rows.u, x);
+            let (c, lap) = (w[R], self.laplacian(&rows.u, &w, x));
             let prev = L::load(rows.prev.wrapping_add(x));
             L::load(rows.coef.wrapping_add(x)).mul_add(lap, (c + c) - prev)
         }
@@ -187,7 +203,8 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
         // SAFETY: forwarded from the caller; `eta_x` and `grad_x` hold every column.
         unsafe {
             let ld = |p: *const T, i: usize| L::load(p.wrapping_add(i));
-            let (c, lap) = self.laplacian::<L>(&rows.u, x);
+            let w = self.x_window::<L>(&rows.u, x);
+            let (c, lap) = (w[R], self.laplacian(&rows.u, &w, x));
             let one = L::splat(T::one());
             let two = one + one;
             let eta = ld(self.eta_x, x) + L::splat(damp.eta_yz);
@@ -196,7 +213,7 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
             let num = ld(rows.coef, x).mul_add(lap + phi, keep * c - ld(rows.prev, x));
             let u_new = num / eta.mul_add(two, one);
             let u = &rows.u;
-            let gx = ld(self.grad_x, x) * (ld(u[0], x + 1) - ld(u[0], x - 1));
+            let gx = ld(self.grad_x, x) * (w[R + 1] - w[R - 1]);
             let gy = L::splat(damp.grad_y) * (ld(u[2], x) - ld(u[1], x));
             let gz = L::splat(damp.grad_z) * (ld(u[4], x) - ld(u[3], x));
             let phi_new = (phi - ((gx + gy) + gz)) / (one + eta);
@@ -296,7 +313,7 @@ unsafe fn segment<T: Real, S: Isa>(
             return (a..b).fold(true, |ok, x| scalar(x) & ok);
         }
         let x = a.min(row[1] - lanes);
-        return vector(x, Some([a, b])).sum().is_finite();
+        return vector(x, Some([a, b])).no_nan();
     }
     let size = std::mem::size_of::<T>();
     let skew = (out.wrapping_add(a) as usize) % (lanes * size) / size;
@@ -313,7 +330,7 @@ unsafe fn segment<T: Real, S: Isa>(
     if x < b {
         acc = V::<T, S>::track_finite(acc, vector(b - lanes, None));
     }
-    acc.sum().is_finite()
+    acc.no_nan()
 }
 
 /// Most lanes of a vector (16 `f32` in 512 bits).

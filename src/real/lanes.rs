@@ -106,8 +106,7 @@ pub trait Lane:
     /// port cycle, and each unaligned one crosses a cache line).
     ///
     /// # Safety
-    /// `n − 1 + lanes` scalars from `p` on must be valid for reads, `1 ≤ n ≤ N`, and
-    /// `n − 1` at most the number of lanes.
+    /// `n − 1 + lanes` scalars from `p` on must be valid for reads, and `1 ≤ n ≤ N`.
     #[inline(always)]
     unsafe fn window<const N: usize>(p: *const Self::Scalar, n: usize) -> [Self; N] {
         let mut out = [Self::splat(<Self::Scalar as num_traits::Zero>::zero()); N];
@@ -133,9 +132,10 @@ pub trait SimdVec: Lane {
     /// `p .. p + LANES` must be valid for writes; no alignment is required.
     unsafe fn store(self, p: *mut Self::Scalar);
 
-    /// Whether no lane is NaN: the test of a finiteness accumulator
-    /// ([`SimdVec::track_finite`]), one compare at the levels with mask or sign-bit
-    /// extraction instead of a serial sum of the lanes.
+    /// Whether a finiteness accumulator ([`SimdVec::track_finite`], every lane zero or NaN)
+    /// has no NaN lane: one compare at the levels with masks or sign-bit extraction, which
+    /// test each lane for NaN; by default a sum of the lanes (which a vector holding both
+    /// infinities would also fail).
     #[inline(always)]
     fn no_nan(self) -> bool {
         !self.sum().is_nan()

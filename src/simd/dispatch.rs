@@ -127,16 +127,17 @@ mod tests {
         assert!(V::splat(s(0.0)).no_nan());
     }
 
-    /// `window` gives entry `k` the lanes at `p + k` for every count `n` a level takes, read
-    /// from a buffer that ends where the last of them does.
+    /// `window` gives entry `k` the lanes at `p + k` for every count `n` up to one more than
+    /// 16 lanes (the masked load's widest and, beyond it, the loads), read from a buffer that
+    /// ends where the last of them does.
     fn check_window<V: SimdVec + FlowLane>() {
-        const N: usize = 9;
+        const N: usize = 18;
         let w = V::WIDTH;
-        for n in 1..=N.min(w + 1) {
+        for n in 1..=N {
             let data: Vec<V::Scalar> = (0..w + n - 1)
                 .map(|i| <V::Scalar as Real>::of(i as f64 * 1.5 - 3.0))
                 .collect();
-            // SAFETY: data holds n − 1 + WIDTH scalars, and n − 1 <= WIDTH.
+            // SAFETY: data holds n − 1 + WIDTH scalars.
             let got = unsafe { V::window::<N>(data.as_ptr(), n) };
             let mut out = vec![<V::Scalar as Real>::of(0.0); w];
             for (k, v) in got.iter().enumerate().take(n) {

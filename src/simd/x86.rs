@@ -88,7 +88,9 @@ impl<I> Default for Links<I> {
 }
 
 /// The arithmetic operators, [`Lane`] and [`SimdVec`] of vector `$v` over the raw type of its
-/// level: `$p` is the intrinsic prefix (`_mm256` / `_mm512`), `$s` the suffix (`ps` / `pd`).
+/// level, each through the intrinsic named for it; `no_nan` is the expression that tests the
+/// raw vector `$a` for a NaN lane, and `window`, where given, the function that replaces
+/// [`Lane::window`]'s loads (see [`window_avx512`]).
 macro_rules! arith {
     ($v:ident, $scalar:ty, $lanes:expr,
      add: $add:ident, sub: $sub:ident, mul: $mul:ident, div: $div:ident, xor: $xor:ident,
@@ -207,7 +209,8 @@ arith!(F64x8, f64, 8, add: _mm512_add_pd, sub: _mm512_sub_pd, mul: _mm512_mul_pd
 /// unaligned load of the first `lanes` values and one masked load of the `n − 1` after them
 /// (the masked-off lanes are not read), and entry `k` is the two concatenated and shifted
 /// down by `k` lanes (`valignd` / `valignq` by `$align`, through the integer casts `$to` and
-/// `$from`): two loads and `n − 2` shifts instead of `n` unaligned loads.
+/// `$from`): two loads and at most `n − 1` shifts instead of `n` unaligned loads. A count
+/// beyond `lanes + 1` (never asked for at this width) takes the loads.
 macro_rules! window_avx512 {
     ($name:ident, $v:ident, $scalar:ty, $lanes:expr, $mask:ty,
      loadu: $loadu:ident, maskz_loadu: $maskz:ident, align: $align:ident,
@@ -218,9 +221,18 @@ macro_rules! window_avx512 {
         /// As [`Lane::window`]; the level: see the module docs.
         #[inline(always)]
         unsafe fn $name<const N: usize>(p: *const $scalar, n: usize) -> [$v; N] {
-            debug_assert!((1..=N).contains(&n) && n - 1 <= $lanes);
+            debug_assert!((1..=N).contains(&n));
+            if n - 1 > $lanes {
+                // SAFETY: the caller guarantees `p .. p + lanes + n − 1`.
+                let mut out = [$v(unsafe { $loadu(p) }); N];
+                for (k, o) in out.iter_mut().enumerate().take(n).skip(1) {
+                    // SAFETY: as above.
+                    *o = $v(unsafe { $loadu(p.wrapping_add(k)) });
+                }
+                return out;
+            }
             // SAFETY: the caller guarantees `p .. p + lanes + n − 1`: the first load reads
-            // `lanes` scalars, the masked one the `n − 1` after them.
+            // `lanes` scalars, the masked one the `n − 1 ≤ lanes` after them.
             unsafe {
                 let lo = $to($loadu(p));
                 let hi = $to($maskz(((1u32 << (n - 1)) - 1) as $mask, p.wrapping_add($lanes)));

@@ -109,13 +109,27 @@ pub trait Lane:
     /// `n − 1 + lanes` scalars from `p` on must be valid for reads, and `1 ≤ n ≤ N`.
     #[inline(always)]
     unsafe fn window<const N: usize>(p: *const Self::Scalar, n: usize) -> [Self; N] {
-        let mut out = [Self::splat(<Self::Scalar as num_traits::Zero>::zero()); N];
-        for (k, o) in out.iter_mut().enumerate().take(n) {
-            // SAFETY: the caller guarantees the lanes of the loads at `p .. p + n`.
-            *o = unsafe { Self::load(p.wrapping_add(k)) };
-        }
-        out
+        // SAFETY: forwarded from the caller.
+        unsafe { window_of_loads(p, n) }
     }
+}
+
+/// [`Lane::window`] as `n` unaligned loads: the default, and where a level's own way cannot
+/// reach.
+///
+/// # Safety
+/// As [`Lane::window`].
+#[inline(always)]
+pub(crate) unsafe fn window_of_loads<L: Lane, const N: usize>(
+    p: *const L::Scalar,
+    n: usize,
+) -> [L; N] {
+    let mut out = [L::splat(<L::Scalar as num_traits::Zero>::zero()); N];
+    for (k, o) in out.iter_mut().enumerate().take(n) {
+        // SAFETY: the caller guarantees the lanes of the loads at `p .. p + n`.
+        *o = unsafe { L::load(p.wrapping_add(k)) };
+    }
+    out
 }
 
 /// The vector operations beyond [`Lane`] the engines need.

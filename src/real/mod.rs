@@ -8,6 +8,6 @@ mod lanes;
 mod level;
 
 pub use dtype::DType;
-pub(crate) use lanes::Vector;
+pub(crate) use lanes::{window_of_loads, Vector};
 pub use lanes::{FlowLane, Isa, Lane, OneLane, Real, SimdVec};
 pub use level::Level;

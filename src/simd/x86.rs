@@ -11,6 +11,7 @@ use std::arch::x86_64::*;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::{FlowLane, Isa, Lane, Level, SimdVec};
+use crate::real::window_of_loads;
 
 /// AVX2 with FMA: 8 `f32` or 4 `f64` lanes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -223,13 +224,8 @@ macro_rules! window_avx512 {
         unsafe fn $name<const N: usize>(p: *const $scalar, n: usize) -> [$v; N] {
             debug_assert!((1..=N).contains(&n));
             if n - 1 > $lanes {
-                // SAFETY: the caller guarantees `p .. p + lanes + n − 1`.
-                let mut out = [$v(unsafe { $loadu(p) }); N];
-                for (k, o) in out.iter_mut().enumerate().take(n).skip(1) {
-                    // SAFETY: as above.
-                    *o = $v(unsafe { $loadu(p.wrapping_add(k)) });
-                }
-                return out;
+                // SAFETY: forwarded from the caller.
+                return unsafe { window_of_loads(p, n) };
             }
             // SAFETY: the caller guarantees `p .. p + lanes + n − 1`: the first load reads
             // `lanes` scalars, the masked one the `n − 1 ≤ lanes` after them.

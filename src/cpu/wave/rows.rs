@@ -287,8 +287,9 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
 
 /// Runs `vector` (which computes the outputs at columns `x .. x + lanes`, stores them, or with
 /// `Some([lo, hi])` only those at columns `lo .. hi`, and returns a value that is not finite
-/// where a stored output is not, for a part NaN there and zero elsewhere) over columns `a .. b` of a row whose columns `row` may be computed;
-/// returns whether every output is finite. After a first, unaligned vector the loop continues
+/// where a stored output is not, for a part NaN there and zero elsewhere) over columns
+/// `a .. b` of a row whose columns `row` may be computed; returns whether every output is
+/// finite. After a first, unaligned vector the loop continues
 /// at the next column whose address in `out` is a multiple of the vector size, and a last
 /// vector ends at `b`: the overlaps rewrite identical values, and no load straddles two cache
 /// lines more than once per row (rows of the grids and the rings align alike). A segment

@@ -151,7 +151,10 @@ knobs! {
     "cpu_overlap", "STENCIL35D_CPU_OVERLAP", "0|1: split runs on the blocked CPU engine exchange z halos while each pass computes the planes that need none (default: 1)",
         |t, v| t.cpu_overlap = Some(switch(v)?);
     "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
-        |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| e.to_string())?);
+        |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| match e {
+            crate::Error::InvalidArgument(why) => why,
+            other => other.to_string(),
+        })?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",
         |t, v| t.memory_bytes = Some(positive_count(v)? as u64);
     "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",

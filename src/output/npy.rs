@@ -3,10 +3,10 @@
 //! little-endian `f4` or `f8`; read from versions 1.0 and 2.0 in C order, as 32- or 64-bit
 //! floats or integers of either byte order.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
+use super::whole::write_whole;
 use crate::{DType, Error, Real, Result};
 
 /// The six bytes every `.npy` file starts with.
@@ -33,16 +33,17 @@ pub fn write_npy<T: Real>(path: &Path, shape: &[usize], data: &[T]) -> Result<()
     };
     let header = header_bytes(descr, shape);
     let io = |e| Error::io(path, e);
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
-    out.write_all(&header).map_err(io)?;
-    for x in data {
-        match T::DTYPE {
-            DType::F32 => out.write_all(&x.to_f32().unwrap_or(f32::NAN).to_le_bytes()),
-            DType::F64 => out.write_all(&x.to_f64().unwrap_or(f64::NAN).to_le_bytes()),
+    write_whole(path, |out| {
+        out.write_all(&header).map_err(io)?;
+        for x in data {
+            match T::DTYPE {
+                DType::F32 => out.write_all(&x.to_f32().unwrap_or(f32::NAN).to_le_bytes()),
+                DType::F64 => out.write_all(&x.to_f64().unwrap_or(f64::NAN).to_le_bytes()),
+            }
+            .map_err(io)?;
         }
-        .map_err(io)?;
-    }
-    out.flush().map_err(io)
+        Ok(())
+    })
 }
 
 /// Reads the `.npy` file at `path`: its shape and its values as `f64`, in C order. Reads format

@@ -2,10 +2,9 @@
 //! bare field, one square of pixels per cell (see [`super::write_png_slice`] for a figure with
 //! title, axes and colour bar).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 
+use super::whole::write_whole;
 use crate::{Error, Result};
 
 /// Colour maps (from the `colorous` crate).
@@ -134,14 +133,15 @@ pub fn write_png(
 
 /// Writes `w × h` RGB pixels (row-major, 3 bytes each) as a PNG at `path`.
 pub(crate) fn write_rgb(path: &Path, w: usize, h: usize, pixels: &[u8]) -> Result<()> {
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut encoder = png::Encoder::new(BufWriter::new(file), w as u32, h as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let io = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
-    let mut writer = encoder.write_header().map_err(io)?;
-    writer.write_image_data(pixels).map_err(io)?;
-    writer.finish().map_err(io)
+    write_whole(path, |out| {
+        let mut encoder = png::Encoder::new(out, w as u32, h as u32);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let io = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
+        let mut writer = encoder.write_header().map_err(io)?;
+        writer.write_image_data(pixels).map_err(io)?;
+        writer.finish().map_err(io)
+    })
 }
 
 /// The colour of value `v` when `lo..hi` spans the colour map; grey for non-finite values.

@@ -5,10 +5,10 @@
 //! depth below the datum (positive downward); byte positions in this module are the
 //! standard's, counted from 1.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
+use super::whole::write_whole;
 use crate::{Error, Result};
 
 /// One receiver's trace.
@@ -64,17 +64,18 @@ struct Layout {
 pub fn write_segy(path: &Path, shot: &SegyShot) -> Result<()> {
     let layout = check(shot)?;
     let io = |e| Error::io(path, e);
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
-    out.write_all(&textual_header(shot, &layout)).map_err(io)?;
-    out.write_all(&binary_header(&layout)).map_err(io)?;
-    for (i, trace) in shot.traces.iter().enumerate() {
-        let header = trace_header(shot.source, trace.receiver, i, &layout);
-        out.write_all(&header).map_err(io)?;
-        for s in &trace.data {
-            out.write_all(&s.to_be_bytes()).map_err(io)?;
+    write_whole(path, |out| {
+        out.write_all(&textual_header(shot, &layout)).map_err(io)?;
+        out.write_all(&binary_header(&layout)).map_err(io)?;
+        for (i, trace) in shot.traces.iter().enumerate() {
+            let header = trace_header(shot.source, trace.receiver, i, &layout);
+            out.write_all(&header).map_err(io)?;
+            for s in &trace.data {
+                out.write_all(&s.to_be_bytes()).map_err(io)?;
+            }
         }
-    }
-    out.flush().map_err(io)
+        Ok(())
+    })
 }
 
 /// An invalid-argument error about a SEG-Y shot.

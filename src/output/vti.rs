@@ -4,10 +4,10 @@
 //! preceded by its length in bytes as a little-endian u64), so writing is one pass and the
 //! files are as small as raw binary gets.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
+use super::whole::write_whole;
 use crate::lbm::Lattice;
 use crate::{DType, Error, Grid, Real, Result};
 
@@ -202,16 +202,16 @@ fn write_image(
     header.push_str("      </PointData>\n      <CellData/>\n    </Piece>\n  </ImageData>\n");
     header.push_str("  <AppendedData encoding=\"raw\">\n   _");
     let io = |e| Error::io(path, e);
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
-    out.write_all(header.as_bytes()).map_err(io)?;
-    for a in arrays {
-        out.write_all(&(a.values.byte_len() as u64).to_le_bytes())
-            .map_err(io)?;
-        a.values.write(&mut out).map_err(io)?;
-    }
-    out.write_all(b"\n  </AppendedData>\n</VTKFile>\n")
-        .map_err(io)?;
-    out.flush().map_err(io)
+    write_whole(path, |out| {
+        out.write_all(header.as_bytes()).map_err(io)?;
+        for a in arrays {
+            out.write_all(&(a.values.byte_len() as u64).to_le_bytes())
+                .map_err(io)?;
+            a.values.write(out).map_err(io)?;
+        }
+        out.write_all(b"\n  </AppendedData>\n</VTKFile>\n")
+            .map_err(io)
+    })
 }
 
 /// `"x0 x1 y0 y1 z0 z1"`: the points of a box of `dims` points from `origin`, inclusive.
@@ -265,7 +265,10 @@ pub fn write_pvti(
         ));
     }
     text.push_str("  </PImageData>\n</VTKFile>\n");
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    write_whole(path, |out| {
+        out.write_all(text.as_bytes())
+            .map_err(|e| Error::io(path, e))
+    })
 }
 
 /// Writes a lattice's density, velocity and node kinds (0 fluid, 1 wall, 2 moving wall,

@@ -7,7 +7,7 @@ use super::candidate::Candidate;
 use super::copies::{self, Copies};
 use super::gpu_model::{GpuModel, GpuShape};
 use super::kernel::{Kernel, KernelCost};
-use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, PLANNER_MAX_DIM_T};
+use super::limits::{GPU_CANDIDATES_SHOWN, MAX_DIM_T, MAX_THREADS_PER_CORE, PLANNER_MAX_DIM_T};
 use super::machine::Machine;
 use super::model::{self, ModelInput};
 use super::plane_model::PLANE_MAX_DIM_T;
@@ -89,12 +89,39 @@ impl PlanBuilder {
             Some(level) => machine.with_isa_at_most(level),
             None => machine,
         };
+        check_threads(self.threads, &machine)?;
         let gpu_info = self.gpu_info(described)?;
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         let free = self.without_shape_overrides(&machine);
+        let untimed = self.untimed_autotune(gpu_info.is_some());
         let mut plan = self.assemble(choice, machine, gpu_info);
         plan.warnings = warnings(&plan, free);
+        plan.warnings.extend(untimed);
         Ok(plan)
+    }
+
+    /// Why autotuning, when asked for, timed nothing: it times the launch shapes of the GPU
+    /// stencil kernels, so it needs a GPU and a 3D stencil.
+    fn untimed_autotune(&self, has_gpu: bool) -> Option<String> {
+        if self.autotune == 0 {
+            return None;
+        }
+        if !has_gpu {
+            let why = crate::gpu::detect_gpu().err().map_or_else(
+                || "the plan is for a described machine".to_string(),
+                |e| e.to_string(),
+            );
+            return Some(format!(
+                "autotuning times GPU launch shapes and no GPU is available ({why}): nothing was timed"
+            ));
+        }
+        (!matches!(self.kernel, Kernel::Stencil(_))).then(|| {
+            format!(
+                "autotuning times the launch shapes of the GPU 3D stencil kernels; {} has none to \
+                 time: nothing was timed",
+                self.kernel
+            )
+        })
     }
 
     /// The same request with the tile and `dim_t` (and tile groups, z chunks) left to the
@@ -308,6 +335,52 @@ impl PlanBuilder {
     }
 }
 
+/// Refuses more threads than [`MAX_THREADS_PER_CORE`] per logical core of `machine`: such a
+/// run would crawl through its barriers rather than finish.
+fn check_threads(threads: Option<usize>, machine: &Machine) -> Result<()> {
+    let most = MAX_THREADS_PER_CORE * machine.cores.max(1);
+    match threads {
+        Some(n) if n > most => Err(Error::InvalidPlan(format!(
+            "{n} threads are more than {most} ({MAX_THREADS_PER_CORE} for each of the {} \
+             logical cores): each step would wait at the engines' barriers for threads that \
+             share the cores, and the run would not finish",
+            machine.cores
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Why the request has no gpu-blocked candidate: no GPU at all, or none of the blocking
+/// configurations for the fixed `dim_t`, tile or launch shape fits the device (named as the
+/// user fixed them).
+fn no_gpu_blocked(b: &PlanBuilder) -> Error {
+    if let Err(why) = crate::gpu::detect_gpu() {
+        return Error::InvalidPlan(format!(
+            "the gpu-blocked engine was asked for (an engine or GPU launch shape), and no GPU \
+             is available: {why}"
+        ));
+    }
+    let mut fixed = Vec::new();
+    if let Some(d) = b.dim_t {
+        fixed.push(format!("dim_t {d}"));
+    }
+    if let Some([x, y]) = b.tile {
+        fixed.push(format!("tile {x}x{y}"));
+    }
+    if let Some(shape) = &b.gpu_shape {
+        fixed.push(format!("block {}x{}", shape.block[0], shape.block[1]));
+    }
+    let with = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", fixed.join(", "))
+    };
+    Error::InvalidPlan(format!(
+        "no GPU blocking configuration fits this device for {} {}{with}",
+        b.kernel, b.dtype
+    ))
+}
+
 /// Where `plan`'s user-fixed choices are about to waste time: a tile or `dim_t` the model
 /// rates at less than half of `free` (the planner's own choice for the same request). More
 /// threads than cores are noted on the plan's choice line (and by the CLI).
@@ -458,14 +531,18 @@ impl<'a> Planning<'a> {
         let chosen = best(candidates.iter().filter(allowed))
             .cloned()
             .ok_or_else(|| {
+                let dim_t = b
+                    .dim_t
+                    .map_or(String::new(), |d| format!(" with dim_t {d}"));
+                let tile = b
+                    .tile
+                    .map_or(String::new(), |[x, y]| format!(" and tile {x}x{y}"));
                 Error::InvalidPlan(format!(
-                    "no {} configuration runs {} on a {}x{} grid with dim_t = {:?}, tile = {:?}",
+                    "no {} configuration runs {} on a {}x{} grid{dim_t}{tile}",
                     b.engine.map_or("blocked".to_string(), |e| e.to_string()),
                     b.kernel,
                     b.dims[0],
                     b.dims[1],
-                    b.dim_t,
-                    b.tile
                 ))
             })?;
         Ok(Choice {
@@ -695,12 +772,10 @@ impl<'a> Planning<'a> {
     ) -> Result<Candidate> {
         let b = self.b;
         let best_gpu_blocked = || {
-            gpu_blocked.first().cloned().ok_or_else(|| {
-                Error::InvalidPlan(format!(
-                    "no GPU blocking configuration fits this device for {} {} with dim_t = {:?}, tile = {:?}",
-                    b.kernel, b.dtype, b.dim_t, b.tile
-                ))
-            })
+            gpu_blocked
+                .first()
+                .cloned()
+                .ok_or_else(|| no_gpu_blocked(b))
         };
         Ok(match b.engine {
             Some(Engine::Reference) => self.input.reference(),

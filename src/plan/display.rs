@@ -321,7 +321,13 @@ impl Plan {
         )?;
         self.write_groups(f)?;
         if self.overrides.tile_threads {
-            writeln!(f, "         threads per tile group set by user")?;
+            // One level per pass has no tile groups: the override then changes nothing.
+            let unused = if self.dim_t == 1 {
+                " (unused: one level per pass has no tile groups)"
+            } else {
+                ""
+            };
+            writeln!(f, "         threads per tile group set by user{unused}")?;
         }
         if self.chosen.working_set > self.machine.usable_llc_bytes() {
             writeln!(f, "         warning: the working set exceeds the last-level cache; expect memory-bound speed")?;

@@ -6,6 +6,16 @@ pub const PLANNER_MAX_DIM_T: usize = 8;
 pub(crate) const GPU_CANDIDATES_SHOWN: usize = 6;
 /// Largest `dim_t` a plan accepts.
 pub const MAX_DIM_T: usize = 16;
+/// Longest run, in seconds at a plan's predicted speed, that [`Plan::check_run_length`]
+/// accepts: a year.
+///
+/// [`Plan::check_run_length`]: crate::Plan::check_run_length
+pub const LONGEST_RUN_SECONDS: f64 = 365.0 * 86_400.0;
+/// Most worker threads a plan accepts per logical core of the machine it is for. More threads
+/// than cores can be measured (they share cores, slowly), but the engines' barriers wait for
+/// every thread each step: on the 2-core Xeon a 64³ `bench` ran 3 s with 128 threads and 7 s
+/// with 1,000, and with 10,000 it had not finished one step after a minute.
+pub const MAX_THREADS_PER_CORE: usize = 64;
 /// Share of the last-level cache the planner budgets for blocking buffers (the paper uses half:
 /// the rest holds streamed data, other structures and other processes).
 pub const DEFAULT_CACHE_SHARE: f64 = 0.5;

@@ -320,6 +320,9 @@ impl ModelInput<'_> {
         tile_threads: usize,
     ) -> Option<Candidate> {
         let r = self.cost.radius;
+        // A tile wider than the grid covers it once (the engines clamp it so, see `settle`):
+        // model the tile that runs, so a huge user tile cannot overflow the working set.
+        let tile = [0, 1].map(|a| tile[a].min(self.full(a, dim_t)));
         if tile[0] <= 2 * r * dim_t || tile[1] <= 2 * r * dim_t {
             return None;
         }

@@ -135,7 +135,8 @@ impl ModelInput<'_> {
         let r = self.cost.radius;
         let [w, rows] = tile;
         let full = self.plane_full_width(dim_t);
-        let w = w.min(full);
+        // A tile beyond the grid covers it once: the full width, the interior's rows.
+        let (w, rows) = (w.min(full), rows.min(self.plane_interior()[1]));
         if w <= 2 * r * dim_t || rows == 0 {
             return None;
         }
@@ -410,7 +411,11 @@ impl ModelInput<'_> {
         let naive_ops = self.cost.ops_per_update as f64;
         let blocked_ops = naive_ops - taps + taps / CONV_ROWS as f64;
         c.compute_mups *= naive_ops / blocked_ops;
-        c.tile = tile.unwrap_or_else(|| self.plane_conv_tile());
+        // A work item beyond the picture covers it once.
+        c.tile = tile.map_or_else(
+            || self.plane_conv_tile(),
+            |[x, y]| [x.min(self.dims[0]), y.min(self.dims[1])],
+        );
         (c.predicted_mups, c.bound) = self.overlap(c.compute_mups, c.memory_mups, 1);
         c
     }

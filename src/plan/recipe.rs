@@ -7,10 +7,11 @@ use super::builder::PlanBuilder;
 use super::candidate::Candidate;
 use super::gpu_model::GpuShape;
 use super::kernel::Kernel;
+use super::limits::LONGEST_RUN_SECONDS;
 use super::machine::Machine;
 use super::tune;
 use crate::engine::Engine;
-use crate::DType;
+use crate::{DType, Error, Result};
 
 /// Which choices the user fixed rather than the planner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -222,6 +223,29 @@ impl Plan {
     pub fn gpu(&self) -> Option<&crate::gpu::GpuInfo> {
         self.gpu.as_ref()
     }
+    /// Refuses `steps` steps of this plan, with [`Error::InvalidArgument`], when their cell
+    /// updates overflow a 64-bit count or the plan predicts they take longer than a year
+    /// ([`LONGEST_RUN_SECONDS`]): such a count is a mistake, not a simulation. A caller that
+    /// runs in parts (a progress bar, checkpoints) checks its whole run with this first.
+    pub fn check_run_length(&self, steps: usize) -> Result<()> {
+        let cells = self.interior_cells();
+        if cells.checked_mul(steps as u64).is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "{steps} steps of {cells} cells are more cell updates than a 64-bit count holds"
+            )));
+        }
+        let mups = self.predicted_mups();
+        let seconds = cells as f64 * steps as f64 / (mups.max(1e-6) * 1e6);
+        if seconds > LONGEST_RUN_SECONDS {
+            let years = seconds / (365.0 * 86_400.0);
+            return Err(Error::InvalidArgument(format!(
+                "{steps} steps of {cells} cells would take about {years:.3e} years at the \
+                 plan's predicted {mups:.0} MUPS: a run of at most a year is accepted"
+            )));
+        }
+        Ok(())
+    }
+
     /// Number of cells a time step updates (the interior for stencils; every node of a
     /// lattice).
     pub fn interior_cells(&self) -> u64 {

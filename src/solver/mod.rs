@@ -80,7 +80,11 @@ impl Solver {
     /// (a second grid or population copy, ring buffers, device buffers) the whole footprint is
     /// checked against the memory available: [`Error::OutOfMemory`] or
     /// [`Error::GpuOutOfMemory`] names the largest cube that fits, and nothing is allocated.
+    /// A run the plan predicts to last more than a year (or to count more cell updates than
+    /// 64 bits hold) is refused with [`Error::InvalidArgument`] before it starts: run it in
+    /// parts, with checkpoints in between.
     pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
+        self.plan.check_run_length(steps)?;
         S::advance(self, state, steps)
     }
 

@@ -1,0 +1,95 @@
+//! The planner's options on the command line: a thread count, step count or tile beyond what
+//! can run is refused at once with a message in the options' words (no Rust `None`, no
+//! repeated prefixes); an option that needs a GPU says there is none rather than being
+//! silently ignored.
+
+mod common;
+
+use std::time::Duration;
+
+/// Runs the tool with `args`; its exit success, stdout and stderr. Fails the test when the
+/// tool had to be killed: each of these runs must end (or be refused) at once.
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let (out, took, killed) = common::cli_within(args, Duration::from_secs(60));
+    assert!(!killed, "{args:?} ran for {took:?} without being refused");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Far more threads than the machine's cores would crawl through the barriers for ever: the
+/// planner refuses them, naming the limit.
+#[test]
+fn a_thread_count_that_could_not_finish_is_refused() {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let too_many = (64 * cores + 1).to_string();
+    let (ok, _, err) = cli(&[
+        "bench",
+        "--size",
+        "16",
+        "--steps",
+        "1",
+        "--threads",
+        &too_many,
+    ]);
+    assert!(!ok && err.contains("64 for each of the"), "{err}");
+    let (ok, out, err) = cli(&[
+        "plan",
+        "--size",
+        "16",
+        "--threads",
+        &(64 * cores).to_string(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("set by user"), "{out}");
+}
+
+/// A step count whose cell updates overflow 64 bits, or that the plan predicts to take
+/// longer than a year, is refused before the run starts.
+#[test]
+fn a_step_count_beyond_any_run_is_refused() {
+    let max = usize::MAX.to_string();
+    let (ok, _, err) = cli(&["bench", "--size", "16", "--steps", &max, "--repeat", "1"]);
+    assert!(!ok && err.contains("64-bit count"), "{err}");
+    let years = (u64::MAX / 4096 / 2).to_string();
+    let (ok, _, err) = cli(&["bench", "--size", "16", "--steps", &years, "--repeat", "1"]);
+    assert!(!ok && err.contains("years"), "{err}");
+}
+
+/// A tile far larger than the grid is the grid's tile: the plan's working set stays the
+/// grid's, not an overflowed sum, in 3D and 2D.
+#[test]
+fn a_tile_beyond_the_grid_covers_it_once() {
+    let huge = format!("{}x{}", usize::MAX, usize::MAX);
+    for kernel in ["star7", "box27", "star2d:1", "conv2d:3x3"] {
+        let (ok, out, err) = cli(&["plan", "--kernel", kernel, "--size", "32", "--tile", &huge]);
+        assert!(ok, "{kernel}: {err}");
+        assert!(!out.contains(&usize::MAX.to_string()), "{kernel}: {out}");
+        assert!(!out.contains("GiB"), "{kernel}: {out}");
+    }
+}
+
+/// Options that need a GPU say so on a machine without one (and are refused or ignored by
+/// name on one with a GPU), never print Rust's `None`.
+#[test]
+fn gpu_options_explain_themselves() {
+    let (_, out, err) = cli(&["plan", "--size", "32", "--block", "33x4"]);
+    assert!(!err.contains("None") && !out.contains("None"), "{err}");
+    let (ok, out, err) = cli(&["plan", "--size", "32", "--autotune"]);
+    assert!(ok, "{err}");
+    if stencil35d::gpu::detect_gpu().is_err() {
+        assert!(out.contains("no GPU is available"), "{out}");
+        assert!(out.contains("nothing was timed"), "{out}");
+    }
+}
+
+/// A bad tuning value is reported once, naming the knob and the values it takes.
+#[test]
+fn a_bad_tuning_value_is_named_once() {
+    let (ok, _, err) = cli(&["--tune", "isa=bogus", "plan", "--size", "16"]);
+    assert!(!ok, "{err}");
+    assert_eq!(err.matches("invalid argument").count(), 1, "{err}");
+    assert!(err.contains("isa=bogus") && err.contains("avx512"), "{err}");
+}

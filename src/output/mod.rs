@@ -2,10 +2,12 @@
 //! or as figures with title, axes and colour bar), and VTK ImageData files of whole fields for
 //! ParaView; NumPy `.npy` arrays (written and read), SEG-Y shot records and shot-gather
 //! figures for seismic work; images read and written as channel planes for the 2D kernels
-//! ([`Picture`]); and checks that output places can be written before a run starts.
+//! ([`Picture`]); checks that output places can be written before a run starts, and that
+//! input files are regular files of a sane size.
 
 mod figure;
 mod gather;
+mod input;
 mod npy;
 mod picture;
 mod png;
@@ -22,6 +24,7 @@ pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
 };
 pub use self::gather::write_gather_png;
+pub use self::input::{open_regular_file, read_text_file};
 pub use self::npy::{read_npy_f64, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;

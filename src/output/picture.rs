@@ -26,19 +26,32 @@ impl Picture {
         self.channels[0].dims()
     }
 
-    /// Reads a PNG file. Errors: [`Error::Io`] for a missing or unreadable file,
-    /// [`Error::InvalidArgument`] for a file that is not a PNG this reads.
+    /// Reads a PNG file. The size its header declares is checked against the memory
+    /// available before anything of the image is decoded. Errors: [`Error::Io`] for a missing
+    /// or unreadable file, [`Error::InvalidArgument`] for something that is not a regular file,
+    /// not a PNG this reads, or a picture too large for the memory.
     pub fn read_png(path: &Path) -> Result<Picture> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let (file, _) = super::open_regular_file(path, "the picture")?;
         let bad = |e: png::DecodingError| {
             Error::InvalidArgument(format!("{} is not a readable PNG: {e}", path.display()))
         };
-        let mut decoder = png::Decoder::new(BufReader::new(file));
+        // The decoder's own buffers (chunks, text, colour profiles) stay within its default
+        // limit; the image itself is checked below.
+        let mut decoder =
+            png::Decoder::new_with_limits(BufReader::new(file), png::Limits::default());
         decoder.set_transformations(png::Transformations::EXPAND);
         let mut reader = decoder.read_info().map_err(bad)?;
         let size = reader.output_buffer_size().ok_or_else(|| {
             Error::InvalidArgument(format!("{} is too large to read", path.display()))
         })?;
+        let (w, h) = reader.info().size();
+        let planes = match reader.output_color_type().0 {
+            png::ColorType::Grayscale => 1,
+            png::ColorType::GrayscaleAlpha => 2,
+            png::ColorType::Rgb => 3,
+            png::ColorType::Rgba | png::ColorType::Indexed => 4,
+        };
+        check_memory(path, [w as usize, h as usize], planes, size)?;
         let mut buf = vec![0u8; size];
         let info = reader.next_frame(&mut buf).map_err(bad)?;
         let (w, h) = (info.width as usize, info.height as usize);
@@ -121,6 +134,31 @@ impl Picture {
         writer.write_image_data(&bytes).map_err(fail)?;
         writer.finish().map_err(fail)
     }
+}
+
+/// Checks that a `w × h` picture with `planes` channel planes (alpha included) fits in the
+/// memory available: one `f32` plane per channel besides the `decoded` bytes of the decoder's
+/// output, so a header claiming 100000×100000 pixels is refused before anything is decoded.
+fn check_memory(path: &Path, [w, h]: [usize; 2], planes: u64, decoded: usize) -> Result<()> {
+    let need = crate::memory::Footprint::grids(crate::DType::F32, planes)
+        .plus(decoded as u64)
+        .bytes([w, h, 1]);
+    let available = crate::memory::available();
+    let usable = available.map_or(u64::MAX, crate::memory::usable_host);
+    if need.is_some_and(|need| need <= usable) {
+        return Ok(());
+    }
+    let need = need.map_or("more than 2⁶⁴ bytes".into(), crate::error::format_bytes);
+    let have = available.map_or("the memory available is unknown".into(), |a| {
+        format!("{} are available", crate::error::format_bytes(a))
+    });
+    Err(Error::InvalidArgument(format!(
+        "{}: the picture is {w}x{h} pixels; reading it takes {planes} f32 plane(s) and the \
+         decoded rows, {need} of memory, and {have} (a run may take {:.0}%): too large to read \
+         here",
+        path.display(),
+        crate::memory::USABLE_SHARE * 100.0
+    )))
 }
 
 #[cfg(test)]

@@ -333,12 +333,15 @@ fn compare_typed<T: Real>(
             "compare needs at least one kernel, one engine and one repeat".into(),
         ));
     }
-    if config.threads == Some(0)
-        || !(config.budget_seconds.is_finite() && config.budget_seconds >= 0.0)
-    {
+    if config.threads == Some(0) {
+        return Err(Error::InvalidArgument(
+            "compare needs at least one thread, got 0".into(),
+        ));
+    }
+    if !(config.budget_seconds.is_finite() && config.budget_seconds >= 0.0) {
         return Err(Error::InvalidArgument(format!(
-            "compare needs at least one thread and a finite, non-negative time budget (threads {:?}, budget {} s)",
-            config.threads, config.budget_seconds
+            "compare needs a finite, non-negative time budget, got {} s",
+            config.budget_seconds
         )));
     }
     let machine = Machine::detect();

@@ -23,8 +23,10 @@ pub use compare::{
     DEFAULT_BUDGET_SECONDS, DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
 };
 pub use plot::{roofline_png, speedup_png};
-pub use report::{from_csv, from_json, table, to_csv, to_json, write_data, CSV_COLUMNS};
-pub use timing::{time_runs, time_runs_within, Timed};
+pub use report::{
+    from_csv, from_json, table, to_csv, to_json, write_all, write_data, CSV_COLUMNS, OUTPUT_FILES,
+};
+pub use timing::{time_runs, time_runs_within, Timed, MAX_REPEAT};
 pub use workload::{
     bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot, BENCH_WAVE_V_MAX,
 };

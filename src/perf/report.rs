@@ -218,11 +218,134 @@ pub fn to_json(comparison: &Comparison) -> String {
     serde_json::to_string_pretty(comparison).expect("a comparison always serialises")
 }
 
-/// Reads [`to_json`]'s output back.
+/// Reads [`to_json`]'s output back, checking every value a comparison can hold (see
+/// [`check_comparison`]).
 ///
-/// Errors: [`Error::InvalidArgument`] with the parser's message.
+/// Errors: [`Error::InvalidArgument`] with the parser's message, or naming the record and
+/// field that is out of range.
 pub fn from_json(text: &str) -> Result<Comparison> {
-    serde_json::from_str(text).map_err(|e| Error::InvalidArgument(format!("compare JSON: {e}")))
+    let comparison: Comparison = serde_json::from_str(text)
+        .map_err(|e| Error::InvalidArgument(format!("compare JSON: {e}")))?;
+    check_comparison(&comparison)
+        .map_err(|why| Error::InvalidArgument(format!("compare JSON: {why}")))?;
+    Ok(comparison)
+}
+
+/// Checks what [`compare`](super::compare) could have measured: positive sizes, steps and
+/// repeats, a finite budget, positive finite roofs, and for each row a kernel name `compare`
+/// knows, the engine's own backend and a measurement of positive counts and finite,
+/// non-negative figures (a rate above zero). The error names the offending field, and the
+/// row (counted from 1, with its kernel and engine) it is in.
+fn check_comparison(c: &Comparison) -> std::result::Result<(), String> {
+    let count = |name: &str, v: usize| {
+        if v == 0 {
+            Err(format!("{name} is 0, must be at least 1"))
+        } else {
+            Ok(())
+        }
+    };
+    for (axis, &n) in ["x", "y", "z"].iter().zip(&c.dims) {
+        count(&format!("dims ({axis})"), n)?;
+    }
+    let planes_given = c.plane_dims != [0, 0];
+    if planes_given || c.rows.iter().any(|r| r.kernel.contains("2d")) {
+        for (axis, &n) in ["x", "y"].iter().zip(&c.plane_dims) {
+            count(&format!("plane_dims ({axis})"), n)?;
+        }
+    }
+    count("steps", c.steps)?;
+    count("repeat", c.repeat)?;
+    finite_at_least("budget_seconds", c.budget_seconds, 0.0)?;
+    finite_at_least("wall_seconds", c.wall_seconds, 0.0)?;
+    for (name, roof) in std::iter::once(("cpu", &c.cpu)).chain(c.gpu.as_ref().map(|g| ("gpu", g))) {
+        positive(&format!("{name}.peak_gops"), roof.peak_gops)?;
+        positive(&format!("{name}.bandwidth_gbs"), roof.bandwidth_gbs)?;
+    }
+    for (i, row) in c.rows.iter().enumerate() {
+        check_row(row).map_err(|why| {
+            format!(
+                "row {} ({} {}): {why}",
+                i + 1,
+                row.kernel,
+                row.engine.name()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// One row of [`check_comparison`].
+fn check_row(row: &CompareRow) -> std::result::Result<(), String> {
+    super::kernel_by_name(&row.kernel)
+        .map_err(|e| format!("kernel '{}' is not one compare runs ({e})", row.kernel))?;
+    if row.backend != Backend::of(row.engine) {
+        return Err(format!(
+            "backend '{}' is not the {} engine's ({})",
+            row.backend.name(),
+            row.engine.name(),
+            Backend::of(row.engine).name()
+        ));
+    }
+    let Some(m) = &row.measured else {
+        return Ok(());
+    };
+    for (name, v) in [
+        ("threads", m.threads),
+        ("dim_t", m.dim_t),
+        ("tile[0]", m.tile[0]),
+        ("tile[1]", m.tile[1]),
+        ("runs", m.runs),
+    ] {
+        if v == 0 {
+            return Err(format!("{name} is 0, must be at least 1"));
+        }
+    }
+    finite_at_least("mups", m.mups, 0.0)?;
+    for (name, v) in [
+        ("roofline_mups", m.roofline_mups),
+        ("intensity", m.intensity),
+    ] {
+        positive(name, v)?;
+    }
+    for (name, v) in [
+        ("seconds", m.seconds),
+        ("transfer_seconds", m.transfer_seconds),
+        ("gflops", m.gflops),
+        ("effective_gbs", m.effective_gbs),
+        ("predicted_mups", m.predicted_mups),
+        ("achieved_gops", m.achieved_gops),
+        ("roofline_fraction", m.roofline_fraction),
+    ] {
+        finite_at_least(name, v, 0.0)?;
+    }
+    for (name, v) in [
+        ("speedup_vs_naive", m.speedup_vs_naive),
+        ("gpu_speedup", m.gpu_speedup),
+        ("gpu_speedup_with_transfer", m.gpu_speedup_with_transfer),
+    ] {
+        v.map_or(Ok(()), |v| positive(name, v))?;
+    }
+    Ok(())
+}
+
+/// `Ok` when `v` is finite and at least `lo`; else a message naming `name`.
+fn finite_at_least(name: &str, v: f64, lo: f64) -> std::result::Result<(), String> {
+    if v.is_finite() && v >= lo {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} is {v}, must be a finite number of at least {lo}"
+        ))
+    }
+}
+
+/// `Ok` when `v` is finite and above 0; else a message naming `name`.
+fn positive(name: &str, v: f64) -> std::result::Result<(), String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{name} is {v}, must be a finite number above 0"))
+    }
 }
 
 /// Writes `compare.csv` and `compare.json` into `dir` (created if missing).
@@ -238,6 +361,56 @@ pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
         std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
     }
     Ok(())
+}
+
+/// The files [`write_all`] writes, in order.
+pub const OUTPUT_FILES: [&str; 4] = ["compare.csv", "compare.json", "roofline.png", "speedup.png"];
+
+/// Writes `compare.csv`, `compare.json`, `roofline.png` and `speedup.png` into `dir` (created
+/// if missing), all or none: each is first written under a temporary name in `dir` and the
+/// four are renamed into place only once all were written, so a failure leaves no partial or
+/// mixed set behind (the temporary files are removed) and earlier results stay as they were.
+///
+/// Errors: [`Error::NotWritable`] for a destination that cannot be written (checked before
+/// anything is written), [`Error::Io`] with the path that failed.
+pub fn write_all(comparison: &Comparison, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // A destination that cannot take a file (a directory of that name) is found before any
+    // file is written or renamed.
+    for name in OUTPUT_FILES {
+        crate::output::check_writable_file(dir.join(name), "an output of compare")?;
+    }
+    // The extension is kept last so that the charts are written as PNGs whatever the name.
+    let staged: Vec<(std::path::PathBuf, std::path::PathBuf)> = OUTPUT_FILES
+        .iter()
+        .map(|name| {
+            let temp = format!(".partial-{}-{name}", std::process::id());
+            (dir.join(temp), dir.join(name))
+        })
+        .collect();
+    let written = stage(comparison, &staged).and_then(|()| {
+        staged.iter().try_for_each(|(temp, path)| {
+            std::fs::rename(temp, path).map_err(|e| Error::io(path, e))
+        })
+    });
+    if written.is_err() {
+        for (temp, _) in &staged {
+            let _ = std::fs::remove_file(temp); // what was not written is not there to remove
+        }
+    }
+    written
+}
+
+/// Writes the four outputs of [`write_all`] to the temporary paths of `staged`.
+fn stage(
+    comparison: &Comparison,
+    staged: &[(std::path::PathBuf, std::path::PathBuf)],
+) -> Result<()> {
+    for ((temp, _), text) in staged.iter().zip([to_csv(comparison), to_json(comparison)]) {
+        std::fs::write(temp, text).map_err(|e| Error::io(temp, e))?;
+    }
+    super::roofline_png(comparison, &staged[2].0)?;
+    super::speedup_png(comparison, &staged[3].0)
 }
 
 /// The table `stencil35d compare` prints: a header with both rooflines, then one line per

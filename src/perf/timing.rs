@@ -3,6 +3,10 @@
 
 use crate::{Result, RunReport, Solver, State};
 
+/// Most timed runs the command-line tools take a median of (`bench` and `compare --repeat`):
+/// the median of a few runs is already stable, and a thousand is far past what it needs.
+pub const MAX_REPEAT: usize = 1000;
+
 /// The timed runs of one solver on one state.
 #[derive(Clone, Debug)]
 pub struct Timed {
@@ -57,7 +61,9 @@ pub fn time_runs_within<S: State>(
     }
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
     let mut adapted = solver.run(state, warm_up)?.adapted;
-    let mut reports = Vec::with_capacity(repeat);
+    // Grown as runs finish, not sized from `repeat`: the budget may end the runs long
+    // before, and a huge count must not be allocated up front.
+    let mut reports = Vec::new();
     let mut spent = 0.0;
     while reports.len() < repeat && (reports.is_empty() || spent < budget_seconds) {
         let report = solver.run(state, steps)?;

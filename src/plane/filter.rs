@@ -12,6 +12,10 @@ use crate::{DType, Error, Result};
 /// Largest filter side: filters up to 15×15.
 pub const MAX_FILTER_SIZE: usize = 15;
 
+/// Largest filter file read: a 15×15 filter takes a few kilobytes even with comments, so a
+/// larger file is not a filter (a picture given by mistake, say).
+const MAX_FILTER_FILE_BYTES: u64 = 1 << 20;
+
 /// What a filter reads outside the image (the names and rules of OpenCV's border types).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Border {
@@ -64,28 +68,44 @@ impl Border {
         }
     }
 
-    /// Parses `constant[:V]`, `replicate`, `reflect`, `reflect101` or `wrap`.
+    /// Parses `constant[:V]` (V finite, 0 when left out), `replicate`, `reflect`,
+    /// `reflect101` or `wrap`; only `constant` takes a value.
+    ///
+    /// ```
+    /// use stencil35d::Border;
+    /// assert_eq!(Border::from_name("constant:0.5").unwrap(), Border::Constant(0.5));
+    /// assert!(Border::from_name("wrap:3").is_err());
+    /// ```
     pub fn from_name(name: &str) -> Result<Border> {
-        let (kind, value) = name.split_once(':').unwrap_or((name, "0"));
-        let bad = || {
+        let (kind, value) = match name.split_once(':') {
+            Some((kind, value)) => (kind, Some(value)),
+            None => (name, None),
+        };
+        let bad = |why: &str| {
             Error::InvalidArgument(format!(
-                "unknown border '{name}' (expected constant[:V], replicate, reflect, reflect101 or wrap)"
+                "border '{name}' {why} (expected constant[:V], replicate, reflect, reflect101 \
+                 or wrap; only constant takes a value)"
             ))
         };
-        Ok(match kind {
-            "constant" => Border::Constant(
-                value
-                    .parse()
-                    .ok()
-                    .filter(|v: &f64| v.is_finite())
-                    .ok_or_else(bad)?,
-            ),
+        let border = match kind {
+            "constant" => {
+                let v = value.map_or(Some(0.0), |v| {
+                    v.parse().ok().filter(|v: &f64| v.is_finite())
+                });
+                return v
+                    .map(Border::Constant)
+                    .ok_or_else(|| bad("needs a finite number V after 'constant:'"));
+            }
             "replicate" => Border::Replicate,
             "reflect" => Border::Reflect,
             "reflect101" => Border::Reflect101,
             "wrap" => Border::Wrap,
-            _ => return Err(bad()),
-        })
+            _ => return Err(bad("is unknown")),
+        };
+        match value {
+            None => Ok(border),
+            Some(_) => Err(bad(&format!("gives a value to {kind}, which takes none"))),
+        }
     }
 }
 
@@ -184,37 +204,52 @@ impl Filter2 {
     /// A named filter: `gaussian:K` (odd K, σ as OpenCV derives it from K), `mean:K` or
     /// `mean:KxL`, `sobel`, `sobel-y`, `laplacian`, `sharpen`, or `dense:KxL` (a dense,
     /// non-separable filter of fixed pseudo-random positive weights summing to one, the
-    /// benchmark filter).
+    /// benchmark filter). Sizes run from 1 to [`MAX_FILTER_SIZE`]; the fixed 3×3 filters take
+    /// no size.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an unknown name, a size out of range (saying
+    /// which sizes the filter takes) or a size given to a fixed filter.
+    ///
+    /// ```
+    /// use stencil35d::Filter2;
+    /// assert_eq!(Filter2::from_name("mean:3x5").unwrap().size(), [3, 5]);
+    /// let even = Filter2::from_name("gaussian:4").unwrap_err().to_string();
+    /// assert!(even.contains("odd size K from 1 to 15"), "{even}");
+    /// assert!(Filter2::from_name("sobel:99").is_err());
+    /// ```
     pub fn from_name(name: &str) -> Result<Filter2> {
-        let bad = || {
-            Error::InvalidArgument(format!(
-                "unknown filter '{name}' (expected gaussian:K, mean:K, mean:KxL, sobel, sobel-y, \
-                 laplacian, sharpen or dense:KxL, sizes up to {MAX_FILTER_SIZE})"
-            ))
+        let (kind, arg) = match name.split_once(':') {
+            Some((kind, arg)) => (kind, Some(arg)),
+            None => (name, None),
         };
-        let (kind, arg) = name.split_once(':').unwrap_or((name, ""));
-        let size = || parse_size(arg).ok_or_else(bad);
+        let fixed = |weights: [f64; 9]| match arg {
+            None => Filter2::new([3, 3], &weights),
+            Some(arg) => Err(Error::InvalidArgument(format!(
+                "filter '{name}': {kind} is a fixed 3x3 filter and takes no size (got ':{arg}')"
+            ))),
+        };
         match kind {
             "gaussian" => {
-                let [k, l] = size()?;
-                if k != l || k.is_multiple_of(2) {
-                    return Err(bad());
-                }
+                let k = named_size(name, "gaussian:K", arg, true)?[0];
                 Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)
             }
             "mean" => {
-                let [k, l] = size()?;
+                let [k, l] = named_size(name, "mean:K or mean:KxL", arg, false)?;
                 Filter2::new([k, l], &vec![1.0 / (k * l) as f64; k * l])
             }
             "dense" => {
-                let [k, l] = size()?;
+                let [k, l] = named_size(name, "dense:KxL", arg, false)?;
                 Filter2::new([k, l], &dense_weights(k, l))
             }
-            "sobel" => Filter2::new([3, 3], &[-1., 0., 1., -2., 0., 2., -1., 0., 1.]),
-            "sobel-y" => Filter2::new([3, 3], &[-1., -2., -1., 0., 0., 0., 1., 2., 1.]),
-            "laplacian" => Filter2::new([3, 3], &[0., 1., 0., 1., -4., 1., 0., 1., 0.]),
-            "sharpen" => Filter2::new([3, 3], &[0., -1., 0., -1., 5., -1., 0., -1., 0.]),
-            _ => Err(bad()),
+            "sobel" => fixed([-1., 0., 1., -2., 0., 2., -1., 0., 1.]),
+            "sobel-y" => fixed([-1., -2., -1., 0., 0., 0., 1., 2., 1.]),
+            "laplacian" => fixed([0., 1., 0., 1., -4., 1., 0., 1., 0.]),
+            "sharpen" => fixed([0., -1., 0., -1., 5., -1., 0., -1., 0.]),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown filter '{name}' (expected gaussian:K, mean:K, mean:KxL, sobel, sobel-y, \
+                 laplacian, sharpen or dense:KxL, sizes 1 to {MAX_FILTER_SIZE}; or a file of \
+                 weights)"
+            ))),
         }
     }
 
@@ -268,13 +303,16 @@ impl Filter2 {
         Filter2::new([kw, rows.len()], &rows.concat())
     }
 
-    /// A filter from a text file (see [`Filter2::from_text`]).
+    /// A filter from a text file (see [`Filter2::from_text`]): a regular file of at most
+    /// 1 MiB (a filter is a few kilobytes), errors naming the file.
     pub fn from_file(path: &Path) -> Result<Filter2> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        Filter2::from_text(&text)
+        let text = crate::output::read_text_file(path, MAX_FILTER_FILE_BYTES, "the filter file")?;
+        Filter2::from_text(&text).map_err(|e| match e {
+            Error::InvalidArgument(why) => {
+                Error::InvalidArgument(format!("filter file {}: {why}", path.display()))
+            }
+            other => other,
+        })
     }
 
     /// `[kw, kh]`.
@@ -378,6 +416,25 @@ impl Display for Filter2 {
 fn parse_size(s: &str) -> Option<[usize; 2]> {
     let (a, b) = s.split_once('x').unwrap_or((s, s));
     Some([a.parse().ok()?, b.parse().ok()?])
+}
+
+/// The size `arg` of the named filter `name` (`form` shows how it is written), each side from
+/// 1 to [`MAX_FILTER_SIZE`], and for a Gaussian (`odd_square`) one odd side: checked before
+/// any weight is made, so `mean:100000000` is refused rather than allocated. One message for
+/// every way the size can be wrong, saying which sizes are supported.
+fn named_size(name: &str, form: &str, arg: Option<&str>, odd_square: bool) -> Result<[usize; 2]> {
+    let size = arg.and_then(parse_size).filter(|&[k, l]| {
+        let side = |n: usize| (1..=MAX_FILTER_SIZE).contains(&n);
+        side(k) && side(l) && (!odd_square || (k == l && !k.is_multiple_of(2)))
+    });
+    size.ok_or_else(|| {
+        let sizes = if odd_square {
+            format!("an odd size K from 1 to {MAX_FILTER_SIZE} (1, 3, 5, ...)")
+        } else {
+            format!("sizes from 1 to {MAX_FILTER_SIZE} on each side")
+        };
+        Error::InvalidArgument(format!("filter '{name}': {form} takes {sizes}"))
+    })
 }
 
 /// Positive weights summing to one, from a fixed linear congruential sequence: dense and, for

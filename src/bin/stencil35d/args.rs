@@ -38,18 +38,38 @@ impl std::fmt::Display for Size {
     }
 }
 
-/// Parses a worker-thread count: at least 1. More threads than the machine's logical cores are
-/// allowed (they can be measured) but warned about on stderr, since they share cores and the
-/// engines' barriers then wait for descheduled threads: such runs are much slower.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a thread count (a positive integer)"))?;
-    if n == 0 {
-        return Err("the thread count must be at least 1".into());
+/// A 2D size: `N` (a square) or `NXxNY`; a third size (a z) is refused rather than dropped.
+#[derive(Clone, Copy, Debug)]
+pub struct Size2(pub [usize; 2]);
+
+impl std::str::FromStr for Size2 {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s.parse::<Size>()?.0 {
+            [x, y, _] if s.split('x').count() <= 2 => Ok(Size2([x, y])),
+            _ => Err(Error::InvalidArgument(format!(
+                "size '{s}' has three sides, but this is the size of a 2D grid: N or NXxNY"
+            ))),
+        }
     }
+}
+
+/// Parses a worker-thread count: at least 1, at most [`max_threads`]. More threads than the
+/// machine's logical cores are allowed (they can be measured) but warned about on stderr, since
+/// they share cores and the engines' barriers then wait for descheduled threads: such runs are
+/// much slower.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let max = max_threads(cores);
+    let n = bounded_count(
+        s,
+        "thread count",
+        [1, max],
+        &format!(
+            "more threads on this machine's {cores} logical cores measure only the scheduler, \
+             and tens of thousands make a run hang"
+        ),
+    )?;
     if n > cores {
         eprintln!(
             "warning: --threads {n} is more than the {cores} logical cores of this machine: \
@@ -57,6 +77,67 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
         );
     }
     Ok(n)
+}
+
+/// Threads per logical core `--threads` takes at most.
+const THREADS_PER_CORE: usize = 16;
+
+/// The most worker threads `--threads` takes on a machine of `cores` logical cores:
+/// [`THREADS_PER_CORE`] per core, and at least 256 (oversubscription can be measured, but
+/// every run spawns its threads and waits at barriers for each: 100000 threads ran for minutes
+/// on a 12³ grid).
+fn max_threads(cores: usize) -> usize {
+    cores.saturating_mul(THREADS_PER_CORE).max(256)
+}
+
+/// A whole number of `what` from `lo` to `hi` (the clap error names the option; `why` says
+/// why the range is what it is).
+pub fn bounded_count(
+    s: &str,
+    what: &str,
+    [lo, hi]: [usize; 2],
+    why: &str,
+) -> Result<usize, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|n| (lo..=hi).contains(n))
+        .ok_or_else(|| format!("'{s}' is not a {what} from {lo} to {hi}: {why}"))
+}
+
+/// A number of seconds above 0 and at most `max` (the clap error names the option; `why`
+/// says why the bound is what it is); NaN and infinities are refused.
+pub fn bounded_seconds(s: &str, max: f64, why: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|&t: &f64| t > 0.0 && t <= max)
+        .ok_or_else(|| format!("'{s}' is not a number of seconds above 0 and at most {max}: {why}"))
+}
+
+/// Parses `--repeat` of `bench` and `compare`: 1 to [`stencil35d::perf::MAX_REPEAT`] timed
+/// runs. The median of a few runs is already stable; a thousand is far past what a median
+/// needs, and each run keeps its report until the median is taken.
+pub fn parse_repeat(s: &str) -> Result<usize, String> {
+    bounded_count(
+        s,
+        "repeat count",
+        [1, stencil35d::perf::MAX_REPEAT],
+        "the median of a few timed runs is stable; more runs only take longer",
+    )
+}
+
+/// Most seconds `compare --budget` takes: an hour of timed runs per engine is far past what a
+/// median needs, and a larger figure is almost surely a typo.
+pub const MAX_BUDGET_SECONDS: f64 = 3600.0;
+
+/// Parses `compare --budget`: seconds above 0, at most [`MAX_BUDGET_SECONDS`].
+pub fn parse_budget(s: &str) -> Result<f64, String> {
+    bounded_seconds(
+        s,
+        MAX_BUDGET_SECONDS,
+        "the budget of timed runs per engine (one run is always timed)",
+    )
 }
 
 /// A tile: `XxY`.
@@ -201,7 +282,7 @@ impl Problem {
     /// The convolution of `--kernel conv2d[:KxL]`: `--filter` (whose size must then match),
     /// or a dense benchmark filter of the named size.
     fn filter(&self, size: Option<&str>) -> Result<Filter2, Error> {
-        let border = Border::from_name(self.border.as_deref().unwrap_or("reflect101"))?;
+        let border = load_border(self.border.as_deref().unwrap_or("reflect101"))?;
         let filter = match (&self.filter, size) {
             (Some(f), _) => load_filter(f)?,
             (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
@@ -233,14 +314,36 @@ impl Problem {
     }
 }
 
-/// A filter named on the command line: a path to a file of weights when one exists, else a
-/// filter name.
+/// A filter named on the command line: a path to a file of weights when something exists
+/// there, else a filter name. A spec that looks like a path (a '/', or a '.' extension without
+/// a ':') but names nothing is refused as a missing file rather than as an unknown filter.
 pub fn load_filter(spec: &str) -> Result<Filter2, Error> {
     let path = std::path::Path::new(spec);
-    if path.is_file() {
-        Filter2::from_file(path)
+    let looks_like_path = spec.contains('/') || (path.extension().is_some() && !spec.contains(':'));
+    if path.exists() {
+        Filter2::from_file(path).map_err(|e| in_option("--filter", spec, e))
+    } else if looks_like_path {
+        Err(Error::InvalidArgument(format!(
+            "--filter {spec}: the filter file {spec} does not exist (a filter is a file of \
+             weights or a name such as gaussian:5)"
+        )))
     } else {
-        Filter2::from_name(spec)
+        Filter2::from_name(spec).map_err(|e| in_option("--filter", spec, e))
+    }
+}
+
+/// The border `--border` names, its error naming the option.
+pub fn load_border(spec: &str) -> Result<Border, Error> {
+    Border::from_name(spec).map_err(|e| in_option("--border", spec, e))
+}
+
+/// `e` with the option and value it came from in front (`--filter sobel:99: ...`) when it is
+/// an [`Error::InvalidArgument`]; other errors (a file's I/O error, which names the file) as
+/// they are.
+pub fn in_option(option: &str, value: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidArgument(why) => Error::InvalidArgument(format!("{option} {value}: {why}")),
+        other => other,
     }
 }
 

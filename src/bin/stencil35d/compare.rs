@@ -8,7 +8,7 @@ use clap::Args;
 use stencil35d::perf::{self, CompareConfig};
 use stencil35d::{DType, Error};
 
-use crate::args::{parse_engines, Size};
+use crate::args::{parse_engines, Size, Size2};
 
 /// Options of `compare`.
 #[derive(Args, Debug)]
@@ -16,9 +16,10 @@ pub struct CompareArgs {
     /// Grid size: N for N³, or NXxNYxNZ.
     #[arg(long, default_value = "256")]
     size: Size,
-    /// Size of the 2D kernels' grids, NXxNY (default: a square with as many cells as --size).
+    /// Size of the 2D kernels' grids, N or NXxNY (default: a square with as many cells as
+    /// --size).
     #[arg(long = "size2d")]
-    size2d: Option<Size>,
+    size2d: Option<Size2>,
     /// Time steps per timed run.
     #[arg(long, default_value_t = 20)]
     steps: usize,
@@ -38,11 +39,13 @@ pub struct CompareArgs {
     /// are listed as not available.
     #[arg(long, default_value = "naive,blocked,gpu-naive,gpu-blocked")]
     engines: String,
-    /// Most timed runs per engine after a warm-up; the median is reported.
-    #[arg(long, default_value_t = perf::DEFAULT_REPEAT)]
+    /// Most timed runs per engine after a warm-up, 1 to 1000; the median is reported (the
+    /// median of a few runs is already stable: more only take longer).
+    #[arg(long, default_value_t = perf::DEFAULT_REPEAT, value_parser = crate::args::parse_repeat)]
     repeat: usize,
-    /// Stop repeating an engine once its timed runs took this many seconds.
-    #[arg(long, default_value_t = perf::DEFAULT_BUDGET_SECONDS)]
+    /// Stop repeating an engine once its timed runs took this many seconds: above 0 and at
+    /// most 3600 (one run is always timed).
+    #[arg(long, default_value_t = perf::DEFAULT_BUDGET_SECONDS, value_parser = crate::args::parse_budget)]
     budget: f64,
     /// CPU worker threads (default: all cores; more than the machine's cores is warned about).
     #[arg(long, value_parser = crate::args::parse_threads)]
@@ -59,25 +62,31 @@ pub struct CompareArgs {
     from_json: Option<PathBuf>,
 }
 
+/// Largest compare.json `--from-json` reads: a comparison of every kernel on every engine is a
+/// few tens of kilobytes, so 64 MiB is far past any real one and keeps a wrong file (a device,
+/// a huge log) from filling the memory.
+const MAX_JSON_BYTES: u64 = 64 << 20;
+
 pub fn run(args: &CompareArgs) -> Result<(), Error> {
     let start = Instant::now();
     // The tables and charts are written after all runs: refuse an unwritable place first.
     stencil35d::output::check_writable_dir(&args.out, "the output directory")?;
     if let Some(path) = &args.from_json {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let comparison = perf::from_json(&text)?;
+        let text = stencil35d::output::read_text_file(path, MAX_JSON_BYTES, "--from-json")?;
+        let comparison = perf::from_json(&text)
+            .map_err(|e| crate::args::in_option("--from-json", &path.display().to_string(), e))?;
         return write(&comparison, args, start);
     }
     let mut config = CompareConfig::new(args.size.0, args.steps);
-    if let Some(Size([x, y, _])) = args.size2d {
-        config.plane_dims = [x, y];
+    if let Some(Size2(dims)) = args.size2d {
+        config.plane_dims = dims;
     }
     config.dtype = args.dtype;
     config.kernels = args
         .kernels
         .iter()
         .filter(|k| !k.trim().is_empty())
-        .map(|k| perf::kernel_by_name(k))
+        .map(|k| perf::kernel_by_name(k).map_err(|e| crate::args::in_option("--kernels", k, e)))
         .collect::<Result<_, _>>()?;
     config.engines = parse_engines(&args.engines)?;
     config.repeat = args.repeat;
@@ -94,28 +103,28 @@ pub fn run(args: &CompareArgs) -> Result<(), Error> {
     write(&comparison, args, start)
 }
 
-/// Prints the table and writes the CSV, JSON and charts.
+/// Prints the table, then writes the CSV, JSON and charts, all or none
+/// ([`perf::write_all`]), and only when no run failed: a failed comparison leaves the output
+/// directory as it was (its table is printed all the same).
 fn write(comparison: &perf::Comparison, args: &CompareArgs, start: Instant) -> Result<(), Error> {
     print!("{}", perf::table(comparison));
-    perf::write_data(comparison, &args.out)?;
-    perf::roofline_png(comparison, &args.out.join("roofline.png"))?;
-    perf::speedup_png(comparison, &args.out.join("speedup.png"))?;
+    let failed: Vec<String> = comparison
+        .failures()
+        .map(|r| format!("{} {}: {}", r.kernel, r.engine, r.note))
+        .collect();
+    if !failed.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{} run(s) failed, so nothing was written to {}: {}",
+            failed.len(),
+            args.out.display(),
+            failed.join("; ")
+        )));
+    }
+    perf::write_all(comparison, &args.out)?;
     println!(
         "wrote {0}/compare.csv, {0}/compare.json, {0}/roofline.png, {0}/speedup.png in {1:.1} s",
         args.out.display(),
         start.elapsed().as_secs_f64()
     );
-    let failed: Vec<String> = comparison
-        .failures()
-        .map(|r| format!("{} {}: {}", r.kernel, r.engine, r.note))
-        .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument(format!(
-            "{} run(s) failed: {}",
-            failed.len(),
-            failed.join("; ")
-        )))
-    }
+    Ok(())
 }

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use clap::Args;
 use stencil35d::output::{check_writable_file, Picture};
-use stencil35d::{Border, Error, Kernel, Plan, PlanBuilder, Solver};
+use stencil35d::{Error, Filter2, Kernel, Plan, PlanBuilder, Solver};
 
-use crate::args::{load_filter, parse_engines, parse_threads};
+use crate::args::{load_border, load_filter, parse_engines, parse_threads};
 
 /// Options of `filter`.
 #[derive(Args, Debug)]
@@ -25,8 +25,10 @@ pub struct FilterArgs {
     /// reflect101 (OpenCV's default) or wrap.
     #[arg(long, default_value = "reflect101")]
     border: String,
-    /// Applications of the filter (a blur applied twice blurs more).
-    #[arg(long, default_value_t = 1)]
+    /// Applications of the filter, 1 to 1000 (a blur applied twice blurs more; a Gaussian
+    /// applied n times is one √n times as wide, so a thousand already blurs far beyond any
+    /// filter size).
+    #[arg(long, default_value_t = 1, value_parser = parse_times)]
     times: usize,
     /// Write the absolute value of the response (edge filters such as sobel and laplacian
     /// respond with both signs).
@@ -41,11 +43,59 @@ pub struct FilterArgs {
     threads: Option<usize>,
 }
 
-pub fn run(args: &FilterArgs) -> Result<(), Error> {
-    if args.times == 0 {
-        return Err(Error::InvalidArgument("--times must be at least 1".into()));
+/// Most applications `--times` takes: a Gaussian applied n times is one √n times as wide, so
+/// a thousand applications of the largest (15×15) blur as much as a filter over 400 pixels
+/// across; more are a typo, and would run for hours on a large picture.
+const MAX_TIMES: usize = 1000;
+
+/// Parses `--times`: 1 to [`MAX_TIMES`] applications.
+fn parse_times(s: &str) -> Result<usize, String> {
+    crate::args::bounded_count(
+        s,
+        "number of applications",
+        [1, MAX_TIMES],
+        "a thousand applications already blur far beyond any filter size",
+    )
+}
+
+/// Checks that every weight of `filter` is finite in `f32`, the precision pictures are
+/// filtered in (a weight such as 1e300 parses as a finite `f64` but is infinite in `f32`).
+fn check_f32_weights(filter: &Filter2, spec: &str) -> Result<(), Error> {
+    match filter
+        .weights()
+        .iter()
+        .find(|w| w.abs() > f64::from(f32::MAX))
+    {
+        Some(w) => Err(Error::InvalidArgument(format!(
+            "--filter {spec}: weight {w:e} is beyond the range of f32 (±{:e}), the precision \
+             pictures are filtered in",
+            f32::MAX
+        ))),
+        None => Ok(()),
     }
-    let filter = load_filter(&args.filter)?.with_border(Border::from_name(&args.border)?);
+}
+
+/// A run's error worded for a picture: a value that became infinite or NaN is the filter's
+/// doing (the picture's values lie in [0, 1]), not an unstable scheme's.
+fn for_pictures(e: Error, args: &FilterArgs) -> Error {
+    match e {
+        Error::NonFinite {
+            step, cell, value, ..
+        } => Error::InvalidArgument(format!(
+            "--filter {}: the filtered picture holds a non-finite value ({value}) at pixel \
+             ({}, {}) after application {step} of {}: the filter's weights are too large \
+             for f32 (the picture's values lie in [0, 1])",
+            args.filter, cell[0], cell[1], args.times
+        )),
+        other => other,
+    }
+}
+
+pub fn run(args: &FilterArgs) -> Result<(), Error> {
+    let filter = load_filter(&args.filter)?;
+    check_f32_weights(&filter, &args.filter)?;
+    let border = load_border(&args.border)?;
+    let filter = filter.with_border(border);
     check_writable_file(&args.output, "the output picture")?;
     let mut picture = Picture::read_png(&args.input)?;
     let [w, h] = picture.dims();
@@ -68,7 +118,10 @@ pub fn run(args: &FilterArgs) -> Result<(), Error> {
     let start = Instant::now();
     let mut compute = 0.0;
     for channel in &mut picture.channels {
-        compute += solver.run(channel, args.times)?.seconds;
+        compute += solver
+            .run(channel, args.times)
+            .map_err(|e| for_pictures(e, args))?
+            .seconds;
         if args.abs {
             for y in 0..h {
                 for v in channel.row_mut(y) {

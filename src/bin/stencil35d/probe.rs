@@ -16,8 +16,8 @@ pub struct ProbeArgs {
     /// Measure the memory bandwidth again instead of using this boot's cached figure.
     #[arg(long)]
     refresh: bool,
-    /// Seconds the arithmetic-rate probe runs per precision.
-    #[arg(long, default_value_t = 0.2)]
+    /// Seconds the arithmetic-rate probe runs per precision: above 0 and at most 60.
+    #[arg(long, default_value_t = 0.2, value_parser = parse_fma_seconds)]
     fma_seconds: f64,
     /// Print as JSON.
     #[arg(long)]
@@ -72,6 +72,16 @@ fn measure(args: &ProbeArgs) -> Probe {
         gpu,
         kernels,
     }
+}
+
+/// Parses `--fma-seconds`: above 0 and at most a minute (a fraction of a second measures the
+/// rate; a minute is already far more than it needs).
+fn parse_fma_seconds(s: &str) -> Result<f64, String> {
+    crate::args::bounded_seconds(
+        s,
+        60.0,
+        "the arithmetic-rate probe's time per precision (0.2 s measures it well)",
+    )
 }
 
 /// γ, Γ and η of the standard kernels in both precisions on `m`.

@@ -20,7 +20,8 @@ fn cli(args: &[&str]) -> (bool, String, String) {
 }
 
 /// Far more threads than the machine's cores would crawl through the barriers for ever: the
-/// planner refuses them, naming the limit.
+/// command line refuses them at once, and so does the planner (for a library caller), naming
+/// the limit.
 #[test]
 fn a_thread_count_that_could_not_finish_is_refused() {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
@@ -34,7 +35,7 @@ fn a_thread_count_that_could_not_finish_is_refused() {
         "--threads",
         &too_many,
     ]);
-    assert!(!ok && err.contains("64 for each of the"), "{err}");
+    assert!(!ok && err.contains("64 for each of"), "{err}");
     let (ok, out, err) = cli(&[
         "plan",
         "--size",
@@ -44,6 +45,18 @@ fn a_thread_count_that_could_not_finish_is_refused() {
     ]);
     assert!(ok, "{err}");
     assert!(out.contains("set by user"), "{out}");
+    let mut machine = stencil35d::Machine::detect().clone();
+    machine.cores = 2;
+    let plan = |threads| {
+        let heat = stencil35d::Stencil::seven_point(0.4, 0.1);
+        stencil35d::PlanBuilder::new(heat, stencil35d::DType::F32, [16, 16, 16])
+            .machine(machine.clone())
+            .threads(threads)
+            .build()
+    };
+    let err = plan(129).expect_err("129 threads on 2 cores").to_string();
+    assert!(err.contains("64 for each of the 2"), "{err}");
+    assert!(plan(128).is_ok());
 }
 
 /// A step count whose cell updates overflow 64 bits, or that the plan predicts to take

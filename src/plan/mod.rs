@@ -39,7 +39,10 @@ pub use builder::PlanBuilder;
 pub use candidate::{Bound, Candidate, GpuLaunch};
 pub use gpu_model::GpuShape;
 pub use kernel::{Kernel, KernelCost};
-pub use limits::{DEFAULT_CACHE_SHARE, LATTICE_CACHE_SHARE, MAX_DIM_T, PLANNER_MAX_DIM_T};
+pub use limits::{
+    DEFAULT_CACHE_SHARE, LATTICE_CACHE_SHARE, LONGEST_RUN_SECONDS, MAX_DIM_T, MAX_THREADS_PER_CORE,
+    PLANNER_MAX_DIM_T,
+};
 pub use machine::{CacheLevel, Machine};
 pub use model::{eta, kappa, square_tile, working_set};
 pub(crate) use plane_model::CONV_ROWS;

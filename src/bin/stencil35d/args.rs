@@ -66,8 +66,9 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
         "thread count",
         [1, max],
         &format!(
-            "more threads on this machine's {cores} logical cores measure only the scheduler, \
-             and tens of thousands make a run hang"
+            "{} for each of this machine's {cores} logical cores: with more, each step waits at \
+             the engines' barriers for threads that share the cores, and a run would not finish",
+            stencil35d::plan::MAX_THREADS_PER_CORE
         ),
     )?;
     if n > cores {
@@ -79,15 +80,11 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-/// Threads per logical core `--threads` takes at most.
-const THREADS_PER_CORE: usize = 16;
-
-/// The most worker threads `--threads` takes on a machine of `cores` logical cores:
-/// [`THREADS_PER_CORE`] per core, and at least 256 (oversubscription can be measured, but
-/// every run spawns its threads and waits at barriers for each: 100000 threads ran for minutes
-/// on a 12³ grid).
+/// The most worker threads `--threads` takes on a machine of `cores` logical cores: the
+/// planner's limit, [`stencil35d::plan::MAX_THREADS_PER_CORE`] per core (oversubscription can
+/// be measured, but every run waits at barriers for each thread).
 fn max_threads(cores: usize) -> usize {
-    cores.saturating_mul(THREADS_PER_CORE).max(256)
+    cores.saturating_mul(stencil35d::plan::MAX_THREADS_PER_CORE)
 }
 
 /// A whole number of `what` from `lo` to `hi` (the clap error names the option; `why` says

@@ -21,6 +21,7 @@ pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
 };
 pub use self::gather::write_gather_png;
+pub(crate) use self::npy::open_regular;
 pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;

@@ -35,6 +35,7 @@ fn cli(args: &[&str]) -> Output {
     out
 }
 
+/// What the tool wrote to stderr.
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -58,6 +59,7 @@ fn says(text: &str, parts: &[&str]) {
     }
 }
 
+/// `p` as an argument.
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -147,9 +149,6 @@ fn a_velocity_model_with_trailing_bytes_or_absurd_velocities_is_refused() {
     let fast = velocity_file(&dir, 1e9, 0);
     let text = refused(&wave(&out, &["--velocity", path_str(&fast)]));
     says(&text, &["is 1e9 m/s"]);
-    let good = velocity_file(&dir, 2000.0, 0);
-    let ran = cli(&wave(&out, &["--velocity", path_str(&good)]));
-    assert!(ran.status.success(), "{}", stderr(&ran));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -220,16 +219,21 @@ fn a_peak_frequency_above_the_grids_nyquist_is_refused_and_a_coarse_one_warned()
     );
     let text = refused(&wave(&out, &["--freq", "0"]));
     says(&text, &["--freq 0"]);
-    // 30 Hz: 2 cells per wavelength at 2.5 × 30 Hz.
-    let ran = cli(&wave(&out, &["--freq", "30"]));
-    assert!(ran.status.success(), "{}", stderr(&ran));
+    // 30 Hz: 2 cells per wavelength at 2.5 × 30 Hz. The warning comes with the checks of the
+    // model, before the source depth (here outside the grid, so nothing runs) is checked.
+    let deep = ["--source-depth", "1000"];
+    let text = refused(&wave(&out, &[&["--freq", "30"][..], &deep].concat()));
     says(
-        &stderr(&ran),
-        &["warning: --freq 30 Hz", "2.0 cells", "at most 12 Hz"],
+        &text,
+        &[
+            "warning: --freq 30 Hz",
+            "2.0 cells",
+            "at most 12 Hz",
+            "--source-depth",
+        ],
     );
-    let ran = cli(&wave(&out, &["--freq", "12"]));
-    assert!(ran.status.success(), "{}", stderr(&ran));
-    assert!(!stderr(&ran).contains("warning"), "{}", stderr(&ran));
+    let text = refused(&wave(&out, &[&["--freq", "12"][..], &deep].concat()));
+    assert!(!text.contains("warning"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

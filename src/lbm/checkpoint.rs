@@ -187,13 +187,35 @@ fn invalid(path: &Path, what: impl fmt::Display) -> Error {
     ))
 }
 
-/// Reads the magic, header and hash lines, checking the magic and the version; returns the
-/// header, the hash fed with the magic and header lines, and the hash the file states.
-fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<(Header, Fnv, String)> {
+/// What the lines before a checkpoint's payload hold.
+struct Preamble {
+    /// The header.
+    header: Header,
+    /// The hash fed with the magic and header lines.
+    hash: Fnv,
+    /// The hash the file states, in lower-case hex digits.
+    stated: String,
+    /// The length of the three lines, newlines included: where the payload starts.
+    bytes: u64,
+}
+
+/// Opens the checkpoint at `path` (a regular file: a pipe or a device is refused before it is
+/// opened) and reads its preamble. Returns the reader at the payload's start, the preamble and
+/// the file's length.
+fn open_checkpoint(path: &Path) -> Result<(BufReader<File>, Preamble, u64)> {
+    let (file, length) = crate::output::open_regular_file(path, "a checkpoint")?;
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let preamble = read_preamble(&mut input, path)?;
+    Ok((input, preamble, length))
+}
+
+/// Reads the magic, header and hash lines, checking the magic and the version.
+fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<Preamble> {
     let io = |e| Error::io(path, e);
     let mut hash = Fnv::new();
     let mut line = Vec::new();
     read_line(input, &mut line).map_err(io)?;
+    let mut bytes = line.len() as u64;
     if line != format!("{MAGIC}\n").as_bytes() {
         return Err(invalid(
             path,
@@ -202,6 +224,7 @@ fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<(Header, Fnv, 
     }
     hash.feed(&line);
     read_line(input, &mut line).map_err(io)?;
+    bytes += line.len() as u64;
     hash.feed(&line);
     let text = std::str::from_utf8(&line)
         .map_err(|_| invalid(path, "the header is not UTF-8 text"))?
@@ -220,6 +243,7 @@ fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<(Header, Fnv, 
     let header: Header = serde_json::from_str(text)
         .map_err(|e| invalid(path, format_args!("unreadable header: {e}")))?;
     read_line(input, &mut line).map_err(io)?;
+    bytes += line.len() as u64;
     let stated = std::str::from_utf8(&line)
         .ok()
         .and_then(|l| l.strip_suffix('\n')?.strip_prefix(HASH_PREFIX))
@@ -231,7 +255,12 @@ fn read_preamble(input: &mut impl BufRead, path: &Path) -> Result<(Header, Fnv, 
             )
         })?
         .to_ascii_lowercase();
-    Ok((header, hash, stated))
+    Ok(Preamble {
+        header,
+        hash,
+        stated,
+        bytes,
+    })
 }
 
 impl<T: Real> Lattice<T> {
@@ -311,16 +340,27 @@ impl<T: Real> Lattice<T> {
             Ok(())
         })?;
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let io = |e| Error::io(&tmp, e);
-        let file = File::create(&tmp).map_err(io)?;
+        let written = self
+            .write_checkpoint(&tmp, &preamble, &hash)
+            .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
+        if written.is_err() {
+            // Whatever failed, no temporary file stays behind (the earlier checkpoint at
+            // `path`, if any, is untouched).
+            std::fs::remove_file(&tmp).ok();
+        }
+        written
+    }
+
+    /// Writes the checkpoint's lines and payload to `tmp` and syncs it to disk.
+    fn write_checkpoint(&self, tmp: &Path, preamble: &str, hash: &Fnv) -> Result<()> {
+        let io = |e| Error::io(tmp, e);
+        let file = File::create(tmp).map_err(io)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(preamble.as_bytes()).map_err(io)?;
         writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;
         self.payload_rows(|row| out.write_all(row).map_err(io))?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-        drop(file);
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+        file.sync_all().map_err(io)
     }
 
     /// Reads a lattice written by [`Lattice::save`] or [`Lattice::save_tagged`] (whatever its
@@ -336,17 +376,28 @@ impl<T: Real> Lattice<T> {
     /// alone (a restart that keeps it learns it before reading the whole file). Errors: I/O,
     /// a file that is not a checkpoint or has another format version.
     pub fn checkpoint_storage(path: impl AsRef<Path>) -> Result<Storage> {
+        open_checkpoint(path.as_ref()).map(|(_, p, _)| p.header.storage)
+    }
+
+    /// The precision of the populations in the checkpoint at `path`, read from its header
+    /// alone (a program can say which precision to load it in before reading the whole file).
+    /// Errors: I/O, a file that is not a checkpoint, has another format version or names an
+    /// unknown dtype.
+    pub fn checkpoint_dtype(path: impl AsRef<Path>) -> Result<DType> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        read_preamble(&mut BufReader::new(file), path).map(|(h, _, _)| h.storage)
+        let (_, p, _) = open_checkpoint(path)?;
+        p.header
+            .dtype
+            .parse()
+            .map_err(|_| invalid(path, format_args!("unknown dtype '{}'", p.header.dtype)))
     }
 
     /// Like [`Lattice::load`], also returning the file's [`CheckpointTag`].
     pub fn load_tagged(path: impl AsRef<Path>) -> Result<(Lattice<T>, CheckpointTag)> {
         let path = path.as_ref();
         let io = |e| Error::io(path, e);
-        let mut input = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
-        let (h, mut hash, stated) = read_preamble(&mut input, path)?;
+        let (mut input, preamble, length) = open_checkpoint(path)?;
+        let (h, mut hash, stated) = (preamble.header, preamble.hash, preamble.stated);
         let dtype: DType = h
             .dtype
             .parse()
@@ -377,14 +428,21 @@ impl<T: Real> Lattice<T> {
                 ),
             ));
         }
-        let length = input.get_ref().metadata().map_err(io)?.len();
-        if h.payload_bytes > length {
+        // The file's length is checked before the payload is read: a longer file is refused
+        // as a shorter one is, without reading it.
+        let whole = preamble.bytes.saturating_add(h.payload_bytes);
+        if whole != length {
+            let what = if whole > length {
+                "payload truncated"
+            } else {
+                "trailing bytes after the payload"
+            };
             return Err(invalid(
                 path,
                 format_args!(
-                    "payload truncated: a {nx}x{ny}x{nz} {dtype} lattice needs {} bytes, the \
-                     file has {length}",
-                    h.payload_bytes
+                    "{what}: a {nx}x{ny}x{nz} {dtype} lattice's checkpoint holds {whole} bytes \
+                     ({} of header, {} of payload), the file has {length}",
+                    preamble.bytes, h.payload_bytes
                 ),
             ));
         }
@@ -504,6 +562,54 @@ mod tests {
         }
         std::fs::write(dir.join("not.lbm"), "not a checkpoint\n").unwrap();
         assert!(Lattice::<f32>::checkpoint_storage(dir.join("not.lbm")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A save that fails after its temporary file was created (here the rename onto a
+    /// directory) leaves no temporary file behind.
+    #[test]
+    fn a_failed_save_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-ckpt-tmp-{}", std::process::id()));
+        let target = dir.join("ck.bin");
+        std::fs::create_dir_all(&target).unwrap();
+        let lat = Lattice::<f32>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
+        assert!(lat.save(&target).is_err());
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["ck.bin"]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A file longer than its header says is refused before its payload is read, naming both
+    /// lengths; a device is refused before it is opened; the dtype is read from the header.
+    #[test]
+    fn lengths_and_file_kinds_are_checked_before_the_payload_is_read() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-ckpt-len-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.lbm");
+        let lat = Lattice::<f64>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
+        lat.save(&path).unwrap();
+        assert_eq!(Lattice::<f32>::checkpoint_dtype(&path).unwrap(), DType::F64);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let whole = bytes.len();
+        bytes.extend_from_slice(&[0; 3]);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Lattice::<f64>::load(&path).unwrap_err().to_string();
+        let expected = format!("holds {whole} bytes");
+        assert!(
+            err.contains("trailing bytes") && err.contains(&expected),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("the file has {}", whole + 3)),
+            "{err}"
+        );
+        if Path::new("/dev/zero").exists() {
+            let err = Lattice::<f32>::load("/dev/zero").unwrap_err().to_string();
+            assert!(err.contains("regular file"), "{err}");
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -9,23 +9,33 @@ use std::path::Path;
 
 use crate::{Error, Result};
 
-/// Opens `path` for reading after checking that it is a regular file; returns the file and
-/// its length in bytes. `what` names the file in errors, e.g. "the picture". Errors:
+/// Opens `path` for reading after checking that it is a regular file, before opening it
+/// (opening a pipe waits for a writer, and a device such as `/dev/zero` never ends); returns
+/// the file and its length in bytes, so a reader can check the length its header implies
+/// before reading the rest. `what` names the file in errors, e.g. "the picture". Errors:
 /// [`Error::Io`] for a missing or unreadable file, [`Error::InvalidArgument`] for something
 /// that is not a regular file.
 pub fn open_regular_file(path: &Path, what: &str) -> Result<(File, u64)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() {
+    let refuse = |meta: &std::fs::Metadata| {
         let kind = if meta.is_dir() {
-            "a directory"
+            "a directory, not a regular file"
         } else {
             "not a regular file (a device, pipe or socket)"
         };
-        return Err(Error::InvalidArgument(format!(
+        Error::InvalidArgument(format!(
             "{what} {} is {kind}: give a regular file",
             path.display()
-        )));
+        ))
+    };
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // Checked again on the open file: the path may have been replaced in between.
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
     }
     Ok((file, meta.len()))
 }

@@ -25,7 +25,7 @@ pub(crate) use self::figure::{
 };
 pub use self::gather::write_gather_png;
 pub use self::input::{open_regular_file, read_text_file};
-pub use self::npy::{read_npy_f64, write_npy};
+pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice};

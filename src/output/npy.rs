@@ -3,7 +3,8 @@
 //! little-endian `f4` or `f8`; read from versions 1.0 and 2.0 in C order, as 32- or 64-bit
 //! floats or integers of either byte order.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::whole::write_whole;
@@ -48,36 +49,88 @@ pub fn write_npy<T: Real>(path: &Path, shape: &[usize], data: &[T]) -> Result<()
 
 /// Reads the `.npy` file at `path`: its shape and its values as `f64`, in C order. Reads format
 /// versions 1.0 and 2.0 holding `f4`, `f8`, `i4` or `i8` values, little- (`<`) or big-endian
-/// (`>`); 64-bit integers beyond ±2⁵³ are rounded.
+/// (`>`); 64-bit integers beyond ±2⁵³ are rounded. The header and the file's length are checked
+/// before any data is read, and no more than the shape's data is read.
 ///
-/// Errors: I/O; not an NPY file or a malformed header; another version, a Fortran-order array,
-/// another dtype (each named in the message); fewer data bytes than the shape needs.
+/// Errors: I/O; not a regular file (a directory, device, pipe or socket); not an NPY file or a
+/// malformed header; another version, a Fortran-order array, another dtype (each named in the
+/// message); fewer or more data bytes than the shape needs (both counts named).
 pub fn read_npy_f64(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let bad = |msg: String| Error::InvalidArgument(format!("{}: {msg}", path.display()));
-    let (header, data) = split_header(&bytes).map_err(bad)?;
-    let header = parse_header(header).map_err(bad)?;
-    if header.fortran_order {
-        return Err(bad(
-            "the array is in Fortran order (fortran_order: True); save it in C order \
-             (numpy.ascontiguousarray) to read it here"
-                .into(),
-        ));
+    let mut npy = NpyInput::open(path)?;
+    let count = npy.need / npy.size;
+    let mut values = Vec::with_capacity(count);
+    // The data is decoded in blocks, so it is never held twice.
+    let block_len = npy.size * count.clamp(1, 1 << 16);
+    let mut block = vec![0u8; block_len];
+    let mut left = npy.need;
+    while left > 0 {
+        let buf = &mut block[..left.min(block_len)];
+        npy.input.read_exact(buf).map_err(|e| Error::io(path, e))?;
+        values.extend(buf.chunks_exact(npy.size).map(npy.decode));
+        left -= buf.len();
     }
-    let (size, decode) = decoder(&header.descr).map_err(bad)?;
-    let count = element_count(&header.shape);
-    let need = count.and_then(|n| n.checked_mul(size));
-    let Some(need) = need.filter(|&need| need <= data.len()) else {
-        return Err(bad(format!(
-            "shape {} of '{}' needs {} data bytes, the file holds {}",
-            shape_text(&header.shape),
-            header.descr,
-            need.map_or("more than 2⁶⁴".into(), |n| n.to_string()),
-            data.len()
-        )));
-    };
-    let values = data[..need].chunks_exact(size).map(decode).collect();
-    Ok((header.shape, values))
+    Ok((npy.header.shape, values))
+}
+
+/// The shape of the array in the `.npy` file at `path`, from its header alone (a caller can
+/// check what the values will take before [`read_npy_f64`] reads them). The file is checked as
+/// [`read_npy_f64`] checks it, its data bytes counted but not read.
+///
+/// Errors: those of [`read_npy_f64`] but errors reading the data.
+pub fn read_npy_shape(path: &Path) -> Result<Vec<usize>> {
+    NpyInput::open(path).map(|npy| npy.header.shape)
+}
+
+/// An opened `.npy` file whose header has been read and checked against the file's length:
+/// what remains in `input` is exactly `need` data bytes of `size`-byte elements.
+struct NpyInput {
+    input: BufReader<File>,
+    header: Header,
+    size: usize,
+    decode: Decode,
+    need: usize,
+}
+
+impl NpyInput {
+    /// Opens `path` and reads its header. Errors: as [`read_npy_f64`]'s, but for the data.
+    fn open(path: &Path) -> Result<NpyInput> {
+        let (file, len) = super::open_regular_file(path, "the NPY array")?;
+        let bad = |msg: String| Error::InvalidArgument(format!("{}: {msg}", path.display()));
+        let mut input = BufReader::new(file);
+        let (text, start) = read_header(&mut input, len).map_err(bad)?;
+        let header = parse_header(&text).map_err(bad)?;
+        if header.fortran_order {
+            return Err(bad(
+                "the array is in Fortran order (fortran_order: True); save it in C order \
+                 (numpy.ascontiguousarray) to read it here"
+                    .into(),
+            ));
+        }
+        let (size, decode) = decoder(&header.descr).map_err(bad)?;
+        let held = len - start;
+        let need = element_count(&header.shape).and_then(|n| n.checked_mul(size));
+        let Some(need) = need.filter(|&need| need as u64 == held) else {
+            let extra = match need {
+                Some(need) if (need as u64) < held => {
+                    format!(" ({} bytes after the array)", held - need as u64)
+                }
+                _ => String::new(),
+            };
+            return Err(bad(format!(
+                "shape {} of '{}' needs {} data bytes, the file holds {held}{extra}",
+                shape_text(&header.shape),
+                header.descr,
+                need.map_or("more than 2⁶⁴".into(), |n| n.to_string()),
+            )));
+        };
+        Ok(NpyInput {
+            input,
+            header,
+            size,
+            decode,
+            need,
+        })
+    }
 }
 
 /// The number of elements of an array of `shape` (`None` on overflow).
@@ -124,16 +177,29 @@ fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// The header text and the data bytes of a `.npy` file's contents.
-fn split_header(bytes: &[u8]) -> Result<(&str, &[u8]), String> {
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err("not an NPY file (it does not start with \\x93NUMPY)".into());
+/// The longest header read: numpy writes a few hundred bytes, and refuses to read headers
+/// over 10,000 bytes unless told to.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Reads the preamble and the header text of a `.npy` file of `len` bytes from `input`;
+/// returns the text and the offset of the data that follows it.
+fn read_header(input: &mut impl Read, len: u64) -> std::result::Result<(String, u64), String> {
+    let not_npy = || "not an NPY file (it does not start with \\x93NUMPY)".to_string();
+    let mut pre = [0u8; 12];
+    if len < 10 {
+        return Err(not_npy());
     }
-    let (len, start): (usize, usize) = match (bytes[6], bytes[7]) {
-        (1, 0) => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        (2, 0) if bytes.len() >= 12 => {
-            let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-            (len as usize, 12)
+    let io = |e: std::io::Error| format!("reading the header failed ({e})");
+    input.read_exact(&mut pre[..10]).map_err(io)?;
+    if &pre[..6] != MAGIC {
+        return Err(not_npy());
+    }
+    let (size, start): (usize, u64) = match (pre[6], pre[7]) {
+        (1, 0) => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10),
+        (2, 0) if len >= 12 => {
+            input.read_exact(&mut pre[10..]).map_err(io)?;
+            let size = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
+            (size as usize, 12)
         }
         (2, 0) => return Err("the file ends inside its header".into()),
         (major, minor) => {
@@ -142,13 +208,21 @@ fn split_header(bytes: &[u8]) -> Result<(&str, &[u8]), String> {
             ))
         }
     };
-    let end = start
-        .checked_add(len)
-        .filter(|&end| end <= bytes.len())
-        .ok_or_else(|| format!("the header claims {len} bytes, the file is shorter"))?;
-    let text = std::str::from_utf8(&bytes[start..end])
-        .map_err(|_| "the header is not ASCII text".to_string())?;
-    Ok((text, &bytes[end..]))
+    let end = start + size as u64;
+    if end > len {
+        return Err(format!(
+            "the header claims {size} bytes, the file is shorter"
+        ));
+    }
+    if size > MAX_HEADER_BYTES {
+        return Err(format!(
+            "the header claims {size} bytes; headers of at most {MAX_HEADER_BYTES} bytes are read"
+        ));
+    }
+    let mut text = vec![0u8; size];
+    input.read_exact(&mut text).map_err(io)?;
+    let text = String::from_utf8(text).map_err(|_| "the header is not ASCII text".to_string())?;
+    Ok((text, end))
 }
 
 /// The three entries of an NPY header.
@@ -468,8 +542,54 @@ mod tests {
             &[0; 16],
         ));
         assert!(err.contains("expected a dimension"), "{err}");
+        let err = refused(hand_built(1, &dict("<f8", "False"), &[0; 17]));
+        assert!(
+            err.contains("needs 16 data bytes, the file holds 17 (1 bytes after the array)"),
+            "{err}"
+        );
         let missing = dir.join("missing.npy");
         assert!(matches!(read_npy_f64(&missing), Err(Error::Io { .. })));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A directory or a device is refused from its metadata, before it is opened: reading
+    /// `/dev/zero` would never end, and opening a pipe waits for a writer.
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_before_it_is_read() {
+        let dir = scratch("not-regular");
+        let err = read_npy_f64(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("regular file") && err.contains("a directory"),
+            "{err}"
+        );
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            for err in [
+                read_npy_f64(zero).unwrap_err(),
+                read_npy_shape(zero).unwrap_err(),
+            ] {
+                let err = err.to_string();
+                assert!(err.contains("a device, pipe or socket"), "{err}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The shape comes from the header alone; the data's length is checked against it.
+    #[test]
+    fn the_shape_is_read_from_the_header() {
+        let dir = scratch("shape-only");
+        let path = dir.join("s.npy");
+        write_npy(&path, &[2, 3, 4], &[1.0f32; 24]).unwrap();
+        assert_eq!(read_npy_shape(&path).unwrap(), [2, 3, 4]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.truncate(bytes.len() - 4);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = read_npy_shape(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("needs 96 data bytes, the file holds 92"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 

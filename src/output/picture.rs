@@ -2,8 +2,7 @@
 //! bits; palettes expanded) read into one [`Grid2`] per channel with values in `[0, 1]`, and
 //! written back in the same colour type and depth, for the 2D kernels (`stencil35d filter`).
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufReader;
 use std::path::Path;
 
 use crate::{Error, Grid2, Result};
@@ -121,18 +120,19 @@ impl Picture {
                 }
             }
         }
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut encoder = png::Encoder::new(BufWriter::new(file), w as u32, h as u32);
-        encoder.set_color(color);
-        encoder.set_depth(if self.bits == 16 {
-            png::BitDepth::Sixteen
-        } else {
-            png::BitDepth::Eight
-        });
-        let fail = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
-        let mut writer = encoder.write_header().map_err(fail)?;
-        writer.write_image_data(&bytes).map_err(fail)?;
-        writer.finish().map_err(fail)
+        super::write_whole(path, |out| {
+            let mut encoder = png::Encoder::new(out, w as u32, h as u32);
+            encoder.set_color(color);
+            encoder.set_depth(if self.bits == 16 {
+                png::BitDepth::Sixteen
+            } else {
+                png::BitDepth::Eight
+            });
+            let fail = |e: png::EncodingError| Error::io(path, std::io::Error::other(e));
+            let mut writer = encoder.write_header().map_err(fail)?;
+            writer.write_image_data(&bytes).map_err(fail)?;
+            writer.finish().map_err(fail)
+        })
     }
 }
 

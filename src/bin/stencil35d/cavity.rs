@@ -7,7 +7,8 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario, View};
+use crate::checks::positive;
+use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run cavity`.
 #[derive(Args, Debug)]
@@ -39,12 +40,8 @@ impl Scenario for CavityArgs {
     }
 
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
-        if !(self.re.is_finite() && self.re > 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "--re {} must be positive",
-                self.re
-            )));
-        }
+        positive("--re", self.re, "the Reynolds number")?;
+        lattice_speed("--lid", self.lid)?;
         let dims = self.size.0;
         if dims.iter().any(|&n| n < 3) {
             return Err(Error::InvalidArgument(

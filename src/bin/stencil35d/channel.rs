@@ -8,7 +8,8 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario, View};
+use crate::checks::positive;
+use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run channel`.
 #[derive(Args, Debug)]
@@ -92,11 +93,8 @@ impl Scenario for ChannelArgs {
                 "the walled axes need at least 3 nodes (two walls and fluid)".into(),
             ));
         }
-        if !(self.re > 0.0 && self.u_max > 0.0) {
-            return Err(Error::InvalidArgument(
-                "--re and --u-max must be positive".into(),
-            ));
-        }
+        positive("--re", self.re, "the Reynolds number")?;
+        lattice_speed("--u-max", self.u_max)?;
         let tau = tau_for(self.viscosity(), &format!("Re {}", self.re))?;
         let physics = Physics::trt(tau, MAGIC_POISEUILLE).with_force([self.force(), 0.0, 0.0]);
         let mut lat = Lattice::new(dims, physics)?;

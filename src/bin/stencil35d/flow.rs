@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage, MAX_SPEED};
 use stencil35d::output::{
     check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
     PictureOptions, Slice,
@@ -15,6 +15,7 @@ use stencil35d::output::{
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::Overrides;
+use crate::checks::{check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 
 /// Options every flow scenario takes.
@@ -118,8 +119,67 @@ pub fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
     Ok(())
 }
 
-/// The lattice to start from: the --restart checkpoint (refused unless it carries `tag`, this
-/// run's scenario and geometry), or the scenario's initial lattice.
+/// The files a run of `steps` steps from step `start` writes in `out` besides the checkpoint:
+/// the picture (and the `.vti` file unless disabled) every `--every` steps before the last,
+/// named by the lattice's step, and those of the end.
+fn output_files<'a, S: Scenario>(
+    out: &'a Path,
+    opts: &FlowOptions,
+    start: u64,
+    steps: usize,
+) -> impl Iterator<Item = PathBuf> + 'a {
+    let every = opts.every;
+    let between = (1..)
+        .map(move |k| k * every)
+        .take_while(move |&done| every > 0 && done < steps)
+        .map(move |done| Some(start + done as u64));
+    let extensions: &[&str] = if opts.no_vti {
+        &["png"]
+    } else {
+        &["png", "vti"]
+    };
+    between.chain([None]).flat_map(move |step| {
+        let stem = stem::<S>(step);
+        extensions
+            .iter()
+            .map(move |ext| out.join(format!("{stem}.{ext}")))
+    })
+}
+
+/// Steps to run before the next output or checkpoint is due (or the end): the loop stops at
+/// every multiple of `--every` and of `--checkpoint-every` (each of them, where the two
+/// differ), and without either runs a hundredth of the run at a time for the progress bar.
+fn next_chunk(done: usize, steps: usize, opts: &FlowOptions) -> usize {
+    let to_next = |every: usize| (every > 0).then(|| every - done % every);
+    [opts.every, opts.checkpoint_every]
+        .into_iter()
+        .filter_map(to_next)
+        .min()
+        .unwrap_or((steps / 100).max(1))
+        .min(steps - done)
+}
+
+/// Refuses a lattice velocity `value` given as `option` (e.g. `--u-max`) unless it is positive
+/// and at most [`MAX_SPEED`]: the lattice Boltzmann scheme's compressibility error grows with
+/// the square of the Mach number `u / c_s` (`c_s = 1/√3`), and BGK and TRT lose stability well
+/// before Mach 1. The library refuses faster walls and inlets; a force-driven flow's peak
+/// velocity is checked here alike.
+pub fn lattice_speed(option: &str, value: f64) -> Result<(), Error> {
+    if value.is_finite() && value > 0.0 && value <= MAX_SPEED {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{option} {}: a lattice velocity must be positive and at most {MAX_SPEED} (Mach {:.2}; \
+         the scheme's compressibility error grows with the Mach number squared and it turns \
+         unstable well before Mach 1): for a higher Reynolds number use a larger lattice",
+        shown(value),
+        MAX_SPEED * 3f64.sqrt()
+    )))
+}
+
+/// The lattice to start from: the --restart checkpoint (refused unless it holds the --dtype's
+/// precision and carries `tag`, this run's scenario and geometry), or the scenario's initial
+/// lattice.
 fn initial<T: Real, S: Scenario>(
     scenario: &S,
     opts: &FlowOptions,
@@ -128,6 +188,14 @@ fn initial<T: Real, S: Scenario>(
     let Some(path) = &opts.restart else {
         return scenario.build::<T>();
     };
+    // The precision is read from the header first, to name the option that loads the file.
+    let dtype = Lattice::<T>::checkpoint_dtype(path)?;
+    if dtype != T::DTYPE {
+        return Err(Error::InvalidArgument(format!(
+            "--restart {}: the checkpoint holds {dtype} populations: run with --dtype {dtype}",
+            path.display()
+        )));
+    }
     let (lat, found) = Lattice::<T>::load_tagged(path)?;
     found.expect(tag, path)?;
     eprintln!(
@@ -145,6 +213,8 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         return Err(Error::ZeroSteps);
     }
     let out = out_dir::<S>(opts);
+    // The output directory is removed again if the run fails before writing into it.
+    let guard = OutputDir::watch(&out);
     check_outputs(&out, opts)?;
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
@@ -159,20 +229,19 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
             opts.engine,
         )
         .build()?;
+    // The run goes in parts (pictures, checkpoints): its whole length is checked here, and
+    // before the files it would write are listed.
+    plan.check_run_length(steps)?;
+    check_files(output_files::<S>(&out, opts, lat.steps(), steps))?;
     eprintln!("{plan}");
     let mut solver = Solver::new(plan);
-    let chunk = [opts.every, opts.checkpoint_every]
-        .into_iter()
-        .filter(|&n| n > 0)
-        .min()
-        .unwrap_or((steps / 100).max(1));
     let bar = progress_bar(true, steps);
     let start = Instant::now();
     let mass0 = lat.mass();
     let (mut done, mut busy) = (0, 0.0);
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {
-        let n = chunk.min(steps - done);
+        let n = next_chunk(done, steps, opts);
         let report = solver.run(&mut lat, n)?;
         done += n;
         busy += report.seconds;
@@ -200,6 +269,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         busy,
         mass0,
     };
+    guard.keep();
     println!("{}", run.summary(scenario, &lat, &written));
     Ok(())
 }

@@ -49,6 +49,8 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     )?;
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let (plan, mut lat) = start::<T, S>(scenario, opts, world, &tag)?;
+    // The run goes in parts: its whole length is checked first, every rank failing together.
+    agreed(world, plan.check_run_length(steps))?;
     let mut solver = Solver::new(plan);
     let chunk = [opts.every, opts.checkpoint_every]
         .into_iter()

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use stencil35d::output::{check_writable_dir, write_png_slice, PictureOptions, Slice};
+use stencil35d::output::{write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 use crate::args::{Overrides, Size};
+use crate::checks::{shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 
@@ -50,10 +51,24 @@ pub fn run(args: &HeatArgs) -> Result<(), Error> {
 
 fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     let plan = plan_for::<T>(args)?;
-    check_writable_dir(&args.out, "the output directory")?;
+    // Every picture's path is checked before the first step; the directory is removed again
+    // if the run fails before writing into it.
+    let guard = OutputDir::prepare(&args.out, picture_files(args))?;
     eprintln!("{plan}");
     let mut grid = Grid::<T>::from_fn(args.size.0, initial::<T>(args.size.0))?;
-    heat(args, &mut grid, plan, true)
+    heat(args, &mut grid, plan, true)?;
+    guard.keep();
+    Ok(())
+}
+
+/// The pictures the run writes: one every `--every` steps before the last, and the last.
+fn picture_files(args: &HeatArgs) -> impl Iterator<Item = PathBuf> + '_ {
+    let (every, steps) = (args.every, args.steps);
+    (1..)
+        .map(move |k| k * every)
+        .take_while(move |&step| every > 0 && step < steps)
+        .map(|step| picture_path(&args.out, step, true))
+        .chain([picture_path(&args.out, steps, false)])
 }
 
 /// `run heat` over the ranks of `world`: every rank builds its block from the initial
@@ -71,7 +86,7 @@ pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> 
         // Rank 0 alone writes, so it alone checks the output directory.
         let checked = plan_for::<T>(args).and_then(|plan| {
             if root {
-                check_writable_dir(&args.out, "the output directory")?;
+                stencil35d::output::check_writable_dir(&args.out, "the output directory")?;
             }
             Ok(plan)
         });
@@ -94,20 +109,25 @@ pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> 
 fn plan_for<T: Real>(args: &HeatArgs) -> Result<Plan, Error> {
     if !(args.nu > 0.0 && args.nu <= 1.0 / 6.0) {
         return Err(Error::Unstable(format!(
-            "diffusion number ν = {} must be in (0, 1/6] for the explicit scheme to be stable",
-            args.nu
+            "--nu {}: the diffusion number ν must be in (0, 1/6] for the explicit scheme to be \
+             stable",
+            shown(args.nu)
         )));
     }
     if args.steps == 0 {
         return Err(Error::ZeroSteps);
     }
     let stencil = Stencil::seven_point(1.0 - 6.0 * args.nu, args.nu);
-    args.overrides
+    let plan = args
+        .overrides
         .apply(
             PlanBuilder::new(stencil, T::DTYPE, args.size.0),
             args.engine,
         )
-        .build()
+        .build()?;
+    // The run goes in parts (pictures, progress): its whole length is checked here.
+    plan.check_run_length(args.steps)?;
+    Ok(plan)
 }
 
 /// The initial temperatures: 1 on the wall x = 0 and in a ball at the centre, 0 elsewhere.
@@ -199,6 +219,16 @@ fn picture<T: Real>(
     grid.agree(written)
 }
 
+/// The path of the picture after `step` steps: `heat.png`, or `heat_<step>.png` when
+/// `numbered`.
+fn picture_path(out: &std::path::Path, step: usize, numbered: bool) -> PathBuf {
+    if numbered {
+        out.join(format!("heat_{step:06}.png"))
+    } else {
+        out.join("heat.png")
+    }
+}
+
 /// [`picture`] of the whole grid.
 fn write_picture<T: Real>(
     grid: &Grid<T>,
@@ -206,12 +236,7 @@ fn write_picture<T: Real>(
     step: usize,
     numbered: bool,
 ) -> Result<PathBuf, Error> {
-    let name = if numbered {
-        format!("heat_{step:06}.png")
-    } else {
-        "heat.png".to_string()
-    };
-    let path = out.join(name);
+    let path = picture_path(out, step, numbered);
     let z = grid.dims()[2] / 2;
     let slice = Slice::z_plane(grid, z);
     let options = PictureOptions::new(

@@ -6,6 +6,7 @@ mod bench;
 mod bench_ranks;
 mod cavity;
 mod channel;
+mod checks;
 mod compare;
 mod filter;
 mod flow;

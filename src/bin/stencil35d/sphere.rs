@@ -8,7 +8,14 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::flow::{tau_for, FlowOptions, Scenario, View};
+use crate::checks::{at_most, positive, shown};
+use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
+
+/// Fewest cells between the sphere and the inlet, the outlet, and (y and z being periodic) the
+/// next sphere of the array. A sphere that reaches the inlet or the outlet turns their nodes
+/// into walls, and the momentum exchange then counts the boundary's momentum as drag (a
+/// 3x16x16 lattice reported C_d = −174).
+const MARGIN: f64 = 2.0;
 
 /// Options of `run sphere`.
 #[derive(Args, Debug)]
@@ -37,13 +44,81 @@ impl SphereArgs {
     fn shape(&self, dims: [usize; 3]) -> Shape {
         Shape::Sphere {
             centre: [
-                dims[0] as f64 / 4.0,
+                centre_x(dims),
                 (dims[1] - 1) as f64 / 2.0,
                 (dims[2] - 1) as f64 / 2.0,
             ],
             radius: self.radius(),
         }
     }
+
+    /// The radius as the options give it, for messages: `--radius R`, or the default's.
+    fn radius_option(&self) -> String {
+        match self.radius {
+            Some(r) => format!("--radius {}", shown(r)),
+            None => format!("the default radius ny/8 = {}", self.radius()),
+        }
+    }
+
+    /// Refuses a radius below one cell, and a sphere that leaves fewer than [`MARGIN`] cells
+    /// to the inlet, the outlet or the next sphere, saying the largest radius and the smallest
+    /// size that would do.
+    fn check_fit(&self, dims: [usize; 3]) -> Result<(), Error> {
+        let r = self.radius();
+        if !(r.is_finite() && r >= 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: the sphere needs a radius of at least 1 cell (give --radius, or a larger \
+                 --size)",
+                self.radius_option()
+            )));
+        }
+        let largest = largest_radius(dims);
+        if r <= largest {
+            return Ok(());
+        }
+        let smaller = if largest >= 1.0 {
+            format!("use --radius at most {}, or ", at_most(largest))
+        } else {
+            "use ".to_string()
+        };
+        let across = (2.0 * r + MARGIN).ceil() as usize;
+        Err(Error::InvalidArgument(format!(
+            "{} does not fit the {}x{}x{} lattice: the sphere, centred at x = nx/4 = {}, must \
+             leave {MARGIN} cells to the inlet (x = 0), to the outlet (x = {}) and, y and z \
+             being periodic, to the next sphere; {smaller}a --size of at least {}x{}x{} for \
+             this radius",
+            self.radius_option(),
+            dims[0],
+            dims[1],
+            dims[2],
+            centre_x(dims),
+            dims[0] - 1,
+            (4.0 * (r + MARGIN)).ceil() as usize,
+            dims[1].max(across),
+            dims[2].max(across),
+        )))
+    }
+}
+
+/// The x of the sphere's centre: a quarter of the way from the inlet, leaving room for the
+/// wake.
+fn centre_x(dims: [usize; 3]) -> f64 {
+    dims[0] as f64 / 4.0
+}
+
+/// The largest radius that leaves [`MARGIN`] cells to the inlet (x = 0), the outlet
+/// (x = nx − 1) and the periodic images of the sphere in y and z (`n` cells away).
+fn largest_radius(dims: [usize; 3]) -> f64 {
+    let [nx, ny, nz] = dims.map(|n| n as f64);
+    let cx = centre_x(dims);
+    [
+        cx - MARGIN,
+        nx - 1.0 - cx - MARGIN,
+        (ny - MARGIN) / 2.0,
+        (nz - MARGIN) / 2.0,
+    ]
+    .into_iter()
+    .fold(f64::INFINITY, f64::min)
 }
 
 impl Scenario for SphereArgs {
@@ -66,18 +141,9 @@ impl Scenario for SphereArgs {
 
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
         let dims = self.size.0;
-        if !(self.re > 0.0
-            && self.radius() >= 1.0
-            && 2.0 * self.radius() < dims[1].min(dims[2]) as f64)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "the sphere (radius {}) must be at least 1 cell and fit across the {}x{} section, \
-                 and --re positive",
-                self.radius(),
-                dims[1],
-                dims[2]
-            )));
-        }
+        positive("--re", self.re, "the Reynolds number")?;
+        lattice_speed("--u-in", self.u_in)?;
+        self.check_fit(dims)?;
         let nu = self.u_in * 2.0 * self.radius() / self.re;
         let tau = tau_for(nu, &format!("Re {} with radius {}", self.re, self.radius()))?;
         let mut lat = Lattice::new(dims, Physics::trt(tau, MAGIC_POISEUILLE))?;

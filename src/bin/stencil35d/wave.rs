@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 use stencil35d::memory::Footprint;
 use stencil35d::output::{
-    check_writable_dir, read_npy_f64, write_gather_png, write_npy, write_png_slice, write_segy,
+    read_npy_f64, read_npy_shape, write_gather_png, write_npy, write_png_slice, write_segy,
     write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
     VtiBuffer, VtiValues,
 };
@@ -19,6 +19,7 @@ use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wa
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
+use crate::checks::{approx, at_least, at_most, positive, shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 
@@ -104,14 +105,15 @@ pub struct WaveArgs {
     /// x-low, x-high, y-low, y-high. The engines then run one step per pass.
     #[arg(long, value_enum, value_delimiter = ',')]
     rigid: Vec<RigidFace>,
-    /// Time step, seconds, a whole number of microseconds (default: 80% of the stability
-    /// limit, rounded down to whole microseconds).
+    /// Time step, seconds, a whole number of microseconds from 1 to 65535 (SEG-Y's sample
+    /// interval) (default: 80% of the stability limit, rounded down to whole microseconds).
     #[arg(long)]
     dt: Option<f64>,
     /// Recording time, seconds.
     #[arg(long, default_value_t = 2.0)]
     time: f64,
-    /// Peak frequency of the Ricker source, Hz.
+    /// Peak frequency of the Ricker source, Hz (at most the grid's Nyquist frequency, the
+    /// slowest velocity over twice the spacing).
     #[arg(long, default_value_t = 12.0)]
     freq: f64,
     /// Source depth in cells below the top (default: just below the top absorbing layer, or
@@ -121,7 +123,7 @@ pub struct WaveArgs {
     /// Receiver layout.
     #[arg(long, value_enum, default_value = "line")]
     receivers: Layout,
-    /// Cells between receivers.
+    /// Cells between receivers (at least 1).
     #[arg(long, default_value_t = 2)]
     receiver_spacing: usize,
     /// Wavefield snapshots written during the run (PNG section and `.vti`).
@@ -148,17 +150,25 @@ pub fn run(args: &WaveArgs) -> Result<(), Error> {
     }
 }
 
-/// The velocity model the options name.
+/// The velocity model the options name. A `.npy` model's shape is read and checked against
+/// the memory before its values, and its values are checked (see [`velocity_range`]) before
+/// they are converted to the run's precision.
 fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
     if let Some(path) = &args.velocity {
-        let (shape, values) = read_npy_f64(path)?;
+        let shape = read_npy_shape(path)?;
         let [nz, ny, nx] = shape[..] else {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
             return Err(Error::InvalidArgument(format!(
-                "{}: a velocity model is a 3D array of shape (nz, ny, nx), not {shape:?}",
-                path.display()
+                "--velocity {}: a velocity model is a 3D array of shape (nz, ny, nx), not ({})",
+                path.display(),
+                dims.join(", ")
             )));
         };
         check_memory::<T>([nx, ny, nz], stencil35d::memory::available())?;
+        let (_, values) = read_npy_f64(path)?;
+        let cell = |i: usize| [i % nx, i / nx % ny, i / (nx * ny)];
+        let cells = values.iter().enumerate().map(|(i, &v)| (cell(i), v));
+        velocity_range(cells, &model_label(args))?;
         let data: Vec<T> = values.iter().map(|&v| T::of(v)).collect();
         return Grid::from_slice([nx, ny, nz], &data);
     }
@@ -190,6 +200,157 @@ fn check_memory<T: Real>(dims: [usize; 3], available: Option<u64>) -> Result<(),
         .check(dims, 0, available)
 }
 
+/// Slowest and fastest velocities a model may hold, m/s. Sound travels at about 330 m/s in
+/// air, 1,500 m/s in water and below 20 km/s in any rock or crystal (diamond: about 18 km/s):
+/// a value outside these is a model in other units or a broken file, and would make the time
+/// step absurd (1e-30 m/s made it 3.6e30 s).
+const VELOCITY_RANGE: (f64, f64) = (10.0, 20_000.0);
+
+/// The slowest and the fastest of the velocities `cells` (with their cells, x, y, z) of the
+/// model `model` (as the options name it). Errors: the first velocity outside
+/// [`VELOCITY_RANGE`] (or not a number), with its cell and value.
+fn velocity_range(
+    cells: impl Iterator<Item = ([usize; 3], f64)>,
+    model: &str,
+) -> Result<(f64, f64), Error> {
+    let (lo, hi) = VELOCITY_RANGE;
+    let mut range = (f64::INFINITY, 0.0f64);
+    for ([x, y, z], v) in cells {
+        if !(lo..=hi).contains(&v) {
+            return Err(Error::InvalidArgument(format!(
+                "{model}: the velocity at cell x = {x}, y = {y}, z = {z} is {} m/s; velocities \
+                 from {lo} to {hi} m/s are taken (sound travels at about 330 m/s in air, 1500 \
+                 m/s in water and below 20000 m/s in any rock): is the model in m/s?",
+                shown(v)
+            )));
+        }
+        range = (range.0.min(v), range.1.max(v));
+    }
+    Ok(range)
+}
+
+/// The model as the options name it, for messages: `--velocity FILE` or `--model NAME`.
+fn model_label(args: &WaveArgs) -> String {
+    match &args.velocity {
+        Some(path) => format!("--velocity {}", path.display()),
+        None => format!("--model {}", model_name(args)),
+    }
+}
+
+/// Points per shortest wavelength below which the grid visibly disperses the waves: about 5
+/// for high-order (fourth order and above) differences in space (Levander, Geophysics 53,
+/// 1988; Alford, Kelly & Boore, Geophysics 39, 1974, for the second order's 10 or more).
+const POINTS_PER_WAVELENGTH: f64 = 5.0;
+
+/// The highest frequency a Ricker wavelet carries, over its peak frequency: its spectrum
+/// `(f/fp)²·exp(−(f/fp)²)` falls to 3% of its peak at 2.5·fp (0.3% at 3·fp).
+const RICKER_TOP: f64 = 2.5;
+
+/// Refuses a Ricker peak frequency (--freq, positive: [`check_options`]) above the grid's
+/// Nyquist frequency for the slowest velocity `v_min` (`v_min / 2h`: shorter waves do not
+/// exist on the grid); warns on stderr when the wavelet's content up to [`RICKER_TOP`] times
+/// the peak has fewer than [`POINTS_PER_WAVELENGTH`] cells per shortest wavelength.
+fn check_frequency(args: &WaveArgs, v_min: f64) -> Result<(), Error> {
+    let h = args.spacing;
+    let nyquist = v_min / (2.0 * h);
+    let resolved = v_min / (RICKER_TOP * POINTS_PER_WAVELENGTH * h);
+    if args.freq > nyquist {
+        return Err(Error::InvalidArgument(format!(
+            "--freq {} Hz is above the grid's Nyquist frequency, {} Hz (the slowest velocity, \
+             {} m/s, over twice the {} m spacing): shorter waves do not exist on the grid; use \
+             --freq at most {} Hz ({} Hz keeps {POINTS_PER_WAVELENGTH} cells per shortest \
+             wavelength), or a smaller --spacing",
+            shown(args.freq),
+            approx(nyquist),
+            shown(v_min),
+            shown(h),
+            at_most(nyquist),
+            at_most(resolved)
+        )));
+    }
+    if args.freq > resolved {
+        eprintln!(
+            "warning: --freq {} Hz: the Ricker wavelet carries frequencies up to about {RICKER_TOP} \
+             times its peak, whose shortest wavelength at {} m/s spans {:.1} cells; below \
+             {POINTS_PER_WAVELENGTH} cells the grid disperses the waves (use --freq at most {} \
+             Hz or a smaller --spacing)",
+            shown(args.freq),
+            shown(v_min),
+            v_min / (RICKER_TOP * args.freq * h),
+            at_most(resolved)
+        );
+    }
+    Ok(())
+}
+
+/// Longest time step SEG-Y records, microseconds (a 16-bit sample interval).
+const MAX_DT_US: f64 = 65_535.0;
+
+/// The time step: --dt, refused unless positive, a whole number of microseconds from 1 to
+/// [`MAX_DT_US`] and stable; or 80% of the stability limit `limit` (seconds) in whole
+/// microseconds. Errors also when the limit is below 1 µs, the shortest step SEG-Y records.
+fn time_step(args: &WaveArgs, limit: f64, v_max: f64) -> Result<f64, Error> {
+    if limit < 1e-6 {
+        return Err(Error::Unstable(format!(
+            "--spacing {} m with velocities up to {} m/s needs a time step below {} s for \
+             order {} to be stable, shorter than 1 µs, the shortest --dt SEG-Y records: use \
+             --spacing of at least {} m",
+            shown(args.spacing),
+            shown(v_max),
+            approx(limit),
+            args.order,
+            at_least(args.spacing * 1e-6 / limit)
+        )));
+    }
+    let Some(dt) = args.dt else {
+        return Ok((0.8 * limit * 1e6).floor().clamp(1.0, MAX_DT_US) * 1e-6);
+    };
+    positive("--dt", dt, "the time step")?;
+    let us = dt * 1e6;
+    if !((1.0 - 1e-6..=MAX_DT_US + 1e-6).contains(&us) && (us - us.round()).abs() < 1e-6) {
+        return Err(Error::InvalidArgument(format!(
+            "--dt {} s is not a whole number of microseconds from 1 to {MAX_DT_US}, which \
+             SEG-Y records need",
+            shown(dt)
+        )));
+    }
+    if dt > limit {
+        let largest = (limit * 1e6).floor().min(MAX_DT_US) * 1e-6;
+        return Err(Error::Unstable(format!(
+            "--dt {} s exceeds the stability limit of order {} at {} m/s on a {} m spacing, {} \
+             s: use --dt {} or less",
+            shown(dt),
+            args.order,
+            shown(v_max),
+            shown(args.spacing),
+            approx(limit),
+            at_most(largest)
+        )));
+    }
+    Ok(dt)
+}
+
+/// The checks of the options that need no model, made before the model is built or read:
+/// the order, the spacing, the recording time, the frequency's sign and the receivers'
+/// spacing.
+fn check_options(args: &WaveArgs) -> Result<(), Error> {
+    if ![2, 4, 6, 8].contains(&args.order) {
+        return Err(Error::InvalidArgument(format!(
+            "--order {}: the space orders are 2, 4, 6 and 8",
+            args.order
+        )));
+    }
+    positive("--spacing", args.spacing, "the cell size")?;
+    positive("--time", args.time, "the recording time")?;
+    positive("--freq", args.freq, "the peak frequency")?;
+    if args.receiver_spacing == 0 {
+        return Err(Error::InvalidArgument(
+            "--receiver-spacing 0: receivers lie at least 1 cell apart".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The kernel: order, spacing, layers and the time step (whole microseconds, for SEG-Y).
 fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
     let mut k = WaveKernel::new(args.spacing, 1e-3, v_max)
@@ -207,18 +368,7 @@ fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
         let (axis, side) = face.axis_side();
         k = k.with_face(axis, side, Face::Rigid);
     }
-    k.dt = match args.dt {
-        Some(dt) => {
-            let us = dt * 1e6;
-            if !(us.is_finite() && us >= 1.0 && (us - us.round()).abs() < 1e-6) {
-                return Err(Error::InvalidArgument(format!(
-                    "--dt {dt} s is not a whole number of microseconds, which SEG-Y records need"
-                )));
-            }
-            dt
-        }
-        None => (0.8 * k.max_stable_dt(v_max) * 1e6).floor().max(1.0) * 1e-6,
-    };
+    k.dt = time_step(args, k.max_stable_dt(v_max), v_max)?;
     Ok(k)
 }
 
@@ -247,8 +397,10 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
         position: [cx as f64 * h, cy as f64 * h, depth as f64 * h],
         wavelet: Wavelet::ricker(args.freq),
     };
+    // At least 1 (check_options).
     let step = args.receiver_spacing.max(1);
-    let span = |n: usize| (args.pml..n - args.pml).step_by(step);
+    // Rigid faces need no absorbing layer, so --pml may exceed half an axis that has two.
+    let span = |n: usize| (args.pml..n.saturating_sub(args.pml)).step_by(step);
     let at = |x: usize, y: usize| Receiver::at([x as f64 * h, y as f64 * h, depth as f64 * h]);
     let receivers = match args.receivers {
         Layout::Line => span(dims[0]).map(|x| at(x, cy)).collect(),
@@ -268,12 +420,60 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
 }
 
 fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
-    check_writable_dir(&args.out, "the output directory")?;
-    let shot = prepare::<T>(args)?;
+    let (mut shot, model) = build::<T>(args)?;
     let plan = plan_for::<T>(args, shot.field.kernel(), shot.field.dims())?;
+    // Every output file is checked before the first step; the directory is removed again if
+    // the run fails before writing into it.
+    let guard = OutputDir::prepare(&args.out, output_files(args, shot.steps))?;
+    write_model(args, &model, &mut shot.outputs)?;
+    drop(model);
     eprintln!("{plan}");
     let (mut field, steps, outputs) = (shot.field, shot.steps, shot.outputs);
-    shoot(args, &mut field, plan, steps, Some(outputs))
+    shoot(args, &mut field, plan, steps, Some(outputs))?;
+    guard.keep();
+    Ok(())
+}
+
+/// The files a shot of `steps` steps writes in --out: the model's section, the snapshots,
+/// the gather and the summary.
+fn output_files(args: &WaveArgs, steps: usize) -> Vec<PathBuf> {
+    let snapshots = snapshot_steps(steps, args.snapshots)
+        .into_iter()
+        .flat_map(|step| ["png", "vti"].map(|ext| snapshot_name(step, ext)));
+    ["velocity.png".to_string()]
+        .into_iter()
+        .chain(snapshots)
+        .chain(["gather.npy", "gather.segy", "gather.png", "summary.json"].map(String::from))
+        .map(|name| args.out.join(name))
+        .collect()
+}
+
+/// The name of the snapshot after `step` steps, with extension `ext`.
+fn snapshot_name(step: usize, ext: &str) -> String {
+    format!("snapshot_{step:06}.{ext}")
+}
+
+/// How [`shoot`] advances a shot of `steps` steps with `snapshots` snapshots: a snapshot is
+/// due every `every` steps, and the solver runs `chunk` steps at a time (a hundredth of the
+/// shot for the progress bar, at most `every`).
+fn cadence(steps: usize, snapshots: usize) -> (usize, usize) {
+    let every = steps.div_ceil(snapshots.max(1));
+    (every, (steps / 100).clamp(1, every))
+}
+
+/// The steps after which [`shoot`] writes a snapshot: those ends of its chunks that pass a
+/// multiple of `every`, and the last step (none when `snapshots` is 0).
+fn snapshot_steps(steps: usize, snapshots: usize) -> Vec<usize> {
+    if snapshots == 0 {
+        return Vec::new();
+    }
+    let (every, chunk) = cadence(steps, snapshots);
+    let mut at: Vec<usize> = (chunk..steps)
+        .step_by(chunk)
+        .filter(|done| done % every < chunk)
+        .collect();
+    at.push(steps);
+    at
 }
 
 /// A shot ready to run: its wavefield with the source and receivers, its length in steps, and
@@ -296,38 +496,55 @@ pub(crate) struct Outputs {
 }
 
 /// Builds the model, the wavefield with its source and receivers, and writes the model's
-/// section. Errors: a bad model, time step, recording time or geometry.
+/// section (for the ranks' run, which plans after rank 0 built the shot). Errors: a bad model,
+/// frequency, time step, recording time or geometry.
+#[cfg(feature = "mpi")]
 pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
-    let model = velocity::<T>(args)?;
-    let dims = model.dims();
-    let v_max = model
-        .iter()
-        .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0)));
-    // The model is checked first: its velocities set the time step.
-    let mut field = Wavefield::new(kernel(args, v_max.max(f64::MIN_POSITIVE))?, &model)?;
-    let dt = field.kernel().dt;
-    let steps = (args.time / dt).round() as usize;
-    if steps == 0 || steps >= SEGY_MAX || !args.time.is_finite() {
+    let (mut shot, model) = build::<T>(args)?;
+    write_model(args, &model, &mut shot.outputs)?;
+    Ok(shot)
+}
+
+/// The shot's length in steps of `dt`: --time (positive: [`check_options`]) must make 1 to
+/// `SEGY_MAX − 1` steps (a trace holds the samples at t = 0 and after every step).
+fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
+    let steps = (time / dt).round();
+    if !(1.0..SEGY_MAX as f64).contains(&steps) {
         return Err(Error::InvalidArgument(format!(
-            "--time {} s is {steps} steps of {dt:.4e} s: a shot record holds 1 to {} samples",
-            args.time,
-            SEGY_MAX - 1
+            "--time {} s is {} steps of {} s: a shot record holds 1 to {} samples; use --time \
+             from {} to {} s",
+            shown(time),
+            approx(steps),
+            shown(dt),
+            SEGY_MAX - 1,
+            shown(dt),
+            at_most(dt * (SEGY_MAX - 1) as f64)
         )));
     }
+    Ok(steps as usize)
+}
+
+/// Builds the model and the wavefield with its source and receivers, checking every option
+/// first; writes nothing. Returns the shot and the model. Errors: a bad model, frequency, time
+/// step, recording time or geometry.
+fn build<T: Real>(args: &WaveArgs) -> Result<(Shot<T>, Grid<T>), Error> {
+    check_options(args)?;
+    let model = velocity::<T>(args)?;
+    let dims = model.dims();
+    let cells = model
+        .iter()
+        .map(|(c, v)| (c, v.to_f64().unwrap_or(f64::NAN)));
+    // The model is checked first: its velocities set the time step and the frequencies the
+    // grid carries.
+    let (v_min, v_max) = velocity_range(cells, &model_label(args))?;
+    check_frequency(args, v_min)?;
+    let kernel = kernel(args, v_max)?;
+    let steps = shot_steps(args.time, kernel.dt)?;
+    let mut field = Wavefield::new(kernel, &model)?;
     let (source, receivers) = geometry(args, dims, field.kernel().radius())?;
     field.add_source(source.clone())?;
     field.add_receivers(&receivers)?;
     let y = (source.position[1] / args.spacing).round() as usize;
-    let map = ColorMap::Viridis;
-    let model_png = section(
-        &model,
-        (y, 1.0),
-        args,
-        "velocity",
-        "velocity (m/s)",
-        map,
-        None,
-    )?;
     // The model's values for the snapshots' volumes, converted once.
     let values = model
         .iter()
@@ -338,13 +555,27 @@ pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
         source,
         receivers: receivers.len(),
         y,
-        written: vec![model_png],
+        written: Vec::new(),
     };
-    Ok(Shot {
+    let shot = Shot {
         field,
         steps,
         outputs,
-    })
+    };
+    Ok((shot, model))
+}
+
+/// Writes the section of `model` through the source as `velocity.png`, and records it.
+fn write_model<T: Real>(args: &WaveArgs, model: &Grid<T>, o: &mut Outputs) -> Result<(), Error> {
+    let look = Look {
+        title: "velocity".into(),
+        quantity: "velocity (m/s)",
+        map: ColorMap::Viridis,
+        range: None,
+    };
+    let png = section(model, (o.y, 1.0), args, "velocity.png", look)?;
+    o.written.push(png);
+    Ok(())
 }
 
 /// The plan for the shot's kernel on `dims`, with the command line's overrides.
@@ -373,8 +604,8 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
 ) -> Result<(), Error> {
     let mut solver = Solver::new(plan);
     let bar = progress_bar(outputs.is_some(), steps);
-    let every = steps.div_ceil(args.snapshots.max(1));
-    let chunk = (steps / 100).clamp(1, every);
+    let (_, chunk) = cadence(steps, args.snapshots);
+    let due = snapshot_steps(steps, args.snapshots);
     let (start, mut busy, mut done) = (Instant::now(), 0.0, 0);
     while done < steps {
         let n = chunk.min(steps - done);
@@ -384,7 +615,7 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
         // The last snapshot is written with the summary, from the same gather.
-        if args.snapshots > 0 && done % every < n && done < steps {
+        if done < steps && due.binary_search(&done).is_ok() {
             let files = match (field.whole()?, &outputs) {
                 (Some(whole), Some(o)) => snapshot(&whole, &o.model, o.y, args),
                 _ => Ok(Vec::new()),
@@ -475,16 +706,23 @@ fn model_name(args: &WaveArgs) -> String {
     )
 }
 
+/// How a section is drawn: the start of its title (the section's y follows), the quantity,
+/// the colour map and the range of values (`None`: the data's).
+struct Look<'a> {
+    title: String,
+    quantity: &'a str,
+    map: ColorMap,
+    range: Option<(f64, f64)>,
+}
+
 /// Writes the section of `grid` at `y` (x across, depth down), values times `scale`, as
-/// `<name>.png`.
+/// `file` in the output directory; returns its path.
 fn section<T: Real>(
     grid: &Grid<T>,
     (y, scale): (usize, f64),
     args: &WaveArgs,
-    name: &str,
-    quantity: &str,
-    map: ColorMap,
-    range: Option<(f64, f64)>,
+    file: &str,
+    look: Look,
 ) -> Result<PathBuf, Error> {
     let [nx, _, nz] = grid.dims();
     let values = (0..nz)
@@ -505,15 +743,14 @@ fn section<T: Real>(
         origin: nz as f64 * h,
         cell_size: -h,
     };
-    let mut options = PictureOptions::new(format!("{name}, y = {:.0} m", y as f64 * h), quantity)
+    let title = format!("{}, y = {:.0} m", look.title, y as f64 * h);
+    let mut options = PictureOptions::new(title, look.quantity)
         .with_axes(PictureAxis::metres("x", h), depth)
-        .with_map(map);
-    if let Some((lo, hi)) = range {
+        .with_map(look.map);
+    if let Some((lo, hi)) = look.range {
         options = options.with_range(lo, hi);
     }
-    let path = args
-        .out
-        .join(format!("{}.png", name.replace([' ', ','], "_")));
+    let path = args.out.join(file);
     write_png_slice(&path, &slice, &options)?;
     Ok(path)
 }
@@ -530,20 +767,15 @@ fn snapshot<T: Real>(
         .iter()
         .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0).abs()));
     let scale = if peak > 0.0 { 1.0 / peak } else { 1.0 };
-    let name = format!("pressure t = {:.3} s", field.time());
-    let quantity = "pressure / its peak (clipped at ±0.3)";
-    let png = section(
-        u,
-        (y, scale),
-        args,
-        &name,
-        quantity,
-        ColorMap::RedBlue,
-        Some((-0.3, 0.3)),
-    )?;
-    let png_named = args.out.join(format!("snapshot_{:06}.png", field.step()));
-    std::fs::rename(&png, &png_named).map_err(|e| Error::io(&png_named, e))?;
-    let vti = args.out.join(format!("snapshot_{:06}.vti", field.step()));
+    let look = Look {
+        title: format!("pressure t = {:.3} s", field.time()),
+        quantity: "pressure / its peak (clipped at ±0.3)",
+        map: ColorMap::RedBlue,
+        range: Some((-0.3, 0.3)),
+    };
+    let png = snapshot_name(field.step(), "png");
+    let png = section(u, (y, scale), args, &png, look)?;
+    let vti = args.out.join(snapshot_name(field.step(), "vti"));
     // The pressure in the field's precision.
     let pressure = VtiBuffer::of(u.iter().map(|(_, x)| x));
     write_vti_spaced(
@@ -563,7 +795,7 @@ fn snapshot<T: Real>(
             },
         ],
     )?;
-    Ok(vec![png_named, vti])
+    Ok(vec![png, vti])
 }
 
 /// The shot gather as `.npy` (receivers × samples), SEG-Y and PNG.
@@ -615,7 +847,7 @@ fn gather<T: Real>(
     let (first, spacing) = match args.receivers {
         Layout::Line => (
             field.receivers().first().map_or(0.0, |r| r.position[0]),
-            args.receiver_spacing.max(1) as f64 * args.spacing,
+            args.receiver_spacing as f64 * args.spacing,
         ),
         Layout::Grid => (0.0, 1.0),
     };

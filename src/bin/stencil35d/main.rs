@@ -19,6 +19,7 @@ mod progress;
 mod ranks;
 mod sphere;
 mod wave;
+mod wave_checks;
 #[cfg(feature = "mpi")]
 mod wave_ranks;
 

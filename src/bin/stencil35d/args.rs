@@ -88,18 +88,20 @@ fn max_threads(cores: usize) -> usize {
 }
 
 /// A whole number of `what` from `lo` to `hi` (the clap error names the option; `why` says
-/// why the range is what it is).
+/// why the upper bound is what it is, for a value above it).
 pub fn bounded_count(
     s: &str,
     what: &str,
     [lo, hi]: [usize; 2],
     why: &str,
 ) -> Result<usize, String> {
-    s.trim()
-        .parse()
-        .ok()
-        .filter(|n| (lo..=hi).contains(n))
-        .ok_or_else(|| format!("'{s}' is not a {what} from {lo} to {hi}: {why}"))
+    let refuse = |because: &str| format!("'{s}' is not a {what} from {lo} to {hi}: {because}");
+    match s.trim().parse::<usize>() {
+        Err(_) => Err(refuse("a whole number is needed")),
+        Ok(n) if n < lo => Err(refuse(&format!("it must be at least {lo}"))),
+        Ok(n) if n > hi => Err(refuse(why)),
+        Ok(n) => Ok(n),
+    }
 }
 
 /// A number of seconds above 0 and at most `max` (the clap error names the option; `why`

@@ -184,7 +184,7 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
         ],
     );
     let text = refused(&with(wave(&out, &[]), "--time", "1e300"));
-    says(&text, &["--time 1e300 s", "1 to 65534 samples"]);
+    says(&text, &["--time 1e300 s", "1 to 65534 steps"]);
     assert!(!out.exists(), "a refused run left {}", out.display());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -392,7 +392,7 @@ fn a_refused_run_leaves_no_output_directory() {
 }
 
 /// With --every and --checkpoint-every both given, the pictures come at every multiple of
-/// --every (the loop once stopped at multiples of the smaller only, and skipped the others).
+/// --every and at every multiple of --checkpoint-every, not only at those of the smaller.
 #[test]
 fn pictures_come_every_every_steps_beside_checkpoints() {
     let dir = scratch("every");

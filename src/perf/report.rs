@@ -348,7 +348,8 @@ fn positive(name: &str, v: f64) -> std::result::Result<(), String> {
     }
 }
 
-/// Writes `compare.csv` and `compare.json` into `dir` (created if missing).
+/// Writes `compare.csv` and `compare.json` into `dir` (created if missing), each whole or not
+/// at all ([`crate::output::write_whole`]).
 ///
 /// Errors: [`Error::Io`] with the path that failed.
 pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
@@ -358,7 +359,9 @@ pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
         ("compare.json", to_json(comparison)),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        crate::output::write_whole(&path, |out| {
+            std::io::Write::write_all(out, text.as_bytes()).map_err(|e| Error::io(&path, e))
+        })?;
     }
     Ok(())
 }
@@ -367,9 +370,11 @@ pub fn write_data(comparison: &Comparison, dir: &Path) -> Result<()> {
 pub const OUTPUT_FILES: [&str; 4] = ["compare.csv", "compare.json", "roofline.png", "speedup.png"];
 
 /// Writes `compare.csv`, `compare.json`, `roofline.png` and `speedup.png` into `dir` (created
-/// if missing), all or none: each is first written under a temporary name in `dir` and the
-/// four are renamed into place only once all were written, so a failure leaves no partial or
-/// mixed set behind (the temporary files are removed) and earlier results stay as they were.
+/// if missing): each is first written under a temporary name in `dir` and the four are renamed
+/// into place only once all were written, so a failure to write any of them (a full disk, a
+/// chart that cannot be drawn) leaves none of the new files and the earlier results as they
+/// were (the temporary files are removed). The four renames are not one atomic step: should a
+/// rename itself fail, the files renamed before it are new and the rest old.
 ///
 /// Errors: [`Error::NotWritable`] for a destination that cannot be written (checked before
 /// anything is written), [`Error::Io`] with the path that failed.

@@ -37,9 +37,13 @@ pub fn at_least(x: f64) -> String {
 
 /// `x` rounded by `round` to four significant digits, [`shown`].
 fn digits(x: f64, round: fn(f64) -> f64) -> String {
+    // Zero and non-finite values have no digits to round (and log10 of 0 is −∞).
+    if x == 0.0 || !x.is_finite() {
+        return shown(x);
+    }
     let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
     let rounded = round(x * scale) / scale;
-    if !rounded.is_finite() || x == 0.0 {
+    if !rounded.is_finite() {
         return shown(x);
     }
     // The division leaves noise in the last bits (0.009937000000000001): four digits in
@@ -122,11 +126,26 @@ impl Drop for OutputDir {
 }
 
 /// Checks that each of `files` can be written (its directory exists and takes files, and it
-/// is not a directory). Errors: [`Error::NotWritable`] naming the first that cannot.
+/// is not a directory). Each directory is probed with a file once, by its first file; the
+/// others are only checked not to be directories, so a run with a picture every step does
+/// not create and remove a probe per picture. Errors: [`Error::NotWritable`] naming the first
+/// that cannot be written.
 pub fn check_files(files: impl IntoIterator<Item = PathBuf>) -> Result<(), Error> {
-    files
-        .into_iter()
-        .try_for_each(|f| check_writable_file(&f, "an output file"))
+    let mut probed = std::collections::HashSet::new();
+    files.into_iter().try_for_each(|f| {
+        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        if probed.insert(dir) {
+            check_writable_file(&f, "an output file")
+        } else if f.is_dir() {
+            Err(Error::NotWritable {
+                what: "an output file".into(),
+                path: f,
+                reason: "it is a directory".into(),
+            })
+        } else {
+            Ok(())
+        }
+    })
 }
 
 #[cfg(test)]

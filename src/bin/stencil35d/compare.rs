@@ -67,10 +67,20 @@ pub struct CompareArgs {
 /// a huge log) from filling the memory.
 const MAX_JSON_BYTES: u64 = 64 << 20;
 
+/// `stencil35d compare`: every kernel on every engine, one table, and its CSV, JSON and
+/// charts in `--out`.
 pub fn run(args: &CompareArgs) -> Result<(), Error> {
     let start = Instant::now();
-    // The tables and charts are written after all runs: refuse an unwritable place first.
-    stencil35d::output::check_writable_dir(&args.out, "the output directory")?;
+    // The tables and charts are written after all runs: refuse an unwritable place first. A
+    // directory this creates is removed again if the comparison fails before writing into it.
+    let guard = crate::checks::OutputDir::prepare(&args.out, [])?;
+    compare(args, start)?;
+    guard.keep();
+    Ok(())
+}
+
+/// Runs the comparison (or reads it from `--from-json`) and writes its outputs.
+fn compare(args: &CompareArgs, start: Instant) -> Result<(), Error> {
     if let Some(path) = &args.from_json {
         let text = stencil35d::output::read_text_file(path, MAX_JSON_BYTES, "--from-json")?;
         let comparison = perf::from_json(&text)

@@ -149,7 +149,7 @@ fn output_files<'a, S: Scenario>(
 /// Steps to run before the next output or checkpoint is due (or the end): the loop stops at
 /// every multiple of `--every` and of `--checkpoint-every` (each of them, where the two
 /// differ), and without either runs a hundredth of the run at a time for the progress bar.
-fn next_chunk(done: usize, steps: usize, opts: &FlowOptions) -> usize {
+pub fn next_chunk(done: usize, steps: usize, opts: &FlowOptions) -> usize {
     let to_next = |every: usize| (every > 0).then(|| every - done % every);
     [opts.every, opts.checkpoint_every]
         .into_iter()

@@ -13,7 +13,9 @@ use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, Di
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
-use crate::flow::{check_outputs, out_dir, stem, write_picture, Finished, FlowOptions, Scenario};
+use crate::flow::{
+    check_outputs, next_chunk, out_dir, stem, write_picture, Finished, FlowOptions, Scenario,
+};
 use crate::progress::progress_bar;
 
 /// Runs `scenario` with `opts` over the ranks of `world`.
@@ -52,18 +54,13 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     // The run goes in parts: its whole length is checked first, every rank failing together.
     agreed(world, plan.check_run_length(steps))?;
     let mut solver = Solver::new(plan);
-    let chunk = [opts.every, opts.checkpoint_every]
-        .into_iter()
-        .filter(|&n| n > 0)
-        .min()
-        .unwrap_or((steps / 100).max(1));
     let bar = progress_bar(root, steps);
     let start = Instant::now();
     let mass0 = gathered_mass(&lat)?;
     let (mut done, mut busy) = (0, 0.0);
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {
-        let n = chunk.min(steps - done);
+        let n = next_chunk(done, steps, opts);
         let report = solver.run(&mut lat, n)?;
         done += n;
         busy += report.seconds;

@@ -14,7 +14,7 @@ use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
 /// Fewest cells between the sphere and the inlet, the outlet, and (y and z being periodic) the
 /// next sphere of the array. A sphere that reaches the inlet or the outlet turns their nodes
 /// into walls, and the momentum exchange then counts the boundary's momentum as drag (a
-/// 3x16x16 lattice reported C_d = −174).
+/// 3x16x16 lattice gives C_d = −174).
 const MARGIN: f64 = 2.0;
 
 /// Options of `run sphere`.

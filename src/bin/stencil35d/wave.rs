@@ -18,7 +18,7 @@ use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wa
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
-use crate::checks::{approx, at_most, shown, OutputDir};
+use crate::checks::{approx, at_most, check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
@@ -263,11 +263,13 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
 }
 
 fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
+    // The output directory is checked before the model is read and the shot built, every
+    // output file (their number follows from the shot's steps) before the first step; the
+    // directory is removed again if the run fails before writing into it.
+    let guard = OutputDir::prepare(&args.out, [])?;
     let (mut shot, model) = build::<T>(args)?;
     let plan = plan_for::<T>(args, shot.field.kernel(), shot.field.dims())?;
-    // Every output file is checked before the first step; the directory is removed again if
-    // the run fails before writing into it.
-    let guard = OutputDir::prepare(&args.out, output_files(args, shot.steps))?;
+    check_files(output_files(args, shot.steps))?;
     write_model(args, &model, &mut shot.outputs)?;
     drop(model);
     eprintln!("{plan}");
@@ -354,7 +356,7 @@ fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
     let steps = (time / dt).round();
     if !(1.0..SEGY_MAX as f64).contains(&steps) {
         return Err(Error::InvalidArgument(format!(
-            "--time {} s is {} steps of {} s: a shot record holds 1 to {} samples; use --time \
+            "--time {} s is {} steps of {} s: a shot record holds 1 to {} steps (a sample more); use --time \
              from {} to {} s",
             shown(time),
             approx(steps),
@@ -533,11 +535,10 @@ fn summarise<T: Real>(
         "files": o.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     });
     let path = args.out.join("summary.json");
-    std::fs::write(
-        &path,
-        serde_json::to_string_pretty(&summary).unwrap_or_default(),
-    )
-    .map_err(|e| Error::io(&path, e))?;
+    let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
+    stencil35d::output::write_whole(&path, |out| {
+        std::io::Write::write_all(out, text.as_bytes()).map_err(|e| Error::io(&path, e))
+    })?;
     Ok(o.written.len() + 1)
 }
 

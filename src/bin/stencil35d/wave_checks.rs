@@ -25,7 +25,7 @@ pub fn check_memory<T: Real>(dims: [usize; 3], available: Option<u64>) -> Result
 /// Slowest and fastest velocities a model may hold, m/s. Sound travels at about 330 m/s in
 /// air, 1,500 m/s in water and below 20 km/s in any rock or crystal (diamond: about 18 km/s):
 /// a value outside these is a model in other units or a broken file, and would make the time
-/// step absurd (1e-30 m/s made it 3.6e30 s).
+/// step absurd (1e-30 m/s makes it 3.6e30 s).
 const VELOCITY_RANGE: (f64, f64) = (10.0, 20_000.0);
 
 /// The slowest and the fastest of the velocities `cells` (with their cells, x, y, z) of the

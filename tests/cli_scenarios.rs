@@ -419,3 +419,34 @@ fn pictures_come_every_every_steps_beside_checkpoints() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A picture cadence that would write more than 100,000 pictures is refused before anything
+/// is listed or written (listing 10¹² picture names alone would not end), naming the
+/// smallest cadence that is taken.
+#[test]
+fn a_cadence_of_more_pictures_than_a_run_writes_is_refused() {
+    let dir = scratch("cadence");
+    let out = dir.join("out");
+    let steps = "1000000000000";
+    for scenario in ["heat", "cavity"] {
+        let text = refused(&[
+            "run",
+            scenario,
+            "--size",
+            "16",
+            "--steps",
+            steps,
+            "--every",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        says(&text, &["--every 1", "--every 10000000 or more"]);
+        assert!(
+            !out.exists(),
+            "{scenario}: a refused run left {}",
+            out.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -125,6 +125,24 @@ impl Drop for OutputDir {
     }
 }
 
+/// Most pictures (or picture and volume pairs) a run writes at a cadence: far past any film or
+/// inspection, and listing and checking more before the run would itself take long.
+pub const MAX_OUTPUTS: usize = 100_000;
+
+/// Refuses a cadence `option` (as typed, e.g. `--every`) of `every` steps that writes more than
+/// [`MAX_OUTPUTS`] outputs in `steps` steps, naming the smallest cadence that does not.
+pub fn check_cadence(option: &str, every: usize, steps: usize) -> Result<(), Error> {
+    if every == 0 || steps / every <= MAX_OUTPUTS {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{option} {every} with {steps} steps writes {} outputs, more than the {MAX_OUTPUTS} a run \
+         writes at most: use {option} {} or more",
+        steps / every,
+        steps.div_ceil(MAX_OUTPUTS)
+    )))
+}
+
 /// Checks that each of `files` can be written (its directory exists and takes files, and it
 /// is not a directory). Each directory is probed with a file once, by its first file; the
 /// others are only checked not to be directories, so a run with a picture every step does

@@ -212,6 +212,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     if steps == 0 {
         return Err(Error::ZeroSteps);
     }
+    crate::checks::check_cadence("--every", opts.every, steps)?;
     let out = out_dir::<S>(opts);
     // The output directory is removed again if the run fails before writing into it.
     let guard = OutputDir::watch(&out);

@@ -39,6 +39,7 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     if steps == 0 {
         return Err(Error::ZeroSteps);
     }
+    crate::checks::check_cadence("--every", opts.every, steps)?;
     let root = world.rank() == 0;
     let out = out_dir::<S>(opts);
     agreed(

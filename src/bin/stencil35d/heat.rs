@@ -117,6 +117,7 @@ fn plan_for<T: Real>(args: &HeatArgs) -> Result<Plan, Error> {
     if args.steps == 0 {
         return Err(Error::ZeroSteps);
     }
+    crate::checks::check_cadence("--every", args.every, args.steps)?;
     let stencil = Stencil::seven_point(1.0 - 6.0 * args.nu, args.nu);
     let plan = args
         .overrides

@@ -152,8 +152,9 @@ pub fn run(args: &WaveArgs) -> Result<(), Error> {
 
 /// The velocity model the options name. A `.npy` model's shape is read and checked against
 /// the memory before its values, and its values are checked (see [`velocity_range`]) before
-/// they are converted to the run's precision.
-fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
+/// they are converted to the run's precision. Returns the model with its slowest and fastest
+/// velocity, found by that one check.
+fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
     if let Some(path) = &args.velocity {
         let shape = read_npy_shape(path)?;
         let [nz, ny, nx] = shape[..] else {
@@ -168,13 +169,13 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
         let (_, values) = read_npy_f64(path)?;
         let cell = |i: usize| [i % nx, i / nx % ny, i / (nx * ny)];
         let cells = values.iter().enumerate().map(|(i, &v)| (cell(i), v));
-        velocity_range(cells, &model_label(args))?;
+        let range = velocity_range(cells, &model_label(args))?;
         let data: Vec<T> = values.iter().map(|&v| T::of(v)).collect();
-        return Grid::from_slice([nx, ny, nz], &data);
+        return Ok((Grid::from_slice([nx, ny, nz], &data)?, range));
     }
     let dims = args.size.0;
     check_memory::<T>(dims, stencil35d::memory::available())?;
-    match args.model {
+    let model: Grid<T> = match args.model {
         Model::Homogeneous => models::homogeneous(dims, 2000.0),
         Model::Layered => {
             let layers: Vec<(usize, f64)> = (0..5)
@@ -183,7 +184,12 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<Grid<T>, Error> {
             models::layered(dims, &layers)
         }
         Model::Salt => models::salt(dims),
-    }
+    }?;
+    let cells = model
+        .iter()
+        .map(|(c, v)| (c, v.to_f64().unwrap_or(f64::NAN)));
+    let range = velocity_range(cells, &model_label(args))?;
+    Ok((model, range))
 }
 
 /// The model as the options name it, for messages: `--velocity FILE` or `--model NAME`.
@@ -374,14 +380,10 @@ fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
 /// step, recording time or geometry.
 fn build<T: Real>(args: &WaveArgs) -> Result<(Shot<T>, Grid<T>), Error> {
     check_options(args)?;
-    let model = velocity::<T>(args)?;
-    let dims = model.dims();
-    let cells = model
-        .iter()
-        .map(|(c, v)| (c, v.to_f64().unwrap_or(f64::NAN)));
     // The model is checked first: its velocities set the time step and the frequencies the
     // grid carries.
-    let (v_min, v_max) = velocity_range(cells, &model_label(args))?;
+    let (model, (v_min, v_max)) = velocity::<T>(args)?;
+    let dims = model.dims();
     check_frequency(args, v_min)?;
     let kernel = kernel(args, v_max)?;
     let steps = shot_steps(args.time, kernel.dt)?;

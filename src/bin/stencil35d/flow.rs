@@ -111,7 +111,7 @@ pub fn out_dir<S: Scenario>(opts: &FlowOptions) -> PathBuf {
 
 /// Checks, before any work, that the output directory and the checkpoint can be written, so a
 /// long run does not fail at its end.
-pub fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
+fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
     check_writable_dir(out, "the output directory")?;
     if let Some(path) = &opts.checkpoint {
         check_writable_file(path, "the checkpoint")?;
@@ -120,30 +120,39 @@ pub fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
 }
 
 /// The files a run of `steps` steps from step `start` writes in `out` besides the checkpoint:
-/// the picture (and the `.vti` file unless disabled) every `--every` steps before the last,
-/// named by the lattice's step, and those of the end.
+/// the picture (and the `.vti` file unless disabled) of each of [`output_stems`].
 fn output_files<'a, S: Scenario>(
     out: &'a Path,
     opts: &FlowOptions,
     start: u64,
     steps: usize,
 ) -> impl Iterator<Item = PathBuf> + 'a {
-    let every = opts.every;
-    let between = (1..)
-        .map(move |k| k * every)
-        .take_while(move |&done| every > 0 && done < steps)
-        .map(move |done| Some(start + done as u64));
     let extensions: &[&str] = if opts.no_vti {
         &["png"]
     } else {
         &["png", "vti"]
     };
-    between.chain([None]).flat_map(move |step| {
-        let stem = stem::<S>(step);
-        extensions
-            .iter()
-            .map(move |ext| out.join(format!("{stem}.{ext}")))
-    })
+    output_stems::<S>(opts, start, steps)
+        .into_iter()
+        .flat_map(move |stem| {
+            extensions
+                .iter()
+                .map(move |ext| out.join(format!("{stem}.{ext}")))
+        })
+}
+
+/// The names, without extension, of the outputs a run of `steps` steps from step `start`
+/// writes: one every `--every` steps before the last, named by the lattice's step, and those
+/// of the end.
+pub fn output_stems<S: Scenario>(opts: &FlowOptions, start: u64, steps: usize) -> Vec<String> {
+    let every = opts.every;
+    (1..)
+        .map(move |k| k * every)
+        .take_while(move |&done| every > 0 && done < steps)
+        .map(move |done| Some(start + done as u64))
+        .chain([None])
+        .map(stem::<S>)
+        .collect()
 }
 
 /// Steps to run before the next output or checkpoint is due (or the end): the loop stops at

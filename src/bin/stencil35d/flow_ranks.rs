@@ -4,17 +4,19 @@
 //! lattice and prints the summary; `.vti` output is one piece per rank joined by a `.pvti`
 //! file, and checkpoints are one file per rank.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
+use stencil35d::output::check_writable_dir;
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
+use crate::checks::{check_files, OutputDir};
 use crate::flow::{
-    check_outputs, next_chunk, out_dir, stem, write_picture, Finished, FlowOptions, Scenario,
+    next_chunk, out_dir, output_stems, stem, write_picture, Finished, FlowOptions, Scenario,
 };
 use crate::progress::progress_bar;
 
@@ -42,18 +44,24 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     crate::checks::check_cadence("--every", opts.every, steps)?;
     let root = world.rank() == 0;
     let out = out_dir::<S>(opts);
+    // Rank 0 creates the output directory, removed again if the run fails before writing
+    // into it.
+    let guard = root.then(|| OutputDir::watch(&out));
     agreed(
         world,
         if root {
-            check_outputs(&out, opts)
+            check_writable_dir(&out, "the output directory")
         } else {
             Ok(())
         },
     )?;
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let (plan, mut lat) = start::<T, S>(scenario, opts, world, &tag)?;
-    // The run goes in parts: its whole length is checked first, every rank failing together.
+    // The run goes in parts: its whole length is checked first, then every file each rank
+    // will write, every rank failing together.
     agreed(world, plan.check_run_length(steps))?;
+    let files = rank_files::<S>(&out, opts, lat.local().steps(), steps, world);
+    agreed(world, check_files(files))?;
     let mut solver = Solver::new(plan);
     let bar = progress_bar(root, steps);
     let start = Instant::now();
@@ -98,7 +106,40 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
         mass0,
     };
     println!("{}", run.summary(scenario, &whole, &written));
+    if let Some(guard) = guard {
+        guard.keep();
+    }
     Ok(())
+}
+
+/// The files this rank of `world` writes in a run of `steps` steps from step `start`: every
+/// rank its `.vti` pieces (unless disabled) and its checkpoint file, rank 0 the pictures and
+/// the `.pvti` files that join the pieces.
+fn rank_files<S: Scenario>(
+    out: &Path,
+    opts: &FlowOptions,
+    start: u64,
+    steps: usize,
+    world: &SimpleCommunicator,
+) -> Vec<PathBuf> {
+    let (rank, ranks) = (world.rank() as usize, world.size() as usize);
+    let mut files: Vec<PathBuf> = opts
+        .checkpoint
+        .iter()
+        .map(|prefix| rank_path(prefix, rank, ranks))
+        .collect();
+    for stem in output_stems::<S>(opts, start, steps) {
+        if rank == 0 {
+            files.push(out.join(format!("{stem}.png")));
+        }
+        if !opts.no_vti {
+            files.push(out.join(format!("{stem}_{rank}.vti")));
+            if rank == 0 {
+                files.push(out.join(format!("{stem}.pvti")));
+            }
+        }
+    }
+    files
 }
 
 /// Every rank's plan (rank 0's choices) and its part of the lattice: scattered from the

@@ -269,13 +269,8 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
 }
 
 fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
-    // The output directory is checked before the model is read and the shot built, every
-    // output file (their number follows from the shot's steps) before the first step; the
-    // directory is removed again if the run fails before writing into it.
-    let guard = OutputDir::prepare(&args.out, [])?;
-    let (mut shot, model) = build::<T>(args)?;
+    let (guard, mut shot, model) = prepare::<T>(args)?;
     let plan = plan_for::<T>(args, shot.field.kernel(), shot.field.dims())?;
-    check_files(output_files(args, shot.steps))?;
     write_model(args, &model, &mut shot.outputs)?;
     drop(model);
     eprintln!("{plan}");
@@ -283,6 +278,18 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
     shoot(args, &mut field, plan, steps, Some(outputs))?;
     guard.keep();
     Ok(())
+}
+
+/// Checks --out, builds the shot and its model and checks every file the shot will write:
+/// the output directory before the model is read and the shot built, each output file (their
+/// number follows from the shot's steps) before the first step. The returned guard removes
+/// the directory again if the run fails before writing into it. Errors: an output that
+/// cannot be written, a bad model, frequency, time step, recording time or geometry.
+pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<(OutputDir, Shot<T>, Grid<T>), Error> {
+    let guard = OutputDir::prepare(&args.out, [])?;
+    let (shot, model) = build::<T>(args)?;
+    check_files(output_files(args, shot.steps))?;
+    Ok((guard, shot, model))
 }
 
 /// The files a shot of `steps` steps writes in --out: the model's section, the snapshots,
@@ -346,16 +353,6 @@ pub(crate) struct Outputs {
     written: Vec<PathBuf>,
 }
 
-/// Builds the model, the wavefield with its source and receivers, and writes the model's
-/// section (for the ranks' run, which plans after rank 0 built the shot). Errors: a bad model,
-/// frequency, time step, recording time or geometry.
-#[cfg(feature = "mpi")]
-pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<Shot<T>, Error> {
-    let (mut shot, model) = build::<T>(args)?;
-    write_model(args, &model, &mut shot.outputs)?;
-    Ok(shot)
-}
-
 /// The shot's length in steps of `dt`: --time (positive: [`check_options`]) must make 1 to
 /// `SEGY_MAX − 1` steps (a trace holds the samples at t = 0 and after every step).
 fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
@@ -413,7 +410,11 @@ fn build<T: Real>(args: &WaveArgs) -> Result<(Shot<T>, Grid<T>), Error> {
 }
 
 /// Writes the section of `model` through the source as `velocity.png`, and records it.
-fn write_model<T: Real>(args: &WaveArgs, model: &Grid<T>, o: &mut Outputs) -> Result<(), Error> {
+pub(crate) fn write_model<T: Real>(
+    args: &WaveArgs,
+    model: &Grid<T>,
+    o: &mut Outputs,
+) -> Result<(), Error> {
     let look = Look {
         title: "velocity".into(),
         quantity: "velocity (m/s)",

@@ -5,11 +5,10 @@
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, DistributedWavefield};
-use stencil35d::output::check_writable_dir;
 use stencil35d::wave::WaveKernel;
 use stencil35d::{DType, Error, Real};
 
-use crate::wave::{plan_for, prepare, shoot, WaveArgs};
+use crate::wave::{plan_for, prepare, shoot, write_model, WaveArgs};
 
 /// Runs the shot `args` describe over the ranks of `world`.
 pub fn run(args: &WaveArgs, world: &SimpleCommunicator) -> Result<(), Error> {
@@ -24,28 +23,35 @@ fn simulate<T: Real + Equivalence>(
     world: &SimpleCommunicator,
 ) -> Result<(), Error> {
     let root = world.rank() == 0;
-    // Rank 0 checks the output directory and builds the shot; its kernel, size and length
-    // make every rank's plan.
-    let shot = agreed(
+    // Rank 0 checks the output directory and files and builds the shot; its kernel, size and
+    // length make every rank's plan.
+    let prepared = agreed(
         world,
         if root {
-            check_writable_dir(&args.out, "the output directory")
-                .and_then(|()| prepare::<T>(args))
-                .map(Some)
+            prepare::<T>(args).map(Some)
         } else {
             Ok(None)
         },
     )?;
-    let described = shot
+    let described = prepared
         .as_ref()
-        .map(|s| (s.field.kernel().clone(), s.field.dims(), s.steps));
+        .map(|(_, s, _)| (s.field.kernel().clone(), s.field.dims(), s.steps));
     let (kernel, dims, steps): (WaveKernel, [usize; 3], usize) =
         broadcast_json(world, 0, described.as_ref())?;
     let plan = common_plan(world, plan_for::<T>(args, &kernel, dims)?)?;
-    if root {
-        eprintln!("{plan}");
-    }
+    let (guard, shot) = match prepared {
+        Some((guard, mut shot, model)) => {
+            eprintln!("{plan}");
+            let section = write_model(args, &model, &mut shot.outputs);
+            (Some(guard), agreed(world, section.map(|()| Some(shot)))?)
+        }
+        None => (None, agreed(world, Ok(None))?),
+    };
     let mut field =
         DistributedWavefield::scatter(world, &plan, 0, shot.as_ref().map(|s| &s.field))?;
-    shoot(args, &mut field, plan, steps, shot.map(|s| s.outputs))
+    shoot(args, &mut field, plan, steps, shot.map(|s| s.outputs))?;
+    if let Some(guard) = guard {
+        guard.keep();
+    }
+    Ok(())
 }

@@ -144,6 +144,13 @@ impl Machine {
         MACHINE.get_or_init(|| Machine::probe(false))
     }
 
+    /// The logical cores this process's workers may use, as [`Machine::cores`] counts them
+    /// (what the system allows, or an unbound MPI rank's share of its host), without
+    /// detecting anything else: the thread limit's base ([`crate::plan::MAX_THREADS_PER_CORE`]).
+    pub fn usable_cores() -> usize {
+        crate::runtime::cores::usable_cores()
+    }
+
     /// Detects the machine now; with `refresh`, re-measures the bandwidth even if cached.
     pub fn probe(refresh: bool) -> Machine {
         let cores = crate::runtime::cores::usable_cores();

@@ -59,21 +59,22 @@ impl std::str::FromStr for Size2 {
 /// they share cores and the engines' barriers then wait for descheduled threads: such runs are
 /// much slower.
 pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    // The planner's count of the cores, so that what --threads takes the plan takes too.
+    let cores = stencil35d::Machine::usable_cores();
     let max = max_threads(cores);
     let n = bounded_count(
         s,
         "thread count",
         [1, max],
         &format!(
-            "{} for each of this machine's {cores} logical cores: with more, each step waits at \
+            "{} for each of the {cores} logical cores this process may use: with more, each step waits at \
              the engines' barriers for threads that share the cores, and a run would not finish",
             stencil35d::plan::MAX_THREADS_PER_CORE
         ),
     )?;
     if n > cores {
         eprintln!(
-            "warning: --threads {n} is more than the {cores} logical cores of this machine: \
+            "warning: --threads {n} is more than the {cores} logical cores this process may use: \
              threads will share cores and the run will be slow"
         );
     }

@@ -36,7 +36,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -339,28 +339,13 @@ impl<T: Real> Lattice<T> {
             hash.feed(row);
             Ok(())
         })?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let written = self
-            .write_checkpoint(&tmp, &preamble, &hash)
-            .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
-        if written.is_err() {
-            // Whatever failed, no temporary file stays behind (the earlier checkpoint at
-            // `path`, if any, is untouched).
-            std::fs::remove_file(&tmp).ok();
-        }
-        written
-    }
-
-    /// Writes the checkpoint's lines and payload to `tmp` and syncs it to disk.
-    fn write_checkpoint(&self, tmp: &Path, preamble: &str, hash: &Fnv) -> Result<()> {
-        let io = |e| Error::io(tmp, e);
-        let file = File::create(tmp).map_err(io)?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        out.write_all(preamble.as_bytes()).map_err(io)?;
-        writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;
-        self.payload_rows(|row| out.write_all(row).map_err(io))?;
-        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)
+        // Synced before it replaces the last checkpoint: a crash leaves one of the two whole.
+        crate::output::write_whole_durable(path, |out| {
+            let io = |e| Error::io(path, e);
+            out.write_all(preamble.as_bytes()).map_err(io)?;
+            writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;
+            self.payload_rows(|row| out.write_all(row).map_err(io))
+        })
     }
 
     /// Reads a lattice written by [`Lattice::save`] or [`Lattice::save_tagged`] (whatever its

@@ -34,5 +34,5 @@ pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
     write_vti_piece, write_vti_spaced, VtiArray, VtiBuffer, VtiValues,
 };
-pub use self::whole::write_whole;
+pub use self::whole::{write_whole, write_whole_durable, Staged};
 pub use self::writable::{check_writable_dir, check_writable_file};

@@ -4,7 +4,7 @@
 //! a SEG-Y tool, the next run) would take it for a result.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
@@ -18,20 +18,87 @@ pub fn write_whole(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<()> {
-    let tmp = temporary_beside(path)?;
-    let written = File::create(&tmp)
-        .map_err(|e| Error::io(path, e))
-        .and_then(|file| {
-            let mut out = BufWriter::with_capacity(1 << 20, file);
-            fill(&mut out)?;
-            out.flush().map_err(|e| Error::io(path, e))
-        })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
-    if written.is_err() {
-        // Best effort: the error that stopped the write is the one to report.
-        let _ = std::fs::remove_file(&tmp);
+    write_staged(path, false, fill)
+}
+
+/// [`write_whole`], and the bytes reach the disk before the rename: a crash of the machine
+/// just after it returns leaves the new file, not an empty or partial one under its name.
+/// For files a run restarts from (checkpoints), where losing the last one costs the run.
+pub fn write_whole_durable(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<()> {
+    write_staged(path, true, fill)
+}
+
+/// [`write_whole`], syncing the file to disk before the rename when `durable`.
+fn write_staged(
+    path: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<()> {
+    let staged = Staged::new([path.to_path_buf()])?;
+    let io = |e| Error::io(path, e);
+    let file = File::create(staged.temporary(0)).map_err(io)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    fill(&mut out)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    if durable {
+        file.sync_all().map_err(io)?;
     }
-    written
+    drop(file);
+    staged.commit()
+}
+
+/// Files written under temporary names beside their targets (see [`write_whole`]) and renamed
+/// over them together by [`Staged::commit`]. Dropped before the commit, or after a failed
+/// one, it removes the temporary files left, so a failed write leaves every target as it was.
+/// The renames are not one atomic step: should one of them fail, the targets renamed before it
+/// are new and the rest old.
+pub struct Staged {
+    /// (temporary path, target) in the order of the commit.
+    files: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staged {
+    /// Temporary names for `targets`, each in its target's directory. Nothing is created.
+    /// Errors: [`Error::Io`] for a target that names no file (`/`, say).
+    pub fn new(targets: impl IntoIterator<Item = PathBuf>) -> Result<Staged> {
+        let files = targets
+            .into_iter()
+            .map(|target| Ok((temporary_beside(&target)?, target)))
+            .collect::<Result<_>>()?;
+        Ok(Staged { files })
+    }
+
+    /// Where the `i`-th target's bytes are to be written.
+    ///
+    /// # Panics
+    /// If there is no `i`-th target.
+    pub fn temporary(&self, i: usize) -> &Path {
+        &self.files[i].0
+    }
+
+    /// Renames every temporary file over its target, in order. Errors: [`Error::Io`] naming
+    /// the target whose rename failed (a temporary file never written, say).
+    pub fn commit(mut self) -> Result<()> {
+        while !self.files.is_empty() {
+            let (temporary, target) = &self.files[0];
+            std::fs::rename(temporary, target).map_err(|e| Error::io(target, e))?;
+            self.files.remove(0);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    /// Removes the temporary files not renamed (best effort: one never written is not there
+    /// to remove, and the error that stopped the write is the one to report).
+    fn drop(&mut self) {
+        for (temporary, _) in &self.files {
+            let _ = std::fs::remove_file(temporary);
+        }
+    }
 }
 
 /// A temporary name in `path`'s directory: `.<name>.<pid>.tmp`, hidden from directory
@@ -52,6 +119,7 @@ fn temporary_beside(path: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     /// A fresh directory for one test.
     fn dir(name: &str) -> PathBuf {
@@ -94,6 +162,43 @@ mod tests {
         std::fs::write(&path, b"old").unwrap();
         write_whole(&path, half_way).unwrap_err();
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Staged files reach their targets together on commit; dropped uncommitted, none does
+    /// and no temporary file stays.
+    #[test]
+    fn staged_files_are_renamed_together_or_not_at_all() {
+        let d = dir("staged");
+        let targets = [d.join("a.csv"), d.join("b.png")];
+        std::fs::write(&targets[0], b"old a").unwrap();
+        let staged = Staged::new(targets.clone()).unwrap();
+        std::fs::write(staged.temporary(0), b"new a").unwrap();
+        drop(staged);
+        assert_eq!(std::fs::read(&targets[0]).unwrap(), b"old a");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let staged = Staged::new(targets.clone()).unwrap();
+        std::fs::write(staged.temporary(0), b"new a").unwrap();
+        std::fs::write(staged.temporary(1), b"new b").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&targets[0]).unwrap(), b"new a");
+        assert_eq!(std::fs::read(&targets[1]).unwrap(), b"new b");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A durable write lands like any other.
+    #[test]
+    fn a_durable_write_replaces_the_file() {
+        let d = dir("durable");
+        let path = d.join("ck.lbm");
+        std::fs::write(&path, b"old").unwrap();
+        write_whole_durable(&path, |out| {
+            out.write_all(b"synced").map_err(|e| Error::io("x", e))
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"synced");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
         std::fs::remove_dir_all(&d).unwrap();
     }

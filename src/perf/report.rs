@@ -385,37 +385,22 @@ pub fn write_all(comparison: &Comparison, dir: &Path) -> Result<()> {
     for name in OUTPUT_FILES {
         crate::output::check_writable_file(dir.join(name), "an output of compare")?;
     }
-    // The extension is kept last so that the charts are written as PNGs whatever the name.
-    let staged: Vec<(std::path::PathBuf, std::path::PathBuf)> = OUTPUT_FILES
-        .iter()
-        .map(|name| {
-            let temp = format!(".partial-{}-{name}", std::process::id());
-            (dir.join(temp), dir.join(name))
-        })
-        .collect();
-    let written = stage(comparison, &staged).and_then(|()| {
-        staged.iter().try_for_each(|(temp, path)| {
-            std::fs::rename(temp, path).map_err(|e| Error::io(path, e))
-        })
-    });
-    if written.is_err() {
-        for (temp, _) in &staged {
-            let _ = std::fs::remove_file(temp); // what was not written is not there to remove
-        }
-    }
-    written
+    let staged = crate::output::Staged::new(OUTPUT_FILES.map(|name| dir.join(name)))?;
+    stage(comparison, &staged)?;
+    staged.commit()
 }
 
 /// Writes the four outputs of [`write_all`] to the temporary paths of `staged`.
-fn stage(
-    comparison: &Comparison,
-    staged: &[(std::path::PathBuf, std::path::PathBuf)],
-) -> Result<()> {
-    for ((temp, _), text) in staged.iter().zip([to_csv(comparison), to_json(comparison)]) {
+fn stage(comparison: &Comparison, staged: &crate::output::Staged) -> Result<()> {
+    for (i, text) in [to_csv(comparison), to_json(comparison)]
+        .into_iter()
+        .enumerate()
+    {
+        let temp = staged.temporary(i);
         std::fs::write(temp, text).map_err(|e| Error::io(temp, e))?;
     }
-    super::roofline_png(comparison, &staged[2].0)?;
-    super::speedup_png(comparison, &staged[3].0)
+    super::roofline_png(comparison, staged.temporary(2))?;
+    super::speedup_png(comparison, staged.temporary(3))
 }
 
 /// The table `stencil35d compare` prints: a header with both rooflines, then one line per

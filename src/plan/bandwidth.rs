@@ -5,10 +5,14 @@
 //!
 //! The result is cached on disk per boot (the key includes `/proc/sys/kernel/random/boot_id`),
 //! so CLI calls and test binaries after the first do not run the full probe. A cached figure
-//! is checked against one quick sweep (three repetitions, a few tens of milliseconds) in every
-//! process that reads it, and measured again in full where they disagree by more than
+//! is checked against one quick sweep (three repetitions over the same arrays) by the first
+//! process that reads it [`REVALIDATE_AFTER_SECS`] or more after it was measured or last
+//! confirmed, and measured again in full where they disagree by more than
 //! [`REVALIDATE_DEVIATION`]: a figure measured under another load of the machine, or misread,
-//! would otherwise steer every plan of the boot. Set `STENCIL35D_BANDWIDTH_GBS` to skip the
+//! would otherwise steer every plan of the boot. The sweep's arrays are four times the
+//! last-level cache (up to 2 GiB with both), whose allocation and first touch take seconds
+//! where that cache is large, so processes started in quick succession (a test suite, a
+//! script of CLI calls) share one check. Set `STENCIL35D_BANDWIDTH_GBS` to skip the
 //! probe, `STENCIL35D_CACHE_DIR` to move the cache.
 
 use std::path::PathBuf;
@@ -49,6 +53,9 @@ pub(crate) fn core_measured_or_cached(llc_bytes: usize, refresh: bool) -> (f64, 
 /// A cached figure further than this share from a quick sweep is measured again in full.
 pub(crate) const REVALIDATE_DEVIATION: f64 = 0.3;
 
+/// Seconds a measured or confirmed figure stands before a process checks it again.
+pub(crate) const REVALIDATE_AFTER_SECS: u64 = 600;
+
 /// Timed repetitions of the full probe (after one warm-up).
 const FULL_REPS: usize = 5;
 
@@ -64,11 +71,15 @@ fn revalidated(
     measure: impl Fn(usize) -> f64,
 ) -> (f64, String) {
     let (v, source) = cached_measurement(set, key, refresh, || measure(FULL_REPS));
-    if source != CACHED_SOURCE {
+    if source != CACHED_SOURCE || checked_within(key, REVALIDATE_AFTER_SECS) {
         return (v, source);
     }
     let quick = measure(QUICK_REPS);
-    if keeps_cached(v, quick, disturbed()) {
+    let disturbed = disturbed();
+    if keeps_cached(v, quick, disturbed) {
+        if !disturbed {
+            write_cache(key, v); // confirmed now
+        }
         return (v, source);
     }
     let (fresh, how) = cached_measurement(set, key, true, || measure(FULL_REPS));
@@ -142,7 +153,13 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
 
 /// [`measure`] with `reps` timed repetitions.
 fn measure_reps(threads: usize, llc_bytes: usize, reps: usize) -> f64 {
-    let bytes = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
+    // Two arrays of `bytes` each (summed over the threads): four times the last-level cache,
+    // so that they stream from memory, but both together at most a quarter of the memory this
+    // process may still take.
+    let room = crate::memory::available().map_or(u64::MAX, |b| b / 8);
+    let bytes = (4 * llc_bytes)
+        .clamp(64 << 20, 1 << 30)
+        .min(usize::try_from(room).unwrap_or(usize::MAX));
     let threads = threads.max(1);
     let n = (bytes / std::mem::size_of::<f64>()).div_ceil(threads);
     let spans: Vec<Vec<(Instant, Instant)>> = on_pinned_threads(threads, |start| {
@@ -172,6 +189,40 @@ struct CacheEntry {
     key: String,
     #[serde(alias = "bandwidth_gbs")]
     value: f64,
+    /// When the figure was measured or last confirmed, in seconds since the Unix epoch (0 in
+    /// entries written without it: never confirmed).
+    #[serde(default)]
+    checked: u64,
+}
+
+/// Seconds since the Unix epoch (0 if the clock is set before it).
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Whether the figure cached under `key` was measured or confirmed less than `secs` seconds
+/// ago (a clock set back since counts as not: the figure is checked).
+fn checked_within(key: &str, secs: u64) -> bool {
+    read_entries()
+        .into_iter()
+        .find(|e| e.key == key)
+        .is_some_and(|e| recent(e.checked, now_secs(), secs))
+}
+
+/// Whether a figure confirmed at `checked` is less than `secs` old at `now` (seconds since the
+/// epoch; a `checked` after `now`, from a clock set back, is not).
+fn recent(checked: u64, now: u64, secs: u64) -> bool {
+    now.checked_sub(checked).is_some_and(|age| age < secs)
+}
+
+/// Every entry of the cache file (none if it is missing or unreadable).
+fn read_entries() -> Vec<CacheEntry> {
+    cache_file()
+        .and_then(|file| std::fs::read_to_string(file).ok())
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
 }
 
 /// The part of every cache key that ties a measurement to this boot of this machine.
@@ -203,23 +254,22 @@ fn cache_file() -> Option<PathBuf> {
 
 /// The cached value under `key`, if any.
 pub(crate) fn read_cache(key: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(cache_file()?).ok()?;
-    let entries: Vec<CacheEntry> = serde_json::from_str(&text).ok()?;
-    entries.into_iter().find(|e| e.key == key).map(|e| e.value)
+    read_entries()
+        .into_iter()
+        .find(|e| e.key == key)
+        .map(|e| e.value)
 }
 
-/// Stores `value` under `key`. Best effort: a read-only home directory just means the next
-/// process measures again.
+/// Stores `value` under `key`, measured or confirmed now. Best effort: a read-only home
+/// directory just means the next process measures again.
 pub(crate) fn write_cache(key: &str, value: f64) {
     let Some(file) = cache_file() else { return };
-    let mut entries: Vec<CacheEntry> = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let mut entries = read_entries();
     entries.retain(|e| e.key != key);
     entries.push(CacheEntry {
         key: key.to_string(),
         value,
+        checked: now_secs(),
     });
     if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
         let _ = std::fs::create_dir_all(dir);
@@ -242,6 +292,23 @@ mod tests {
         assert!(!keeps_cached(89.3, 43.9, false));
         assert!(!keeps_cached(21.0, 43.9, false));
         assert!(keeps_cached(89.3, 43.9, true));
+    }
+
+    #[test]
+    fn a_figure_is_checked_again_once_it_is_old() {
+        let now = 1_800_000_000;
+        assert!(recent(now - 10, now, REVALIDATE_AFTER_SECS));
+        assert!(!recent(
+            now - REVALIDATE_AFTER_SECS,
+            now,
+            REVALIDATE_AFTER_SECS
+        ));
+        assert!(!recent(now + 5, now, REVALIDATE_AFTER_SECS));
+        // An entry written before confirmations were recorded was never confirmed.
+        let old: Vec<CacheEntry> =
+            serde_json::from_str(r#"[{"key": "k", "bandwidth_gbs": 26.1}]"#).unwrap();
+        assert_eq!((old[0].value, old[0].checked), (26.1, 0));
+        assert!(!recent(old[0].checked, now, REVALIDATE_AFTER_SECS));
     }
 
     #[test]

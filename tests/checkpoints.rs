@@ -290,7 +290,7 @@ fn cli_thread_counts() {
     let (zero, _) = cli(&["plan", "--size", "16", "--threads", "0"], limit);
     assert!(!zero.status.success());
     assert!(stderr(&zero).contains("at least 1"), "{}", stderr(&zero));
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = stencil35d::Machine::usable_cores();
     let many = (2 * cores).to_string();
     let (over, _) = cli(&["plan", "--size", "16", "--threads", &many], limit);
     assert!(over.status.success(), "{}", stderr(&over));

@@ -21,9 +21,10 @@ pub fn write_whole(
     write_staged(path, false, fill)
 }
 
-/// [`write_whole`], and the bytes reach the disk before the rename: a crash of the machine
-/// just after it returns leaves the new file, not an empty or partial one under its name.
-/// For files a run restarts from (checkpoints), where losing the last one costs the run.
+/// [`write_whole`], and the bytes reach the disk before the rename, which is then synced with
+/// the directory (where the file system allows): a crash of the machine leaves the old file or
+/// the new one whole under the name, never an empty or partial one. For files a run restarts
+/// from (checkpoints), where losing the last one costs the run.
 pub fn write_whole_durable(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
@@ -47,7 +48,16 @@ fn write_staged(
         file.sync_all().map_err(io)?;
     }
     drop(file);
-    staged.commit()
+    staged.commit()?;
+    if durable {
+        // Best effort: some file systems cannot sync a directory, and the file itself is
+        // already on disk.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Ok(dir) = File::open(dir.unwrap_or(Path::new("."))) {
+            let _ = dir.sync_all();
+        }
+    }
+    Ok(())
 }
 
 /// Files written under temporary names beside their targets (see [`write_whole`]) and renamed
@@ -55,6 +65,7 @@ fn write_staged(
 /// one, it removes the temporary files left, so a failed write leaves every target as it was.
 /// The renames are not one atomic step: should one of them fail, the targets renamed before it
 /// are new and the rest old.
+#[must_use = "a Staged set writes nothing until it is committed"]
 pub struct Staged {
     /// (temporary path, target) in the order of the commit.
     files: Vec<(PathBuf, PathBuf)>,
@@ -77,6 +88,14 @@ impl Staged {
     /// If there is no `i`-th target.
     pub fn temporary(&self, i: usize) -> &Path {
         &self.files[i].0
+    }
+
+    /// The `i`-th target, for messages about its temporary file.
+    ///
+    /// # Panics
+    /// If there is no `i`-th target.
+    pub fn target(&self, i: usize) -> &Path {
+        &self.files[i].1
     }
 
     /// Renames every temporary file over its target, in order. Errors: [`Error::Io`] naming

@@ -396,8 +396,7 @@ fn stage(comparison: &Comparison, staged: &crate::output::Staged) -> Result<()> 
         .into_iter()
         .enumerate()
     {
-        let temp = staged.temporary(i);
-        std::fs::write(temp, text).map_err(|e| Error::io(temp, e))?;
+        std::fs::write(staged.temporary(i), text).map_err(|e| Error::io(staged.target(i), e))?;
     }
     super::roofline_png(comparison, staged.temporary(2))?;
     super::speedup_png(comparison, staged.temporary(3))

@@ -9,11 +9,13 @@
 //! process that reads it [`REVALIDATE_AFTER_SECS`] or more after it was measured or last
 //! confirmed, and measured again in full where they disagree by more than
 //! [`REVALIDATE_DEVIATION`]: a figure measured under another load of the machine, or misread,
-//! would otherwise steer every plan of the boot. The sweep's arrays are four times the
-//! last-level cache (up to 2 GiB with both), whose allocation and first touch take seconds
-//! where that cache is large, so processes started in quick succession (a test suite, a
-//! script of CLI calls) share one check. Set `STENCIL35D_BANDWIDTH_GBS` to skip the
-//! probe, `STENCIL35D_CACHE_DIR` to move the cache.
+//! would otherwise steer every plan of the boot. Each of the sweep's two arrays is four times
+//! the last-level cache (64 MiB to 1 GiB), whose allocation and first touch take seconds where
+//! that cache is large, so processes started in quick succession (a test suite, a script of
+//! CLI calls) share one check. Both arrays together take at most a quarter of the memory the
+//! system has available; a figure measured on arrays cut shorter than that may come from the
+//! cache and serves its process only. Set `STENCIL35D_BANDWIDTH_GBS` to skip the probe,
+//! `STENCIL35D_CACHE_DIR` to move the cache.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -53,6 +55,16 @@ pub(crate) fn core_measured_or_cached(llc_bytes: usize, refresh: bool) -> (f64, 
 /// A cached figure further than this share from a quick sweep is measured again in full.
 pub(crate) const REVALIDATE_DEVIATION: f64 = 0.3;
 
+/// Set once a probe of this process ran on arrays cut short by the memory available.
+static CAPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a bandwidth probe of this process ran on arrays smaller than four times the
+/// last-level cache, cut short by the memory available: they may have streamed from the
+/// cache, so its figures are neither cached nor compared with a cached one.
+fn capped() -> bool {
+    CAPPED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Seconds a measured or confirmed figure stands before a process checks it again.
 pub(crate) const REVALIDATE_AFTER_SECS: u64 = 600;
 
@@ -75,10 +87,11 @@ fn revalidated(
         return (v, source);
     }
     let quick = measure(QUICK_REPS);
-    let disturbed = disturbed();
-    if keeps_cached(v, quick, disturbed) {
-        if !disturbed {
-            write_cache(key, v); // confirmed now
+    // A disturbed or cut-short sweep proves nothing either way.
+    let unsure = disturbed() || capped();
+    if keeps_cached(v, quick, unsure) {
+        if !unsure {
+            write_cache(key, v); // stamped as confirmed
         }
         return (v, source);
     }
@@ -128,6 +141,9 @@ pub(crate) fn cached_measurement(
     if disturbed() {
         return (v, DISTURBED_SOURCE.into());
     }
+    if capped() {
+        return (v, CAPPED_SOURCE.into());
+    }
     if !(v.is_finite() && v > 0.0) {
         return (v, "measured, implausible; not cached".into());
     }
@@ -137,6 +153,11 @@ pub(crate) fn cached_measurement(
 
 /// The source of a figure read from the cache.
 pub(crate) const CACHED_SOURCE: &str = "measured earlier this boot";
+
+/// The source of a figure measured on arrays cut short by the memory available: it serves
+/// this process only.
+pub(crate) const CAPPED_SOURCE: &str =
+    "measured on arrays cut short by the memory available (the cache may have served them); not cached";
 
 /// The source of a figure measured while probe threads waited for their cores: it serves this
 /// process only.
@@ -154,12 +175,17 @@ pub fn measure(threads: usize, llc_bytes: usize) -> f64 {
 /// [`measure`] with `reps` timed repetitions.
 fn measure_reps(threads: usize, llc_bytes: usize, reps: usize) -> f64 {
     // Two arrays of `bytes` each (summed over the threads): four times the last-level cache,
-    // so that they stream from memory, but both together at most a quarter of the memory this
-    // process may still take.
-    let room = crate::memory::available().map_or(u64::MAX, |b| b / 8);
-    let bytes = (4 * llc_bytes)
-        .clamp(64 << 20, 1 << 30)
-        .min(usize::try_from(room).unwrap_or(usize::MAX));
+    // so that they stream from memory, but both together at most a quarter of the memory the
+    // system has available. Arrays cut shorter may sit in the cache: their figure serves this
+    // process only ([`capped`]).
+    let wanted = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
+    let room = crate::memory::system_available().map_or(u64::MAX, |b| b / 8);
+    let bytes = wanted
+        .min(usize::try_from(room).unwrap_or(usize::MAX))
+        .max(1 << 20);
+    if bytes < wanted {
+        CAPPED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let threads = threads.max(1);
     let n = (bytes / std::mem::size_of::<f64>()).div_ceil(threads);
     let spans: Vec<Vec<(Instant, Instant)>> = on_pinned_threads(threads, |start| {
@@ -260,7 +286,7 @@ pub(crate) fn read_cache(key: &str) -> Option<f64> {
         .map(|e| e.value)
 }
 
-/// Stores `value` under `key`, measured or confirmed now. Best effort: a read-only home
+/// Stores `value` under `key`, stamped as measured or confirmed at this moment. Best effort: a read-only home
 /// directory just means the next process measures again.
 pub(crate) fn write_cache(key: &str, value: f64) {
     let Some(file) = cache_file() else { return };
@@ -304,7 +330,7 @@ mod tests {
             REVALIDATE_AFTER_SECS
         ));
         assert!(!recent(now + 5, now, REVALIDATE_AFTER_SECS));
-        // An entry written before confirmations were recorded was never confirmed.
+        // An entry without a stamp counts as never confirmed.
         let old: Vec<CacheEntry> =
             serde_json::from_str(r#"[{"key": "k", "bandwidth_gbs": 26.1}]"#).unwrap();
         assert_eq!((old[0].value, old[0].checked), (26.1, 0));

@@ -55,7 +55,7 @@ impl std::str::FromStr for Size2 {
 }
 
 /// Parses a worker-thread count: at least 1, at most [`max_threads`]. More threads than the
-/// machine's logical cores are allowed (they can be measured) but warned about on stderr, since
+/// logical cores this process may use are allowed (they can be measured) but warned about on stderr, since
 /// they share cores and the engines' barriers then wait for descheduled threads: such runs are
 /// much slower.
 pub fn parse_threads(s: &str) -> Result<usize, String> {
@@ -67,8 +67,9 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
         "thread count",
         [1, max],
         &format!(
-            "{} for each of the {cores} logical cores this process may use: with more, each step waits at \
-             the engines' barriers for threads that share the cores, and a run would not finish",
+            "{} for each of the {cores} logical cores this process may use: with more, each \
+             step waits at the engines' barriers for threads that share the cores, and a run \
+             would not finish",
             stencil35d::plan::MAX_THREADS_PER_CORE
         ),
     )?;

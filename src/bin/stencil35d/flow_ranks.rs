@@ -11,7 +11,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
-use stencil35d::output::check_writable_dir;
+use stencil35d::output::{check_writable_dir, check_writable_file};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
 use crate::checks::{check_files, OutputDir};
@@ -60,8 +60,18 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     // The run goes in parts: its whole length is checked first, then every file each rank
     // will write, every rank failing together.
     agreed(world, plan.check_run_length(steps))?;
-    let files = rank_files::<S>(&out, opts, lat.local().steps(), steps, world);
-    agreed(world, check_files(files))?;
+    let rank = world.rank() as usize;
+    let checkpoint = opts
+        .checkpoint
+        .as_ref()
+        .map(|prefix| rank_path(prefix, rank, world.size() as usize));
+    let files = rank_files::<S>(&out, opts, lat.local().steps(), steps, (rank, rank == 0));
+    agreed(
+        world,
+        checkpoint
+            .map_or(Ok(()), |c| check_writable_file(c, "the checkpoint"))
+            .and_then(|()| check_files(files)),
+    )?;
     let mut solver = Solver::new(plan);
     let bar = progress_bar(root, steps);
     let start = Instant::now();
@@ -112,29 +122,24 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     Ok(())
 }
 
-/// The files this rank of `world` writes in a run of `steps` steps from step `start`: every
-/// rank its `.vti` pieces (unless disabled) and its checkpoint file, rank 0 the pictures and
-/// the `.pvti` files that join the pieces.
+/// The files besides the checkpoint a rank writes in a run of `steps` steps from step
+/// `start`: every rank its `.vti` pieces (unless disabled), rank 0 (`root`) also the pictures
+/// and the `.pvti` files that join the pieces.
 fn rank_files<S: Scenario>(
     out: &Path,
     opts: &FlowOptions,
     start: u64,
     steps: usize,
-    world: &SimpleCommunicator,
+    (rank, root): (usize, bool),
 ) -> Vec<PathBuf> {
-    let (rank, ranks) = (world.rank() as usize, world.size() as usize);
-    let mut files: Vec<PathBuf> = opts
-        .checkpoint
-        .iter()
-        .map(|prefix| rank_path(prefix, rank, ranks))
-        .collect();
+    let mut files = Vec::new();
     for stem in output_stems::<S>(opts, start, steps) {
-        if rank == 0 {
+        if root {
             files.push(out.join(format!("{stem}.png")));
         }
         if !opts.no_vti {
             files.push(out.join(format!("{stem}_{rank}.vti")));
-            if rank == 0 {
+            if root {
                 files.push(out.join(format!("{stem}.pvti")));
             }
         }
@@ -173,8 +178,9 @@ fn start<T: Real + Equivalence, S: Scenario>(
     let plan = opts
         .overrides
         .apply(PlanBuilder::new(kernel, T::DTYPE, dims), opts.engine)
-        .build()?;
-    let plan = common_plan(world, plan)?;
+        .build();
+    // Every rank fails together if any cannot plan (a GPU engine on a host without one).
+    let plan = common_plan(world, agreed(world, plan)?)?;
     if root {
         eprintln!("{plan}");
     }

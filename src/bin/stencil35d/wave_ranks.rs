@@ -38,7 +38,8 @@ fn simulate<T: Real + Equivalence>(
         .map(|(_, s, _)| (s.field.kernel().clone(), s.field.dims(), s.steps));
     let (kernel, dims, steps): (WaveKernel, [usize; 3], usize) =
         broadcast_json(world, 0, described.as_ref())?;
-    let plan = common_plan(world, plan_for::<T>(args, &kernel, dims)?)?;
+    // Every rank fails together if any cannot plan (a GPU engine on a host without one).
+    let plan = common_plan(world, agreed(world, plan_for::<T>(args, &kernel, dims))?)?;
     let (guard, shot) = match prepared {
         Some((guard, mut shot, model)) => {
             eprintln!("{plan}");

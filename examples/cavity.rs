@@ -32,7 +32,7 @@ fn main() -> Result<(), stencil35d::Error> {
     let report = Solver::new(plan).run(&mut lat, steps)?;
     println!("{report}");
 
-    let [ux, _, _] = lat.velocity();
+    let [ux, _, _] = lat.velocity()?;
     println!("u_x / lid down the centre line (top to bottom):");
     for y in (1..n - 1).rev().step_by(5) {
         println!(
@@ -45,7 +45,7 @@ fn main() -> Result<(), stencil35d::Error> {
     let path = std::path::Path::new("out/example-cavity.png");
     write_png(
         path,
-        &Slice::z_plane(&lat.speed(), n / 2),
+        &Slice::z_plane(&lat.speed()?, n / 2),
         ColorMap::Inferno,
         None,
         6,

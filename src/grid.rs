@@ -36,10 +36,13 @@ pub(crate) fn padded_stride<T>(len: usize) -> usize {
 /// [`padded_stride`], moved `bump` bytes (a multiple of the cache line) away from a multiple
 /// of 4 KiB instead of one cache line.
 pub(crate) fn padded_stride_by<T>(len: usize, bump: usize) -> usize {
+    // Saturating: a length near the address space gives a stride no allocation can take
+    // (the callers' checked products and the allocation refuse it), never a wrapped small one.
     let line = line_elems::<T>();
-    let mut stride = len.div_ceil(line) * line;
-    if (stride * std::mem::size_of::<T>()).is_multiple_of(4096) && stride > line {
-        stride += bump / std::mem::size_of::<T>();
+    let mut stride = len.div_ceil(line).saturating_mul(line);
+    let bytes = stride.saturating_mul(std::mem::size_of::<T>());
+    if bytes.is_multiple_of(4096) && stride > line {
+        stride = stride.saturating_add(bump / std::mem::size_of::<T>());
     }
     stride
 }
@@ -151,7 +154,10 @@ impl<T: Real> Grid<T> {
 
     /// A grid from dense data in x-fastest order (`data.len() == nx * ny * nz`).
     pub fn from_slice(dims: [usize; 3], data: &[T]) -> Result<Self> {
-        let n = dims.iter().product::<usize>();
+        let n = dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| too_large(dims))?;
         if data.len() != n {
             return Err(Error::InvalidArgument(format!(
                 "{} values given for a {}x{}x{} grid of {n} cells",
@@ -199,16 +205,18 @@ impl<T: Real> Grid<T> {
         self[[x, y, z]] = v;
     }
 
-    /// The `nx` values of row (y, z).
+    /// The `nx` values of row (y, z). Panics when out of bounds, like slice indexing.
     #[inline]
     pub fn row(&self, y: usize, z: usize) -> &[T] {
+        self.check_row(y, z);
         let o = self.offset(0, y, z);
         &self.data[o..o + self.dims[0]]
     }
 
-    /// The `nx` values of row (y, z), mutable.
+    /// The `nx` values of row (y, z), mutable. Panics when out of bounds, like slice indexing.
     #[inline]
     pub fn row_mut(&mut self, y: usize, z: usize) -> &mut [T] {
+        self.check_row(y, z);
         let o = self.offset(0, y, z);
         let nx = self.dims[0];
         &mut self.data[o..o + nx]
@@ -301,6 +309,16 @@ impl<T: Real> Grid<T> {
     #[inline]
     pub(crate) fn plane_stride(&self) -> usize {
         self.plane
+    }
+
+    /// Panics unless row (y, z) lies in the grid.
+    #[inline]
+    fn check_row(&self, y: usize, z: usize) {
+        let [_, ny, nz] = self.dims;
+        assert!(
+            y < ny && z < nz,
+            "row ({y}, {z}) outside a grid of {ny} rows and {nz} planes"
+        );
     }
 
     /// Linear index of (x, y, z) in the padded storage.

@@ -214,7 +214,7 @@ fn closed_cavity_conserves_mass() {
             drift <= 2e-12,
             "in place {in_place}: relative mass drift {drift:e}"
         );
-        let [ux, _, _] = l.velocity();
+        let [ux, _, _] = l.velocity().unwrap();
         assert!(ux.get(11, 17, 8) > 0.01, "no flow under the lid");
     }
 }
@@ -399,7 +399,7 @@ fn sixteen_bit_cavity_matches_f32() {
     .unwrap();
     let m0 = lat.mass();
     let lines = |l: &Lattice<f32>| {
-        let [ux, uy, _] = l.velocity();
+        let [ux, uy, _] = l.velocity().unwrap();
         let c = n / 2;
         let mut v: Vec<f64> = (1..n - 1).map(|y| ux.get(c, y, c) as f64).collect();
         v.extend((1..n - 1).map(|x| uy.get(x, c, c) as f64));

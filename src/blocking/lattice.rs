@@ -39,11 +39,13 @@ pub(crate) enum Mode {
     Ghost,
 }
 
-/// The tiles of one pass and how levels grow on each axis.
+/// The tiles of one pass and how levels grow on each axis. A tile's output region is the
+/// product of one range along x and one along y, formed on demand (see
+/// [`crate::blocking::tiling::Tiling`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Blocking {
-    /// Output region (x, y) of each tile.
-    pub(crate) tiles: Vec<[Range<isize>; 2]>,
+    /// Output ranges of the tiles along x and along y.
+    pieces: [Vec<Range<isize>>; 2],
     /// Mode of x and y.
     pub(crate) modes: [Mode; 2],
     /// Whether z is periodic.
@@ -83,35 +85,53 @@ impl Blocking {
             (true, _) => Mode::Ghost,
         };
         let modes = [mode(0, xs.len()), mode(1, ys.len())];
-        let tiles: Vec<[Range<isize>; 2]> = ys
-            .iter()
-            .flat_map(|y| xs.iter().map(move |x| [x.clone(), y.clone()]))
-            .collect();
         let mut b = Blocking {
-            tiles,
+            pieces: [xs, ys],
             modes,
             z_periodic: periodic[2],
             dim_t,
             dims,
             buf: [0, 0],
         };
-        for a in 0..2 {
-            b.buf[a] = b
-                .tiles
+        b.buf = [0, 1].map(|a| {
+            b.pieces[a]
                 .iter()
-                .map(|t| b.level(t, a, 1).len())
+                .map(|out| b.level_along(out, a, 1).len())
                 .max()
-                .unwrap_or(0);
-        }
+                .unwrap_or(0)
+        });
         b
+    }
+
+    /// The number of tiles.
+    pub(crate) fn len(&self) -> usize {
+        self.pieces[0].len() * self.pieces[1].len()
+    }
+
+    /// Tile `i` (`i < len()`), x fastest: its output region (x, y).
+    pub(crate) fn tile(&self, i: usize) -> [Range<isize>; 2] {
+        let [xs, ys] = &self.pieces;
+        [xs[i % xs.len()].clone(), ys[i / xs.len()].clone()]
+    }
+
+    /// One tile of each x range (the first row of tiles): what depends on a tile's columns
+    /// only, over all tiles.
+    pub(crate) fn first_row(&self) -> impl Iterator<Item = [Range<isize>; 2]> + '_ {
+        (0..self.pieces[0].len()).map(|i| self.tile(i))
     }
 
     /// The range level `j` (1-based) of tile `t` computes along axis `a` (0 = x, 1 = y).
     #[inline]
     pub(crate) fn level(&self, t: &[Range<isize>; 2], a: usize, j: usize) -> Range<isize> {
+        self.level_along(&t[a], a, j)
+    }
+
+    /// The range level `j` computes along axis `a` for a tile whose output range there is
+    /// `out`.
+    #[inline]
+    fn level_along(&self, out: &Range<isize>, a: usize, j: usize) -> Range<isize> {
         let n = self.dims[a] as isize;
         let grow = (self.dim_t - j) as isize;
-        let out = &t[a];
         match self.modes[a] {
             Mode::Clamp => (out.start - grow).max(0)..(out.end + grow).min(n),
             Mode::Whole => 0..n,
@@ -158,20 +178,22 @@ pub(crate) fn redundancy(
     tile: [usize; 2],
     dim_t: usize,
 ) -> f64 {
+    // A tile's level is the product of its x and y ranges: the sum over the tiles is the
+    // product of the sums along each axis.
     let b = Blocking::new(dims, periodic, tile, dim_t);
-    let computed: usize = b
-        .tiles
-        .iter()
-        .map(|t| {
-            (1..=dim_t)
-                .map(|j| {
-                    let planes = b.z_range(j, &(0..dims[2] as isize)).len();
-                    b.level(t, 0, j).len() * b.level(t, 1, j).len() * planes
-                })
-                .sum::<usize>()
+    let computed: f64 = (1..=dim_t)
+        .map(|j| {
+            let planes = b.z_range(j, &(0..dims[2] as isize)).len() as f64;
+            let along = |a: usize| -> f64 {
+                b.pieces[a]
+                    .iter()
+                    .map(|out| b.level_along(out, a, j).len() as f64)
+                    .sum()
+            };
+            along(0) * along(1) * planes
         })
         .sum();
-    computed as f64 / (dim_t * dims.iter().product::<usize>()) as f64
+    computed / (dim_t as f64 * dims.iter().map(|&n| n as f64).product::<f64>())
 }
 
 #[cfg(test)]
@@ -183,7 +205,7 @@ mod tests {
         let b = Blocking::new([40, 30, 10], [false; 3], [20, 16], 3);
         assert_eq!(b.modes, [Mode::Clamp, Mode::Clamp]);
         let mut hits = vec![0; 40 * 30];
-        for t in &b.tiles {
+        for t in &(0..b.len()).map(|i| b.tile(i)).collect::<Vec<_>>() {
             assert!(t[0].len() <= 14 && t[1].len() <= 10);
             for y in t[1].clone() {
                 for x in t[0].clone() {
@@ -212,9 +234,9 @@ mod tests {
     #[test]
     fn periodic_axes() {
         let b = Blocking::new([40, 30, 10], [true, true, true], [20, 16], 3);
-        assert_eq!(b.tiles.len(), 3, "x is never cut when periodic");
+        assert_eq!(b.len(), 3, "x is never cut when periodic");
         assert_eq!(b.modes, [Mode::Whole, Mode::Ghost]);
-        let t = &b.tiles[0];
+        let t = &b.tile(0);
         assert_eq!(b.level(t, 0, 1), 0..40);
         assert_eq!(b.level(t, 1, 1), -2..12);
         let all = 0..10;

@@ -16,10 +16,15 @@ pub(crate) struct Tile {
     pub(crate) y: Range<usize>,
 }
 
-/// The tiles of one pass and the buffer size every tile fits in.
+/// The tiles of one pass and the buffer size every tile fits in. The tiles are the products
+/// of the output ranges along x and along y, formed on demand: a small tile on a large grid
+/// has more tiles than are worth listing (40,000² cells in 3×3 tiles: 1.6·10⁹).
 #[derive(Clone, Debug)]
 pub(crate) struct Tiling {
-    pub(crate) tiles: Vec<Tile>,
+    /// Output columns of the tiles along x.
+    xs: Vec<Range<usize>>,
+    /// Output rows of the tiles along y.
+    ys: Vec<Range<usize>>,
     /// Width of the widest tile's buffered region (output + ghost zones + boundary columns).
     pub(crate) buf_w: usize,
     /// Height of the tallest tile's buffered region.
@@ -133,19 +138,24 @@ impl Tiling {
                 .unwrap_or(0)
         };
         let (buf_w, buf_h) = (buf(&xs, dims[0]), buf(&ys, dims[1]));
-        let tiles = ys
-            .iter()
-            .flat_map(|y| {
-                xs.iter().map(move |x| Tile {
-                    x: x.clone(),
-                    y: y.clone(),
-                })
-            })
-            .collect();
         Tiling {
-            tiles,
+            xs,
+            ys,
             buf_w,
             buf_h,
+        }
+    }
+
+    /// The number of tiles.
+    pub(crate) fn len(&self) -> usize {
+        self.xs.len() * self.ys.len()
+    }
+
+    /// Tile `i` (`i < len()`), x fastest.
+    pub(crate) fn tile(&self, i: usize) -> Tile {
+        Tile {
+            x: self.xs[i % self.xs.len()].clone(),
+            y: self.ys[i / self.xs.len()].clone(),
         }
     }
 }
@@ -174,22 +184,22 @@ impl Tile {
 }
 
 /// κ: cells computed per useful cell update for this tiling (1.0 = no redundant work), counted
-/// exactly over the actual tiles rather than with eq. (2)'s infinite-grid approximation.
+/// exactly over the actual tiles rather than with eq. (2)'s infinite-grid approximation. A
+/// tile's level is the product of its x and y ranges, so the sum over the tiles is the product
+/// of the sums along each axis.
 pub(crate) fn redundancy(dims: [usize; 3], r: usize, tile: [usize; 2], dim_t: usize) -> f64 {
     let tiling = Tiling::new(dims, r, tile, dim_t);
-    let computed: usize = tiling
-        .tiles
-        .iter()
-        .map(|t| {
-            (1..=dim_t)
-                .map(|j| {
-                    t.level_x(j, dim_t, r, dims[0]).len() * t.level_y(j, dim_t, r, dims[1]).len()
-                })
-                .sum::<usize>()
+    let computed: f64 = (1..=dim_t)
+        .map(|j| {
+            let grow = r * (dim_t - j);
+            let along = |ranges: &[Range<usize>], n: usize| -> usize {
+                ranges.iter().map(|o| grown(o, grow, r, n).len()).sum()
+            };
+            along(&tiling.xs, dims[0]) as f64 * along(&tiling.ys, dims[1]) as f64
         })
         .sum();
-    let useful = dim_t * (dims[0] - 2 * r) * (dims[1] - 2 * r);
-    computed as f64 / useful as f64
+    let useful = dim_t as f64 * (dims[0] - 2 * r) as f64 * (dims[1] - 2 * r) as f64;
+    computed / useful
 }
 
 #[cfg(test)]
@@ -207,7 +217,7 @@ mod tests {
         ] {
             let t = Tiling::new(dims, r, tile, dim_t);
             let mut hits = vec![0u8; dims[0] * dims[1]];
-            for tile_ in &t.tiles {
+            for tile_ in (0..t.len()).map(|i| t.tile(i)) {
                 assert!(tile_.x.len() + 2 * r * dim_t <= tile[0]);
                 for y in tile_.y.clone() {
                     for x in tile_.x.clone() {

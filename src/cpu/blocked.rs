@@ -524,7 +524,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
             dst: dst.storage_mut().as_mut_ptr(),
             ring: ring.as_mut_ptr(),
             layout: shape.layout,
-            sync: GroupSync::new(shape.groups, tiling.tiles.len() * chunks.len()),
+            sync: GroupSync::new(shape.groups, tiling.len() * chunks.len()),
             chunks,
             stream,
             progress: Progress::new(shape.groups.threads()),
@@ -665,7 +665,7 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let dim_t = self.dim_t;
         let m = w.m;
         let barrier = self.sync.barrier(m);
-        let tile = &self.tiling.tiles[unit / self.chunks.len()];
+        let tile = &self.tiling.tile(unit / self.chunks.len());
         let chunk = &self.chunks[unit % self.chunks.len()];
         w.origin = ring_origin::<T>(tile, dim_t, r);
         levels.clear();
@@ -889,8 +889,8 @@ impl<'a, T: Real, K: RowKernel<T>> Pass<'a, T, K> {
         let mut check = Tracker::new();
         let planes: Vec<usize> = self.chunks.iter().flat_map(|c| c.clone()).collect();
         let per_tile = planes.len();
-        for unit in claimed(&self.next_plane, per_tile * self.tiling.tiles.len()) {
-            let (tile, z) = (&self.tiling.tiles[unit / per_tile], planes[unit % per_tile]);
+        for unit in claimed(&self.next_plane, per_tile * self.tiling.len()) {
+            let (tile, z) = (&self.tiling.tile(unit / per_tile), planes[unit % per_tile]);
             let xs = tile.level_x(1, 1, r, nx);
             let planes = Planes::gather(r, |dz| {
                 self.plane(self.ring, 0, (z as isize + dz) as usize, [0, 0])
@@ -1217,10 +1217,8 @@ mod tests {
                             continue;
                         }
                         let tiling = Tiling::new(dims, 1, tile, dim_t);
-                        let modes: Vec<bool> = tiling
-                            .tiles
-                            .iter()
-                            .map(|t| neighbours_suffice(t, dim_t, 1, ny, size))
+                        let modes: Vec<bool> = (0..tiling.len())
+                            .map(|i| neighbours_suffice(&tiling.tile(i), dim_t, 1, ny, size))
                             .collect();
                         if modes.first() == Some(&false) && modes.contains(&true) {
                             return (dims, tile, dim_t, size);

@@ -205,7 +205,7 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
             ring: shape.ring,
             layout: shape.layout,
             bytes: self.bytes,
-            sync: GroupSync::new(shape.groups, shape.blocking.tiles.len() * chunks.len()),
+            sync: GroupSync::new(shape.groups, shape.blocking.len() * chunks.len()),
             chunks,
             progress: Progress::new(self.team.size()),
             non_finite: AtomicBool::new(false),
@@ -284,10 +284,10 @@ struct RingLayout {
 impl RingLayout {
     fn new<T>(b: &Blocking, slots: Slots) -> Self {
         let size = std::mem::size_of::<T>();
+        // A tile's ring width depends on its columns only.
         let width = b
-            .tiles
-            .iter()
-            .map(|t| (b.level(t, 0, 1).end - ring_origin::<T>(b, t)[0]) as usize);
+            .first_row()
+            .map(|t| (b.level(&t, 0, 1).end - ring_origin::<T>(b, &t)[0]) as usize);
         let pitch = padded_stride::<T>(width.max().unwrap_or(0));
         // Stagger the planes (or each direction's rows) across cache sets, like the lattice's
         // arrays.
@@ -499,8 +499,8 @@ impl<T: Real, S: Isa> Pass<'_, T, S> {
     /// neighbouring members otherwise. False if the barrier was poisoned (a member panicked).
     fn unit<const FORCED: bool>(&self, w: &mut Worker<T>, unit: usize) -> bool {
         let b = &self.blocking;
-        let tile = &b.tiles[unit % b.tiles.len()];
-        let chunk = &self.chunks[unit / b.tiles.len()];
+        let tile = &b.tile(unit % b.len());
+        let chunk = &self.chunks[unit / b.len()];
         let (steps, z1) = b.pipeline(chunk, w.behind);
         let origin = ring_origin::<T>(b, tile);
         let spans = self.unit_spans(w, tile, chunk, origin);
@@ -696,8 +696,8 @@ impl<T: Real, S: Isa> Pass<'_, T, S> {
         let mut check = Tracker::new();
         let planes: Vec<isize> = self.chunks.iter().flat_map(|c| c.clone()).collect();
         let per_tile = planes.len();
-        for unit in claimed(&self.next_plane, per_tile * b.tiles.len()) {
-            let (tile, z) = (&b.tiles[unit / per_tile], planes[unit % per_tile]);
+        for unit in claimed(&self.next_plane, per_tile * b.len()) {
+            let (tile, z) = (&b.tile(unit / per_tile), planes[unit % per_tile]);
             let x = b.level(tile, 0, 1);
             for y in b.level(tile, 1, 1) {
                 let row = Row::new(&self.src, &self.dst, &self.bytes, y, z);
@@ -886,12 +886,9 @@ mod tests {
         let line = line_elems::<f32>() as isize;
         let needs =
             |t: &[std::ops::Range<isize>; 2]| b.level(t, 0, 1).end - ring_origin::<f32>(&b, t)[0];
-        assert!(b
-            .tiles
-            .iter()
-            .any(|t| needs(t) > padded_stride::<f32>(b.buf[0]) as isize));
+        assert!((0..b.len()).any(|i| needs(&b.tile(i)) > padded_stride::<f32>(b.buf[0]) as isize));
         let ring = RingLayout::new::<f32>(&b, Slots::Planes(ring_slots(1)));
-        for t in &b.tiles {
+        for t in &(0..b.len()).map(|i| b.tile(i)).collect::<Vec<_>>() {
             let [x, _] = ring_origin::<f32>(&b, t);
             assert_eq!(x % line, 0);
             assert!(x <= b.level(t, 0, 1).start);

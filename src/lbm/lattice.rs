@@ -88,7 +88,7 @@ const LATTICES_16: Data = Data {
 /// lat.set_face(Face::YMax, Cell::MovingWall { velocity: [0.1, 0.0, 0.0] }).unwrap();
 /// let plan = Plan::for_lattice(&lat).unwrap();
 /// Solver::new(plan).run(&mut lat, 20).unwrap();
-/// let [ux, _, _] = lat.velocity();
+/// let [ux, _, _] = lat.velocity().unwrap();
 /// assert!(ux.get(12, 22, 12) > 0.0); // the lid drags the fluid below it
 /// assert_eq!(lat.steps(), 20);
 /// ```
@@ -310,11 +310,14 @@ impl<T: Real> Lattice<T> {
     /// (other nodes keep their populations).
     ///
     /// Errors, before anything is changed: a non-finite or non-positive density, a non-finite
-    /// velocity or one faster than [`super::MAX_SPEED`] ([`Error::Unstable`]).
+    /// velocity or one faster than [`super::MAX_SPEED`] ([`Error::Unstable`]), no memory for
+    /// a second copy of the populations ([`Error::OutOfMemory`]).
     pub fn set_equilibrium(
         &mut self,
         mut state: impl FnMut(usize, usize, usize) -> (f64, [f64; 3]),
     ) -> Result<()> {
+        // The new populations are built beside the old ones, so that an error leaves them.
+        crate::memory::Footprint::lattice(T::DTYPE, 1, 0).check_allocation(self.dims())?;
         let mut next = self.pop.clone();
         let [nx, ny, nz] = self.dims();
         for z in 0..nz {
@@ -422,19 +425,21 @@ impl<T: Real> Lattice<T> {
         (rho, u)
     }
 
-    /// The density field.
-    pub fn density(&self) -> Grid<T> {
-        let dims = self.dims();
-        let Ok(grid) = Grid::from_fn(dims, |x, y, z| T::of(self.moments(x, y, z).0)) else {
-            unreachable!("a grid of the lattice's (valid) dimensions")
-        };
-        grid
+    /// The density field. Errors: [`Error::OutOfMemory`] when the grid does not fit.
+    pub fn density(&self) -> Result<Grid<T>> {
+        Grid::from_fn(self.dims(), |x, y, z| T::of(self.moments(x, y, z).0))
     }
 
-    /// The velocity field as three grids (x, y and z components).
-    pub fn velocity(&self) -> [Grid<T>; 3] {
+    /// The velocity field as three grids (x, y and z components). Errors:
+    /// [`Error::OutOfMemory`] when the three grids do not fit.
+    pub fn velocity(&self) -> Result<[Grid<T>; 3]> {
         let dims = self.dims();
-        let mut out = [0, 1, 2].map(|_| Grid::new(dims).expect("valid dimensions"));
+        crate::memory::Footprint::grids(T::DTYPE, 3).check_allocation(dims)?;
+        let mut out = [
+            Grid::unchecked(dims)?,
+            Grid::unchecked(dims)?,
+            Grid::unchecked(dims)?,
+        ];
         for z in 0..dims[2] {
             for y in 0..dims[1] {
                 for x in 0..dims[0] {
@@ -445,18 +450,15 @@ impl<T: Real> Lattice<T> {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
-    /// The speed |u| at every node.
-    pub fn speed(&self) -> Grid<T> {
-        let Ok(grid) = Grid::from_fn(self.dims(), |x, y, z| {
+    /// The speed |u| at every node. Errors: [`Error::OutOfMemory`] when the grid does not fit.
+    pub fn speed(&self) -> Result<Grid<T>> {
+        Grid::from_fn(self.dims(), |x, y, z| {
             let (_, u) = self.moments(x, y, z);
             T::of((u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt())
-        }) else {
-            unreachable!("a grid of the lattice's (valid) dimensions")
-        };
-        grid
+        })
     }
 
     /// Total mass `Σ f_i` over every node that is not a wall, summed in `f64`.

@@ -13,7 +13,7 @@
 //! lat.set_face(Face::YMax, Cell::MovingWall { velocity: [0.1, 0.0, 0.0] })?;
 //! let plan = Plan::for_lattice(&lat)?; // engine, dim_t and tile for this machine
 //! let report = Solver::new(plan).run(&mut lat, 50)?;
-//! let speed = lat.speed(); // density(), velocity() likewise
+//! let speed = lat.speed()?; // density(), velocity() likewise
 //! # assert!(report.mups > 0.0 && speed.get(16, 30, 16) > 0.0);
 //! # Ok::<(), stencil35d::Error>(())
 //! ```

@@ -43,7 +43,7 @@ pub fn channel(nx: usize, nz: usize, storage: Storage) -> Lattice<f32> {
 /// parabola `u(y) = F/(2ν)·(y − ½)(ny − 3/2 − y)`.
 pub fn profile_error(lat: &Lattice<f32>, x: usize, z: usize) -> f64 {
     let (nu, force) = viscosity_and_force();
-    let [ux, _, _] = lat.velocity();
+    let [ux, _, _] = lat.velocity().unwrap();
     let (mut err2, mut ref2) = (0.0, 0.0);
     for y in 1..NY - 1 {
         let exact = force / (2.0 * nu) * (y as f64 - 0.5) * (NY as f64 - 1.5 - y as f64);

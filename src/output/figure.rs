@@ -488,8 +488,15 @@ pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
         .map(|m| m * magnitude)
         .find(|s| (hi - lo) / s <= max.max(1) as f64 + 1e-9)
         .unwrap_or(10.0 * magnitude);
+    // A span below the smallest normal numbers has no step that divides it.
+    if !(step.is_finite() && step > 0.0) {
+        return Vec::new();
+    }
     let first = (lo / step - 1e-9).ceil() as i64;
     let last = (hi / step + 1e-9).floor() as i64;
+    if last.saturating_sub(first) > 2 * max.max(1) as i64 + 2 {
+        return Vec::new();
+    }
     // Adding 0 turns a −0 into 0.
     (first..=last).map(|k| k as f64 * step + 0.0).collect()
 }

@@ -28,7 +28,7 @@ pub use self::input::{open_regular_file, read_text_file};
 pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
-pub use self::png::{write_png, ColorMap, Slice};
+pub use self::png::{write_png, ColorMap, Slice, MAX_PICTURE_PIXELS};
 pub use self::segy::{write_segy, SegyShot, SegyTrace};
 pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,

@@ -75,12 +75,14 @@ impl Slice {
 
     /// An error unless the slice holds `width * height` values and has columns.
     pub(crate) fn check(&self) -> Result<()> {
-        if self.values.len() != self.width * self.height || self.width == 0 {
+        let cells = self.width.checked_mul(self.height);
+        if cells != Some(self.values.len()) || self.width == 0 {
             return Err(Error::InvalidArgument(format!(
                 "a {}x{} slice needs {} values, got {}",
                 self.width,
                 self.height,
-                self.width * self.height,
+                cells.map_or("more than the address space holds".to_string(), |n| n
+                    .to_string()),
                 self.values.len()
             )));
         }
@@ -112,9 +114,9 @@ pub fn write_png(
 ) -> Result<()> {
     slice.check()?;
     let scale = scale.max(1);
+    let (w, h) = picture_size(slice, scale)?;
     let (lo, hi) = range.unwrap_or_else(|| slice.range());
     let gradient = map.gradient();
-    let (w, h) = (slice.width * scale, slice.height * scale);
     let mut pixels = Vec::with_capacity(w * h * 3);
     for row in 0..slice.height {
         let mut line = Vec::with_capacity(w * 3);
@@ -129,6 +131,24 @@ pub fn write_png(
         }
     }
     write_rgb(path, w, h, &pixels)
+}
+
+/// Most pixels a slice's picture may have: 2²⁸ (768 MiB of RGB), far past any screen or print,
+/// so that a scale typed wrong is refused before its pixels are allocated.
+pub const MAX_PICTURE_PIXELS: usize = 1 << 28;
+
+/// The size in pixels of `slice` drawn at `scale`. Errors: a side beyond PNG's 2³¹ − 1 pixels
+/// or more than [`MAX_PICTURE_PIXELS`] in all.
+fn picture_size(slice: &Slice, scale: usize) -> Result<(usize, usize)> {
+    let side = |n: usize| n.checked_mul(scale).filter(|&p| p < 1 << 31);
+    match (side(slice.width), side(slice.height)) {
+        (Some(w), Some(h)) if w.saturating_mul(h) <= MAX_PICTURE_PIXELS => Ok((w, h)),
+        _ => Err(Error::InvalidArgument(format!(
+            "a {}x{} slice drawn {scale} pixels a cell is larger than a picture may be ({} \
+             pixels at most)",
+            slice.width, slice.height, MAX_PICTURE_PIXELS
+        ))),
+    }
 }
 
 /// Writes `w × h` RGB pixels (row-major, 3 bytes each) as a PNG at `path`.

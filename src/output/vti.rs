@@ -143,7 +143,15 @@ fn write_image(
     spacing: [f64; 3],
     arrays: &[VtiArray<'_>],
 ) -> Result<()> {
-    let points: usize = dims.iter().product();
+    let points = dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a {}x{}x{} piece has more points than the address space holds",
+                dims[0], dims[1], dims[2]
+            ))
+        })?;
     for a in arrays {
         if a.components == 0 || a.values.len() != a.components * points {
             return Err(Error::InvalidArgument(format!(
@@ -293,8 +301,8 @@ pub fn write_lattice_vti_piece<T: Real>(
             "the region {region:?} is not inside the {dims:?} lattice"
         )));
     }
-    let density = lattice.density();
-    let [ux, uy, uz] = lattice.velocity();
+    let density = lattice.density()?;
+    let [ux, uy, uz] = lattice.velocity()?;
     let rho = interleave_region(&[&density], &region);
     let u = interleave_region(&[&ux, &uy, &uz], &region);
     let all_kinds = lattice.kind_codes();

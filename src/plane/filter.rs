@@ -34,29 +34,37 @@ pub enum Border {
 
 impl Border {
     /// The pixel index read for coordinate `i` on an axis of `n` pixels; `None` for the
-    /// constant border outside the image.
+    /// constant border outside the image, and for an empty axis (`n` 0), which has no pixel
+    /// to read.
     pub fn source(self, i: isize, n: usize) -> Option<usize> {
-        let len = n as isize;
+        let len = isize::try_from(n).ok().filter(|&l| l > 0)?;
         if (0..len).contains(&i) {
             return Some(i as usize);
         }
-        let mut i = i;
-        match self {
+        // The mirrored borders repeat with a period of 2n (reflect) or 2n − 2 (reflect101):
+        // folding `i` into one period first makes the mirror one step whatever its distance.
+        let i = match self {
             Border::Constant(_) => return None,
-            Border::Replicate => i = i.clamp(0, len - 1),
-            Border::Wrap => i = i.rem_euclid(len),
-            Border::Reflect | Border::Reflect101 if n == 1 => i = 0,
+            Border::Replicate => i.clamp(0, len - 1),
+            Border::Wrap => i.rem_euclid(len),
+            Border::Reflect | Border::Reflect101 if n == 1 => 0,
             Border::Reflect => {
-                while !(0..len).contains(&i) {
-                    i = if i < 0 { -i - 1 } else { 2 * len - i - 1 };
+                let j = i.rem_euclid(2 * len);
+                if j < len {
+                    j
+                } else {
+                    2 * len - 1 - j
                 }
             }
             Border::Reflect101 => {
-                while !(0..len).contains(&i) {
-                    i = if i < 0 { -i } else { 2 * len - i - 2 };
+                let j = i.rem_euclid(2 * len - 2);
+                if j < len {
+                    j
+                } else {
+                    2 * len - 2 - j
                 }
             }
-        }
+        };
         Some(i as usize)
     }
 

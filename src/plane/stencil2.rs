@@ -118,9 +118,14 @@ impl Stencil2 {
                 let r = coeffs.len().saturating_sub(1);
                 (MAX_STAR2_RADIUS, "star2d", r, r + 1)
             }
-            Shape2::Box { radius, .. } => {
-                (MAX_BOX2_RADIUS, "box2d", *radius, (2 * radius + 1).pow(2))
-            }
+            // The count is only compared where the radius is in range; saturating keeps a
+            // huge radius from overflowing before that test.
+            Shape2::Box { radius, .. } => (
+                MAX_BOX2_RADIUS,
+                "box2d",
+                *radius,
+                radius.saturating_mul(2).saturating_add(1).saturating_pow(2),
+            ),
         };
         if !(1..=max).contains(&r) || self.coeffs().len() != expected {
             return Err(Error::UnsupportedStencil(format!(

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::dispatch::{OneCpuEntry, Run, Timing};
+use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::memory::Footprint;
 use crate::plan::Kernel;
@@ -59,7 +59,20 @@ impl<T: Real> OneCpuEntry for HostPlane<'_, T> {
     fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.grid.dims();
-        let need = Footprint::grids(T::DTYPE, 2).with_label(run.scratch_label("scratch"));
+        let rings = cpu::plane::scratch_bytes::<T>(
+            match &self.kernel {
+                PlaneKernel::Stencil(s) => Ok(s),
+                PlaneKernel::Filter(f) => Err(f),
+            },
+            run.params,
+            dims[0],
+        );
+        let label = if rings > 0 {
+            "with its scratch and its threads' rows"
+        } else {
+            "with its scratch"
+        };
+        let need = Footprint::grids(T::DTYPE, 2).plus(rings).with_label(label);
         let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
         let (memory, steps, params) = (run.memory, run.steps, run.params);
         let (kernel, grid, workers) = (&self.kernel, &mut *self.grid, &mut *run.workers);
@@ -70,6 +83,8 @@ impl<T: Real> OneCpuEntry for HostPlane<'_, T> {
                 Grid::<T>::unchecked(dims)
             },
             |scratch| {
+                // A kept scratch skipped the check above: the rows are checked alone.
+                rings_fit(&need, dims, rings, memory)?;
                 let pool = workers.pool(params.threads)?;
                 match kernel {
                     PlaneKernel::Stencil(s) => {

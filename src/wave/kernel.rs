@@ -104,7 +104,14 @@ impl WaveKernel {
 
     /// The same kernel with face `side` (0 low, 1 high) of `axis` (0 x, 1 y, 2 z) set to
     /// `face`.
+    ///
+    /// # Panics
+    /// If `axis` is not 0, 1 or 2 or `side` not 0 or 1, like indexing the faces.
     pub fn with_face(mut self, axis: usize, side: usize, face: Face) -> WaveKernel {
+        assert!(
+            axis < 3 && side < 2,
+            "face {side} of axis {axis}: axes are 0 to 2, sides 0 (low) and 1 (high)"
+        );
         self.faces[axis][side] = face;
         self
     }

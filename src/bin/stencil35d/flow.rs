@@ -367,7 +367,7 @@ pub fn write_picture<T: Real, S: Scenario>(
     out: &Path,
     stem: &str,
 ) -> Result<PathBuf, Error> {
-    let speed = lat.speed();
+    let speed = lat.speed()?;
     let view = scenario.picture(lat, &speed);
     let png = out.join(format!("{stem}.png"));
     let quantity = "speed |u| (lattice units)";

@@ -1,0 +1,124 @@
+//! Bad numbers passed to the library's public API: each gets an error, an empty answer or the
+//! documented panic, quickly, never an overflow, a hang or an allocation beyond the machine.
+
+use std::time::{Duration, Instant};
+
+use stencil35d::lbm::{Lattice, Physics, MAGIC_POISEUILLE};
+use stencil35d::output::{nice_ticks, write_png, ColorMap, Slice};
+use stencil35d::{Border, DType, Engine, Grid, PlanBuilder, Stencil, Stencil2};
+
+/// Runs `f`, which must return within `limit` (a hang or a huge allocation would not).
+fn within<R>(limit: Duration, f: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let out = f();
+    assert!(start.elapsed() < limit, "took {:?}", start.elapsed());
+    out
+}
+
+/// The borders' mirror, as the definition reads: reflect until the index is inside.
+fn mirrored(border: Border, mut i: isize, n: isize) -> isize {
+    while !(0..n).contains(&i) {
+        i = match border {
+            Border::Reflect if i < 0 => -i - 1,
+            Border::Reflect => 2 * n - i - 1,
+            _ if i < 0 => -i,
+            _ => 2 * n - i - 2,
+        };
+    }
+    i
+}
+
+#[test]
+fn borders_answer_every_index_at_once() {
+    for border in [Border::Reflect, Border::Reflect101] {
+        for n in 2..9isize {
+            for i in -5 * n..6 * n {
+                let expected = mirrored(border, i, n) as usize;
+                assert_eq!(
+                    border.source(i, n as usize),
+                    Some(expected),
+                    "{border:?} {i} of {n}"
+                );
+            }
+        }
+        // Far outside: one step, not a walk across the distance.
+        let far = within(Duration::from_millis(100), || border.source(isize::MAX, 3));
+        assert!(far.is_some_and(|p| p < 3));
+        assert_eq!(border.source(isize::MIN, 1), Some(0));
+    }
+    // An empty axis has no pixel to read, whatever the border.
+    for border in [
+        Border::Replicate,
+        Border::Wrap,
+        Border::Reflect,
+        Border::Constant(0.0),
+    ] {
+        assert_eq!(border.source(-1, 0), None, "{border:?}");
+    }
+}
+
+#[test]
+fn sizes_beyond_the_address_space_are_errors() {
+    assert!(Grid::<f32>::new([usize::MAX, 1, 1]).is_err());
+    assert!(Grid::<f64>::new([usize::MAX / 2, 3, 1]).is_err());
+    assert!(Grid::<f32>::from_slice([1 << 32, 1 << 32, 1 << 32], &[]).is_err());
+    assert!(Lattice::<f32>::new([usize::MAX, 2, 2], Physics::trt(0.6, MAGIC_POISEUILLE)).is_err());
+    assert!(Stencil2::boxed(1 << 40, &[]).is_err());
+    assert!(Stencil2::boxed(usize::MAX, &[1.0]).is_err());
+}
+
+#[test]
+#[should_panic(expected = "outside a grid")]
+fn a_row_outside_the_grid_panics_like_indexing() {
+    let g = Grid::<f32>::new([8, 6, 4]).unwrap();
+    let _ = g.row(6, 0);
+}
+
+#[test]
+fn ticks_of_a_span_below_the_smallest_step_are_none() {
+    let ticks = within(Duration::from_millis(100), || nice_ticks(0.0, 5e-324, 5));
+    assert!(ticks.is_empty(), "{ticks:?}");
+    assert_eq!(
+        nice_ticks(0.0, 1.0, 5),
+        vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+    );
+}
+
+#[test]
+fn a_picture_larger_than_a_picture_may_be_is_refused_before_its_pixels() {
+    let slice = Slice {
+        width: 4,
+        height: 3,
+        values: vec![0.0; 12],
+    };
+    let path = std::env::temp_dir().join(format!("stencil35d-api-{}.png", std::process::id()));
+    let err = within(Duration::from_secs(1), || {
+        write_png(&path, &slice, ColorMap::Viridis, None, 1 << 40)
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("larger than a picture may be"),
+        "{err}"
+    );
+    assert!(!path.exists());
+}
+
+/// A small tile on a large grid has more tiles than are worth listing: planning it counts
+/// them without listing them.
+#[test]
+fn planning_tiny_tiles_on_a_large_grid_is_quick() {
+    let plan = within(Duration::from_secs(5), || {
+        PlanBuilder::new(
+            Stencil::seven_point(0.4, 0.1),
+            DType::F32,
+            [40_000, 40_000, 3],
+        )
+        .engine(Engine::Blocked)
+        .threads(1)
+        .tile([3, 3])
+        .build()
+    })
+    .unwrap();
+    assert_eq!(plan.tile(), [3, 3]);
+    assert!(plan.chosen().kappa >= 1.0, "{plan}");
+}

@@ -1,18 +1,22 @@
 //! Bad numbers passed to the library's public API: each gets an error, an empty answer or the
 //! documented panic, quickly, never an overflow, a hang or an allocation beyond the machine.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use stencil35d::lbm::{Lattice, Physics, MAGIC_POISEUILLE};
 use stencil35d::output::{nice_ticks, write_png, ColorMap, Slice};
 use stencil35d::{Border, DType, Engine, Grid, PlanBuilder, Stencil, Stencil2};
 
-/// Runs `f`, which must return within `limit` (a hang or a huge allocation would not).
-fn within<R>(limit: Duration, f: impl FnOnce() -> R) -> R {
-    let start = Instant::now();
-    let out = f();
-    assert!(start.elapsed() < limit, "took {:?}", start.elapsed());
-    out
+/// Runs `f` on a thread of its own; it must return within `limit` (a hang or a huge
+/// allocation would not: the test then fails instead of waiting for it).
+fn within<R: Send + 'static>(limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(f());
+    });
+    answer
+        .recv_timeout(limit)
+        .unwrap_or_else(|e| panic!("no answer within {limit:?}: {e}"))
 }
 
 /// The borders' mirror, as the definition reads: reflect until the index is inside.
@@ -42,7 +46,9 @@ fn borders_answer_every_index_at_once() {
             }
         }
         // Far outside: one step, not a walk across the distance.
-        let far = within(Duration::from_millis(100), || border.source(isize::MAX, 3));
+        let far = within(Duration::from_millis(100), move || {
+            border.source(isize::MAX, 3)
+        });
         assert!(far.is_some_and(|p| p < 3));
         assert_eq!(border.source(isize::MIN, 1), Some(0));
     }
@@ -82,6 +88,10 @@ fn ticks_of_a_span_below_the_smallest_step_are_none() {
         nice_ticks(0.0, 1.0, 5),
         vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
     );
+    let many = within(Duration::from_millis(100), || {
+        nice_ticks(0.0, 1.0, usize::MAX)
+    });
+    assert!((2..=1001).contains(&many.len()), "{}", many.len());
 }
 
 #[test]
@@ -92,8 +102,9 @@ fn a_picture_larger_than_a_picture_may_be_is_refused_before_its_pixels() {
         values: vec![0.0; 12],
     };
     let path = std::env::temp_dir().join(format!("stencil35d-api-{}.png", std::process::id()));
-    let err = within(Duration::from_secs(1), || {
-        write_png(&path, &slice, ColorMap::Viridis, None, 1 << 40)
+    let target = path.clone();
+    let err = within(Duration::from_secs(1), move || {
+        write_png(&target, &slice, ColorMap::Viridis, None, 1 << 40)
     })
     .unwrap_err();
     assert!(
@@ -121,4 +132,36 @@ fn planning_tiny_tiles_on_a_large_grid_is_quick() {
     .unwrap();
     assert_eq!(plan.tile(), [3, 3]);
     assert!(plan.chosen().kappa >= 1.0, "{plan}");
+}
+
+/// The blocked 2D stencil's threads each keep a ring of `(dim_t − 1)(2R + 1) + 1` rows of the
+/// image's width: with many threads and deep passes they outgrow the image, and a run whose
+/// rows do not fit is refused before anything is allocated, the image untouched.
+#[test]
+fn a_2d_run_whose_thread_rows_do_not_fit_is_refused() {
+    use stencil35d::{Error, Grid2, Solver};
+    const MIB: u64 = 1 << 20;
+    let s = Stencil2::star(4, &[0.5, 0.1, 0.05, 0.02, 0.01]).unwrap();
+    let dims = [4096, 40];
+    let mut image = Grid2::<f32>::random(dims, 0.0, 1.0, 7).unwrap();
+    let before = image.clone();
+    let plan = PlanBuilder::new(s, DType::F32, [dims[0], dims[1], 1])
+        .engine(Engine::Blocked)
+        .threads(64)
+        .dim_t(4)
+        .tile([4096, 8])
+        .build()
+        .unwrap();
+    // Two images are 1.3 MB; 64 rings of 28 rows of 4096 + 32 + 16 values are 29 MB.
+    let err = Solver::new(plan.clone())
+        .available_memory(16 * MIB)
+        .run(&mut image, 4)
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("rows"), "{err}");
+    assert!(image == before, "the image changed");
+    Solver::new(plan)
+        .available_memory(64 * MIB)
+        .run(&mut image, 4)
+        .unwrap();
 }

@@ -244,7 +244,7 @@ fn lay_out(
     options: &PictureOptions,
     ticks: &[(f64, String)],
 ) -> Result<PictureLayout> {
-    let (fw, fh) = (slice.width * scale, slice.height * scale);
+    let (fw, fh) = super::png::picture_size(slice, scale)?;
     let mut label_w = 0;
     for (_, label) in ticks {
         label_w = label_w.max(text_size(label, LABEL_FONT)?.0);
@@ -475,18 +475,23 @@ fn colour_bar_ticks(lo: f64, hi: f64) -> Vec<(f64, String)> {
     ticks
 }
 
+/// Most ticks [`nice_ticks`] places, whatever it is asked for: more would not be read.
+pub const MAX_TICKS: usize = 1000;
+
 /// Round values (1, 2 or 5 times a power of ten apart) in `lo..=hi`, at most about `max` of
-/// them: the ticks of a linear axis. Empty when the range is empty or not finite.
+/// them (and of [`MAX_TICKS`]): the ticks of a linear axis. Empty when the range is empty, not
+/// finite, or narrower than any step a `f64` resolves.
 pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     if !(lo.is_finite() && hi.is_finite() && hi > lo) {
         return Vec::new();
     }
-    let raw = (hi - lo) / max.max(1) as f64;
+    let max = max.clamp(1, MAX_TICKS);
+    let raw = (hi - lo) / max as f64;
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * magnitude)
-        .find(|s| (hi - lo) / s <= max.max(1) as f64 + 1e-9)
+        .find(|s| (hi - lo) / s <= max as f64 + 1e-9)
         .unwrap_or(10.0 * magnitude);
     // A span below the smallest normal numbers has no step that divides it.
     if !(step.is_finite() && step > 0.0) {
@@ -494,7 +499,9 @@ pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     }
     let first = (lo / step - 1e-9).ceil() as i64;
     let last = (hi / step + 1e-9).floor() as i64;
-    if last.saturating_sub(first) > 2 * max.max(1) as i64 + 2 {
+    // The step keeps the ticks within `max` (plus one for rounding): more is a span the
+    // floating-point step does not resolve.
+    if (last as i128 - first as i128) > 2 * max as i128 + 2 {
         return Vec::new();
     }
     // Adding 0 turns a −0 into 0.

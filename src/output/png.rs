@@ -133,13 +133,13 @@ pub fn write_png(
     write_rgb(path, w, h, &pixels)
 }
 
-/// Most pixels a slice's picture may have: 2²⁸ (768 MiB of RGB), far past any screen or print,
-/// so that a scale typed wrong is refused before its pixels are allocated.
-pub const MAX_PICTURE_PIXELS: usize = 1 << 28;
+/// Most pixels a slice's picture may have: 2³⁰ (3 GiB of RGB, a 32768² picture), far past any
+/// screen or print, so that a scale typed wrong is refused before its pixels are allocated.
+pub const MAX_PICTURE_PIXELS: usize = 1 << 30;
 
 /// The size in pixels of `slice` drawn at `scale`. Errors: a side beyond PNG's 2³¹ − 1 pixels
 /// or more than [`MAX_PICTURE_PIXELS`] in all.
-fn picture_size(slice: &Slice, scale: usize) -> Result<(usize, usize)> {
+pub(super) fn picture_size(slice: &Slice, scale: usize) -> Result<(usize, usize)> {
     let side = |n: usize| n.checked_mul(scale).filter(|&p| p < 1 << 31);
     match (side(slice.width), side(slice.height)) {
         (Some(w), Some(h)) if w.saturating_mul(h) <= MAX_PICTURE_PIXELS => Ok((w, h)),

@@ -153,14 +153,16 @@ fn write_image(
             ))
         })?;
     for a in arrays {
-        if a.components == 0 || a.values.len() != a.components * points {
+        let needed = a.components.checked_mul(points);
+        if a.components == 0 || needed != Some(a.values.len()) {
             return Err(Error::InvalidArgument(format!(
                 "VTK array '{}' has {} values, {} points of {} components need {}",
                 a.name,
                 a.values.len(),
                 points,
                 a.components,
-                a.components * points
+                needed.map_or("more than the address space holds".into(), |n| n
+                    .to_string())
             )));
         }
         let plain = |c: char| c.is_ascii_alphanumeric() || " _-.()".contains(c);

@@ -42,7 +42,9 @@ impl Border {
             return Some(i as usize);
         }
         // The mirrored borders repeat with a period of 2n (reflect) or 2n − 2 (reflect101):
-        // folding `i` into one period first makes the mirror one step whatever its distance.
+        // folding `i` into one period first makes the mirror one step whatever its distance
+        // (in i128, where twice any axis fits).
+        let (i, len) = (i as i128, len as i128);
         let i = match self {
             Border::Constant(_) => return None,
             Border::Replicate => i.clamp(0, len - 1),

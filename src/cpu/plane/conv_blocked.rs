@@ -315,6 +315,22 @@ impl<'a, T: Real> Pass<'a, T> {
 /// (the first `ax` columns, moved up to a cache line, and the last `kw − 1 − ax`) apart from
 /// the inside ones, which read the grid in place; all cut further at multiples of `cols`
 /// (0: no further cuts).
+/// Elements of the scratch each thread of a pass on rows of `nx` with tiles `tile` allocates:
+/// the input window of each span (`kh + CONV_ROWS + 1` rows of the span, its filter margin and
+/// two lines; see [`Window::new`]) and the separable path's intermediate rows (counted for
+/// every filter, an upper bound).
+pub(super) fn scratch_elems<T>(filter: &Filter2, nx: usize, tile: [usize; 2]) -> usize {
+    let [kw, kh] = filter.size();
+    let line = line_elems::<T>();
+    let pad = filter.anchor()[0].next_multiple_of(line).max(line);
+    let slot = |cols: usize| (pad + cols + kw).next_multiple_of(line) + line;
+    let windows: usize = spans::<T>(filter, nx, tile[0])
+        .iter()
+        .map(|span| (kh + CONV_ROWS + 1) * slot(span.len()))
+        .sum();
+    windows + (kh + 2 * CONV_ROWS) * padded_stride::<T>(nx + line)
+}
+
 fn spans<T>(filter: &Filter2, nx: usize, cols: usize) -> Vec<Range<usize>> {
     let [kw, _] = filter.size();
     let ax = filter.anchor()[0];

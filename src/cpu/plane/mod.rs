@@ -23,11 +23,10 @@ use crate::plane::{Filter2, Stencil2};
 use crate::{Grid, Real};
 use steps::run_steps;
 
-/// An upper bound on the bytes the blocked 2D engines' threads allocate besides the two
-/// grids, for the solver's memory check: each of `params.threads` threads keeps rows of the
-/// image's width `nx` — a stencil's ring of `(dim_t − 1)(2R + 1) + 1` rows (R = `radius`), a
-/// filter's input windows and intermediate rows, at most `2·kh + 3·CONV_ROWS + 2` rows of
-/// `nx + kw` and a few cache lines. 0 for the other engines.
+/// The bytes the blocked 2D engines' threads allocate besides the two grids, for the
+/// solver's memory check: each of `params.threads` threads keeps a stencil's ring of rows
+/// ([`stencil_blocked::ring_elems`]) or a filter's input windows and intermediate rows
+/// ([`conv_blocked::scratch_elems`]) on rows of `nx`. 0 for the other engines.
 pub(crate) fn scratch_bytes<T: Real>(
     kernel: Result<&Stencil2, &Filter2>,
     params: &EngineParams,
@@ -36,21 +35,11 @@ pub(crate) fn scratch_bytes<T: Real>(
     if params.engine != Engine::Blocked {
         return 0;
     }
-    let line = crate::aligned::line_elems::<T>();
-    let (rows, width) = match kernel {
-        Ok(s) => {
-            let r = s.radius();
-            let rows = (params.dim_t.saturating_sub(1)) * (2 * r + 1) + 1;
-            (rows, nx + 2 * r * params.dim_t + 2 * line)
-        }
-        Err(f) => {
-            let [kw, kh] = f.size();
-            let rows = 2 * kh + 3 * crate::plan::CONV_ROWS + 2;
-            (rows, nx + kw + 4 * line)
-        }
+    let per_thread = match kernel {
+        Ok(s) => stencil_blocked::ring_elems::<T>(s.radius(), nx, params.tile[0], params.dim_t),
+        Err(f) => conv_blocked::scratch_elems::<T>(f, nx, params.tile),
     };
-    let per_thread = (rows as u64).saturating_mul(width as u64);
-    per_thread
+    (per_thread as u64)
         .saturating_mul(params.threads as u64)
         .saturating_mul(std::mem::size_of::<T>() as u64)
 }

@@ -131,17 +131,11 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
     ) -> Self {
         let r = K::RADIUS;
         let [nx, ny, _] = src.dims();
-        let (inner_x, inner_y) = (r..nx - r, r..ny - r);
-        let halo = 2 * r * dim_t;
-        let width = if tile[0] >= inner_x.len() + halo {
-            inner_x.len()
-        } else {
-            tile[0].saturating_sub(halo).max(1)
-        };
-        let tiles = split(inner_x.clone(), inner_x.len().div_ceil(width));
+        let inner_y = r..ny - r;
+        let tiles = column_tiles(r, nx, tile[0], dim_t);
         let chunks = split(inner_y.clone(), inner_y.len().div_ceil(tile[1].max(1)));
-        let widest = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
         let prefetch = tiles.len() > 1;
+        let ring_pitch = ring_pitch::<T>(r, &tiles, dim_t);
         Pass {
             kernel,
             dims: [nx, ny],
@@ -151,9 +145,7 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
             dim_t,
             tiles,
             chunks,
-            // A level's columns: the tile, its halos and a boundary layer, plus the columns
-            // the ring origin moves down to a line start; padded like the grid's rows.
-            ring_pitch: padded_stride::<T>(widest + 2 * r * dim_t + line_elems::<T>()),
+            ring_pitch,
             stream,
             prefetch,
         }
@@ -343,6 +335,33 @@ impl<'a, T: Real, K: PlaneKernel<T>> Pass<'a, T, K> {
 }
 
 /// `range` cut into `parts` (at least one) near-equal consecutive ranges.
+/// The output columns of each tile of a pass: the inner columns cut into near-equal tiles whose
+/// output, the loaded width `tile_x` less the `2R·dim_t` halo, fits.
+fn column_tiles(r: usize, nx: usize, tile_x: usize, dim_t: usize) -> Vec<Range<usize>> {
+    let inner_x = r..nx - r;
+    let halo = 2 * r * dim_t;
+    let width = if tile_x >= inner_x.len() + halo {
+        inner_x.len()
+    } else {
+        tile_x.saturating_sub(halo).max(1)
+    };
+    split(inner_x.clone(), inner_x.len().div_ceil(width))
+}
+
+/// A ring row's pitch: the widest tile, its halos and a boundary layer, plus the columns the
+/// ring origin moves down to a line start; padded like the grid's rows.
+fn ring_pitch<T>(r: usize, tiles: &[Range<usize>], dim_t: usize) -> usize {
+    let widest = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
+    padded_stride::<T>(widest + 2 * r * dim_t + line_elems::<T>())
+}
+
+/// Elements of the ring each thread of a pass allocates: `(dim_t − 1)(2R + 1) + 1` rows of
+/// [`ring_pitch`] (see [`Pass::run`]).
+pub(super) fn ring_elems<T>(r: usize, nx: usize, tile_x: usize, dim_t: usize) -> usize {
+    let rows = dim_t.saturating_sub(1) * (2 * r + 1) + 1;
+    rows * ring_pitch::<T>(r, &column_tiles(r, nx, tile_x, dim_t), dim_t)
+}
+
 fn split(range: Range<usize>, parts: usize) -> Vec<Range<usize>> {
     let parts = parts.clamp(1, range.len().max(1));
     (0..parts).map(|i| piece(range.clone(), i, parts)).collect()

@@ -27,6 +27,11 @@ pub struct Grid<T: Real> {
     data: AlignedBuf<T>,
 }
 
+/// The number of elements of an array of `shape` (`None` on overflow).
+pub(crate) fn element_count(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
 /// Pads a stride (in elements) to whole cache lines and away from multiples of 4 KiB, so the
 /// rows and planes a stencil reads together do not all map to the same cache sets.
 pub(crate) fn padded_stride<T>(len: usize) -> usize {
@@ -154,10 +159,7 @@ impl<T: Real> Grid<T> {
 
     /// A grid from dense data in x-fastest order (`data.len() == nx * ny * nz`).
     pub fn from_slice(dims: [usize; 3], data: &[T]) -> Result<Self> {
-        let n = dims
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| too_large(dims))?;
+        let n = element_count(&dims).ok_or_else(|| too_large(dims))?;
         if data.len() != n {
             return Err(Error::InvalidArgument(format!(
                 "{} values given for a {}x{}x{} grid of {n} cells",

@@ -114,10 +114,15 @@ impl Blocking {
         [xs[i % xs.len()].clone(), ys[i / xs.len()].clone()]
     }
 
+    /// Every tile, x fastest.
+    pub(crate) fn tiles(&self) -> impl Iterator<Item = [Range<isize>; 2]> + '_ {
+        (0..self.len()).map(|i| self.tile(i))
+    }
+
     /// One tile of each x range (the first row of tiles): what depends on a tile's columns
     /// only, over all tiles.
     pub(crate) fn first_row(&self) -> impl Iterator<Item = [Range<isize>; 2]> + '_ {
-        (0..self.pieces[0].len()).map(|i| self.tile(i))
+        self.tiles().take(self.pieces[0].len())
     }
 
     /// The range level `j` (1-based) of tile `t` computes along axis `a` (0 = x, 1 = y).
@@ -205,7 +210,7 @@ mod tests {
         let b = Blocking::new([40, 30, 10], [false; 3], [20, 16], 3);
         assert_eq!(b.modes, [Mode::Clamp, Mode::Clamp]);
         let mut hits = vec![0; 40 * 30];
-        for t in &(0..b.len()).map(|i| b.tile(i)).collect::<Vec<_>>() {
+        for t in &b.tiles().collect::<Vec<_>>() {
             assert!(t[0].len() <= 14 && t[1].len() <= 10);
             for y in t[1].clone() {
                 for x in t[0].clone() {

@@ -158,6 +158,12 @@ impl Tiling {
             y: self.ys[i / self.xs.len()].clone(),
         }
     }
+
+    /// Every tile, x fastest.
+    #[cfg(test)]
+    pub(crate) fn tiles(&self) -> impl Iterator<Item = Tile> + '_ {
+        (0..self.len()).map(|i| self.tile(i))
+    }
 }
 
 impl Tile {
@@ -217,7 +223,7 @@ mod tests {
         ] {
             let t = Tiling::new(dims, r, tile, dim_t);
             let mut hits = vec![0u8; dims[0] * dims[1]];
-            for tile_ in (0..t.len()).map(|i| t.tile(i)) {
+            for tile_ in t.tiles() {
                 assert!(tile_.x.len() + 2 * r * dim_t <= tile[0]);
                 for y in tile_.y.clone() {
                     for x in tile_.x.clone() {

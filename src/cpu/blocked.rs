@@ -1217,8 +1217,9 @@ mod tests {
                             continue;
                         }
                         let tiling = Tiling::new(dims, 1, tile, dim_t);
-                        let modes: Vec<bool> = (0..tiling.len())
-                            .map(|i| neighbours_suffice(&tiling.tile(i), dim_t, 1, ny, size))
+                        let modes: Vec<bool> = tiling
+                            .tiles()
+                            .map(|t| neighbours_suffice(&t, dim_t, 1, ny, size))
                             .collect();
                         if modes.first() == Some(&false) && modes.contains(&true) {
                             return (dims, tile, dim_t, size);

@@ -53,4 +53,6 @@ pub(crate) use lattice::two_copies;
 #[cfg(feature = "mpi")]
 pub use lattice::DistributedLattice;
 #[cfg(feature = "mpi")]
+pub use output::{piece_path, pvti_path};
+#[cfg(feature = "mpi")]
 pub use wave::DistributedWavefield;

@@ -12,6 +12,21 @@ use super::{Block, DistributedLattice};
 use crate::output::{lattice_arrays, write_lattice_vti_piece, write_pvti, VtiValues};
 use crate::{DType, Real, Result};
 
+/// Rank `rank`'s piece of the output `stem` in `dir`: `<dir>/<stem>_<rank>.vti`.
+pub fn piece_path(dir: &Path, stem: &str, rank: usize) -> PathBuf {
+    dir.join(piece_name(stem, rank))
+}
+
+/// The file joining the pieces of the output `stem` in `dir`: `<dir>/<stem>.pvti`.
+pub fn pvti_path(dir: &Path, stem: &str) -> PathBuf {
+    dir.join(format!("{stem}.pvti"))
+}
+
+/// The name of rank `rank`'s piece, as the `.pvti` file refers to it (beside it).
+fn piece_name(stem: &str, rank: usize) -> String {
+    format!("{stem}_{rank}.vti")
+}
+
 impl<T: Real + Equivalence> DistributedLattice<T> {
     /// Writes `<dir>/<stem>_<rank>.vti` on every rank (density, velocity and node kinds of the
     /// nodes it owns, plus the first layer of its upper neighbours so that the pieces join
@@ -20,17 +35,16 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// every rank.
     pub fn write_pvti(&self, dir: &Path, stem: &str) -> Result<PathBuf> {
         let rank = self.comm.rank() as usize;
-        let piece = |r: usize| format!("{stem}_{r}.vti");
         let (origin, region) = piece_of(&self.block, self.local.dims()[0]);
-        let mine = dir.join(piece(rank));
+        let mine = piece_path(dir, stem, rank);
         let written = write_lattice_vti_piece(&mine, &self.local, origin, region);
         agreed(&self.comm, written)?;
-        let path = dir.join(format!("{stem}.pvti"));
+        let path = pvti_path(dir, stem);
         let joined = if rank == 0 {
             let pieces: Vec<_> = (0..self.decomposition.ranks())
                 .map(|r| {
                     let (origin, region) = piece_of(&self.decomposition.block(r), self.dims()[0]);
-                    (origin, region.map(|r| r.len()), piece(r))
+                    (origin, region.map(|r| r.len()), piece_name(stem, r))
                 })
                 .collect();
             let (f32s, f64s, bytes) = ([0f32; 0], [0f64; 0], [0u8; 0]);

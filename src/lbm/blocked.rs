@@ -886,9 +886,11 @@ mod tests {
         let line = line_elems::<f32>() as isize;
         let needs =
             |t: &[std::ops::Range<isize>; 2]| b.level(t, 0, 1).end - ring_origin::<f32>(&b, t)[0];
-        assert!((0..b.len()).any(|i| needs(&b.tile(i)) > padded_stride::<f32>(b.buf[0]) as isize));
+        assert!(b
+            .tiles()
+            .any(|t| needs(&t) > padded_stride::<f32>(b.buf[0]) as isize));
         let ring = RingLayout::new::<f32>(&b, Slots::Planes(ring_slots(1)));
-        for t in &(0..b.len()).map(|i| b.tile(i)).collect::<Vec<_>>() {
+        for t in &b.tiles().collect::<Vec<_>>() {
             let [x, _] = ring_origin::<f32>(&b, t);
             assert_eq!(x % line, 0);
             assert!(x <= b.level(t, 0, 1).start);

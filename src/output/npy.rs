@@ -8,6 +8,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::whole::write_whole;
+use crate::grid::element_count;
 use crate::{DType, Error, Real, Result};
 
 /// The six bytes every `.npy` file starts with.
@@ -131,11 +132,6 @@ impl NpyInput {
             need,
         })
     }
-}
-
-/// The number of elements of an array of `shape` (`None` on overflow).
-fn element_count(shape: &[usize]) -> Option<usize> {
-    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 
 /// `shape` as a Python tuple: `()`, `(5,)`, `(2, 3)`.

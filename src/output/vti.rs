@@ -143,15 +143,12 @@ fn write_image(
     spacing: [f64; 3],
     arrays: &[VtiArray<'_>],
 ) -> Result<()> {
-    let points = dims
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "a {}x{}x{} piece has more points than the address space holds",
-                dims[0], dims[1], dims[2]
-            ))
-        })?;
+    let points = crate::grid::element_count(&dims).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "a {}x{}x{} piece has more points than the address space holds",
+            dims[0], dims[1], dims[2]
+        ))
+    })?;
     for a in arrays {
         let needed = a.components.checked_mul(points);
         if a.components == 0 || needed != Some(a.values.len()) {

@@ -208,7 +208,7 @@ impl PlanBuilder {
         self.validate_engine_overrides()?;
         // Sizes in bytes (values × 19 populations × 8 bytes × copies, and the engines' index
         // arithmetic) must not overflow: leave 2^18 of headroom over the cell count.
-        let cells = self.dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let cells = crate::grid::element_count(&self.dims);
         if cells.and_then(|c| c.checked_mul(1 << 18)).is_none() {
             return Err(Error::InvalidPlan(format!(
                 "a {:?} grid is too large to address",

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use stencil35d::distributed::{agreed, broadcast_json, common_plan, rank_path, DistributedLattice};
+use stencil35d::distributed::{
+    agreed, broadcast_json, common_plan, piece_path, pvti_path, rank_path, DistributedLattice,
+};
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage};
 use stencil35d::output::{check_writable_dir, check_writable_file};
 use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
@@ -138,9 +140,9 @@ fn rank_files<S: Scenario>(
             files.push(out.join(format!("{stem}.png")));
         }
         if !opts.no_vti {
-            files.push(out.join(format!("{stem}_{rank}.vti")));
+            files.push(piece_path(out, &stem, rank));
             if root {
-                files.push(out.join(format!("{stem}.pvti")));
+                files.push(pvti_path(out, &stem));
             }
         }
     }

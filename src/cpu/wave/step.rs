@@ -113,6 +113,12 @@ impl<T: Real> GridPtr<T> {
         }
     }
 
+    /// Plane `z`'s origin and row pitch, for a plane's rows located one multiply-add each.
+    #[inline(always)]
+    pub(crate) fn plane_origin(&self, z: usize) -> (*mut T, usize) {
+        (self.base.wrapping_add(z * self.plane), self.pitch)
+    }
+
     /// Column 0 of row `(y, z)`.
     #[inline(always)]
     pub(crate) fn row(&self, y: usize, z: usize) -> *mut T {

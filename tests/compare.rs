@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use stencil35d::perf::{
-    compare, from_csv, from_json, roofline_png, speedup_png, to_csv, to_json, write_data, Backend,
-    CompareConfig, Comparison, Roof,
+    compare, from_csv, from_json, roofline_png, speedup_png, to_csv, to_json, write_all,
+    write_data, Backend, CompareConfig, Comparison, Roof,
 };
 use stencil35d::{Engine, Error};
 
@@ -111,6 +111,30 @@ fn csv_and_json_round_trip_and_files_are_written() {
     assert_eq!(from_csv(&csv).unwrap(), c.rows);
     assert!(from_csv("kernel,engine\nstar7,naive\n").is_err());
     assert!(from_json("{}").is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A chart that cannot be written fails `write_all` with an error naming the chart the user
+/// asked for, not the hidden temporary file it is staged in, and none of the four outputs is
+/// written. The failure is provoked by a directory where the chart's temporary file goes
+/// (`.roofline.png.<pid>.tmp`, beside the target): the chart's own staged write cannot rename
+/// its bytes over it.
+#[test]
+fn a_chart_that_cannot_be_written_is_named_as_the_user_knows_it() {
+    let c = tiny();
+    let dir = out_dir("compare-chart-error");
+    let blocker = dir.join(format!(".roofline.png.{}.tmp", std::process::id()));
+    std::fs::create_dir_all(&blocker).unwrap();
+    let err = write_all(&c, &dir).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(&err, Error::Io { path, .. } if path == &dir.join("roofline.png")),
+        "{message}"
+    );
+    assert!(!message.contains(".tmp"), "{message}");
+    for name in ["compare.csv", "compare.json", "roofline.png", "speedup.png"] {
+        assert!(!dir.join(name).exists(), "{name} was written");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

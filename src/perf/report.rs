@@ -398,8 +398,18 @@ fn stage(comparison: &Comparison, staged: &crate::output::Staged) -> Result<()> 
     {
         std::fs::write(staged.temporary(i), text).map_err(|e| Error::io(staged.target(i), e))?;
     }
-    super::roofline_png(comparison, staged.temporary(2))?;
-    super::speedup_png(comparison, staged.temporary(3))
+    // The chart writers name the path they are given, here a temporary one: an error names
+    // the file the user asked for instead.
+    let named = |i: usize| {
+        move |e: Error| match e {
+            Error::Io { path, source } if path == staged.temporary(i) => {
+                Error::io(staged.target(i), source)
+            }
+            e => e,
+        }
+    };
+    super::roofline_png(comparison, staged.temporary(2)).map_err(named(2))?;
+    super::speedup_png(comparison, staged.temporary(3)).map_err(named(3))
 }
 
 /// The table `stencil35d compare` prints: a header with both rooflines, then one line per

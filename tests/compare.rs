@@ -115,27 +115,31 @@ fn csv_and_json_round_trip_and_files_are_written() {
 }
 
 /// A chart that cannot be written fails `write_all` with an error naming the chart the user
-/// asked for, not the hidden temporary file it is staged in, and none of the four outputs is
-/// written. The failure is provoked by a directory where the chart's temporary file goes
-/// (`.roofline.png.<pid>.tmp`, beside the target): the chart's own staged write cannot rename
-/// its bytes over it.
+/// asked for, not the hidden temporary file it is staged in; none of the four outputs is
+/// written and no temporary file is left. The failure is provoked by a directory where the
+/// chart's temporary file goes (`.NAME.<pid>.tmp` beside the target, as
+/// `output::Staged` names it): the chart's own staged write cannot rename its bytes over it.
 #[test]
 fn a_chart_that_cannot_be_written_is_named_as_the_user_knows_it() {
     let c = tiny();
-    let dir = out_dir("compare-chart-error");
-    let blocker = dir.join(format!(".roofline.png.{}.tmp", std::process::id()));
-    std::fs::create_dir_all(&blocker).unwrap();
-    let err = write_all(&c, &dir).unwrap_err();
-    let message = err.to_string();
-    assert!(
-        matches!(&err, Error::Io { path, .. } if path == &dir.join("roofline.png")),
-        "{message}"
-    );
-    assert!(!message.contains(".tmp"), "{message}");
-    for name in ["compare.csv", "compare.json", "roofline.png", "speedup.png"] {
-        assert!(!dir.join(name).exists(), "{name} was written");
+    for chart in ["roofline.png", "speedup.png"] {
+        let dir = out_dir(&format!("compare-chart-error-{chart}"));
+        let blocker = format!(".{chart}.{}.tmp", std::process::id());
+        std::fs::create_dir_all(dir.join(&blocker)).unwrap();
+        let err = write_all(&c, &dir).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            matches!(&err, Error::Io { path, .. } if path == &dir.join(chart)),
+            "{message}"
+        );
+        assert!(!message.contains(&blocker), "{message}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, [blocker], "{chart}: files left beside the blocker");
+        std::fs::remove_dir_all(&dir).ok();
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The charts with GPU rows, whether or not this machine has a GPU: the CPU rows of a real

@@ -8,10 +8,11 @@
 //! level keeps its last `2R + 1` planes in a ring, `R` planes ahead of the level above it; the
 //! ring two levels down still holds plane `z` when it is needed. Level 1 reads `u^n`, `u^{n−1}`
 //! and `φ^n` from the field; level `dim_t` writes the unit's box of `u^{n+dim_t}` and `φ`, and
-//! level `dim_t − 1` copies the box of `u^{n+dim_t−1}` row by row as it computes it, into the
-//! scratch buffers, which then become the field. Level `k` computes the box grown by `(dim_t − k)·R` cells on each
-//! side (clamped to the updated cells), so a unit needs no other unit's results: neighbouring
-//! units recompute those halo cells. Cells outside the updated ones hold zeros in every ring.
+//! level `dim_t − 1` copies the box of `u^{n+dim_t−1}` row by row as it computes it (a
+//! one-level pass copies the field's `u`), into the scratch buffers, which then become the
+//! field. Level `k` computes the box grown by `(dim_t − k)·R` cells on each side (clamped to
+//! the updated cells), so a unit needs no other unit's results: neighbouring units recompute
+//! those halo cells. Cells outside the updated ones hold zeros in every ring.
 //!
 //! Sources are added at every level to every cell a unit computes (halo copies included);
 //! receivers are read at every level only from the cells of the unit's own box, each probe's
@@ -424,11 +425,13 @@ impl Pass {
             self.computed(level.unit, n, k, 0),
             self.computed(level.unit, n, k, 1),
         );
-        // SAFETY: the CPU has the kernel's level; every row read lies in the field's grids or
-        // in a ring that holds it (see the module docs), the rows written belong to this
-        // unit's rings or to its own box of the scratch grids.
         let src = self.sources(grids, rings, out, level);
         let copies = self.copies_previous(level);
+        // SAFETY: the CPU has the kernel's level; every row read lies in the field's grids or
+        // in a ring that holds it (see the module docs), the rows written belong to this
+        // unit's rings or to its own box of the scratch grids; a level that copies the previous
+        // time level has its plane in the unit's z range and its computed rows hold the unit's
+        // columns.
         let mut ok = unsafe {
             K::enter(
                 #[inline(always)]
@@ -587,7 +590,8 @@ impl Pass {
     /// `u^{n+dim_t−1}`) to the scratch's previous level, if the row is one of the unit's.
     ///
     /// # Safety
-    /// `from` holds the unit's columns; the level copies (see [`Pass::copies_previous`]).
+    /// `from` holds the unit's columns, and `level.z` lies in the unit's z range (as
+    /// [`Pass::copies_previous`] guarantees).
     #[inline(always)]
     unsafe fn copy_previous<T: Real>(
         &self,

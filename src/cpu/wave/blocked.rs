@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::naive::sweep;
-use super::rows::{prefetch_x_layers, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD, SPAN};
+use super::rows::{
+    prefetch_x_layers, star_rows, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD,
+};
 use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::aligned::{line_elems, line_start, AlignedBuf};
 use crate::engine::Failure;
@@ -251,6 +253,11 @@ impl<T: Real> BlockedRun<'_, '_, T> {
 /// The output box of a unit: `[lo, hi)` per axis.
 type Unit = [[usize; 2]; 3];
 
+/// Whether `cell` lies in `unit`'s own box.
+fn owns(unit: &Unit, cell: [usize; 3]) -> bool {
+    (0..3).all(|a| (unit[a][0]..unit[a][1]).contains(&cell[a]))
+}
+
 /// The units covering the updated cells of `dims` whose output planes lie in `planes`.
 fn units(
     dims: [usize; 3],
@@ -458,13 +465,7 @@ impl Pass {
                 },
             )
         };
-        let target = |y: usize| {
-            if last {
-                out.u.row(y, z)
-            } else {
-                rings.u_row(k, y, z)
-            }
-        };
+        let target = |y: usize| src.out.row(y);
         ok &= self.inject(field, level, [xs, ys], target);
         if copies && !last {
             self.copy_injected(field, level, target, out);
@@ -557,11 +558,9 @@ impl Pass {
         level: &Level<'_>,
         target: impl Fn(usize) -> *mut T,
     ) {
-        let own =
-            |c: [usize; 3]| (0..3).all(|a| (level.unit[a][0]..level.unit[a][1]).contains(&c[a]));
         let p = self.counts[0];
         for (i, tap) in field.probes.iter().enumerate() {
-            if tap.cell[2] == level.z && own(tap.cell) {
+            if tap.cell[2] == level.z && owns(level.unit, tap.cell) {
                 let [x, y, _] = tap.cell;
                 // SAFETY: the cell lies in this unit's box, computed into row `y` of the plane.
                 let v = unsafe { *target(y).wrapping_add(x) };
@@ -625,12 +624,10 @@ impl Pass {
         target: impl Fn(usize) -> *mut T,
         out: &Outputs<T>,
     ) {
-        let own =
-            |c: [usize; 3]| (0..3).all(|a| (level.unit[a][0]..level.unit[a][1]).contains(&c[a]));
         for tap in field
             .injections
             .iter()
-            .filter(|t| t.cell[2] == level.z && own(t.cell))
+            .filter(|t| t.cell[2] == level.z && owns(level.unit, t.cell))
         {
             let [x, y, z] = tap.cell;
             // SAFETY: the cell lies in this unit's box: computed into row `y` of the plane and
@@ -682,24 +679,18 @@ impl<T: Real> Sources<T> {
     fn rows(&self, y: usize) -> Rows<T> {
         let [phi, phi_out] = self.phi_rows(y);
         let r = self.r;
-        let mut rows = Rows {
-            u: [std::ptr::null(); SPAN],
+        Rows {
+            u: star_rows(r, |dy, dz| {
+                self.u[r.wrapping_add_signed(dz)]
+                    .row(y.wrapping_add_signed(dy))
+                    .cast_const()
+            }),
             prev: self.prev.row(y).cast_const(),
             coef: self.coef.row(y).cast_const(),
             phi: phi.cast_const(),
             out: self.out.row(y),
             phi_out,
-        };
-        let centre = self.u[r];
-        rows.u[0] = centre.row(y).cast_const();
-        for d in 1..=r {
-            let b = 4 * (d - 1) + 1;
-            rows.u[b] = centre.row(y - d).cast_const();
-            rows.u[b + 1] = centre.row(y + d).cast_const();
-            rows.u[b + 2] = self.u[r - d].row(y).cast_const();
-            rows.u[b + 3] = self.u[r + d].row(y).cast_const();
         }
-        rows
     }
 
     /// The `φ` row read and the one written for output row `y`.
@@ -786,11 +777,6 @@ impl<T: Real> Rings<T> {
                 .wrapping_sub(l.y0 * l.pitch + l.x0),
             pitch: l.pitch,
         }
-    }
-
-    /// Column 0 (global x) of row `(y, z)` of level `k`'s `u` ring.
-    fn u_row(&self, k: usize, y: usize, z: usize) -> *mut T {
-        self.plane_rows(k, z, false).row(y)
     }
 
     /// Zeroes level `k`'s `u` plane `z`.

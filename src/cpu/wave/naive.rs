@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-use super::rows::{prefetch_x_layers, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD, SPAN};
+use super::rows::{
+    prefetch_x_layers, star_rows, RowDamping, Rows, WaveRowKernel, WithWave, PHI_AHEAD,
+};
 use super::step::{advance, failure, inject, GridPtr, WaveScratch};
 use crate::engine::Failure;
 use crate::wave::Wavefield;
@@ -46,23 +48,17 @@ pub(crate) fn grid_rows<T: Real>(
     z: usize,
 ) -> Rows<T> {
     let [u, prev, coef, phi] = src;
-    let mut rows = Rows {
-        u: [std::ptr::null(); SPAN],
+    Rows {
+        u: star_rows(r, |dy, dz| {
+            u.row(y.wrapping_add_signed(dy), z.wrapping_add_signed(dz))
+                .cast_const()
+        }),
         prev: prev.row(y, z),
         coef: coef.row(y, z),
         phi: phi.row(y, z),
         out: out[0].row(y, z),
         phi_out: out[1].row(y, z),
-    };
-    rows.u[0] = u.row(y, z);
-    for d in 1..=r {
-        let b = 4 * (d - 1) + 1;
-        rows.u[b] = u.row(y - d, z);
-        rows.u[b + 1] = u.row(y + d, z);
-        rows.u[b + 2] = u.row(y, z - d);
-        rows.u[b + 3] = u.row(y, z + d);
     }
-    rows
 }
 
 /// One step's sweep into `scratch`; returns whether every new value is finite.

@@ -17,6 +17,23 @@ use crate::{FlowLane, Lane, OneLane, Real, SimdVec};
 /// `y − d`, `y + d`, `z − d`, `z + d` (entries `4(d − 1) + 1 ..`).
 pub(crate) const SPAN: usize = 1 + 4 * MAX_WAVE_RADIUS;
 
+/// The `u` rows one output row reads, in [`SPAN`] order, from `at(dy, dz)`: column 0 of the
+/// row `dy` rows and `dz` planes from the output's (one of them zero, both within `±r`). The
+/// one statement of the order the row kernel reads them in, for every engine.
+#[inline(always)]
+pub(crate) fn star_rows<T>(r: usize, at: impl Fn(isize, isize) -> *const T) -> [*const T; SPAN] {
+    let mut u = [std::ptr::null(); SPAN];
+    u[0] = at(0, 0);
+    for d in 1..=r {
+        let (b, s) = (4 * (d - 1) + 1, d as isize);
+        u[b] = at(-s, 0);
+        u[b + 1] = at(s, 0);
+        u[b + 2] = at(0, -s);
+        u[b + 3] = at(0, s);
+    }
+    u
+}
+
 /// Columns of the centre row one output reads: `x − R ..= x + R`, at most `2·MAX_WAVE_RADIUS
 /// + 1`.
 const WINDOW: usize = 1 + 2 * MAX_WAVE_RADIUS;

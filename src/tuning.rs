@@ -54,8 +54,25 @@ pub struct Tuning {
     /// Host memory available to this process, bytes, instead of the system's figure
     /// (`MemAvailable` and the cgroup limit) that grids, lattices and runs are checked against.
     pub memory_bytes: Option<u64>,
+    /// What the CPU engines do with subnormal numbers (default: [`Subnormals::Flush`]).
+    pub subnormals: Option<Subnormals>,
     /// Build options of the GPU kernels.
     pub gpu: GpuTuning,
+}
+
+/// What the CPU engines' arithmetic does with subnormal numbers, values below the smallest
+/// normal one (2⁻¹²⁶ in `f32`, 2⁻¹⁰²² in `f64`). Waves starting from rest and heat spreading
+/// into a cold region leave such values ahead of their fronts, and on x86 each instruction that
+/// meets one takes a microcode assist of about a hundred cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum Subnormals {
+    /// Results that would be subnormal are zero and subnormal inputs count as zero (x86's FTZ
+    /// and DAZ modes, set on the engines' threads for the run), as Devito's operators and GPU
+    /// fast-math kernels do. The default.
+    Flush,
+    /// IEEE 754 gradual underflow, at the cost above.
+    Keep,
 }
 
 /// How the halos of a run split over ranks with GPUs travel.
@@ -157,6 +174,12 @@ knobs! {
         })?);
     "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",
         |t, v| t.memory_bytes = Some(positive_count(v)? as u64);
+    "subnormals", "STENCIL35D_SUBNORMALS", "what the CPU engines do with subnormal numbers: flush (to zero, the default) or keep",
+        |t, v| t.subnormals = Some(match v.trim() {
+            "flush" => Subnormals::Flush,
+            "keep" => Subnormals::Keep,
+            _ => return Err("expected flush or keep".into()),
+        });
     "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
         |t, v| t.gpu.l2_ahead = Some(count(v)?);
     "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",
@@ -243,6 +266,11 @@ impl Tuning {
         *CURRENT.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(self));
     }
 
+    /// Whether the CPU engines flush subnormal numbers to zero ([`Tuning::subnormals`]).
+    pub(crate) fn flushes_subnormals(&self) -> bool {
+        self.subnormals != Some(Subnormals::Keep)
+    }
+
     /// The process's knobs: the installed ones, else those of the environment (read once; a
     /// variable that does not parse is reported on stderr and left out).
     pub fn current() -> Arc<Tuning> {
@@ -306,6 +334,13 @@ mod tests {
         assert!(t.set("bandwidth_gbs", "-1").is_err());
         assert!(t.set("compute_efficiency", "1.5").is_err());
         assert!(t.set("gpu_skew", "maybe").is_err());
+        assert!(t.flushes_subnormals(), "flushing is the default");
+        t.set("subnormals", "keep").unwrap();
+        assert_eq!(t.subnormals, Some(Subnormals::Keep));
+        assert!(!t.flushes_subnormals());
+        t.set("subnormals", "flush").unwrap();
+        assert!(t.flushes_subnormals());
+        assert!(t.set("subnormals", "on").is_err());
         assert!(
             t.set("cache_bytes", "0").is_err(),
             "a cache of 0 bytes is no figure"

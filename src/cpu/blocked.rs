@@ -1051,7 +1051,7 @@ mod tests {
     #[test]
     fn streamed_output_matches_the_reference() {
         fn check<T: Real>(level: Level) {
-            let team = Team::new(3, false).unwrap();
+            let team = Team::new(3, false, false).unwrap();
             let dims = [101, 29, 23];
             for (i, stencil) in [
                 Stencil::seven_point(0.4, 0.1),
@@ -1120,7 +1120,7 @@ mod tests {
     #[test]
     fn a_pass_beside_the_exchange_matches_one_after_it() {
         fn check<T: Real>(level: Level) {
-            let team = Team::new(3, false).unwrap();
+            let team = Team::new(3, false, false).unwrap();
             let stencils = [
                 Stencil::seven_point(0.4, 0.1),
                 Stencil::star(2, &[0.4, 0.06, 0.04]).unwrap(),

@@ -848,7 +848,7 @@ mod tests {
                 }
             }
         }
-        let team = Team::new(3, false).unwrap();
+        let team = Team::new(3, false, false).unwrap();
         check::<f32>(&team);
         check::<f64>(&team);
     }

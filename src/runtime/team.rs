@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::cores::pinning_cores;
+use super::float_mode::ThreadMode;
 use crate::{Error, Result};
 
 /// A job: called once on every member with the member's index.
@@ -48,12 +49,14 @@ pub(crate) struct Team {
     shared: Arc<Shared>,
     handles: Vec<JoinHandle<()>>,
     pinned: bool,
+    flush: bool,
 }
 
 impl Team {
     /// Starts `size` workers; with `pin`, worker `i` is pinned to the `i`-th core of
-    /// [`pinning_cores`] (wrapping around when there are fewer cores than workers).
-    pub(crate) fn new(size: usize, pin: bool) -> Result<Team> {
+    /// [`pinning_cores`] (wrapping around when there are fewer cores than workers). With
+    /// `flush`, the workers flush subnormal numbers to zero ([`ThreadMode`]).
+    pub(crate) fn new(size: usize, pin: bool, flush: bool) -> Result<Team> {
         if size == 0 {
             return Err(Error::InvalidPlan(
                 "a team needs at least one thread".into(),
@@ -83,6 +86,7 @@ impl Team {
                     if let Some(core) = core {
                         core_affinity::set_for_current(core);
                     }
+                    ThreadMode::set_for_thread(flush);
                     worker_loop(&shared, index);
                 })
                 .map_err(|e| Error::InvalidPlan(format!("cannot start worker thread: {e}")))?;
@@ -92,6 +96,7 @@ impl Team {
             shared,
             handles,
             pinned,
+            flush,
         })
     }
 
@@ -103,6 +108,11 @@ impl Team {
     /// Whether the workers were pinned to cores.
     pub(crate) fn pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// Whether the workers flush subnormal numbers to zero.
+    pub(crate) fn flushes(&self) -> bool {
+        self.flush
     }
 
     /// Runs `job(i)` on every worker `i` and returns when all have finished. A panic in any
@@ -215,7 +225,7 @@ mod tests {
 
     #[test]
     fn every_member_runs_every_job() {
-        let team = Team::new(3, true).unwrap();
+        let team = Team::new(3, true, false).unwrap();
         let hits = AtomicUsize::new(0);
         for _ in 0..50 {
             team.run(&|i| {
@@ -230,7 +240,7 @@ mod tests {
 
     #[test]
     fn work_beside_runs_on_the_caller_while_the_members_work() {
-        let team = Team::new(2, false).unwrap();
+        let team = Team::new(2, false, false).unwrap();
         let hits = AtomicUsize::new(0);
         let caller = std::thread::current().id();
         let mut beside_ran_on = None;
@@ -258,7 +268,7 @@ mod tests {
 
     #[test]
     fn a_panicking_job_is_reported_and_the_team_survives() {
-        let team = Team::new(2, false).unwrap();
+        let team = Team::new(2, false, false).unwrap();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             team.run(&|i| assert!(i != 1, "worker one fails"));
         }));
@@ -272,6 +282,6 @@ mod tests {
 
     #[test]
     fn zero_threads_is_an_error() {
-        assert!(Team::new(0, false).is_err());
+        assert!(Team::new(0, false, false).is_err());
     }
 }

@@ -2,16 +2,20 @@
 
 use std::any::Any;
 
+use super::float_mode::ThreadMode;
 use super::team::Team;
 use crate::{Error, Result};
 
 /// Threads a solver keeps between runs: the pinned team of the blocked engines and the rayon
-/// pool of the naive ones, each made on first use, and the team's ring buffers.
-#[derive(Default)]
+/// pool of the naive ones, each made on first use, and the team's ring buffers. Both run in
+/// the floating-point mode last set ([`Workers::set_flush`]; at first, flushing subnormal
+/// numbers, the engines' default).
 pub(crate) struct Workers {
     team: Option<Team>,
-    pool: Option<rayon::ThreadPool>,
+    /// The pool, and whether its threads flush subnormal numbers to zero.
+    pool: Option<(rayon::ThreadPool, bool)>,
     rings: Rings,
+    flush: bool,
 }
 
 /// The ring buffers a blocked engine kept from its last run, of the type it chose (the element
@@ -30,16 +34,34 @@ impl Rings {
     }
 }
 
+impl Default for Workers {
+    fn default() -> Workers {
+        Workers {
+            team: None,
+            pool: None,
+            rings: Rings::default(),
+            flush: true,
+        }
+    }
+}
+
 impl Workers {
+    /// Sets whether the threads made or used from now on flush subnormal numbers to zero
+    /// (see [`ThreadMode`]); threads in the other mode are remade on their next use.
+    pub(crate) fn set_flush(&mut self, flush: bool) {
+        self.flush = flush;
+    }
+
     /// The pinned team of `threads` workers, made (or remade) on first use.
     pub(crate) fn team(&mut self, threads: usize, pin: bool) -> Result<&Team> {
+        let flush = self.flush;
         if self
             .team
             .as_ref()
-            .is_none_or(|t| t.size() != threads || t.pinned() != pin)
+            .is_none_or(|t| t.size() != threads || t.pinned() != pin || t.flushes() != flush)
         {
             self.team = None;
-            self.team = Some(Team::new(threads, pin)?);
+            self.team = Some(Team::new(threads, pin, flush)?);
         }
         Ok(self.team.as_ref().expect("made above"))
     }
@@ -58,18 +80,21 @@ impl Workers {
 
     /// The rayon pool of `threads` workers, made (or remade) on first use.
     pub(crate) fn pool(&mut self, threads: usize) -> Result<&rayon::ThreadPool> {
+        let flush = self.flush;
         if self
             .pool
             .as_ref()
-            .is_none_or(|p| p.current_num_threads() != threads)
+            .is_none_or(|(p, f)| p.current_num_threads() != threads || *f != flush)
         {
+            self.pool = None;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name(|i| format!("stencil35d-naive-{i}"))
+                .start_handler(move |_| ThreadMode::set_for_thread(flush))
                 .build()
                 .map_err(|e| Error::InvalidPlan(format!("cannot start {threads} threads: {e}")))?;
-            self.pool = Some(pool);
+            self.pool = Some((pool, flush));
         }
-        Ok(self.pool.as_ref().expect("made above"))
+        Ok(&self.pool.as_ref().expect("made above").0)
     }
 }

@@ -15,7 +15,9 @@ mod wave;
 
 pub use report::RunReport;
 
+use crate::runtime::float_mode::ThreadMode;
 use crate::runtime::Workers;
+use crate::tuning::Tuning;
 use crate::{Error, Plan, Result, Stencil};
 use check::Check;
 use dispatch::{Engines, Run, Timing};
@@ -133,10 +135,17 @@ impl Solver {
         }
     }
 
-    /// Runs `steps` steps of the segment's plan on `target`.
+    /// Runs `steps` steps of the segment's plan on `target`. A CPU engine runs with the calling
+    /// thread and the engines' threads in the floating-point mode the tuning asks for
+    /// ([`crate::tuning::Subnormals`]); the calling thread's own mode is restored after.
     fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
         let params = self.segment_plan().engine_params();
         let ring_bytes = ring_bytes(self.segment_plan());
+        let _mode = (!params.engine.is_gpu()).then(|| {
+            let flush = Tuning::current().flushes_subnormals();
+            self.workers.set_flush(flush);
+            ThreadMode::set(flush)
+        });
         let mut run = Run {
             params: &params,
             workers: &mut self.workers,

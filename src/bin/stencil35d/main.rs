@@ -32,9 +32,9 @@ struct Cli {
     /// Set a tuning knob, KEY=VALUE (repeatable; overrides its STENCIL35D_* environment
     /// variable). Keys: bandwidth_gbs, core_bandwidth_gbs, cache_bytes, compute_efficiency,
     /// lattice_efficiency, lattice_stream_share, cache_dir, no_gpu, gpu_device, gpu_halos,
-    /// gpu_overlap, cpu_overlap, isa, memory_bytes, gpu_l2_ahead, gpu_stages, gpu_skew, gpu_inner,
-    /// gpu_min_blocks, lbm_early_loads, lbm_min_blocks, lbm_aa_min_blocks, gpu_wave_stages,
-    /// gpu_wave_sync.
+    /// gpu_overlap, cpu_overlap, isa, memory_bytes, subnormals, gpu_l2_ahead, gpu_stages,
+    /// gpu_skew, gpu_inner, gpu_min_blocks, lbm_early_loads, lbm_min_blocks, lbm_aa_min_blocks,
+    /// gpu_wave_stages, gpu_wave_sync.
     #[arg(long = "tune", value_name = "KEY=VALUE", global = true)]
     tune: Vec<String>,
     #[command(subcommand)]

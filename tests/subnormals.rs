@@ -1,122 +1,159 @@
-//! What the CPU engines do with subnormal numbers: by default their threads flush them to zero,
-//! and with the `subnormals=keep` knob they keep IEEE gradual underflow. Every CPU engine is
-//! checked, since they run on different threads: the reference on the calling thread, the naive
-//! engines on the solver's rayon pool, the blocked stencil engine on its pinned team, the
-//! blocked wave engine on the pool; `f32` and `f64`.
+//! What the CPU engines do with subnormal numbers on x86-64: by default their threads flush
+//! them to zero, and with the `subnormals=keep` knob they keep IEEE gradual underflow. The
+//! engines run on different threads, and each is checked: the reference on the calling thread,
+//! the naive engines on the solver's rayon pool, the blocked stencil engines on its pinned
+//! team, the blocked wave engine on the pool; the 3D 7-point stencil, the 2D 5-point stencil
+//! and the wave equation, `f32` and `f64`. (The lattice's populations stay near their weights,
+//! far from subnormal values.)
 //!
-//! The input holds one subnormal value `s` (the wave's outside its zero boundary layer). Steps
-//! of the 7-point stencil whose weights sum to one, or of the wave equation from `u = u⁻ = s`,
-//! leave subnormal values in the inner cells when subnormals are kept, and zeros when they
-//! count as zero. The tuning is
-//! process-wide, so both modes run in one test.
+//! Every inner cell of the input holds one subnormal value `s`. Two steps of the stencils,
+//! whose weights sum to one, or of the wave equation from `u = u⁻ = s`, leave subnormal values
+//! in the inner cells when subnormals are kept, and zeros when they count as zero. Each case
+//! keeps one solver through the three phases (flush, keep, flush again), so its threads are
+//! remade when the setting changes. The tuning is process-wide, so the phases run in one test.
 
 use stencil35d::tuning::{Subnormals, Tuning};
 use stencil35d::wave::{WaveKernel, Wavefield};
-use stencil35d::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
+use stencil35d::{Engine, Grid, Grid2, PlanBuilder, Real, Solver, Stencil, Stencil2};
 
 /// A subnormal value of `T`: the smallest normal one over 2¹⁰.
 fn tiny<T: Real>() -> T {
     T::min_positive_value() / T::of(1024.0)
 }
 
-/// The inner cells of `g` (`r` cells from every face) that are not zero.
+/// The cells of `g` at least `r` cells from every face that are not zero (a one-plane grid's
+/// only plane counts as inner).
 fn nonzero_inner<T: Real>(g: &Grid<T>, r: usize) -> usize {
-    let [nx, ny, nz] = g.dims();
+    let dims = g.dims();
+    let inner = |c: [usize; 3]| (0..3).all(|a| dims[a] == 1 || (r..dims[a] - r).contains(&c[a]));
     g.iter()
-        .filter(|&([x, y, z], v)| {
-            let inner = (r..nx - r).contains(&x) && (r..ny - r).contains(&y);
-            inner && (r..nz - r).contains(&z) && v != T::zero()
-        })
+        .filter(|&(c, v)| inner(c) && v != T::zero())
         .count()
 }
 
-/// Inner cells of the 7-point stencil's result that are not zero, two steps from `s`
-/// everywhere, on `engine`.
-fn stencil_nonzero<T: Real>(engine: Engine) -> usize {
-    let dims = [37, 29, 23];
-    let mut plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), T::DTYPE, dims)
-        .engine(engine)
-        .threads(2);
-    if engine == Engine::Blocked {
-        plan = plan.dim_t(2).tile([16, 12]);
-    }
-    let mut grid = Grid::<T>::from_fn(dims, |_, _, _| tiny::<T>()).expect("a small grid");
-    Solver::new(plan.build().expect("a plan"))
-        .run(&mut grid, 2)
-        .expect("a run");
-    nonzero_inner(&grid, 1)
-}
-
-/// Inner cells of the wave's pressure that are not zero, two steps from `u = u⁻ = s`
-/// everywhere, on `engine`.
-fn wave_nonzero<T: Real>(engine: Engine) -> usize {
-    let dims = [41, 33, 31];
-    let kernel = WaveKernel::new(10.0, 1e-3, 2000.0)
-        .with_order(8)
-        .with_pml(8);
-    let velocity = Grid::<T>::from_fn(dims, |_, _, _| T::of(2000.0)).expect("a model");
-    let mut field = Wavefield::new(kernel.clone(), &velocity).expect("a wavefield");
-    // The 4-cell boundary layer holds zeros.
-    let inner = |i: usize, a: usize| (4..dims[a] - 4).contains(&i);
-    let s = Grid::<T>::from_fn(dims, |x, y, z| {
-        if inner(x, 0) && inner(y, 1) && inner(z, 2) {
+/// A grid of `dims` holding `s` at least `r` cells from every face (one-plane grids: in their
+/// plane) and zero outside.
+fn tiny_inside<T: Real>(dims: [usize; 3], r: usize) -> Grid<T> {
+    let inner = |c: [usize; 3]| (0..3).all(|a| dims[a] == 1 || (r..dims[a] - r).contains(&c[a]));
+    Grid::from_fn(dims, |x, y, z| {
+        if inner([x, y, z]) {
             tiny::<T>()
         } else {
             T::zero()
         }
     })
-    .expect("a state");
-    field.set_state(&s, &s).expect("a state");
-    let mut plan = PlanBuilder::new(kernel, T::DTYPE, dims)
+    .expect("a small grid")
+}
+
+/// One kernel on one engine: its name and a run of two steps from a fresh subnormal input on
+/// the solver it keeps, returning the inner cells left non-zero.
+struct Case {
+    what: String,
+    run: Box<dyn FnMut() -> usize>,
+}
+
+/// A plan for `kernel` on `engine`, two threads; blocked engines take two steps per pass.
+fn plan(
+    kernel: impl Into<stencil35d::Kernel>,
+    dtype: stencil35d::DType,
+    dims: [usize; 3],
+    engine: Engine,
+) -> stencil35d::Plan {
+    let mut b = PlanBuilder::new(kernel, dtype, dims)
         .engine(engine)
         .threads(2);
     if engine == Engine::Blocked {
-        plan = plan.dim_t(2).tile([16, 12]);
+        b = b.dim_t(2).tile([16, 12]);
     }
-    Solver::new(plan.build().expect("a plan"))
-        .run(&mut field, 2)
-        .expect("a run");
-    nonzero_inner(field.pressure(), 4)
+    b.build().expect("a plan")
 }
 
-/// Every engine's count of non-zero inner cells, stencil and wave, in `T`.
-fn counts<T: Real>() -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    for engine in [Engine::Reference, Engine::Naive, Engine::Blocked] {
-        out.push((
-            format!("{} star7 {engine}", T::DTYPE),
-            stencil_nonzero::<T>(engine),
-        ));
-        out.push((
-            format!("{} wave {engine}", T::DTYPE),
-            wave_nonzero::<T>(engine),
-        ));
+fn stencil_case<T: Real>(engine: Engine) -> Case {
+    let dims = [37, 29, 23];
+    let mut solver = Solver::new(plan(Stencil::seven_point(0.4, 0.1), T::DTYPE, dims, engine));
+    Case {
+        what: format!("{} star7 {engine}", T::DTYPE),
+        run: Box::new(move || {
+            let mut grid = tiny_inside::<T>(dims, 0);
+            solver.run(&mut grid, 2).expect("a run");
+            nonzero_inner(&grid, 1)
+        }),
     }
-    out
+}
+
+fn plane_case<T: Real>(engine: Engine) -> Case {
+    let dims = [53, 41];
+    let kernel = Stencil2::five_point(0.6, 0.1);
+    let mut solver = Solver::new(plan(kernel, T::DTYPE, [dims[0], dims[1], 1], engine));
+    Case {
+        what: format!("{} star2d {engine}", T::DTYPE),
+        run: Box::new(move || {
+            let mut grid = Grid2::<T>::from_fn(dims, |_, _| tiny::<T>()).expect("a plane");
+            solver.run(&mut grid, 2).expect("a run");
+            let inner =
+                |x: usize, y: usize| (1..dims[0] - 1).contains(&x) && (1..dims[1] - 1).contains(&y);
+            (0..dims[1])
+                .flat_map(|y| (0..dims[0]).map(move |x| (x, y)))
+                .filter(|&(x, y)| inner(x, y) && grid.get(x, y) != T::zero())
+                .count()
+        }),
+    }
+}
+
+fn wave_case<T: Real>(engine: Engine) -> Case {
+    let dims = [41, 33, 31];
+    let kernel = WaveKernel::new(10.0, 1e-3, 2000.0)
+        .with_order(8)
+        .with_pml(8);
+    let velocity = Grid::<T>::from_fn(dims, |_, _, _| T::of(2000.0)).expect("a model");
+    let input = Wavefield::new(kernel.clone(), &velocity).expect("a wavefield");
+    let mut solver = Solver::new(plan(kernel, T::DTYPE, dims, engine));
+    Case {
+        what: format!("{} wave {engine}", T::DTYPE),
+        run: Box::new(move || {
+            let mut field = input.clone();
+            // The 4-cell boundary layer holds zeros.
+            let s = tiny_inside::<T>(dims, 4);
+            field.set_state(&s, &s).expect("a state");
+            solver.run(&mut field, 2).expect("a run");
+            nonzero_inner(field.pressure(), 4)
+        }),
+    }
+}
+
+fn cases<T: Real>() -> Vec<Case> {
+    [Engine::Reference, Engine::Naive, Engine::Blocked]
+        .into_iter()
+        .flat_map(|e| [stencil_case::<T>(e), plane_case::<T>(e), wave_case::<T>(e)])
+        .collect()
 }
 
 #[test]
 fn subnormals_are_flushed_by_default_and_kept_on_request() {
-    let all = || [counts::<f32>(), counts::<f64>()].concat();
+    if !cfg!(target_arch = "x86_64") {
+        println!("skipped: the engines set the floating-point mode on x86-64 only");
+        return;
+    }
+    let mut cases: Vec<Case> = cases::<f32>().into_iter().chain(cases::<f64>()).collect();
     // The environment's other knobs (the CI's cache directory, an ISA cap) stay as they are.
-    let mut tuning = Tuning::from_env().expect("the environment's knobs parse");
-    tuning.subnormals = None;
-    tuning.clone().install();
-    for (what, n) in all() {
-        assert_eq!(
-            n, 0,
-            "{what}: {n} subnormal cells survived the default flush"
-        );
-    }
-    let mut keep = tuning.clone();
-    keep.subnormals = Some(Subnormals::Keep);
-    keep.install();
-    for (what, n) in all() {
-        assert!(n > 0, "{what}: subnormals=keep flushed every cell");
-    }
-    tuning.subnormals = Some(Subnormals::Flush);
-    tuning.install();
-    for (what, n) in all() {
-        assert_eq!(n, 0, "{what}: the flush did not come back after keep");
-    }
+    let mut tuning = Tuning::current().as_ref().clone();
+    let mut phase = |mode: Option<Subnormals>, expect_zero: bool| {
+        tuning.subnormals = mode;
+        tuning.clone().install();
+        for case in &mut cases {
+            let n = (case.run)();
+            if expect_zero {
+                assert_eq!(n, 0, "{} {mode:?}: {n} subnormal cells survived", case.what);
+            } else {
+                assert!(
+                    n > 0,
+                    "{} {mode:?}: every subnormal cell was flushed",
+                    case.what
+                );
+            }
+        }
+    };
+    phase(None, true);
+    phase(Some(Subnormals::Keep), false);
+    phase(Some(Subnormals::Flush), true);
 }

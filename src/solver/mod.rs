@@ -85,8 +85,17 @@ impl Solver {
     /// A run the plan predicts to last more than a year (or to count more cell updates than
     /// 64 bits hold) is refused with [`Error::InvalidArgument`] before it starts: run it in
     /// parts, with checkpoints in between.
+    ///
+    /// On x86-64 the CPU engines flush subnormal numbers to zero unless the tuning says
+    /// otherwise ([`crate::tuning::Subnormals`]), and for the length of the run so does the
+    /// calling thread; its own mode is restored when the run returns. A caller that is a
+    /// worker of another rayon pool may take up that pool's jobs while it waits for the run,
+    /// and those jobs then run in the same mode.
     pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
         self.plan.check_run_length(steps)?;
+        // Threads made before the first segment (the input scan's) start in the run's mode.
+        self.workers
+            .set_flush(Tuning::current().flushes_subnormals());
         S::advance(self, state, steps)
     }
 

@@ -67,9 +67,9 @@ pub struct Tuning {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum Subnormals {
-    /// Results that would be subnormal are zero and subnormal inputs count as zero (x86's FTZ
-    /// and DAZ modes, set on the engines' threads for the run), as Devito's operators and GPU
-    /// fast-math kernels do. The default.
+    /// Results that would be subnormal are zero and subnormal inputs count as zero (x86-64's
+    /// FTZ and DAZ modes, set on the engines' threads and the calling thread for the run; on
+    /// other architectures the mode is left as it is), as Devito's operators do. The default.
     Flush,
     /// IEEE 754 gradual underflow, at the cost above.
     Keep,

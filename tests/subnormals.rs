@@ -21,22 +21,24 @@ fn tiny<T: Real>() -> T {
     T::min_positive_value() / T::of(1024.0)
 }
 
-/// The cells of `g` at least `r` cells from every face that are not zero (a one-plane grid's
-/// only plane counts as inner).
+/// Whether cell `c` of a grid of `dims` lies at least `r` cells from every face (a one-plane
+/// grid's only plane counts as inner).
+fn inner(dims: [usize; 3], r: usize, c: [usize; 3]) -> bool {
+    (0..3).all(|a| dims[a] == 1 || (r..dims[a] - r).contains(&c[a]))
+}
+
+/// The inner cells of `g` (see [`inner`]) that are not zero.
 fn nonzero_inner<T: Real>(g: &Grid<T>, r: usize) -> usize {
     let dims = g.dims();
-    let inner = |c: [usize; 3]| (0..3).all(|a| dims[a] == 1 || (r..dims[a] - r).contains(&c[a]));
     g.iter()
-        .filter(|&(c, v)| inner(c) && v != T::zero())
+        .filter(|&(c, v)| inner(dims, r, c) && v != T::zero())
         .count()
 }
 
-/// A grid of `dims` holding `s` at least `r` cells from every face (one-plane grids: in their
-/// plane) and zero outside.
+/// A grid of `dims` holding `s` in its inner cells (see [`inner`]) and zero outside.
 fn tiny_inside<T: Real>(dims: [usize; 3], r: usize) -> Grid<T> {
-    let inner = |c: [usize; 3]| (0..3).all(|a| dims[a] == 1 || (r..dims[a] - r).contains(&c[a]));
     Grid::from_fn(dims, |x, y, z| {
-        if inner([x, y, z]) {
+        if inner(dims, r, [x, y, z]) {
             tiny::<T>()
         } else {
             T::zero()
@@ -90,12 +92,7 @@ fn plane_case<T: Real>(engine: Engine) -> Case {
         run: Box::new(move || {
             let mut grid = Grid2::<T>::from_fn(dims, |_, _| tiny::<T>()).expect("a plane");
             solver.run(&mut grid, 2).expect("a run");
-            let inner =
-                |x: usize, y: usize| (1..dims[0] - 1).contains(&x) && (1..dims[1] - 1).contains(&y);
-            (0..dims[1])
-                .flat_map(|y| (0..dims[0]).map(move |x| (x, y)))
-                .filter(|&(x, y)| inner(x, y) && grid.get(x, y) != T::zero())
-                .count()
+            nonzero_inner(grid.as_grid(), 1)
         }),
     }
 }

@@ -4,18 +4,19 @@ use std::any::Any;
 
 use super::float_mode::ThreadMode;
 use super::team::Team;
+use crate::tuning::Tuning;
 use crate::{Error, Result};
 
 /// Threads a solver keeps between runs: the pinned team of the blocked engines and the rayon
 /// pool of the naive ones, each made on first use, and the team's ring buffers. Both run in
-/// the floating-point mode last set ([`Workers::set_flush`]; at first, flushing subnormal
-/// numbers, the engines' default).
+/// the floating-point mode the tuning asks for when they are used ([`ThreadMode`],
+/// [`crate::tuning::Subnormals`]).
+#[derive(Default)]
 pub(crate) struct Workers {
     team: Option<Team>,
     /// The pool, and whether its threads flush subnormal numbers to zero.
     pool: Option<(rayon::ThreadPool, bool)>,
     rings: Rings,
-    flush: bool,
 }
 
 /// The ring buffers a blocked engine kept from its last run, of the type it chose (the element
@@ -34,27 +35,11 @@ impl Rings {
     }
 }
 
-impl Default for Workers {
-    fn default() -> Workers {
-        Workers {
-            team: None,
-            pool: None,
-            rings: Rings::default(),
-            flush: true,
-        }
-    }
-}
-
 impl Workers {
-    /// Sets whether the threads made or used from now on flush subnormal numbers to zero
-    /// (see [`ThreadMode`]); threads in the other mode are remade on their next use.
-    pub(crate) fn set_flush(&mut self, flush: bool) {
-        self.flush = flush;
-    }
-
-    /// The pinned team of `threads` workers, made (or remade) on first use.
+    /// The pinned team of `threads` workers, made (or remade) on first use and when the
+    /// tuning's floating-point mode changes.
     pub(crate) fn team(&mut self, threads: usize, pin: bool) -> Result<&Team> {
-        let flush = self.flush;
+        let flush = Tuning::current().flushes_subnormals();
         if self
             .team
             .as_ref()
@@ -78,9 +63,10 @@ impl Workers {
         Ok((self.team.as_ref().expect("made above"), &mut self.rings))
     }
 
-    /// The rayon pool of `threads` workers, made (or remade) on first use.
+    /// The rayon pool of `threads` workers, made (or remade) on first use and when the tuning's
+    /// floating-point mode changes.
     pub(crate) fn pool(&mut self, threads: usize) -> Result<&rayon::ThreadPool> {
-        let flush = self.flush;
+        let flush = Tuning::current().flushes_subnormals();
         if self
             .pool
             .as_ref()

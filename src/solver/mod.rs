@@ -93,9 +93,6 @@ impl Solver {
     /// and those jobs then run in the same mode.
     pub fn run<S: State>(&mut self, state: &mut S, steps: usize) -> Result<RunReport> {
         self.plan.check_run_length(steps)?;
-        // Threads made before the first segment (the input scan's) start in the run's mode.
-        self.workers
-            .set_flush(Tuning::current().flushes_subnormals());
         S::advance(self, state, steps)
     }
 
@@ -150,11 +147,8 @@ impl Solver {
     fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
         let params = self.segment_plan().engine_params();
         let ring_bytes = ring_bytes(self.segment_plan());
-        let _mode = (!params.engine.is_gpu()).then(|| {
-            let flush = Tuning::current().flushes_subnormals();
-            self.workers.set_flush(flush);
-            ThreadMode::set(flush)
-        });
+        let _mode = (!params.engine.is_gpu())
+            .then(|| ThreadMode::set(Tuning::current().flushes_subnormals()));
         let mut run = Run {
             params: &params,
             workers: &mut self.workers,

@@ -19,6 +19,7 @@ use super::stencil::{
     agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
 };
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use super::wave_tiles::tile_origin;
 use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
@@ -149,6 +150,16 @@ impl Kernels {
     fn dim_t(&self) -> usize {
         self.full.as_ref().map_or(1, |b| b.shape.dim_t)
     }
+
+    /// The shape of the run's one-step blocked pass, if it has one (every other pass's tiles
+    /// start at the radius).
+    fn one_step(&self) -> Option<WaveShape> {
+        [&self.full, &self.short]
+            .into_iter()
+            .flatten()
+            .map(|b| b.shape)
+            .find(|s| s.dim_t == 1)
+    }
 }
 
 /// Which buffers hold the current `u`, the previous `u` and `φ`.
@@ -226,8 +237,13 @@ impl ProbeMap {
     }
 }
 
-/// The kernels' `meta` list for `field` (see `kernels/wave.cu`).
-pub(super) fn meta<T: Real>(field: &Wavefield<T>, probes: &ProbeMap) -> [i32; 12] {
+/// The kernels' `meta` list for `field` with the one-step tiles starting at `origin` (see
+/// `kernels/wave.cu`).
+pub(super) fn meta<T: Real>(
+    field: &Wavefield<T>,
+    probes: &ProbeMap,
+    origin: [i64; 2],
+) -> [i32; 14] {
     let inner = field.damping.inner;
     let tz = z_range(field.injections.iter().map(|t| t.cell[2]));
     let pz = z_range(field.probes.iter().map(|p| p.cell[2]));
@@ -244,6 +260,8 @@ pub(super) fn meta<T: Real>(field: &Wavefield<T>, probes: &ProbeMap) -> [i32; 12
         probes.z.len() as i32,
         pz[0],
         pz[1],
+        origin[0] as i32,
+        origin[1] as i32,
     ]
 }
 
@@ -300,6 +318,8 @@ struct OnDevice<T> {
     plane: usize,
     /// The planes of the inner box in z (`meta[4] .. meta[5]`).
     inner_z: Range<usize>,
+    /// Where the one-step pass's tiles start in x and y (`meta[12]`, `meta[13]`).
+    origin: [i64; 2],
 }
 
 /// The inclusive z range of `cells`, or an empty one.
@@ -330,8 +350,14 @@ fn extra_bytes<T: Real>(field: &Wavefield<T>, batch_steps: usize) -> u64 {
 }
 
 impl<T: Real> OnDevice<T> {
-    /// Uploads `field` and the run's lists for batches of `batch_steps` steps.
-    fn new(gpu: &Gpu, field: &Wavefield<T>, batch_steps: usize) -> Result<Self> {
+    /// Uploads `field` and the run's lists for batches of `batch_steps` steps, the tiles of a
+    /// one-step pass of shape `one_step` placed by [`tile_origin`].
+    fn new(
+        gpu: &Gpu,
+        field: &Wavefield<T>,
+        batch_steps: usize,
+        one_step: Option<WaveShape>,
+    ) -> Result<Self> {
         let dims = field.dims();
         let need = Footprint::grids(T::DTYPE, 7)
             .plus(extra_bytes(field, batch_steps))
@@ -346,7 +372,11 @@ impl<T: Real> OnDevice<T> {
         ];
         let phi = vec![put(&field.phi)?, put(&field.phi)?];
         let probes = ProbeMap::new(field);
-        let meta = meta(field, &probes);
+        let r = field.kernel().radius();
+        let origin = one_step.map_or([r as i64; 2], |s| {
+            tile_origin(&s, r, dims, field.damping.inner)
+        });
+        let meta = meta(field, &probes, origin);
         let pout_len = (batch_steps * probes.z.len()).max(1);
         Ok(OnDevice {
             u,
@@ -367,10 +397,11 @@ impl<T: Real> OnDevice<T> {
                 phi: 0,
             },
             dims,
-            radius: field.kernel().radius(),
+            radius: r,
             pitch: field.u.pitch(),
             plane: field.u.plane_stride(),
             inner_z: meta[4] as usize..meta[5] as usize,
+            origin,
         })
     }
 
@@ -454,7 +485,14 @@ impl<T: Real> OnDevice<T> {
                     0 => planes.a.len().max(planes.b.len()),
                     hz => hz,
                 };
-                let g = b.shape.grid(self.radius, self.dims).unwrap_or([1; 3]);
+                let origin = match b.shape.dim_t {
+                    1 => self.origin,
+                    _ => [self.radius as i64; 2],
+                };
+                let g = b
+                    .shape
+                    .grid(self.radius, self.dims, origin)
+                    .unwrap_or([1; 3]);
                 (
                     LaunchConfig {
                         grid_dim: (g[0] as u32, g[1] as u32, planes.chunks(hz) as u32),
@@ -656,7 +694,7 @@ pub(crate) fn run<T: Real>(
         let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
         let upload = Instant::now();
         let batch = PASSES_PER_CHECK * kernels.dim_t();
-        let dev = OnDevice::new(gpu, field, batch.min(steps))?;
+        let dev = OnDevice::new(gpu, field, batch.min(steps), kernels.one_step())?;
         gpu.stream.synchronize().map_err(gpu_err)?;
         Ok((gpu, kernels, dev, upload))
     });

@@ -18,6 +18,7 @@ use super::source::WIDE_INDEX;
 use super::stencil_emulate::{LAUNCH_SPLIT, PRELUDE};
 use super::wave::{amplitudes, meta, profiles, tap_cells, ProbeMap};
 use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use super::wave_tiles::tile_origin;
 use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::test_shot::{diff, random_shot};
 use crate::wave::{Face, WaveKernel, Wavefield};
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     const auto coef = reals(len);
     const auto damp = reals(2 * (nx + ny + nz));
     const auto amp = reals(std::max(1LL, (long long)passes * EMU_BT * ntaps));
-    const auto meta = ints(12);
+    const auto meta = ints(14);
     const auto taps = ints(std::max(1, 3 * ntaps));
     const auto pstart = ints((size_t)nx * ny + 1);
     const auto pz = ints(std::max(1, np));
@@ -105,8 +106,10 @@ int main(int argc, char** argv) {
 #ifdef BT
         // The middle planes [m0, m1) first when they are not empty, then the rest, as a split
         // run's passes go (launch_split checks the first launch writes its planes only).
+        // The one-step kernels' tiles start at meta[12], meta[13] (WaveShape::grid).
+        const int ox = BT == 1 ? meta[12] : RADIUS, oy = BT == 1 ? meta[13] : RADIUS;
         auto launch = [&](auto kernel, int a0, int a1, int b0, int b1) {
-            gridDim = {(unsigned)((nx - 2 * RADIUS + VX - 1) / VX), (unsigned)((ny - 2 * RADIUS + VY - 1) / VY),
+            gridDim = {(unsigned)((nx - RADIUS - ox + VX - 1) / VX), (unsigned)((ny - RADIUS - oy + VY - 1) / VY),
                        (unsigned)((a1 - a0 + hz - 1) / hz + (b1 - b0 + hz - 1) / hz)};
             blockDim = {BX, BY, 1};
             run_blocks([&] {
@@ -194,12 +197,14 @@ fn compile<T: Real>(
 
 /// Runs `passes` launches of the compiled emulator `exe` on `field` (hz: the blocked kernel's
 /// planes per block; `middle` not empty: each blocked pass computes those output planes, then
-/// the others, as a split run does), moving the field on as the engine does.
+/// the others, as a split run does; `origin`: where the one-step tiles start), moving the
+/// field on as the engine does.
 fn emulate<T: Real>(
     exe: &Path,
     field: &mut Wavefield<T>,
     (steps_per_pass, passes): (usize, usize),
     (hz, middle): (usize, Range<usize>),
+    origin: [i64; 2],
 ) {
     let dims = field.dims();
     let (pitch, plane) = (field.u.pitch(), field.u.plane_stride());
@@ -239,7 +244,7 @@ fn emulate<T: Real>(
         v
     };
     for list in [
-        meta(field, &probes).to_vec(),
+        meta(field, &probes, origin).to_vec(),
         one(tap_cells(field)),
         probes.start.clone(),
         one(probes.z.clone()),
@@ -310,13 +315,26 @@ fn scratch(name: &str) -> PathBuf {
 /// One case: the naive kernel, or the blocked one at `dim_t` with a run that ends with a shorter
 /// pass (`tail` steps, its own kernel), against the reference within `tol`; `wide`: the blocked
 /// kernel indexes with 64-bit offsets as on grids of 2³¹ elements or more; `split`: each
-/// blocked pass is two launches, planes in the middle of z then the rest.
+/// blocked pass is two launches, planes in the middle of z then the rest. The one-step tiles
+/// start where the engine starts them.
 fn check<T: Real>(
     kernel: WaveKernel,
     dims: [usize; 3],
     shape: Option<WaveShape>,
     (tail, tol): (usize, f64),
     (wide, split): (bool, bool),
+) {
+    check_at::<T>(kernel, dims, shape, (tail, tol), (wide, split), None);
+}
+
+/// [`check`] with the one-step tiles starting at `origin` when given.
+fn check_at<T: Real>(
+    kernel: WaveKernel,
+    dims: [usize; 3],
+    shape: Option<WaveShape>,
+    (tail, tol): (usize, f64),
+    (wide, split): (bool, bool),
+    origin: Option<[i64; 2]>,
 ) {
     let dir = scratch(&format!("{}-{}", T::DTYPE.name(), kernel.radius()));
     let input = random_shot::<T>(kernel.clone(), dims, 11);
@@ -335,11 +353,28 @@ fn check<T: Real>(
     let middle = if split { r + 2..dims[2] - r - 3 } else { 0..0 };
     let mut f = input.clone();
     let (dim_t, hz) = shape.map_or((1, 0), |s| (s.dim_t, s.hz));
-    emulate(&dir.join("full"), &mut f, (dim_t, 2), (hz, middle.clone()));
+    let place = |s: Option<WaveShape>| match (s, origin) {
+        (Some(s), Some(o)) if s.dim_t == 1 => o,
+        (Some(s), _) => tile_origin(&s, r, dims, input.damping.inner),
+        (None, _) => [r as i64; 2],
+    };
+    emulate(
+        &dir.join("full"),
+        &mut f,
+        (dim_t, 2),
+        (hz, middle.clone()),
+        place(shape),
+    );
     if tail > 0 {
         let short = shape.map(|s| WaveShape { dim_t: tail, ..s });
         assert!(compile::<T>(&kernel, short, elements, &dir, "short"));
-        emulate(&dir.join("short"), &mut f, (tail, 1), (hz, middle));
+        emulate(
+            &dir.join("short"),
+            &mut f,
+            (tail, 1),
+            (hz, middle),
+            place(short),
+        );
     }
     let steps = 2 * dim_t + tail;
     let want = reference(&input, steps);
@@ -530,4 +565,48 @@ fn the_one_step_wave_kernel_splits_inner_and_layer_tiles() {
         check::<f32>(k.clone(), dims, Some(shape), (0, TOL_F32), (false, true));
         check::<f64>(k, dims, Some(shape), (0, TOL_F64), (true, false));
     }
+}
+
+#[test]
+fn the_one_step_wave_kernels_take_tiles_from_any_origin() {
+    // The engine starts the one-step tiles where the fewest cells take the layers' form
+    // (gpu/wave_tiles.rs), at or below the radius and perhaps before the grid: the kernels
+    // must give the same field from every such origin, the first tile's columns and rows
+    // outside the updated cells (or the grid) neither stored nor read out of bounds.
+    let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+        .with_order(8)
+        .with_pml(8);
+    let shape = WaveShape {
+        dim_t: 1,
+        bx: 8,
+        by: 2,
+        ry: 2,
+        rx: 2,
+        hz: 6,
+    };
+    let dims = [45, 35, 31];
+    for origin in [[4, 4], [2, 1], [-6, -3], [-10, 1]] {
+        check_at::<f32>(
+            k.clone(),
+            dims,
+            Some(shape),
+            (0, TOL_F32),
+            (false, true),
+            Some(origin),
+        );
+    }
+    let odd = WaveShape {
+        bx: 8,
+        ry: 1,
+        rx: 1,
+        ..shape
+    };
+    check_at::<f64>(
+        k,
+        dims,
+        Some(odd),
+        (0, TOL_F64),
+        (true, false),
+        Some([-3, -1]),
+    );
 }

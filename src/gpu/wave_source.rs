@@ -97,12 +97,19 @@ impl WaveShape {
         }
     }
 
-    /// Blocks of a launch on `dims` (`None` when a tile has no output).
-    pub(crate) fn grid(&self, r: usize, [nx, ny, nz]: [usize; 3]) -> Option<[usize; 3]> {
+    /// Blocks of a launch on `dims` whose first tile starts at `origin` in x and y (at or
+    /// below `r`, see [`super::wave_tiles::tile_origin`]); `None` when a tile has no output.
+    pub(crate) fn grid(
+        &self,
+        r: usize,
+        [nx, ny, nz]: [usize; 3],
+        origin: [i64; 2],
+    ) -> Option<[usize; 3]> {
         let [vx, vy] = self.valid(r)?;
+        let span = |n: usize, o: i64| (n as i64 - r as i64 - o).max(0) as usize;
         Some([
-            (nx - 2 * r).div_ceil(vx),
-            (ny - 2 * r).div_ceil(vy),
+            span(nx, origin[0]).div_ceil(vx),
+            span(ny, origin[1]).div_ceil(vy),
             (nz - 2 * r).div_ceil(self.hz.max(1)),
         ])
     }

@@ -26,7 +26,10 @@
 // cells, CSR; `pz`: each entry's z; `pout`: the values, step-major). `meta` holds the inner box
 // and the z ranges those lists touch, so a plane without any skips them as a block:
 //   meta = { x0, x1, y0, y1, z0, z1 (inner box), n_taps, tap z0, tap z1, n_probes, probe z0,
-//            probe z1 }
+//            probe z1, tile x0, tile y0 }
+// The last two place the one-step kernels' tiles: the first tile's first cell, at or below R,
+// perhaps before the grid (the host chooses it so that many tiles lie inside the inner box,
+// gpu/wave_tiles.rs); the other blocked kernel's tiles start at R.
 //
 // The non-finite flag works as in stencil.cu: a launch that stores a non-finite value writes its
 // pass number, and the later launches of the batch leave every buffer alone. The blocked kernel
@@ -510,15 +513,16 @@ __device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int 
     for (int e = 0; e < RX; ++e) {
         xin[e] = INNER || e == 0 || gx + e < nx - RADIUS; // gx: tested with the row (cells.interior)
         all_x = all_x && xin[e];
-        ex[e] = gx + e < nx ? __ldg(d.ex + gx + e) : REAL(0);
-        gxw[e] = gx + e < nx ? __ldg(d.gx + gx + e) : REAL(0);
+        const bool on_grid = gx + e >= 0 && gx + e < nx; // a tile may start before the grid
+        ex[e] = on_grid ? __ldg(d.ex + gx + e) : REAL(0);
+        gxw[e] = on_grid ? __ldg(d.gx + gx + e) : REAL(0);
     }
     REAL ey[RY], gy[RY];
 #pragma unroll
     for (int c = 0; c < RY; ++c) {
         const int y = row0 + c;
-        ey[c] = y < ny ? __ldg(d.ey + y) : REAL(0);
-        gy[c] = y < ny ? __ldg(d.gy + y) : REAL(0);
+        ey[c] = y >= 0 && y < ny ? __ldg(d.ey + y) : REAL(0);
+        gy[c] = y >= 0 && y < ny ? __ldg(d.gy + y) : REAL(0);
     }
     const IDX pl = (IDX)plane;
     // The cells' u along the column: at the top of an iteration at plane zk, q[c][0 .. W - 2]
@@ -644,7 +648,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     if (earlier_pass_failed(pass, flag)) return;
     const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
     if (zc.z0 >= zc.z1) return;
-    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
+    const int x0 = meta[12] + (int)blockIdx.x * TW, y0 = meta[13] + (int)blockIdx.y * TY; // see meta above
     const Meta m = read_meta(meta);
     if (!reaches_layer(meta, x0, y0) && m.z0 < m.z1 && zc.z0 < m.z1 && zc.z1 > m.z0) return;
     if (one_step_planes<false>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
@@ -658,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked_inner(WAVE_PA
     if (earlier_pass_failed(pass, flag)) return;
     const ZChunk zc = z_chunk(blockIdx.z, a0, a1, b0, b1, hz);
     if (zc.z0 >= zc.z1) return;
-    const int x0 = RADIUS + blockIdx.x * TW, y0 = RADIUS + blockIdx.y * TY;
+    const int x0 = meta[12] + (int)blockIdx.x * TW, y0 = meta[13] + (int)blockIdx.y * TY; // see meta above
     if (reaches_layer(meta, x0, y0)) return;
     const Meta m = read_meta(meta);
     if (one_step_planes<true>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,

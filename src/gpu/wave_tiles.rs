@@ -1,0 +1,160 @@
+//! Where the one-step wave kernels' tiles lie. At one step per pass the inner kernel computes
+//! the tiles that lie inside the inner box (the cells outside every layer) in the plain form,
+//! and the layers' kernel every other tile, inner cells included, in the layers' form, which
+//! costs about twice as much per tile and plane. How many tiles lie inside the box depends on
+//! where the tiling starts: on a 400×400×300 grid with 20-cell layers, 64-wide tiles starting
+//! at the first updated column (4) hold 4 inner tiles per row and 3 layer tiles, and starting
+//! at column 58 (−6 for the first) 5 and 2. So the tiling starts where the modelled cost of a
+//! pass is least. The first tile may then begin before the updated cells or before the grid:
+//! the kernels store no cell outside the updated ones and clamp their loads onto the grid.
+
+use super::wave_source::WaveShape;
+
+/// The layers' kernel's time per tile and plane over the inner kernel's. On the H200 (order 8
+/// `f32`, 64×16 tiles, 20-cell layers) timings at 512³ and 1000³ fit 2.07.
+const LAYER_COST: u64 = 2;
+
+/// Where the tiles of a pass with `shape` start in x and y (the first tile's first cell) on a
+/// grid of `dims` at radius `r` whose inner box spans `inner` (`[lo, hi)` per axis): `[r, r]`
+/// for passes of several steps; at one step the origin at or below `r`, `rx` columns apart
+/// (vector loads start on such columns) and within one tile of `r`, whose pass is modelled
+/// cheapest, the nearest to `r` among equals.
+pub(crate) fn tile_origin(
+    shape: &WaveShape,
+    r: usize,
+    dims: [usize; 3],
+    inner: [[usize; 2]; 3],
+) -> [i64; 2] {
+    let r0 = r as i64;
+    if shape.dim_t != 1 {
+        return [r0, r0];
+    }
+    let (tw, ty) = (shape.bx * shape.rx, shape.by * shape.ry);
+    let xs: Vec<Axis> = (0..tw / shape.rx)
+        .map(|k| Axis::at(r0 - (k * shape.rx) as i64, tw, r, dims[0], inner[0]))
+        .collect();
+    let ys: Vec<Axis> = (0..ty)
+        .map(|k| Axis::at(r0 - k as i64, ty, r, dims[1], inner[1]))
+        .collect();
+    let [z0, z1] = inner[2];
+    let middle = z1.saturating_sub(z0) as u64;
+    let outside = (dims[2] - 2 * r) as u64 - middle;
+    let cost = |x: &Axis, y: &Axis| {
+        let (all, inside) = (x.tiles * y.tiles, x.inside * y.inside);
+        middle * (LAYER_COST * (all - inside) + inside) + outside * LAYER_COST * all
+    };
+    let mut best = ([r0, r0], u64::MAX);
+    for x in &xs {
+        for y in &ys {
+            let c = cost(x, y);
+            if c < best.1 {
+                best = ([x.origin, y.origin], c);
+            }
+        }
+    }
+    best.0
+}
+
+/// The tiles of one axis from an origin.
+struct Axis {
+    origin: i64,
+    /// Tiles covering the updated cells.
+    tiles: u64,
+    /// Of those, the tiles inside the inner box.
+    inside: u64,
+}
+
+impl Axis {
+    /// Tiles of `w` cells from `origin` covering the updated cells `[r, n − r)` of an axis of
+    /// `n` cells whose inner box spans `[lo, hi)`.
+    fn at(origin: i64, w: usize, r: usize, n: usize, [lo, hi]: [usize; 2]) -> Self {
+        let w = w as i64;
+        let tiles = (n as i64 - r as i64 - origin + w - 1).div_euclid(w);
+        // Tile k spans [origin + k·w, origin + (k + 1)·w): inside when lo ≤ its start and its
+        // end ≤ hi.
+        let first = (lo as i64 - origin + w - 1).div_euclid(w);
+        let last = (hi as i64 - origin - w).div_euclid(w);
+        Axis {
+            origin,
+            tiles: tiles.max(0) as u64,
+            inside: (last - first + 1).max(0) as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_step(rx: usize) -> WaveShape {
+        WaveShape {
+            dim_t: 1,
+            bx: 32,
+            by: 8,
+            ry: 2,
+            rx,
+            hz: 32,
+        }
+    }
+
+    /// The counts of tiles along one axis, checked against listing the tiles.
+    #[test]
+    fn an_axis_counts_its_tiles_and_those_inside_the_box() {
+        for (origin, w, r, n, box_) in [
+            (4, 64, 4, 400, [21, 379]),
+            (-42, 64, 4, 400, [21, 379]),
+            (3, 5, 3, 17, [6, 11]),
+            (-1, 5, 3, 17, [3, 14]),
+            (2, 8, 2, 30, [9, 9]),
+        ] {
+            let a = Axis::at(origin, w, r, n, box_);
+            let starts: Vec<i64> = (0..)
+                .map(|k| origin + k * w as i64)
+                .take_while(|s| *s < (n - r) as i64)
+                .collect();
+            let inside = starts
+                .iter()
+                .filter(|s| **s >= box_[0] as i64 && **s + w as i64 <= box_[1] as i64)
+                .count();
+            assert_eq!(a.tiles, starts.len() as u64, "{origin} {w} {n}");
+            assert_eq!(a.inside, inside as u64, "{origin} {w} {n}");
+        }
+    }
+
+    /// On 400×400×300 with 20-cell layers the tiling moves so that five 64-wide tiles lie in
+    /// the inner box per row instead of four; on 1000³ and 512³, where starting at the first
+    /// updated column is already the cheapest, it stays.
+    #[test]
+    fn the_tiling_starts_where_the_pass_is_cheapest() {
+        let shape = one_step(2);
+        let inner = |n: usize| [21, n - 21];
+        let at = |d: [usize; 3]| tile_origin(&shape, 4, d, [inner(d[0]), inner(d[1]), inner(d[2])]);
+        let o = at([400, 400, 300]);
+        assert_eq!(o[0], -6, "the nearest origin to 4 with five inner tiles");
+        let x = Axis::at(o[0], 64, 4, 400, inner(400));
+        assert_eq!((x.tiles, x.inside), (7, 5));
+        assert_eq!(at([1000, 1000, 1000]), [4, 4]);
+        assert_eq!(at([512, 512, 512]), [4, 4]);
+        // No layers: every tile from the first updated cell is inside.
+        assert_eq!(
+            tile_origin(&shape, 4, [100, 90, 80], [[4, 96], [4, 86], [4, 76]]),
+            [4, 4]
+        );
+        // Several steps per pass start at the radius.
+        let deep = WaveShape {
+            dim_t: 2,
+            rx: 1,
+            ..shape
+        };
+        assert_eq!(
+            tile_origin(&deep, 4, [400, 400, 300], [inner(400); 3]),
+            [4, 4]
+        );
+        // One cell per thread: any column.
+        let o = tile_origin(&one_step(1), 3, [200, 200, 100], [[23, 177]; 3]);
+        assert!(
+            o[0] <= 3 && o[0] > 3 - 32 && o[1] <= 3 && o[1] > 3 - 16,
+            "{o:?}"
+        );
+    }
+}

@@ -38,7 +38,7 @@ pub(crate) mod wave;
 #[cfg(test)]
 mod wave_emulate;
 pub(crate) mod wave_source;
-mod wave_tiles;
+pub(crate) mod wave_tiles;
 pub(crate) mod zplanes;
 pub use stencil::KernelResources;
 

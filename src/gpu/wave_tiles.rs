@@ -25,10 +25,37 @@ pub(crate) fn tile_origin(
     dims: [usize; 3],
     inner: [[usize; 2]; 3],
 ) -> [i64; 2] {
-    let r0 = r as i64;
-    if shape.dim_t != 1 {
-        return [r0, r0];
+    match shape.dim_t {
+        1 => cheapest(shape, r, dims, inner).0,
+        _ => [r as i64; 2],
     }
+}
+
+/// The modelled work of a one-step pass with `shape` (tiles from [`tile_origin`]) per updated
+/// cell, in units of the plain form's work per cell: 1 when every tile lies inside the inner
+/// box and the tiles cover the updated cells exactly; more for the layers' tiles and for the
+/// columns and rows of the last tiles beyond the grid.
+pub(crate) fn one_step_work(
+    shape: &WaveShape,
+    r: usize,
+    dims: [usize; 3],
+    inner: [[usize; 2]; 3],
+) -> f64 {
+    let (_, cost) = cheapest(&WaveShape { dim_t: 1, ..*shape }, r, dims, inner);
+    let tile = (shape.bx * shape.rx * shape.by * shape.ry) as f64;
+    let updated: f64 = dims.iter().map(|&n| (n - 2 * r) as f64).product();
+    cost as f64 * tile / updated
+}
+
+/// The origin of [`tile_origin`] for a one-step `shape`, with its modelled cost in tile-planes
+/// of the plain form.
+fn cheapest(
+    shape: &WaveShape,
+    r: usize,
+    dims: [usize; 3],
+    inner: [[usize; 2]; 3],
+) -> ([i64; 2], u64) {
+    let r0 = r as i64;
     let (tw, ty) = (shape.bx * shape.rx, shape.by * shape.ry);
     let xs: Vec<Axis> = (0..tw / shape.rx)
         .map(|k| Axis::at(r0 - (k * shape.rx) as i64, tw, r, dims[0], inner[0]))
@@ -52,7 +79,7 @@ pub(crate) fn tile_origin(
             }
         }
     }
-    best.0
+    best
 }
 
 /// The tiles of one axis from an origin.
@@ -150,6 +177,20 @@ mod tests {
             tile_origin(&deep, 4, [400, 400, 300], [inner(400); 3]),
             [4, 4]
         );
+        // The work per updated cell, against the plain form's: 1 without layers on a grid the
+        // tiles fit; on 400×400×300, 7×25 tiles of which 5×21 inside the box, over 258 of the
+        // 292 planes.
+        let fit = [[4, 68], [4, 36], [4, 28]];
+        assert_eq!(one_step_work(&shape, 4, [72, 40, 32], fit), 1.0);
+        let w = one_step_work(
+            &shape,
+            4,
+            [400, 400, 300],
+            [inner(400), inner(400), inner(300)],
+        );
+        let want = (258.0 * (2.0 * (175.0 - 105.0) + 105.0) + 34.0 * 2.0 * 175.0) * 1024.0
+            / (392.0 * 392.0 * 292.0);
+        assert!((w - want).abs() < 1e-12, "{w} {want}");
         // One cell per thread: any column.
         let o = tile_origin(&one_step(1), 3, [200, 200, 100], [[23, 177]; 3]);
         assert!(

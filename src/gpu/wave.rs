@@ -485,13 +485,9 @@ impl<T: Real> OnDevice<T> {
                     0 => planes.a.len().max(planes.b.len()),
                     hz => hz,
                 };
-                let origin = match b.shape.dim_t {
-                    1 => self.origin,
-                    _ => [self.radius as i64; 2],
-                };
                 let g = b
                     .shape
-                    .grid(self.radius, self.dims, origin)
+                    .grid(self.radius, self.dims, self.origin)
                     .unwrap_or([1; 3]);
                 (
                     LaunchConfig {

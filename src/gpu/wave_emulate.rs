@@ -571,8 +571,9 @@ fn the_one_step_wave_kernel_splits_inner_and_layer_tiles() {
 fn the_one_step_wave_kernels_take_tiles_from_any_origin() {
     // The engine starts the one-step tiles where the fewest cells take the layers' form
     // (gpu/wave_tiles.rs), at or below the radius and perhaps before the grid: the kernels
-    // must give the same field from every such origin, the first tile's columns and rows
-    // outside the updated cells (or the grid) neither stored nor read out of bounds.
+    // must give the same field from every such origin, storing none of the first tiles'
+    // columns and rows outside the updated cells. (Reads before the grid are clamped in the
+    // kernels; this emulation would not see one that was not.)
     let k = WaveKernel::new(10.0, 1e-3, 2500.0)
         .with_order(8)
         .with_pml(8);

@@ -97,8 +97,9 @@ impl WaveShape {
         }
     }
 
-    /// Blocks of a launch on `dims` whose first tile starts at `origin` in x and y (at or
-    /// below `r`, see [`super::wave_tiles::tile_origin`]); `None` when a tile has no output.
+    /// Blocks of a launch on `dims` whose one-step tiles start at `origin` in x and y (at or
+    /// below `r`, see [`super::wave_tiles::tile_origin`]; the tiles of passes of several steps
+    /// start at `r`, as their kernel's do); `None` when a tile has no output.
     pub(crate) fn grid(
         &self,
         r: usize,
@@ -106,6 +107,10 @@ impl WaveShape {
         origin: [i64; 2],
     ) -> Option<[usize; 3]> {
         let [vx, vy] = self.valid(r)?;
+        let origin = match self.dim_t {
+            1 => origin,
+            _ => [r as i64; 2],
+        };
         let span = |n: usize, o: i64| (n as i64 - r as i64 - o).max(0) as usize;
         Some([
             span(nx, origin[0]).div_ceil(vx),

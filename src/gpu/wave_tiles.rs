@@ -16,9 +16,9 @@ const LAYER_COST: u64 = 2;
 
 /// Where the tiles of a pass with `shape` start in x and y (the first tile's first cell) on a
 /// grid of `dims` at radius `r` whose inner box spans `inner` (`[lo, hi)` per axis): `[r, r]`
-/// for passes of several steps; at one step the origin at or below `r`, `rx` columns apart
-/// (vector loads start on such columns) and within one tile of `r`, whose pass is modelled
-/// cheapest, the nearest to `r` among equals.
+/// for passes of several steps; at one step the origin at or below `r`, a multiple of `rx`
+/// columns from it (vector loads start on such columns) and within one tile of it, whose pass
+/// is modelled cheapest; among equals the x origin nearest to `r`, then the y origin.
 pub(crate) fn tile_origin(
     shape: &WaveShape,
     r: usize,
@@ -34,16 +34,23 @@ pub(crate) fn tile_origin(
 /// The modelled work of a one-step pass with `shape` (tiles from [`tile_origin`]) per updated
 /// cell, in units of the plain form's work per cell: 1 when every tile lies inside the inner
 /// box and the tiles cover the updated cells exactly; more for the layers' tiles and for the
-/// columns and rows of the last tiles beyond the grid.
+/// columns and rows of the first and last tiles outside the updated cells (1 on a grid with
+/// none).
 pub(crate) fn one_step_work(
     shape: &WaveShape,
     r: usize,
     dims: [usize; 3],
     inner: [[usize; 2]; 3],
 ) -> f64 {
+    let updated: f64 = dims
+        .iter()
+        .map(|&n| n.saturating_sub(2 * r) as f64)
+        .product();
+    if updated == 0.0 {
+        return 1.0;
+    }
     let (_, cost) = cheapest(&WaveShape { dim_t: 1, ..*shape }, r, dims, inner);
     let tile = (shape.bx * shape.rx * shape.by * shape.ry) as f64;
-    let updated: f64 = dims.iter().map(|&n| (n - 2 * r) as f64).product();
     cost as f64 * tile / updated
 }
 
@@ -84,6 +91,7 @@ fn cheapest(
 
 /// The tiles of one axis from an origin.
 struct Axis {
+    /// The first tile's first cell.
     origin: i64,
     /// Tiles covering the updated cells.
     tiles: u64,
@@ -113,6 +121,8 @@ impl Axis {
 mod tests {
     use super::*;
 
+    /// The planner's one-step shape at radius 4 (32×8 threads of 2 rows), with `rx` cells per
+    /// thread along x.
     fn one_step(rx: usize) -> WaveShape {
         WaveShape {
             dim_t: 1,
@@ -162,6 +172,13 @@ mod tests {
         assert_eq!((x.tiles, x.inside), (7, 5));
         assert_eq!(at([1000, 1000, 1000]), [4, 4]);
         assert_eq!(at([512, 512, 512]), [4, 4]);
+        // 12-cell layers on 137×70×60 (a case of tests/gpu_wave.rs): the first tile starts
+        // before the grid.
+        let thin = |n: usize| [13, n - 13];
+        assert_eq!(
+            tile_origin(&shape, 4, [137, 70, 60], [thin(137), thin(70), thin(60)]),
+            [-4, 4]
+        );
         // No layers: every tile from the first updated cell is inside.
         assert_eq!(
             tile_origin(&shape, 4, [100, 90, 80], [[4, 96], [4, 86], [4, 76]]),
@@ -191,6 +208,21 @@ mod tests {
         let want = (258.0 * (2.0 * (175.0 - 105.0) + 105.0) + 34.0 * 2.0 * 175.0) * 1024.0
             / (392.0 * 392.0 * 292.0);
         assert!((w - want).abs() < 1e-12, "{w} {want}");
+        // The launch counts the tiles the axis lists, from any origin; passes of several steps
+        // count theirs from the radius.
+        for o in [4, 2, -6, -42, -59] {
+            let g = shape.grid(4, [400, 402, 300], [o, o + 1]).unwrap();
+            let x = Axis::at(o, 64, 4, 400, inner(400));
+            let y = Axis::at(o + 1, 16, 4, 402, inner(402));
+            assert_eq!([g[0], g[1]], [x.tiles as usize, y.tiles as usize], "{o}");
+        }
+        let two = WaveShape {
+            dim_t: 2,
+            rx: 1,
+            ..shape
+        };
+        let g = two.grid(4, [400, 402, 300], [-6, -5]).unwrap();
+        assert_eq!([g[0], g[1]], [392usize.div_ceil(24), 394usize.div_ceil(8)]);
         // One cell per thread: any column.
         let o = tile_origin(&one_step(1), 3, [200, 200, 100], [[23, 177]; 3]);
         assert!(

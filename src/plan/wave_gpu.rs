@@ -89,7 +89,8 @@ const GPU_WAVE_STREAM_SHARE: [f64; 2] = [0.68, 0.52];
 /// 600×600×400 and 161.7 at 1000³, whose tiles' work is 1.71, 1.51, 1.43, 1.46 and 1.25 the
 /// plain form's; these shares predict 0.98-1.17× those rates. The kernel is not bound by
 /// memory (it moves about 3.2 of the 4.3 TB/s the card copies at 1000³), so the memory share
-/// only keeps the memory term from binding.
+/// only keeps the memory term from binding. (With one cell per thread, above, the memory term
+/// still binds at 1000³.)
 const GPU_WAVE_PAIRS_SHARE: [f64; 2] = [0.51, 0.75];
 
 /// The same for the blocked kernel at `dim_t` 2, whose general loop also keeps a ring of

@@ -27,9 +27,11 @@
 // and the z ranges those lists touch, so a plane without any skips them as a block:
 //   meta = { x0, x1, y0, y1, z0, z1 (inner box), n_taps, tap z0, tap z1, n_probes, probe z0,
 //            probe z1, tile x0, tile y0 }
-// The last two place the one-step kernels' tiles: the first tile's first cell, at or below R,
-// perhaps before the grid (the host chooses it so that many tiles lie inside the inner box,
-// gpu/wave_tiles.rs); the other blocked kernel's tiles start at R.
+// The last two place the one-step kernels' tiles: the first tile's first cell, at or below R
+// and within one tile of it, perhaps before the grid, and with RX 2 an even column (R minus a
+// multiple of RX, so that every pair starts on an even column); the host chooses it so that
+// many tiles lie inside the inner box (gpu/wave_tiles.rs). The other blocked kernel's tiles
+// start at R.
 //
 // The non-finite flag works as in stencil.cu: a launch that stores a non-finite value writes its
 // pass number, and the later launches of the batch leave every buffer alone. The blocked kernel
@@ -270,8 +272,9 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
     for (int c = 0; c < RY; ++c) {
         const int gy = row0 + c;
         cells.interior[c] = gx >= RADIUS && gx < nx - RADIUS && gy >= RADIUS && gy < ny - RADIUS;
-        // A column beyond the grid reads its last whole group of RX cells (the group at an
-        // even column for RX 2, aligned for a vector load: rows are a multiple of 16 bytes).
+        // A column before the grid reads its first group, one beyond it its last whole group
+        // of RX cells (the group at an even column for RX 2, aligned for a vector load: rows
+        // are a multiple of 16 bytes); a row before or beyond it its first or last row.
         cells.off[c] = clamp_to(gy, ny) * pitch + min(max(gx, 0), (nx - 1) & ~(RX - 1));
     }
 #pragma unroll
@@ -297,7 +300,8 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
 #if BT == 1
 // ---------------------------------------------------------------------------------------------
 // gpu-blocked at one step per pass (BT 1): 2.5D blocking, no ghost zone. A block owns a tile of
-// TW x TY output columns and streams the output planes of its z chunk. Each thread keeps its
+// TW x TY columns (those among the updated cells are its output: the first tiles may start
+// before them, see meta) and streams the output planes of its z chunk. Each thread keeps its
 // cells' columns of u in registers (planes zk - R .. zk + R); the in-plane neighbours come from
 // the plane in shared memory (a ring of WAVE_STAGES planes: one barrier per plane), whose R-wide
 // rim the block copies from memory. Every plane an iteration reads lies in the grid (an output
@@ -315,7 +319,7 @@ __device__ __forceinline__ Cells locate(int tid, int gx, int row0, int x0, int y
 // ---------------------------------------------------------------------------------------------
 
 // RX neighbouring cells of a row, moved as one vector when RX is 2 (the address a multiple of
-// RX elements: columns and rows are, as the radius is then even).
+// RX elements: columns and rows are, as the radius and the tiles' origin are then even).
 struct Group {
     REAL v[RX];
 };
@@ -504,8 +508,8 @@ __device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int 
     const Damping d = damping(damp, nx, ny, nz);
     const int gx = x0 + tx * RX, row0 = y0 + ty * RY;
     const Cells cells = locate(tid, gx, row0, x0, y0, nx, ny, (int)pitch);
-    // Which of the thread's columns are updated cells (gx itself is R or more inside), and their
-    // damping in x.
+    // Which of the thread's columns are updated cells (gx itself is tested with the row, in
+    // cells.interior), and their damping in x.
     bool xin[RX];
     bool all_x = true;
     REAL ex[RX], gxw[RX];

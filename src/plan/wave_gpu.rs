@@ -18,7 +18,6 @@ use crate::engine::Engine;
 use crate::gpu::wave_source::WaveShape;
 use crate::gpu::wave_tiles::one_step_work;
 use crate::gpu::GpuInfo;
-use crate::wave::Damping;
 
 /// Largest `dim_t` the GPU wave planner considers (the ghost zone of `R·(dim_t − 1)` cells leaves
 /// tiles of radius-4 stars little output beyond 3).
@@ -235,10 +234,7 @@ impl ModelInput<'_> {
         launch.shared_bytes = shared;
         launch.blocks = tiles * uz.div_ceil(hz);
         let work = match dim_t {
-            1 => {
-                let inner = Damping::<f64>::new(self.wave(), self.dims).inner;
-                one_step_work(&kernel_shape, r, self.dims, inner)
-            }
+            1 => one_step_work(&kernel_shape, r, self.dims, self.wave_inner()),
             _ => 1.0,
         };
         Some(self.wave_gpu_candidate(

@@ -42,13 +42,18 @@ impl ModelInput<'_> {
             .expect("the wave model runs for wave kernels")
     }
 
+    /// The inner box (the cells outside every layer), `[lo, hi)` per axis.
+    pub(super) fn wave_inner(&self) -> [[usize; 2]; 3] {
+        Damping::<f64>::new(self.wave(), self.dims).inner
+    }
+
     /// Share of the updated cells that lie in an absorbing layer.
     pub(super) fn wave_layer_share(&self) -> f64 {
-        let d = Damping::<f64>::new(self.wave(), self.dims);
+        let box_ = self.wave_inner();
         let r = self.cost.radius;
         let share: f64 = (0..3)
             .map(|a| {
-                let inner = d.inner[a][1].saturating_sub(d.inner[a][0]) as f64;
+                let inner = box_[a][1].saturating_sub(box_[a][0]) as f64;
                 inner / (self.dims[a] - 2 * r) as f64
             })
             .product();

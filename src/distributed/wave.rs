@@ -208,21 +208,25 @@ fn broadcast_damping<T: Real + Equivalence>(
 ) -> Damping<T> {
     let from = comm.process_at_rank(root as i32);
     let mut profiles: [Vec<T>; 6] = std::array::from_fn(|i| vec![T::zero(); dims[i % 3]]);
+    let mut leak = [T::zero()];
     if let Some(d) = damping {
         for a in 0..3 {
             profiles[a].clone_from(&d.eta[a]);
             profiles[a + 3].clone_from(&d.grad[a]);
         }
+        leak[0] = d.leak;
     }
     for p in &mut profiles {
         from.broadcast_into(&mut p[..]);
     }
+    from.broadcast_into(&mut leak[..]);
     let [e0, e1, e2, g0, g1, g2] = profiles;
     let whole: [Vec<usize>; 3] = std::array::from_fn(|a| (0..dims[a]).collect());
     let full = Damping {
         eta: [e0, e1, e2],
         grad: [g0, g1, g2],
         inner: [[0, 0]; 3],
+        leak: leak[0],
     };
     full.part([&whole[0], &whole[1], &whole[2]], r)
 }

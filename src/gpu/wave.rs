@@ -320,6 +320,9 @@ struct OnDevice<T> {
     inner_z: Range<usize>,
     /// Where the one-step pass's tiles start in x and y (`meta[12]`, `meta[13]`).
     origin: [i64; 2],
+    /// `1 + α·dt`, the denominator of the auxiliary field's update beyond `η` (a kernel
+    /// argument, so that the kernels read it from the constant bank).
+    one_leak: T,
 }
 
 /// The inclusive z range of `cells`, or an empty one.
@@ -402,6 +405,7 @@ impl<T: Real> OnDevice<T> {
             plane: field.u.plane_stride(),
             inner_z: meta[4] as usize..meta[5] as usize,
             origin,
+            one_leak: T::one() + field.damping.leak,
         })
     }
 
@@ -532,7 +536,8 @@ impl<T: Real> OnDevice<T> {
             .arg(&hz)
             .arg(&s0)
             .arg(&pass)
-            .arg(&self.flag);
+            .arg(&self.flag)
+            .arg(&self.one_leak);
         // SAFETY: the arguments match WAVE_PARAMS of wave_naive, wave_blocked and
         // wave_blocked_inner in type and order; every grid buffer holds the field's padded
         // layout; the taps, amplitudes and probe lists were sized from the field for this batch

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     PHI[0] = reals(len);
     const auto coef = reals(len);
     const auto damp = reals(2 * (nx + ny + nz));
+    const REAL one_leak = reals(1)[0];
     const auto amp = reals(std::max(1LL, (long long)passes * EMU_BT * ntaps));
     const auto meta = ints(14);
     const auto taps = ints(std::max(1, 3 * ntaps));
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
             run_blocks([&] {
                 kernel(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(), meta.data(), taps.data(),
                        amp.data(), pstart.data(), pz.data(), pout.data(), U[fr[0]].data(), U[fr[1]].data(),
-                       PHI[of].data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, &flag);
+                       PHI[of].data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, &flag, one_leak);
             });
         };
         // At BT 1, as the engine launches a pass (`launch_forms`): the layers' kernel over the
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
                         wave_naive(U[cu].data(), U[cp].data(), PHI[cf].data(), coef.data(), damp.data(),
                                    meta.data(), taps.data(), amp.data(), pstart.data(), pz.data(), pout.data(),
                                    U[fr[0]].data(), U[fr[1]].data(), PHI[of].data(), nx, ny, nz, pitch, plane,
-                                   RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS, hz, s0, pass, &flag);
+                                   RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS, hz, s0, pass, &flag, one_leak);
                     }
             }
         cp = cu;
@@ -236,6 +237,7 @@ fn emulate<T: Real>(
         reals(&mut bytes, g.storage());
     }
     reals(&mut bytes, &profiles(field));
+    reals(&mut bytes, &[T::one() + field.damping.leak]);
     let mut amp = amplitudes(field, steps);
     amp.resize(amp.len().max(1), T::zero());
     reals(&mut bytes, &amp);

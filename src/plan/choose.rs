@@ -61,6 +61,12 @@ impl Plan {
             b.tile_threads = None;
             b.z_chunks = None;
         }
+        if engine != Engine::GpuBlocked {
+            b.gpu_shape = None;
+        }
+        if engine != Engine::GpuNaive {
+            b.in_place = None;
+        }
         b.build()
     }
 
@@ -89,12 +95,13 @@ impl PlanBuilder {
             Some(level) => machine.with_isa_at_most(level),
             None => machine,
         };
+        machine.validate()?;
         check_threads(self.threads, &machine)?;
         let gpu_info = self.gpu_info(described)?;
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         let free = self.without_shape_overrides(&machine);
         let untimed = self.untimed_autotune(gpu_info.is_some());
-        let mut plan = self.assemble(choice, machine, gpu_info);
+        let mut plan = self.assemble(choice, (machine, described), gpu_info);
         plan.warnings = warnings(&plan, free);
         plan.warnings.extend(untimed);
         Ok(plan)
@@ -263,6 +270,11 @@ impl PlanBuilder {
                 "z chunks apply to the blocked CPU engine, not to '{engine}'"
             )));
         }
+        if engine != Engine::GpuBlocked && self.gpu_shape.is_some() {
+            return Err(Error::InvalidPlan(format!(
+                "a GPU launch shape applies to the gpu-blocked engine, not to '{engine}'"
+            )));
+        }
         Ok(())
     }
 
@@ -282,8 +294,14 @@ impl PlanBuilder {
     }
 
     /// The plan from the planner's `choice` for this request.
-    fn assemble(self, choice: Choice, machine: Machine, gpu: Option<&GpuInfo>) -> Plan {
+    fn assemble(
+        self,
+        choice: Choice,
+        (machine, described): (Machine, bool),
+        gpu: Option<&GpuInfo>,
+    ) -> Plan {
         let cost = self.kernel.cost(self.dtype);
+        let cache_share = self.cache_share_or_default();
         let lattice = self.kernel.lbm().is_some();
         let machine_bytes_per_op = machine.bytes_per_op(self.dtype, lattice);
         let copies = match self.in_place {
@@ -326,7 +344,9 @@ impl PlanBuilder {
             threads: choice.threads,
             pin: self.pin,
             cache_bytes: choice.cache_bytes,
+            cache_share,
             machine,
+            described,
             gpu: gpu.cloned(),
             in_place: copies.in_place,
             in_place_why: copies.why,
@@ -571,6 +591,12 @@ impl<'a> Planning<'a> {
                  dim_t to the planner or use 1"
             )));
         }
+        if let Some(n) = b.tile_threads.filter(|&n| n > 1) {
+            return Err(Error::InvalidPlan(format!(
+                "the wave engines give each unit of a pass to one thread: {n} threads per tile \
+                 group do not apply to a wave kernel"
+            )));
+        }
         let mut candidates = vec![input.wave_naive()];
         if b.engine == Some(Engine::Reference) {
             candidates.push(input.wave_reference());
@@ -593,7 +619,7 @@ impl<'a> Planning<'a> {
         let allowed = |c: &&Candidate| match b.engine {
             Some(e) => c.engine == e,
             None if b.gpu_shape.is_some() => c.engine == Engine::GpuBlocked,
-            None if b.tile.is_some() => c.engine == Engine::Blocked,
+            None if b.tile.is_some() || b.z_chunks.is_some() => c.engine == Engine::Blocked,
             None if b.dim_t.is_some() => c.engine.is_blocked(),
             None => c.engine != Engine::Reference,
         };
@@ -608,10 +634,15 @@ impl<'a> Planning<'a> {
                     b.tile
                 ))
             })?;
+        // A user's count above the updated planes is clamped, as for the stencils.
+        let planes = b.dims[2]
+            .saturating_sub(2 * b.kernel.fixed_boundary())
+            .max(1);
         let z_chunks = match chosen.engine {
-            Engine::Blocked => b
-                .z_chunks
-                .unwrap_or_else(|| input.wave_chunks(chosen.dim_t, chosen.tile)),
+            Engine::Blocked => b.z_chunks.map_or_else(
+                || input.wave_chunks(chosen.dim_t, chosen.tile),
+                |n| n.min(planes),
+            ),
             _ => 1,
         };
         Ok(Choice {
@@ -732,7 +763,7 @@ impl<'a> Planning<'a> {
                 extra,
             )?;
         }
-        let shown = GPU_CANDIDATES_SHOWN.max(b.autotune + extra);
+        let shown = GPU_CANDIDATES_SHOWN.max(b.autotune.saturating_add(extra));
         candidates.extend(gpu_blocked.iter().take(shown).cloned());
         Ok(gpu_blocked)
     }

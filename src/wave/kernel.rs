@@ -232,7 +232,7 @@ impl WaveKernel {
                     r + MIN_DAMPED_CELLS
                 )));
             }
-            if layers > 0 && 2 * self.pml > n {
+            if layers > 0 && self.pml > n / 2 {
                 return Err(Error::InvalidArgument(format!(
                     "absorbing layers of {} cells are wider than half the {} cells of axis {}: \
                      use at most {} or a larger grid",

@@ -69,7 +69,9 @@ fn step<T: Real>(field: &Wavefield<T>, scratch: &mut WaveScratch<T>) {
                     + d.grad[1][y] * (u.get(x, y + 1, z) - u.get(x, y - 1, z))
                     + d.grad[2][z] * (u.get(x, y, z + 1) - u.get(x, y, z - 1));
                 scratch.u.set(x, y, z, new);
-                scratch.phi.set(x, y, z, (phi - grad) / (one + eta));
+                scratch
+                    .phi
+                    .set(x, y, z, (phi - grad) / ((one + d.leak) + eta));
             }
         }
     }

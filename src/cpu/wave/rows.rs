@@ -136,6 +136,8 @@ pub(crate) struct Wave<T: Real, S: Isa, const R: usize> {
     eta_x: *const T,
     grad_x: *const T,
     inner_x: [usize; 2],
+    /// `1 + α·dt`: `φ`'s denominator beyond `η`.
+    one_leak: T,
     _isa: PhantomData<S>,
 }
 
@@ -161,6 +163,7 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
             eta_x: damping.eta[0].as_ptr(),
             grad_x: damping.grad[0].as_ptr(),
             inner_x: damping.inner[0],
+            one_leak: T::one() + damping.leak,
             _isa: PhantomData,
         }
     }
@@ -209,7 +212,7 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
     }
 
     /// The layer's update at columns `x ..`: `u⁺ = ((2 + 2η − η²)u − u⁻ + c(∇²u + φ)) /
-    /// (1 + 2η)` and `φ⁺ = (φ − Σ_a g_a·(u_{a+1} − u_{a−1})) / (1 + η)`.
+    /// (1 + 2η)` and `φ⁺ = (φ − Σ_a g_a·(u_{a+1} − u_{a−1})) / (1 + α·dt + η)`.
     #[inline(always)]
     unsafe fn layer_at<L: FlowLane<Scalar = T>>(
         &self,
@@ -233,7 +236,7 @@ impl<T: Real, S: Isa, const R: usize> Wave<T, S, R> {
             let gx = ld(self.grad_x, x) * (w[R + 1] - w[R - 1]);
             let gy = L::splat(damp.grad_y) * (ld(u[2], x) - ld(u[1], x));
             let gz = L::splat(damp.grad_z) * (ld(u[4], x) - ld(u[3], x));
-            let phi_new = (phi - ((gx + gy) + gz)) / (one + eta);
+            let phi_new = (phi - ((gx + gy) + gz)) / (L::splat(self.one_leak) + eta);
             (u_new, phi_new)
         }
     }

@@ -10,7 +10,8 @@
 // The update of one cell, with η = η_x(x) + η_y(y) + η_z(z) the layers' damping and φ their
 // auxiliary field (both zero in the inner region):
 //   u⁺ = ((2 + 2η − η²)u − u⁻ + (v dt)²(∇²u + φ)) / (1 + 2η)
-//   φ⁺ = (φ − Σ_a g_a·(u(a+1) − u(a−1))) / (1 + η),   g_a = (η_a(i+1) − η_a(i−1)) / (4h_a²)
+//   φ⁺ = (φ − Σ_a g_a·(u(a+1) − u(a−1))) / (1 + α·dt + η),   g_a = (η_a(i+1) − η_a(i−1)) / (4h_a²)
+// (one_leak, the kernels' last argument, is 1 + α·dt: φ's decay beyond η, see src/wave/profile.rs)
 // and in the inner region the plain u⁺ = 2u − u⁻ + (v dt)²∇²u. Which form a cell takes is decided
 // per block and plane (never per thread), so the threads of a warp never diverge on it: a block
 // whose tile reaches into a layer in x or y, or a plane in a z layer, takes the layers' form
@@ -67,10 +68,11 @@ __device__ __forceinline__ Damping damping(const REAL* damp, int nx, int ny, int
     return {damp, damp + nx, damp + nx + ny, damp + n, damp + n + nx, damp + n + nx + ny};
 }
 
-// One cell's damping: η = η_x + η_y + η_z and the gradient weights g_x, g_y, g_z. The kernels
-// read the x part once per thread, the y part once per row and the z part once per plane.
+// One cell's damping: η = η_x + η_y + η_z, the gradient weights g_x, g_y, g_z and 1 + α·dt,
+// the auxiliary field's decay beyond η (a kernel parameter). The kernels read the x part once
+// per thread, the y part once per row and the z part once per plane.
 struct CellDamping {
-    REAL eta, gx, gy, gz;
+    REAL eta, gx, gy, gz, one_leak;
 };
 
 // One cell's update (LAYER: the layers' form, also writing φ⁺).
@@ -86,8 +88,9 @@ __device__ __forceinline__ REAL update(REAL c, const REAL* q, At at, REAL prev, 
     const REAL two = 2, one = 1, eta = d.eta;
     const REAL grad =
         (d.gx * (at(1, 0) - at(-1, 0)) + d.gy * (at(0, 1) - at(0, -1))) + d.gz * (q[RADIUS + 1] - q[RADIUS - 1]);
-    // One division for both quotients: 1/(1+η) = (1+2η)·r and 1/(1+2η) = (1+η)·r, r = 1/((1+η)(1+2η)).
-    const REAL a = one + eta, b = one + two * eta, r = one / (a * b);
+    // One division for both quotients: with a = 1 + α·dt + η (φ's denominator) and b = 1 + 2η,
+    // 1/a = b·r and 1/b = a·r, r = 1/(a·b).
+    const REAL a = d.one_leak + eta, b = one + two * eta, r = one / (a * b);
     phi_new = (phi - grad) * (b * r);
     return ((two + two * eta - eta * eta) * c - prev + coef * (lap + phi)) * (a * r);
 }
@@ -127,7 +130,8 @@ __device__ __forceinline__ void record(REAL v, const int* meta, const int* pstar
         const int *__restrict__ taps, const REAL *__restrict__ amp, const int *__restrict__ pstart,       \
         const int *__restrict__ pz, REAL *__restrict__ pout, REAL *__restrict__ u_out,                    \
         REAL *__restrict__ prev_out, REAL *__restrict__ phi_out, int nx, int ny, int nz, long long pitch, \
-        long long plane, int a0, int a1, int b0, int b1, int hz, int s0, int pass, int *__restrict__ flag
+        long long plane, int a0, int a1, int b0, int b1, int hz, int s0, int pass, int *__restrict__ flag,     \
+        REAL one_leak
 
 // ---------------------------------------------------------------------------------------------
 // gpu-naive: one step per launch, one thread per (x, y) column streaming along z; the column's
@@ -159,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_naive(WAVE_PARAMS)
         REAL v, f;
         const bool layer = layer_xy || z < m.z0 || z >= m.z1;
         if (layer) {
-            const CellDamping cd = {exy + __ldg(d.ez + z), gx, gy, __ldg(d.gz + z)};
+            const CellDamping cd = {exy + __ldg(d.ez + z), gx, gy, __ldg(d.gz + z), one_leak};
             v = update<true>(c, q, at, p, k, __ldg(phi + i), cd, f);
         } else {
             v = update<false>(c, q, at, p, k, 0, CellDamping{}, f);
@@ -477,7 +481,7 @@ struct RowOut {
 template <bool LAYER>
 __device__ __forceinline__ RowOut update_row(int c, const Group (&q)[RY][W], const REAL* s, const PlaneLoads& now,
                                              int ty, int tx, const REAL (&ex)[RX], const REAL (&gxw)[RX],
-                                             const REAL (&ey)[RY], const REAL (&gy)[RY])
+                                             const REAL (&ey)[RY], const REAL (&gy)[RY], REAL one_leak)
 {
     RowOut o;
     const Neighbours n = neighbours(s + (ty * RY + c + RADIUS) * SW + tx * RX + RADIUS, q[c][RADIUS]);
@@ -487,7 +491,7 @@ __device__ __forceinline__ RowOut update_row(int c, const Group (&q)[RY][W], con
 #pragma unroll
         for (int j = 0; j < W; ++j) col[j] = q[c][j].v[e];
         const auto at = [&](int dx, int dy) { return dy == 0 ? n.x[RADIUS + e + dx] : n.y[RADIUS + dy].v[e]; };
-        const CellDamping cd = {(ex[e] + ey[c]) + now.ez, gxw[e], gy[c], now.gz};
+        const CellDamping cd = {(ex[e] + ey[c]) + now.ez, gxw[e], gy[c], now.gz, one_leak};
         o.v.v[e] =
             update<LAYER>(col[RADIUS], col, at, now.prev[c].v[e], now.coef[c].v[e], now.phi[c].v[e], cd, o.f.v[e]);
     }
@@ -610,14 +614,14 @@ __device__ __forceinline__ bool one_step_planes(WAVE_PARAMS, const Meta& m, int 
             if (INNER) { // every row computed before the first is finished
                 RowOut o[RY];
 #pragma unroll
-                for (int c = 0; c < RY; ++c) o[c] = update_row<false>(c, w, s, now, ty, tx, ex, gxw, ey, gy);
+                for (int c = 0; c < RY; ++c) o[c] = update_row<false>(c, w, s, now, ty, tx, ex, gxw, ey, gy, one_leak);
 #pragma unroll
                 for (int c = 0; c < RY; ++c) finish(zk + p, c, o[c]);
             } else { // each row finished before the next is computed: fewer registers
 #pragma unroll
                 for (int c = 0; c < RY; ++c) {
                     if (!cells.interior[c]) continue;
-                    RowOut o = update_row<true>(c, w, s, now, ty, tx, ex, gxw, ey, gy);
+                    RowOut o = update_row<true>(c, w, s, now, ty, tx, ex, gxw, ey, gy, one_leak);
                     finish(zk + p, c, o);
                 }
             }
@@ -656,7 +660,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
     const Meta m = read_meta(meta);
     if (!reaches_layer(meta, x0, y0) && m.z0 < m.z1 && zc.z0 < m.z1 && zc.z1 > m.z0) return;
     if (one_step_planes<false>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
-                               nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))
+                               nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, one_leak, m, x0, y0, zc.z0, zc.z1))
         *flag = pass;
 }
 
@@ -670,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked_inner(WAVE_PA
     if (reaches_layer(meta, x0, y0)) return;
     const Meta m = read_meta(meta);
     if (one_step_planes<true>(u, prev, phi, coef, damp, meta, taps, amp, pstart, pz, pout, u_out, prev_out, phi_out,
-                              nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, m, x0, y0, zc.z0, zc.z1))
+                              nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz, s0, pass, flag, one_leak, m, x0, y0, zc.z0, zc.z1))
         *flag = pass;
 }
 #else
@@ -758,7 +762,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) wave_blocked(WAVE_PARAMS)
                     const REAL kc = now.coef[k - 1][c];
                     if (layer) {
                         const REAL ph = k == 1 ? now.phi[c] : dphi[k >= 2 ? k - 2 : 0][c][0];
-                        const CellDamping cd = {(ex + ey[c]) + ez, gxw, gy[c], gz};
+                        const CellDamping cd = {(ex + ey[c]) + ez, gxw, gy[c], gz, one_leak};
                         v = update<true>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, ph, cd, f);
                     } else {
                         v = update<false>(q[k - 1][c][RADIUS], q[k - 1][c], at, p, kc, 0, CellDamping{}, f);

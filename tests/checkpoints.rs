@@ -352,6 +352,27 @@ fn sixteen_bit_storage_round_trips() {
         assert!(err.contains("GPU lattice engines"), "{err}");
     }
     std::fs::remove_file(&native).unwrap();
+    // A host write after set_storage that leaves a value beyond the format's range (rest
+    // density 7: f0 deviates from its rest value 1/3 by 2, past ±1.9995) is refused when
+    // saved, and the previous checkpoint stays.
+    for storage in [Storage::F16s, Storage::F16c] {
+        let mut l = lat.clone();
+        l.set_storage(storage).unwrap();
+        let path = temp_path(&format!("{storage}-range.lbm"));
+        l.save(&path).unwrap();
+        let saved = std::fs::read(&path).unwrap();
+        l.set_equilibrium(|_, _, _| (7.0, [0.0; 3])).unwrap();
+        let err = l.save(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("beyond what") && err.contains("population 0"),
+            "{err}"
+        );
+        assert!(
+            std::fs::read(&path).unwrap() == saved,
+            "{storage}: file changed"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
     let mut wide = Scenario::Cavity.lattice::<f64>([9, 7, 5], Physics::trt(0.7, 0.25), 3);
     let err = wide.set_storage(Storage::F16s).unwrap_err().to_string();
     assert!(err.contains("f32"), "{err}");

@@ -4,8 +4,9 @@
 //! case panics, which ends the process without finalising MPI, so mpirun fails the job.
 
 use mpi::topology::Communicator;
-use stencil35d::distributed::DistributedWavefield;
+use mpi::traits::CommunicatorCollectives;
 use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid, DistributedLattice};
+use stencil35d::distributed::{rank_path, DistributedWavefield};
 use stencil35d::lbm::{
     Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape, Storage,
 };
@@ -536,6 +537,26 @@ fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
         Some(Error::InvalidArgument(m)) => assert!(m.contains("same decomposition"), "{m}"),
         Some(Error::RankFailed { .. }) => {}
         other => panic!("a checkpoint of another run loaded: {other:?}"),
+    }
+    // A set whose last rank's file a later save replaced (a save stopped while the ranks
+    // renamed their files) is refused on every rank.
+    if world.size() > 1 {
+        let later = format!("{prefix}-later");
+        run.save(&later).unwrap();
+        let ranks = world.size() as usize;
+        if world.rank() as usize == ranks - 1 {
+            let (from, to) = (
+                rank_path(&later, ranks - 1, ranks),
+                rank_path(&prefix, ranks - 1, ranks),
+            );
+            std::fs::copy(from, to).unwrap();
+        }
+        world.barrier();
+        match DistributedLattice::<f32>::load(world, &plan(2), &prefix).err() {
+            Some(Error::InvalidArgument(m)) => assert!(m.contains("steps 5 to 9"), "{m}"),
+            other => panic!("a mixed checkpoint loaded: {other:?}"),
+        }
+        println!("ok: a checkpoint of mixed rank files is refused on {ranks} ranks");
     }
 }
 

@@ -111,6 +111,74 @@ fn mach_unsafe_velocities() {
     .unwrap();
 }
 
+/// A lid moving into or out of the fluid (a velocity component along the face's normal)
+/// would push mass through the face at every step: refused, the lattice untouched.
+#[test]
+fn a_moving_wall_must_move_in_its_face() {
+    let mut lat = cavity();
+    let before = snapshot(&lat);
+    for (face, velocity) in [
+        (Face::YMax, [0.0, 0.1, 0.0]),
+        (Face::YMin, [0.05, -0.01, 0.0]),
+        (Face::XMin, [0.01, 0.0, 0.0]),
+        (Face::ZMax, [0.0, 0.0, -0.02]),
+    ] {
+        let err = lat
+            .set_face(face, Cell::MovingWall { velocity })
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(err.to_string().contains("normal"), "{err}");
+    }
+    assert_eq!(snapshot(&lat), before);
+    let tangential = Cell::MovingWall {
+        velocity: [0.0, 0.05, 0.05],
+    };
+    assert!(lat.set_face(Face::XMax, tangential).is_ok());
+}
+
+/// A lid ramped between runs takes a new condition each time; the conditions no node uses any
+/// more give their places in the table up, so a ramp longer than the table works and every
+/// node keeps its condition. Conditions in use at once stay bounded.
+#[test]
+fn a_ramped_lid_does_not_use_up_the_boundary_table() {
+    use stencil35d::lbm::MAX_BOUNDARY_CONDITIONS;
+    let mut lat = cavity();
+    let inlet = Cell::Inlet {
+        velocity: [0.0, 0.0, 0.01],
+    };
+    lat.set_cell(3, 4, 0, inlet).unwrap();
+    for k in 0..2 * MAX_BOUNDARY_CONDITIONS {
+        let lid = Cell::MovingWall {
+            velocity: [1e-4 * (1 + k) as f64, 0.0, 0.0],
+        };
+        lat.set_face(Face::YMax, lid).unwrap();
+        assert_eq!(lat.cell(5, 9, 4), lid, "ramp step {k}");
+        assert_eq!(lat.cell(3, 4, 0), inlet, "ramp step {k}");
+        assert_eq!(lat.cell(5, 5, 5), Cell::Fluid);
+    }
+    // Distinct outlets on nodes of planes z ≥ 2, away from the lid, the inlet and the nodes
+    // set below, until one place is left.
+    let [nx, ny, nz] = lat.dims();
+    let nodes =
+        (2..nz).flat_map(|z| (0..ny - 1).flat_map(move |y| (0..nx).map(move |x| [x, y, z])));
+    let mut used = 0;
+    for [x, y, z] in nodes.take(MAX_BOUNDARY_CONDITIONS - 3) {
+        let outlet = Cell::Outlet {
+            density: 1.0 + 1e-3 * used as f64,
+        };
+        lat.set_cell(x, y, z, outlet).unwrap();
+        used += 1;
+    }
+    // The lid, the inlet and `used` outlets are in use: one more distinct condition fits,
+    // a second does not.
+    assert_eq!(used + 2, MAX_BOUNDARY_CONDITIONS - 1);
+    let extra = |d: f64| Cell::Outlet { density: d };
+    lat.set_cell(1, 1, 1, extra(0.5)).unwrap();
+    let err = lat.set_cell(2, 1, 1, extra(0.25)).unwrap_err();
+    assert!(err.to_string().contains("at once"), "{err}");
+    assert_eq!(lat.cell(1, 1, 1), extra(0.5));
+}
+
 #[test]
 fn mask_of_the_wrong_shape() {
     let mut lat = cavity();

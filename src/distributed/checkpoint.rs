@@ -6,8 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
+use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
-use mpi::topology::Communicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::CommunicatorCollectives;
 
 use super::agree::{agreed, start};
 use super::grid::owned_local;
@@ -51,7 +53,9 @@ fn tag(run: &CheckpointTag, d: &Decomposition, periodic: [bool; 3], rank: usize)
 
 impl<T: Real + Equivalence> DistributedLattice<T> {
     /// Writes every rank's local lattice to [`rank_path`]`(prefix, rank, ranks)`. Collective:
-    /// an I/O error on any rank is an error on every rank.
+    /// an I/O error on any rank is an error on every rank. Each rank first writes its file
+    /// under a temporary name; only once every rank's is on disk do they replace the last
+    /// checkpoint's, so a failed write anywhere leaves that checkpoint whole on every rank.
     pub fn save(&self, prefix: impl AsRef<Path>) -> Result<()> {
         self.save_tagged(prefix, &CheckpointTag::default())
     }
@@ -62,7 +66,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let rank = self.comm.rank() as usize;
         let path = rank_path(&prefix, rank, self.decomposition.ranks());
         let tag = tag(run, &self.decomposition, self.periodic, rank);
-        agreed(&self.comm, self.local.save_tagged(path, &tag))
+        let staged = agreed(&self.comm, self.local.stage_tagged(&path, &tag))?;
+        agreed(&self.comm, crate::output::commit_durable(staged, &path))
     }
 
     /// Reads the checkpoint [`DistributedLattice::save`] wrote under `prefix` for `plan` on as
@@ -74,7 +79,9 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     ///
     /// Errors, on every rank: ranks whose builds or plans differ, an in-place plan, a missing,
     /// corrupt or truncated file, a file written for another split (size, periodicity, rank
-    /// count or process grid) or for another kernel than `plan`'s.
+    /// count or process grid) or for another kernel than `plan`'s, and files of different
+    /// checkpoints (step counts, physics, boundary conditions or storage that differ between
+    /// ranks: a set some of whose files a later save replaced).
     pub fn load(comm: &impl Communicator, plan: &Plan, prefix: impl AsRef<Path>) -> Result<Self> {
         Self::load_tagged(comm, plan, prefix, &CheckpointTag::default())
     }
@@ -142,10 +149,50 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
             })
         });
         let local = agreed(&comm, local)?;
+        same_checkpoint(&comm, &local, prefix.as_ref())?;
         let mut lat = DistributedLattice::assemble(comm, decomposition, local, periodic);
         lat.exchange_flags();
         Ok(lat)
     }
+}
+
+/// `Ok` when every rank's file is of one checkpoint: the same step count, physics, boundary
+/// conditions and storage on every rank. Collective.
+fn same_checkpoint<T: Real>(
+    comm: &SimpleCommunicator,
+    local: &Lattice<T>,
+    prefix: &Path,
+) -> Result<()> {
+    use std::hash::{Hash, Hasher};
+    let shared = local.shared();
+    let what = (shared.physics, &shared.boundaries, shared.storage);
+    let text = serde_json::to_vec(&what).expect("the lattice's description serialises");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let [steps, physics] = [local.steps(), h.finish()].map(|v| min_max(comm, v));
+    let mixed = |what: String| {
+        Err(Error::InvalidArgument(format!(
+            "the rank files of checkpoint {} are not of one checkpoint: they hold {what}; a save \
+             that failed on some ranks or was stopped while the files were renamed leaves such a \
+             set: restart from another checkpoint",
+            prefix.display()
+        )))
+    };
+    if steps.0 != steps.1 {
+        return mixed(format!("steps {} to {}", steps.0, steps.1));
+    }
+    if physics.0 != physics.1 {
+        return mixed("different physics, boundary conditions or storage".into());
+    }
+    Ok(())
+}
+
+/// The smallest and the largest of `value` over the ranks. Collective.
+fn min_max(comm: &SimpleCommunicator, value: u64) -> (u64, u64) {
+    let (mut lo, mut hi) = (0u64, 0u64);
+    comm.all_reduce_into(&value, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&value, &mut hi, SystemOperation::max());
+    (lo, hi)
 }
 
 /// `local`, read from a file written with another halo depth, moved into a local lattice with

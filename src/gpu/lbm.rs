@@ -365,7 +365,11 @@ pub(super) fn upload<T: Real>(gpu: &Gpu, lat: &Lattice<T>, bufs: &mut LbmBuffers
         Pops::Native(a) => gpu.stream.memcpy_htod(lat.pop.storage(), a),
         Pops::Packed(a) => match &lat.codes {
             Some(codes) => gpu.stream.memcpy_htod(&codes[..], a),
-            None => gpu.stream.memcpy_htod(&lat.pop.encode(bufs.storage)[..], a),
+            None => {
+                // A host write replaced the codes: its values must fit the format.
+                lat.pop.check_storage(bufs.storage)?;
+                gpu.stream.memcpy_htod(&lat.pop.encode(bufs.storage)[..], a)
+            }
         },
     }
     .map_err(gpu_err)?;
@@ -641,7 +645,7 @@ fn trace_failure<T: Real>(
         };
         let mut out = Populations::new(lat.dims())?;
         download(run.gpu, &Geometry::of(lat), bufs, step, &mut out)?;
-        let (cell, _, value) = out.find_non_finite().unwrap_or(([0; 3], 0, f64::NAN));
+        let error = failure_at(&out, bufs.storage, step);
         // Back to the last finite state.
         upload(run.gpu, lat, bufs)?;
         run.steps(bufs, 0, step - 1)?;
@@ -649,7 +653,29 @@ fn trace_failure<T: Real>(
         lat.pop = out;
         lat.codes = codes;
         lat.steps += step as u64 - 1;
-        Ok(Error::NonFinite { step, cell, value })
+        Ok(error)
     })();
     traced.unwrap_or_else(|e| e)
+}
+
+/// The error for the output `out` of the step `step` that raised the device flag: the first
+/// non-finite population, or in 16-bit storage, where the kernels also flag a deviation beyond
+/// the format's range (stored saturated, so finite), the first saturated one.
+fn failure_at<T: Real>(out: &Populations<T>, storage: Storage, step: usize) -> Error {
+    let saturated = || out.find_saturated(storage).filter(|_| storage.is_16_bit());
+    match (out.find_non_finite(), saturated()) {
+        (None, Some(([x, y, z], i, value))) => Error::Unstable(format!(
+            "in time step {step} of this run population {i} of node ({x}, {y}, {z}) reached \
+             {value}, the edge of what {storage} storage holds ({:.4} ± {:.3}); the lattice \
+             holds the state after step {}: lower the velocities or force, or store the \
+             populations in f32",
+            WEIGHTS[i],
+            storage.max_deviation(),
+            step - 1
+        )),
+        (found, _) => {
+            let (cell, _, value) = found.unwrap_or(([0; 3], 0, f64::NAN));
+            Error::NonFinite { step, cell, value }
+        }
+    }
 }

@@ -44,7 +44,8 @@ pub(crate) const FLUID: u8 = 0;
 pub(crate) const WALL: u8 = 1;
 /// Flag of the first boundary-table entry.
 pub(crate) const FIRST_ENTRY: u8 = 2;
-/// Most distinct boundary conditions one lattice can hold.
+/// Most distinct boundary conditions one lattice can hold at once (a condition no node uses
+/// any more gives its place to a new one).
 pub const MAX_BOUNDARY_CONDITIONS: usize = (u8::MAX - FIRST_ENTRY) as usize + 1;
 
 impl Cell {
@@ -133,11 +134,45 @@ impl CellTable {
         if self.entries.len() >= MAX_BOUNDARY_CONDITIONS {
             return Err(Error::InvalidArgument(format!(
                 "a lattice holds at most {MAX_BOUNDARY_CONDITIONS} distinct moving-wall, inlet \
-                 and outlet conditions"
+                 and outlet conditions at once"
             )));
         }
         self.entries.push(cell);
         Ok(FIRST_ENTRY + (self.entries.len() - 1) as u8)
+    }
+
+    /// Whether `cell` needs a new entry and the table has no room for one.
+    pub(crate) fn is_full_for(&self, cell: Cell) -> bool {
+        !matches!(cell, Cell::Fluid | Cell::Wall)
+            && self.entries.len() >= MAX_BOUNDARY_CONDITIONS
+            && !self.entries.contains(&cell)
+    }
+
+    /// Drops the entries no flag in `flags` uses and renumbers `flags` to match (the entries
+    /// kept keep their order), so that conditions set and later replaced (a lid or an inlet
+    /// ramped between runs) do not use up the table.
+    pub(crate) fn compact(&mut self, flags: &mut [u8]) {
+        let mut used = [false; 256];
+        for &f in flags.iter() {
+            used[f as usize] = true;
+        }
+        let mut renumber = [0u8; 256];
+        let (mut kept, mut next) = (Vec::new(), FIRST_ENTRY);
+        for (k, &cell) in self.entries.iter().enumerate() {
+            let old = FIRST_ENTRY as usize + k;
+            if used[old] {
+                renumber[old] = next;
+                kept.push(cell);
+                next += 1;
+            }
+        }
+        if kept.len() == self.entries.len() {
+            return;
+        }
+        for f in flags.iter_mut().filter(|f| **f >= FIRST_ENTRY) {
+            *f = renumber[*f as usize];
+        }
+        self.entries = kept;
     }
 
     /// Number of flags in use (`2 + entries`): every valid flag is below this.
@@ -191,6 +226,28 @@ mod tests {
         assert_eq!(t.flag_count(), 4);
     }
 
+    /// Compaction drops the entries no flag uses, keeps the order of the rest and renumbers
+    /// the flags so that each still names its condition.
+    #[test]
+    fn compaction_keeps_every_nodes_condition() {
+        let mut t = CellTable::default();
+        let outlet = |d: f64| Cell::Outlet { density: d };
+        let flags_of = |t: &mut CellTable, ds: &[f64]| -> Vec<u8> {
+            ds.iter().map(|&d| t.flag_for(outlet(d)).unwrap()).collect()
+        };
+        let [a, b, c, d] = flags_of(&mut t, &[1.0, 2.0, 3.0, 4.0])[..] else {
+            unreachable!()
+        };
+        let mut flags = vec![FLUID, d, WALL, b, d, FLUID];
+        let before: Vec<Cell> = flags.iter().map(|&f| t.cell(f)).collect();
+        t.compact(&mut flags);
+        assert_eq!(t.entries(), &[outlet(2.0), outlet(4.0)]);
+        assert_eq!(flags, vec![FLUID, 3, WALL, 2, 3, FLUID]);
+        let after: Vec<Cell> = flags.iter().map(|&f| t.cell(f)).collect();
+        assert_eq!(after, before);
+        assert!(a != c && t.flag_for(outlet(1.0)).unwrap() == 4);
+    }
+
     #[test]
     fn table_is_bounded() {
         let mut t = CellTable::default();
@@ -201,6 +258,9 @@ mod tests {
             .unwrap();
         }
         assert!(t.flag_for(Cell::Outlet { density: 0.5 }).is_err());
+        assert!(t.is_full_for(Cell::Outlet { density: 0.5 }));
+        assert!(!t.is_full_for(Cell::Outlet { density: 1.0 }));
+        assert!(!t.is_full_for(Cell::Wall));
     }
 
     #[test]

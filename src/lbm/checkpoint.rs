@@ -278,7 +278,11 @@ impl<T: Real> Lattice<T> {
         let codes = match (&self.codes, self.storage.is_16_bit()) {
             (_, false) => None,
             (Some(codes), true) => Some(std::borrow::Cow::Borrowed(codes)),
-            (None, true) => Some(std::borrow::Cow::Owned(self.pop.encode(self.storage))),
+            (None, true) => {
+                // A host write replaced the codes: its values must fit the format.
+                self.pop.check_storage(self.storage)?;
+                Some(std::borrow::Cow::Owned(self.pop.encode(self.storage)))
+            }
         };
         for i in 0..Q {
             for z in 0..nz {
@@ -332,6 +336,19 @@ impl<T: Real> Lattice<T> {
     /// header, for [`Lattice::load_tagged`] and [`CheckpointTag::expect`] to check on restart.
     pub fn save_tagged(&self, path: impl AsRef<Path>, tag: &CheckpointTag) -> Result<()> {
         let path = path.as_ref();
+        let staged = self.stage_tagged(path, tag)?;
+        crate::output::commit_durable(staged, path)
+    }
+
+    /// The file [`Lattice::save_tagged`] writes, in a temporary file beside `path` synced to
+    /// disk, which replaces `path` when the returned set is committed
+    /// ([`crate::output::commit_durable`]) and is removed when it is dropped: a crash leaves
+    /// the last checkpoint or this one whole.
+    pub(crate) fn stage_tagged(
+        &self,
+        path: &Path,
+        tag: &CheckpointTag,
+    ) -> Result<crate::output::Staged> {
         let preamble = self.preamble(tag)?;
         let mut hash = Fnv::new();
         hash.feed(preamble.as_bytes());
@@ -339,8 +356,7 @@ impl<T: Real> Lattice<T> {
             hash.feed(row);
             Ok(())
         })?;
-        // Synced before it replaces the last checkpoint: a crash leaves one of the two whole.
-        crate::output::write_whole_durable(path, |out| {
+        crate::output::stage_durable(path, |out| {
             let io = |e| Error::io(path, e);
             out.write_all(preamble.as_bytes()).map_err(io)?;
             writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;

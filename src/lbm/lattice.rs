@@ -188,8 +188,10 @@ impl<T: Real> Lattice<T> {
     /// Stores the populations in `storage` on the GPU from now on, and rounds the host's
     /// populations to it at once, so what the host holds is what the device will hold. Later
     /// host writes ([`Lattice::set_equilibrium`], [`Lattice::set_populations`]) are rounded when
-    /// a run uploads them. 16-bit storage keeps arithmetic in `f32` and runs on the GPU engines
-    /// only: the planner refuses CPU engines for it.
+    /// a run uploads them or a checkpoint saves them; a value they left beyond the format's
+    /// range is then an error, before anything is uploaded or written. 16-bit storage keeps
+    /// arithmetic in `f32` and runs on the GPU engines only: the planner refuses CPU engines
+    /// for it.
     ///
     /// Errors, before anything is changed: 16-bit storage of an `f64` lattice, a population
     /// whose deviation from rest exceeds the format's range ([`Storage::max_deviation`]), and
@@ -242,7 +244,20 @@ impl<T: Real> Lattice<T> {
     }
 
     /// Makes every node on `face` a `cell` (see [`Lattice::set_cell`]).
+    ///
+    /// Errors, nothing changed: those of [`Lattice::set_cell`], and a moving wall whose
+    /// velocity has a component normal to the face (a wall moving into or out of the fluid
+    /// would push mass through the face at every step; a lid moves in its own plane).
     pub fn set_face(&mut self, face: Face, cell: Cell) -> Result<usize> {
+        if let Cell::MovingWall { velocity } = cell {
+            let normal = velocity[face.axis().index()];
+            if normal != 0.0 {
+                return Err(Error::InvalidArgument(format!(
+                    "a moving wall on face {face:?} must move in the face's plane: its velocity \
+                     {velocity:?} has {normal} along the face's normal"
+                )));
+            }
+        }
         let dims = self.dims();
         self.set_cells(cell, |c| face.contains(dims, c))
     }
@@ -277,6 +292,11 @@ impl<T: Real> Lattice<T> {
         mut pick: impl FnMut([usize; 3]) -> bool,
     ) -> Result<usize> {
         cell.validate()?;
+        if self.table.is_full_for(cell) {
+            // Renumbering the flags leaves every node's condition as it was.
+            self.table.compact(&mut self.flags);
+            self.derived = None;
+        }
         let mut table = self.table.clone();
         let flag = table.flag_for(cell)?;
         self.table = table;

@@ -193,27 +193,41 @@ impl<T: Real> Populations<T> {
     /// Fails when a population of a node deviates from its rest value by more than `storage`
     /// holds.
     pub(crate) fn check_storage(&self, storage: Storage) -> Result<()> {
-        let [_, ny, nz] = self.layout.dims;
         let limit = f64::from(storage.max_deviation());
+        match self.first_deviating(|d| d.is_nan() || d.abs() > limit) {
+            None => Ok(()),
+            Some(([x, y, z], i, v)) => Err(Error::InvalidArgument(format!(
+                "population {i} of node ({x}, {y}, {z}) is {v}, beyond what {storage} storage \
+                 holds ({:.4} ± {limit:.3})",
+                WEIGHTS[i]
+            ))),
+        }
+    }
+
+    /// The first population (direction-major, then z, y, x) at the edge of `storage`'s range:
+    /// the value a deviation beyond the range is stored as (the kernels flag such a value as
+    /// they store it). Its node, direction and value.
+    pub(crate) fn find_saturated(&self, storage: Storage) -> Option<([usize; 3], usize, f64)> {
+        let limit = f64::from(storage.max_deviation());
+        self.first_deviating(|d| d.abs() >= limit)
+    }
+
+    /// The first population (direction-major, then z, y, x) whose deviation `d` from its rest
+    /// value satisfies `bad(d)`: its node, direction and value.
+    fn first_deviating(&self, bad: impl Fn(f64) -> bool) -> Option<([usize; 3], usize, f64)> {
+        let [_, ny, nz] = self.layout.dims;
         for (i, &w) in WEIGHTS.iter().enumerate() {
             for z in 0..nz {
                 for y in 0..ny {
                     let row = self.row(i, y, z);
-                    let bad = row.iter().position(|v| {
-                        let d = v.to_f64().unwrap_or(f64::NAN) - w;
-                        d.is_nan() || d.abs() > limit
-                    });
-                    if let Some(x) = bad {
-                        return Err(Error::InvalidArgument(format!(
-                            "population {i} of node ({x}, {y}, {z}) is {}, beyond what {storage} \
-                             storage holds ({w:.4} ± {limit:.3})",
-                            row[x].to_f64().unwrap_or(f64::NAN)
-                        )));
+                    let value = |v: &T| v.to_f64().unwrap_or(f64::NAN);
+                    if let Some(x) = row.iter().position(|v| bad(value(v) - w)) {
+                        return Some(([x, y, z], i, value(&row[x])));
                     }
                 }
             }
         }
-        Ok(())
+        None
     }
 
     /// Exchanges the contents with populations of the same dimensions in O(1).

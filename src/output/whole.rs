@@ -38,6 +38,32 @@ fn write_staged(
     durable: bool,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<()> {
+    let staged = stage(path, durable, fill)?;
+    if durable {
+        commit_durable(staged, path)
+    } else {
+        staged.commit()
+    }
+}
+
+/// The first half of [`write_whole_durable`]: `fill` writes `path`'s bytes into a temporary
+/// file beside it, synced to disk, which [`commit_durable`] then renames over `path`. Dropped
+/// uncommitted, the returned set removes the file and `path` stays as it was: a write that
+/// must succeed in several places at once (one file per rank) stages each and commits none
+/// until all are written.
+pub(crate) fn stage_durable(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<Staged> {
+    stage(path, true, fill)
+}
+
+/// `fill`'s bytes in a temporary file beside `path`, synced to disk when `durable`.
+fn stage(
+    path: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<Staged> {
     let staged = Staged::new([path.to_path_buf()])?;
     let io = |e| Error::io(path, e);
     let file = File::create(staged.temporary(0)).map_err(io)?;
@@ -47,15 +73,18 @@ fn write_staged(
     if durable {
         file.sync_all().map_err(io)?;
     }
-    drop(file);
+    Ok(staged)
+}
+
+/// Renames the file [`stage_durable`] wrote over `path` and syncs `path`'s directory (where
+/// the file system allows), so that the new name survives a crash of the machine.
+pub(crate) fn commit_durable(staged: Staged, path: &Path) -> Result<()> {
     staged.commit()?;
-    if durable {
-        // Best effort: some file systems cannot sync a directory, and the file itself is
-        // already on disk.
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        if let Ok(dir) = File::open(dir.unwrap_or(Path::new("."))) {
-            let _ = dir.sync_all();
-        }
+    // Best effort: some file systems cannot sync a directory, and the file itself is already
+    // on disk.
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Ok(dir) = File::open(dir.unwrap_or(Path::new("."))) {
+        let _ = dir.sync_all();
     }
     Ok(())
 }

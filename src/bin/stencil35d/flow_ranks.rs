@@ -162,15 +162,16 @@ fn start<T: Real + Equivalence, S: Scenario>(
     let whole = agreed(
         world,
         if root {
-            let storage = opts
-                .storage
-                .or_else(|| restart_storage::<T>(opts, world.size() as usize));
-            scenario.build::<T>().and_then(|mut lat| {
-                if let Some(storage) = storage {
-                    lat.set_storage(storage)?;
-                }
-                Ok(Some(lat))
-            })
+            let saved = restart_storage::<T>(opts, world.size() as usize);
+            let storage = opts.storage.or(saved);
+            same_storage(opts.storage, saved)
+                .and_then(|()| scenario.build::<T>())
+                .and_then(|mut lat| {
+                    if let Some(storage) = storage {
+                        lat.set_storage(storage)?;
+                    }
+                    Ok(Some(lat))
+                })
         } else {
             Ok(None)
         },
@@ -179,8 +180,8 @@ fn start<T: Real + Equivalence, S: Scenario>(
     let (kernel, dims): (LbmKernel, [usize; 3]) = broadcast_json(world, 0, described.as_ref())?;
     let plan = opts
         .overrides
-        .apply(PlanBuilder::new(kernel, T::DTYPE, dims), opts.engine)
-        .build();
+        .apply_checked(PlanBuilder::new(kernel, T::DTYPE, dims), opts.engine)
+        .and_then(PlanBuilder::build);
     // Every rank fails together if any cannot plan (a GPU engine on a host without one).
     let plan = common_plan(world, agreed(world, plan)?)?;
     if root {
@@ -206,6 +207,18 @@ fn start<T: Real + Equivalence, S: Scenario>(
 /// The storage of the --restart checkpoint's first rank file (its header), which a restart
 /// without --storage keeps (as in one process); `None` when there is no restart or the file
 /// cannot be read (the load then says why, on every rank).
+/// Refuses a --storage (`asked`) other than the checkpoint's (`saved`): the ranks read their
+/// files in the storage they were written in.
+fn same_storage(asked: Option<Storage>, saved: Option<Storage>) -> Result<(), Error> {
+    match (asked, saved) {
+        (Some(asked), Some(saved)) if asked != saved => Err(Error::InvalidArgument(format!(
+            "--storage {asked}: a run split over ranks restarts in its checkpoint's storage, \
+             {saved} (one process converts: restart it there, or leave --storage out)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn restart_storage<T: Real>(opts: &FlowOptions, ranks: usize) -> Option<Storage> {
     let prefix = opts.restart.as_ref()?;
     Lattice::<T>::checkpoint_storage(rank_path(prefix, 0, ranks)).ok()

@@ -61,6 +61,7 @@ fn main() -> Result<(), stencil35d::Error> {
         [line.len(), samples],
         dt,
         [line[0].position[0], spacing],
+        "receiver position (m)",
         "layered model, one shot",
     )?;
     println!("wrote {}/gather.npy and gather.png", out.display());

@@ -211,7 +211,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// This error of a run segment that started `done` steps into the run, as an error of the
     /// whole run (a blow-up's step counts from the run's start).
-    pub(crate) fn after_steps(self, done: usize) -> Error {
+    pub fn after_steps(self, done: usize) -> Error {
         match self {
             Error::NonFinite { step, cell, value } => Error::NonFinite {
                 step: step + done,

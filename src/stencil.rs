@@ -154,7 +154,12 @@ impl Stencil {
     pub fn validate(&self) -> Result<()> {
         let (max, expected, kind) = match &self.shape {
             Shape::Star { coeffs } => (MAX_STAR_RADIUS, coeffs.len().max(1), "star"),
-            Shape::Box { radius, .. } => (MAX_BOX_RADIUS, (2 * radius + 1).pow(3), "box"),
+            Shape::Box { radius, .. } => (
+                MAX_BOX_RADIUS,
+                // Saturating: a deserialised radius may be anything; it is refused below.
+                radius.saturating_mul(2).saturating_add(1).saturating_pow(3),
+                "box",
+            ),
         };
         let r = match &self.shape {
             Shape::Star { coeffs } => coeffs.len().saturating_sub(1),
@@ -183,7 +188,8 @@ impl Stencil {
     /// fixed boundary layer R cells wide.
     pub fn radius(&self) -> usize {
         match &self.shape {
-            Shape::Star { coeffs } => coeffs.len() - 1,
+            // Saturating: a deserialised star may hold no coefficient (`validate` refuses it).
+            Shape::Star { coeffs } => coeffs.len().saturating_sub(1),
             Shape::Box { radius, .. } => *radius,
         }
     }
@@ -203,6 +209,10 @@ impl Stencil {
     /// The weight of the point at offset (dx, dy, dz); zero outside the stencil.
     pub fn weight(&self, dx: i32, dy: i32, dz: i32) -> f64 {
         let r = self.radius() as i32;
+        // Offsets beyond the radius first, so that no sum of them can overflow.
+        if [dx, dy, dz].iter().any(|d| d.unsigned_abs() > r as u32) {
+            return 0.0;
+        }
         match &self.shape {
             Shape::Star { coeffs } => {
                 let nonzero = [dx, dy, dz].iter().filter(|&&d| d != 0).count();
@@ -214,9 +224,6 @@ impl Stencil {
                 }
             }
             Shape::Box { coeffs, .. } => {
-                if dx.abs() > r || dy.abs() > r || dz.abs() > r {
-                    return 0.0;
-                }
                 let w = (2 * r + 1) as usize;
                 coeffs[((dz + r) as usize * w + (dy + r) as usize) * w + (dx + r) as usize]
             }

@@ -169,3 +169,81 @@ fn a_2d_run_whose_thread_rows_do_not_fit_is_refused() {
         .run(&mut image, 4)
         .unwrap();
 }
+
+/// A described machine with a zero count or rate is refused before the model divides by it,
+/// and a plan made for a machine with far more cores than this host is refused when run.
+#[test]
+fn described_machines_are_checked_before_planning_and_running() {
+    let stencil = || Stencil::seven_point(0.4, 0.1);
+    type Spoil = fn(&mut Machine);
+    let cases: [(&str, Spoil); 5] = [
+        ("core count", |m| m.cores = 0),
+        ("f32 lane count", |m| m.f32_lanes = 0),
+        ("clock", |m| m.freq_ghz = f64::NAN),
+        ("memory bandwidth", |m| m.bandwidth_gbs = 0.0),
+        ("cache list", |m| m.caches.clear()),
+    ];
+    for (what, spoil) in cases {
+        let mut m = Machine::paper_core_i7();
+        spoil(&mut m);
+        for engine in [None, Some(Engine::Blocked)] {
+            let mut b = PlanBuilder::new(stencil(), DType::F32, [64; 3]).machine(m.clone());
+            if let Some(e) = engine {
+                b = b.engine(e).dim_t(2);
+            }
+            let e = within(LIMIT, move || b.build()).unwrap_err().to_string();
+            assert!(e.contains(what), "{what}: {e}");
+        }
+    }
+    let many = Machine {
+        cores: 4096,
+        ..Machine::paper_core_i7()
+    };
+    let plan = PlanBuilder::new(stencil(), DType::F32, [16; 3])
+        .machine(many)
+        .engine(Engine::Naive)
+        .threads(4096)
+        .build()
+        .unwrap();
+    let mut grid = Grid::<f32>::random([16; 3], 0.0, 1.0, 1).unwrap();
+    let before = grid.clone();
+    let e = stencil35d::Solver::new(plan)
+        .run(&mut grid, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("4096 threads"), "{e}");
+    assert!(grid.max_rel_diff(&before).unwrap() == 0.0);
+}
+
+/// A GPU launch shape belongs to the gpu-blocked engine: with another engine fixed it is
+/// refused when built, and a plan rebuilt for another engine drops it (no panic).
+#[test]
+fn a_gpu_launch_shape_with_a_cpu_engine_is_refused() {
+    use stencil35d::plan::GpuShape;
+    let shape = GpuShape {
+        block: [32, 8],
+        ry: 2,
+        rx: 0,
+        skew: false,
+        stream_block: 32,
+    };
+    for engine in [Engine::Naive, Engine::Blocked, Engine::GpuNaive] {
+        let e = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [64; 3])
+            .engine(engine)
+            .gpu_shape(shape)
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gpu-blocked"), "{engine}: {e}");
+    }
+    let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [64; 3])
+        .engine(Engine::Naive)
+        .build()
+        .unwrap();
+    let rebuilt = plan
+        .with_threads(1)
+        .unwrap()
+        .with_engine(Engine::Blocked)
+        .unwrap();
+    assert_eq!(rebuilt.engine(), Engine::Blocked);
+}

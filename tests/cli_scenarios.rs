@@ -162,10 +162,21 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
         says(&text, &["--dt", "positive, finite"]);
     }
     let text = refused(&wave(&out, &["--dt", "1e-300"]));
-    says(&text, &["--dt 1e-300 s", "whole number of microseconds"]);
+    says(
+        &text,
+        &["--dt 1e-300 s", "outside the 1 to 32767 microseconds"],
+    );
     assert!(text.len() < 300, "{text}");
-    let text = refused(&wave(&out, &["--dt", "0.1"]));
-    says(&text, &["--dt 0.1 s", "from 1 to 65535"]);
+    let text = refused(&wave(&out, &["--dt", "0.0012345"]));
+    says(
+        &text,
+        &["--dt 0.0012345 s", "not a whole number of microseconds"],
+    );
+    // SEG-Y rev 1's sample interval is a signed 16-bit field.
+    for dt in ["0.1", "0.04"] {
+        let text = refused(&wave(&out, &["--dt", dt]));
+        says(&text, &[&format!("--dt {dt} s"), "outside the 1 to 32767"]);
+    }
     let text = refused(&wave(&out, &["--dt", "0.01"]));
     says(
         &text,

@@ -523,3 +523,103 @@ fn a_refused_compare_leaves_no_output_directory() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An option that none of the named engines takes is refused, naming it, instead of being
+/// dropped; an engine list that names none is refused; a `compare` without the naive engine
+/// every ratio is measured against is refused before it measures anything.
+#[test]
+fn options_no_named_engine_takes_are_refused() {
+    refused_with(
+        &["plan", "--size", "32", "--engine", "naive", "--dim-t", "4"],
+        &["--dim-t", "blocked"],
+    );
+    refused_with(
+        &[
+            "bench", "--size", "32", "--steps", "2", "--engine", "naive", "--tile", "20x20",
+        ],
+        &["--tile"],
+    );
+    refused_with(
+        &[
+            "bench",
+            "--kernel",
+            "d3q19",
+            "--size",
+            "16",
+            "--steps",
+            "2",
+            "--in-place",
+        ],
+        &["--in-place", "gpu-naive"],
+    );
+    refused_with(
+        &[
+            "bench",
+            "--size",
+            "32",
+            "--steps",
+            "2",
+            "--engine",
+            "naive,blocked",
+            "--autotune",
+        ],
+        &["--autotune"],
+    );
+    for list in ["", ","] {
+        refused_with(
+            &["bench", "--size", "32", "--steps", "2", "--engine", list],
+            &["names no engine"],
+        );
+    }
+    let dir = temp_dir("compare-without-naive");
+    refused_with(
+        &[
+            "compare",
+            "--size",
+            "16",
+            "--steps",
+            "2",
+            "--engines",
+            "blocked",
+            "--out",
+            s(&dir),
+        ],
+        &["naive"],
+    );
+    // The same options where an engine takes them are accepted.
+    let (ok, _, stderr) = cli(&[
+        "bench",
+        "--size",
+        "24",
+        "--steps",
+        "2",
+        "--engine",
+        "naive,blocked",
+        "--dim-t",
+        "2",
+    ]);
+    assert!(ok, "{stderr}");
+}
+
+/// A failed write to standard output (a full disk) ends the command with an error, not a
+/// panic.
+#[test]
+fn a_full_standard_output_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("skipped: no /dev/full");
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+        .args(["plan", "--size", "32"])
+        .current_dir(std::env::temp_dir())
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("cannot write to standard output"),
+        "{stderr}"
+    );
+}

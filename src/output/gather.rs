@@ -22,7 +22,8 @@ const CLIP_QUANTILE: f64 = 0.99;
 
 /// Writes a shot gather as a PNG figure at `path`: `traces` holds `receivers` traces of
 /// `samples` samples each, row-major (trace by trace), sampled every `dt_s` seconds from time
-/// 0; receiver `r` lies at `first_m + r · spacing_m` metres along the line. Receivers run
+/// 0; receiver `r` lies at `first + r · spacing` along the x axis labelled `x_label` (metres
+/// along a line, "receiver position (m)", or trace numbers). Receivers run
 /// across, time down; where there are more traces or samples than pixels, each pixel shows the
 /// value of largest magnitude among those it covers, so that no wavelet is lost. Non-finite
 /// values are grey. Returns where the field and the colour bar lie in the picture.
@@ -35,6 +36,7 @@ pub fn write_gather_png(
     [receivers, samples]: [usize; 2],
     dt_s: f64,
     [first_m, spacing_m]: [f64; 2],
+    x_label: &str,
     title: &str,
 ) -> Result<PictureLayout> {
     check(traces, [receivers, samples], dt_s, [first_m, spacing_m])?;
@@ -43,7 +45,7 @@ pub fn write_gather_png(
     let slice = resample(traces, [receivers, samples], [width, height]);
     let clip = clip_level(traces);
     let x_axis = PictureAxis {
-        label: "receiver position (m)".into(),
+        label: x_label.into(),
         origin: first_m - spacing_m / 2.0,
         cell_size: receivers as f64 * spacing_m / width as f64,
     };
@@ -207,6 +209,7 @@ mod tests {
             [receivers, samples],
             0.001,
             [0.0, 10.0],
+            "receiver position (m)",
             "shot 1",
         )
         .unwrap();
@@ -235,8 +238,16 @@ mod tests {
             })
             .collect();
         traces[30 * samples + 300] = 100.0;
-        let layout =
-            write_gather_png(&path, &traces, [receivers, samples], 0.002, [0.0, 5.0], "t").unwrap();
+        let layout = write_gather_png(
+            &path,
+            &traces,
+            [receivers, samples],
+            0.002,
+            [0.0, 5.0],
+            "receiver position (m)",
+            "t",
+        )
+        .unwrap();
         let (w, _, rgb) = decode(&path);
         let f = layout.field;
         let [r, _, b] = pixel(&rgb, w, f.x + 5, f.y + 5);
@@ -259,11 +270,38 @@ mod tests {
     fn zeros_and_single_samples_do_not_panic() {
         let dir = scratch("zeros");
         let path = dir.join("gather.png");
-        let one = write_gather_png(&path, &[0.0], [1, 1], 0.004, [0.0, 1.0], "one").unwrap();
+        let one = write_gather_png(
+            &path,
+            &[0.0],
+            [1, 1],
+            0.004,
+            [0.0, 1.0],
+            "receiver position (m)",
+            "one",
+        )
+        .unwrap();
         assert_eq!((one.field.width, one.field.height), (480, 480));
-        write_gather_png(&path, &[0.0; 200], [10, 20], 0.004, [100.0, -2.0], "zeros").unwrap();
+        write_gather_png(
+            &path,
+            &[0.0; 200],
+            [10, 20],
+            0.004,
+            [100.0, -2.0],
+            "receiver position (m)",
+            "zeros",
+        )
+        .unwrap();
         let nan = [f32::NAN, 1.0, f32::INFINITY, -1.0];
-        write_gather_png(&path, &nan, [2, 2], 0.004, [0.0, 1.0], "non-finite").unwrap();
+        write_gather_png(
+            &path,
+            &nan,
+            [2, 2],
+            0.004,
+            [0.0, 1.0],
+            "receiver position (m)",
+            "non-finite",
+        )
+        .unwrap();
         assert!(decode(&path).0 > 480);
         std::fs::remove_dir_all(&dir).ok();
     }
@@ -272,11 +310,27 @@ mod tests {
     fn refuses_inconsistent_gathers() {
         let path = std::env::temp_dir().join("stencil35d-gather-never-written.png");
         let bad = [
-            write_gather_png(&path, &[0.0; 6], [2, 4], 0.001, [0.0, 1.0], "size"),
-            write_gather_png(&path, &[], [0, 4], 0.001, [0.0, 1.0], "empty"),
-            write_gather_png(&path, &[0.0; 8], [2, 4], 0.0, [0.0, 1.0], "dt"),
-            write_gather_png(&path, &[0.0; 8], [2, 4], 0.001, [0.0, 0.0], "spacing"),
-            write_gather_png(&path, &[0.0; 8], [2, 4], 0.001, [f64::NAN, 1.0], "x"),
+            write_gather_png(
+                &path,
+                &[0.0; 6],
+                [2, 4],
+                0.001,
+                [0.0, 1.0],
+                "receiver position (m)",
+                "size",
+            ),
+            write_gather_png(
+                &path,
+                &[],
+                [0, 4],
+                0.001,
+                [0.0, 1.0],
+                "receiver position (m)",
+                "empty",
+            ),
+            write_gather_png(&path, &[0.0; 8], [2, 4], 0.0, [0.0, 1.0], "x", "dt"),
+            write_gather_png(&path, &[0.0; 8], [2, 4], 0.001, [0.0, 0.0], "x", "spacing"),
+            write_gather_png(&path, &[0.0; 8], [2, 4], 0.001, [f64::NAN, 1.0], "x", "x"),
         ];
         for result in bad {
             assert!(

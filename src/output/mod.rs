@@ -29,10 +29,11 @@ pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice, MAX_PICTURE_PIXELS};
-pub use self::segy::{write_segy, SegyShot, SegyTrace};
+pub use self::segy::{write_segy, SegyShot, SegyTrace, SEGY_MAX_16};
 pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
     write_vti_piece, write_vti_spaced, VtiArray, VtiBuffer, VtiValues,
 };
+pub(crate) use self::whole::{commit_durable, stage_durable};
 pub use self::whole::{write_whole, write_whole_durable, Staged};
 pub use self::writable::{check_writable_dir, check_writable_file};

@@ -26,7 +26,7 @@ pub struct SegyShot {
     /// The source's position `[x, y, z]` in metres, `z` the depth below the datum.
     pub source: [f64; 3],
     /// Time between samples in seconds; SEG-Y stores it as a whole number of microseconds
-    /// (1 to 65535).
+    /// (1 to [`SEGY_MAX_16`]).
     pub sample_interval_s: f64,
     /// The traces, in the order they are written (trace numbers 1, 2, ...).
     pub traces: Vec<SegyTrace>,
@@ -34,6 +34,11 @@ pub struct SegyShot {
     /// lines of 76 characters, non-ASCII characters written as `?`, cut after line 38.
     pub text: String,
 }
+
+/// The largest count or interval a SEG-Y revision 1 header holds in its 2-byte fields (traces
+/// per ensemble, samples per trace, the sample interval in microseconds): the standard defines
+/// every header integer as two's complement, so readers take 32768 and above as negative.
+pub const SEGY_MAX_16: usize = 32_767;
 
 /// Bytes of the textual header, the binary header and a trace header.
 const TEXT_BYTES: usize = 3200;
@@ -58,9 +63,10 @@ struct Layout {
 /// whole metres (negative for receivers at smaller x), coordinates and depths to the finest of
 /// millimetres, centimetres, ... that fits the 32-bit fields.
 ///
-/// Errors: no traces or more than 65535, traces of different lengths, no samples or more than
-/// 65535, a sample interval that is not a whole number of microseconds from 1 to 65535,
-/// non-finite coordinates or coordinates too large for the fields, I/O.
+/// Errors: no traces or more than [`SEGY_MAX_16`], traces of different lengths, no samples or
+/// more than [`SEGY_MAX_16`], a sample interval that is not a whole number of microseconds
+/// from 1 to [`SEGY_MAX_16`], non-finite coordinates or coordinates too large for the fields,
+/// I/O.
 pub fn write_segy(path: &Path, shot: &SegyShot) -> Result<()> {
     let layout = check(shot)?;
     let io = |e| Error::io(path, e);
@@ -86,9 +92,9 @@ fn refuse(msg: String) -> Error {
 /// Checks that `shot` fits SEG-Y's fields and chooses the scalars.
 fn check(shot: &SegyShot) -> Result<Layout> {
     let n = shot.traces.len();
-    let traces = u16::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
+    let traces = signed_16(n).ok_or_else(|| {
         refuse(format!(
-            "{n} traces; one file holds 1 to 65535 (write a larger shot as several files)"
+            "{n} traces; one file holds 1 to {SEGY_MAX_16} (write a larger shot as several files)"
         ))
     })?;
     let len = shot.traces[0].data.len();
@@ -104,9 +110,9 @@ fn check(shot: &SegyShot) -> Result<Layout> {
             t.data.len()
         )));
     }
-    let samples = u16::try_from(len).ok().filter(|&n| n > 0).ok_or_else(|| {
+    let samples = signed_16(len).ok_or_else(|| {
         refuse(format!(
-            "{len} samples per trace; SEG-Y holds 1 to 65535 (resample or cut the traces)"
+            "{len} samples per trace; SEG-Y holds 1 to {SEGY_MAX_16} (resample or cut the traces)"
         ))
     })?;
     let interval_us = interval_us(shot.sample_interval_s)?;
@@ -135,13 +141,20 @@ fn check(shot: &SegyShot) -> Result<Layout> {
     })
 }
 
-/// The sample interval `dt` seconds in microseconds, if a whole number from 1 to 65535.
+/// `n` as a 2-byte header count, if it is from 1 to [`SEGY_MAX_16`].
+fn signed_16(n: usize) -> Option<u16> {
+    (1..=SEGY_MAX_16).contains(&n).then_some(n as u16)
+}
+
+/// The sample interval `dt` seconds in microseconds, if a whole number from 1 to
+/// [`SEGY_MAX_16`].
 fn interval_us(dt: f64) -> Result<u16> {
     let us = dt * 1e6;
     let whole = us.round();
-    if !(1.0..=65535.0).contains(&whole) {
+    if !(1.0..=SEGY_MAX_16 as f64).contains(&whole) {
         return Err(refuse(format!(
-            "sample interval {dt} s is {us} µs; SEG-Y holds 1 to 65535 whole microseconds"
+            "sample interval {dt} s is {us} µs; SEG-Y holds 1 to {SEGY_MAX_16} whole \
+             microseconds"
         )));
     }
     if (us - whole).abs() > 1e-6 * whole {
@@ -480,16 +493,21 @@ mod tests {
         let dir = scratch("refusals");
         let path = dir.join("bad.sgy");
         let refused = |s: SegyShot| write_segy(&path, &s).unwrap_err().to_string();
-        let err = refused(shot(1, 65536));
-        assert!(err.contains("65536 samples per trace"), "{err}");
+        // Rev 1's 2-byte fields are signed: 32768 samples, traces or microseconds would read
+        // back negative.
+        let err = refused(shot(1, 32_768));
+        assert!(err.contains("32768 samples per trace"), "{err}");
+        let err = refused(shot(32_768, 1));
+        assert!(err.contains("32768 traces"), "{err}");
+        write_segy(&path, &shot(1, 32_767)).unwrap();
         assert!(refused(shot(1, 0)).contains("0 samples per trace"));
         assert!(refused(shot(0, 4)).contains("0 traces"));
-        for dt in [0.1, 0.0, -0.002, 1.0e-7, f64::NAN] {
+        for dt in [0.1, 0.032768, 0.0, -0.002, 1.0e-7, f64::NAN] {
             let err = refused(SegyShot {
                 sample_interval_s: dt,
                 ..shot(2, 4)
             });
-            assert!(err.contains("1 to 65535 whole microseconds"), "{dt}: {err}");
+            assert!(err.contains("1 to 32767 whole microseconds"), "{dt}: {err}");
         }
         let err = refused(SegyShot {
             sample_interval_s: 0.0012345,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{bandwidth, cache_probe, compute};
 use crate::lbm::LbmKernel;
-use crate::{DType, Level};
+use crate::{DType, Error, Level, Result};
 
 /// The row overhead of the CPU engines' row kernels, in cell updates, fitted to 16-thread runs
 /// of one-thread tiles on a 16-core AVX-512 server (star7 and D3Q19 gave 35 and 52 cells), where
@@ -125,6 +125,49 @@ fn full_efficiency() -> f64 {
 }
 
 impl Machine {
+    /// Checks a described machine ([`crate::PlanBuilder::machine`]) before the model divides by
+    /// its figures: at least one core, one `f32` lane and one operation per cycle, a positive
+    /// finite clock, bandwidth and compute share (one core's bandwidth may be 0, not
+    /// measured), and at least one cache of non-zero size.
+    ///
+    /// Errors: [`Error::InvalidPlan`] naming the first figure out of range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, value: String| {
+            Err(Error::InvalidPlan(format!(
+                "the machine's {what} is {value}: a machine needs at least one core, one f32 \
+                 lane, one operation per cycle, positive finite clock and bandwidths and a cache"
+            )))
+        };
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if self.cores == 0 {
+            return bad("core count", "0".into());
+        }
+        if self.f32_lanes == 0 {
+            return bad("f32 lane count", "0".into());
+        }
+        if self.fp_ops_per_cycle == 0 {
+            return bad("operations per cycle", "0".into());
+        }
+        for (what, v) in [
+            ("clock (GHz)", self.freq_ghz),
+            ("memory bandwidth (GB/s)", self.bandwidth_gbs),
+            ("compute efficiency", self.compute_efficiency),
+        ] {
+            if !positive(v) {
+                return bad(what, v.to_string());
+            }
+        }
+        // 0: not measured.
+        let core = self.core_bandwidth_gbs;
+        if !(core.is_finite() && core >= 0.0) {
+            return bad("one core's bandwidth (GB/s)", core.to_string());
+        }
+        if self.caches.is_empty() || self.caches.iter().any(|c| c.bytes == 0 || c.shared_by == 0) {
+            return bad("cache list", format!("{:?}", self.caches));
+        }
+        Ok(())
+    }
+
     /// This machine with its SIMD level lowered to `level` where that is lower (the lanes
     /// follow); a level above the machine's is ignored.
     pub fn with_isa_at_most(mut self, level: Level) -> Machine {

@@ -86,6 +86,27 @@ mod tests {
             .cache_share(0.5)
     }
 
+    /// A plan for the detected machine is rebuilt for the machine detected again (so a GPU
+    /// host's rebuilt plan may take the GPU), at the same instruction-set level; a plan for a
+    /// described machine keeps that machine.
+    #[test]
+    fn a_rebuilt_plan_detects_its_machine_again_unless_it_was_described() {
+        let detected = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [32; 3])
+            .build()
+            .unwrap();
+        let b = detected.rebuild();
+        assert!(b.machine.is_none());
+        assert_eq!(b.isa, Some(detected.machine().isa));
+        let described = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32)
+            .build()
+            .unwrap();
+        assert_eq!(
+            described.rebuild().machine.as_ref(),
+            Some(described.machine())
+        );
+        assert_eq!(described.rebuild().cache_share, Some(0.5));
+    }
+
     /// A tuned plan takes the fastest measured gpu-blocked shape when the model picks that
     /// engine (or when it measured above the model's other pick), not the model's first shape.
     #[test]

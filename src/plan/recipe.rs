@@ -7,7 +7,7 @@ use super::builder::PlanBuilder;
 use super::candidate::Candidate;
 use super::gpu_model::GpuShape;
 use super::kernel::Kernel;
-use super::limits::LONGEST_RUN_SECONDS;
+use super::limits::{LONGEST_RUN_SECONDS, MAX_THREADS_PER_CORE};
 use super::machine::Machine;
 use super::tune;
 use crate::engine::Engine;
@@ -62,6 +62,9 @@ pub struct Plan {
     pub(super) dim_t: usize,
     pub(super) tile: [usize; 2],
     pub(super) cache_bytes: usize,
+    /// The share of the last-level cache the plan was made for (the user's or the default),
+    /// which a rebuilt plan keeps.
+    pub(super) cache_share: f64,
     pub(super) kernel_bytes_per_op: f64,
     pub(super) machine_bytes_per_op: f64,
     pub(super) eta: usize,
@@ -69,6 +72,9 @@ pub struct Plan {
     pub(super) candidates: Vec<Candidate>,
     pub(super) overrides: Overrides,
     pub(super) machine: Machine,
+    /// Whether `machine` was given ([`PlanBuilder::machine`]) rather than detected: a rebuilt
+    /// plan for a detected machine considers the GPU again.
+    pub(super) described: bool,
     pub(super) gpu: Option<crate::gpu::GpuInfo>,
     pub(super) in_place: bool,
     /// Why the planner chose the lattice's storage scheme (`None`: the user's choice, or no
@@ -93,29 +99,29 @@ impl Plan {
             tile_threads: self.overrides.tile_threads.then_some(self.tile_threads),
             z_chunks: self.overrides.z_chunks.then_some(self.z_chunks),
             pin: self.pin,
-            cache_share: Some(self.cache_bytes as f64 / self.machine.usable_llc_bytes() as f64),
-            machine: Some(self.machine.clone()),
+            cache_share: Some(self.cache_share),
+            // A detected machine is detected again (the same, cached), so that the rebuilt
+            // plan may take the GPU as the first one could; its instruction-set cap is kept.
+            machine: self.described.then(|| self.machine.clone()),
             autotune: if self.chosen.measured_mups.is_some() {
                 tune::TIMED
             } else {
                 0
             },
-            gpu_shape: self.overrides.gpu_shape.then(|| {
-                let l = self
-                    .chosen
-                    .gpu
-                    .as_ref()
-                    .expect("GPU overrides come with launch parameters");
-                GpuShape {
+            gpu_shape: self
+                .chosen
+                .gpu
+                .as_ref()
+                .filter(|_| self.overrides.gpu_shape)
+                .map(|l| GpuShape {
                     block: l.block,
                     ry: l.ry,
                     rx: l.rx,
                     skew: l.skew,
                     stream_block: l.stream_block,
-                }
-            }),
+                }),
             in_place: self.overrides.in_place.then_some(self.in_place),
-            isa: None,
+            isa: (!self.described).then_some(self.machine.isa),
         }
     }
 
@@ -225,9 +231,21 @@ impl Plan {
     }
     /// Refuses `steps` steps of this plan, with [`Error::InvalidArgument`], when their cell
     /// updates overflow a 64-bit count or the plan predicts they take longer than a year
-    /// ([`LONGEST_RUN_SECONDS`]): such a count is a mistake, not a simulation. A caller that
+    /// ([`LONGEST_RUN_SECONDS`]): such a count is a mistake, not a simulation. A plan made for a
+    /// described machine with more threads than [`MAX_THREADS_PER_CORE`] per usable core of
+    /// this host is [`Error::InvalidPlan`]. A caller that
     /// runs in parts (a progress bar, checkpoints) checks its whole run with this first.
     pub fn check_run_length(&self, steps: usize) -> Result<()> {
+        // A plan for a described machine may ask for more threads than this host can run.
+        let most = MAX_THREADS_PER_CORE * Machine::usable_cores();
+        if self.threads > most {
+            return Err(Error::InvalidPlan(format!(
+                "the plan runs {} threads, more than {most} ({MAX_THREADS_PER_CORE} for each of \
+                 this host's {} usable cores): plan for this machine, or with fewer threads",
+                self.threads,
+                Machine::usable_cores()
+            )));
+        }
         let cells = self.interior_cells();
         if cells.checked_mul(steps as u64).is_none() {
             return Err(Error::InvalidArgument(format!(

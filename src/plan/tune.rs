@@ -128,7 +128,7 @@ pub(crate) fn tune(
     for (slot, &i) in order.iter().enumerate() {
         candidates.swap(slot, i);
     }
-    let n = order.len().min(count + extra);
+    let n = order.len().min(count.saturating_add(extra));
     // Timing does not depend on the coefficients: use the normalised stencil of the same shape
     // so random data stays bounded.
     let timing_stencil = Stencil::from_name(&stencil.kind_name())?;

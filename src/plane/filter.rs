@@ -265,9 +265,10 @@ impl Filter2 {
 
     /// The `k × k` Gaussian of standard deviation `sigma` (odd `k`), normalised to sum one.
     pub fn gaussian(k: usize, sigma: f64) -> Result<Filter2> {
-        if k.is_multiple_of(2) || !(sigma > 0.0 && sigma.is_finite()) {
+        if k.is_multiple_of(2) || k > MAX_FILTER_SIZE || !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::InvalidArgument(format!(
-                "a Gaussian filter needs an odd size and a positive sigma, got {k} and {sigma}"
+                "a Gaussian filter needs an odd size up to {MAX_FILTER_SIZE} and a positive \
+                 sigma, got {k} and {sigma}"
             )));
         }
         let c = (k / 2) as f64;

@@ -175,7 +175,7 @@ impl Stencil2 {
     /// The weight of the point at offset (dx, dy); zero outside the stencil.
     pub fn weight(&self, dx: i32, dy: i32) -> f64 {
         let r = self.radius() as i32;
-        if dx.abs() > r || dy.abs() > r {
+        if dx.unsigned_abs() > r as u32 || dy.unsigned_abs() > r as u32 {
             return 0.0;
         }
         match &self.shape {

@@ -48,6 +48,10 @@ pub(super) fn advance_wave_beside<'a, T: Real>(
         host.beside_first();
         return Err(e);
     }
+    // Each trace grows by one sample a step: take the room once, not by doubling.
+    for trace in &mut host.field.traces {
+        trace.reserve_exact(steps);
+    }
     solver.dispatch(&mut host, steps)
 }
 
@@ -74,6 +78,11 @@ fn check_run<T: Real>(
     }
     check_shape(&solver.plan, T::DTYPE, field.dims())?;
     check_steps(steps)?;
+    check_traces(
+        field,
+        steps,
+        solver.memory.or_else(crate::memory::available),
+    )?;
     if input.scan() {
         // The scan runs on the plan's threads, not on every core of the machine.
         let pool = solver.workers.pool(solver.plan.threads())?;
@@ -82,6 +91,25 @@ fn check_run<T: Real>(
         }
     }
     Ok(())
+}
+
+/// Refuses a run whose receivers' traces would outgrow the host's memory (`available`
+/// bytes; `None`: unknown): `steps` more samples of 8 bytes for each receiver.
+fn check_traces<T: Real>(field: &Wavefield<T>, steps: usize, available: Option<u64>) -> Result<()> {
+    let receivers = field.traces.len() as u64;
+    let bytes = receivers.saturating_mul(steps as u64).saturating_mul(8);
+    match available {
+        Some(have) if bytes > crate::memory::usable_host(have) => {
+            Err(Error::InvalidArgument(format!(
+                "the traces of {receivers} receivers over {steps} steps need {:.1} GB, {:.1} GB \
+                 are available: record fewer receivers, or run in parts and take the traces \
+                 after each",
+                bytes as f64 / 1e9,
+                have as f64 / 1e9
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Advances `field`, a split wavefield's local part, by `steps` steps of the solver's GPU

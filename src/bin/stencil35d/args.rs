@@ -268,6 +268,12 @@ impl Problem {
             )));
         }
         if let Some(rest) = self.kernel.strip_prefix("conv2d") {
+            if !(rest.is_empty() || rest.starts_with(':')) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown kernel '{}': a convolution is conv2d or conv2d:KxL",
+                    self.kernel
+                )));
+            }
             return self.filter(rest.strip_prefix(':')).map(Kernel::Filter);
         }
         if !(self.kernel.starts_with("star") || self.kernel.starts_with("box")) {
@@ -418,7 +424,86 @@ pub struct Overrides {
     pub two_copies: bool,
 }
 
+/// An override: whether it was given, its option, the engines it applies to (in words) and
+/// the test of an engine that takes it.
+type Taken = (bool, &'static str, &'static str, fn(Engine) -> bool);
+
 impl Overrides {
+    /// Refuses an override that none of `engines` takes (`None`, the planner's choice, takes
+    /// every one: the planner then picks an engine that does), naming the option and the
+    /// engines it applies to, so that no option given is silently dropped.
+    pub fn check_taken(&self, engines: &[Option<Engine>]) -> Result<(), Error> {
+        let blocked: fn(Engine) -> bool = |e| e.is_blocked();
+        let cpu_blocked: fn(Engine) -> bool = |e| e == Engine::Blocked;
+        let gpu: fn(Engine) -> bool = |e| e.is_gpu();
+        let set: [Taken; 8] = [
+            (
+                self.dim_t.is_some(),
+                "--dim-t",
+                "blocked and gpu-blocked",
+                blocked,
+            ),
+            (
+                self.tile.is_some(),
+                "--tile",
+                "blocked and gpu-blocked",
+                blocked,
+            ),
+            (
+                self.tile_threads.is_some(),
+                "--tile-threads",
+                "blocked",
+                cpu_blocked,
+            ),
+            (
+                self.z_chunks.is_some(),
+                "--z-chunks",
+                "blocked",
+                cpu_blocked,
+            ),
+            (self.block.is_some(), "--block", "gpu-blocked", |e| {
+                e == Engine::GpuBlocked
+            }),
+            (
+                self.autotune.is_some(),
+                "--autotune",
+                "gpu-naive and gpu-blocked",
+                gpu,
+            ),
+            (self.in_place, "--in-place", "gpu-naive", |e| {
+                e == Engine::GpuNaive
+            }),
+            (
+                self.two_copies,
+                "--two-copies",
+                "gpu-naive and gpu-blocked",
+                gpu,
+            ),
+        ];
+        for (given, option, applies, takes) in set {
+            if given && !engines.iter().any(|e| e.is_none_or(takes)) {
+                let named: Vec<String> = engines.iter().flatten().map(|e| e.to_string()).collect();
+                return Err(Error::InvalidArgument(format!(
+                    "{option} applies to the {applies} engines, and the run names only {}: \
+                     drop {option} or name one of those engines",
+                    named.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Overrides::apply`] for one engine (`None`: the planner's choice), after
+    /// [`Overrides::check_taken`]: an override that engine does not take is an error.
+    pub fn apply_checked(
+        &self,
+        b: PlanBuilder,
+        engine: Option<Engine>,
+    ) -> Result<PlanBuilder, Error> {
+        self.check_taken(&[engine])?;
+        Ok(self.apply(b, engine))
+    }
+
     /// Applies the overrides to a plan builder for `engine` (dim_t and tile only to blocked
     /// engines, so `--engine naive,blocked --dim-t 3` means what it says).
     pub fn apply(&self, mut b: PlanBuilder, engine: Option<Engine>) -> PlanBuilder {

@@ -178,13 +178,20 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
     let dims = args.problem.dims(kernel);
     let dtype = args.problem.dtype;
     let engines = bench_engines(&args.engine)?;
+    args.overrides.check_taken(&engines)?;
+    // Every engine's plan before any is timed, so that a flag no engine takes, or a missing
+    // GPU, is reported before minutes of timing.
+    let plans = engines
+        .iter()
+        .map(|&engine| {
+            args.overrides
+                .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
+                .build()
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut expected: Option<S> = None;
     let mut rows = Vec::new();
-    for &engine in &engines {
-        let plan = args
-            .overrides
-            .apply(PlanBuilder::new(kernel.clone(), dtype, dims), engine)
-            .build()?;
+    for (&engine, plan) in engines.iter().zip(plans) {
         for w in plan.warnings() {
             eprintln!("warning: {w}");
         }
@@ -228,14 +235,22 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
 
 /// The engines `--engine` names; `None` is `auto` (the planner's choice).
 pub(crate) fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
-    list.split(',')
+    let engines = list
+        .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| match s {
             "auto" => Ok(None),
             _ => parse_engines(s).map(|e| e.first().copied()),
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    if engines.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "--engine '{list}' names no engine (auto, reference, naive, blocked, gpu-naive, \
+             gpu-blocked)"
+        )));
+    }
+    Ok(engines)
 }
 
 /// The reference engine's result for `input` after the bench's steps (for a 16-bit lattice,

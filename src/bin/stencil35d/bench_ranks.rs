@@ -169,7 +169,9 @@ fn time_split<S: Split>(
     let dims = args.problem.dims(kernel);
     let mut reference: Option<S::Whole> = None;
     let (mut rows, mut splits) = (Vec::new(), Vec::new());
-    for engine in bench_engines(&args.engine)? {
+    let engines = bench_engines(&args.engine)?;
+    args.overrides.check_taken(&engines)?;
+    for engine in engines {
         let plan = args
             .overrides
             .apply(

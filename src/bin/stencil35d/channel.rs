@@ -83,7 +83,8 @@ impl Scenario for ChannelArgs {
     fn default_steps(&self) -> usize {
         // Five viscous times H²/ν: the profile has converged to ~e^{-5π²}.
         let h = self.height();
-        (5.0 * h * h / self.viscosity().max(1e-9)).round() as usize
+        // At least one step: a very viscous flow converges within a step.
+        ((5.0 * h * h / self.viscosity().max(1e-9)).round() as usize).max(1)
     }
 
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {

@@ -58,7 +58,14 @@ pub struct CompareArgs {
     seed: u64,
     /// Measure nothing: read a compare.json written earlier (say, on another machine) and
     /// print its table and write its files into --out again.
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = [
+            "size", "size2d", "steps", "dtype", "kernels", "engines", "repeat", "budget",
+            "threads", "seed"
+        ]
+    )]
     from_json: Option<PathBuf>,
 }
 
@@ -99,6 +106,15 @@ fn compare(args: &CompareArgs, start: Instant) -> Result<(), Error> {
         .map(|k| perf::kernel_by_name(k).map_err(|e| crate::args::in_option("--kernels", k, e)))
         .collect::<Result<_, _>>()?;
     config.engines = parse_engines(&args.engines)?;
+    // The speedup chart and the table's ratios are against the naive CPU engine: without it
+    // the comparison could be measured but not written.
+    if !config.engines.contains(&stencil35d::Engine::Naive) {
+        return Err(Error::InvalidArgument(format!(
+            "--engines '{}' leaves out naive, the engine every ratio and the speedup chart are \
+             measured against: add naive",
+            args.engines
+        )));
+    }
     config.repeat = args.repeat;
     config.budget_seconds = args.budget;
     config.threads = args.threads;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use stencil35d::output::{check_writable_file, Picture};
-use stencil35d::{Error, Filter2, Kernel, Plan, PlanBuilder, Solver};
+use stencil35d::{Border, Error, Filter2, Kernel, Plan, PlanBuilder, Solver};
 
 use crate::args::{load_border, load_filter, parse_engines, parse_threads};
 
@@ -95,6 +95,17 @@ pub fn run(args: &FilterArgs) -> Result<(), Error> {
     let filter = load_filter(&args.filter)?;
     check_f32_weights(&filter, &args.filter)?;
     let border = load_border(&args.border)?;
+    if let Border::Constant(v) = border {
+        let fits = v.abs() <= f64::from(f32::MAX); // false for NaN too
+        if !fits {
+            return Err(Error::InvalidArgument(format!(
+                "--border {}: the value {v:e} is beyond the range of f32 (±{:e}), the \
+                 precision pictures are filtered in",
+                args.border,
+                f32::MAX
+            )));
+        }
+    }
     let filter = filter.with_border(border);
     check_writable_file(&args.output, "the output picture")?;
     let mut picture = Picture::read_png(&args.input)?;

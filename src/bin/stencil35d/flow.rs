@@ -149,7 +149,7 @@ pub fn output_stems<S: Scenario>(opts: &FlowOptions, start: u64, steps: usize) -
     (1..)
         .map(move |k| k * every)
         .take_while(move |&done| every > 0 && done < steps)
-        .map(move |done| Some(start + done as u64))
+        .map(move |done| Some(start.saturating_add(done as u64)))
         .chain([None])
         .map(stem::<S>)
         .collect()
@@ -234,10 +234,10 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     }
     let plan = opts
         .overrides
-        .apply(
+        .apply_checked(
             PlanBuilder::new(LbmKernel::of(&lat), T::DTYPE, lat.dims()),
             opts.engine,
-        )
+        )?
         .build()?;
     // The run goes in parts (pictures, checkpoints): its whole length is checked here, and
     // before the files it would write are listed.

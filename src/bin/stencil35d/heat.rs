@@ -121,10 +121,10 @@ fn plan_for<T: Real>(args: &HeatArgs) -> Result<Plan, Error> {
     let stencil = Stencil::seven_point(1.0 - 6.0 * args.nu, args.nu);
     let plan = args
         .overrides
-        .apply(
+        .apply_checked(
             PlanBuilder::new(stencil, T::DTYPE, args.size.0),
             args.engine,
-        )
+        )?
         .build()?;
     // The run goes in parts (pictures, progress): its whole length is checked here.
     plan.check_run_length(args.steps)?;

@@ -100,8 +100,29 @@ fn quiet_on_closed_pipe() {
     }
 }
 
+/// Ends the process with an error, not a panic's backtrace, when a write to standard output
+/// fails (a full disk under `> results.json`): `println!` panics with "failed printing to
+/// stdout: ..." on such an error.
+fn stdout_errors_end_with_a_message() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(why) = text.strip_prefix("failed printing to stdout: ") {
+            eprintln!("error: cannot write to standard output: {why}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
     quiet_on_closed_pipe();
+    stdout_errors_end_with_a_message();
     let cli = Cli::parse();
     if let Err(e) = install_tuning(&cli.tune) {
         eprintln!("error: {e}");

@@ -31,7 +31,7 @@ pub fn run(args: &PlanArgs) -> Result<(), Error> {
     let kernel = args.problem.kernel(&args.overrides)?;
     let dims = args.problem.dims(&kernel);
     let builder = PlanBuilder::new(kernel, args.problem.dtype, dims);
-    let plan = args.overrides.apply(builder, engine).build()?;
+    let plan = args.overrides.apply_checked(builder, engine)?.build()?;
     if args.json {
         println!(
             "{}",

@@ -196,10 +196,11 @@ fn print_compute(p: &Probe) {
     let m = &p.m;
     for (dtype, gops) in p.measured {
         println!(
-            "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores) -> Γ = {:.3} bytes/op; \
-             measured FMA loop: {:.1} Gops = {:.1} GFLOP/s",
+            "peak {}:   {:.1} Gops (clock x lanes x ops/cycle x cores), {:.1} sustained (the \
+             planner's share) -> Γ = {:.3} bytes/op; measured FMA loop: {:.1} Gops = {:.1} GFLOP/s",
             dtype,
             m.peak_gops(dtype, m.cores),
+            m.sustained_gops(dtype, m.cores, false),
             m.bytes_per_op(dtype, false),
             gops,
             2.0 * gops

@@ -39,7 +39,8 @@ enum Model {
 enum Layout {
     /// A line along x through the source, at the source's depth.
     Line,
-    /// A square grid over x and y at the source's depth.
+    /// A grid over x and y (every --receiver-spacing cells between the layers) at the source's
+    /// depth.
     Grid,
 }
 
@@ -105,7 +106,7 @@ pub struct WaveArgs {
     /// x-low, x-high, y-low, y-high. The engines then run one step per pass.
     #[arg(long, value_enum, value_delimiter = ',')]
     rigid: Vec<RigidFace>,
-    /// Time step, seconds, a whole number of microseconds from 1 to 65535 (SEG-Y's sample
+    /// Time step, seconds, a whole number of microseconds from 1 to 32767 (SEG-Y's sample
     /// interval) (default: 80% of the stability limit, rounded down to whole microseconds).
     #[arg(long)]
     pub(crate) dt: Option<f64>,
@@ -116,8 +117,8 @@ pub struct WaveArgs {
     /// slowest velocity over twice the spacing).
     #[arg(long, default_value_t = 12.0)]
     pub(crate) freq: f64,
-    /// Source depth in cells below the top (default: just below the top absorbing layer, or
-    /// 5 cells under a free surface).
+    /// Source depth in cells below the grid's top (default: just below the top absorbing layer,
+    /// or under a free surface or rigid top 5 cells below the first updated cell, R + 5).
     #[arg(long)]
     source_depth: Option<usize>,
     /// Receiver layout.
@@ -126,7 +127,8 @@ pub struct WaveArgs {
     /// Cells between receivers (at least 1).
     #[arg(long, default_value_t = 2)]
     pub(crate) receiver_spacing: usize,
-    /// Wavefield snapshots written during the run (PNG section and `.vti`).
+    /// Wavefield snapshots written during the run (PNG section and `.vti`), evenly spread, the
+    /// last at the end; at most one per step.
     #[arg(long, default_value_t = 4)]
     snapshots: usize,
     /// Precision.
@@ -221,8 +223,8 @@ fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
     Ok(k)
 }
 
-/// Most traces a SEG-Y file holds per shot, and most samples per trace (16-bit fields).
-const SEGY_MAX: usize = 65_535;
+/// Most traces a SEG-Y file holds per shot, and most samples per trace (signed 16-bit fields).
+const SEGY_MAX: usize = stencil35d::output::SEGY_MAX_16;
 
 /// The source and the receivers at the source's depth. Errors: a source depth outside the
 /// updated cells, no receiver between the absorbing layers, or more than SEG-Y holds.
@@ -248,13 +250,23 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
     };
     // At least 1 (check_options).
     let step = args.receiver_spacing.max(1);
-    // Rigid faces need no absorbing layer, so --pml may exceed half an axis that has two.
-    let span = |n: usize| (args.pml..n.saturating_sub(args.pml)).step_by(step);
+    // Between the absorbing layers, or from the first updated cell at a rigid face (which
+    // needs no layer, so --pml may exceed half an axis that has two).
+    let edge = |axis: usize, side: usize| {
+        let rigid = args.rigid.iter().any(|f| f.axis_side() == (axis, side));
+        if rigid {
+            r
+        } else {
+            args.pml
+        }
+    };
+    let span =
+        |axis: usize| (edge(axis, 0)..dims[axis].saturating_sub(edge(axis, 1))).step_by(step);
     let at = |x: usize, y: usize| Receiver::at([x as f64 * h, y as f64 * h, depth as f64 * h]);
     let receivers = match args.receivers {
-        Layout::Line => span(dims[0]).map(|x| at(x, cy)).collect(),
-        Layout::Grid => span(dims[1])
-            .flat_map(|y| span(dims[0]).map(move |x| (x, y)))
+        Layout::Line => span(0).map(|x| at(x, cy)).collect(),
+        Layout::Grid => span(1)
+            .flat_map(|y| span(0).map(move |x| (x, y)))
             .map(|(x, y)| at(x, y))
             .collect::<Vec<_>>(),
     };
@@ -311,27 +323,11 @@ fn snapshot_name(step: usize, ext: &str) -> String {
     format!("snapshot_{step:06}.{ext}")
 }
 
-/// How [`shoot`] advances a shot of `steps` steps with `snapshots` snapshots: a snapshot is
-/// due every `every` steps, and the solver runs `chunk` steps at a time (a hundredth of the
-/// shot for the progress bar, at most `every`).
-fn cadence(steps: usize, snapshots: usize) -> (usize, usize) {
-    let every = steps.div_ceil(snapshots.max(1));
-    (every, (steps / 100).clamp(1, every))
-}
-
-/// The steps after which [`shoot`] writes a snapshot: those ends of its chunks that pass a
-/// multiple of `every`, and the last step (none when `snapshots` is 0).
+/// The steps after which [`shoot`] writes a snapshot: `snapshots` of them evenly spread over
+/// the shot's `steps` steps, the last at its end (at most one per step; none for 0).
 fn snapshot_steps(steps: usize, snapshots: usize) -> Vec<usize> {
-    if snapshots == 0 {
-        return Vec::new();
-    }
-    let (every, chunk) = cadence(steps, snapshots);
-    let mut at: Vec<usize> = (chunk..steps)
-        .step_by(chunk)
-        .filter(|done| done % every < chunk)
-        .collect();
-    at.push(steps);
-    at
+    let n = snapshots.min(steps);
+    (1..=n).map(|k| (k * steps).div_ceil(n)).collect()
 }
 
 /// A shot ready to run: its wavefield with the source and receivers, its length in steps, and
@@ -433,10 +429,10 @@ pub(crate) fn plan_for<T: Real>(
     dims: [usize; 3],
 ) -> Result<Plan, Error> {
     args.overrides
-        .apply(
+        .apply_checked(
             PlanBuilder::new(kernel.clone(), T::DTYPE, dims),
             args.engine,
-        )
+        )?
         .build()
 }
 
@@ -452,12 +448,23 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
 ) -> Result<(), Error> {
     let mut solver = Solver::new(plan);
     let bar = progress_bar(outputs.is_some(), steps);
-    let (_, chunk) = cadence(steps, args.snapshots);
+    // A hundredth of the shot per run, for the progress bar, cut at the snapshots.
+    let chunk = (steps / 100).max(1);
     let due = snapshot_steps(steps, args.snapshots);
     let (start, mut busy, mut done) = (Instant::now(), 0.0, 0);
     while done < steps {
-        let n = chunk.min(steps - done);
-        let report = solver.run(field, n)?;
+        let stop = due.iter().copied().find(|&d| d > done).unwrap_or(steps);
+        let n = chunk.min(stop - done);
+        let report = solver.run(field, n).map_err(|e| {
+            if outputs.is_some() && matches!(e, Error::NonFinite { .. }) {
+                eprintln!(
+                    "wave: the shot became unstable; no gather or summary was written (the \
+                     snapshots written before stay)"
+                );
+            }
+            // Steps counted from the shot's start, not from this part's.
+            e.after_steps(done)
+        })?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);
@@ -584,15 +591,21 @@ fn section<T: Real>(
         height: nz,
         values,
     };
+    // Node i sits at i·h (as in the volumes, sources and receivers): cells are centred on
+    // their nodes, so the edges lie half a cell beyond them.
     let h = args.spacing;
     let depth = PictureAxis {
         label: "depth (m)".into(),
-        origin: nz as f64 * h,
+        origin: (nz as f64 - 0.5) * h,
         cell_size: -h,
+    };
+    let x = PictureAxis {
+        origin: -0.5 * h,
+        ..PictureAxis::metres("x", h)
     };
     let title = format!("{}, y = {:.0} m", look.title, y as f64 * h);
     let mut options = PictureOptions::new(title, look.quantity)
-        .with_axes(PictureAxis::metres("x", h), depth)
+        .with_axes(x, depth)
         .with_map(look.map);
     if let Some((lo, hi)) = look.range {
         options = options.with_range(lo, hi);
@@ -616,7 +629,7 @@ fn snapshot<T: Real>(
     let scale = if peak > 0.0 { 1.0 / peak } else { 1.0 };
     let look = Look {
         title: format!("pressure t = {:.3} s", field.time()),
-        quantity: "pressure / its peak (clipped at ±0.3)",
+        quantity: "pressure / its peak (clipped at -0.3 and 0.3)",
         map: ColorMap::RedBlue,
         range: Some((-0.3, 0.3)),
     };
@@ -691,12 +704,13 @@ fn gather<T: Real>(
         .collect();
     let png = args.out.join("gather.png");
     // A line is drawn at its x positions; a grid's traces (x fastest, then y) by number.
-    let (first, spacing) = match args.receivers {
+    let (first, spacing, x_label) = match args.receivers {
         Layout::Line => (
             field.receivers().first().map_or(0.0, |r| r.position[0]),
             args.receiver_spacing as f64 * args.spacing,
+            "receiver position (m)",
         ),
-        Layout::Grid => (0.0, 1.0),
+        Layout::Grid => (1.0, 1.0, "trace number (x fastest, then y)"),
     };
     let peak = gained.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     let relative: Vec<f32> = gained
@@ -709,7 +723,23 @@ fn gather<T: Real>(
         [traces.len(), samples],
         dt,
         [first, spacing],
+        x_label,
         "shot gather (gain t², relative amplitude)",
     )?;
     Ok(vec![npy, segy, png])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snapshot_steps;
+
+    /// As many snapshots as asked, evenly spread, the last at the end; at most one per step.
+    #[test]
+    fn snapshots_are_as_many_as_asked_and_evenly_spread() {
+        assert_eq!(snapshot_steps(150, 100).len(), 100);
+        assert_eq!(snapshot_steps(150, 4), vec![38, 75, 113, 150]);
+        assert_eq!(snapshot_steps(10, 1000), (1..=10).collect::<Vec<_>>());
+        assert_eq!(snapshot_steps(7, 1), vec![7]);
+        assert!(snapshot_steps(10, 0).is_empty());
+    }
 }

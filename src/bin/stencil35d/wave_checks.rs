@@ -97,8 +97,8 @@ pub fn check_frequency(args: &WaveArgs, v_min: f64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Longest time step SEG-Y records, microseconds (a 16-bit sample interval).
-const MAX_DT_US: f64 = 65_535.0;
+/// Longest time step SEG-Y records, microseconds (a signed 16-bit sample interval).
+const MAX_DT_US: f64 = stencil35d::output::SEGY_MAX_16 as f64;
 
 /// The time step: --dt, refused unless positive, a whole number of microseconds from 1 to
 /// [`MAX_DT_US`] and stable; or 80% of the stability limit `limit` (seconds) in whole
@@ -121,10 +121,16 @@ pub fn time_step(args: &WaveArgs, limit: f64, v_max: f64) -> Result<f64, Error> 
     };
     positive("--dt", dt, "the time step")?;
     let us = dt * 1e6;
-    if !((1.0 - 1e-6..=MAX_DT_US + 1e-6).contains(&us) && (us - us.round()).abs() < 1e-6) {
+    if (us - us.round()).abs() >= 1e-6 {
         return Err(Error::InvalidArgument(format!(
-            "--dt {} s is not a whole number of microseconds from 1 to {MAX_DT_US}, which \
-             SEG-Y records need",
+            "--dt {} s is not a whole number of microseconds, which SEG-Y records need",
+            shown(dt)
+        )));
+    }
+    if !(1.0 - 1e-6..=MAX_DT_US + 1e-6).contains(&us) {
+        return Err(Error::InvalidArgument(format!(
+            "--dt {} s is outside the 1 to {MAX_DT_US} microseconds a SEG-Y sample interval \
+             holds",
             shown(dt)
         )));
     }

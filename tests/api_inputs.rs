@@ -195,14 +195,16 @@ fn described_machines_are_checked_before_planning_and_running() {
             assert!(e.contains(what), "{what}: {e}");
         }
     }
+    // One thread more than this host takes.
+    let n = stencil35d::plan::MAX_THREADS_PER_CORE * Machine::usable_cores() + 1;
     let many = Machine {
-        cores: 4096,
+        cores: n,
         ..Machine::paper_core_i7()
     };
     let plan = PlanBuilder::new(stencil(), DType::F32, [16; 3])
         .machine(many)
         .engine(Engine::Naive)
-        .threads(4096)
+        .threads(n)
         .build()
         .unwrap();
     let mut grid = Grid::<f32>::random([16; 3], 0.0, 1.0, 1).unwrap();
@@ -211,12 +213,13 @@ fn described_machines_are_checked_before_planning_and_running() {
         .run(&mut grid, 1)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("4096 threads"), "{e}");
+    assert!(e.contains(&format!("{n} threads")), "{e}");
     assert!(grid.max_rel_diff(&before).unwrap() == 0.0);
 }
 
 /// A GPU launch shape belongs to the gpu-blocked engine: with another engine fixed it is
-/// refused when built, and a plan rebuilt for another engine drops it (no panic).
+/// refused when built (so no plan holds a shape its engine does not use); a CPU plan is
+/// rebuilt for another engine.
 #[test]
 fn a_gpu_launch_shape_with_a_cpu_engine_is_refused() {
     use stencil35d::plan::GpuShape;

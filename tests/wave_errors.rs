@@ -175,7 +175,7 @@ fn thin_absorbing_layers_stay_stable_over_long_runs() {
 }
 
 /// A shot in a box of absorbing layers dies away once its waves have left, however long the
-/// run: 3 s (1,650 to 2,300 steps) after a 10 Hz source on 10 m cells at 2,000 m/s, for orders
+/// run: 3 s (about 1,300 to 1,660 steps) after a 10 Hz source on 10 m cells at 2,000 m/s, for orders
 /// 2 and 8, the narrowest layers allowed and 12-cell ones. Without the auxiliary field's
 /// frequency shift (`wave/profile.rs`) a pair of facing layers holds a slowly growing mode: order
 /// 8 with 8-cell layers grew from 1e-11 of the peak a second after the shot to the peak itself

@@ -644,8 +644,8 @@ fn trace_failure<T: Real>(
             ));
         };
         let mut out = Populations::new(lat.dims())?;
-        download(run.gpu, &Geometry::of(lat), bufs, step, &mut out)?;
-        let error = failure_at(&out, bufs.storage, step);
+        let codes = download(run.gpu, &Geometry::of(lat), bufs, step, &mut out)?;
+        let error = failure_at(&out, codes.as_deref(), bufs.storage, step);
         // Back to the last finite state.
         upload(run.gpu, lat, bufs)?;
         run.steps(bufs, 0, step - 1)?;
@@ -658,11 +658,17 @@ fn trace_failure<T: Real>(
     traced.unwrap_or_else(|e| e)
 }
 
-/// The error for the output `out` of the step `step` that raised the device flag: the first
-/// non-finite population, or in 16-bit storage, where the kernels also flag a deviation beyond
-/// the format's range (stored saturated, so finite), the first saturated one.
-fn failure_at<T: Real>(out: &Populations<T>, storage: Storage, step: usize) -> Error {
-    let saturated = || out.find_saturated(storage).filter(|_| storage.is_16_bit());
+/// The error for the output `out` (with its 16-bit `codes`) of the step `step` that raised
+/// the device flag: the first non-finite population, or in 16-bit storage, where the kernels
+/// also flag a deviation beyond the format's range (stored saturated, so finite), the first
+/// saturated one.
+fn failure_at<T: Real>(
+    out: &Populations<T>,
+    codes: Option<&[u16]>,
+    storage: Storage,
+    step: usize,
+) -> Error {
+    let saturated = || codes.and_then(|c| out.find_saturated(storage, c));
     match (out.find_non_finite(), saturated()) {
         (None, Some(([x, y, z], i, value))) => Error::Unstable(format!(
             "in time step {step} of this run population {i} of node ({x}, {y}, {z}) reached \

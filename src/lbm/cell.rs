@@ -156,18 +156,19 @@ impl CellTable {
         for &f in flags.iter() {
             used[f as usize] = true;
         }
+        let unused = (0..self.entries.len()).any(|k| !used[FIRST_ENTRY as usize + k]);
+        if !unused {
+            return;
+        }
         let mut renumber = [0u8; 256];
-        let (mut kept, mut next) = (Vec::new(), FIRST_ENTRY);
+        let mut kept = Vec::new();
         for (k, &cell) in self.entries.iter().enumerate() {
             let old = FIRST_ENTRY as usize + k;
             if used[old] {
-                renumber[old] = next;
+                // Fewer entries than before, so the new flag fits a byte.
+                renumber[old] = (FIRST_ENTRY as usize + kept.len()) as u8;
                 kept.push(cell);
-                next += 1;
             }
-        }
-        if kept.len() == self.entries.len() {
-            return;
         }
         for f in flags.iter_mut().filter(|f| **f >= FIRST_ENTRY) {
             *f = renumber[*f as usize];

@@ -204,12 +204,29 @@ impl<T: Real> Populations<T> {
         }
     }
 
-    /// The first population (direction-major, then z, y, x) at the edge of `storage`'s range:
-    /// the value a deviation beyond the range is stored as (the kernels flag such a value as
-    /// they store it). Its node, direction and value.
-    pub(crate) fn find_saturated(&self, storage: Storage) -> Option<([usize; 3], usize, f64)> {
-        let limit = f64::from(storage.max_deviation());
-        self.first_deviating(|d| d.abs() >= limit)
+    /// The first population (direction-major, then z, y, x) whose 16-bit code in `codes`
+    /// (these populations' codes in `storage`, in their layout) is saturated: the code a
+    /// deviation beyond the format's range is stored as (the kernels flag such a value as they
+    /// store it). Its node, direction and value.
+    pub(crate) fn find_saturated(
+        &self,
+        storage: Storage,
+        codes: &[u16],
+    ) -> Option<([usize; 3], usize, f64)> {
+        let [nx, ny, nz] = self.layout.dims;
+        for i in 0..WEIGHTS.len() {
+            for z in 0..nz {
+                for y in 0..ny {
+                    let o = i * self.layout.array + self.layout.offset(0, y, z);
+                    let row = codes.get(o..o + nx)?;
+                    if let Some(x) = row.iter().position(|&c| storage.is_saturated(c)) {
+                        let v = self.get(i, x, y, z).to_f64().unwrap_or(f64::NAN);
+                        return Some(([x, y, z], i, v));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The first population (direction-major, then z, y, x) whose deviation `d` from its rest

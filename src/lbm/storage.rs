@@ -106,6 +106,18 @@ impl Storage {
         }
     }
 
+    /// Whether `code` holds the largest magnitude the format has, or more: the value a
+    /// deviation beyond [`Storage::max_deviation`] is stored as (infinite or NaN in f16s).
+    pub(crate) fn is_saturated(self, code: u16) -> bool {
+        let magnitude = code & 0x7fff;
+        match self {
+            Storage::Native => false,
+            // 0x7bff is f16's largest finite value, 65504.
+            Storage::F16s => magnitude >= 0x7bff,
+            Storage::F16c => u32::from(magnitude) == F16C_MAX_CODE,
+        }
+    }
+
     /// The deviation a 16-bit code stands for.
     pub(crate) fn decode(self, code: u16) -> f32 {
         match self {
@@ -205,6 +217,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A deviation beyond the format's range is stored as a saturated code (f16c's largest
+    /// magnitude, f16s's largest finite one or infinity); values within the range are not.
+    #[test]
+    fn deviations_beyond_the_range_take_saturated_codes() {
+        for s in [Storage::F16s, Storage::F16c] {
+            let max = s.max_deviation();
+            for beyond in [max * 1.0001, max * 2.0, 1e30] {
+                assert!(s.is_saturated(s.encode(beyond)), "{s} {beyond}");
+                assert!(s.is_saturated(s.encode(-beyond)), "{s} -{beyond}");
+            }
+            for within in [0.0, 1e-6, 0.5 * max, 0.999 * max] {
+                assert!(!s.is_saturated(s.encode(within)), "{s} {within}");
+                assert!(!s.is_saturated(s.encode(-within)), "{s} -{within}");
+            }
+        }
+        assert!(!Storage::Native.is_saturated(0x7fff));
     }
 
     /// Encoding rounds to the nearest code, ties to even, across normal and subnormal codes:

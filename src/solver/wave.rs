@@ -48,9 +48,10 @@ pub(super) fn advance_wave_beside<'a, T: Real>(
         host.beside_first();
         return Err(e);
     }
-    // Each trace grows by one sample a step: take the room once, not by doubling.
+    // Each trace grows by one sample a step: room for the run at once (geometric growth
+    // kept, so that runs in parts do not copy the traces at each part).
     for trace in &mut host.field.traces {
-        trace.reserve_exact(steps);
+        trace.reserve(steps);
     }
     solver.dispatch(&mut host, steps)
 }

@@ -204,9 +204,6 @@ fn start<T: Real + Equivalence, S: Scenario>(
     Ok((plan, lat))
 }
 
-/// The storage of the --restart checkpoint's first rank file (its header), which a restart
-/// without --storage keeps (as in one process); `None` when there is no restart or the file
-/// cannot be read (the load then says why, on every rank).
 /// Refuses a --storage (`asked`) other than the checkpoint's (`saved`): the ranks read their
 /// files in the storage they were written in.
 fn same_storage(asked: Option<Storage>, saved: Option<Storage>) -> Result<(), Error> {
@@ -219,6 +216,9 @@ fn same_storage(asked: Option<Storage>, saved: Option<Storage>) -> Result<(), Er
     }
 }
 
+/// The storage of the --restart checkpoint's first rank file (its header), which a restart
+/// without --storage keeps (as in one process); `None` when there is no restart or the file
+/// cannot be read (the load then says why, on every rank).
 fn restart_storage<T: Real>(opts: &FlowOptions, ranks: usize) -> Option<Storage> {
     let prefix = opts.restart.as_ref()?;
     Lattice::<T>::checkpoint_storage(rank_path(prefix, 0, ranks)).ok()

@@ -456,14 +456,22 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         let stop = due.iter().copied().find(|&d| d > done).unwrap_or(steps);
         let n = chunk.min(stop - done);
         let report = solver.run(field, n).map_err(|e| {
-            if outputs.is_some() && matches!(e, Error::NonFinite { .. }) {
+            let failed = matches!(e, Error::NonFinite { .. } | Error::RankFailed { .. });
+            if outputs.is_some() && failed {
                 eprintln!(
-                    "wave: the shot became unstable; no gather or summary was written (the \
-                     snapshots written before stay)"
+                    "wave: the shot failed after step {done}; no gather or summary was written \
+                     (the snapshots written before stay)"
                 );
             }
-            // Steps counted from the shot's start, not from this part's.
-            e.after_steps(done)
+            // Steps counted from the shot's start, not from this part's (another rank's error
+            // comes as its text, counted from the part).
+            match e.after_steps(done) {
+                Error::RankFailed { rank, message } => Error::RankFailed {
+                    rank,
+                    message: format!("{message} (in the part of the shot after step {done})"),
+                },
+                other => other,
+            }
         })?;
         done += n;
         busy += report.seconds;

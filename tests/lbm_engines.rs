@@ -247,8 +247,16 @@ fn random_lattice<T: Real>(
     ];
     let pick = move |rng: &mut rand::rngs::StdRng| kinds[rng.random_range(0..kinds.len())];
     for face in Face::ALL {
-        if !periodic[face.axis().index()] {
-            let cell = pick(&mut rng);
+        let a = face.axis().index();
+        if !periodic[a] {
+            // A moving wall on a face moves in the face's plane.
+            let cell = match pick(&mut rng) {
+                Cell::MovingWall { mut velocity } => {
+                    velocity[a] = 0.0;
+                    Cell::MovingWall { velocity }
+                }
+                other => other,
+            };
             lat.set_face(face, cell).unwrap();
         }
     }

@@ -91,7 +91,7 @@ pub enum Error {
         "out of memory: {what} needs {need}, {have} are available (a run may take {share}%): \
          {fits}",
         need = format_bytes(*needed), have = format_bytes(*available),
-        share = (USABLE_SHARE * 100.0).round(), fits = fits(*largest_cube)
+        share = (USABLE_SHARE * 100.0).round(), fits = fits(*largest, *plane)
     )]
     OutOfMemory {
         /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
@@ -100,15 +100,18 @@ pub enum Error {
         needed: u64,
         /// Bytes available.
         available: u64,
-        /// The edge of the largest cube of the same kind that fits (0: none).
-        largest_cube: usize,
+        /// The side of the largest grid of the same kind and shape that fits: a cube, or a
+        /// square for a 2D grid (0: none).
+        largest: usize,
+        /// Whether the grid is 2D (one plane), and `largest` the side of a square.
+        plane: bool,
     },
 
     /// The GPU does not have the memory a run needs; nothing was allocated there.
     #[error(
         "GPU out of memory: {what} needs {need} of device memory, {have} are free: {fits}",
         need = format_bytes(*needed as u64), have = format_bytes(*free as u64),
-        fits = fits(*largest_cube)
+        fits = fits(*largest, *plane)
     )]
     GpuOutOfMemory {
         /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
@@ -117,8 +120,11 @@ pub enum Error {
         needed: usize,
         /// Bytes free on the device (with what the run already holds there).
         free: usize,
-        /// The edge of the largest cube of the same kind that fits (0: none).
-        largest_cube: usize,
+        /// The side of the largest grid of the same kind and shape that fits: a cube, or a
+        /// square for a 2D grid (0: none).
+        largest: usize,
+        /// Whether the grid is 2D (one plane), and `largest` the side of a square.
+        plane: bool,
     },
 
     /// A CUDA driver or NVRTC call failed.
@@ -198,10 +204,12 @@ pub(crate) fn format_bytes(bytes: u64) -> String {
 }
 
 /// The end of an out-of-memory message: the largest cube that fits.
-fn fits(largest_cube: usize) -> String {
-    match largest_cube {
-        0 => "not even a 1³ one fits".into(),
-        n => format!("the largest cube that fits is {n}³"),
+fn fits(largest: usize, plane: bool) -> String {
+    match (largest, plane) {
+        (0, false) => "not even a 1³ one fits".into(),
+        (0, true) => "not even a 1x1 one fits".into(),
+        (n, false) => format!("the largest cube that fits is {n}³"),
+        (n, true) => format!("the largest square that fits is {n}x{n}"),
     }
 }
 

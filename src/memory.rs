@@ -113,12 +113,33 @@ impl Footprint {
     /// The largest `n` whose `n³` footprint is at most `budget` bytes (0 when not even `1³`
     /// fits). Footprints grow with every dimension, so a bisection finds it.
     pub fn largest_cube(&self, budget: u64) -> usize {
-        let fits = |n: usize| self.bytes([n; 3]).is_some_and(|b| b <= budget);
+        self.largest_of(|n| [n; 3], budget)
+    }
+
+    /// The largest `n` whose `n × n` footprint (a 2D grid, one plane) is at most `budget`
+    /// bytes (0 when not even `1 × 1` fits).
+    pub fn largest_square(&self, budget: u64) -> usize {
+        self.largest_of(|n| [n, n, 1], budget)
+    }
+
+    /// The largest grid of `dims`' shape (a square where `dims` is one plane, else a cube)
+    /// that fits in `budget` bytes, and whether it is a square.
+    fn largest_like(&self, dims: [usize; 3], budget: u64) -> (usize, bool) {
+        if dims[2] == 1 {
+            (self.largest_square(budget), true)
+        } else {
+            (self.largest_cube(budget), false)
+        }
+    }
+
+    /// The largest `n` for which `shape(n)` fits in `budget` bytes.
+    fn largest_of(&self, shape: impl Fn(usize) -> [usize; 3], budget: u64) -> usize {
+        let fits = |n: usize| self.bytes(shape(n)).is_some_and(|b| b <= budget);
         if !fits(1) {
             return 0;
         }
-        // fits(lo) holds and fits(hi) does not: 2^22 cubed cells overflow any address space.
-        let (mut lo, mut hi) = (1usize, 1usize << 22);
+        // fits(lo) holds and fits(hi) does not: 2^32 squared cells overflow any address space.
+        let (mut lo, mut hi) = (1usize, 1usize << 32);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
             if fits(mid) {
@@ -155,11 +176,13 @@ impl Footprint {
             return Ok(());
         }
         let whole = available.saturating_add(held);
+        let (largest, plane) = self.largest_like(dims, usable_host(whole));
         Err(Error::OutOfMemory {
             what: self.describe(dims),
             needed: total,
             available: whole,
-            largest_cube: self.largest_cube(usable_host(whole)),
+            largest,
+            plane,
         })
     }
 
@@ -173,11 +196,13 @@ impl Footprint {
             return Ok(());
         }
         let whole = free.saturating_add(held);
+        let (largest, plane) = self.largest_like(dims, whole.saturating_sub(GPU_RESERVE));
         Err(Error::GpuOutOfMemory {
             what: self.describe(dims),
             needed: usize::try_from(total).unwrap_or(usize::MAX),
             free: usize::try_from(whole).unwrap_or(usize::MAX),
-            largest_cube: self.largest_cube(whole.saturating_sub(GPU_RESERVE)),
+            largest,
+            plane,
         })
     }
 
@@ -406,7 +431,9 @@ mod tests {
             .is_ok());
         let err = run.check_device(dims, grid, grid).unwrap_err();
         let Error::GpuOutOfMemory {
-            largest_cube, free, ..
+            largest: largest_cube,
+            free,
+            ..
         } = &err
         else {
             panic!("{err}")

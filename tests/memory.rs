@@ -47,7 +47,12 @@ fn a_large_grid_run_needs_what_its_two_grids_take() {
     let bytes = run.bytes([1500; 3]).unwrap();
     assert!((27.0e9..27.2e9).contains(&(bytes as f64)), "{bytes}");
     let err = run.check([1500; 3], 0, Some(21_300_000_000)).unwrap_err();
-    let Error::OutOfMemory { largest_cube, .. } = err else {
+    let Error::OutOfMemory {
+        largest: largest_cube,
+        plane: false,
+        ..
+    } = err
+    else {
         panic!("{err}")
     };
     let usable = memory::usable_host(21_300_000_000);
@@ -57,6 +62,31 @@ fn a_large_grid_run_needs_what_its_two_grids_take() {
         run.check([1500; 3], 0, None).is_ok(),
         "unknown memory is not checked"
     );
+}
+
+/// A 2D grid too large for memory is answered with the largest square that fits, not a cube.
+#[test]
+fn a_plane_too_large_names_the_largest_square() {
+    let run = Footprint::grids(DType::F32, 3);
+    let (dims, available) = ([300_000, 300_000, 1], 21_300_000_000);
+    let err = run.check(dims, 0, Some(available)).unwrap_err();
+    let Error::OutOfMemory {
+        largest: n,
+        plane: true,
+        ..
+    } = err
+    else {
+        panic!("expected a plane's OutOfMemory, got {err}")
+    };
+    let usable = memory::usable_host(available);
+    assert!(run.bytes([n, n, 1]).unwrap() <= usable, "{err}");
+    assert!(run.bytes([n + 1, n + 1, 1]).unwrap() > usable, "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("the largest square that fits is {n}x{n}")),
+        "{err}"
+    );
+    assert_eq!(run.largest_square(0), 0, "nothing fits in no memory");
 }
 
 fn naive_plan(dims: [usize; 3], dtype: DType) -> stencil35d::Plan {
@@ -70,7 +100,7 @@ fn naive_plan(dims: [usize; 3], dtype: DType) -> stencil35d::Plan {
 /// The largest cube the error names must fit the same run from scratch.
 fn assert_names_a_fitting_cube(err: &Error, need: &Footprint, dims: [usize; 3], held: u64) {
     let Error::OutOfMemory {
-        largest_cube,
+        largest: largest_cube,
         available,
         needed,
         ..
@@ -212,7 +242,7 @@ fn constructors_refuse_what_the_machine_cannot_hold() {
     }
     let err = Grid::<f32>::new([1 << 15, 1 << 15, 1 << 16]).unwrap_err();
     assert!(
-        matches!(err, Error::OutOfMemory { largest_cube, .. } if largest_cube > 0),
+        matches!(err, Error::OutOfMemory { largest, .. } if largest > 0),
         "{err}"
     );
     let err = Lattice::<f64>::new([1 << 14; 3], Physics::bgk(0.6)).unwrap_err();

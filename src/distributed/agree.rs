@@ -50,9 +50,7 @@ pub(crate) fn first_failure(
 /// `Ok` when `value` is the same on every rank, else on every rank
 /// [`Error::PlanMismatch`] saying that the ranks disagree on `what`. Collective.
 pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64) -> Result<()> {
-    let (mut lo, mut hi) = (0u64, 0u64);
-    comm.all_reduce_into(&value, &mut lo, SystemOperation::min());
-    comm.all_reduce_into(&value, &mut hi, SystemOperation::max());
+    let (lo, hi) = min_max(comm, value);
     if lo == hi {
         Ok(())
     } else {
@@ -60,6 +58,14 @@ pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64)
             "the ranks disagree on {what}: every rank must run the same build with the same plan"
         )))
     }
+}
+
+/// The smallest and the largest of `value` over the ranks. Collective.
+pub(crate) fn min_max(comm: &SimpleCommunicator, value: u64) -> (u64, u64) {
+    let (mut lo, mut hi) = (0u64, 0u64);
+    comm.all_reduce_into(&value, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&value, &mut hi, SystemOperation::max());
+    (lo, hi)
 }
 
 /// `value`, which `root` passes (`None` elsewhere), on every rank, sent as JSON (for the few

@@ -6,12 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::CommunicatorCollectives;
 
-use super::agree::{agreed, start};
+use super::agree::{agreed, min_max, start};
 use super::grid::owned_local;
 use super::lattice::{
     code_rows, codes_of, halo_faces, local_periodic, read_rows, two_copies, write_code_rows,
@@ -185,14 +183,6 @@ fn same_checkpoint<T: Real>(
         return mixed("different physics, boundary conditions or storage".into());
     }
     Ok(())
-}
-
-/// The smallest and the largest of `value` over the ranks. Collective.
-fn min_max(comm: &SimpleCommunicator, value: u64) -> (u64, u64) {
-    let (mut lo, mut hi) = (0u64, 0u64);
-    comm.all_reduce_into(&value, &mut lo, SystemOperation::min());
-    comm.all_reduce_into(&value, &mut hi, SystemOperation::max());
-    (lo, hi)
 }
 
 /// `local`, read from a file written with another halo depth, moved into a local lattice with

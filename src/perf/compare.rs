@@ -373,13 +373,18 @@ fn compare_typed<T: Real>(
         rows: Vec::new(),
         wall_seconds: 0.0,
     };
+    // Fail early, before any timing, on a size a kernel cannot use or a grid that does not
+    // fit in memory: a late kernel's error would otherwise come after minutes of runs.
+    for kernel in &config.kernels {
+        let dims = config.dims_of(kernel);
+        PlanBuilder::new(fitted(kernel, dims), config.dtype, dims)
+            .engine(Engine::Reference)
+            .build()?;
+        footprint(kernel, config.dtype).check_allocation(dims)?;
+    }
     for kernel in &config.kernels {
         let dims = config.dims_of(kernel);
         let kernel = &fitted(kernel, dims);
-        // Fail early, before any timing, on a size the kernel cannot use.
-        PlanBuilder::new(kernel.clone(), config.dtype, dims)
-            .engine(Engine::Reference)
-            .build()?;
         let first = comparison.rows.len();
         let c = &mut comparison;
         match kernel {
@@ -405,6 +410,19 @@ fn compare_typed<T: Real>(
     }
     comparison.wall_seconds = start.elapsed().as_secs_f64();
     Ok(comparison)
+}
+
+/// What comparing `kernel` holds at once: the input and a working copy of its state, and a
+/// CPU engine's scratch (a grid; for a lattice a copy of its populations; for a wavefield
+/// three grids).
+fn footprint(kernel: &Kernel, dtype: DType) -> crate::memory::Footprint {
+    use crate::memory::Footprint;
+    let footprint = match kernel {
+        Kernel::Wave(_) => Footprint::grids(dtype, 2 * 4 + 3),
+        Kernel::Lbm(_) => Footprint::lattice(dtype, 3, 2 * crate::lbm::LATTICE_NODE_BYTES),
+        _ => Footprint::grids(dtype, 3),
+    };
+    footprint.with_label("in compare (input, working copy, scratch)")
 }
 
 /// `kernel` fitted to `dims`: the wave equation's absorbing layers narrowed to at most a

@@ -222,6 +222,8 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         return Err(Error::ZeroSteps);
     }
     crate::checks::check_cadence("--every", opts.every, steps)?;
+    // An option the engine does not take is refused before the lattice is built.
+    opts.overrides.check_taken(&[opts.engine])?;
     let out = out_dir::<S>(opts);
     // The output directory is removed again if the run fails before writing into it.
     let guard = OutputDir::watch(&out);

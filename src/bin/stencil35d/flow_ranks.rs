@@ -158,6 +158,9 @@ fn start<T: Real + Equivalence, S: Scenario>(
     tag: &CheckpointTag,
 ) -> Result<(Plan, DistributedLattice<T>), Error> {
     let root = world.rank() == 0;
+    // An option the engine does not take is refused (on every rank alike) before the lattice
+    // is built.
+    opts.overrides.check_taken(&[opts.engine])?;
     // Rank 0 builds the scenario's lattice: its kernel and size make every rank's plan.
     let whole = agreed(
         world,

@@ -298,6 +298,8 @@ fn simulate<T: Real>(args: &WaveArgs) -> Result<(), Error> {
 /// the directory again if the run fails before writing into it. Errors: an output that
 /// cannot be written, a bad model, frequency, time step, recording time or geometry.
 pub(crate) fn prepare<T: Real>(args: &WaveArgs) -> Result<(OutputDir, Shot<T>, Grid<T>), Error> {
+    // An option the engine does not take is refused before the model is built.
+    args.overrides.check_taken(&[args.engine])?;
     let guard = OutputDir::prepare(&args.out, [])?;
     let (shot, model) = build::<T>(args)?;
     check_files(output_files(args, shot.steps))?;

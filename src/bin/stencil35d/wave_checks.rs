@@ -181,8 +181,8 @@ mod tests {
         // 9 grids of 200³ f32 take about 0.3 GB, of 400³ about 2.3 GB.
         assert!(check_memory::<f32>([200; 3], Some(gib)).is_ok());
         match check_memory::<f32>([400; 3], Some(gib)) {
-            Err(Error::OutOfMemory { largest_cube, .. }) => {
-                assert!((200..400).contains(&largest_cube), "{largest_cube}")
+            Err(Error::OutOfMemory { largest, .. }) => {
+                assert!((200..400).contains(&largest), "{largest}")
             }
             other => panic!("expected OutOfMemory, got {other:?}"),
         }

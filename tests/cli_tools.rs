@@ -364,6 +364,21 @@ fn filter_applications_are_bounded() {
         "3",
     ]);
     assert!(ok && out.exists(), "{stderr}");
+    // A filter whose weights sum to 100 overflows f32 after about 20 applications: the error
+    // names the growth over applications, not the weights.
+    std::fs::write(dir.join("gain.txt"), "100\n").unwrap();
+    refused_with(
+        &[
+            "filter",
+            s(&input),
+            s(&out),
+            "--filter",
+            s(&dir.join("gain.txt")),
+            "--times",
+            "100",
+        ],
+        &["outgrew f32", "fewer --times"],
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -471,7 +486,9 @@ fn filter_files_are_checked() {
         "3e38 3e38 3e38\n3e38 3e38 3e38\n3e38 3e38 3e38\n",
     ));
     assert!(
-        stderr.contains("pixel") && stderr.contains("too large for f32"),
+        stderr.contains("pixel")
+            && stderr.contains("outgrew f32")
+            && stderr.contains("weights or the border constant are too large"),
         "{stderr}"
     );
     assert!(!stderr.contains("lattice"), "{stderr}");

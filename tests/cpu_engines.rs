@@ -39,16 +39,18 @@ fn check<T: Real>(stencil: &Stencil, input: &Grid<T>, steps: usize, setups: &[Se
 }
 
 /// Blocked settings covering dim_t 1..=8 with small tiles that do not divide the grid (many
-/// tiles, clipped edge tiles), alternating 1 and 2 threads on every tile, and the same dim_t
-/// with tile groups (3 threads in groups of 2 and 1, or of one thread each, and 2 threads in
-/// groups of one) on z cut into 2 or 3 chunks, each with its halo.
+/// tiles, clipped edge tiles): one thread, and a team of 2 sharing every tile (its own
+/// schedule of one plane a step), at every dim_t, and the same dim_t with tile groups (3
+/// threads in groups of 2 and 1, or of one thread each, and 2 threads in groups of one) on z
+/// cut into 2 or 3 chunks, each with its halo.
 fn blocked_sweep(r: usize) -> Vec<Setup> {
     (1..=8)
         .flat_map(|d| {
             let tile = [2 * r * d + 9, 2 * r * d + 5];
             let (threads, per_group) = GROUPINGS[d % GROUPINGS.len()];
             [
-                Setup::blocked(d, tile, 1 + d % 2),
+                Setup::blocked(d, tile, 1),
+                Setup::blocked(d, tile, 2),
                 Setup::blocked(d, tile, threads)
                     .groups_of(per_group)
                     .chunks(2 + d % 2),
@@ -184,6 +186,20 @@ fn repeated_runs_continue_where_they_stopped() {
     }
 }
 
+/// A case the property test below once shrank a failure to: a one-cell-wide star of radius
+/// 1 on 3×3×6, `dim_t` 2 with tiles one cell beyond the halos, one thread, two steps.
+#[test]
+fn a_shrunk_property_case_matches_reference() {
+    let (kind, r) = STENCILS[0];
+    let stencil = random_stencil(kind, r, 0);
+    let input = Grid::<f32>::random([3, 3, 6], -1.0, 1.0, 0).unwrap();
+    let setups = [
+        Setup::blocked(2, [2 * r * 2 + 1, 2 * r * 2 + 1], 1),
+        Setup::naive(1),
+    ];
+    check(&stencil, &input, 2, &setups);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
 
@@ -193,7 +209,7 @@ proptest! {
     fn random_configurations_match_reference(
         which in 0usize..6,
         extra in (0usize..14, 0usize..14, 0usize..14),
-        dim_t in 1usize..=6,
+        dim_t in 1usize..=8,
         tile_extra in (1usize..20, 1usize..20),
         threads in 1usize..=3,
         per_group in 1usize..=3,
@@ -220,7 +236,8 @@ proptest! {
 
 /// dim_t past the planner's range, up to the deepest a plan accepts (`MAX_DIM_T` = 16): star
 /// radius 1 and 2 and box radius 1 on a small odd grid, tiles a few cells wider than the ghost
-/// zones, one and two threads (the second with tile groups of one on z cut into 2 chunks), 17
+/// zones, in turn one thread, a team of 2 on every tile, and 2 threads in tile groups of one on
+/// z cut into 2 chunks, 17
 /// steps (one full pass at every depth, and a remainder). Tolerances as in `odd_sizes`: the
 /// extra depth adds no rounding beyond what 17 steps of the engine's order and FMA use do.
 fn deep_dim_t<T: Real>() {
@@ -234,10 +251,10 @@ fn deep_dim_t<T: Real>() {
         let setups: Vec<Setup> = (9..=16)
             .map(|d| {
                 let tile = [2 * r * d + 9, 2 * r * d + 5];
-                if d % 2 == 0 {
-                    Setup::blocked(d, tile, 2).groups_of(1).chunks(2)
-                } else {
-                    Setup::blocked(d, tile, 1)
+                match d % 3 {
+                    0 => Setup::blocked(d, tile, 2).groups_of(1).chunks(2),
+                    1 => Setup::blocked(d, tile, 1),
+                    _ => Setup::blocked(d, tile, 2),
                 }
             })
             .collect();

@@ -35,7 +35,11 @@ fn check<T: Real>(input: &Lattice<T>, steps: usize, setups: &[Setup], what: &str
 
 fn every_dim_t(dims: [usize; 3], periodic_x: bool) -> Vec<Setup> {
     let mut setups = vec![Setup::naive(1), Setup::naive(2)];
-    setups.extend((1..=8).map(|d| Setup::blocked(d, small_tile(dims, periodic_x, d), 1 + d % 2)));
+    // One thread, and a team of 2 sharing every tile (its own schedule), at every dim_t.
+    setups.extend((1..=8).flat_map(|d| {
+        let tile = small_tile(dims, periodic_x, d);
+        [Setup::blocked(d, tile, 1), Setup::blocked(d, tile, 2)]
+    }));
     // Tile groups: 3 threads in groups of 2 and 1, 2 threads in groups of one, 3 of one; z
     // cut into 2 or 3 chunks, each with its halo.
     setups.extend((1..=8).map(|d| {
@@ -343,6 +347,7 @@ fn deepest_dim_t<T: Real>() {
                     let tile = small_tile(dims, periodic_x, d);
                     [
                         Setup::blocked(d, tile, 1),
+                        Setup::blocked(d, tile, 2),
                         Setup::blocked(d, tile, 2).groups_of(1).chunks(2),
                     ]
                 })

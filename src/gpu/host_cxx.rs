@@ -33,7 +33,8 @@ template <class T> void write_result(const char* path, const std::vector<T>& gri
 
 /// Writes `source`, after the CUDA-on-host prelude, next to `exe` and compiles it into `exe` with g++ (C++20, threads, no FMA
 /// contraction so the host rounds like the reference engine, and the alignment check of
-/// [`alignment_check_flags`]); false when g++ is not installed.
+/// [`alignment_check_flags`]); false when g++ is not installed, unless
+/// [`REQUIRE_HOST_CXX_VAR`] is `1` (CI sets it, so the emulated kernels cannot skip there).
 /// Panics with g++'s messages when the source does not compile.
 pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
     let cpp = exe.with_extension("cpp");
@@ -54,9 +55,16 @@ pub(crate) fn compile_for_host(source: &str, exe: &Path) -> bool {
             );
             true
         }
+        Err(e) if std::env::var(REQUIRE_HOST_CXX_VAR).is_ok_and(|v| v.trim() == "1") => {
+            panic!("the host emulator needs g++ ({REQUIRE_HOST_CXX_VAR}=1 is set): {e}")
+        }
         Err(_) => false,
     }
 }
+
+/// The environment variable that turns a missing g++ from a skipped emulator test into a
+/// failure.
+pub(crate) const REQUIRE_HOST_CXX_VAR: &str = "STENCIL35D_REQUIRE_HOST_CXX";
 
 /// g++ flags that make a misaligned access (one the device would fault on, the host would not)
 /// stop the emulated kernel: UBSan's alignment check, where this g++ can link it (probed once);

@@ -62,6 +62,15 @@ fn run<T: Real>(
             layout.dims
         )));
     }
+    // The kernels index columns and rows with 32-bit integers (rows times the 64-bit pitch).
+    if layout.dims[..2].iter().any(|&n| n > i32::MAX as usize) {
+        let [nx, ny, _] = layout.dims;
+        return Err(Error::InvalidPlan(format!(
+            "a {nx} x {ny} image has a side longer than the GPU engines index ({}): use a CPU \
+             engine or cut it into pieces",
+            i32::MAX
+        )));
+    }
     let passes = Passes::new::<T>(gpu, spec, params, layout, steps)?;
     let mut scratch = Scratch::<T>::new(gpu, layout, false)?;
     let upload = Instant::now();

@@ -1,6 +1,8 @@
 //! Photographs and other images in and out: a PNG (grey, grey with alpha, RGB or RGBA; 8 or 16
-//! bits; palettes expanded) read into one [`Grid2`] per channel with values in `[0, 1]`, and
-//! written back in the same colour type and depth, for the 2D kernels (`stencil35d filter`).
+//! bits; palettes, transparency chunks and 1-, 2- and 4-bit grey expanded to 8-bit channels)
+//! read into one [`Grid2`] per channel with values in `[0, 1]`, and written back with the same
+//! channels and depth as read (ancillary chunks such as gamma and colour profiles are not
+//! copied), for the 2D kernels (`stencil35d filter`).
 
 use std::io::BufReader;
 use std::path::Path;
@@ -35,9 +37,12 @@ impl Picture {
             Error::InvalidArgument(format!("{} is not a readable PNG: {e}", path.display()))
         };
         // The decoder's own buffers (chunks, text, colour profiles) stay within its default
-        // limit; the image itself is checked below.
-        let mut decoder =
-            png::Decoder::new_with_limits(BufReader::new(file), png::Limits::default());
+        // limit, with room for its rows of the declared width; the image itself is checked
+        // below.
+        let limits = png::Limits {
+            bytes: decoder_limit(path),
+        };
+        let mut decoder = png::Decoder::new_with_limits(BufReader::new(file), limits);
         decoder.set_transformations(png::Transformations::EXPAND);
         let mut reader = decoder.read_info().map_err(bad)?;
         let size = reader.output_buffer_size().ok_or_else(|| {
@@ -139,6 +144,28 @@ impl Picture {
 /// Checks that a `w × h` picture with `planes` channel planes (alpha included) fits in the
 /// memory available: one `f32` plane per channel besides the `decoded` bytes of the decoder's
 /// output, so a header claiming 100000×100000 pixels is refused before anything is decoded.
+/// Bytes the PNG decoder may allocate for `path`: its default allowance (for chunks, text and
+/// colour profiles) and room for four rows of the widest pixels (16-bit RGBA) at the width the
+/// header declares, when those rows fit in memory; otherwise the default alone, and a picture
+/// too wide for it is refused by the decoder. A file too short for a header gets the default
+/// (the decoder then says what is wrong with it).
+fn decoder_limit(path: &Path) -> usize {
+    use std::io::Read;
+    let default = png::Limits::default().bytes;
+    let mut head = [0u8; 24];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    if read.is_err() || &head[12..16] != b"IHDR" {
+        return default;
+    }
+    let width = u32::from_be_bytes([head[16], head[17], head[18], head[19]]) as u64;
+    let rows = width.saturating_mul(8).saturating_add(1).saturating_mul(4);
+    let usable = crate::memory::available().map_or(u64::MAX, crate::memory::usable_host);
+    match usize::try_from(rows) {
+        Ok(rows) if (rows as u64) <= usable => default.saturating_add(rows),
+        _ => default,
+    }
+}
+
 fn check_memory(path: &Path, [w, h]: [usize; 2], planes: u64, decoded: usize) -> Result<()> {
     let need = crate::memory::Footprint::grids(crate::DType::F32, planes)
         .plus(decoded as u64)
@@ -208,6 +235,29 @@ mod tests {
         assert!(Picture::read_png(&dir.join("missing.png")).is_err());
         std::fs::write(dir.join("junk.png"), b"not a png").unwrap();
         assert!(Picture::read_png(&dir.join("junk.png")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A row longer than the decoder's default allowance (64 MiB) reads when the memory
+    /// holds it: 70,000,000 grey pixels, one row.
+    #[test]
+    fn a_picture_wider_than_the_decoders_default_reads() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-wide-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let w = 70_000_000;
+        assert!(w > png::Limits::default().bytes);
+        let pic = Picture {
+            channels: vec![Grid2::from_fn([w, 1], |x, _| (x % 2) as f32).unwrap()],
+            alpha: None,
+            bits: 8,
+        };
+        let path = dir.join("wide.png");
+        pic.write_png(&path).unwrap();
+        drop(pic);
+        let back = Picture::read_png(&path).unwrap();
+        assert_eq!(back.dims(), [w, 1]);
+        let row = back.channels[0].to_vec();
+        assert_eq!((row[0], row[1], row[w - 1]), (0.0, 1.0, 1.0));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

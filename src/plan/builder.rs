@@ -157,8 +157,8 @@ impl PlanBuilder {
     /// ping-pongs between two copies. One copy halves the device memory a lattice needs, at the
     /// same memory traffic per update; with walls it also runs faster (H200, 256³ cavity: 1.09×
     /// in `f32`), without them slower (periodic box: 0.94×). Left unset, the planner keeps one
-    /// copy on gpu-naive for a lattice closed on some axis (except in f16s storage, where in
-    /// place measured 0.91-1.02×) or too large for two copies, and runs two copies instead
+    /// copy on gpu-naive for a lattice closed on some axis (except in 16-bit storage, where in
+    /// place measured 0.91-1.02× in f16s) or too large for two copies, and runs two copies instead
     /// when the lattice has an inlet or outlet on a closed face. `true` implies `gpu-naive`
     /// when no engine is fixed; inlets and outlets must then lie off the faces of closed axes.
     pub fn in_place(mut self, on: bool) -> Self {

@@ -507,7 +507,7 @@ impl<'a> Planning<'a> {
         if let Some(e) = self.b.engine.filter(|e| !e.is_gpu()) {
             return Err(Error::InvalidPlan(format!(
                 "{storage} storage runs on the GPU lattice engines; '{e}' keeps the lattice's \
-                 own precision: choose gpu-naive or gpu-blocked, or native storage"
+                 own precision: choose gpu-naive, or native storage"
             )));
         }
         if gpu.is_none() {
@@ -557,8 +557,23 @@ impl<'a> Planning<'a> {
                 let tile = b
                     .tile
                     .map_or(String::new(), |[x, y]| format!(" and tile {x}x{y}"));
+                // The one way a fixed stencil tile leaves no output: too narrow for its halos.
+                let why = match (b.kernel.stencil2(), b.tile) {
+                    (Some(s), Some([w, _])) => {
+                        let halos = 2 * s.radius() * dim_ts.iter().min().copied().unwrap_or(1);
+                        if w <= halos {
+                            format!(
+                                ": a tile's width counts its halos, so it must exceed 2·R·dim_t \
+                                 = {halos} columns"
+                            )
+                        } else {
+                            String::new()
+                        }
+                    }
+                    _ => String::new(),
+                };
                 Error::InvalidPlan(format!(
-                    "no {} configuration runs {} on a {}x{} grid{dim_t}{tile}",
+                    "no {} configuration runs {} on a {}x{} grid{dim_t}{tile}{why}",
                     b.engine.map_or("blocked".to_string(), |e| e.to_string()),
                     b.kernel,
                     b.dims[0],

@@ -211,7 +211,8 @@ impl Filter2 {
         Ok(())
     }
 
-    /// A named filter: `gaussian:K` (odd K, σ as OpenCV derives it from K), `mean:K` or
+    /// A named filter: `gaussian:K` (odd K; OpenCV's `getGaussianKernel(K, 0)`: its fixed
+    /// binomial rows up to K = 7, beyond them σ as OpenCV derives it from K), `mean:K` or
     /// `mean:KxL`, `sobel`, `sobel-y`, `laplacian`, `sharpen`, or `dense:KxL` (a dense,
     /// non-separable filter of fixed pseudo-random positive weights summing to one, the
     /// benchmark filter). Sizes run from 1 to [`MAX_FILTER_SIZE`]; the fixed 3×3 filters take
@@ -241,7 +242,10 @@ impl Filter2 {
         match kind {
             "gaussian" => {
                 let k = named_size(name, "gaussian:K", arg, true)?[0];
-                Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)
+                match SMALL_GAUSSIANS.get(k / 2) {
+                    Some(g) => Filter2::new([k, k], &outer(g)),
+                    None => Filter2::gaussian(k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8),
+                }
             }
             "mean" => {
                 let [k, l] = named_size(name, "mean:K or mean:KxL", arg, false)?;
@@ -277,41 +281,48 @@ impl Filter2 {
             .collect();
         let total: f64 = g.iter().sum();
         let g: Vec<f64> = g.iter().map(|v| v / total).collect();
-        let w: Vec<f64> = (0..k)
-            .flat_map(|j| {
-                let gj = g[j];
-                g.iter().map(move |gi| gi * gj)
-            })
-            .collect();
-        Filter2::new([k, k], &w)
+        Filter2::new([k, k], &outer(&g))
     }
 
     /// A filter from text: one line per filter row, weights separated by spaces or commas;
-    /// blank lines and lines starting with `#` are skipped.
+    /// a `#` starts a comment to the end of its line, and lines left blank are skipped (as is
+    /// a leading byte-order mark). Errors name the line.
     pub fn from_text(text: &str) -> Result<Filter2> {
-        let mut rows: Vec<Vec<f64>> = Vec::new();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut rows: Vec<(usize, Vec<f64>)> = Vec::new();
         for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
                 continue;
             }
             let row = line
                 .split(|c: char| c == ',' || c.is_whitespace())
                 .filter(|t| !t.is_empty())
-                .map(|t| t.parse::<f64>())
-                .collect::<std::result::Result<Vec<f64>, _>>()
-                .map_err(|e| Error::InvalidArgument(format!("filter line {}: {e}", n + 1)))?;
-            rows.push(row);
+                .map(|t| {
+                    t.parse::<f64>().map_err(|e| {
+                        Error::InvalidArgument(format!(
+                            "filter line {}: '{t}' is not a number ({e})",
+                            n + 1
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<f64>>>()?;
+            rows.push((n + 1, row));
         }
-        let kw = rows.first().map_or(0, Vec::len);
-        if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != kw) {
+        let Some((_, first)) = rows.first() else {
+            return Err(Error::InvalidArgument(
+                "the filter holds no weights (only blank lines and comments)".into(),
+            ));
+        };
+        let kw = first.len();
+        if let Some((line, r)) = rows.iter().find(|(_, r)| r.len() != kw) {
             return Err(Error::InvalidArgument(format!(
-                "filter row {} has {} weights, the first has {kw}",
-                i + 1,
+                "filter line {line} has {} weights, the first row has {kw}",
                 r.len()
             )));
         }
-        Filter2::new([kw, rows.len()], &rows.concat())
+        let weights: Vec<f64> = rows.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+        Filter2::new([kw, rows.len()], &weights)
     }
 
     /// A filter from a text file (see [`Filter2::from_text`]): a regular file of at most
@@ -464,6 +475,24 @@ fn dense_weights(kw: usize, kh: usize) -> Vec<f64> {
     raw.iter().map(|v| v / total).collect()
 }
 
+/// OpenCV's fixed Gaussian rows for sizes 1, 3, 5 and 7 (`getGaussianKernel` with σ ≤ 0):
+/// binomial weights, which its `GaussianBlur` uses instead of sampling a Gaussian.
+const SMALL_GAUSSIANS: [&[f64]; 4] = [
+    &[1.0],
+    &[0.25, 0.5, 0.25],
+    &[0.0625, 0.25, 0.375, 0.25, 0.0625],
+    &[
+        0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125,
+    ],
+];
+
+/// The `k × k` weights `g[j]·g[i]` of the separable filter whose row and column are `g`.
+fn outer(g: &[f64]) -> Vec<f64> {
+    g.iter()
+        .flat_map(|gj| g.iter().map(move |gi| gi * gj))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +527,53 @@ mod tests {
         assert!(Border::from_name("mirror").is_err());
     }
 
+    /// Every mode against its definition as a periodic fold (OpenCV's `borderInterpolate`),
+    /// on images smaller than a filter's reach, where the folds repeat.
+    #[test]
+    fn borders_fold_as_defined_far_outside_small_images() {
+        let fold = |b: Border, i: isize, n: isize| -> Option<usize> {
+            let inside = (0..n).contains(&i);
+            let j = match b {
+                _ if inside => i,
+                Border::Constant(_) => return None,
+                Border::Replicate => i.clamp(0, n - 1),
+                Border::Wrap => i.rem_euclid(n),
+                Border::Reflect => {
+                    let j = i.rem_euclid(2 * n);
+                    if j < n {
+                        j
+                    } else {
+                        2 * n - 1 - j
+                    }
+                }
+                Border::Reflect101 if n == 1 => 0,
+                Border::Reflect101 => {
+                    let j = i.rem_euclid(2 * n - 2);
+                    if j < n {
+                        j
+                    } else {
+                        2 * n - 2 - j
+                    }
+                }
+            };
+            Some(j as usize)
+        };
+        let modes = [
+            Border::Constant(0.5),
+            Border::Replicate,
+            Border::Reflect,
+            Border::Reflect101,
+            Border::Wrap,
+        ];
+        for n in 1..=4isize {
+            for b in modes {
+                for i in -3 * n - 7..4 * n + 7 {
+                    assert_eq!(b.source(i, n as usize), fold(b, i, n), "{b} at {i} of {n}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn named_filters_and_factors() {
         let g = Filter2::from_name("gaussian:7").unwrap();
@@ -516,6 +592,51 @@ mod tests {
         assert_eq!(Filter2::from_name("mean:3x5").unwrap().size(), [3, 5]);
         assert!(Filter2::from_name("gaussian:4").is_err());
         assert!(Filter2::from_name("dense:16x3").is_err());
+    }
+
+    /// `gaussian:K` is OpenCV's `getGaussianKernel(K, 0)`: binomial rows up to K = 7, then a
+    /// sampled Gaussian of σ = 0.3·((K − 1)/2 − 1) + 0.8.
+    #[test]
+    fn named_gaussians_follow_opencv() {
+        let binomial = |row: &[f64]| {
+            let k = row.len();
+            let f = Filter2::from_name(&format!("gaussian:{k}")).unwrap();
+            for j in 0..k {
+                for i in 0..k {
+                    assert_eq!(
+                        f.weight(i, j),
+                        row[i] * row[j],
+                        "gaussian:{k} at ({i}, {j})"
+                    );
+                }
+            }
+        };
+        binomial(&[1.0]);
+        binomial(&[0.25, 0.5, 0.25]);
+        binomial(&[1.0, 4.0, 6.0, 4.0, 1.0].map(|v| v / 16.0));
+        binomial(&[1.0, 3.5, 7.0, 9.0, 7.0, 3.5, 1.0].map(|v| v / 32.0));
+        // Beyond 7, OpenCV samples the Gaussian: for K = 9, σ = 1.7.
+        let sampled = Filter2::gaussian(9, 1.7).unwrap();
+        assert_eq!(
+            Filter2::from_name("gaussian:9").unwrap().weights(),
+            sampled.weights()
+        );
+    }
+
+    #[test]
+    fn filter_files_take_comments_and_name_their_lines() {
+        let f = Filter2::from_text("\u{feff}# kernel\n1 2 # first row\n\n3, 4\n").unwrap();
+        assert_eq!((f.size(), f.weight(1, 1)), ([2, 2], 4.0));
+        let short = Filter2::from_text("# c\n1 2\n\n\n3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(short.contains("filter line 5 has 1 weights"), "{short}");
+        let bad = Filter2::from_text("1 1/16\n").unwrap_err().to_string();
+        assert!(bad.contains("line 1: '1/16' is not a number"), "{bad}");
+        let empty = Filter2::from_text("# only a comment\n\n")
+            .unwrap_err()
+            .to_string();
+        assert!(empty.contains("holds no weights"), "{empty}");
     }
 
     #[test]

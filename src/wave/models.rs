@@ -23,7 +23,7 @@ pub fn layered<T: Real>(dims: [usize; 3], layers: &[(usize, f64)]) -> Result<Gri
 
 /// A marine-style model with a salt body: water (1,500 m/s) over sediments whose velocity
 /// grows with depth (1,800 → 3,200 m/s) cut by two dipping reflectors, and a salt dome
-/// (4,500 m/s) rising from the lower third into the sediments.
+/// (4,500 m/s) rising from the bottom to 40% of the depth.
 pub fn salt<T: Real>(dims: [usize; 3]) -> Result<Grid<T>> {
     let [nx, ny, nz] = dims.map(|n| n as f64);
     Grid::par_from_fn(dims, |x, y, z| {
@@ -32,10 +32,11 @@ pub fn salt<T: Real>(dims: [usize; 3]) -> Result<Grid<T>> {
         if fz < water {
             return T::of(1500.0);
         }
-        // The dome: a paraboloid whose top sits at 40% depth, 60% of the width at its base.
+        // The dome: a paraboloid whose top sits at 40% depth, 60% of the width across at 62.5%
+        // depth, nearly the whole width at the bottom.
         let (dx, dy) = (fx - 0.55, fy - 0.5);
         let top = 0.4 + 2.5 * (dx * dx + dy * dy);
-        if fz >= top && fz > 0.3 {
+        if fz >= top {
             return T::of(4500.0);
         }
         let mut v = 1800.0 + 1400.0 * (fz - water) / (1.0 - water);

@@ -55,7 +55,9 @@ pub(crate) struct Tap {
 }
 
 /// The trilinear taps of the point `index` at `position`, weights times `scale`, skipping
-/// zero weights. Errors when the point lies outside the updated cells `r ..= n − r − 1`.
+/// zero weights. A coordinate within [`ON_CELL`] (relative) of a cell's is taken as on that
+/// cell, so a point placed at `k·h` is found at cell `k` whatever the rounding of `k·h / h`.
+/// Errors when the point lies outside the updated cells `r ..= n − r − 1`.
 pub(crate) fn taps(
     index: usize,
     what: &str,
@@ -68,7 +70,7 @@ pub(crate) fn taps(
     let mut base = [0usize; 3];
     let mut frac = [0f64; 3];
     for a in 0..3 {
-        let g = position[a] / spacing[a];
+        let g = snap_to_cell(position[a] / spacing[a]);
         let (lo, hi) = (r as f64, (dims[a] - r - 1) as f64);
         if !(g.is_finite() && g >= lo && g <= hi) {
             return Err(Error::InvalidArgument(format!(
@@ -106,6 +108,20 @@ pub(crate) fn taps(
     Ok(out)
 }
 
+/// Relative distance in cells within which a coordinate counts as on a cell: well above the
+/// rounding of `k·h / h` (a few ulps), far below any offset a user means.
+const ON_CELL: f64 = 1e-9;
+
+/// `g`, or the nearest whole number when `g` lies within [`ON_CELL`] of it.
+fn snap_to_cell(g: f64) -> f64 {
+    let k = g.round();
+    if (g - k).abs() <= ON_CELL * k.abs().max(1.0) {
+        k
+    } else {
+        g
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +141,48 @@ mod tests {
                 weight: 1.0
             }]
         );
+    }
+
+    /// Trilinear weights reproduce a linear field exactly, and each weight is its corner's
+    /// product of `frac` and `1 − frac` (fractions 0.25 and 0.7 on unequal spacings, so a
+    /// swapped fraction or axis shows).
+    #[test]
+    fn taps_interpolate_a_linear_field_exactly() {
+        let spacing = [10.0, 12.0, 9.0];
+        let cells = [3.25, 5.7, 4.25];
+        let position: [f64; 3] = std::array::from_fn(|a| cells[a] * spacing[a]);
+        let t = taps(0, "receiver", position, spacing, [12; 3], 2, 1.0).unwrap();
+        assert_eq!(t.len(), 8);
+        let field = |c: [f64; 3]| 3.0 * c[0] - 2.0 * c[1] + 0.5 * c[2] + 7.0;
+        let sampled: f64 = t
+            .iter()
+            .map(|t| t.weight * field(t.cell.map(|i| i as f64)))
+            .sum();
+        assert!((sampled - field(cells)).abs() < 1e-12, "{sampled}");
+        let low = t.iter().find(|t| t.cell == [3, 5, 4]).unwrap();
+        assert!((low.weight - 0.75 * 0.3 * 0.75).abs() < 1e-12, "{low:?}");
+        let high = t.iter().find(|t| t.cell == [4, 6, 5]).unwrap();
+        assert!((high.weight - 0.25 * 0.7 * 0.25).abs() < 1e-12, "{high:?}");
+    }
+
+    /// `k·h / h` rounds below or above `k` for some spacings (3.3·3 / 3.3 < 3): a point on the
+    /// first or last updated cell is still taken, on that one cell.
+    #[test]
+    fn points_on_the_edge_cells_survive_rounding() {
+        for h in [0.1, 0.3, 0.7, 1.1, 3.3] {
+            for r in 1..=4usize {
+                let n = 40;
+                for k in [r, n - r - 1] {
+                    let x = k as f64 * h;
+                    let t = taps(0, "receiver", [x; 3], [h; 3], [n; 3], r, 1.0)
+                        .unwrap_or_else(|e| panic!("h {h}, r {r}, cell {k}: {e}"));
+                    assert_eq!(t.len(), 1, "h {h}, r {r}, cell {k}: {t:?}");
+                    assert_eq!(t[0].cell, [k; 3]);
+                }
+            }
+        }
+        let beyond = (40 - 2 - 1) as f64 * 3.3 * (1.0 + 1e-6);
+        assert!(taps(0, "receiver", [beyond; 3], [3.3; 3], [40; 3], 2, 1.0).is_err());
     }
 
     #[test]

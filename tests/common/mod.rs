@@ -14,8 +14,9 @@ pub fn tolerance<T: Real>() -> f64 {
     }
 }
 
-/// A stencil of `kind` ("star" or "box") and radius `r` with random positive, asymmetric
-/// (for boxes) coefficients summing to one, so values stay in [0, 1).
+/// A stencil of `kind` ("star" or "box") and radius `r` with random, asymmetric (for boxes)
+/// coefficients, about one in four of them negative (so a kernel that loses a sign fails),
+/// whose magnitudes sum to one, so no value outgrows the input's largest.
 pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let n = if kind == "box" {
@@ -23,11 +24,20 @@ pub fn random_stencil(kind: &str, r: usize, seed: u64) -> Stencil {
     } else {
         r + 1
     };
-    let raw: Vec<f64> = (0..n).map(|_| rng.random_range(0.5..1.5)).collect();
+    let raw: Vec<f64> = (0..n)
+        .map(|i| {
+            let v = rng.random_range(0.5..1.5);
+            if i > 0 && rng.random_range(0..4) == 0 {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
     let weight_sum: f64 = if kind == "box" {
-        raw.iter().sum()
+        raw.iter().map(|v| v.abs()).sum()
     } else {
-        raw[0] + 6.0 * raw[1..].iter().sum::<f64>()
+        raw[0].abs() + 6.0 * raw[1..].iter().map(|v| v.abs()).sum::<f64>()
     };
     let c: Vec<f64> = raw.iter().map(|v| v / weight_sum).collect();
     if kind == "box" {

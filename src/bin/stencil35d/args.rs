@@ -5,9 +5,10 @@ use stencil35d::lbm::LbmKernel;
 use stencil35d::plan::GpuShape;
 use stencil35d::{Border, DType, Engine, Error, Filter2, Kernel, PlanBuilder, Stencil, Stencil2};
 
-/// A grid size: `N` (a cube, or a square for 2D kernels), `NXxNY` (2D) or `NXxNYxNZ`.
+/// A grid size: `N` (a cube, or a square for 2D kernels), `NXxNY` (2D) or `NXxNYxNZ`, and
+/// whether it was given as a bare `N` (only that shorthand means a square for 2D kernels).
 #[derive(Clone, Copy, Debug)]
-pub struct Size(pub [usize; 3]);
+pub struct Size(pub [usize; 3], pub bool);
 
 impl std::str::FromStr for Size {
     type Err = Error;
@@ -22,9 +23,9 @@ impl std::str::FromStr for Size {
             .map(|p| p.trim().parse().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
         match parts[..] {
-            [n] if n > 0 => Ok(Size([n, n, n])),
-            [x, y] if x > 0 && y > 0 => Ok(Size([x, y, 1])),
-            [x, y, z] if x > 0 && y > 0 && z > 0 => Ok(Size([x, y, z])),
+            [n] if n > 0 => Ok(Size([n, n, n], true)),
+            [x, y] if x > 0 && y > 0 => Ok(Size([x, y, 1], false)),
+            [x, y, z] if x > 0 && y > 0 && z > 0 => Ok(Size([x, y, z], false)),
             _ => Err(bad()),
         }
     }
@@ -291,7 +292,23 @@ impl Problem {
     fn filter(&self, size: Option<&str>) -> Result<Filter2, Error> {
         let border = load_border(self.border.as_deref().unwrap_or("reflect101"))?;
         let filter = match (&self.filter, size) {
-            (Some(f), _) => load_filter(f)?,
+            (Some(f), _) => {
+                let filter = load_filter(f)?;
+                // A weight finite in f64 may be infinite in f32, where it would pass for a
+                // blow-up after the first step.
+                let huge = filter
+                    .weights()
+                    .iter()
+                    .find(|w| w.abs() > f64::from(f32::MAX));
+                if let (DType::F32, Some(w)) = (self.dtype, huge) {
+                    return Err(Error::InvalidArgument(format!(
+                        "--filter {f}: weight {w:e} is beyond the range of f32 (±{:e}): run \
+                         with --dtype f64",
+                        f32::MAX
+                    )));
+                }
+                filter
+            }
             (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
             (None, None) => {
                 return Err(Error::InvalidArgument(
@@ -301,7 +318,7 @@ impl Problem {
         };
         if let Some(size) = size {
             let [kw, kh] = filter.size();
-            if size != format!("{kw}x{kh}") && size != kw.to_string() {
+            if size != format!("{kw}x{kh}") && !(kw == kh && size == kw.to_string()) {
                 return Err(Error::InvalidArgument(format!(
                     "--kernel conv2d:{size} does not match the {kw}x{kh} filter given"
                 )));
@@ -310,10 +327,11 @@ impl Problem {
         Ok(filter.with_border(border))
     }
 
-    /// The grid dimensions for `kernel`: `--size N` means N² for 2D kernels.
+    /// The grid dimensions for `kernel`: `--size N` means N² for 2D kernels (an explicit
+    /// `NxNxN` stays 3D, and a 2D kernel refuses it).
     pub fn dims(&self, kernel: &Kernel) -> [usize; 3] {
-        let [x, y, z] = self.size.0;
-        if kernel.is_2d() && x == y && y == z {
+        let Size([x, y, z], bare) = self.size;
+        if kernel.is_2d() && bare {
             [x, y, 1]
         } else {
             [x, y, z]
@@ -415,7 +433,7 @@ pub struct Overrides {
     /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
     /// pattern), half the device memory of two copies; applies to gpu-naive (and picks it when
     /// no engine is given). Without it or --two-copies the planner chooses (in place for walled
-    /// lattices except in f16s, and for lattices too large for two copies).
+    /// lattices in native storage, and for lattices too large for two copies).
     #[arg(long = "in-place", conflicts_with = "two_copies")]
     pub in_place: bool,
     /// Lattice-Boltzmann on the GPU: two copies of the populations (A/B), whatever the planner

@@ -295,6 +295,13 @@ pub(crate) fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "memory_gbs": r.plan.machine().bandwidth_gbs,
         "transfer_seconds": r.transfer_seconds,
     });
+    // A convolution's name gives its size only: the filter and the border tell runs apart.
+    if let Some(f) = r.plan.kernel().filter() {
+        let [kw, kh] = f.size();
+        let named = args.problem.filter.clone();
+        v["filter"] = json!(named.unwrap_or_else(|| format!("dense:{kw}x{kh}")));
+        v["border"] = json!(f.border().to_string());
+    }
     if let (Some(k), true) = (r.plan.kernel().lbm(), r.engine.is_gpu()) {
         v["in_place"] = json!(r.plan.in_place());
         v["storage"] = json!(k.storage.to_string());

@@ -15,7 +15,10 @@ use crate::args::{load_border, load_filter, parse_engines, parse_threads};
 pub struct FilterArgs {
     /// The picture to filter: a PNG, grey or colour, with or without alpha, 8 or 16 bits.
     input: PathBuf,
-    /// Where to write the result: a PNG of the input's colour type and depth.
+    /// Where to write the result: a PNG of the input's channels (grey or RGB, with alpha when
+    /// the input has it, a transparency chunk included) in 8 or 16 bits as the input; palette
+    /// and 1-, 2- and 4-bit inputs are written expanded to 8 bits, and their gamma and colour
+    /// profile chunks are not copied.
     output: PathBuf,
     /// The filter: a file of weights (one row per line, spaces or commas) or a name:
     /// gaussian:K, mean:K, mean:KxL, sobel, sobel-y, laplacian, sharpen, dense:KxL.
@@ -27,7 +30,8 @@ pub struct FilterArgs {
     border: String,
     /// Applications of the filter, 1 to 1000 (a blur applied twice blurs more; a Gaussian
     /// applied n times is one √n times as wide, so a thousand already blurs far beyond any
-    /// filter size).
+    /// filter size). The values are clamped to the picture's range only when it is written,
+    /// not between applications, so an edge filter applied twice differs from two runs.
     #[arg(long, default_value_t = 1, value_parser = parse_times)]
     times: usize,
     /// Write the absolute value of the response (edge filters such as sobel and laplacian
@@ -76,16 +80,26 @@ fn check_f32_weights(filter: &Filter2, spec: &str) -> Result<(), Error> {
 }
 
 /// A run's error worded for a picture: a value that became infinite or NaN is the filter's
-/// doing (the picture's values lie in [0, 1]), not an unstable scheme's.
+/// doing (the picture's values lie in [0, 1]: its weights, a border constant, or growth over
+/// repeated applications), not an unstable scheme's.
 fn for_pictures(e: Error, args: &FilterArgs) -> Error {
     match e {
         Error::NonFinite {
             step, cell, value, ..
         } => Error::InvalidArgument(format!(
             "--filter {}: the filtered picture holds a non-finite value ({value}) at pixel \
-             ({}, {}) after application {step} of {}: the filter's weights are too large \
-             for f32 (the picture's values lie in [0, 1])",
-            args.filter, cell[0], cell[1], args.times
+             ({}, {}) after application {step} of {}: the values outgrew f32 (the picture's \
+             lie in [0, 1]; {})",
+            args.filter,
+            cell[0],
+            cell[1],
+            args.times,
+            if args.times > 1 {
+                "a filter whose weights sum above 1 grows them at each application: use \
+                 fewer --times"
+            } else {
+                "the filter's weights or the border constant are too large"
+            }
         )),
         other => other,
     }

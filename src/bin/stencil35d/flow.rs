@@ -46,9 +46,9 @@ pub struct FlowOptions {
     #[arg(long, default_value_t = 0, requires = "checkpoint")]
     pub checkpoint_every: usize,
     /// Continue from a checkpoint of the same scenario: the lattice and its physics come from
-    /// the file (the physics options are ignored); its scenario and geometry (size, and the
-    /// sphere's radius or the channel's --duct) must match this run's options, else the
-    /// checkpoint is refused. --steps more steps are run.
+    /// the file; its scenario, geometry and flow parameters (size, Re, the lid's or the
+    /// flow's speed, the sphere's radius, the channel's --duct) must match this run's
+    /// options, else the checkpoint is refused. --steps more steps are run.
     #[arg(long)]
     pub restart: Option<PathBuf>,
     /// Engine: reference, naive, blocked or gpu-naive (default: the planner's choice).

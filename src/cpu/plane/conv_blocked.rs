@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use super::conv_rows::{block_vectors, group};
 use super::items::{for_each_item, Shared};
-use super::padded::Window;
+use super::padded::{window_elems, Window};
 use super::steps::run_steps;
 use super::taps::{Taps, MAX_ROWS};
 use crate::aligned::{line_elems, AlignedBuf};
@@ -320,13 +320,11 @@ impl<'a, T: Real> Pass<'a, T> {
 /// two lines; see [`Window::new`]) and the separable path's intermediate rows (counted for
 /// every filter, an upper bound).
 pub(super) fn scratch_elems<T>(filter: &Filter2, nx: usize, tile: [usize; 2]) -> usize {
-    let [kw, kh] = filter.size();
+    let [_, kh] = filter.size();
     let line = line_elems::<T>();
-    let pad = filter.anchor()[0].next_multiple_of(line).max(line);
-    let slot = |cols: usize| (pad + cols + kw).next_multiple_of(line) + line;
     let windows: usize = spans::<T>(filter, nx, tile[0])
         .iter()
-        .map(|span| (kh + CONV_ROWS + 1) * slot(span.len()))
+        .map(|span| window_elems::<T>(filter, span.len(), kh + CONV_ROWS))
         .sum();
     windows + (kh + 2 * CONV_ROWS) * padded_stride::<T>(nx + line)
 }

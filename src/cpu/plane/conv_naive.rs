@@ -58,6 +58,17 @@ impl<T: Real> WithIsa for Naive<'_, T> {
     }
 }
 
+/// Rows a thread's window keeps: those a group of one output row reads, and one more.
+fn scratch_slots(filter: &Filter2) -> usize {
+    filter.size()[1] + 1
+}
+
+/// Elements of the window each thread of a pass on rows of `nx` allocates (see
+/// [`Window::new`]).
+pub(super) fn scratch_elems<T>(filter: &Filter2, nx: usize) -> usize {
+    super::padded::window_elems::<T>(filter, nx, scratch_slots(filter))
+}
+
 /// One application of `filter` (laid out as `taps`, groups of one row) from `src` into `dst`
 /// on `pool`; false if any output is infinite or NaN.
 fn step<T: Real, S: Isa>(
@@ -77,7 +88,7 @@ fn step<T: Real, S: Isa>(
         pool,
         bands,
         || {
-            let mut w = Window::new(src, filter, nx, kh + 1);
+            let mut w = Window::new(src, filter, nx, scratch_slots(filter));
             w.set_columns(0..nx);
             w
         },

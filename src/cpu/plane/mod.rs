@@ -23,21 +23,23 @@ use crate::plane::{Filter2, Stencil2};
 use crate::{Grid, Real};
 use steps::run_steps;
 
-/// The bytes the blocked 2D engines' threads allocate besides the two grids, for the
-/// solver's memory check: each of `params.threads` threads keeps a stencil's ring of rows
-/// ([`stencil_blocked::ring_elems`]) or a filter's input windows and intermediate rows
-/// ([`conv_blocked::scratch_elems`]) on rows of `nx`. 0 for the other engines.
+/// The bytes the 2D engines' threads allocate besides the two grids, for the solver's
+/// memory check: each of `params.threads` threads keeps, in the blocked engine, a stencil's
+/// ring of rows ([`stencil_blocked::ring_elems`]) or a filter's input windows and
+/// intermediate rows ([`conv_blocked::scratch_elems`]) on rows of `nx`, and in the naive
+/// engine a filter's padded input rows ([`conv_naive::scratch_elems`]). 0 otherwise.
 pub(crate) fn scratch_bytes<T: Real>(
     kernel: Result<&Stencil2, &Filter2>,
     params: &EngineParams,
     nx: usize,
 ) -> u64 {
-    if params.engine != Engine::Blocked {
-        return 0;
-    }
-    let per_thread = match kernel {
-        Ok(s) => stencil_blocked::ring_elems::<T>(s.radius(), nx, params.tile[0], params.dim_t),
-        Err(f) => conv_blocked::scratch_elems::<T>(f, nx, params.tile),
+    let per_thread = match (params.engine, kernel) {
+        (Engine::Blocked, Ok(s)) => {
+            stencil_blocked::ring_elems::<T>(s.radius(), nx, params.tile[0], params.dim_t)
+        }
+        (Engine::Blocked, Err(f)) => conv_blocked::scratch_elems::<T>(f, nx, params.tile),
+        (Engine::Naive, Err(f)) => conv_naive::scratch_elems::<T>(f, nx),
+        _ => 0,
     };
     (per_thread as u64)
         .saturating_mul(params.threads as u64)

@@ -38,15 +38,28 @@ pub(crate) struct Window<T: Real> {
     constant_ready: bool,
 }
 
+/// The offset in a slot of a span's first output column and the slot's length, for spans of
+/// at most `max_cols` columns of `filter`: the anchor's columns moved up to a cache line, the
+/// span, the filter's width, and a line more.
+fn slot_layout<T>(filter: &Filter2, max_cols: usize) -> (usize, usize) {
+    let [kw, _] = filter.size();
+    let line = line_elems::<T>();
+    let pad = filter.anchor()[0].next_multiple_of(line).max(line);
+    (pad, (pad + max_cols + kw).next_multiple_of(line) + line)
+}
+
+/// Elements a [`Window::new`] of these arguments allocates: `slots + 1` slots.
+pub(crate) fn window_elems<T>(filter: &Filter2, max_cols: usize, slots: usize) -> usize {
+    (slots + 1).saturating_mul(slot_layout::<T>(filter, max_cols).1)
+}
+
 impl<T: Real> Window<T> {
     /// A window on the one-plane grid `src` for `filter`, for spans of at most `max_cols`
     /// output columns, keeping `slots` copied rows at once (the rows a group reads).
     pub(crate) fn new(src: &Grid<T>, filter: &Filter2, max_cols: usize, slots: usize) -> Self {
         let [nx, ny, _] = src.dims();
         let [kw, _] = filter.size();
-        let line = line_elems::<T>();
-        let pad = filter.anchor()[0].next_multiple_of(line).max(line);
-        let slot_len = (pad + max_cols + kw).next_multiple_of(line) + line;
+        let (pad, slot_len) = slot_layout::<T>(filter, max_cols);
         Window {
             src: src.storage().as_ptr(),
             pitch: src.pitch(),
@@ -56,7 +69,7 @@ impl<T: Real> Window<T> {
             kw,
             cols: 0..0,
             inside: false,
-            buf: AlignedBuf::zeroed((slots + 1) * slot_len)
+            buf: AlignedBuf::zeroed(window_elems::<T>(filter, max_cols, slots))
                 .expect("a window's rows are a few cache-sized rows"),
             slots,
             slot_len,

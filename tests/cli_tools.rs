@@ -457,6 +457,18 @@ fn filter_and_border_names_are_checked() {
         ],
         &["--filter sobel:99", "takes no size"],
     );
+    // conv2d:K is K×K: a filter of another shape is refused, as is a 3D size for a 2D kernel
+    // (only a bare N means a square).
+    refused_with(
+        &[
+            "bench", "--kernel", "conv2d:3", "--filter", "mean:3x5", "--size", "16",
+        ],
+        &["conv2d:3 does not match the 3x5 filter"],
+    );
+    refused_with(
+        &["bench", "--kernel", "star2d:1", "--size", "16x16x16"],
+        &["2D kernel", "16x16x16"],
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

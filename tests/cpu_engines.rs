@@ -186,8 +186,9 @@ fn repeated_runs_continue_where_they_stopped() {
     }
 }
 
-/// A case the property test below once shrank a failure to: a one-cell-wide star of radius
-/// 1 on 3×3×6, `dim_t` 2 with tiles one cell beyond the halos, one thread, two steps.
+/// The shape of a case the property test below once shrank a failure to (its stencil is drawn
+/// afresh): a star of radius 1 on 3×3×6, `dim_t` 2 with tiles one cell beyond the halos, one
+/// thread, two steps.
 #[test]
 fn a_shrunk_property_case_matches_reference() {
     let (kind, r) = STENCILS[0];

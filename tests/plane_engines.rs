@@ -114,8 +114,11 @@ fn run<T: Real>(kernel: &Kernel, input: &Grid2<T>, setup: Setup, steps: usize) -
 /// Every setup's result equals the reference's to the precision's tolerance.
 fn check<T: Real>(kernel: &Kernel, input: &Grid2<T>, steps: usize, setups: &[Setup]) {
     let expected = run(kernel, input, Setup::reference(), steps);
+    // A one-pixel image under a folding border is scaled by the weights' sum, which a
+    // normalised filter leaves unchanged; every larger image must change.
+    let [nx, ny] = input.dims();
     assert!(
-        expected.max_rel_diff(input).unwrap() > tolerance::<T>(),
+        nx * ny == 1 || expected.max_rel_diff(input).unwrap() > tolerance::<T>(),
         "{kernel}: the reference left the input unchanged, so the check would prove nothing"
     );
     for &setup in setups {

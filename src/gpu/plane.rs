@@ -62,13 +62,15 @@ fn run<T: Real>(
             layout.dims
         )));
     }
-    // The kernels index columns and rows with 32-bit integers (rows times the 64-bit pitch).
-    if layout.dims[..2].iter().any(|&n| n > i32::MAX as usize) {
+    // The kernels index columns and rows with 32-bit integers (rows times the 64-bit pitch),
+    // and add a filter's width or a warp's span to a column: half the range keeps those sums
+    // from overflowing.
+    let most = i32::MAX as usize / 2;
+    if layout.dims[..2].iter().any(|&n| n > most) {
         let [nx, ny, _] = layout.dims;
         return Err(Error::InvalidPlan(format!(
-            "a {nx} x {ny} image has a side longer than the GPU engines index ({}): use a CPU \
-             engine or cut it into pieces",
-            i32::MAX
+            "a {nx} x {ny} image has a side longer than the GPU engines index ({most}): use a \
+             CPU engine or cut it into pieces"
         )));
     }
     let passes = Passes::new::<T>(gpu, spec, params, layout, steps)?;

@@ -43,6 +43,9 @@ impl Picture {
             bytes: decoder_limit(path),
         };
         let mut decoder = png::Decoder::new_with_limits(BufReader::new(file), limits);
+        // Neither is copied to the output; skipping them keeps the allowance for the rows.
+        decoder.set_ignore_iccp_chunk(true);
+        decoder.set_ignore_text_chunk(true);
         decoder.set_transformations(png::Transformations::EXPAND);
         let mut reader = decoder.read_info().map_err(bad)?;
         let size = reader.output_buffer_size().ok_or_else(|| {
@@ -141,31 +144,46 @@ impl Picture {
     }
 }
 
-/// Checks that a `w × h` picture with `planes` channel planes (alpha included) fits in the
-/// memory available: one `f32` plane per channel besides the `decoded` bytes of the decoder's
-/// output, so a header claiming 100000×100000 pixels is refused before anything is decoded.
-/// Bytes the PNG decoder may allocate for `path`: its default allowance (for chunks, text and
-/// colour profiles) and room for four rows of the widest pixels (16-bit RGBA) at the width the
-/// header declares, when those rows fit in memory; otherwise the default alone, and a picture
-/// too wide for it is refused by the decoder. A file too short for a header gets the default
-/// (the decoder then says what is wrong with it).
+/// Bytes the PNG decoder may allocate for `path`: its default allowance, and for a picture
+/// whose rows outgrow it, room for four rows of the declared width in the decoded pixel size
+/// (its channels, an alpha channel a transparency chunk may add, and its depth), when the
+/// whole picture and those rows fit in memory; otherwise the default alone, and the decoder
+/// refuses a picture too wide for it. The colour-profile and text chunks, the only ones the
+/// decoder inflates before the image data, are skipped (see [`Picture::read_png`]), so the
+/// allowance serves the rows alone. A file too short for a header gets the default (the
+/// decoder then says what is wrong with it).
 fn decoder_limit(path: &Path) -> usize {
     use std::io::Read;
     let default = png::Limits::default().bytes;
-    let mut head = [0u8; 24];
+    let mut head = [0u8; 26];
     let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
     if read.is_err() || &head[12..16] != b"IHDR" {
         return default;
     }
-    let width = u32::from_be_bytes([head[16], head[17], head[18], head[19]]) as u64;
-    let rows = width.saturating_mul(8).saturating_add(1).saturating_mul(4);
+    let be = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+    let (width, height) = (u64::from(be(16)), u64::from(be(20)));
+    // Channels after expansion (grey 1, RGB 3, palette RGB, grey + alpha 2, RGBA 4), one
+    // more for a transparency chunk, times the bytes of a 16-bit or smaller sample.
+    let channels: u64 = match head[25] {
+        0 => 2,
+        2 | 3 => 4,
+        4 => 2,
+        _ => 4,
+    };
+    let pixel = channels * if head[24] == 16 { 2 } else { 1 };
+    let row = width.saturating_mul(pixel).saturating_add(1);
+    let rows = row.saturating_mul(4);
+    let whole = row.saturating_mul(height);
     let usable = crate::memory::available().map_or(u64::MAX, crate::memory::usable_host);
     match usize::try_from(rows) {
-        Ok(rows) if (rows as u64) <= usable => default.saturating_add(rows),
+        Ok(r) if r > default && whole.saturating_add(rows) <= usable => default.saturating_add(r),
         _ => default,
     }
 }
 
+/// Checks that a `w × h` picture with `planes` channel planes (alpha included) fits in the
+/// memory available: one `f32` plane per channel besides the `decoded` bytes of the decoder's
+/// output, so a header claiming 100000×100000 pixels is refused before anything is decoded.
 fn check_memory(path: &Path, [w, h]: [usize; 2], planes: u64, decoded: usize) -> Result<()> {
     let need = crate::memory::Footprint::grids(crate::DType::F32, planes)
         .plus(decoded as u64)

@@ -212,7 +212,7 @@ impl Filter2 {
     }
 
     /// A named filter: `gaussian:K` (odd K; OpenCV's `getGaussianKernel(K, 0)`: its fixed
-    /// binomial rows up to K = 7, beyond them σ as OpenCV derives it from K), `mean:K` or
+    /// fixed rows up to K = 7, beyond them σ as OpenCV derives it from K), `mean:K` or
     /// `mean:KxL`, `sobel`, `sobel-y`, `laplacian`, `sharpen`, or `dense:KxL` (a dense,
     /// non-separable filter of fixed pseudo-random positive weights summing to one, the
     /// benchmark filter). Sizes run from 1 to [`MAX_FILTER_SIZE`]; the fixed 3×3 filters take
@@ -476,7 +476,8 @@ fn dense_weights(kw: usize, kh: usize) -> Vec<f64> {
 }
 
 /// OpenCV's fixed Gaussian rows for sizes 1, 3, 5 and 7 (`getGaussianKernel` with σ ≤ 0):
-/// binomial weights, which its `GaussianBlur` uses instead of sampling a Gaussian.
+/// binomial for 3 and 5, rounded ones for 7, which its `GaussianBlur` uses instead of sampling
+/// a Gaussian.
 const SMALL_GAUSSIANS: [&[f64]; 4] = [
     &[1.0],
     &[0.25, 0.5, 0.25],
@@ -594,11 +595,11 @@ mod tests {
         assert!(Filter2::from_name("dense:16x3").is_err());
     }
 
-    /// `gaussian:K` is OpenCV's `getGaussianKernel(K, 0)`: binomial rows up to K = 7, then a
+    /// `gaussian:K` is OpenCV's `getGaussianKernel(K, 0)`: fixed rows up to K = 7, then a
     /// sampled Gaussian of σ = 0.3·((K − 1)/2 − 1) + 0.8.
     #[test]
     fn named_gaussians_follow_opencv() {
-        let binomial = |row: &[f64]| {
+        let fixed = |row: &[f64]| {
             let k = row.len();
             let f = Filter2::from_name(&format!("gaussian:{k}")).unwrap();
             for j in 0..k {
@@ -611,10 +612,10 @@ mod tests {
                 }
             }
         };
-        binomial(&[1.0]);
-        binomial(&[0.25, 0.5, 0.25]);
-        binomial(&[1.0, 4.0, 6.0, 4.0, 1.0].map(|v| v / 16.0));
-        binomial(&[1.0, 3.5, 7.0, 9.0, 7.0, 3.5, 1.0].map(|v| v / 32.0));
+        fixed(&[1.0]);
+        fixed(&[0.25, 0.5, 0.25]);
+        fixed(&[1.0, 4.0, 6.0, 4.0, 1.0].map(|v| v / 16.0));
+        fixed(&[1.0, 3.5, 7.0, 9.0, 7.0, 3.5, 1.0].map(|v| v / 32.0));
         // Beyond 7, OpenCV samples the Gaussian: for K = 9, σ = 1.7.
         let sampled = Filter2::gaussian(9, 1.7).unwrap();
         assert_eq!(

@@ -94,9 +94,9 @@ fn for_pictures(e: Error, args: &FilterArgs) -> Error {
             cell[0],
             cell[1],
             args.times,
-            if args.times > 1 {
-                "a filter whose weights sum above 1 grows them at each application: use \
-                 fewer --times"
+            if step > 1 {
+                "a filter whose weights' magnitudes sum above 1 can grow them at each \
+                 application: use fewer --times"
             } else {
                 "the filter's weights or the border constant are too large"
             }

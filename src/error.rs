@@ -203,7 +203,7 @@ pub(crate) fn format_bytes(bytes: u64) -> String {
     }
 }
 
-/// The end of an out-of-memory message: the largest cube that fits.
+/// The end of an out-of-memory message: the largest cube (or, for a 2D grid, square) that fits.
 fn fits(largest: usize, plane: bool) -> String {
     match (largest, plane) {
         (0, false) => "not even a 1³ one fits".into(),

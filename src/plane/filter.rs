@@ -211,7 +211,7 @@ impl Filter2 {
         Ok(())
     }
 
-    /// A named filter: `gaussian:K` (odd K; OpenCV's `getGaussianKernel(K, 0)`: its fixed
+    /// A named filter: `gaussian:K` (odd K; OpenCV's `getGaussianKernel(K, 0)`: its
     /// fixed rows up to K = 7, beyond them σ as OpenCV derives it from K), `mean:K` or
     /// `mean:KxL`, `sobel`, `sobel-y`, `laplacian`, `sharpen`, or `dense:KxL` (a dense,
     /// non-separable filter of fixed pseudo-random positive weights summing to one, the

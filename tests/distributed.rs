@@ -110,7 +110,7 @@ fn stencils() -> Vec<Stencil> {
 }
 
 fn equal_to_one_process(world: &impl Communicator) {
-    let (mut ran, mut cases) = (0, 0);
+    let mut skipped = Vec::new();
     for stencil in stencils() {
         for (engine, dim_t) in [
             (Engine::Reference, 1),
@@ -121,13 +121,20 @@ fn equal_to_one_process(world: &impl Communicator) {
         ] {
             // Steps not a multiple of dim_t, split over two runs.
             let on = (&stencil, DIMS);
-            ran += usize::from(case::<f32>(world, on, engine, dim_t, &[5, 2], false));
-            ran += usize::from(case::<f64>(world, on, engine, dim_t, &[7], true));
-            cases += 2;
+            let ran_f32 = case::<f32>(world, on, engine, dim_t, &[5, 2], false);
+            let ran_f64 = case::<f64>(world, on, engine, dim_t, &[7], true);
+            // Whether a split can carry the halo depends on its depth, not on the type.
+            assert_eq!(ran_f32, ran_f64, "{stencil} {engine} dim_t {dim_t}");
+            if !ran_f32 {
+                skipped.push((stencil.radius(), dim_t));
+            }
         }
     }
-    // Only the deepest halos (radius 4, dim_t 3) may be too thick for 21x23x19 on 1-4 ranks.
-    assert!(ran + 4 >= cases, "{ran} of {cases} cases ran");
+    // One process never splits. On 2-4 ranks only the deepest halos, radius 4 two or three
+    // levels deep (8 or 12 cells against blocks of 7-12 along the split axes of 21x23x19),
+    // may be too thick for a block.
+    let allowed = |&(radius, dim_t): &(usize, usize)| world.size() > 1 && radius == 4 && dim_t >= 2;
+    assert!(skipped.iter().all(allowed), "skipped: {skipped:?}");
 }
 
 /// The GPU engines through a split: each rank's block stays on its GPU for the run and only

@@ -542,4 +542,25 @@ proptest! {
             &[Setup::naive(2), Setup::blocked(1, Some([cols, rows]), 2)],
         );
     }
+
+    /// Random 2D stencils (each star and box radius), sizes from one interior cell up, dim_t,
+    /// tiles, thread counts, step counts and precisions: both engines equal the reference.
+    #[test]
+    fn random_stencils_match_the_reference(
+        which in 0usize..7, extra in (0usize..30, 0usize..30), dim_t in 1usize..=8,
+        tile in (1usize..30, 1usize..12), threads in 1usize..=3, steps in 1usize..=12,
+        double in any::<bool>(), seed in 0u64..1000,
+    ) {
+        let stencil = stencils(seed).swap_remove(which);
+        let r = stencil.radius();
+        let dims = [2 * r + 1 + extra.0, 2 * r + 1 + extra.1];
+        let tile = [2 * r * dim_t + tile.0, tile.1];
+        let setups = [Setup::naive(threads), Setup::blocked(dim_t, Some(tile), threads)];
+        let kernel = stencil.into();
+        if double {
+            check(&kernel, &Grid2::<f64>::random(dims, 0.0, 1.0, seed).unwrap(), steps, &setups);
+        } else {
+            check(&kernel, &Grid2::<f32>::random(dims, 0.0, 1.0, seed).unwrap(), steps, &setups);
+        }
+    }
 }

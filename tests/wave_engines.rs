@@ -5,11 +5,13 @@
 //! with boxes that cut the grid in x, y and z and with whole planes, step counts that are not
 //! multiples of dim_t; 1 and 2 threads; f32 and f64. The reference is FMA-free scalar code,
 //! so the tolerance is f32 1e-5 and f64 1e-12 relative (max norm over the field), a few ulps
-//! per step; naive and blocked share their row kernels and agree bit for bit.
+//! per step; naive and blocked share their row kernels and agree bit for bit. A property test
+//! draws all of these at random.
 
 mod common;
 
 use common::tolerance;
+use proptest::prelude::*;
 use stencil35d::wave::test_shot::{diff, random_shot as field, same};
 use stencil35d::wave::{Face, WaveKernel, Wavefield};
 use stencil35d::{Engine, PlanBuilder, Real, Solver};
@@ -151,4 +153,86 @@ fn tiny_grids_with_one_cell_beyond_the_layers_match_the_reference() {
     // per axis.
     check_all::<f32>(kernel(8, 8), [17, 17, 17], 7);
     check_all::<f64>(kernel(2, 5), [11, 11, 11], 7);
+}
+
+/// The face a drawn code stands for: absorbing, free or rigid.
+fn face_of(code: u8) -> Face {
+    [Face::Absorbing, Face::Free, Face::Rigid][usize::from(code % 3)]
+}
+
+/// The smallest axis that `kernel` accepts with `faces` at its ends, plus `extra` cells: the
+/// layer (or boundary layer) at each end and two updated cells (the shot's source sits 0.3
+/// cells below the middle, off a single cell), at least twice an absorbing layer and three
+/// radii beside a rigid face.
+fn axis_size(kernel: &WaveKernel, faces: [Face; 2], extra: usize) -> usize {
+    let r = kernel.radius();
+    let width = |f: Face| if f == Face::Absorbing { kernel.pml } else { r };
+    let mut n = width(faces[0]) + width(faces[1]) + 2;
+    if faces.contains(&Face::Absorbing) {
+        n = n.max(2 * kernel.pml);
+    }
+    if faces.contains(&Face::Rigid) {
+        n = n.max(3 * r);
+    }
+    n + extra
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Random orders, faces, layer widths, sizes, dim_t, tiles, z chunks, threads and step
+    /// counts: naive within tolerance of the reference, blocked equal to naive bit for bit.
+    #[test]
+    fn random_configurations_match_the_reference(
+        half_order in 1usize..=4,
+        pml_extra in 0usize..=4,
+        codes in proptest::array::uniform6(0u8..3),
+        extra in (0usize..8, 0usize..8, 0usize..8),
+        dim_t in 1usize..=6,
+        tile in (1usize..40, 1usize..40),
+        z_chunks in 1usize..=3,
+        threads in 1usize..=2,
+        steps in 1usize..=8,
+        double in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut k = kernel(2 * half_order, half_order + 4 + pml_extra);
+        k.faces = std::array::from_fn(|a| [face_of(codes[2 * a]), face_of(codes[2 * a + 1])]);
+        let extra = [extra.0, extra.1, extra.2];
+        let dims: [usize; 3] = std::array::from_fn(|a| axis_size(&k, k.faces[a], extra[a]));
+        let blocked = Setup {
+            engine: Engine::Blocked,
+            dim_t: if k.has_rigid_faces() { 1 } else { dim_t },
+            tile: Some([tile.0, tile.1]),
+            z_chunks: Some(z_chunks),
+            threads,
+        };
+        if double {
+            check_one::<f64>(k, dims, seed, blocked, steps);
+        } else {
+            check_one::<f32>(k, dims, seed, blocked, steps);
+        }
+    }
+}
+
+/// Naive on `setup.threads` threads against the reference, and `setup` against naive.
+fn check_one<T: Real>(k: WaveKernel, dims: [usize; 3], seed: u64, setup: Setup, steps: usize) {
+    let input = field::<T>(k.clone(), dims, seed);
+    let reference = run(&input, REFERENCE, steps);
+    let changed = reference.pressure().max_rel_diff(input.pressure()).unwrap();
+    assert!(changed > 0.0, "the reference must change the field");
+    let naive = Setup {
+        engine: Engine::Naive,
+        threads: setup.threads,
+        ..REFERENCE
+    };
+    let base = run(&input, naive, steps);
+    let d = diff(&base, &reference);
+    assert!(d <= tolerance::<T>(), "{k} {dims:?} naive: {d:e}");
+    let got = run(&input, setup, steps);
+    assert!(
+        same(&got, &base),
+        "{k} {dims:?} {setup:?} {steps} steps: differs from naive by {:e}",
+        diff(&got, &base)
+    );
 }

@@ -3,7 +3,8 @@
 //! of every block runs one after the other, and the result is compared with the CPU reference
 //! engine. It tests the kernels' indexing, boundary rules, collision and the in-place scheme's
 //! layout (serial execution cannot show races; the scheme is race-free by construction).
-//! Skips when no `g++` is installed.
+//! Skips when no `g++` is installed. The 16-bit conversions are also checked on the GPU, where
+//! there is one, against the same host codecs.
 
 use std::io::Write;
 use std::path::Path;
@@ -596,31 +597,88 @@ int main(int argc, char** argv) {
             .success());
         let raw = std::fs::read(&out).unwrap();
         let (decoded, encoded) = raw.split_at(4 * 65536);
-        let mut checked = 0;
-        for c in 0..65536usize {
-            let device = f32::from_ne_bytes(decoded[4 * c..4 * c + 4].try_into().unwrap());
-            let host = storage.decode(c as u16);
-            assert!(
-                device.to_bits() == host.to_bits() || (device.is_nan() && host.is_nan()),
-                "{storage}: code {c:#06x} decodes to {device} on the device, {host} on the host"
-            );
-            let next = storage.decode((c as u16).wrapping_add(1));
-            let probes = [host * 0.99997, host, host * 1.00003, (host + next) * 0.5];
-            for (k, v) in probes.into_iter().enumerate() {
-                let at = 2 * (4 * c + k);
-                let device = u16::from_ne_bytes(encoded[at..at + 2].try_into().unwrap());
-                if v.is_nan() {
-                    continue;
-                }
-                assert_eq!(
-                    device,
-                    storage.encode(v),
-                    "{storage}: {v} encodes differently"
-                );
-                checked += 1;
-            }
-        }
-        assert!(checked > 200_000);
+        let decoded: Vec<f32> = decoded
+            .chunks_exact(4)
+            .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        let encoded: Vec<u16> = encoded
+            .chunks_exact(2)
+            .map(|b| u16::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        check_codecs(storage, &decoded, &encoded);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Compares a kernel's conversions with the host's: `decoded[c]` is code `c` decoded,
+/// `encoded[4c + k]` the code of its `k`-th probe (the value times 0.99997, 1 and 1.00003, then
+/// the midpoint to the next code).
+fn check_codecs(storage: Storage, decoded: &[f32], encoded: &[u16]) {
+    assert_eq!((decoded.len(), encoded.len()), (65536, 4 * 65536));
+    let mut checked = 0;
+    for c in 0..65536usize {
+        let (device, host) = (decoded[c], storage.decode(c as u16));
+        assert!(
+            device.to_bits() == host.to_bits() || (device.is_nan() && host.is_nan()),
+            "{storage}: code {c:#06x} decodes to {device} in the kernel, {host} on the host"
+        );
+        let next = storage.decode((c as u16).wrapping_add(1));
+        let probes = [host * 0.99997, host, host * 1.00003, (host + next) * 0.5];
+        for (k, v) in probes.into_iter().enumerate() {
+            if v.is_nan() {
+                continue;
+            }
+            let code = encoded[4 * c + k];
+            assert_eq!(
+                code,
+                storage.encode(v),
+                "{storage}: {v} encodes differently"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 200_000, "{checked} probes compared");
+}
+
+/// The conversions as the GPU runs them (f16s through the `cvt` instructions the host build
+/// replaces with a software twin) agree with the host's on every code and probe of
+/// `check_codecs`. Skips without a GPU.
+#[test]
+fn device_conversions_equal_the_host_codecs() {
+    const KERNEL: &str = r#"
+extern "C" __global__ void codec_check(float* decoded, unsigned short* encoded)
+{
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= 65536) return;
+    const float v = decode16((unsigned short)c);
+    decoded[c] = v;
+    encoded[4 * c] = encode16(v * 0.99997f);
+    encoded[4 * c + 1] = encode16(v);
+    encoded[4 * c + 2] = encode16(v * 1.00003f);
+    encoded[4 * c + 3] = encode16((v + decode16((unsigned short)(c + 1))) * 0.5f);
+}
+"#;
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    if super::test_gate::gpu_for_test().is_none() {
+        return;
+    }
+    let gpu = super::device::gpu().unwrap();
+    for storage in [Storage::F16s, Storage::F16c] {
+        let src = format!(
+            "{}{KERNEL}",
+            lbm_source::<f32>(&Physics::bgk(0.8), [false; 3], storage, false)
+        );
+        let kernel = gpu.kernel(&src, "codec_check", 0).unwrap();
+        let mut decoded = gpu.stream.alloc_zeros::<f32>(65536).unwrap();
+        let mut encoded = gpu.stream.alloc_zeros::<u16>(4 * 65536).unwrap();
+        let mut args = gpu.stream.launch_builder(&kernel.function);
+        args.arg(&mut decoded).arg(&mut encoded);
+        // SAFETY: codec_check takes a float array of 65536 values and an unsigned short array
+        // of 4 * 65536, which these are; threads past 65535 return at once.
+        unsafe { args.launch(LaunchConfig::for_num_elems(65536)) }.unwrap();
+        let decoded = gpu.stream.clone_dtoh(&decoded).unwrap();
+        let encoded = gpu.stream.clone_dtoh(&encoded).unwrap();
+        check_codecs(storage, &decoded, &encoded);
+        println!("{storage}: every code and probe agrees on the GPU");
     }
 }

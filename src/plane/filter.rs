@@ -528,36 +528,39 @@ mod tests {
         assert!(Border::from_name("mirror").is_err());
     }
 
-    /// Every mode against its definition as a periodic fold (OpenCV's `borderInterpolate`),
-    /// on images smaller than a filter's reach, where the folds repeat.
+    /// Every mode against OpenCV's `borderInterpolate`, written as its loop (step back into
+    /// the image one reflection at a time) rather than the closed forms `source` uses, on
+    /// images smaller than a filter's reach, where the reflections repeat.
     #[test]
     fn borders_fold_as_defined_far_outside_small_images() {
-        let fold = |b: Border, i: isize, n: isize| -> Option<usize> {
-            let inside = (0..n).contains(&i);
-            let j = match b {
-                _ if inside => i,
+        let fold = |b: Border, mut p: isize, n: isize| -> Option<usize> {
+            if (0..n).contains(&p) {
+                return Some(p as usize);
+            }
+            match b {
                 Border::Constant(_) => return None,
-                Border::Replicate => i.clamp(0, n - 1),
-                Border::Wrap => i.rem_euclid(n),
-                Border::Reflect => {
-                    let j = i.rem_euclid(2 * n);
-                    if j < n {
-                        j
-                    } else {
-                        2 * n - 1 - j
+                Border::Replicate => p = if p < 0 { 0 } else { n - 1 },
+                Border::Wrap => {
+                    while p < 0 {
+                        p += n;
+                    }
+                    while p >= n {
+                        p -= n;
                     }
                 }
-                Border::Reflect101 if n == 1 => 0,
-                Border::Reflect101 => {
-                    let j = i.rem_euclid(2 * n - 2);
-                    if j < n {
-                        j
-                    } else {
-                        2 * n - 2 - j
+                Border::Reflect | Border::Reflect101 if n == 1 => p = 0,
+                Border::Reflect | Border::Reflect101 => {
+                    let delta = isize::from(b == Border::Reflect101);
+                    while !(0..n).contains(&p) {
+                        p = if p < 0 {
+                            -p - 1 + delta
+                        } else {
+                            n - 1 - (p - n) - delta
+                        };
                     }
                 }
-            };
-            Some(j as usize)
+            }
+            Some(p as usize)
         };
         let modes = [
             Border::Constant(0.5),

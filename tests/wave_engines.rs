@@ -155,9 +155,15 @@ fn tiny_grids_with_one_cell_beyond_the_layers_match_the_reference() {
     check_all::<f64>(kernel(2, 5), [11, 11, 11], 7);
 }
 
-/// The face a drawn code stands for: absorbing, free or rigid.
+/// The face a drawn code (0-7) stands for: absorbing for 0-3, free for 4-6, rigid for 7. A
+/// rigid face holds the blocked engine to one step per pass, so it is drawn rarely enough that
+/// about half the cases (7/8 to the sixth) have none and run deeper passes.
 fn face_of(code: u8) -> Face {
-    [Face::Absorbing, Face::Free, Face::Rigid][usize::from(code % 3)]
+    match code {
+        0..=3 => Face::Absorbing,
+        4..=6 => Face::Free,
+        _ => Face::Rigid,
+    }
 }
 
 /// The smallest axis that `kernel` accepts with `faces` at its ends, plus `extra` cells: the
@@ -186,7 +192,7 @@ proptest! {
     fn random_configurations_match_the_reference(
         half_order in 1usize..=4,
         pml_extra in 0usize..=4,
-        codes in proptest::array::uniform6(0u8..3),
+        codes in proptest::array::uniform6(0u8..8),
         extra in (0usize..8, 0usize..8, 0usize..8),
         dim_t in 1usize..=6,
         tile in (1usize..40, 1usize..40),

@@ -286,23 +286,37 @@ fn bench_refuses_a_grid_that_does_not_fit_at_once() {
         n,
     );
 
-    // In 16-bit storage every lattice also keeps its codes (2 bytes a population): the
-    // largest native cube no longer fits, and the error names the smaller one that does.
-    let m = Footprint::lattice(DType::F32, 3, 2 * (LATTICE_NODE_BYTES + 2 * 19)).largest_cube(room);
-    assert!(m < n, "codes take room: {m} < {n}");
-    let size = n.to_string();
+    // One engine without --verify is timed on the input itself: the lattice and, for a GPU
+    // run that may update in place, the copy it downloads into. In 16-bit storage the lattice
+    // also keeps its codes (2 bytes a population): the largest native cube no longer fits, and
+    // the error names the smaller one that does.
+    let alone = |copies, codes| {
+        Footprint::lattice(DType::F32, copies, LATTICE_NODE_BYTES + codes).largest_cube(room)
+    };
+    let (native, m) = (alone(2, 0), alone(2, 2 * 19));
+    assert!(m < native, "codes take room: {m} < {native}");
+    assert!(native > n, "one state takes less than two: {native} > {n}");
+    let f16s = [
+        "--kernel",
+        "d3q19",
+        "--storage",
+        "f16s",
+        "--engine",
+        "gpu-naive",
+    ];
+    let size = native.to_string();
     refused_in_bench(
-        &[
-            "--kernel",
-            "d3q19",
-            "--storage",
-            "f16s",
-            "--engine",
-            "gpu-naive",
-            "--size",
-            &size,
-        ],
-        &format!("{n}³ f32 D3Q19 lattice in bench"),
+        &[&f16s[..], &["--size", &size]].concat(),
+        &format!("{native}³ f32 D3Q19 lattice in bench (input, scratch)"),
         m,
+    );
+    // Two copies download into the lattice itself: no second copy on the host.
+    let k = alone(1, 2 * 19);
+    assert!(k > m, "two copies hold less on the host: {k} > {m}");
+    let size = (k + 1).to_string();
+    refused_in_bench(
+        &[&f16s[..], &["--two-copies", "--size", &size]].concat(),
+        &format!("{}³ f32 D3Q19 lattice in bench (input)", k + 1),
+        k,
     );
 }

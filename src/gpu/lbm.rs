@@ -385,7 +385,11 @@ fn fetch<E: DeviceRepr + Default + Clone>(
     src: &CudaSlice<E>,
     len: usize,
 ) -> Result<Vec<E>> {
-    let mut out = vec![E::default(); len];
+    fetch_into(gpu, src, vec![E::default(); len])
+}
+
+/// The values of a device buffer, copied into `out` (as long as the buffer).
+fn fetch_into<E: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<E>, mut out: Vec<E>) -> Result<Vec<E>> {
     gpu.stream.memcpy_dtoh(src, &mut out[..]).map_err(gpu_err)?;
     gpu.stream.synchronize().map_err(gpu_err)?;
     Ok(out)
@@ -428,6 +432,20 @@ pub(super) fn download<T: Real>(
     done: usize,
     dst: &mut Populations<T>,
 ) -> Result<Option<Vec<u16>>> {
+    download_reusing(gpu, geo, bufs, done, dst, None)
+}
+
+/// [`download`], fetching 16-bit codes into `reuse` (the lattice's previous codes) where it
+/// has their length, so that a lattice near the host's memory does not hold two sets of codes
+/// at once.
+fn download_reusing<T: Real>(
+    gpu: &Gpu,
+    geo: &Geometry<'_>,
+    bufs: &LbmBuffers<T>,
+    done: usize,
+    dst: &mut Populations<T>,
+    reuse: Option<Vec<u16>>,
+) -> Result<Option<Vec<u16>>> {
     let shifted = bufs.in_place && done % 2 == 1;
     let len = dst.storage().len();
     match &bufs.a {
@@ -439,7 +457,11 @@ pub(super) fn download<T: Real>(
         }
         Pops::Native(a) => unshift(&fetch(gpu, a, len)?, geo, dst.storage_mut()),
         Pops::Packed(a) => {
-            let mut codes = fetch(gpu, a, len)?;
+            let out = match reuse {
+                Some(codes) if codes.len() == len => codes,
+                _ => vec![0; len],
+            };
+            let mut codes = fetch_into(gpu, a, out)?;
             if shifted {
                 let raw = codes.clone();
                 unshift(&raw, geo, &mut codes);
@@ -561,7 +583,11 @@ pub(crate) fn run<T: Real>(
         wall,
         flags: &lat.flags,
     };
-    lat.codes = download(gpu, &geo, bufs, steps, &mut lat.pop)?;
+    // The result overwrites the codes the run started from. A download that fails leaves the
+    // lattice without codes and its populations as they were (they are decoded only from a
+    // complete fetch), so the next upload encodes them again.
+    let reuse = lat.codes.take();
+    lat.codes = download_reusing(gpu, &geo, bufs, steps, &mut lat.pop, reuse)?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))

@@ -18,6 +18,9 @@ use crate::{Error, Real, Result};
 use super::model::{Q, WEIGHTS};
 use super::storage::Storage;
 
+/// Values per task when populations are encoded to or decoded from 16-bit codes in parallel.
+const PIECE: usize = 1 << 16;
+
 /// Strides of the population arrays (and of the per-cell byte arrays, which share them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
@@ -159,9 +162,14 @@ impl<T: Real> Populations<T> {
             .enumerate()
             .for_each(|(i, (out, values))| {
                 let w = WEIGHTS[i] as f32;
-                for (c, v) in out.iter_mut().zip(values) {
-                    *c = storage.encode(v.to_f32().unwrap_or(f32::NAN) - w);
-                }
+                // Pieces of each array too, so that all cores share the 19 arrays.
+                out.par_chunks_mut(PIECE)
+                    .zip(values.par_chunks(PIECE))
+                    .for_each(|(out, values)| {
+                        for (c, v) in out.iter_mut().zip(values) {
+                            *c = storage.encode(v.to_f32().unwrap_or(f32::NAN) - w);
+                        }
+                    });
             });
         codes
     }
@@ -177,9 +185,13 @@ impl<T: Real> Populations<T> {
             .enumerate()
             .for_each(|(i, (out, codes))| {
                 let w = WEIGHTS[i] as f32;
-                for (v, &c) in out.iter_mut().zip(codes) {
-                    *v = T::of(f64::from(w + storage.decode(c)));
-                }
+                out.par_chunks_mut(PIECE)
+                    .zip(codes.par_chunks(PIECE))
+                    .for_each(|(out, codes)| {
+                        for (v, &c) in out.iter_mut().zip(codes) {
+                            *v = T::of(f64::from(w + storage.decode(c)));
+                        }
+                    });
             });
     }
 
@@ -231,20 +243,21 @@ impl<T: Real> Populations<T> {
 
     /// The first population (direction-major, then z, y, x) whose deviation `d` from its rest
     /// value satisfies `bad(d)`: its node, direction and value.
-    fn first_deviating(&self, bad: impl Fn(f64) -> bool) -> Option<([usize; 3], usize, f64)> {
+    fn first_deviating(
+        &self,
+        bad: impl Fn(f64) -> bool + Sync,
+    ) -> Option<([usize; 3], usize, f64)> {
         let [_, ny, nz] = self.layout.dims;
-        for (i, &w) in WEIGHTS.iter().enumerate() {
-            for z in 0..nz {
-                for y in 0..ny {
-                    let row = self.row(i, y, z);
-                    let value = |v: &T| v.to_f64().unwrap_or(f64::NAN);
-                    if let Some(x) = row.iter().position(|v| bad(value(v) - w)) {
-                        return Some(([x, y, z], i, value(&row[x])));
-                    }
-                }
-            }
-        }
-        None
+        let value = |v: &T| v.to_f64().unwrap_or(f64::NAN);
+        // Planes of each direction in parallel; the first in order wins.
+        (0..WEIGHTS.len() * nz).into_par_iter().find_map_first(|k| {
+            let (i, z) = (k / nz, k % nz);
+            (0..ny).find_map(|y| {
+                let row = self.row(i, y, z);
+                let x = row.iter().position(|v| bad(value(v) - WEIGHTS[i]))?;
+                Some(([x, y, z], i, value(&row[x])))
+            })
+        })
     }
 
     /// Exchanges the contents with populations of the same dimensions in O(1).

@@ -135,16 +135,29 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 }
 
 /// What `bench` holds at its peak, checked before anything is allocated or planned: the
-/// input and the copy an engine runs on; with `--verify` the reference result and the copy
-/// checked against it; a second grid (population copy) for CPU engines, the reference and
-/// GPU lattice runs; and per lattice its flags, node classes and any 16-bit codes.
+/// input and the copy an engine runs on (one engine without `--verify` runs on the input
+/// itself); with `--verify` the reference result and the copy checked against it; a second
+/// grid (population copy) for CPU engines, the reference and GPU lattice runs that may update
+/// in place (two copies download into the lattice itself); and per lattice its flags, node
+/// classes and any 16-bit codes.
 fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error> {
     let engines = bench_engines(&args.engine)?;
     let lattice = kernel.lbm().is_some();
-    let states: u64 = if args.verify { 4 } else { 2 };
+    let alone = engines.len() == 1 && !args.verify;
+    let states: u64 = match (args.verify, alone) {
+        (true, _) => 4,
+        (false, true) => 1,
+        (false, false) => 2,
+    };
     // `auto` may run on the CPU, with its scratch.
-    let scratch = args.verify || lattice || engines.iter().any(|e| e.is_none_or(|e| !e.is_gpu()));
-    let mut held = vec!["input", "working copy"];
+    let scratch = args.verify
+        || (lattice && !args.overrides.two_copies)
+        || engines.iter().any(|e| e.is_none_or(|e| !e.is_gpu()));
+    let mut held = if alone {
+        vec!["input"]
+    } else {
+        vec!["input", "working copy"]
+    };
     if args.verify {
         held.extend(["reference result", "verified copy"]);
     }
@@ -191,24 +204,29 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
         .collect::<Result<Vec<_>, Error>>()?;
     let mut expected: Option<S> = None;
     let mut rows = Vec::new();
-    for (&engine, plan) in engines.iter().zip(plans) {
+    let mut input = Some(input);
+    let last = engines.len() - 1;
+    for (i, (&engine, plan)) in engines.iter().zip(plans).enumerate() {
         for w in plan.warnings() {
             eprintln!("warning: {w}");
         }
         let mut solver = Solver::new(plan);
-        let mut state = input.clone();
+        let Some(mut state) = working_state(&mut input, i == last && !args.verify) else {
+            break;
+        };
         let timed = time_runs(&mut solver, &mut state, args.steps, args.repeat)?;
         let adapted = timed.adapted.clone();
-        let max_rel_err = if args.verify {
-            let reference = match &expected {
-                Some(s) => s,
-                None => expected.insert(reference_result(kernel, &input, args)?),
-            };
-            let mut fresh = input.clone();
-            solver.run(&mut fresh, args.steps)?;
-            Some(fresh.rel_diff(reference)?)
-        } else {
-            None
+        let max_rel_err = match (args.verify, input.as_ref()) {
+            (true, Some(input)) => {
+                let reference = match &expected {
+                    Some(s) => s,
+                    None => expected.insert(reference_result(kernel, input, args)?),
+                };
+                let mut fresh = input.clone();
+                solver.run(&mut fresh, args.steps)?;
+                Some(fresh.rel_diff(reference)?)
+            }
+            _ => None,
         };
         let resources = solver.plan().compiled_resources()?;
         let row = Row {
@@ -231,6 +249,17 @@ fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Resu
         }
     }
     Ok(())
+}
+
+/// The state an engine is timed on: a copy of the input, or with `take` the input itself, for
+/// the last engine when nothing reads the input afterwards (no `--verify`): a state of over a
+/// third of the host's memory can then be timed, one engine at a time.
+fn working_state<S: Clone>(input: &mut Option<S>, take: bool) -> Option<S> {
+    if take {
+        input.take()
+    } else {
+        input.clone()
+    }
 }
 
 /// The engines `--engine` names; `None` is `auto` (the planner's choice).

@@ -264,6 +264,27 @@ fn blow_up_keeps_the_last_finite_state() {
         assert_eq!(l.steps(), gpu_step as u64 - 1);
         assert!(l.mass().is_finite());
     }
+    // In 16-bit storage the replay fetches the failing step and the one before into one set of
+    // codes: the lattice must hold exactly the state an uninterrupted run reaches there.
+    for in_place in [false, true] {
+        let mut input = lat.clone();
+        input.set_storage(Storage::F16s).unwrap();
+        let mut l = input.clone();
+        let plan = engine_plan(&l, Engine::GpuNaive, in_place);
+        let err = Solver::new(plan.clone()).run(&mut l, 3000).unwrap_err();
+        assert!(
+            matches!(err, Error::NonFinite { .. } | Error::Unstable(_)),
+            "f16s, in place {in_place}: {err}"
+        );
+        let kept = l.steps();
+        println!("f16s, in place {in_place}: {err}; kept the state after step {kept}");
+        assert!(l.mass().is_finite() && l.storage() == Storage::F16s);
+        if kept > 0 {
+            let mut again = input.clone();
+            Solver::new(plan).run(&mut again, kept as usize).unwrap();
+            assert_bitwise_equal(&l, &again);
+        }
+    }
 }
 
 /// What the GPU does not do is an error, not a panic: gpu-blocked for a lattice (there is

@@ -8,8 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use stencil35d::lbm::LATTICE_NODE_BYTES;
 use stencil35d::lbm::{Cell, Face, Lattice, LbmKernel, Physics};
+use stencil35d::lbm::{LATTICE_NODE_BYTES, NODE_WORD_BYTES};
 use stencil35d::memory::{self, Footprint};
 use stencil35d::{DType, Engine, Error, Grid, PlanBuilder, Solver, Stencil};
 
@@ -286,12 +286,14 @@ fn bench_refuses_a_grid_that_does_not_fit_at_once() {
         n,
     );
 
-    // One engine without --verify is timed on the input itself: the lattice and, for a GPU
-    // run that may update in place, the copy it downloads into. In 16-bit storage the lattice
-    // also keeps its codes (2 bytes a population): the largest native cube no longer fits, and
-    // the error names the smaller one that does.
+    // One engine without --verify is timed on the input itself: the lattice, the node words a
+    // GPU run of a walled lattice (the cavity) builds and, for a run that may update in place,
+    // the copy it downloads into. In 16-bit storage the lattice also keeps its codes (2 bytes a
+    // population): the largest native cube does not fit, and the error names the smaller one
+    // that does.
     let alone = |copies, codes| {
-        Footprint::lattice(DType::F32, copies, LATTICE_NODE_BYTES + codes).largest_cube(room)
+        let node = LATTICE_NODE_BYTES + NODE_WORD_BYTES + codes;
+        Footprint::lattice(DType::F32, copies, node).largest_cube(room)
     };
     let (native, m) = (alone(2, 0), alone(2, 2 * 19));
     assert!(m < native, "codes take room: {m} < {native}");

@@ -176,7 +176,7 @@ impl<T: Real> LbmBuffers<T> {
 
 /// Device bytes per node that a lattice with walls needs beside its populations and flags: the
 /// node word.
-pub(crate) const WORD_BYTES: u64 = 4;
+pub(crate) const WORD_BYTES: u64 = crate::lbm::NODE_WORD_BYTES;
 
 /// The bit of a node word at which its links start (`LINK_BIT` in `kernels/lbm.cu`).
 const LINK_BIT: u32 = 8;
@@ -435,9 +435,9 @@ pub(super) fn download<T: Real>(
     download_reusing(gpu, geo, bufs, done, dst, None)
 }
 
-/// [`download`], fetching 16-bit codes into `reuse` (the lattice's previous codes) where it
-/// has their length, so that a lattice near the host's memory does not hold two sets of codes
-/// at once.
+/// [`download`], fetching 16-bit codes into `reuse` (codes no longer needed) where it has
+/// their length, so that a two-copy run of a lattice near the host's memory does not hold two
+/// sets of codes at once.
 fn download_reusing<T: Real>(
     gpu: &Gpu,
     geo: &Geometry<'_>,
@@ -457,10 +457,9 @@ fn download_reusing<T: Real>(
         }
         Pops::Native(a) => unshift(&fetch(gpu, a, len)?, geo, dst.storage_mut()),
         Pops::Packed(a) => {
-            let out = match reuse {
-                Some(codes) if codes.len() == len => codes,
-                _ => vec![0; len],
-            };
+            let out = reuse
+                .filter(|c| c.len() == len)
+                .unwrap_or_else(|| vec![0; len]);
             let mut codes = fetch_into(gpu, a, out)?;
             if shifted {
                 let raw = codes.clone();
@@ -583,11 +582,14 @@ pub(crate) fn run<T: Real>(
         wall,
         flags: &lat.flags,
     };
-    // The result overwrites the codes the run started from. A download that fails leaves the
-    // lattice without codes and its populations as they were (they are decoded only from a
-    // complete fetch), so the next upload encodes them again.
-    let reuse = lat.codes.take();
-    lat.codes = download_reusing(gpu, &geo, bufs, steps, &mut lat.pop, reuse)?;
+    lat.codes = download_reusing(
+        gpu,
+        &geo,
+        bufs,
+        steps,
+        &mut lat.pop,
+        spare_codes(&mut lat.codes),
+    )?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))
@@ -643,6 +645,23 @@ pub(super) fn open_run<'a, T: Real>(
     Ok(run)
 }
 
+/// The lattice's codes (`codes`), taken to receive the run's result when a second set would not
+/// fit the host's memory; `None` (they stay until the result is complete) otherwise. A download
+/// into taken codes that fails leaves the lattice without codes and, in 16-bit storage, its
+/// populations as they were (they are decoded only from a complete fetch): the next upload
+/// encodes them again from the populations, which may differ from the exact codes in the
+/// smallest deviations (docs/lattice-boltzmann.md).
+fn spare_codes(codes: &mut Option<Vec<u16>>) -> Option<Vec<u16>> {
+    let bytes = codes.as_ref().map_or(0, |c| 2 * c.len() as u64);
+    let available = crate::memory::available();
+    let fits = available.is_none_or(|a| bytes <= crate::memory::usable_host(a));
+    if fits {
+        None
+    } else {
+        codes.take()
+    }
+}
+
 /// Replays the run from the host state (still this run's input) one step at a time up to
 /// `limit` steps to find the first step with a non-finite output and a cell it holds; leaves
 /// the state before that step in `lat`.
@@ -669,13 +688,25 @@ fn trace_failure<T: Real>(
                     .into(),
             ));
         };
+        // The failing step's output (a population copy, with any 16-bit codes, and for the
+        // in-place scheme the shifted copy it is fetched into): an error rather than the OOM
+        // killer where the host cannot hold them, the lattice still the run's input.
+        let codes_bytes = if bufs.storage.is_16_bit() {
+            2 * Q as u64
+        } else {
+            0
+        };
+        Footprint::lattice(T::DTYPE, 1 + u64::from(bufs.in_place), codes_bytes)
+            .with_label("to find the non-finite value")
+            .check(lat.dims(), 0, crate::memory::available())?;
         let mut out = Populations::new(lat.dims())?;
         let codes = download(run.gpu, &Geometry::of(lat), bufs, step, &mut out)?;
         let error = failure_at(&out, codes.as_deref(), bufs.storage, step);
-        // Back to the last finite state.
+        // Back to the last finite state, fetched into the same copy and codes.
         upload(run.gpu, lat, bufs)?;
         run.steps(bufs, 0, step - 1)?;
-        let codes = download(run.gpu, &Geometry::of(lat), bufs, step - 1, &mut out)?;
+        let geo = Geometry::of(lat);
+        let codes = download_reusing(run.gpu, &geo, bufs, step - 1, &mut out, codes)?;
         lat.pop = out;
         lat.codes = codes;
         lat.steps += step as u64 - 1;

@@ -21,6 +21,10 @@ pub(crate) const CLASS_BYTES: u64 = 5;
 /// class and bounce-back links.
 pub const LATTICE_NODE_BYTES: u64 = FLAG_BYTES + CLASS_BYTES;
 
+/// Bytes per node of the node words (class and bounce-back links in one `u32`) that a run of a
+/// lattice with walls on the GPU builds on the host and keeps on the device.
+pub const NODE_WORD_BYTES: u64 = 4;
+
 impl Footprint {
     /// `copies` copies of a D3Q19 lattice's populations in `dtype`, and `node_bytes` bytes
     /// per node besides (a lattice holds one flag byte per node, and once run five more: its

@@ -109,7 +109,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cell::{Cell, MAX_BOUNDARY_CONDITIONS};
 pub use checkpoint::CheckpointTag;
-pub use lattice::{Lattice, LATTICE_NODE_BYTES};
+pub use lattice::{Lattice, LATTICE_NODE_BYTES, NODE_WORD_BYTES};
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 #[cfg(feature = "mpi")]
 pub(crate) use parts::Shared;

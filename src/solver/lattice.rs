@@ -7,7 +7,7 @@ use super::{check_shape, check_steps, Input, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::blocked::LatticeBeside;
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
-use crate::lbm::{LATTICE_NODE_BYTES, Q};
+use crate::lbm::{LATTICE_NODE_BYTES, NODE_WORD_BYTES, Q};
 use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
@@ -184,13 +184,19 @@ impl<T: Real> Engines for OnLattice<'_, T> {
         let in_place = run.params.in_place
             && (run.params.in_place_fixed || gpu::lbm::check_in_place(self.0).is_ok());
         let storage = self.0.storage();
-        // On the host: the node classes, for the in-place scheme a copy to download into, and in
-        // 16-bit storage the codes the download returns (2 bytes a population).
+        // On the host: the node classes, for the in-place scheme a copy to download into, in
+        // 16-bit storage the codes the download returns (2 bytes a population), and for a
+        // lattice with walls the node words built for the upload.
         let codes = if storage.is_16_bit() { 2 * Q as u64 } else { 0 };
+        let words = if self.0.classes().all_bulk {
+            0
+        } else {
+            NODE_WORD_BYTES
+        };
         let need = Footprint::lattice(
             T::DTYPE,
             1 + u64::from(in_place),
-            LATTICE_NODE_BYTES + codes,
+            LATTICE_NODE_BYTES + codes + words,
         )
         .with_label("for a GPU run");
         let (held, memory) = (self.held(dims), run.memory);

@@ -139,11 +139,13 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 /// itself); with `--verify` the reference result and the copy checked against it; a second
 /// grid (population copy) for CPU engines, the reference and GPU lattice runs that may update
 /// in place (two copies download into the lattice itself); and per lattice its flags, node
-/// classes and any 16-bit codes.
+/// classes and any 16-bit codes, and for a walled lattice on the GPU the node words it uploads.
 fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error> {
     let engines = bench_engines(&args.engine)?;
     let lattice = kernel.lbm().is_some();
-    let alone = engines.len() == 1 && !args.verify;
+    // Grids keep the working copy's room: the GPU engines' search for a non-finite value (and
+    // `--autotune`) take a grid of the size besides the state.
+    let alone = lattice && engines.len() == 1 && !args.verify;
     let states: u64 = match (args.verify, alone) {
         (true, _) => 4,
         (false, true) => 1,
@@ -176,10 +178,16 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
         } else {
             0
         };
+        let gpu = engines.iter().any(|e| e.is_none_or(|e| e.is_gpu()));
+        let words = if gpu && !k.periodic.iter().all(|&p| p) {
+            stencil35d::lbm::NODE_WORD_BYTES
+        } else {
+            0
+        };
         Footprint::lattice(
             dtype,
             arrays,
-            states * (stencil35d::lbm::LATTICE_NODE_BYTES + codes),
+            states * (stencil35d::lbm::LATTICE_NODE_BYTES + codes) + words,
         )
     } else {
         Footprint::grids(dtype, arrays)

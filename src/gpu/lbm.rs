@@ -582,14 +582,8 @@ pub(crate) fn run<T: Real>(
         wall,
         flags: &lat.flags,
     };
-    lat.codes = download_reusing(
-        gpu,
-        &geo,
-        bufs,
-        steps,
-        &mut lat.pop,
-        spare_codes(&mut lat.codes),
-    )?;
+    let spare = spare_codes(&mut lat.codes, bufs.in_place && steps % 2 == 1);
+    lat.codes = download_reusing(gpu, &geo, bufs, steps, &mut lat.pop, spare)?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
     Ok((compute, transfer))
@@ -645,14 +639,15 @@ pub(super) fn open_run<'a, T: Real>(
     Ok(run)
 }
 
-/// The lattice's codes (`codes`), taken to receive the run's result when a second set would not
-/// fit the host's memory; `None` (they stay until the result is complete) otherwise. A download
-/// into taken codes that fails leaves the lattice without codes and, in 16-bit storage, its
-/// populations as they were (they are decoded only from a complete fetch): the next upload
-/// encodes them again from the populations, which may differ from the exact codes in the
-/// smallest deviations (docs/lattice-boltzmann.md).
-fn spare_codes(codes: &mut Option<Vec<u16>>) -> Option<Vec<u16>> {
-    let bytes = codes.as_ref().map_or(0, |c| 2 * c.len() as u64);
+/// The lattice's codes (`codes`), taken to receive the run's result when the new set (and, for
+/// a `shifted` in-place result, the raw set it is put back in order from) would not fit the
+/// host's memory beside them; `None` (they stay until the result is complete) otherwise. A
+/// download into taken codes that fails leaves the lattice without codes and its populations as
+/// they were (they are decoded only from a complete fetch): the next upload encodes them again
+/// from the populations, which may differ from the exact codes in the smallest deviations
+/// (docs/lattice-boltzmann.md).
+fn spare_codes(codes: &mut Option<Vec<u16>>, shifted: bool) -> Option<Vec<u16>> {
+    let bytes = (1 + u64::from(shifted)) * 2 * codes.as_ref()?.len() as u64;
     let available = crate::memory::available();
     let fits = available.is_none_or(|a| bytes <= crate::memory::usable_host(a));
     if fits {

@@ -135,8 +135,9 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
 }
 
 /// What `bench` holds at its peak, checked before anything is allocated or planned: the
-/// input and the copy an engine runs on (one engine without `--verify` runs on the input
-/// itself); with `--verify` the reference result and the copy checked against it; a second
+/// input and the copy an engine runs on (one engine without `--verify` runs a lattice on the
+/// input itself; a grid keeps the copy's room for what a GPU engine allocates beside it); with
+/// `--verify` the reference result and the copy checked against it; a second
 /// grid (population copy) for CPU engines, the reference and GPU lattice runs that may update
 /// in place (two copies download into the lattice itself); and per lattice its flags, node
 /// classes and any 16-bit codes, and for a walled lattice on the GPU the node words it uploads.

@@ -158,6 +158,11 @@ impl<T: Real> LbmBuffers<T> {
             std::mem::swap(&mut self.a, b);
         }
     }
+
+    /// Whether the populations lie in the in-place scheme's shifted layout after `done` steps.
+    fn shifted_after(&self, done: usize) -> bool {
+        self.in_place && done % 2 == 1
+    }
 }
 
 /// What a split lattice's run (`lbm_split`) reaches into.
@@ -446,7 +451,7 @@ fn download_reusing<T: Real>(
     dst: &mut Populations<T>,
     reuse: Option<Vec<u16>>,
 ) -> Result<Option<Vec<u16>>> {
-    let shifted = bufs.in_place && done % 2 == 1;
+    let shifted = bufs.shifted_after(done);
     let len = dst.storage().len();
     match &bufs.a {
         Pops::Native(a) if !shifted => {
@@ -582,7 +587,7 @@ pub(crate) fn run<T: Real>(
         wall,
         flags: &lat.flags,
     };
-    let spare = spare_codes(&mut lat.codes, bufs.in_place && steps % 2 == 1);
+    let spare = spare_codes(&mut lat.codes, bufs.shifted_after(steps));
     lat.codes = download_reusing(gpu, &geo, bufs, steps, &mut lat.pop, spare)?;
     transfer += download_start.elapsed().as_secs_f64();
     lat.steps += steps as u64;
@@ -686,11 +691,7 @@ fn trace_failure<T: Real>(
         // The failing step's output (a population copy, with any 16-bit codes, and for the
         // in-place scheme the shifted copy it is fetched into): an error rather than the OOM
         // killer where the host cannot hold them, the lattice still the run's input.
-        let codes_bytes = if bufs.storage.is_16_bit() {
-            2 * Q as u64
-        } else {
-            0
-        };
+        let codes_bytes = bufs.storage.code_bytes_per_node();
         Footprint::lattice(T::DTYPE, 1 + u64::from(bufs.in_place), codes_bytes)
             .with_label("to find the non-finite value")
             .check(lat.dims(), 0, crate::memory::available())?;

@@ -68,6 +68,16 @@ impl Storage {
         }
     }
 
+    /// Host bytes per node of the codes a lattice in this storage keeps beside its populations:
+    /// two a population in 16-bit storage, none in native storage.
+    pub fn code_bytes_per_node(self) -> u64 {
+        if self.is_16_bit() {
+            2 * super::model::Q as u64
+        } else {
+            0
+        }
+    }
+
     /// The code for the kernels (`STORAGE` in `kernels/lbm.cu`).
     pub(crate) fn code(self) -> u8 {
         match self {

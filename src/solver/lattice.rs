@@ -7,7 +7,7 @@ use super::{check_shape, check_steps, Input, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
 use crate::lbm::blocked::LatticeBeside;
 use crate::lbm::{self, Lattice, LbmKernel, Populations};
-use crate::lbm::{LATTICE_NODE_BYTES, NODE_WORD_BYTES, Q};
+use crate::lbm::{LATTICE_NODE_BYTES, NODE_WORD_BYTES};
 use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
@@ -187,7 +187,7 @@ impl<T: Real> Engines for OnLattice<'_, T> {
         // On the host: the node classes, for the in-place scheme a copy to download into, in
         // 16-bit storage the codes the download returns (2 bytes a population), and for a
         // lattice with walls the node words built for the upload.
-        let codes = if storage.is_16_bit() { 2 * Q as u64 } else { 0 };
+        let codes = storage.code_bytes_per_node();
         let words = if self.0.classes().all_bulk {
             0
         } else {

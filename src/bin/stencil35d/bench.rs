@@ -174,11 +174,7 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
         Footprint::grids(dtype, 4 * states + 3)
     } else if let Some(k) = kernel.lbm() {
         // In 16-bit storage each lattice also keeps its codes, 2 bytes a population.
-        let codes = if k.storage.is_16_bit() {
-            2 * stencil35d::lbm::Q as u64
-        } else {
-            0
-        };
+        let codes = k.storage.code_bytes_per_node();
         let gpu = engines.iter().any(|e| e.is_none_or(|e| e.is_gpu()));
         let words = if gpu && !k.periodic.iter().all(|&p| p) {
             stencil35d::lbm::NODE_WORD_BYTES

@@ -8,6 +8,7 @@ use std::ops::{Index, IndexMut};
 use crate::aligned::{line_elems, AlignedBuf};
 use crate::finite::{all_finite, first_bad_plane};
 use crate::memory::{Data, Footprint};
+use crate::rel_diff::RelDiff;
 use crate::{Error, Real, Result};
 
 /// A dense 3D grid of `T` with padded, aligned rows.
@@ -257,27 +258,13 @@ impl<T: Real> Grid<T> {
                 self.dims, other.dims
             )));
         }
-        let mut diff = 0.0f64;
-        let mut scale = 0.0f64;
+        let mut d = RelDiff::default();
         for z in 0..self.dims[2] {
             for y in 0..self.dims[1] {
-                for (a, b) in self.row(y, z).iter().zip(other.row(y, z)) {
-                    let (a, b) = (
-                        a.to_f64().unwrap_or(f64::NAN),
-                        b.to_f64().unwrap_or(f64::NAN),
-                    );
-                    let d = (a - b).abs();
-                    // A NaN anywhere must fail the comparison, not vanish in max().
-                    diff = if d.is_nan() || diff.is_nan() {
-                        f64::NAN
-                    } else {
-                        diff.max(d)
-                    };
-                    scale = scale.max(b.abs());
-                }
+                d.add(self.row(y, z), other.row(y, z));
             }
         }
-        Ok(if scale > 0.0 { diff / scale } else { diff })
+        Ok(d.value())
     }
 
     /// The first non-finite cell in x-fastest order, with its value. Planes are checked in

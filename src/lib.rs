@@ -45,6 +45,7 @@ pub mod plan;
 pub mod plane;
 mod random;
 mod real;
+mod rel_diff;
 mod runtime;
 mod simd;
 mod solver;

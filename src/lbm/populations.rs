@@ -13,6 +13,7 @@ use crate::aligned::{AlignedBuf, CACHE_LINE};
 use crate::engine::Failure;
 use crate::finite::{all_finite, first_bad_plane};
 use crate::grid::{padded_stride, padded_stride_by};
+use crate::rel_diff::RelDiff;
 use crate::{Error, Real, Result};
 
 use super::model::{Q, WEIGHTS};
@@ -324,31 +325,15 @@ impl<T: Real> Populations<T> {
     /// reference); NaN anywhere gives NaN.
     pub(crate) fn max_rel_diff(&self, other: &Populations<T>) -> f64 {
         let [_, ny, nz] = self.layout.dims;
-        let (mut diff, mut scale) = (0.0f64, 0.0f64);
+        let mut d = RelDiff::default();
         for i in 0..Q {
             for z in 0..nz {
                 for y in 0..ny {
-                    for (a, b) in self.row(i, y, z).iter().zip(other.row(i, y, z)) {
-                        let (a, b) = (
-                            a.to_f64().unwrap_or(f64::NAN),
-                            b.to_f64().unwrap_or(f64::NAN),
-                        );
-                        let d = (a - b).abs();
-                        diff = if d.is_nan() || diff.is_nan() {
-                            f64::NAN
-                        } else {
-                            diff.max(d)
-                        };
-                        scale = scale.max(b.abs());
-                    }
+                    d.add(self.row(i, y, z), other.row(i, y, z));
                 }
             }
         }
-        if scale > 0.0 {
-            diff / scale
-        } else {
-            diff
-        }
+        d.value()
     }
 }
 

@@ -4,6 +4,7 @@
 use rand::{Rng, SeedableRng};
 
 use super::{Receiver, Source, WaveKernel, Wavefield, Wavelet};
+use crate::rel_diff::nan_max;
 use crate::{Grid, Real};
 
 /// A test shot: a random velocity model (1,500-2,500 m/s), a random initial field (zero
@@ -55,15 +56,7 @@ pub fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
         a.previous().max_rel_diff(b.previous()).unwrap(),
         a.auxiliary().max_rel_diff(b.auxiliary()).unwrap(),
     ];
-    // NaN-sticky: `f64::max` would drop a NaN difference (a NaN in either run).
-    let worse = |m: f64, d: f64| {
-        if m.is_nan() || d.is_nan() {
-            f64::NAN
-        } else {
-            m.max(d)
-        }
-    };
-    let mut worst = fields.into_iter().fold(0.0, worse);
+    let mut worst = fields.into_iter().fold(0.0, nan_max);
     // A sample interpolates field values with weights in [0, 1], so its rounding error is
     // bounded by the unit roundoff times those values, not by the sample itself, which is
     // small where they cancel: the traces are compared relative to the largest magnitude of
@@ -79,7 +72,7 @@ pub fn diff<T: Real>(a: &Wavefield<T>, b: &Wavefield<T>) -> f64 {
     for (ta, tb) in a.traces().iter().zip(b.traces()) {
         assert_eq!(ta.len(), tb.len());
         for (x, y) in ta.iter().zip(tb) {
-            worst = worse(worst, (x - y).abs() / scale);
+            worst = nan_max(worst, (x - y).abs() / scale);
         }
     }
     worst

@@ -545,6 +545,26 @@ fn the_one_step_wave_kernel_moves_two_cells_per_thread() {
 }
 
 #[test]
+fn the_one_step_wave_kernel_runs_the_planners_tall_tile() {
+    // The shape the planner gives order 8 `f32` on cards that copy few bytes per SM cycle (an
+    // H100): 32×16 threads of two rows of two cells, a 64×32 tile, in 32-plane chunks, on a
+    // grid with inner and layers' tiles, tiles wider and taller than the inner box and a last
+    // row of tiles reaching beyond the grid.
+    let k = WaveKernel::new(10.0, 1e-3, 2500.0)
+        .with_order(8)
+        .with_pml(8);
+    let shape = WaveShape {
+        dim_t: 1,
+        bx: 32,
+        by: 16,
+        ry: 2,
+        rx: 2,
+        hz: 32,
+    };
+    check::<f32>(k, [141, 77, 45], Some(shape), (0, TOL_F32), (false, true));
+}
+
+#[test]
 fn the_one_step_wave_kernel_splits_inner_and_layer_tiles() {
     // The thinnest layers on a grid large enough that whole tiles lie inside the inner box, with
     // the source and a receiver among them: the inner kernel computes those tiles' planes of the

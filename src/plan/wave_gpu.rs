@@ -37,16 +37,39 @@ const NAIVE_BLOCK: [usize; 2] = [32, 8];
 /// the kernel timed alone): 32×16 × 2 75.9, 32×32 × 1 57.2, 64×8 × 2 53.8, 64×16 × 1 45.2.
 /// The buffering model ranks these shapes differently (it favours rows per thread, which cost
 /// occupancy here), so the planner takes the measured one, at 1000³ where sizes disagree.
-fn blocked_shape(dim_t: usize, r: usize) -> GpuShape {
+///
+/// Where the card copies fewer bytes per SM cycle the one-step pass waits on memory, and a taller
+/// tile, whose `2R` ghost rows are a smaller share of the rows it loads, pays: on an H100 80GB
+/// HBM3 (3.0 TB/s, 11.5 bytes per SM cycle; its inner kernel moves 2.65 TB/s at 1000³, 79% of
+/// the DRAM peak in Nsight Compute) 32×16 threads × 2 rows × 2 cells (a 64×32 tile) ran 122.9 G
+/// points/s at 1000³ against 118.9 for the 64×16 tile and 109.1 against 107.5 at 512³ (order 8
+/// f32, 200 steps, median of 3, side by side). The H200 (16.2 bytes per SM cycle, where the
+/// kernel is not bound by memory) keeps the tile measured fastest there, and so does a pass
+/// whose taller tile would not fit the shared memory of a block (`f64` on the H100: 260 KiB).
+/// The shapes in order of preference.
+fn blocked_shapes(dim_t: usize, r: usize, info: &GpuInfo) -> Vec<GpuShape> {
     let pairs = dim_t == 1 && r.is_multiple_of(2);
-    GpuShape {
+    let shape = GpuShape {
         block: if pairs { [32, 8] } else { [32, 16] },
         ry: if dim_t > 1 || pairs { 2 } else { 1 },
         rx: if pairs { 2 } else { 0 },
         skew: false,
         stream_block: 0,
+    };
+    let bytes_per_sm_cycle = info.bandwidth_gbs / (info.sms as f64 * info.clock_ghz);
+    if pairs && bytes_per_sm_cycle < MEMORY_BOUND_BYTES_PER_SM_CYCLE {
+        let tall = GpuShape {
+            block: [32, 16],
+            ..shape
+        };
+        return vec![tall, shape];
     }
+    vec![shape]
 }
+
+/// Copy bytes per SM cycle below which the one-step pass with two cells per thread takes 64×32
+/// tiles instead of 64×16 ([`blocked_shapes`]): between the H100's 11.5 and the H200's 16.2.
+const MEMORY_BOUND_BYTES_PER_SM_CYCLE: f64 = 14.0;
 
 /// Registers per thread ptxas may give the blocked kernel before it spills.
 const MAX_REGISTERS: usize = 255;
@@ -149,10 +172,14 @@ impl ModelInput<'_> {
     ) -> Vec<Candidate> {
         let mut out = vec![self.wave_gpu_naive(info)];
         for &d in dim_ts {
-            let s = shape
-                .copied()
-                .unwrap_or_else(|| blocked_shape(d, self.cost.radius));
-            out.extend(self.wave_gpu_blocked(info, d, &s));
+            let shapes = match shape {
+                Some(s) => vec![*s],
+                None => blocked_shapes(d, self.cost.radius, info),
+            };
+            let first_that_fits = shapes
+                .iter()
+                .find_map(|s| self.wave_gpu_blocked(info, d, s));
+            out.extend(first_that_fits);
         }
         out
     }
@@ -350,6 +377,16 @@ mod tests_support {
 
     /// The GPU candidates for an order-`order` wave kernel on a grid of `dims` on the H200.
     pub(super) fn candidates(order: usize, dtype: DType, dims: [usize; 3]) -> Vec<Candidate> {
+        candidates_on(&GpuInfo::h200_for_tests(), order, dtype, dims)
+    }
+
+    /// The same on the GPU `info`.
+    pub(super) fn candidates_on(
+        info: &GpuInfo,
+        order: usize,
+        dtype: DType,
+        dims: [usize; 3],
+    ) -> Vec<Candidate> {
         let m = Machine::paper_core_i7();
         let kernel = Kernel::Wave(WaveKernel::new(10.0, 1e-3, 3000.0).with_order(order));
         let input = ModelInput {
@@ -361,15 +398,50 @@ mod tests_support {
             cache_bytes: 8 << 20,
             machine: &m,
         };
-        input.wave_gpu(&GpuInfo::h200_for_tests(), &[1, 2, 3], None)
+        input.wave_gpu(info, &[1, 2, 3], None)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::candidates;
+    use super::tests_support::{candidates, candidates_on};
     use super::*;
     use crate::DType;
+
+    /// The one-step pass with two cells per thread takes 64×32 tiles on the H100, whose copy
+    /// rate per SM cycle holds it back, where they fit a block's shared memory (`f32`), and
+    /// 64×16 on the H200 and in `f64`; odd orders and `dim_t` 2 keep their shapes on both, and
+    /// the H100's plan is still the one-step pass.
+    #[test]
+    fn the_one_step_tile_follows_the_copy_rate() {
+        let tile_in = |dtype: DType, info: &GpuInfo, order: usize, dim_t: usize| {
+            let c = candidates_on(info, order, dtype, [1000; 3]);
+            let b = c
+                .iter()
+                .find(|c| c.engine == Engine::GpuBlocked && c.dim_t == dim_t)
+                .unwrap();
+            let g = b.gpu.as_ref().unwrap();
+            (g.block, g.ry, g.rx)
+        };
+        let tile = |info: &GpuInfo, order, dim_t| tile_in(DType::F32, info, order, dim_t);
+        let (h100, h200) = (GpuInfo::h100_for_tests(), GpuInfo::h200_for_tests());
+        assert_eq!(tile(&h100, 8, 1), ([32, 16], 2, 2));
+        assert_eq!(tile(&h100, 4, 1), ([32, 16], 2, 2));
+        assert_eq!(tile(&h200, 8, 1), ([32, 8], 2, 2));
+        for order in [4, 8] {
+            assert_eq!(tile_in(DType::F64, &h100, order, 1), ([32, 8], 2, 2));
+        }
+        for info in [&h100, &h200] {
+            assert_eq!(tile(info, 6, 1), ([32, 16], 1, 0));
+            assert_eq!(tile(info, 8, 2), ([32, 16], 2, 0));
+        }
+        let c = candidates_on(&h100, 8, DType::F32, [1000; 3]);
+        let best = c
+            .iter()
+            .max_by(|a, b| a.predicted_mups.total_cmp(&b.predicted_mups))
+            .unwrap();
+        assert_eq!((best.engine, best.dim_t), (Engine::GpuBlocked, 1));
+    }
 
     /// Every order in both precisions gets gpu-naive and gpu-blocked at dim_t 1 and 2 on a
     /// 1000³ grid, with a shape whose tile keeps output, whose registers and shared memory fit,

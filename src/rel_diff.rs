@@ -23,6 +23,7 @@ pub(crate) struct RelDiff {
 impl RelDiff {
     /// Adds the pairs of two rows of equal length (`b` the reference).
     pub(crate) fn add<T: Real>(&mut self, a: &[T], b: &[T]) {
+        debug_assert_eq!(a.len(), b.len());
         for (a, b) in a.iter().zip(b) {
             let (a, b) = (
                 a.to_f64().unwrap_or(f64::NAN),

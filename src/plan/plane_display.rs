@@ -7,6 +7,7 @@ use super::display::human_bytes;
 use super::kernel::{Kernel, KernelCost};
 use super::plane_model::CONV_ROWS;
 use super::recipe::Plan;
+use super::wave_gpu::memory_bound_copy_rate;
 use crate::engine::Engine;
 
 impl Plan {
@@ -147,6 +148,15 @@ impl Plan {
                 self.chosen.kappa,
                 human_bytes(g.shared_bytes)
             )?;
+            let tall = self.dim_t == 1 && rx == 2 && g.block == [32, 16];
+            if let (true, Some(b)) = (tall, self.gpu.as_ref().and_then(memory_bound_copy_rate)) {
+                writeln!(
+                    f,
+                    "         32x16 threads rather than 32x8: this GPU copies {b:.1} bytes per SM \
+                     cycle (below 14), so the one-step pass waits on memory, and a taller tile \
+                     loads fewer ghost rows per cell"
+                )?;
+            }
         }
         writeln!(
             f,

@@ -56,8 +56,7 @@ fn blocked_shapes(dim_t: usize, r: usize, info: &GpuInfo) -> Vec<GpuShape> {
         skew: false,
         stream_block: 0,
     };
-    let bytes_per_sm_cycle = info.bandwidth_gbs / (info.sms as f64 * info.clock_ghz);
-    if pairs && bytes_per_sm_cycle < MEMORY_BOUND_BYTES_PER_SM_CYCLE {
+    if pairs && memory_bound_copy_rate(info).is_some() {
         let tall = GpuShape {
             block: [32, 16],
             ..shape
@@ -70,6 +69,13 @@ fn blocked_shapes(dim_t: usize, r: usize, info: &GpuInfo) -> Vec<GpuShape> {
 /// Copy bytes per SM cycle below which the one-step pass with two cells per thread takes 64×32
 /// tiles instead of 64×16 ([`blocked_shapes`]): between the H100's 11.5 and the H200's 16.2.
 const MEMORY_BOUND_BYTES_PER_SM_CYCLE: f64 = 14.0;
+
+/// The bytes `info` copies per SM cycle where they are below
+/// [`MEMORY_BOUND_BYTES_PER_SM_CYCLE`] (the one-step pass then prefers 64×32 tiles), else `None`.
+pub(super) fn memory_bound_copy_rate(info: &GpuInfo) -> Option<f64> {
+    let bytes_per_sm_cycle = info.bandwidth_gbs / (info.sms as f64 * info.clock_ghz);
+    (bytes_per_sm_cycle < MEMORY_BOUND_BYTES_PER_SM_CYCLE).then_some(bytes_per_sm_cycle)
+}
 
 /// Registers per thread ptxas may give the blocked kernel before it spills.
 const MAX_REGISTERS: usize = 255;
@@ -425,6 +431,9 @@ mod tests {
         };
         let tile = |info: &GpuInfo, order, dim_t| tile_in(DType::F32, info, order, dim_t);
         let (h100, h200) = (GpuInfo::h100_for_tests(), GpuInfo::h200_for_tests());
+        let rate = memory_bound_copy_rate(&h100).unwrap();
+        assert!((11.4..11.6).contains(&rate), "{rate}");
+        assert_eq!(memory_bound_copy_rate(&h200), None);
         assert_eq!(tile(&h100, 8, 1), ([32, 16], 2, 2));
         assert_eq!(tile(&h100, 4, 1), ([32, 16], 2, 2));
         assert_eq!(tile(&h200, 8, 1), ([32, 8], 2, 2));

@@ -33,6 +33,19 @@ pub(crate) fn element_count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 
+/// Checks the bounds of random values: finite in `T` (an `f64` bound may overflow `f32`),
+/// `lo <= hi`, and a span `hi - lo` that is finite too.
+fn check_random_range<T: Real>(lo: f64, hi: f64) -> Result<()> {
+    let finite = |v: f64| T::of(v).is_finite();
+    if !(finite(lo) && finite(hi) && finite(hi - lo) && lo <= hi) {
+        return Err(Error::InvalidArgument(format!(
+            "random values need finite bounds lo <= hi within the range of {}, not [{lo}, {hi})",
+            T::DTYPE
+        )));
+    }
+    Ok(())
+}
+
 /// Pads a stride (in elements) to whole cache lines and away from multiples of 4 KiB, so the
 /// rows and planes a stencil reads together do not all map to the same cache sets.
 pub(crate) fn padded_stride<T>(len: usize) -> usize {
@@ -180,7 +193,11 @@ impl<T: Real> Grid<T> {
     /// A grid of independent uniform random values in `[lo, hi)`, reproducible from `seed`:
     /// each cell's value comes from its index and `seed` alone (a counter-based generator), so
     /// the planes fill in parallel and the grid is the same whatever the thread count.
+    ///
+    /// Errors: bounds that are not finite in `T` or not ordered ([`Error::InvalidArgument`]),
+    /// and those of [`Grid::new`].
     pub fn random(dims: [usize; 3], lo: f64, hi: f64, seed: u64) -> Result<Self> {
+        check_random_range::<T>(lo, hi)?;
         Self::par_from_fn(dims, |x, y, z| {
             T::of(lo + (hi - lo) * crate::random::unit_at(seed, dims, [x, y, z], 0))
         })

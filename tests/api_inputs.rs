@@ -176,12 +176,20 @@ fn a_2d_run_whose_thread_rows_do_not_fit_is_refused() {
 fn described_machines_are_checked_before_planning_and_running() {
     let stencil = || Stencil::seven_point(0.4, 0.1);
     type Spoil = fn(&mut Machine);
-    let cases: [(&str, Spoil); 5] = [
+    let cases: [(&str, Spoil); 11] = [
         ("core count", |m| m.cores = 0),
+        ("core count", |m| m.cores = usize::MAX),
         ("f32 lane count", |m| m.f32_lanes = 0),
         ("clock", |m| m.freq_ghz = f64::NAN),
         ("memory bandwidth", |m| m.bandwidth_gbs = 0.0),
         ("cache list", |m| m.caches.clear()),
+        ("row overhead", |m| m.row_overhead_cells = f64::NAN),
+        ("lattice efficiency", |m| m.lattice_efficiency = -1.0),
+        ("lattice stream share", |m| m.lattice_stream_share = 0.0),
+        ("cache bandwidth", |m| m.cache_gbs = f64::INFINITY),
+        ("private cache bandwidth", |m| {
+            m.private_cache_gbs = f64::NAN
+        }),
     ];
     for (what, spoil) in cases {
         let mut m = Machine::paper_core_i7();
@@ -249,4 +257,87 @@ fn a_gpu_launch_shape_with_a_cpu_engine_is_refused() {
         .with_engine(Engine::Blocked)
         .unwrap();
     assert_eq!(rebuilt.engine(), Engine::Blocked);
+}
+
+/// Values that are finite in `f64` but not in `f32`, sizes of no grid and hand-made output
+/// records: each is refused with an error and leaves what the caller passed as it was.
+#[test]
+fn values_beyond_f32_and_malformed_records_are_errors() {
+    use stencil35d::lbm::Cell;
+    use stencil35d::output::{
+        interleave, write_pvti, write_vti_piece, Picture, VtiArray, VtiValues,
+    };
+    assert!(Grid::<f32>::random([4; 3], 0.0, 1e40, 1).is_err());
+    assert!(Grid::<f64>::random([4; 3], 0.0, 1e40, 1).is_ok());
+    for (lo, hi) in [(f64::NAN, 1.0), (1.0, 0.0), (-f64::MAX, f64::MAX)] {
+        assert!(
+            Grid::<f64>::random([4; 3], lo, hi, 1).is_err(),
+            "[{lo}, {hi})"
+        );
+    }
+    let mut lat = Lattice::<f32>::new([6, 5, 4], Physics::bgk(0.8)).unwrap();
+    let before = lat.populations(2, 2, 2);
+    assert!(lat.set_equilibrium(|_, _, _| (1e40, [0.0; 3])).is_err());
+    assert!(lat
+        .set_cell(2, 2, 2, Cell::Outlet { density: 1e40 })
+        .is_err());
+    assert_eq!(lat.populations(2, 2, 2), before);
+    assert_eq!(lat.cell(2, 2, 2), Cell::Fluid);
+    // A 2D size for a 3D size whose cell count overflows: no overflow, a comparison that
+    // then refuses the size when it runs.
+    let config = stencil35d::perf::CompareConfig::new([3_000_000; 3], 1);
+    assert!(config.plane_dims[0] > 0);
+    let dir = std::env::temp_dir().join(format!("stencil35d-api-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("p.png");
+    let empty = Picture {
+        channels: Vec::new(),
+        alpha: None,
+        bits: 8,
+    };
+    assert_eq!(empty.dims(), [0, 0]);
+    assert!(empty.write_png(&png).is_err());
+    let plane = |n| stencil35d::Grid2::<f32>::new([n, 4]).unwrap();
+    let uneven = Picture {
+        channels: vec![plane(4)],
+        alpha: Some(plane(5)),
+        bits: 8,
+    };
+    assert!(uneven.write_png(&png).is_err());
+    let deep = Picture {
+        channels: vec![plane(4)],
+        alpha: None,
+        bits: 12,
+    };
+    assert!(deep.write_png(&png).is_err());
+    assert!(!png.exists());
+    let values = [0.0f32; 8];
+    let arrays = [VtiArray {
+        name: "u",
+        components: 1,
+        values: VtiValues::F32(&values),
+    }];
+    let vti = dir.join("p.vti");
+    assert!(write_vti_piece(&vti, [usize::MAX, 0, 0], [2; 3], &arrays).is_err());
+    let pieces = [([0; 3], [2; 3], "p.vti".to_string())];
+    assert!(write_pvti(&dir.join("w.pvti"), [0, 2, 2], &pieces, &arrays).is_err());
+    let [a, b] = [
+        Grid::<f32>::new([4; 3]).unwrap(),
+        Grid::<f32>::new([3; 3]).unwrap(),
+    ];
+    assert!(interleave(&[&a, &b]).is_err());
+    assert_eq!(interleave(&[&a, &a]).unwrap().len(), 2 * 64);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A timed run refuses a step count it cannot run before its warm-up moves the state.
+#[test]
+fn timing_refuses_zero_steps_before_its_warm_up() {
+    let stencil = Stencil::seven_point(0.4, 0.1);
+    let mut grid = Grid::<f32>::random([12, 10, 8], 0.0, 1.0, 3).unwrap();
+    let before = grid.clone();
+    let mut solver = stencil35d::Solver::new(stencil35d::Plan::for_grid(&stencil, &grid).unwrap());
+    let e = stencil35d::perf::time_runs(&mut solver, &mut grid, 0, 3).unwrap_err();
+    assert!(matches!(e, stencil35d::Error::ZeroSteps), "{e}");
+    assert!(grid.max_rel_diff(&before).unwrap() == 0.0);
 }

@@ -590,7 +590,7 @@ pub(crate) fn run<T: Real>(
     let spare = spare_codes(&mut lat.codes, bufs.shifted_after(steps));
     lat.codes = download_reusing(gpu, &geo, bufs, steps, &mut lat.pop, spare)?;
     transfer += download_start.elapsed().as_secs_f64();
-    lat.steps += steps as u64;
+    lat.count_steps(steps as u64);
     Ok((compute, transfer))
 }
 
@@ -705,7 +705,7 @@ fn trace_failure<T: Real>(
         let codes = download_reusing(run.gpu, &geo, bufs, step - 1, &mut out, codes)?;
         lat.pop = out;
         lat.codes = codes;
-        lat.steps += step as u64 - 1;
+        lat.count_steps(step as u64 - 1);
         Ok(error)
     })();
     traced.unwrap_or_else(|e| e)

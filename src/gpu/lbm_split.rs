@@ -169,7 +169,7 @@ fn finish<T: Real>(
     let codes = download(gpu, &geo, bufs, done, &mut out)?;
     lat.pop = out;
     lat.codes = codes;
-    lat.steps += done as u64;
+    lat.count_steps(done as u64);
     Ok(())
 }
 

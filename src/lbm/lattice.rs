@@ -232,6 +232,12 @@ impl<T: Real> Lattice<T> {
         self.steps
     }
 
+    /// Adds `n` steps done to the count, which stops at `u64::MAX` (a count a checkpoint's
+    /// header may have set near it never wraps).
+    pub(crate) fn count_steps(&mut self, n: u64) {
+        self.steps = self.steps.saturating_add(n);
+    }
+
     /// The kind of node (x, y, z). Panics when out of bounds, like slice indexing.
     pub fn cell(&self, x: usize, y: usize, z: usize) -> Cell {
         self.table.cell(self.flags[self.index([x, y, z])])
@@ -301,11 +307,14 @@ impl<T: Real> Lattice<T> {
             self.table.compact(&mut self.flags);
             self.derived = None;
         }
+        let (rho, u) = cell.rest_state();
+        let feq = equilibrium(rho, u).map(T::of);
+        if feq.iter().any(|v| !v.is_finite()) {
+            return Err(overflow(rho, T::DTYPE));
+        }
         let mut table = self.table.clone();
         let flag = table.flag_for(cell)?;
         self.table = table;
-        let (rho, u) = cell.rest_state();
-        let feq = equilibrium(rho, u).map(T::of);
         let [nx, ny, nz] = self.dims();
         let mut count = 0;
         for z in 0..nz {
@@ -357,8 +366,12 @@ impl<T: Real> Lattice<T> {
                         )));
                     }
                     check_velocity(u, &format!("initial ({x}, {y}, {z})"))?;
-                    for (i, v) in equilibrium(rho, u).into_iter().enumerate() {
-                        next.set(i, x, y, z, T::of(v));
+                    let feq = equilibrium(rho, u).map(T::of);
+                    if feq.iter().any(|v| !v.is_finite()) {
+                        return Err(overflow(rho, T::DTYPE));
+                    }
+                    for (i, v) in feq.into_iter().enumerate() {
+                        next.set(i, x, y, z, v);
                     }
                 }
             }
@@ -674,4 +687,12 @@ impl<T: Real> Lattice<T> {
             )))
         }
     }
+}
+
+/// The error for a density whose equilibrium populations overflow the lattice's precision.
+fn overflow(rho: f64, dtype: crate::DType) -> Error {
+    Error::InvalidArgument(format!(
+        "density {rho} gives populations beyond the range of {dtype}: lattice densities are \
+         near 1"
+    ))
 }

@@ -165,10 +165,10 @@ fn run<T: Real>(
             engine,
         },
     );
-    lat.steps += match &outcome {
+    lat.count_steps(match &outcome {
         Ok(()) => steps as u64,
         Err(f) => f.step as u64 - 1,
-    };
+    });
     outcome.map_err(Into::into)
 }
 

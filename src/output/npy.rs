@@ -55,10 +55,22 @@ pub fn write_npy<T: Real>(path: &Path, shape: &[usize], data: &[T]) -> Result<()
 ///
 /// Errors: I/O; not a regular file (a directory, device, pipe or socket); not an NPY file or a
 /// malformed header; another version, a Fortran-order array, another dtype (each named in the
-/// message); fewer or more data bytes than the shape needs (both counts named).
+/// message); fewer or more data bytes than the shape needs (both counts named); values that
+/// would take more memory than is available.
 pub fn read_npy_f64(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
     let mut npy = NpyInput::open(path)?;
     let count = npy.need / npy.size;
+    // The values take 8 bytes each whatever the file's type: checked before they are taken.
+    let bytes = (count as u64).saturating_mul(8);
+    if let Some(free) = crate::memory::available() {
+        if bytes > free {
+            return Err(Error::InvalidArgument(format!(
+                "{} holds {count} values, {bytes} bytes as f64, more than the {free} bytes of \
+                 memory available",
+                path.display()
+            )));
+        }
+    }
     let mut values = Vec::with_capacity(count);
     // The data is decoded in blocks, so it is never held twice.
     let block_len = npy.size * count.clamp(1, 1 << 16);

@@ -22,9 +22,9 @@ pub struct Picture {
 }
 
 impl Picture {
-    /// `[width, height]`.
+    /// `[width, height]` (of the first colour channel; `[0, 0]` without one).
     pub fn dims(&self) -> [usize; 2] {
-        self.channels[0].dims()
+        self.channels.first().map_or([0, 0], |c| c.dims())
     }
 
     /// Reads a PNG file. The size its header declares is checked against the memory
@@ -100,8 +100,27 @@ impl Picture {
 
     /// Writes the picture as a PNG of its colour type and depth, each value clamped to
     /// `[0, 1]` and rounded.
+    ///
+    /// Errors, before the file is touched: other than 1 or 3 colour channels, planes of
+    /// different sizes, a depth other than 8 or 16 bits ([`Error::InvalidArgument`]).
     pub fn write_png(&self, path: &Path) -> Result<()> {
         let [w, h] = self.dims();
+        if self.bits != 8 && self.bits != 16 {
+            return Err(Error::InvalidArgument(format!(
+                "a picture has 8 or 16 bits per sample, not {}",
+                self.bits
+            )));
+        }
+        let planes = self.channels.iter().chain(self.alpha.as_ref());
+        if let Some(p) = planes.into_iter().find(|p| p.dims() != [w, h]) {
+            return Err(Error::InvalidArgument(format!(
+                "a picture's planes have one size: {}x{} and {}x{}",
+                w,
+                h,
+                p.dims()[0],
+                p.dims()[1]
+            )));
+        }
         let color = match (self.channels.len(), self.alpha.is_some()) {
             (1, false) => png::ColorType::Grayscale,
             (1, true) => png::ColorType::GrayscaleAlpha,

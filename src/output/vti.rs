@@ -170,12 +170,7 @@ fn write_image(
             )));
         }
     }
-    if dims.contains(&0) {
-        return Err(Error::InvalidArgument(
-            "a VTK image needs at least one point per axis".into(),
-        ));
-    }
-    let extent = extent_text(origin, dims);
+    let extent = extent_text(origin, dims)?;
     let mut header = String::new();
     header.push_str("<?xml version=\"1.0\"?>\n");
     header.push_str(
@@ -222,12 +217,22 @@ fn write_image(
 }
 
 /// `"x0 x1 y0 y1 z0 z1"`: the points of a box of `dims` points from `origin`, inclusive.
-fn extent_text(origin: [usize; 3], dims: [usize; 3]) -> String {
-    let [lo, hi] = [origin, std::array::from_fn(|a| origin[a] + dims[a] - 1)];
-    format!(
-        "{} {} {} {} {} {}",
-        lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]
-    )
+///
+/// Errors: a box without points on an axis, or one whose last point overflows the index type
+/// ([`Error::InvalidArgument`]).
+fn extent_text(origin: [usize; 3], dims: [usize; 3]) -> Result<String> {
+    let last = |a: usize| origin[a].checked_add(dims[a].checked_sub(1)?);
+    let (Some(x1), Some(y1), Some(z1)) = (last(0), last(1), last(2)) else {
+        return Err(Error::InvalidArgument(format!(
+            "a VTK box needs at least one point per axis within the index range: {}x{}x{} \
+             points from ({}, {}, {})",
+            dims[0], dims[1], dims[2], origin[0], origin[1], origin[2]
+        )));
+    };
+    Ok(format!(
+        "{} {x1} {} {y1} {} {z1}",
+        origin[0], origin[1], origin[2]
+    ))
 }
 
 /// Writes a `.pvti` file that joins `pieces` (each its first point, its size in points and the
@@ -246,7 +251,7 @@ pub fn write_pvti(
     );
     text.push_str(&format!(
         "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n",
-        extent_text([0; 3], whole)
+        extent_text([0; 3], whole)?
     ));
     text.push_str("    <PPointData");
     if let Some(s) = arrays.iter().find(|a| a.components == 1) {
@@ -268,7 +273,7 @@ pub fn write_pvti(
     for (origin, dims, source) in pieces {
         text.push_str(&format!(
             "    <Piece Extent=\"{}\" Source=\"{source}\"/>\n",
-            extent_text(*origin, *dims)
+            extent_text(*origin, *dims)?
         ));
     }
     text.push_str("  </PImageData>\n</VTKFile>\n");
@@ -362,11 +367,19 @@ fn interleave_region<T: Real>(grids: &[&Grid<T>], region: &[std::ops::Range<usiz
 
 /// The values of `grids` interleaved point by point (x-fastest), as `f32` or `f64`
 /// according to `T`: one grid gives a scalar array, three a vector array.
-pub fn interleave<T: Real>(grids: &[&Grid<T>]) -> Vec<T> {
+///
+/// Errors: grids of different sizes ([`Error::InvalidArgument`]).
+pub fn interleave<T: Real>(grids: &[&Grid<T>]) -> Result<Vec<T>> {
     let Some(first) = grids.first() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let [nx, ny, nz] = first.dims();
+    if let Some(g) = grids.iter().find(|g| g.dims() != [nx, ny, nz]) {
+        let [a, b, c] = g.dims();
+        return Err(Error::InvalidArgument(format!(
+            "grids interleaved into one VTK array have one size: {nx}x{ny}x{nz} and {a}x{b}x{c}"
+        )));
+    }
     let mut out = Vec::with_capacity(nx * ny * nz * grids.len());
     for z in 0..nz {
         for y in 0..ny {
@@ -375,7 +388,7 @@ pub fn interleave<T: Real>(grids: &[&Grid<T>]) -> Vec<T> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -88,8 +88,9 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
 /// The 2D size with about as many cells as the 3D size `dims`: the square of side
 /// `√(nx·ny·nz)` (4096² for 256³), so 2D and 3D rows of one comparison move as many bytes.
 pub fn plane_dims_for(dims: [usize; 3]) -> [usize; 2] {
-    let cells: usize = dims.iter().product();
-    let side = (cells as f64).sqrt().round().max(1.0) as usize;
+    // In f64: a product of sizes no grid could have must not overflow here.
+    let cells: f64 = dims.iter().map(|&d| d as f64).product();
+    let side = cells.sqrt().round().max(1.0) as usize;
     [side, side]
 }
 

@@ -23,7 +23,9 @@ pub struct Timed {
 /// out of the timings: `min(steps, dim_t)` steps, at least one), then times `repeat` runs of
 /// `steps` steps each, continuing from the state the previous run left.
 ///
-/// Errors: `repeat == 0` ([`crate::Error::InvalidArgument`]) and whatever the runs return.
+/// Errors, before any step: `repeat == 0` ([`crate::Error::InvalidArgument`]), `steps == 0`
+/// ([`crate::Error::ZeroSteps`]) and a run the plan refuses ([`crate::Plan::check_run_length`]);
+/// then whatever the runs return.
 ///
 /// ```
 /// use stencil35d::perf::time_runs;
@@ -59,6 +61,9 @@ pub fn time_runs_within<S: State>(
             "the repeat count must be at least 1".into(),
         ));
     }
+    // Checked before the warm-up, which would otherwise advance the state and then fail.
+    crate::solver::check_steps(steps)?;
+    solver.plan().check_run_length(steps)?;
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
     let mut adapted = solver.run(state, warm_up)?.adapted;
     // Grown as runs finish, not sized from `repeat`: the budget may end the runs long

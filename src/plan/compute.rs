@@ -70,11 +70,12 @@ pub(crate) fn measured_or_cached(
         ),
         "compute-llc",
         cores,
+        1.0,
         || {
-            let gops = measure_stencil_gops(cores, private_bytes);
+            let gops = measure_stencil_gops(cores, private_bytes)?;
             // Never above 1: a kernel faster than the nominal peak (turbo clocks, loads retired
             // beside the vector ops) leaves the paper's model as it is.
-            (gops / peak_gops).clamp(0.01, 1.0)
+            Some((gops / peak_gops).clamp(0.01, 1.0))
         },
     )
 }
@@ -94,9 +95,10 @@ pub(crate) fn lattice_measured_or_cached(
         ),
         "compute-lattice",
         cores,
+        0.0,
         || {
-            let mlups = measure_lattice_mlups(cores, private_bytes);
-            (mlups * ops_per_update as f64 / 1e3 / peak_gops).clamp(0.01, 1.0)
+            let mlups = measure_lattice_mlups(cores, private_bytes)?;
+            Some((mlups * ops_per_update as f64 / 1e3 / peak_gops).clamp(0.01, 1.0))
         },
     )
 }
@@ -118,23 +120,38 @@ pub(crate) fn lattice_stream_measured_or_cached(
         // output-row prefetch) is not read as this kernel's.
         "lattice-stream-prefetch",
         cores,
+        1.0,
         || {
-            let mlups = measure_lattice_stream_mlups(cores, llc_bytes);
-            (mlups * bytes_per_update as f64 / 1e3 / bandwidth_gbs).clamp(0.05, 1.0)
+            let mlups = measure_lattice_stream_mlups(cores, llc_bytes)?;
+            Some((mlups * bytes_per_update as f64 / 1e3 / bandwidth_gbs).clamp(0.05, 1.0))
         },
     )
 }
 
 /// A share in `(0, 1]` that `measure` takes on `cores` threads, cached per boot under the name
 /// `probe` (see `cached_measurement`); the tuning knob's value `set.0` (variable `set.1`) replaces it.
+/// When the probe's arrays do not fit the memory available (`measure` gives `None`), the
+/// share is `nominal`, said so and not cached.
 fn share_measured_or_cached(
     set: (Option<f64>, &str),
     probe: &str,
     cores: usize,
-    measure: impl FnOnce() -> f64,
+    nominal: f64,
+    measure: impl FnOnce() -> Option<f64>,
 ) -> (f64, String) {
-    cached_measurement(set, &probe_key(probe, cores), false, measure)
+    let (share, source) = cached_measurement(set, &probe_key(probe, cores), false, || {
+        measure().unwrap_or(f64::NAN)
+    });
+    if share.is_finite() && share > 0.0 {
+        (share, source)
+    } else {
+        (nominal, NOT_MEASURED.into())
+    }
 }
+
+/// The source of a share the probe could not measure.
+pub(crate) const NOT_MEASURED: &str =
+    "nominal: not measured, the probe's arrays do not fit the memory available";
 
 /// The cache key of a compute probe's share: per boot, thread count and SIMD build (instruction
 /// set and `f32` lanes). The kernels' shares are of a peak that scales with the build's lanes,
@@ -155,16 +172,16 @@ fn probe_key(probe: &str, cores: usize) -> String {
 /// Rate of the f32 D3Q19 kernel on `threads` pinned threads whose lattices together take four
 /// times `llc_bytes` (64 MiB to 1 GiB, as the bandwidth probe's arrays), so every step streams
 /// from memory: million node updates per second, the median of 3 rounds of at least 3 steps.
-pub fn measure_lattice_stream_mlups(threads: usize, llc_bytes: usize) -> f64 {
+pub fn measure_lattice_stream_mlups(threads: usize, llc_bytes: usize) -> Option<f64> {
     let total = (4 * llc_bytes).clamp(64 << 20, 1 << 30);
-    lattice_rate(threads, total / threads.max(1), STREAM_PLANE, 1 << 16, true) / 1e6
+    lattice_rate(threads, total / threads.max(1), STREAM_PLANE, 1 << 16, true).map(|r| r / 1e6)
 }
 
 /// Rate of the f32 D3Q19 kernel (BGK, periodic, all bulk nodes) on `threads` pinned threads,
 /// each stepping its own lattice (two copies together twice `private_bytes`), the median of 3
 /// rounds of ~40 ms: million node updates per second.
-pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> f64 {
-    lattice_rate(threads, 2 * private_bytes, LATTICE_PLANE, 64, false) / 1e6
+pub fn measure_lattice_mlups(threads: usize, private_bytes: usize) -> Option<f64> {
+    lattice_rate(threads, 2 * private_bytes, LATTICE_PLANE, 64, false).map(|r| r / 1e6)
 }
 
 /// Node updates per second of `threads` pinned threads, each stepping its own periodic f32
@@ -177,13 +194,14 @@ fn lattice_rate(
     plane: [usize; 2],
     max_nz: usize,
     streaming: bool,
-) -> f64 {
+) -> Option<f64> {
     median_rate(threads, |start| {
         // 19 populations of 4 bytes in two copies per node.
         let plane_bytes = plane[0] * plane[1] * 2 * 19 * 4;
         let nz = (bytes / plane_bytes).clamp(4, max_nz);
-        let mut lat = Lattice::<f32>::new([plane[0], plane[1], nz], Physics::bgk(0.8))
-            .expect("probe lattice");
+        let Ok(mut lat) = Lattice::<f32>::new([plane[0], plane[1], nz], Physics::bgk(0.8)) else {
+            return sit_out(start);
+        };
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             lat.set_periodic(axis, true);
         }
@@ -207,12 +225,14 @@ impl WithIsa for LatticeRounds<'_> {
     type Output = Vec<(f64, f64)>;
 
     fn call<S: Isa>(self) -> Vec<(f64, f64)> {
-        let mut lat = if self.streaming {
+        let lat = if self.streaming {
             SerialLattice::<f32, S>::streaming(self.lattice)
         } else {
             SerialLattice::<f32, S>::new(self.lattice)
-        }
-        .expect("probe lattice");
+        };
+        let Ok(mut lat) = lat else {
+            return sit_out(self.start);
+        };
         // One untimed step maps the second copy's pages.
         std::hint::black_box(lat.step());
         rounds(self.start, || {
@@ -225,12 +245,14 @@ impl WithIsa for LatticeRounds<'_> {
 /// Rate of the f32 7-point row kernel on `threads` pinned threads, each sweeping its own pair of
 /// grids (together twice `private_bytes`), the median of 3 rounds of ~40 ms: 10⁹ operations per
 /// second in the unit of the peak.
-pub fn measure_stencil_gops(threads: usize, private_bytes: usize) -> f64 {
+pub fn measure_stencil_gops(threads: usize, private_bytes: usize) -> Option<f64> {
     let per_second = median_rate(threads, |start| {
         let plane_bytes = (PLANE[0] + 2) * (PLANE[1] + 2) * std::mem::size_of::<f32>();
         let nz = (private_bytes / plane_bytes).clamp(4, 256);
         let inner = [PLANE[0], PLANE[1], nz];
-        let mut a = Grid::<f32>::random(inner.map(|d| d + 2), -1.0, 1.0, 7).expect("probe grid");
+        let Ok(mut a) = Grid::<f32>::random(inner.map(|d| d + 2), -1.0, 1.0, 7) else {
+            return sit_out(start);
+        };
         let mut b = a.clone();
         let cells: usize = inner.iter().product();
         rounds(start, || {
@@ -240,15 +262,20 @@ pub fn measure_stencil_gops(threads: usize, private_bytes: usize) -> f64 {
             cells
         })
     });
-    per_second * OPS_PER_UPDATE / 1e9
+    Some(per_second? * OPS_PER_UPDATE / 1e9)
 }
 
 /// The median over [`ROUNDS`] of the updates per second of all `threads` pinned threads
 /// together: `work` sets up one thread's data and runs its rounds ([`rounds`]); a round's rate
 /// is all threads' updates over the slowest thread's time. The median, not the best: one round
 /// on a shared host can run far faster or slower than the engines will.
-fn median_rate(threads: usize, work: impl Fn(&Barrier) -> Vec<(f64, f64)> + Sync) -> f64 {
+fn median_rate(threads: usize, work: impl Fn(&Barrier) -> Vec<(f64, f64)> + Sync) -> Option<f64> {
     let results = on_pinned_threads(threads, work);
+    // A thread that could not take its arrays timed nothing: the others' rate would not be
+    // the cores' rate.
+    if results.len() < threads || results.iter().any(|t| t.len() < ROUNDS) {
+        return None;
+    }
     let mut rates: Vec<f64> = (0..ROUNDS)
         .filter_map(|r| {
             let updates: f64 = results.iter().map(|t| t.get(r).map_or(0.0, |x| x.0)).sum();
@@ -261,7 +288,17 @@ fn median_rate(threads: usize, work: impl Fn(&Barrier) -> Vec<(f64, f64)> + Sync
         })
         .collect();
     rates.sort_by(f64::total_cmp);
-    rates.get(rates.len() / 2).copied().unwrap_or(0.0)
+    rates.get(rates.len() / 2).copied()
+}
+
+/// What a thread whose arrays could not be allocated (the memory available, or the
+/// `memory_bytes` knob, refused them) does instead of its rounds: it meets the others at each
+/// round's start, so none of them waits for it forever, and times nothing.
+fn sit_out(start: &Barrier) -> Vec<(f64, f64)> {
+    for _ in 0..ROUNDS {
+        start.wait();
+    }
+    Vec::new()
 }
 
 /// One thread's [`ROUNDS`] timed rounds, each started with the others at `start`: `step` runs
@@ -324,6 +361,24 @@ impl WithKernel<f32> for Sweep<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that cannot take its arrays sits out: nobody waits for it, and the rate of
+    /// the others is not taken for the cores' rate.
+    #[test]
+    fn a_probe_thread_without_its_arrays_leaves_no_figure() {
+        let arrived = std::sync::atomic::AtomicUsize::new(0);
+        let one_sits_out = median_rate(2, |start| {
+            if arrived.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+                return sit_out(start);
+            }
+            rounds(start, || 1)
+        });
+        assert_eq!(one_sits_out, None);
+        assert!(median_rate(2, |start| rounds(start, || 1)).is_some_and(|r| r > 0.0));
+        let (share, source) =
+            share_measured_or_cached((None, "UNSET"), "test-unfit-probe", 1, 0.5, || None);
+        assert_eq!((share, source.as_str()), (0.5, NOT_MEASURED));
+    }
 
     #[test]
     fn probe_keys_name_the_simd_width() {

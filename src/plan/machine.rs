@@ -120,15 +120,20 @@ pub struct Machine {
     pub cache_source: String,
 }
 
+/// The most cores a described machine may have: far beyond any one host, and small enough
+/// that the model's thread counts stay exact.
+const MAX_DESCRIBED_CORES: usize = 1 << 16;
+
 fn full_efficiency() -> f64 {
     1.0
 }
 
 impl Machine {
     /// Checks a described machine ([`crate::PlanBuilder::machine`]) before the model divides by
-    /// its figures: at least one core, one `f32` lane and one operation per cycle, a positive
-    /// finite clock, bandwidth and compute share (one core's bandwidth may be 0, not
-    /// measured), and at least one cache of non-zero size.
+    /// its figures: 1 to 65,536 cores, at least one `f32` lane and one operation per cycle, a
+    /// positive finite clock, bandwidth, compute share and lattice stream share, finite and
+    /// non-negative figures where 0 means not measured (one core's bandwidth, the lattice
+    /// efficiency, the caches' rates, a row's overhead), and at least one cache of non-zero size.
     ///
     /// Errors: [`Error::InvalidPlan`] naming the first figure out of range.
     pub fn validate(&self) -> Result<()> {
@@ -139,8 +144,8 @@ impl Machine {
             )))
         };
         let positive = |v: f64| v.is_finite() && v > 0.0;
-        if self.cores == 0 {
-            return bad("core count", "0".into());
+        if self.cores == 0 || self.cores > MAX_DESCRIBED_CORES {
+            return bad("core count", self.cores.to_string());
         }
         if self.f32_lanes == 0 {
             return bad("f32 lane count", "0".into());
@@ -152,15 +157,23 @@ impl Machine {
             ("clock (GHz)", self.freq_ghz),
             ("memory bandwidth (GB/s)", self.bandwidth_gbs),
             ("compute efficiency", self.compute_efficiency),
+            ("lattice stream share", self.lattice_stream_share),
         ] {
             if !positive(v) {
                 return bad(what, v.to_string());
             }
         }
-        // 0: not measured.
-        let core = self.core_bandwidth_gbs;
-        if !(core.is_finite() && core >= 0.0) {
-            return bad("one core's bandwidth (GB/s)", core.to_string());
+        // 0: not measured (a row's overhead: none).
+        for (what, v) in [
+            ("one core's bandwidth (GB/s)", self.core_bandwidth_gbs),
+            ("lattice efficiency", self.lattice_efficiency),
+            ("row overhead (cells)", self.row_overhead_cells),
+            ("cache bandwidth (GB/s)", self.cache_gbs),
+            ("private cache bandwidth (GB/s)", self.private_cache_gbs),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(what, v.to_string());
+            }
         }
         if self.caches.is_empty() || self.caches.iter().any(|c| c.bytes == 0 || c.shared_by == 0) {
             return bad("cache list", format!("{:?}", self.caches));

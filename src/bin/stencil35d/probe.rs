@@ -32,7 +32,8 @@ type KernelRow = (String, DType, f64, f64, usize);
 struct Probe {
     m: Machine,
     measured: [(DType, f64); 2],
-    stencil_gops: f64,
+    /// `None` when the probe's grids did not fit the memory available.
+    stencil_gops: Option<f64>,
     cache_curve: Vec<cache_probe::CachePoint>,
     gpu: Result<&'static gpu::GpuInfo, Error>,
     kernels: Vec<KernelRow>,
@@ -206,10 +207,13 @@ fn print_compute(p: &Probe) {
             2.0 * gops
         );
     }
+    let measured = p.stencil_gops.map_or_else(
+        || "not measured (its grids do not fit the memory available)".to_string(),
+        |g| format!("{g:.1} Gops"),
+    );
     println!(
-        "stencil:    measured 7-point f32 row kernel, data in the last-level cache: {:.1} Gops on {} threads; \
+        "stencil:    measured 7-point f32 row kernel, data in the last-level cache: {measured} on {} threads; \
          the planner counts on {:.0}% of the peak ({})",
-        p.stencil_gops,
         m.cores,
         100.0 * m.compute_efficiency,
         m.compute_source

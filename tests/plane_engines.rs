@@ -245,6 +245,25 @@ fn stencil_step_counts_around_dim_t() {
     }
 }
 
+/// `dim_t` beyond the planner's range of 8, as a user may force it (up to 16), with narrow
+/// tiles and whole rows, step counts below and above the pass depth.
+#[test]
+fn forced_deep_dim_t_matches_the_reference() {
+    let stencil = Stencil2::from_name("star2d:1").unwrap();
+    let input = Grid2::<f32>::random([61, 47], 0.0, 1.0, 9).unwrap();
+    for steps in [7, 29] {
+        check(
+            &stencil.clone().into(),
+            &input,
+            steps,
+            &[
+                Setup::blocked(11, Some([29, 6]), 2),
+                Setup::blocked(16, None, 1),
+            ],
+        );
+    }
+}
+
 /// Every SIMD level this CPU has computes what the reference does (lane counts 2 to 16).
 #[test]
 fn every_simd_level() {

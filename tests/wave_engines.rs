@@ -2,7 +2,7 @@
 //! on random initial fields with sources and receivers: every space order 2-8, absorbing
 //! layers on every face, a free surface on top, rigid faces, and no layers at all; odd sizes and a grid with
 //! a single updated cell per axis beyond the layers; every dim_t 1..=6 the planner may pick,
-//! with boxes that cut the grid in x, y and z and with whole planes, step counts that are not
+//! with boxes that cut the grid in x, y and z and with whole planes, and forced dim_t 11 and 16; step counts that are not
 //! multiples of dim_t; 1 and 2 threads; f32 and f64. The reference is FMA-free scalar code,
 //! so the tolerance is f32 1e-5 and f64 1e-12 relative (max norm over the field), a few ulps
 //! per step; naive and blocked share their row kernels and agree bit for bit. A property test
@@ -153,6 +153,39 @@ fn tiny_grids_with_one_cell_beyond_the_layers_match_the_reference() {
     // per axis.
     check_all::<f32>(kernel(8, 8), [17, 17, 17], 7);
     check_all::<f64>(kernel(2, 5), [11, 11, 11], 7);
+}
+
+/// `dim_t` beyond the planner's range, as a user may force it (up to the builder's limit
+/// of 16): deep passes whose ghost zones cover most of the boxes, step counts below, between
+/// and above the pass depths, equal to the naive engine bit for bit.
+#[test]
+fn forced_deep_dim_t_equals_naive() {
+    for (order, dims) in [(2, [29, 27, 31]), (8, [33, 30, 29])] {
+        let r = order / 2;
+        let input = field::<f32>(kernel(order, r + 4), dims, 11);
+        for steps in [5, 23] {
+            let naive = Setup {
+                engine: Engine::Naive,
+                ..REFERENCE
+            };
+            let base = run(&input, naive, steps);
+            for (dim_t, tile) in [(11, None), (16, Some([9, 7]))] {
+                let setup = Setup {
+                    engine: Engine::Blocked,
+                    dim_t,
+                    tile,
+                    z_chunks: Some(2),
+                    threads: 2,
+                };
+                let got = run(&input, setup, steps);
+                assert!(
+                    same(&got, &base),
+                    "order {order} {steps} steps {setup:?}: differs from naive by {:e}",
+                    diff(&got, &base)
+                );
+            }
+        }
+    }
 }
 
 /// The face a drawn code (0-7) stands for: absorbing for 0-3, free for 4-6, rigid for 7. A

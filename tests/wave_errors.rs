@@ -170,7 +170,10 @@ fn thin_absorbing_layers_stay_stable_over_long_runs() {
             .run(&mut f, 600)
             .unwrap_or_else(|e| panic!("order {order}: {e}"));
         let peak = f.pressure().iter().fold(0.0f32, |m, (_, v)| m.max(v.abs()));
-        assert!(peak < 10.0, "order {order}: the field grew to {peak}");
+        // The initial field peaks at 2. After 600 steps its waves have left through the
+        // layers and what stays is below 1e-3 (order 2) and 1e-5 (order 8); a growing mode
+        // would not fall below 1% of the start.
+        assert!(peak < 0.02, "order {order}: the field is still {peak}");
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::host_cxx::compile_for_host;
 use super::source::stencil_source;
-use super::stencil_emulate::{error_after, run_emulator, LAUNCH_SPLIT, PRELUDE};
+use super::stencil_emulate::{error_after, run_emulator, signed_stencil, LAUNCH_SPLIT, PRELUDE};
 use crate::{Grid, Real, Stencil};
 
 /// Header: nx, ny, nz, pitch, plane, then the middle planes [m0, m1): when they are not
@@ -50,7 +50,7 @@ fn step<T: Real>(
     middle: std::ops::Range<usize>,
     tol: f64,
 ) -> Option<Vec<f64>> {
-    let stencil = Stencil::from_name(name).unwrap();
+    let stencil = signed_stencil(name);
     let label = format!("{}-{}-{}", name.replace(':', ""), T::DTYPE, middle.start);
     let dir = std::env::temp_dir().join(format!(
         "stencil35d-naive-emu-{}-{label}",

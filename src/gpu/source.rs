@@ -319,6 +319,10 @@ mod tests {
                 && shuffled.contains("stencil_shuffle(")
                 && !shuffled.contains("#define BX ")
         );
+        // Negative coefficients keep their sign in both precisions.
+        let signed = Stencil::seven_point(0.6, -0.05);
+        assert!(stencil_source::<f32>(&signed, None, 0).contains("#define COEF {0.6f, -0.05f}\n"));
+        assert!(stencil_source::<f64>(&signed, None, 0).contains("#define COEF {0.6, -0.05}\n"));
         let d = stencil_source::<f64>(&Stencil::from_name("box27").unwrap(), None, 0);
         assert!(
             d.contains("#define REAL double")

@@ -11,7 +11,7 @@ use stencil35d::lbm::{
     Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape, Storage,
 };
 use stencil35d::perf::{bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot};
-use stencil35d::wave::{Face as WaveFace, Receiver};
+use stencil35d::wave::{Face as WaveFace, Receiver, Wavefield};
 use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
@@ -608,6 +608,7 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
         ([17, 26, 31], 2, true),
         ([17, 17, 27], 8, true),
     ];
+    let mut skipped = Vec::new();
     for (dims, order, rigid) in cases {
         let mut runs = engines.clone();
         if rigid {
@@ -644,7 +645,13 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
             let whole = (world.rank() == 0).then_some(&input);
             let mut dist = match DistributedWavefield::scatter(world, &p, 0, whole) {
                 Ok(d) => d,
-                Err(Error::InvalidArgument(m)) if m.contains("cannot split") => continue,
+                Err(Error::InvalidArgument(m)) if m.contains("cannot split") => {
+                    // The CPU engines' cases are listed below; a GPU's deeper halos differ.
+                    if !engine.is_gpu() {
+                        skipped.push((dims, order, rigid, engine, dim_t));
+                    }
+                    continue;
+                }
                 Err(e) => panic!("{e}"),
             };
             let mut alone = input.clone();
@@ -658,40 +665,148 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
                 T::DTYPE,
                 dist.decomposition().procs
             );
-            assert_eq!(result.step(), alone.step(), "{label}");
-            let fields = [
-                (result.pressure(), alone.pressure()),
-                (result.previous(), alone.previous()),
-                (result.auxiliary(), alone.auxiliary()),
-            ];
-            for (i, (a, b)) in fields.into_iter().enumerate() {
-                let diff = a
-                    .iter()
-                    .zip(b.iter())
-                    .find(|((_, x), (_, y))| bits(*x) != bits(*y));
-                assert!(
-                    diff.is_none(),
-                    "{label}: field {i} first differs at {diff:?}"
-                );
-            }
-            let top = alone
-                .traces()
-                .iter()
-                .flatten()
-                .fold(0.0f64, |m, v| m.max(v.abs()));
-            assert!(top > 0.0, "{label}: silent traces");
-            for (a, b) in result.traces().iter().zip(alone.traces()) {
-                assert_eq!(a.len(), b.len(), "{label}: trace lengths");
-                let worst = a
-                    .iter()
-                    .zip(b)
-                    .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-                assert!(
-                    worst <= 1e-12 * top,
-                    "{label}: traces differ by {worst:e} of {top:e}"
-                );
-            }
+            assert_same_wavefields(&result, &alone, &label);
             println!("ok: {label}");
+        }
+    }
+    assert_eq!(
+        skipped,
+        expected_wave_skips(world.size()),
+        "wave cases that could not split"
+    );
+}
+
+/// The CPU wave cases `ranks` ranks cannot split: (dims, order, rigid, engine, dim_t). A
+/// split needs every block thicker than the halo, R·dim_t cells (order 8: 8 at dim_t 2, 12 at
+/// dim_t 3). Three ranks leave blocks too thin for dim_t 3 on both grids of order 8 without
+/// rigid faces (those run one step per pass); four also for dim_t 2 on the 17x17x27 grid.
+fn expected_wave_skips(ranks: i32) -> Vec<([usize; 3], usize, bool, Engine, usize)> {
+    let thin: &[([usize; 3], usize)] = match ranks {
+        1 | 2 => &[],
+        3 => &[([17, 26, 31], 3), ([17, 17, 27], 3)],
+        4 => &[([17, 17, 27], 2), ([17, 17, 27], 3)],
+        n => panic!("the suite expects 1-4 ranks, not {n}"),
+    };
+    thin.iter()
+        .map(|&(dims, dim_t)| (dims, 8, false, Engine::Blocked, dim_t))
+        .collect()
+}
+
+/// Panics, naming `label`, unless the gathered wavefield `result` holds the one-process
+/// field `alone`'s step and fields bit for bit, and its traces within rounding.
+fn assert_same_wavefields<T: Real>(result: &Wavefield<T>, alone: &Wavefield<T>, label: &str) {
+    assert_eq!(result.step(), alone.step(), "{label}");
+    let fields = [
+        (result.pressure(), alone.pressure()),
+        (result.previous(), alone.previous()),
+        (result.auxiliary(), alone.auxiliary()),
+    ];
+    for (i, (a, b)) in fields.into_iter().enumerate() {
+        let diff = a
+            .iter()
+            .zip(b.iter())
+            .find(|((_, x), (_, y))| bits(*x) != bits(*y));
+        assert!(
+            diff.is_none(),
+            "{label}: field {i} first differs at {diff:?}"
+        );
+    }
+    let top = alone
+        .traces()
+        .iter()
+        .flatten()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(top > 0.0, "{label}: silent traces");
+    // A receiver whose interpolation weights reach cells of several ranks is the sum
+    // of the ranks' partial traces (in f64, whatever the field's precision), added in
+    // another order than one process adds its eight weighted cells: a few f64
+    // roundings of the trace's magnitude, so 1e-12 of the largest sample.
+    for (a, b) in result.traces().iter().zip(alone.traces()) {
+        assert_eq!(a.len(), b.len(), "{label}: trace lengths");
+        // NaN-keeping: a NaN sample fails the bound below.
+        let worst = a.iter().zip(b).fold(0.0f64, |m, (x, y)| {
+            let d = (x - y).abs();
+            if d.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(d)
+            }
+        });
+        assert!(
+            worst <= 1e-12 * top,
+            "{label}: traces differ by {worst:e} of {top:e}"
+        );
+    }
+}
+
+/// The plan of `engine` for `kernel` on `dims` with a team of `threads` per rank, `tile`
+/// of them on each tile when blocked (`dim_t` 2).
+fn team_plan<T: Real>(
+    kernel: impl Into<Kernel>,
+    engine: Engine,
+    dims: [usize; 3],
+    (threads, tile): (usize, usize),
+) -> Plan {
+    let mut b = PlanBuilder::new(kernel, T::DTYPE, dims)
+        .engine(engine)
+        .threads(threads);
+    if engine.is_blocked() {
+        b = b.dim_t(2).tile_threads(tile);
+    }
+    b.build()
+        .unwrap_or_else(|e| panic!("{engine} {threads} threads: {e}"))
+}
+
+/// Each rank running a team of two threads (the default on a machine of several cores), on
+/// one tile each or both on every tile: the gathered grid, lattice and wavefield equal one
+/// process running the same plan, bit for bit.
+fn teams_of_threads_equal_one_process(world: &impl Communicator) {
+    let teams = [
+        (Engine::Naive, (2, 1)),
+        (Engine::Blocked, (2, 1)),
+        (Engine::Blocked, (2, 2)),
+    ];
+    let stencil = Stencil::from_name("star:2").unwrap();
+    let input = Grid::<f32>::random(DIMS, -1.0, 1.0, 5).unwrap();
+    let lattice = cavity_lattice::<f64>([9, 14, 17], 3).unwrap();
+    let pml = 1 + stencil35d::wave::MIN_DAMPED_CELLS;
+    let wave = wave_shot::<f32>(bench_wave_kernel(2, pml), [17, 26, 31], 9).unwrap();
+    let root = world.rank() == 0;
+    for (engine, team) in teams {
+        let label = format!("{engine} team {team:?} over {} ranks", world.size());
+        let p = team_plan::<f32>(stencil.clone(), engine, DIMS, team);
+        let mut dist = DistributedGrid::scatter(world, &p, 0, root.then_some(&input)).unwrap();
+        let mut alone = input.clone();
+        run_both(&p, &mut dist, &mut alone);
+        if let Some(whole) = dist.gather().unwrap() {
+            let same = whole
+                .iter()
+                .zip(alone.iter())
+                .all(|((_, a), (_, b))| bits(a) == bits(b));
+            assert!(same, "grid {label}: differs from one process");
+        }
+        let p = team_plan::<f64>(LbmKernel::of(&lattice), engine, lattice.dims(), team);
+        let mut dist = DistributedLattice::scatter(world, &p, 0, root.then_some(&lattice)).unwrap();
+        let mut alone = lattice.clone();
+        run_both(&p, &mut dist, &mut alone);
+        if let Some(result) = dist.gather().unwrap() {
+            assert_same_populations(&result, &alone, &format!("lattice {label}"));
+        }
+        // The wave engines give each unit of a pass to one thread.
+        let p = team_plan::<f32>(wave.kernel().clone(), engine, wave.dims(), (team.0, 1));
+        let mut dist = DistributedWavefield::scatter(world, &p, 0, root.then_some(&wave)).unwrap();
+        let mut alone = wave.clone();
+        run_both(&p, &mut dist, &mut alone);
+        if let Some(result) = dist.gather().unwrap() {
+            let same = result
+                .pressure()
+                .iter()
+                .zip(alone.pressure().iter())
+                .all(|((_, a), (_, b))| bits(a) == bits(b));
+            assert!(same, "wavefield {label}: differs from one process");
+        }
+        if root {
+            println!("ok: teams {label}");
         }
     }
 }
@@ -722,6 +837,7 @@ fn main() {
     a_lattice_blow_up_stops_all_at_the_last_finite_state(&world);
     wavefields_equal_one_process::<f32>(&world);
     wavefields_equal_one_process::<f64>(&world);
+    teams_of_threads_equal_one_process(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());
     }

@@ -128,6 +128,7 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
     }
     let stencil = random_stencil(kind, r, 200 + r as u64 + kind.len() as u64);
     let mut feasible = Vec::new();
+    let mut shuffled = Vec::new();
     for dim_t in 1..=8 {
         let label = format!("gpu-blocked {kind}:{r} {} dim_t={dim_t}", T::DTYPE);
         let model = || {
@@ -158,7 +159,10 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
             let forced = || model().gpu_shape(shape);
             match forced().build() {
                 Ok(_) => {
-                    check_against_reference::<T>(&stencil, forced, &format!("{label} {shape:?}"))
+                    check_against_reference::<T>(&stencil, forced, &format!("{label} {shape:?}"));
+                    if shape.rx > 0 && !shuffled.contains(&dim_t) {
+                        shuffled.push(dim_t);
+                    }
                 }
                 Err(Error::InvalidPlan(msg)) => println!("{label} {shape:?}: refused: {msg}"),
                 Err(e) => panic!("{label} {shape:?}: {e}"),
@@ -166,9 +170,19 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
         }
     }
     println!(
-        "{kind}:{r} {}: dim_t with a configuration: {feasible:?}",
+        "{kind}:{r} {}: dim_t with a configuration: {feasible:?}, with a forced shuffle shape: \
+         {shuffled:?}",
         T::DTYPE
     );
+    // The shuffle kernel must have run where every stencil fits, so that a refusal of all
+    // its shapes cannot pass unseen.
+    if kind == "star" {
+        assert!(
+            shuffled.starts_with(&[1, 2]),
+            "{kind}:{r} {}: the shuffle kernel ran at dim_t {shuffled:?}, not at 1 and 2",
+            T::DTYPE
+        );
+    }
 }
 
 macro_rules! every_bt_tests {

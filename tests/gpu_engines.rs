@@ -182,11 +182,13 @@ fn every_bt<T: Real>(kind: &str, r: usize) {
          {shuffled:?}",
         T::DTYPE
     );
-    // The shuffle kernel must have run where every stencil fits, so that a refusal of all
-    // its shapes cannot pass unseen.
+    // The shuffle kernel must have run where every star fits, so that a refusal of all its
+    // shapes cannot pass unseen: at dim_t 1 and 2, but for star:4 in f64, whose two-level
+    // shapes of the first two kinds the register file refused on an H100.
     if kind == "star" {
+        let deep_f64 = r == 4 && T::DTYPE == stencil35d::DType::F64;
         assert!(
-            shuffled.starts_with(&[1, 2]),
+            shuffled.first() == Some(&1) && (shuffled.contains(&2) || deep_f64),
             "{kind}:{r} {}: the shuffle kernel ran at dim_t {shuffled:?}, not at 1 and 2",
             T::DTYPE
         );

@@ -45,11 +45,11 @@ fn shape_for(r: usize, dim_t: usize) -> GpuShape {
 }
 
 /// Shuffle-kernel shapes (stars) for dim_t `dim_t` and radius `r`, one warp wide, tiles at least 8
-/// rows taller than the ghost zones: one cell per lane for odd dim_t and two for even with R rows
-/// per thread; and three cells per lane (rows exchanged value by value) with 2R+1 rows per
-/// thread (more than the 2R a warp shares). The first has its levels skewed, the second not, so
-/// both schedules run at every dim_t. A third, one cell per lane with R rows in step, fits the
-/// register file where the others do not (star:4 `f64` at dim_t 2 on an H100).
+/// rows taller than the ghost zones: one cell per lane with R rows per thread, in step (the
+/// smallest, which fits the register file where the others do not: star:4 `f64` at dim_t 2 on
+/// an H100); one cell per lane for odd dim_t and two for even with R rows per thread, skewed;
+/// and three cells per lane (rows exchanged value by value) with 2R+1 rows per thread (more
+/// than the 2R a warp shares), in step. So both schedules run at every dim_t.
 fn shuffle_shapes_for(r: usize, dim_t: usize) -> [GpuShape; 3] {
     let need = 2 * r * dim_t + 8;
     [

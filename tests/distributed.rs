@@ -85,10 +85,7 @@ fn case<T: Real + mpi::datatype::Equivalence>(
             dist.decomposition().procs
         );
         assert_eq!(whole.dims(), alone.dims());
-        let diff = whole
-            .iter()
-            .zip(alone.iter())
-            .find(|((_, a), (_, b))| bits(*a) != bits(*b));
+        let diff = first_difference(&whole, &alone);
         assert!(diff.is_none(), "{label}: first difference at {diff:?}");
         println!("ok: {stencil} {label}");
     }
@@ -98,6 +95,14 @@ fn case<T: Real + mpi::datatype::Equivalence>(
 /// The value's bits (an `f32` widened exactly).
 fn bits<T: Real>(v: T) -> u64 {
     v.to_f64().expect("a float").to_bits()
+}
+
+/// The first cell, with both values, where `a` and `b` differ in their bits.
+fn first_difference<T: Real>(a: &Grid<T>, b: &Grid<T>) -> Option<(([usize; 3], T), T)> {
+    a.iter()
+        .zip(b.iter())
+        .find(|((_, x), (_, y))| bits(*x) != bits(*y))
+        .map(|(x, (_, y))| (x, y))
 }
 
 fn stencils() -> Vec<Stencil> {
@@ -702,10 +707,7 @@ fn assert_same_wavefields<T: Real>(result: &Wavefield<T>, alone: &Wavefield<T>, 
         (result.auxiliary(), alone.auxiliary()),
     ];
     for (i, (a, b)) in fields.into_iter().enumerate() {
-        let diff = a
-            .iter()
-            .zip(b.iter())
-            .find(|((_, x), (_, y))| bits(*x) != bits(*y));
+        let diff = first_difference(a, b);
         assert!(
             diff.is_none(),
             "{label}: field {i} first differs at {diff:?}"
@@ -779,11 +781,8 @@ fn teams_of_threads_equal_one_process(world: &impl Communicator) {
         let mut alone = input.clone();
         run_both(&p, &mut dist, &mut alone);
         if let Some(whole) = dist.gather().unwrap() {
-            let same = whole
-                .iter()
-                .zip(alone.iter())
-                .all(|((_, a), (_, b))| bits(a) == bits(b));
-            assert!(same, "grid {label}: differs from one process");
+            let diff = first_difference(&whole, &alone);
+            assert!(diff.is_none(), "grid {label}: first difference at {diff:?}");
         }
         let p = team_plan::<f64>(LbmKernel::of(&lattice), engine, lattice.dims(), team);
         let mut dist = DistributedLattice::scatter(world, &p, 0, root.then_some(&lattice)).unwrap();
@@ -798,12 +797,11 @@ fn teams_of_threads_equal_one_process(world: &impl Communicator) {
         let mut alone = wave.clone();
         run_both(&p, &mut dist, &mut alone);
         if let Some(result) = dist.gather().unwrap() {
-            let same = result
-                .pressure()
-                .iter()
-                .zip(alone.pressure().iter())
-                .all(|((_, a), (_, b))| bits(a) == bits(b));
-            assert!(same, "wavefield {label}: differs from one process");
+            let diff = first_difference(result.pressure(), alone.pressure());
+            assert!(
+                diff.is_none(),
+                "wavefield {label}: first difference at {diff:?}"
+            );
         }
         if root {
             println!("ok: teams {label}");

@@ -274,9 +274,10 @@ fn blow_up_keeps_the_last_finite_state() {
         input.set_storage(Storage::F16s).unwrap();
         let mut l = input.clone();
         let plan = engine_plan(&l, Engine::GpuNaive, in_place);
+        // The f32 flow blows up well inside 3000 steps; rounding its populations to 16 bits
+        // does not calm it.
         let Err(err) = Solver::new(plan.clone()).run(&mut l, 3000) else {
-            eprintln!("skipping the f16s case (in place {in_place}): no blow-up in 3000 steps");
-            continue;
+            panic!("f16s, in place {in_place}: no blow-up in 3000 steps");
         };
         let kept = l.steps();
         println!("f16s, in place {in_place}: {err}; kept the state after step {kept}");

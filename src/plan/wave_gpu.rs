@@ -393,6 +393,17 @@ mod tests_support {
         dtype: DType,
         dims: [usize; 3],
     ) -> Vec<Candidate> {
+        candidates_at(info, order, dtype, dims, &[1, 2, 3])
+    }
+
+    /// The same at the `dim_ts` given.
+    pub(super) fn candidates_at(
+        info: &GpuInfo,
+        order: usize,
+        dtype: DType,
+        dims: [usize; 3],
+        dim_ts: &[usize],
+    ) -> Vec<Candidate> {
         let m = Machine::paper_core_i7();
         let kernel = Kernel::Wave(WaveKernel::new(10.0, 1e-3, 3000.0).with_order(order));
         let input = ModelInput {
@@ -404,13 +415,13 @@ mod tests_support {
             cache_bytes: 8 << 20,
             machine: &m,
         };
-        input.wave_gpu(info, &[1, 2, 3], None)
+        input.wave_gpu(info, dim_ts, None)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::{candidates, candidates_on};
+    use super::tests_support::{candidates, candidates_at, candidates_on};
     use super::*;
     use crate::DType;
 
@@ -481,6 +492,27 @@ mod tests {
                     // Only the ghost zone of dim_t > 1 recomputes cells.
                     assert!(b.predicted_mups > 0.0, "{label}");
                     assert_eq!(b.kappa > 1.0, dim_t > 1, "{label}");
+                }
+            }
+        }
+    }
+    /// gpu-blocked runs `dim_t` 1 to 4 for every order in both precisions on the H100 and
+    /// the H200, down to the small odd grids the GPU suite (`tests/gpu_wave.rs`) checks on the
+    /// device: that suite fails, rather than skips, a `dim_t` the planner refuses there.
+    #[test]
+    fn every_order_runs_up_to_four_steps_a_pass_on_the_h100_and_h200() {
+        for info in [GpuInfo::h100_for_tests(), GpuInfo::h200_for_tests()] {
+            for order in [2, 4, 6, 8] {
+                for dtype in [DType::F32, DType::F64] {
+                    for dims in [[45, 43, 31], [67, 45, 39], [17; 3]] {
+                        let c = candidates_at(&info, order, dtype, dims, &[1, 2, 3, 4]);
+                        let offered: Vec<usize> = c
+                            .iter()
+                            .filter(|c| c.engine == Engine::GpuBlocked)
+                            .map(|c| c.dim_t)
+                            .collect();
+                        assert_eq!(offered, [1, 2, 3, 4], "order {order} {dtype} {dims:?}");
+                    }
                 }
             }
         }

@@ -236,22 +236,32 @@ impl<T: Real> DerefMut for AlignedBuf<T> {
     }
 }
 
-impl<T: Real> Clone for AlignedBuf<T> {
+impl<T: Real> AlignedBuf<T> {
     /// A copy, made in pieces on the global rayon pool (one core does not reach the memory
     /// bandwidth of a many-core host); inside a pool's worker, in one piece (as
-    /// `huge::map` populates).
-    fn clone(&self) -> Self {
+    /// `huge::map` populates). `None` when the allocation fails (a process limit such as
+    /// `ulimit -v` the memory figures do not see).
+    pub fn try_clone(&self) -> Option<Self> {
         use rayon::prelude::*;
-        let mut copy = Self::zeroed(self.len).expect("allocation of a buffer that already exists");
+        let mut copy = Self::zeroed(self.len)?;
         if rayon::current_thread_index().is_some() {
             copy.copy_from_slice(self);
-            return copy;
+            return Some(copy);
         }
         let piece = (1 << 20) / std::mem::size_of::<T>();
         copy.par_chunks_mut(piece)
             .zip(self.par_chunks(piece))
             .for_each(|(d, s)| d.copy_from_slice(s));
-        copy
+        Some(copy)
+    }
+}
+
+impl<T: Real> Clone for AlignedBuf<T> {
+    /// [`AlignedBuf::try_clone`]; panics where the allocation fails (paths that must not
+    /// panic call `try_clone`).
+    fn clone(&self) -> Self {
+        self.try_clone()
+            .expect("allocation of a buffer that already exists")
     }
 }
 

@@ -6,8 +6,8 @@
 //! A [`Footprint`] is what something holds as a function of its dimensions (whole grids or
 //! lattice copies, bytes per node, fixed buffers), from the same stride formulas the
 //! allocations use. [`available`] is the host memory this process may still take: Linux's
-//! `MemAvailable` capped by the cgroup's headroom, or the `memory_bytes` tuning knob; `None`
-//! where it is unknown, and then nothing is checked.
+//! `MemAvailable` capped by the cgroup's headroom and the address space left under `ulimit -v`,
+//! or the `memory_bytes` tuning knob; `None` where it is unknown, and then nothing is checked.
 
 use std::path::{Path, PathBuf};
 
@@ -186,6 +186,22 @@ impl Footprint {
         })
     }
 
+    /// The check made before a state's scratch (or a second copy of it) is allocated, `held`
+    /// bytes of the footprint being allocated already: against `free` (a solver's figure,
+    /// [`crate::Solver::available_memory`]: memory free besides what is held) when given;
+    /// else against the `memory_bytes` knob, a budget for the whole footprint (a fixed figure
+    /// does not shrink as the state is allocated, so what is held counts against it); else
+    /// against the system's figure now, which no longer counts what is held.
+    pub fn check_beside(&self, dims: [usize; 3], held: u64, free: Option<u64>) -> Result<()> {
+        if free.is_some() {
+            return self.check(dims, held, free);
+        }
+        match Tuning::current().memory_bytes {
+            Some(budget) => self.check(dims, 0, Some(budget)),
+            None => self.check(dims, held, system_available()),
+        }
+    }
+
     /// Checks that the footprint for `dims` fits in the `free` bytes of a GPU, `held` bytes of
     /// it being allocated there already, leaving [`GPU_RESERVE`] free.
     pub fn check_device(&self, dims: [usize; 3], held: u64, free: u64) -> Result<()> {
@@ -244,25 +260,43 @@ pub fn available() -> Option<u64> {
 
 /// The system's figure: Linux's `MemAvailable` (free memory plus what the kernel can reclaim
 /// without swapping), capped by the headroom of this process's memory cgroup and its parents
-/// (v2 `memory.max`, v1 `memory.limit_in_bytes`, less the usage without inactive file pages).
-/// `None` where it is unknown (other systems).
+/// (v2 `memory.max`, v1 `memory.limit_in_bytes`, less the usage without inactive file pages)
+/// and by the address space left under `ulimit -v` ([`address_space_headroom`]). `None` where
+/// it is unknown (other systems).
 pub fn system_available() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
         let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
         let mem = parse_meminfo(&meminfo)?;
         let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        Some(
-            match cgroup_headroom(&cgroup, Path::new("/sys/fs/cgroup")) {
-                Some(room) => mem.min(room),
-                None => mem,
-            },
-        )
+        let read = |f: &str| std::fs::read_to_string(f).unwrap_or_default();
+        let limits = [
+            cgroup_headroom(&cgroup, Path::new("/sys/fs/cgroup")),
+            address_space_headroom(&read("/proc/self/limits"), &read("/proc/self/status")),
+        ];
+        Some(limits.into_iter().flatten().fold(mem, u64::min))
     }
     #[cfg(not(target_os = "linux"))]
     {
         None
     }
+}
+
+/// The address space this process may still map under its soft `RLIMIT_AS` (`ulimit -v`,
+/// which batch systems set): the limit of `/proc/self/limits`' text less `VmSize` of
+/// `/proc/self/status`' text; `None` when unlimited or unknown.
+fn address_space_headroom(limits: &str, status: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kb: u64 = size.split_whitespace().nth(1)?.parse().ok()?;
+    Some(soft.saturating_sub(kb.saturating_mul(1024)))
 }
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
@@ -364,6 +398,22 @@ mod tests {
                     MemAvailable:   24155308 kB\nCached:          2175480 kB\n";
         assert_eq!(parse_meminfo(text), Some(24155308 * 1024));
         assert_eq!(parse_meminfo("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn an_address_space_limit_leaves_the_limit_less_the_mapped_size() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max stack size            8388608              unlimited            bytes\n\
+                      Max address space         1433600000           unlimited            bytes\n";
+        let status = "Name:\tstencil35d\nVmPeak:\t  300000 kB\nVmSize:\t  200000 kB\n";
+        let room = address_space_headroom(limits, status);
+        assert_eq!(room, Some(1_433_600_000 - 200_000 * 1024));
+        let unlimited = limits.replace("1433600000", "unlimited");
+        assert_eq!(address_space_headroom(&unlimited, status), None);
+        assert_eq!(address_space_headroom(limits, "Name:\tx\n"), None);
+        // Mapped beyond the limit (it was lowered after the mappings): no room.
+        let over = status.replace("200000", "2000000");
+        assert_eq!(address_space_headroom(limits, &over), Some(0));
     }
 
     #[test]

@@ -142,9 +142,14 @@ impl Stencil {
         }
         let (kind, r) = name.split_once(':').ok_or_else(bad)?;
         let radius: usize = r.parse().map_err(|_| bad())?;
+        // A radius out of range is refused by its constructor before any coefficient is
+        // built: `star:4294967296` must not allocate 32 GiB of them first.
+        let fits = |max: usize| (1..=max).contains(&radius);
         match kind {
-            "star" => Stencil::star(radius, &normalized_star(radius)),
-            "box" => Stencil::boxed(radius, &normalized_box(radius)),
+            "star" if fits(MAX_STAR_RADIUS) => Stencil::star(radius, &normalized_star(radius)),
+            "box" if fits(MAX_BOX_RADIUS) => Stencil::boxed(radius, &normalized_box(radius)),
+            "star" => Stencil::star(radius, &[]),
+            "box" => Stencil::boxed(radius, &[]),
             _ => Err(bad()),
         }
     }
@@ -350,6 +355,17 @@ mod tests {
         assert!(Stencil::star(1, &[1.0, f64::NAN]).is_err());
         assert!(Stencil::seven_point(f64::INFINITY, 0.0).validate().is_err());
         assert!(Stencil::from_name("star:9").is_err());
+        // Radii whose coefficients would not fit in memory (or take hours to build) are
+        // refused for their radius, at once.
+        for name in [
+            "star:18446744073709551615",
+            "star:4294967296",
+            "box:100000",
+            "box:0",
+        ] {
+            let err = Stencil::from_name(name).unwrap_err().to_string();
+            assert!(err.contains("is not supported"), "{name}: {err}");
+        }
         assert!(Stencil::from_name("blob").is_err());
     }
 

@@ -172,7 +172,7 @@ knobs! {
             crate::Error::InvalidArgument(why) => why,
             other => other.to_string(),
         })?);
-    "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory available to runs, bytes (> 0)",
+    "memory_bytes", "STENCIL35D_MEMORY_BYTES", "host memory this process's data may take, bytes (> 0)",
         |t, v| t.memory_bytes = Some(positive_count(v)? as u64);
     "subnormals", "STENCIL35D_SUBNORMALS", "what the CPU engines do with subnormal numbers: flush (to zero, the default) or keep",
         |t, v| t.subnormals = Some(match v.trim() {

@@ -271,6 +271,60 @@ fn refused_in_bench(args: &[&str], what: &str, fits: usize) {
     );
 }
 
+/// The `memory_bytes` knob is a budget for all a run holds: unlike the system's figure it does
+/// not shrink as the state is allocated, so the state counts against it. `run heat` checks its
+/// grid and scratch before filling the grid; a lattice run's second copy is refused beside
+/// the lattice it holds (it used to be checked against the whole budget, which let a run take
+/// twice the budget).
+#[test]
+fn the_memory_knob_is_a_budget_for_the_state_and_its_scratch() {
+    let room = memory::usable_host(1 << 30);
+    let dir = std::env::temp_dir().join(format!("stencil35d-knob-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let cases = [
+        (
+            "heat",
+            Footprint::grids(DType::F32, 2),
+            "f32 grid in run heat",
+        ),
+        (
+            "cavity",
+            Footprint::lattice(DType::F32, 2, LATTICE_NODE_BYTES),
+            "f32 D3Q19 lattice with its second copy",
+        ),
+    ];
+    for (scenario, footprint, what) in cases {
+        let fits = footprint.largest_cube(room);
+        let size = (fits + 1).to_string();
+        let args = [
+            "--tune",
+            "memory_bytes=1073741824",
+            "run",
+            scenario,
+            "--engine",
+            "naive",
+            "--size",
+            &size,
+            "--steps",
+            "1",
+            "--out",
+            out,
+        ];
+        let (code, stderr, _) = cli(&args, Duration::from_secs(60));
+        assert_eq!(code, Some(1), "{scenario}: {stderr}");
+        assert!(
+            stderr.contains(what)
+                && stderr.contains(&format!("the largest cube that fits is {fits}³")),
+            "{scenario}: {stderr}"
+        );
+        assert!(
+            !dir.exists(),
+            "{scenario}: a refused run leaves no output directory"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `bench --size 1500` on a machine with 1 GiB to spare fails at once, naming the size that
 /// fits its input, working copy and scratch, instead of being killed a minute into the run.
 #[test]

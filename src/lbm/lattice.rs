@@ -350,8 +350,12 @@ impl<T: Real> Lattice<T> {
         mut state: impl FnMut(usize, usize, usize) -> (f64, [f64; 3]),
     ) -> Result<()> {
         // The new populations are built beside the old ones, so that an error leaves them.
-        crate::memory::Footprint::lattice(T::DTYPE, 1, 0).check_allocation(self.dims())?;
-        let mut next = self.pop.clone();
+        let dims = self.dims();
+        let held = Footprint::lattice(T::DTYPE, 1, 0).bytes(dims).unwrap_or(0);
+        Footprint::lattice(T::DTYPE, 2, 0)
+            .with_label("and the copy its equilibrium is built in")
+            .check_beside(dims, held, None)?;
+        let mut next = self.pop.try_clone()?;
         let [nx, ny, nz] = self.dims();
         for z in 0..nz {
             for y in 0..ny {

@@ -110,16 +110,21 @@ impl<T: Real> Populations<T> {
     /// Zeroed populations for `dims` cells.
     pub(crate) fn new(dims: [usize; 3]) -> Result<Self> {
         let layout = Layout::new::<T>(dims)?;
-        let data = AlignedBuf::zeroed(layout.array * Q).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "cannot allocate {} MiB for a {}x{}x{} lattice",
-                (layout.array * Q * std::mem::size_of::<T>()) >> 20,
-                dims[0],
-                dims[1],
-                dims[2]
-            ))
-        })?;
+        let data =
+            AlignedBuf::zeroed(layout.array * Q).ok_or_else(|| not_allocated::<T>(&layout))?;
         Ok(Self { layout, data })
+    }
+
+    /// A copy; an error (not a panic) where the allocation fails.
+    pub(crate) fn try_clone(&self) -> Result<Self> {
+        let data = self
+            .data
+            .try_clone()
+            .ok_or_else(|| not_allocated::<T>(&self.layout))?;
+        Ok(Self {
+            layout: self.layout,
+            data,
+        })
     }
 
     /// The strides.
@@ -402,6 +407,15 @@ impl<'a, T: Real> ZCut<'a, T> {
         // row's slice unique.
         unsafe { std::slice::from_raw_parts_mut(self.base.add(start), self.layout.dims[0]) }
     }
+}
+
+/// The error for populations of `layout` the allocator refused.
+fn not_allocated<T: Real>(layout: &Layout) -> Error {
+    let [nx, ny, nz] = layout.dims;
+    Error::InvalidArgument(format!(
+        "cannot allocate {} MiB for a {nx}x{ny}x{nz} lattice",
+        (layout.array * Q * std::mem::size_of::<T>()) >> 20
+    ))
 }
 
 #[cfg(test)]

@@ -186,6 +186,15 @@ impl Plan {
     pub fn tile_groups(&self) -> usize {
         self.threads.div_ceil(self.tile_threads.max(1))
     }
+    /// Bytes of ring buffers a run of this plan allocates on the host: one working set per
+    /// tile group of the blocked CPU engine (none for the other engines).
+    pub fn ring_bytes(&self) -> u64 {
+        if self.engine() == crate::Engine::Blocked {
+            (self.chosen().working_set as u64).saturating_mul(self.tile_groups() as u64)
+        } else {
+            0
+        }
+    }
     /// Whether workers are pinned to cores.
     pub fn pin(&self) -> bool {
         self.pin

@@ -67,7 +67,7 @@ pub(crate) fn rings_fit(
         return Ok(());
     }
     let held = need.bytes(dims).unwrap_or(0).saturating_sub(rings);
-    need.check(dims, held, memory.or_else(crate::memory::available))
+    need.check_beside(dims, held, memory)
 }
 
 /// The engines a kind of state runs on. Each method advances the state by `run.steps` steps

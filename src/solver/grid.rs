@@ -123,7 +123,7 @@ impl<T: Real> HostGrid<'_, T> {
         run.scratch.with(
             |s: &Grid<T>| s.dims() == dims,
             || {
-                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                need.check_beside(dims, held, memory)?;
                 made.set(true);
                 Grid::<T>::unchecked(dims)
             },

@@ -132,7 +132,7 @@ impl<T: Real> OnLattice<'_, T> {
         run.scratch.with(
             |s: &Populations<T>| s.layout().dims == dims,
             || {
-                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                need.check_beside(dims, held, memory)?;
                 Populations::<T>::new(dims)
             },
             |second| {
@@ -204,7 +204,7 @@ impl<T: Real> Engines for OnLattice<'_, T> {
         let mut buffers = run.scratch.take(
             |b: &LbmBuffers<T>| b.fits(dims, in_place, storage),
             || {
-                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                need.check_beside(dims, held, memory)?;
                 LbmBuffers::new(device, self.0, in_place)
             },
         )?;

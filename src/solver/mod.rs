@@ -146,7 +146,7 @@ impl Solver {
     /// ([`crate::tuning::Subnormals`]); the calling thread's own mode is restored after.
     fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
         let params = self.segment_plan().engine_params();
-        let ring_bytes = ring_bytes(self.segment_plan());
+        let ring_bytes = self.segment_plan().ring_bytes();
         let _mode = (!params.engine.is_gpu())
             .then(|| ThreadMode::set(Tuning::current().flushes_subnormals()));
         let mut run = Run {
@@ -244,16 +244,6 @@ mod sealed {
 pub trait State: sealed::Sealed {
     /// Runs `steps` steps of the solver's plan on `state`.
     fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport>;
-}
-
-/// Bytes of the blocked CPU engines' ring buffers: one working set per tile group (none for
-/// the other engines).
-fn ring_bytes(plan: &Plan) -> u64 {
-    if plan.engine() == crate::Engine::Blocked {
-        (plan.chosen().working_set as u64).saturating_mul(plan.tile_groups() as u64)
-    } else {
-        0
-    }
 }
 
 /// The stencil a plan for a grid must carry.

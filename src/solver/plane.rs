@@ -79,7 +79,7 @@ impl<T: Real> OneCpuEntry for HostPlane<'_, T> {
         run.scratch.with(
             |s: &Grid<T>| s.dims() == dims,
             || {
-                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                need.check_beside(dims, held, memory)?;
                 Grid::<T>::unchecked(dims)
             },
             |scratch| {

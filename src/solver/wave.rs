@@ -178,7 +178,7 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
         let ran = run.scratch.with(
             |s: &WaveScratch<T>| s.dims() == dims,
             || {
-                need.check(dims, held, memory.or_else(crate::memory::available))?;
+                need.check_beside(dims, held, memory)?;
                 WaveScratch::<T>::new(dims)
             },
             |scratch| {

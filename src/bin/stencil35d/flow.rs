@@ -231,6 +231,15 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
+    // A checkpoint may hold a lattice without fluid (every node a wall): its diagnostics
+    // would all be NaN (the mass drift divides by the mass).
+    let mass0 = lat.mass();
+    if mass0.is_nan() || mass0 <= 0.0 {
+        return Err(Error::InvalidArgument(format!(
+            "the {} lattice holds no fluid (its mass is {mass0}): nothing to simulate",
+            S::NAME
+        )));
+    }
     if let Some(storage) = opts.storage {
         lat.set_storage(storage)?;
     }
@@ -249,7 +258,6 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let mut solver = Solver::new(plan);
     let bar = progress_bar(true, steps);
     let start = Instant::now();
-    let mass0 = lat.mass();
     let (mut done, mut busy) = (0, 0.0);
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {

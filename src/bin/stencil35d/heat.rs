@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use stencil35d::memory::Footprint;
 use stencil35d::output::{write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
@@ -55,6 +56,13 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     // if the run fails before writing into it.
     let guard = OutputDir::prepare(&args.out, picture_files(args))?;
     eprintln!("{plan}");
+    // The grid, and on the CPU its scratch and any ring buffers, checked before the grid is
+    // filled: the run's own check comes only after that.
+    let grids = if plan.engine().is_gpu() { 1 } else { 2 };
+    Footprint::grids(T::DTYPE, grids)
+        .plus(plan.ring_bytes())
+        .with_label("in run heat")
+        .check(args.size.0, 0, stencil35d::memory::available())?;
     let mut grid = Grid::<T>::from_fn(args.size.0, initial::<T>(args.size.0))?;
     heat(args, &mut grid, plan, true)?;
     guard.keep();

@@ -356,7 +356,7 @@ impl<T: Real> Lattice<T> {
             .with_label("and the copy its equilibrium is built in")
             .check_beside(dims, held, None)?;
         let mut next = self.pop.try_clone()?;
-        let [nx, ny, nz] = self.dims();
+        let [nx, ny, nz] = dims;
         for z in 0..nz {
             for y in 0..ny {
                 for x in 0..nx {

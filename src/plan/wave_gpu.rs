@@ -496,6 +496,7 @@ mod tests {
             }
         }
     }
+
     /// gpu-blocked runs `dim_t` 1 to 4 for every order in both precisions on the H100 and
     /// the H200, down to the small odd grids the GPU suite (`tests/gpu_wave.rs`) checks on the
     /// device: that suite fails, rather than skips, a `dim_t` the planner refuses there.

@@ -229,12 +229,10 @@ impl Footprint {
         let Some(bytes) = self.bytes(dims) else {
             return Ok(());
         };
-        let available = match Tuning::current().memory_bytes {
-            Some(set) => Some(set),
-            None if bytes < CHECK_FROM => None,
-            None => system_available(),
-        };
-        self.check(dims, 0, available)
+        if bytes < CHECK_FROM && Tuning::current().memory_bytes.is_none() {
+            return Ok(());
+        }
+        self.check_beside(dims, 0, None)
     }
 }
 

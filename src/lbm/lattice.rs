@@ -214,9 +214,12 @@ impl<T: Real> Lattice<T> {
                 )));
             }
             self.pop.check_storage(storage)?;
-            Footprint::lattice_stored(T::DTYPE, storage, 1, 0)
-                .with_label("its 16-bit codes")
-                .check(self.dims(), 0, crate::memory::available())?;
+            // The codes are taken beside the populations, which a budget counts too.
+            let dims = self.dims();
+            let held = Footprint::lattice(T::DTYPE, 1, 0).bytes(dims).unwrap_or(0);
+            Footprint::lattice(T::DTYPE, 1, storage.code_bytes_per_node())
+                .with_label("with its 16-bit codes")
+                .check_beside(dims, held, None)?;
             let codes = self.pop.encode(storage);
             self.pop.decode(storage, &codes);
             self.codes = Some(codes);

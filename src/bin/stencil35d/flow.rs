@@ -231,17 +231,18 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
-    // A checkpoint may hold a lattice without fluid (every node a wall): its diagnostics
-    // would all be NaN (the mass drift divides by the mass).
+    if let Some(storage) = opts.storage {
+        lat.set_storage(storage)?;
+    }
+    // The mass the drift is measured from, after any 16-bit storage has rounded the
+    // populations. A checkpoint may hold a lattice without fluid (every node a wall): its
+    // diagnostics would all be NaN (the drift divides by the mass).
     let mass0 = lat.mass();
     if mass0.is_nan() || mass0 <= 0.0 {
         return Err(Error::InvalidArgument(format!(
             "the {} lattice holds no fluid (its mass is {mass0}): nothing to simulate",
             S::NAME
         )));
-    }
-    if let Some(storage) = opts.storage {
-        lat.set_storage(storage)?;
     }
     let plan = opts
         .overrides

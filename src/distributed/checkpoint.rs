@@ -4,7 +4,7 @@
 //! restart whose plan exchanges every other number of steps rebuilds each rank's halo from
 //! its neighbours.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -15,17 +15,9 @@ use super::lattice::{
     code_rows, codes_of, halo_faces, local_periodic, read_rows, two_copies, write_code_rows,
     write_rows,
 };
-use super::{Block, Decomposition, DistributedLattice};
+use super::{rank_path, Block, Decomposition, DistributedLattice};
 use crate::lbm::{CheckpointTag, Lattice};
 use crate::{Error, Plan, Real, Result};
-
-/// The file rank `rank` of `ranks` writes for checkpoint `prefix`:
-/// `<prefix>.<rank>-of-<ranks>.lbm`.
-pub fn rank_path(prefix: impl AsRef<Path>, rank: usize, ranks: usize) -> PathBuf {
-    let mut name = prefix.as_ref().as_os_str().to_owned();
-    name.push(format!(".{rank}-of-{ranks}.lbm"));
-    PathBuf::from(name)
-}
 
 /// The tag of rank `rank`'s file: the caller's `run` tag (its scenario, or "distributed
 /// lattice"), its geometry followed by the whole lattice's size and periodicity, the process
@@ -110,9 +102,10 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let expected = tag(run, &decomposition, periodic, rank);
         let missing = || {
             Error::InvalidArgument(format!(
-                "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here)",
+                "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here){}",
                 path.display(),
-                decomposition.ranks()
+                decomposition.ranks(),
+                super::written_by_note(prefix.as_ref())
             ))
         };
         let read = if path.exists() {

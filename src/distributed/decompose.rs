@@ -61,6 +61,20 @@ impl Block {
         let n = self.extent[axis];
         (self.owned[axis].start + n + i - self.halos[axis][0]) % n
     }
+
+    /// `error` with the cell of a non-finite value ([`Error::NonFinite`]) in the whole grid's
+    /// coordinates instead of the local array's (halos included); other errors as they are.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn in_whole_grid(&self, error: Error) -> Error {
+        match error {
+            Error::NonFinite { step, cell, value } => Error::NonFinite {
+                step,
+                cell: [cell[0], self.global(0, cell[1]), self.global(1, cell[2])],
+                value,
+            },
+            other => other,
+        }
+    }
 }
 
 impl Decomposition {
@@ -183,6 +197,35 @@ impl Decomposition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A blow-up on a rank names the cell of the whole grid, as one process would: the
+    /// local array's y and z (halos included) mapped through the block, x and the rest kept.
+    #[cfg(feature = "mpi")]
+    #[test]
+    fn a_non_finite_cell_is_named_in_the_whole_grid() {
+        let d = Decomposition::with_procs([24, 24, 24], [2, 2], 3).unwrap();
+        let b = (0..d.ranks())
+            .map(|r| d.block(r))
+            .find(|b| b.coords == [1, 1])
+            .unwrap();
+        assert_eq!(b.halos.map(|h| h[0]), [3, 3], "neighbours below in y and z");
+        let local = [22, b.halos[0][0] + 2, b.halos[1][0] + 4];
+        let e = Error::NonFinite {
+            step: 28,
+            cell: local,
+            value: f64::NEG_INFINITY,
+        };
+        match b.in_whole_grid(e) {
+            Error::NonFinite { step, cell, value } => {
+                assert_eq!(step, 28);
+                assert_eq!(cell, [22, b.owned[0].start + 2, b.owned[1].start + 4]);
+                assert_eq!(value, f64::NEG_INFINITY);
+            }
+            other => panic!("{other}"),
+        }
+        let other = Error::ZeroSteps;
+        assert!(matches!(b.in_whole_grid(other), Error::ZeroSteps));
+    }
 
     #[test]
     fn blocks_cover_the_grid_once_and_halos_reach_only_neighbours() {

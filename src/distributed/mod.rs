@@ -36,13 +36,12 @@ mod lattice;
 pub(crate) mod on_device;
 #[cfg(feature = "mpi")]
 mod output;
+mod rank_files;
 #[cfg(feature = "mpi")]
 mod wave;
 
 #[cfg(feature = "mpi")]
 pub use agree::{agreed, broadcast_json};
-#[cfg(feature = "mpi")]
-pub use checkpoint::rank_path;
 pub use decompose::{Block, Decomposition};
 #[cfg(feature = "mpi")]
 pub use grid::{common_plan, DistributedGrid};
@@ -54,5 +53,6 @@ pub(crate) use lattice::two_copies;
 pub use lattice::DistributedLattice;
 #[cfg(feature = "mpi")]
 pub use output::{piece_path, pvti_path};
+pub use rank_files::{rank_path, written_by_note};
 #[cfg(feature = "mpi")]
 pub use wave::DistributedWavefield;

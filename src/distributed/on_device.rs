@@ -514,6 +514,7 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
 
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()> {
         let t = Instant::now();
+        let outcome = outcome.map_err(|e| self.block.in_whole_grid(e));
         let agreed = agreed(self.comm, outcome);
         self.agreeing += t.elapsed().as_secs_f64();
         agreed

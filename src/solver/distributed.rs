@@ -19,7 +19,7 @@ use crate::cpu::wave::WaveBeside;
 use crate::distributed::agree::agreed;
 use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
-use crate::distributed::{owned_local, swap_z_planes};
+use crate::distributed::{owned_local, swap_z_planes, Block};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
@@ -294,6 +294,8 @@ fn run_wave_on_device<T: Real + Equivalence>(
 /// A state split over ranks: its communicator, halo exchange and local state.
 trait Split {
     fn comm(&self) -> &SimpleCommunicator;
+    /// The rank's block of the whole grid.
+    fn block(&self) -> &Block;
     fn steps_per_exchange(&self) -> usize;
     /// Refreshes the halos a pass of `steps` steps reads.
     fn exchange(&mut self, steps: usize) -> Result<()>;
@@ -335,6 +337,9 @@ macro_rules! split_state {
             )?
             fn comm(&self) -> &SimpleCommunicator {
                 &self.comm
+            }
+            fn block(&self) -> &Block {
+                &self.block
             }
             fn steps_per_exchange(&self) -> usize {
                 self.steps_per_exchange
@@ -552,7 +557,7 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
         };
         let (outcome, exchanging) = state.exchange_and_advance(local, n, input);
         comm_seconds += exchanging;
-        let outcome = outcome.map_err(|e| e.after_steps(done));
+        let outcome = outcome.map_err(|e| state.block().in_whole_grid(e.after_steps(done)));
         let t = Instant::now();
         let report = agreed(state.comm(), outcome)?;
         comm_seconds += t.elapsed().as_secs_f64();

@@ -74,7 +74,8 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
             stencil35d::plan::MAX_THREADS_PER_CORE
         ),
     )?;
-    if n > cores {
+    // Under a launcher, rank 0 alone warns (the arguments are the same on every rank).
+    if n > cores && crate::ranks::launched_rank().unwrap_or(0) == 0 {
         eprintln!(
             "warning: --threads {n} is more than the {cores} logical cores this process may use: \
              threads will share cores and the run will be slow"

@@ -197,6 +197,15 @@ fn initial<T: Real, S: Scenario>(
     let Some(path) = &opts.restart else {
         return scenario.build::<T>();
     };
+    // A prefix of a checkpoint split over ranks names no file of its own.
+    let split = stencil35d::distributed::written_by_note(path);
+    if !path.exists() && !split.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "--restart {}: no such file{split}; a checkpoint split over ranks restarts under \
+             mpirun on as many ranks as wrote it",
+            path.display()
+        )));
+    }
     // The precision is read from the header first, to name the option that loads the file.
     let dtype = Lattice::<T>::checkpoint_dtype(path)?;
     if dtype != T::DTYPE {

@@ -168,6 +168,7 @@ fn start<T: Real + Equivalence, S: Scenario>(
             let saved = restart_storage::<T>(opts, world.size() as usize);
             let storage = opts.storage.or(saved);
             same_storage(opts.storage, saved)
+                .and_then(|()| restart_dtype::<T>(opts, world.size() as usize))
                 .and_then(|()| scenario.build::<T>())
                 .and_then(|mut lat| {
                     if let Some(storage) = storage {
@@ -214,6 +215,22 @@ fn same_storage(asked: Option<Storage>, saved: Option<Storage>) -> Result<(), Er
         (Some(asked), Some(saved)) if asked != saved => Err(Error::InvalidArgument(format!(
             "--storage {asked}: a run split over ranks restarts in its checkpoint's storage, \
              {saved} (one process converts: restart it there, or leave --storage out)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a --restart checkpoint whose first rank file holds another precision than
+/// `--dtype`, naming the option to run with (as in one process); a file that cannot be read
+/// is left to the load, which says why on every rank.
+fn restart_dtype<T: Real>(opts: &FlowOptions, ranks: usize) -> Result<(), Error> {
+    let Some(prefix) = &opts.restart else {
+        return Ok(());
+    };
+    match Lattice::<T>::checkpoint_dtype(rank_path(prefix, 0, ranks)) {
+        Ok(dtype) if dtype != T::DTYPE => Err(Error::InvalidArgument(format!(
+            "--restart {}: the checkpoint holds {dtype} populations: run with --dtype {dtype}",
+            prefix.display()
         ))),
         _ => Ok(()),
     }

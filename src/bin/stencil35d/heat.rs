@@ -91,10 +91,13 @@ pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> 
         world: &mpi::topology::SimpleCommunicator,
     ) -> Result<(), Error> {
         let root = world.rank() == 0;
-        // Rank 0 alone writes, so it alone checks the output directory.
+        // Rank 0 alone writes, so it alone checks the output directory and every picture's
+        // path before the first step; the directory is removed again if the run fails
+        // before writing into it.
+        let mut guard = None;
         let checked = plan_for::<T>(args).and_then(|plan| {
             if root {
-                stencil35d::output::check_writable_dir(&args.out, "the output directory")?;
+                guard = Some(OutputDir::prepare(&args.out, picture_files(args))?);
             }
             Ok(plan)
         });
@@ -103,7 +106,11 @@ pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> 
             eprintln!("{plan}");
         }
         let mut grid = DistributedGrid::from_fn(world, &plan, initial::<T>(args.size.0))?;
-        heat(args, &mut grid, plan, root)
+        heat(args, &mut grid, plan, root)?;
+        if let Some(guard) = guard {
+            guard.keep();
+        }
+        Ok(())
     }
     match args.dtype {
         DType::F32 => split::<f32>(args, world),

@@ -141,6 +141,7 @@ fn main() {
         if ranks::is_first(mpi.as_ref()) {
             eprintln!("error: {e}");
         }
+        ranks::wait_for_the_others(mpi.as_ref());
         std::process::exit(1);
     }
 }

@@ -62,6 +62,51 @@ pub fn is_first(_: Option<&()>) -> bool {
     true
 }
 
+/// The longest a failing rank waits for the others before it exits: long enough for rank 0 to
+/// reach its own error after building a large input, short enough that a rank that did not
+/// fail (and so never arrives) does not keep the job alive for long.
+#[cfg(feature = "mpi")]
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits on an error until every rank has reached its own exit, or at most [`EXIT_WAIT`], so
+/// that rank 0 has printed the error before a rank's exit makes the launcher end the job. The
+/// other ranks often fail first: rank 0 alone builds the whole input before the shared checks
+/// fail, and a launcher kills the ranks still running when one exits with an error.
+#[cfg(feature = "mpi")]
+pub fn wait_for_the_others(mpi: Option<&mpi::environment::Universe>) {
+    use mpi::collective::CommunicatorCollectives;
+    use mpi::topology::Communicator;
+    let Some(world) = mpi.map(|u| u.world()).filter(|w| w.size() > 1) else {
+        return;
+    };
+    let deadline = std::time::Instant::now() + EXIT_WAIT;
+    let mut request = world.immediate_barrier();
+    loop {
+        match request.test() {
+            Ok(_) => return,
+            Err(pending) => request = pending,
+        }
+        if std::time::Instant::now() >= deadline {
+            // The process exits next; an incomplete request must not be dropped (it panics).
+            std::mem::forget(request);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Without the `mpi` feature the process is alone: nothing to wait for.
+#[cfg(not(feature = "mpi"))]
+pub fn wait_for_the_others(_: Option<&()>) {}
+
+/// The rank the launcher gave this process (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`), before MPI is
+/// initialised; `None` when not started by a launcher.
+pub fn launched_rank() -> Option<usize> {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
 /// A scenario's state as its outputs see it: held whole in this process, or split over MPI
 /// ranks, where rank 0 gathers it and writes the outputs.
 pub trait Whole<W: Clone> {

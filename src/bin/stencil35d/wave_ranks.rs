@@ -5,8 +5,9 @@
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, DistributedWavefield};
+use stencil35d::memory::Footprint;
 use stencil35d::wave::WaveKernel;
-use stencil35d::{DType, Error, Real};
+use stencil35d::{DType, Error, Plan, Real};
 
 use crate::wave::{plan_for, prepare, shoot, write_model, WaveArgs};
 
@@ -41,18 +42,41 @@ fn simulate<T: Real + Equivalence>(
     // Every rank fails together if any cannot plan (a GPU engine on a host without one).
     let plan = common_plan(world, agreed(world, plan_for::<T>(args, &kernel, dims))?)?;
     let (guard, shot) = match prepared {
-        Some((guard, mut shot, model)) => {
+        Some((guard, shot, model)) => {
             eprintln!("{plan}");
-            let section = write_model(args, &model, &mut shot.outputs);
-            (Some(guard), agreed(world, section.map(|()| Some(shot)))?)
+            (Some(guard), Some((shot, model)))
         }
-        None => (None, agreed(world, Ok(None))?),
+        None => (None, None),
     };
-    let mut field =
-        DistributedWavefield::scatter(world, &plan, 0, shot.as_ref().map(|s| &s.field))?;
-    shoot(args, &mut field, plan, steps, shot.map(|s| s.outputs))?;
+    // Every rank takes its block first (a rank short of memory fails here, on every rank),
+    // then rank 0 writes the model's section: a failed split leaves no file behind.
+    let whole = shot.as_ref().map(|(s, _)| &s.field);
+    let mut field = DistributedWavefield::scatter(world, &plan, 0, whole)?;
+    agreed(world, scratch_fits::<T>(&plan, field.local().dims()))?;
+    let outputs = match shot {
+        Some((mut shot, model)) => {
+            let section = write_model(args, &model, &mut shot.outputs);
+            agreed(world, section.map(|()| Some(shot.outputs)))?
+        }
+        None => agreed(world, Ok(None))?,
+    };
+    shoot(args, &mut field, plan, steps, outputs)?;
     if let Some(guard) = guard {
         guard.keep();
     }
     Ok(())
+}
+
+/// Whether a rank's CPU engine finds memory for its scratch beside its block of `dims` cells
+/// (the solver's own check, made before rank 0 writes anything: the run makes it again). The
+/// GPU engines check their device memory when they upload.
+fn scratch_fits<T: Real>(plan: &Plan, dims: [usize; 3]) -> Result<(), Error> {
+    if plan.engine().is_gpu() {
+        return Ok(());
+    }
+    let held = Footprint::grids(T::DTYPE, 4).bytes(dims).unwrap_or(0);
+    Footprint::grids(T::DTYPE, 7)
+        .plus(plan.ring_bytes())
+        .with_label("in run wave (a rank's block and its engine's scratch)")
+        .check_beside(dims, held, None)
 }

@@ -105,7 +105,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
                 "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here){}",
                 path.display(),
                 decomposition.ranks(),
-                super::written_by_note(prefix.as_ref())
+                super::written_by_note(prefix.as_ref(), Some(decomposition.ranks()))
             ))
         };
         let read = if path.exists() {

@@ -37,19 +37,21 @@ pub fn written_rank_counts(prefix: &Path) -> Vec<usize> {
     counts
 }
 
-/// A clause naming the rank counts of [`written_rank_counts`], e.g. " (the files beside it
-/// were written by 2 ranks)"; empty when there are none.
-pub fn written_by_note(prefix: &Path) -> String {
-    let counts: Vec<String> = written_rank_counts(prefix)
-        .iter()
-        .map(|n| n.to_string())
+/// A clause naming the rank counts of `written_rank_counts` other than `except` (the count a
+/// restart asked for, whose files it has already looked for), e.g. " (the files beside it were
+/// written by 2 ranks)"; empty when there are none.
+pub fn written_by_note(prefix: &Path, except: Option<usize>) -> String {
+    let counts: Vec<usize> = written_rank_counts(prefix)
+        .into_iter()
+        .filter(|&n| Some(n) != except)
         .collect();
-    match counts.len() {
-        0 => String::new(),
-        1 => format!(" (the files beside it were written by {} ranks)", counts[0]),
+    let listed: Vec<String> = counts.iter().map(|n| n.to_string()).collect();
+    match counts.as_slice() {
+        [] => String::new(),
+        [1] => " (the files beside it were written by 1 rank)".into(),
         _ => format!(
             " (the files beside it were written by {} ranks)",
-            counts.join(" or ")
+            listed.join(" or ")
         ),
     }
 }
@@ -70,10 +72,14 @@ mod tests {
         std::fs::write(dir.join("other.0-of-3.lbm"), b"").unwrap();
         assert_eq!(written_rank_counts(&prefix), vec![2, 4]);
         assert_eq!(
-            written_by_note(&prefix),
+            written_by_note(&prefix, None),
             " (the files beside it were written by 2 or 4 ranks)"
         );
-        assert_eq!(written_by_note(&dir.join("none")), "");
+        assert_eq!(
+            written_by_note(&prefix, Some(4)),
+            " (the files beside it were written by 2 ranks)"
+        );
+        assert_eq!(written_by_note(&dir.join("none"), None), "");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -11,13 +11,13 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 use serde_json::json;
 use stencil35d::distributed::{
-    broadcast_json, common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
+    agreed, broadcast_json, common_plan, DistributedGrid, DistributedLattice, DistributedWavefield,
 };
 use stencil35d::lbm::Lattice;
 use stencil35d::perf::time_runs;
 use stencil35d::tuning::GpuHalos;
 use stencil35d::wave::Wavefield;
-use stencil35d::{Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
+use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::bench::{
     bench_engines, json_line, print_table, reference_result, BenchArgs, Benched, Row,
@@ -38,6 +38,10 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
     }
     let dims = args.problem.dims(&kernel);
     let root = world.rank() == 0;
+    // The checks of the arguments alone come before rank 0 builds the input, so that every
+    // rank fails them at once.
+    let engines = bench_engines(&args.engine)?;
+    args.overrides.check_taken(&engines)?;
     if root {
         warn_about_binding(world.size() as usize);
     }
@@ -46,7 +50,7 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
     match &kernel {
         Kernel::Stencil(_) => {
             let input = root.then(|| Grid::<T>::random(dims, 0.0, 1.0, args.seed));
-            time_split::<DistributedGrid<T>>(args, world, &kernel, input)
+            time_split::<DistributedGrid<T>>(args, world, (&kernel, &engines), input)
         }
         Kernel::Lbm(k) => {
             let input = root.then(|| {
@@ -58,7 +62,7 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
                 lat.set_storage(k.storage)?;
                 Ok(lat)
             });
-            time_split::<DistributedLattice<T>>(args, world, &kernel, input)
+            time_split::<DistributedLattice<T>>(args, world, (&kernel, &engines), input)
         }
         Kernel::Wave(w) => {
             let input = root.then(|| stencil35d::perf::wave_shot::<T>(w.clone(), dims, args.seed));
@@ -68,7 +72,7 @@ fn bench<T: Real + Equivalence>(args: &BenchArgs, world: &SimpleCommunicator) ->
             };
             // The shot's kernel carries the model's largest velocity, which only rank 0 knows.
             let kernel: Kernel = broadcast_json(world, 0, root.then_some(&kernel))?;
-            time_split::<DistributedWavefield<T>>(args, world, &kernel, input)
+            time_split::<DistributedWavefield<T>>(args, world, (&kernel, &engines), input)
         }
         _ => Err(Error::InvalidArgument(format!(
             "under mpirun, bench splits 3D stencil grids, lattices and wavefields over the \
@@ -153,12 +157,12 @@ impl<T: Real + Equivalence> Split for DistributedWavefield<T> {
     }
 }
 
-/// Times every engine of `--engine` on `input` (rank 0's; `None` elsewhere) split over the
-/// ranks, and prints on rank 0.
+/// Times `engines` (those of `--engine`) for `kernel` on `input` (rank 0's; `None` elsewhere)
+/// split over the ranks, and prints on rank 0.
 fn time_split<S: Split>(
     args: &BenchArgs,
     world: &SimpleCommunicator,
-    kernel: &Kernel,
+    (kernel, engines): (&Kernel, &[Option<Engine>]),
     input: Option<Result<S::Whole, Error>>,
 ) -> Result<(), Error> {
     let root = world.rank() == 0;
@@ -169,17 +173,16 @@ fn time_split<S: Split>(
     let dims = args.problem.dims(kernel);
     let mut reference: Option<S::Whole> = None;
     let (mut rows, mut splits) = (Vec::new(), Vec::new());
-    let engines = bench_engines(&args.engine)?;
-    args.overrides.check_taken(&engines)?;
-    for engine in engines {
+    for &engine in engines {
         let plan = args
             .overrides
             .apply(
                 PlanBuilder::new(kernel.clone(), args.problem.dtype, dims),
                 engine,
             )
-            .build()?;
-        let plan = common_plan(world, plan)?;
+            .build();
+        // Planning can fail on some ranks only (a GPU engine where a rank has none).
+        let plan = common_plan(world, agreed(world, plan)?)?;
         for w in plan.warnings().iter().filter(|_| root) {
             eprintln!("warning: {w}");
         }
@@ -193,16 +196,19 @@ fn time_split<S: Split>(
         let max_rel_err = if args.verify {
             let mut fresh = scatter()?;
             solver.run(&mut fresh, args.steps)?;
-            match (fresh.gather()?, input.as_ref()) {
+            // Rank 0 alone compares, and every rank learns whether it could.
+            let compared = match (fresh.gather()?, input.as_ref()) {
                 (Some(result), Some(input)) => {
                     let expected = match &reference {
-                        Some(r) => r,
-                        None => reference.insert(reference_result(plan.kernel(), input, args)?),
+                        Some(r) => Ok(r),
+                        None => reference_result(plan.kernel(), input, args)
+                            .map(|r| &*reference.insert(r)),
                     };
-                    Some(result.rel_diff(expected)?)
+                    expected.and_then(|e| result.rel_diff(e)).map(Some)
                 }
-                _ => None,
-            }
+                _ => Ok(None),
+            };
+            agreed(world, compared)?
         } else {
             None
         };

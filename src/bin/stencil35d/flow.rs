@@ -198,13 +198,15 @@ fn initial<T: Real, S: Scenario>(
         return scenario.build::<T>();
     };
     // A prefix of a checkpoint split over ranks names no file of its own.
-    let split = stencil35d::distributed::written_by_note(path);
-    if !path.exists() && !split.is_empty() {
-        return Err(Error::InvalidArgument(format!(
-            "--restart {}: no such file{split}; a checkpoint split over ranks restarts under \
-             mpirun on as many ranks as wrote it",
-            path.display()
-        )));
+    if !path.exists() {
+        let split = stencil35d::distributed::written_by_note(path, None);
+        if !split.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "--restart {}: no such file{split}; a checkpoint split over ranks restarts \
+                 under mpirun on as many ranks as wrote it",
+                path.display()
+            )));
+        }
     }
     // The precision is read from the header first, to name the option that loads the file.
     let dtype = Lattice::<T>::checkpoint_dtype(path)?;

@@ -167,8 +167,8 @@ fn start<T: Real + Equivalence, S: Scenario>(
         if root {
             let saved = restart_storage::<T>(opts, world.size() as usize);
             let storage = opts.storage.or(saved);
-            same_storage(opts.storage, saved)
-                .and_then(|()| restart_dtype::<T>(opts, world.size() as usize))
+            restart_dtype::<T>(opts, world.size() as usize)
+                .and_then(|()| same_storage(opts.storage, saved))
                 .and_then(|()| scenario.build::<T>())
                 .and_then(|mut lat| {
                     if let Some(storage) = storage {

@@ -135,13 +135,14 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let exit = ranks::exit_communicator(mpi.as_ref());
     let result = run(&cli.command, mpi.as_ref());
     if let Err(e) = result {
         // Over ranks every rank fails together, rank 0 naming the rank that failed first.
         if ranks::is_first(mpi.as_ref()) {
             eprintln!("error: {e}");
         }
-        ranks::wait_for_the_others(mpi.as_ref());
+        ranks::wait_for_the_others(exit.as_ref(), &e);
         std::process::exit(1);
     }
 }

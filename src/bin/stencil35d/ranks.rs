@@ -68,19 +68,40 @@ pub fn is_first(_: Option<&()>) -> bool {
 #[cfg(feature = "mpi")]
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Waits on an error until every rank has reached its own exit, or at most [`EXIT_WAIT`], so
-/// that rank 0 has printed the error before a rank's exit makes the launcher end the job. The
-/// other ranks often fail first: rank 0 alone builds the whole input before the shared checks
-/// fail, and a launcher kills the ranks still running when one exits with an error.
+/// A communicator of its own for the exit on an error ([`wait_for_the_others`]), made at start
+/// by every rank (duplicating is collective): ranks that did not fail may be inside a
+/// collective of the world's, which the exit's barrier must not interleave with. `None` in
+/// one process.
 #[cfg(feature = "mpi")]
-pub fn wait_for_the_others(mpi: Option<&mpi::environment::Universe>) {
+pub fn exit_communicator(
+    mpi: Option<&mpi::environment::Universe>,
+) -> Option<mpi::topology::SimpleCommunicator> {
+    use mpi::topology::Communicator;
+    mpi.map(|u| u.world())
+        .filter(|w| w.size() > 1)
+        .map(|w| w.duplicate())
+}
+
+/// Without the `mpi` feature the process is alone.
+#[cfg(not(feature = "mpi"))]
+pub fn exit_communicator(_: Option<&()>) -> Option<()> {
+    None
+}
+
+/// Waits on `error` until every rank has reached its own exit, or at most [`EXIT_WAIT`], so
+/// that rank 0 has printed its error before a rank's exit makes the launcher end the job. The
+/// other ranks often fail first: rank 0 alone builds the whole input, and a launcher kills the
+/// ranks still running when one exits with an error. A rank other than 0 that waited in vain
+/// (rank 0 did not fail with it) prints its own error, naming itself.
+#[cfg(feature = "mpi")]
+pub fn wait_for_the_others(exit: Option<&mpi::topology::SimpleCommunicator>, error: &Error) {
     use mpi::collective::CommunicatorCollectives;
     use mpi::topology::Communicator;
-    let Some(world) = mpi.map(|u| u.world()).filter(|w| w.size() > 1) else {
+    let Some(comm) = exit else {
         return;
     };
     let deadline = std::time::Instant::now() + EXIT_WAIT;
-    let mut request = world.immediate_barrier();
+    let mut request = comm.immediate_barrier();
     loop {
         match request.test() {
             Ok(_) => return,
@@ -89,6 +110,9 @@ pub fn wait_for_the_others(mpi: Option<&mpi::environment::Universe>) {
         if std::time::Instant::now() >= deadline {
             // The process exits next; an incomplete request must not be dropped (it panics).
             std::mem::forget(request);
+            if comm.rank() != 0 {
+                eprintln!("error (rank {}): {error}", comm.rank());
+            }
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -97,7 +121,7 @@ pub fn wait_for_the_others(mpi: Option<&mpi::environment::Universe>) {
 
 /// Without the `mpi` feature the process is alone: nothing to wait for.
 #[cfg(not(feature = "mpi"))]
-pub fn wait_for_the_others(_: Option<&()>) {}
+pub fn wait_for_the_others(_: Option<&()>, _: &Error) {}
 
 /// The rank the launcher gave this process (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`), before MPI is
 /// initialised; `None` when not started by a launcher.

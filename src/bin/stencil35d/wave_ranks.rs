@@ -9,7 +9,7 @@ use stencil35d::memory::Footprint;
 use stencil35d::wave::WaveKernel;
 use stencil35d::{DType, Error, Plan, Real};
 
-use crate::wave::{plan_for, prepare, shoot, write_model, WaveArgs};
+use crate::wave::{plan_for, prepare, shoot, write_model, Shot, WaveArgs};
 
 /// Runs the shot `args` describe over the ranks of `world`.
 pub fn run(args: &WaveArgs, world: &SimpleCommunicator) -> Result<(), Error> {
@@ -52,11 +52,13 @@ fn simulate<T: Real + Equivalence>(
     // then rank 0 writes the model's section: a failed split leaves no file behind.
     let whole = shot.as_ref().map(|(s, _)| &s.field);
     let mut field = DistributedWavefield::scatter(world, &plan, 0, whole)?;
+    // Rank 0 lets go of the whole wavefield before the check, as the run would.
+    let kept = shot.map(|(Shot { outputs, .. }, model)| (outputs, model));
     agreed(world, scratch_fits::<T>(&plan, field.local().dims()))?;
-    let outputs = match shot {
-        Some((mut shot, model)) => {
-            let section = write_model(args, &model, &mut shot.outputs);
-            agreed(world, section.map(|()| Some(shot.outputs)))?
+    let outputs = match kept {
+        Some((mut outputs, model)) => {
+            let section = write_model(args, &model, &mut outputs);
+            agreed(world, section.map(|()| Some(outputs)))?
         }
         None => agreed(world, Ok(None))?,
     };

@@ -168,10 +168,9 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
     fn on_cpu(&mut self, run: &mut Run<'_>) -> Result<Timing> {
         let start = Instant::now();
         let dims = self.field.dims();
-        let need = Footprint::grids(T::DTYPE, 7)
-            .plus(run.ring_bytes)
+        let need = Footprint::wave_cpu_run(T::DTYPE, run.ring_bytes)
             .with_label(run.scratch_label("scratch buffers"));
-        let held = Footprint::grids(T::DTYPE, 4).bytes(dims).unwrap_or(0);
+        let held = Footprint::wavefield(T::DTYPE).bytes(dims).unwrap_or(0);
         let (memory, steps, params, rings) = (run.memory, run.steps, run.params, run.ring_bytes);
         let (field, workers) = (&mut *self.field, &mut *run.workers);
         let mut beside = self.beside.take();

@@ -5,7 +5,21 @@
 use super::points::{taps, Tap};
 use super::profile::Damping;
 use super::{Receiver, Source, WaveKernel};
-use crate::{Error, Grid, Real, Result};
+use crate::memory::Footprint;
+use crate::{DType, Error, Grid, Real, Result};
+
+impl Footprint {
+    /// A wavefield's own arrays, grids of `dtype`: `u`, `u⁻`, `(v·dt)²` and `φ`.
+    pub fn wavefield(dtype: DType) -> Footprint {
+        Footprint::grids(dtype, 4)
+    }
+
+    /// A run of a CPU wave engine: the wavefield, its engine's three scratch grids and
+    /// `ring_bytes` of rings.
+    pub fn wave_cpu_run(dtype: DType, ring_bytes: u64) -> Footprint {
+        Footprint::grids(dtype, 7).plus(ring_bytes)
+    }
+}
 
 /// The wavefield of one shot: `u^n` and `u^{n−1}` on a grid, the velocity model as
 /// `(v·dt)²` per cell, the PML's auxiliary field, the sources injected and the receivers
@@ -49,7 +63,7 @@ impl<T: Real> Wavefield<T> {
         kernel.v_max = max_velocity(velocity)?;
         kernel.validate()?;
         kernel.validate_dims(dims)?;
-        crate::memory::Footprint::grids(T::DTYPE, 4).check_allocation(dims)?;
+        Footprint::wavefield(T::DTYPE).check_allocation(dims)?;
         let dt2 = kernel.dt * kernel.dt;
         let coef = Grid::par_from_fn(dims, |x, y, z| {
             let v = velocity.get(x, y, z).to_f64().unwrap_or(0.0);

@@ -76,9 +76,8 @@ fn scratch_fits<T: Real>(plan: &Plan, dims: [usize; 3]) -> Result<(), Error> {
     if plan.engine().is_gpu() {
         return Ok(());
     }
-    let held = Footprint::grids(T::DTYPE, 4).bytes(dims).unwrap_or(0);
-    Footprint::grids(T::DTYPE, 7)
-        .plus(plan.ring_bytes())
+    let held = Footprint::wavefield(T::DTYPE).bytes(dims).unwrap_or(0);
+    Footprint::wave_cpu_run(T::DTYPE, plan.ring_bytes())
         .with_label("in run wave (a rank's block and its engine's scratch)")
         .check_beside(dims, held, None)
 }

@@ -762,7 +762,21 @@ impl ModelInput<'_> {
             (true, true) if cost(strip) <= 1.01 * cost(square) => strip,
             (true, _) => square,
             (false, true) => strip,
-            (false, false) => square,
+            (false, false) => {
+                // No tile within the cache leaves output at this depth (a small cache, a deep
+                // `dim_t` the user fixed): tiles whose output is as wide as their ghost zones
+                // (κ at most 2 per axis), priced by the model as rings that spill, rather than
+                // a tile no engine can run.
+                let ghost = 2 * r * dim_t;
+                let side = (2 * ghost).max(ghost + lanes);
+                let grown_square = [square[0].max(side).min(fx), square[1].max(side).min(fy)];
+                let grown_strip = [fx, strip[1].max(side).min(fy)];
+                if cost(grown_strip) <= 1.01 * cost(grown_square) {
+                    grown_strip
+                } else {
+                    grown_square
+                }
+            }
         }
     }
 }
@@ -813,6 +827,39 @@ mod tests {
         assert_eq!(input([512, 512, 512]).fitted_tile(2), [514, 255]);
         // 2048² planes: a strip would be 63 rows tall (κ 1.07): the square wins.
         assert_eq!(input([2048, 2048, 64]).fitted_tile(2), [360, 360]);
+    }
+
+    /// A cache too small for any tile with output at the asked depth still gives a tile an
+    /// engine can run (a 2-core CI host with a small cache share planned star:4 `f64`
+    /// `dim_t` 3 on 21×23×19 as 20×20, which has none).
+    #[test]
+    fn a_small_cache_still_gives_a_tile_with_output() {
+        let m = Machine::paper_core_i7();
+        let kernel = crate::Kernel::from(Stencil::from_name("star:4").unwrap());
+        for (dims, cache_bytes) in [([21, 23, 19], 64 << 10), ([400, 300, 50], 96 << 10)] {
+            let input = ModelInput {
+                cost: kernel.cost(DType::F64),
+                kernel: &kernel,
+                dtype: DType::F64,
+                dims,
+                threads: 1,
+                cache_bytes,
+                machine: &m,
+            };
+            for dim_t in 1..=4 {
+                let t = input.fitted_tile(dim_t);
+                let ghost = 2 * 4 * dim_t;
+                assert!(
+                    t[0] > ghost && t[1] > ghost,
+                    "{dims:?} dim_t {dim_t}: {t:?}"
+                );
+                assert!(t[0] <= input.full(0, dim_t) && t[1] <= input.full(1, dim_t));
+                assert!(
+                    input.blocked(dim_t, t, 1).is_some(),
+                    "{dims:?} dim_t {dim_t}"
+                );
+            }
+        }
     }
 
     #[test]

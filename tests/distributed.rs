@@ -312,6 +312,49 @@ fn differing_plans_fail_at_start_unless_made_common(world: &impl Communicator) {
     }
 }
 
+/// A `dim_t` the planner chose whose halo is too deep for the ranks' blocks is lowered to the
+/// deepest that splits, and the plan tells it as the ranks' change of the planner's choice,
+/// not as the user's.
+fn a_deep_planned_dim_t_is_lowered_for_the_ranks(world: &impl Communicator) {
+    // A machine with little memory bandwidth: star:2 is memory-bound and the planner goes deep.
+    let mut machine = stencil35d::Machine::paper_core_i7();
+    machine.bandwidth_gbs = 1.0;
+    // Too large for the cache; y (23 cells) and z (19) split into blocks of 9-12.
+    let dims = [4000, 23, 19];
+    let plan = PlanBuilder::new(Stencil::from_name("star:2").unwrap(), f32::DTYPE, dims)
+        .machine(machine)
+        .engine(Engine::Blocked)
+        .threads(1)
+        .build()
+        .unwrap();
+    assert!(
+        plan.dim_t() >= 6,
+        "the planner chose dim_t {}",
+        plan.dim_t()
+    );
+    let ranks = world.size() as usize;
+    let deepest = (1..=plan.dim_t())
+        .rev()
+        .find(|&t| Decomposition::new(dims, ranks, 2 * t).is_ok())
+        .unwrap();
+    let common = common_plan(world, plan.clone()).unwrap();
+    assert_eq!(common.dim_t(), deepest);
+    let report = common.to_string();
+    let lowered = common
+        .warnings()
+        .iter()
+        .any(|w| w.contains("dim_t lowered"));
+    assert_eq!(lowered, deepest < plan.dim_t(), "{report}");
+    assert!(!common.overrides().dim_t, "{report}");
+    assert!(
+        !report.contains(&format!("dim_t {deepest} (set by user)")),
+        "{report}"
+    );
+    if ranks > 1 {
+        assert!(lowered, "{ranks} ranks split dim_t {} halos", plan.dim_t());
+    }
+}
+
 /// The lattices split over ranks: a walled cavity with a moving lid, a periodic box, and a
 /// channel periodic in y with an inlet and an outlet across z, a body force and a sphere
 /// that crosses rank borders.
@@ -828,6 +871,7 @@ fn main() {
     non_finite_input_leaves_every_block_untouched(&world);
     a_scatter_without_the_grid_is_an_error_everywhere(&world);
     differing_plans_fail_at_start_unless_made_common(&world);
+    a_deep_planned_dim_t_is_lowered_for_the_ranks(&world);
     lattices_equal_one_process::<f32>(&world);
     lattices_equal_one_process::<f64>(&world);
     lattices_16_bit_equal_one_process(&world);

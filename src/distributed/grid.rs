@@ -244,21 +244,30 @@ pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
         plan.dim_t() as u64,
     ];
     comm.process_at_rank(0).broadcast_into(&mut choice[..]);
-    let (engine, mut dim_t) = (Engine::ALL[choice[0] as usize], choice[1] as usize);
+    let (engine, chosen_dim_t) = (Engine::ALL[choice[0] as usize], choice[1] as usize);
     // A blocked plan whose halo (radius × dim_t) is too deep for this many ranks takes the
     // deepest dim_t that splits, unless the user fixed it.
     let radius = halo_radius(&plan);
     let ranks = comm.size() as usize;
     let splits = |t: usize| Decomposition::new(plan.dims(), ranks, radius * t).is_ok();
+    let mut dim_t = chosen_dim_t;
     if engine.is_blocked() && !plan.overrides().dim_t {
         while dim_t > 1 && !splits(dim_t) {
             dim_t -= 1;
         }
     }
+    let note = (dim_t < chosen_dim_t).then(|| {
+        format!(
+            "dim_t lowered from the planner's {chosen_dim_t} to {dim_t}: a halo of {} cells \
+             (radius {radius} × dim_t) splits the grid over {ranks} ranks, a deeper one does not",
+            radius * dim_t
+        )
+    });
     let outcome = if (engine, dim_t) == (plan.engine(), plan.dim_t()) {
         Ok(plan)
     } else {
-        plan.rebuild().engine(engine).dim_t(dim_t).build()
+        let rebuilt = plan.rebuild().engine(engine).dim_t(dim_t).build();
+        rebuilt.map(|p| p.agreed_by_ranks(&plan, note))
     };
     agreed(&comm, outcome)
 }

@@ -417,18 +417,19 @@ impl<T: Real> OnDevice<T> {
     }
 
     /// Appends the receivers' samples of the batch's first `n` steps to the field's traces and
-    /// counts the steps.
+    /// counts the steps. A field with receivers but none of their cells (a rank's block away
+    /// from them) appends zeros: every trace has a sample for every step.
     fn record(&self, gpu: &Gpu, field: &mut Wavefield<T>, n: usize) -> Result<()> {
         let cells = self.probes.z.len();
+        let mut values = vec![T::zero(); n * cells];
         if n > 0 && cells > 0 {
-            let mut values = vec![T::zero(); n * cells];
             let view = self.pout.slice(0..n * cells);
             gpu.stream
                 .memcpy_dtoh(&view, &mut values)
                 .map_err(gpu_err)?;
             gpu.stream.synchronize().map_err(gpu_err)?;
-            self.probes.append(&values, n, &mut field.traces);
         }
+        self.probes.append(&values, n, &mut field.traces);
         field.step += n;
         Ok(())
     }

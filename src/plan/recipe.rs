@@ -152,6 +152,18 @@ impl Plan {
         &self.warnings
     }
 
+    /// This plan, rebuilt with the engine and `dim_t` the ranks of a split run agreed on, told
+    /// as the planner's choices where the user of `original` left them open, with `original`'s
+    /// warnings (those of the forced rebuild would call the agreed choices the user's) and
+    /// `note` (why the ranks changed a choice) after them.
+    pub(crate) fn agreed_by_ranks(mut self, original: &Plan, note: Option<String>) -> Plan {
+        self.overrides.engine = original.overrides.engine;
+        self.overrides.dim_t = original.overrides.dim_t;
+        self.warnings = original.warnings.clone();
+        self.warnings.extend(note);
+        self
+    }
+
     /// The kernel.
     pub fn kernel(&self) -> &Kernel {
         &self.kernel

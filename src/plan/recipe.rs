@@ -156,6 +156,7 @@ impl Plan {
     /// as the planner's choices where the user of `original` left them open, with `original`'s
     /// warnings (those of the forced rebuild would call the agreed choices the user's) and
     /// `note` (why the ranks changed a choice) after them.
+    #[cfg(feature = "mpi")]
     pub(crate) fn agreed_by_ranks(mut self, original: &Plan, note: Option<String>) -> Plan {
         self.overrides.engine = original.overrides.engine;
         self.overrides.dim_t = original.overrides.dim_t;

@@ -42,7 +42,7 @@ pub enum Error {
     /// stopped with it.
     #[error("rank {rank} of the distributed run failed: {message}")]
     RankFailed {
-        /// The lowest rank that failed.
+        /// The rank whose failure the ranks agreed on (see `distributed::agreed`).
         rank: usize,
         /// Its error.
         message: String,

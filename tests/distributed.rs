@@ -523,21 +523,23 @@ fn a_lattice_blow_up_stops_all_at_the_last_finite_state(world: &impl Communicato
     for engine in engines {
         let p = plan::<f32>(LbmKernel::of(&input), engine, 1, input.dims());
         let mut alone = input.clone();
-        let step = match Solver::new(p.clone()).run(&mut alone, 1000) {
-            Err(Error::NonFinite { step, .. }) => step,
+        let (step, cell) = match Solver::new(p.clone()).run(&mut alone, 1000) {
+            Err(Error::NonFinite { step, cell, .. }) => (step, cell),
             other => panic!("{engine}: the cavity did not blow up alone: {other:?}"),
         };
         assert!(step > 64, "{engine}: step {step}, within the first check");
         let whole = (world.rank() == 0).then_some(&input);
         let mut dist = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
+        // Every rank names the step and the cell one process names.
         match Solver::new(p).run(&mut dist, 1000).unwrap_err() {
-            Error::NonFinite { step: s, .. } => assert_eq!(s, step, "{engine}"),
+            Error::NonFinite {
+                step: s, cell: c, ..
+            } => assert_eq!((s, c), (step, cell), "{engine}"),
             Error::RankFailed { rank, message } => {
                 assert_ne!(rank, world.rank() as usize);
-                assert!(
-                    message.contains(&format!("step {step}")),
-                    "{engine}: {message}"
-                );
+                let [x, y, z] = cell;
+                let named = format!("at cell ({x}, {y}, {z}) in time step {step}");
+                assert!(message.contains(&named), "{engine}: {message}");
             }
             e => panic!("{engine}: unexpected {e}"),
         }

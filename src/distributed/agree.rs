@@ -8,35 +8,65 @@ use mpi::traits::{CommunicatorCollectives, Root};
 
 use crate::{Error, Result};
 
-/// `outcome` on every rank where all succeeded; else this rank's own error, or on the ranks
-/// that succeeded [`Error::RankFailed`] naming the lowest rank that failed and its error.
+/// `outcome` on every rank where all succeeded; else the first failure ([`first_failure`]):
+/// its own error on the rank that had it, the same non-finite value on every other rank that
+/// found one (ranks that fail in one pass name the cell one process names: the earliest step,
+/// then the lowest z, y and x), this rank's own error where it is of another kind, and on the
+/// ranks that succeeded [`Error::RankFailed`] naming the failing rank and its error.
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.
 pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
-    match (first_failure(comm, outcome.as_ref().err()), outcome) {
-        (_, Err(e)) => Err(e),
-        (Some((rank, message)), Ok(_)) => Err(Error::RankFailed { rank, message }),
-        (None, ok) => ok,
+    let Some(first) = first_failure(comm, outcome.as_ref().err()) else {
+        return outcome;
+    };
+    match (outcome, first.non_finite) {
+        (Err(Error::NonFinite { .. }), Some((step, cell, value))) => {
+            Err(Error::NonFinite { step, cell, value })
+        }
+        (Err(e), _) => Err(e),
+        (Ok(_), _) => Err(Error::RankFailed {
+            rank: first.rank,
+            message: first.message,
+        }),
     }
 }
 
-/// The lowest rank whose `error` is set and that error's message, the same on every rank
-/// (`None` when no rank has one). Collective.
-pub(crate) fn first_failure(
-    comm: &SimpleCommunicator,
-    error: Option<&Error>,
-) -> Option<(usize, String)> {
-    let mine = if error.is_some() {
-        comm.rank()
-    } else {
-        i32::MAX
+/// The failure the ranks agree on (see [`first_failure`]).
+pub(crate) struct Failure {
+    /// The rank that had it.
+    pub(crate) rank: usize,
+    /// Its error's message.
+    pub(crate) message: String,
+    /// Its step, cell and value, where it is a non-finite value ([`Error::NonFinite`]).
+    pub(crate) non_finite: Option<(usize, [usize; 3], f64)>,
+}
+
+/// The first failure of any rank, the same on every rank (`None` when no rank has one): the
+/// lowest rank with an error other than a non-finite value, else the non-finite value of the
+/// earliest step, then the lowest cell in z, y and x (cells in the whole grid's coordinates,
+/// see `Block::in_whole_grid`), then the lowest rank. Collective.
+pub(crate) fn first_failure(comm: &SimpleCommunicator, error: Option<&Error>) -> Option<Failure> {
+    // Ordered by the first six words; the seventh carries the value's bits.
+    let rank = comm.rank() as u64;
+    let key: [u64; 7] = match error {
+        None => [u64::MAX; 7],
+        Some(Error::NonFinite { step, cell, value }) => {
+            let [x, y, z] = cell.map(|c| c as u64);
+            [1, *step as u64, z, y, x, rank, value.to_bits()]
+        }
+        Some(_) => [0, 0, 0, 0, 0, rank, 0],
     };
-    let mut first = i32::MAX;
-    comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
-    if first == i32::MAX {
-        return None;
-    }
-    let root = comm.process_at_rank(first);
+    let mut all = vec![0u64; 7 * comm.size() as usize];
+    comm.all_gather_into(&key[..], &mut all[..]);
+    let first = all
+        .chunks_exact(7)
+        .min_by_key(|k| [k[0], k[1], k[2], k[3], k[4], k[5]])
+        .filter(|k| k[0] != u64::MAX)?;
+    let non_finite = (first[0] == 1).then(|| {
+        let cell = [first[4], first[3], first[2]].map(|c| c as usize);
+        (first[1] as usize, cell, f64::from_bits(first[6]))
+    });
+    let root = comm.process_at_rank(first[5] as i32);
     let mut text = error
         .map(|e| e.to_string().into_bytes())
         .unwrap_or_default();
@@ -44,7 +74,11 @@ pub(crate) fn first_failure(
     root.broadcast_into(&mut len);
     text.resize(len as usize, 0);
     root.broadcast_into(&mut text[..]);
-    Some((first as usize, String::from_utf8_lossy(&text).into_owned()))
+    Some(Failure {
+        rank: first[5] as usize,
+        message: String::from_utf8_lossy(&text).into_owned(),
+        non_finite,
+    })
 }
 
 /// `Ok` when `value` is the same on every rank, else on every rank

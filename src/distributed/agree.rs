@@ -10,8 +10,9 @@ use crate::{Error, Result};
 
 /// `outcome` on every rank where all succeeded; else the first failure ([`first_failure`]):
 /// its own error on the rank that had it, the same non-finite value on every other rank that
-/// found one (ranks that fail in one pass name the cell one process names: the earliest step,
-/// then the lowest z, y and x), this rank's own error where it is of another kind, and on the
+/// found one (the earliest step, then the lowest z, y and x: the cell one process names,
+/// unless a rank's first bad cell lies in a halo that wraps a periodic axis), this rank's own
+/// error where it is of another kind, and on the
 /// ranks that succeeded [`Error::RankFailed`] naming the failing rank and its error.
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.

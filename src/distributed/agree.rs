@@ -8,12 +8,12 @@ use mpi::traits::{CommunicatorCollectives, Root};
 
 use crate::{Error, Result};
 
-/// `outcome` on every rank where all succeeded; else the first failure ([`first_failure`]):
-/// its own error on the rank that had it, the same non-finite value on every other rank that
-/// found one (the earliest step, then the lowest z, y and x: the cell one process names,
-/// unless a rank's first bad cell lies in a halo that wraps a periodic axis), this rank's own
-/// error where it is of another kind, and on the
-/// ranks that succeeded [`Error::RankFailed`] naming the failing rank and its error.
+/// `outcome` on every rank where all succeeded; else the first failure: its own error on the
+/// rank that had it, the same non-finite value on every other rank that found one (the
+/// earliest step, then the lowest z, y and x: the cell one process names, unless a rank's
+/// first bad cell lies in a halo that wraps a periodic axis), this rank's own error where it
+/// is of another kind, and on the ranks that succeeded [`Error::RankFailed`] naming the
+/// failing rank and its error. A real error outranks a non-finite value.
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.
 pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {

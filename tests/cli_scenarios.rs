@@ -153,6 +153,27 @@ fn a_velocity_model_with_trailing_bytes_or_absurd_velocities_is_refused() {
 }
 
 #[test]
+fn a_grid_the_options_cannot_use_is_refused_before_its_model_is_read() {
+    let dir = scratch("velocity-dims");
+    let out = dir.join("out");
+    // The file's values are refused once read (1e-30 m/s): each refusal comes before that.
+    let slow = velocity_file(&dir, 1e-30, 0);
+    let model = ["--velocity", path_str(&slow)];
+    let text = refused(&with(wave(&out, &model), "--pml", "13"));
+    says(&text, &["wider than half"]);
+    let text = refused(&wave(
+        &out,
+        &[&model[..], &["--source-depth", "30"]].concat(),
+    ));
+    says(&text, &["--source-depth 30 lies outside"]);
+    // Receivers 4 cells of 6e8 m from the source: offsets SEG-Y cannot hold in 32 bits.
+    let text = refused(&wave(&out, &[&model[..], &["--spacing", "6e8"]].concat()));
+    says(&text, &["SEG-Y shot record", "does not fit 32 bits"]);
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn time_steps_are_positive_whole_microseconds_and_shown_short() {
     let dir = scratch("dt");
     let out = dir.join("out");
@@ -236,19 +257,19 @@ fn a_peak_frequency_above_the_grids_nyquist_is_refused_and_a_coarse_one_warned()
     let text = refused(&wave(&out, &["--freq", "0"]));
     says(&text, &["--freq 0"]);
     // 30 Hz: 2 cells per wavelength at 2.5 × 30 Hz. The warning comes with the checks of the
-    // model, before the source depth (here outside the grid, so nothing runs) is checked.
-    let deep = ["--source-depth", "1000"];
-    let text = refused(&wave(&out, &[&["--freq", "30"][..], &deep].concat()));
+    // model, before the recording time (here less than a step, so nothing runs) is checked.
+    let short = |freq| with(wave(&out, &["--freq", freq]), "--time", "1e-9");
+    let text = refused(&short("30"));
     says(
         &text,
         &[
             "warning: --freq 30 Hz",
             "2.0 cells",
             "at most 12 Hz",
-            "--source-depth",
+            "--time",
         ],
     );
-    let text = refused(&wave(&out, &[&["--freq", "12"][..], &deep].concat()));
+    let text = refused(&short("12"));
     assert!(!text.contains("warning"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

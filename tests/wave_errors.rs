@@ -33,6 +33,37 @@ fn unstable_steps_and_wide_layers_are_refused_before_allocation() {
 }
 
 #[test]
+fn spacings_beyond_single_precision_are_refused_and_far_wavelets_are_zero() {
+    for h in [1e155, 1e20, 1e-20, 1e-160] {
+        let e = Wavefield::new(WaveKernel::new(h, 1e-30, 2000.0), &model([20; 3])).unwrap_err();
+        assert!(e.to_string().contains("outside the range"), "{h}: {e}");
+    }
+    // A model's velocities set the limit: 1e300 m/s puts it below single precision's range.
+    let fast = Grid::from_fn([20; 3], |_, _, _| 1e300f64).unwrap();
+    let e = Wavefield::new(WaveKernel::new(10.0, 1e-3, 1e300).with_pml(8), &fast).unwrap_err();
+    assert!(e.to_string().contains("cannot hold"), "{e}");
+    // π·f·τ overflows: the wavelet has long decayed to zero.
+    let far = Wavelet::Ricker {
+        freq: 10.0,
+        delay: -1e160,
+    };
+    assert_eq!(far.at(0, 1e-3), 0.0);
+    assert_eq!(Wavelet::ricker(1e200).at(3, 1e-3), 0.0);
+    assert!((Wavelet::ricker(10.0).at(100, 1e-3) - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn layers_no_face_uses_may_be_of_any_width() {
+    let mut k = kernel().with_pml(usize::MAX).with_free_surface();
+    for (axis, side) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1)] {
+        k = k.with_face(axis, side, stencil35d::wave::Face::Rigid);
+    }
+    let mut f = Wavefield::new(k, &model([20; 3])).unwrap();
+    let plan = Plan::for_wavefield(&f).unwrap();
+    Solver::new(plan).run(&mut f, 2).unwrap();
+}
+
+#[test]
 fn points_outside_the_updated_cells_are_refused_and_nothing_is_added() {
     let mut f = Wavefield::new(kernel(), &model([20; 3])).unwrap();
     let e = f

@@ -29,7 +29,7 @@ pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
 pub use self::png::{write_png, ColorMap, Slice, MAX_PICTURE_PIXELS};
-pub use self::segy::{write_segy, SegyShot, SegyTrace, SEGY_MAX_16};
+pub use self::segy::{check_segy_positions, write_segy, SegyShot, SegyTrace, SEGY_MAX_16};
 pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
     write_vti_piece, write_vti_spaced, VtiArray, VtiBuffer, VtiValues,

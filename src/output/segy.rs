@@ -116,29 +116,42 @@ fn check(shot: &SegyShot) -> Result<Layout> {
         ))
     })?;
     let interval_us = interval_us(shot.sample_interval_s)?;
-    let points = || std::iter::once(shot.source).chain(shot.traces.iter().map(|t| t.receiver));
+    let receivers: Vec<[f64; 3]> = shot.traces.iter().map(|t| t.receiver).collect();
+    let (coordinate_scalar, elevation_scalar) = position_scalars(shot.source, &receivers)?;
+    Ok(Layout {
+        traces,
+        samples,
+        interval_us,
+        coordinate_scalar,
+        elevation_scalar,
+    })
+}
+
+/// Checks that a shot from `source` to `receivers` (metres) fits SEG-Y's position fields:
+/// finite coordinates, offsets in whole metres and coordinates and depths at some scalar
+/// within 32 bits. [`write_segy`] makes the same check; a program calls this one before
+/// recording, so that a shot it cannot store is refused before it is computed.
+pub fn check_segy_positions(source: [f64; 3], receivers: &[[f64; 3]]) -> Result<()> {
+    position_scalars(source, receivers).map(drop)
+}
+
+/// The coordinate and elevation scalars of a shot's positions (see [`check_segy_positions`]).
+fn position_scalars(source: [f64; 3], receivers: &[[f64; 3]]) -> Result<(i16, i16)> {
+    let points = || std::iter::once(source).chain(receivers.iter().copied());
     if let Some(p) = points().find(|p| p.iter().any(|c| !c.is_finite())) {
         return Err(refuse(format!("a non-finite position {p:?}")));
     }
     let horizontal: Vec<f64> = points().flat_map(|p| [p[0], p[1]]).collect();
     let depths: Vec<f64> = points().map(|p| p[2]).collect();
-    if let Some(t) = shot
-        .traces
-        .iter()
-        .find(|t| !fits(offset(shot.source, t.receiver), 1))
-    {
+    if let Some(r) = receivers.iter().find(|&&r| !fits(offset(source, r), 1)) {
         return Err(refuse(format!(
-            "the offset of the receiver at {:?} does not fit 32 bits in metres",
-            t.receiver
+            "the offset of the receiver at {r:?} does not fit 32 bits in metres"
         )));
     }
-    Ok(Layout {
-        traces,
-        samples,
-        interval_us,
-        coordinate_scalar: scalar_for(&horizontal, "x and y coordinates")?,
-        elevation_scalar: scalar_for(&depths, "depths")?,
-    })
+    Ok((
+        scalar_for(&horizontal, "x and y coordinates")?,
+        scalar_for(&depths, "depths")?,
+    ))
 }
 
 /// `n` as a 2-byte header count, if it is from 1 to [`SEGY_MAX_16`].

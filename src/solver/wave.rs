@@ -109,6 +109,11 @@ fn check_traces<T: Real>(field: &Wavefield<T>, steps: usize, available: Option<u
                 have as f64 / 1e9
             )))
         }
+        // Without a figure for the memory, what no allocation can hold is still refused.
+        _ if bytes > isize::MAX as u64 => Err(Error::InvalidArgument(format!(
+            "the traces of {receivers} receivers over {steps} steps need more memory than one \
+             allocation can hold: record fewer receivers, or run in parts"
+        ))),
         _ => Ok(()),
     }
 }

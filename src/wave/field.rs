@@ -313,9 +313,9 @@ fn layer_velocities<T: Real>(kernel: &WaveKernel, velocity: &Grid<T>) -> [[f64; 
                 s[0][0] += sum(&row[..wx]);
                 s[0][1] += sum(&row[nx - wx..]);
                 s[1][0] += if y < w { whole } else { 0.0 };
-                s[1][1] += if y + w >= ny { whole } else { 0.0 };
+                s[1][1] += if w >= ny - y { whole } else { 0.0 };
                 s[2][0] += if z < w { whole } else { 0.0 };
-                s[2][1] += if z + w >= nz { whole } else { 0.0 };
+                s[2][1] += if w >= nz - z { whole } else { 0.0 };
             }
             s
         })

@@ -182,6 +182,20 @@ impl WaveKernel {
                 self.spacing
             )));
         }
+        // The update's weights `w/h²` are formed in the field's precision, `f32` at least:
+        // beyond its normal range they would round to zero or overflow, and a run would
+        // compute silent zeros or infinities.
+        let single = |v: f64| (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&v);
+        if let Some(h) = self
+            .spacing
+            .iter()
+            .find(|&&h| !(single(h * h) && single(1.0 / (h * h))))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "grid spacing {h} m is outside the range whose 1/h² single precision holds \
+                 (about 1.1e-19 to 1.8e19 m): give the spacing in other units"
+            )));
+        }
         if !(self.v_max.is_finite() && self.v_max > 0.0) {
             return Err(Error::InvalidArgument(format!(
                 "the largest velocity must be positive and finite, got {}",
@@ -195,6 +209,13 @@ impl WaveKernel {
             )));
         }
         let limit = self.max_stable_dt(self.v_max);
+        if !(limit > 0.0 && single(limit)) {
+            return Err(Error::InvalidArgument(format!(
+                "the stability limit at {} m/s on spacing {:?} m is {limit:e} s, which single \
+                 precision cannot hold: give the velocity and spacing in other units",
+                self.v_max, self.spacing
+            )));
+        }
         if self.dt > limit {
             return Err(Error::Unstable(format!(
                 "time step {:.4e} s exceeds the stability limit of order {} at {} m/s on spacing \

@@ -49,6 +49,11 @@ impl Wavelet {
         match self {
             Wavelet::Ricker { freq, delay } => {
                 let a = (std::f64::consts::PI * freq * (n as f64 * dt - delay)).powi(2);
+                // Past a = 746, exp(−a) is zero and the value is (1 − 2a)·0 = −0: returned
+                // as such, so that an `a` that overflows to infinity gives no NaN.
+                if a > 746.0 {
+                    return -0.0;
+                }
                 (1.0 - 2.0 * a) * (-a).exp()
             }
             Wavelet::Samples(s) => s.get(n).copied().unwrap_or(0.0),

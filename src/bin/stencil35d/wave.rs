@@ -10,9 +10,9 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use stencil35d::output::{
-    read_npy_f64, read_npy_shape, write_gather_png, write_npy, write_png_slice, write_segy,
-    write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot, SegyTrace, Slice, VtiArray,
-    VtiBuffer, VtiValues,
+    check_segy_positions, read_npy_f64, read_npy_shape, write_gather_png, write_npy,
+    write_png_slice, write_segy, write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot,
+    SegyTrace, Slice, VtiArray, VtiBuffer, VtiValues,
 };
 use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
@@ -168,6 +168,7 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
             )));
         };
         check_memory::<T>([nx, ny, nz], stencil35d::memory::available())?;
+        check_dims(args, [nx, ny, nz])?;
         let (_, values) = read_npy_f64(path)?;
         let cell = |i: usize| [i % nx, i / nx % ny, i / (nx * ny)];
         let cells = values.iter().enumerate().map(|(i, &v)| (cell(i), v));
@@ -177,6 +178,7 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
     }
     let dims = args.size.0;
     check_memory::<T>(dims, stencil35d::memory::available())?;
+    check_dims(args, dims)?;
     let model: Grid<T> = match args.model {
         Model::Homogeneous => models::homogeneous(dims, 2000.0),
         Model::Layered => {
@@ -202,9 +204,26 @@ fn model_label(args: &WaveArgs) -> String {
     }
 }
 
+/// What the options ask of a grid of `dims` cells, checked before its model is read or
+/// built: room for the order's boundary layer and the absorbing layers, and a source depth
+/// and receiver layout within it.
+fn check_dims(args: &WaveArgs, dims: [usize; 3]) -> Result<(), Error> {
+    let k = faces(args)?;
+    k.validate_dims(dims)?;
+    geometry(args, dims, k.radius()).map(drop)
+}
+
 /// The kernel: order, spacing, layers and the time step (whole microseconds, for SEG-Y).
 fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
-    let mut k = WaveKernel::new(args.spacing, 1e-3, v_max)
+    let mut k = faces(args)?;
+    k.v_max = v_max;
+    k.dt = time_step(args, k.max_stable_dt(v_max), v_max)?;
+    Ok(k)
+}
+
+/// The kernel's order, spacing and faces, with a placeholder velocity and time step.
+fn faces(args: &WaveArgs) -> Result<WaveKernel, Error> {
+    let mut k = WaveKernel::new(args.spacing, 1e-3, 1.0)
         .with_order(args.order)
         .with_pml(args.pml);
     if args.free_surface {
@@ -219,7 +238,6 @@ fn kernel(args: &WaveArgs, v_max: f64) -> Result<WaveKernel, Error> {
         let (axis, side) = face.axis_side();
         k = k.with_face(axis, side, Face::Rigid);
     }
-    k.dt = time_step(args, k.max_stable_dt(v_max), v_max)?;
     Ok(k)
 }
 
@@ -277,6 +295,8 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
             receivers.len()
         )));
     }
+    let positions: Vec<[f64; 3]> = receivers.iter().map(|r| r.position).collect();
+    check_segy_positions(source.position, &positions)?;
     Ok((source, receivers))
 }
 

@@ -184,7 +184,8 @@ fn cli_restart_refuses_another_scenario_or_geometry() {
     let call = |a: Vec<String>| cli(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>(), limit).0;
     let first = call(args("cavity", "10", &["--checkpoint", ckpt_s]));
     assert!(first.status.success(), "{}", stderr(&first));
-    let sphere = call(args("sphere", "10", &["--restart", ckpt_s]));
+    // A sphere that fits its lattice: the scenario's own options are checked first.
+    let sphere = call(args("sphere", "16", &["--restart", ckpt_s]));
     assert!(!sphere.status.success());
     let text = stderr(&sphere);
     assert!(

@@ -319,6 +319,32 @@ fn every_flow_scenario_refuses_a_lattice_speed_above_the_limit() {
 }
 
 #[test]
+fn flow_parameters_are_checked_first_and_relaxation_times_above_4_refused() {
+    let dir = scratch("tau");
+    let out = dir.join("out");
+    // Re 1 in a 32³ cavity at lid speed 0.1: ν = 3, τ = 9.5 (it blew up in step 10).
+    let text = refused(&flow("cavity", "32", &out, &["--re", "1"]));
+    says(&text, &["τ = 9.5", "above τ = 4"]);
+    let text = refused(&flow("channel", "4x34x4", &out, &["--re", "0.05"]));
+    says(&text, &["above τ = 4", "lower lattice velocity"]);
+    // A bad flow parameter is named before the cadence it would set.
+    let text = refused(&flow(
+        "channel",
+        "4x34x4",
+        &out,
+        &["--re", "inf", "--every", "1"],
+    ));
+    says(&text, &["--re inf"]);
+    assert!(!text.contains("--every"), "{text}");
+    let ran = cli(&flow("cavity", "32", &out, &["--re", "3", "--no-vti"]));
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    // The walled benchmark lattice needs fluid between its walls.
+    let text = refused(&["bench", "--kernel", "d3q19", "--size", "2", "--steps", "1"]);
+    says(&text, &["holds no fluid", "at least 3 nodes"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_sphere_must_fit_with_room_around_it() {
     let dir = scratch("sphere");
     let out = dir.join("out");
@@ -337,6 +363,8 @@ fn the_sphere_must_fit_with_room_around_it() {
     says(&text, &["use --radius at most 6, or", "at least 36x16x16"]);
     let text = refused(&flow("sphere", "40x6x6", &out, &[]));
     says(&text, &["radius of at least 1 cell"]);
+    let text = refused(&flow("sphere", "32x16x16", &out, &["--radius", "1e300"]));
+    says(&text, &["--radius 1e300 does not fit", "a smaller radius"]);
     assert!(!out.exists(), "a refused run left {}", out.display());
     let ran = cli(&flow("sphere", "16x16x16", &out, &["--no-vti"]));
     assert!(ran.status.success(), "{}", stderr(&ran));

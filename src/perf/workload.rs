@@ -4,7 +4,7 @@
 
 use crate::lbm::{equilibrium, Axis, Cell, Face, Lattice, Physics, MAGIC_POISEUILLE, WEIGHTS};
 use crate::wave::{Source, WaveKernel, Wavefield, Wavelet};
-use crate::{Grid, Real, Result};
+use crate::{Error, Grid, Real, Result};
 
 /// The lattice `bench --kernel d3q19` and `compare` time: a lid-driven cavity (walls on every
 /// face, the y = max face moving at 0.1 in x; TRT, τ = 0.6) whose fluid starts from a random
@@ -17,7 +17,15 @@ use crate::{Grid, Real, Result};
 /// let plan = Plan::for_lattice(&lattice).unwrap();
 /// Solver::new(plan).run(&mut lattice, 2).unwrap();
 /// ```
+///
+/// Errors: an axis of fewer than 3 nodes (walls on both faces and no fluid between them).
 pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>> {
+    if dims.iter().any(|&n| n < 3) {
+        return Err(Error::InvalidArgument(format!(
+            "a walled {}x{}x{} lattice holds no fluid: the cavity needs at least 3 nodes per axis",
+            dims[0], dims[1], dims[2]
+        )));
+    }
     let mut lat = Lattice::<T>::new(dims, Physics::trt(0.6, MAGIC_POISEUILLE))?;
     for face in Face::ALL {
         lat.set_face(face, Cell::Wall)?;

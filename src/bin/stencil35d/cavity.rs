@@ -7,7 +7,7 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::checks::positive;
+use crate::checks::{positive, shown};
 use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run cavity`.
@@ -33,13 +33,7 @@ impl Scenario for CavityArgs {
         format!("{}, Re {}, lid {}", self.size, self.re, self.lid)
     }
 
-    fn default_steps(&self) -> usize {
-        // About ten lid transits of the cavity: the primary vortex is established.
-        let l = (self.size.0[0].max(3) - 2) as f64;
-        (10.0 * l / self.lid.abs().max(1e-3)).round() as usize
-    }
-
-    fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
+    fn check(&self) -> Result<f64, Error> {
         positive("--re", self.re, "the Reynolds number")?;
         lattice_speed("--lid", self.lid)?;
         let dims = self.size.0;
@@ -49,11 +43,21 @@ impl Scenario for CavityArgs {
             ));
         }
         let nu = self.lid * (dims[0] - 2) as f64 / self.re;
-        let tau = tau_for(
+        tau_for(
             nu,
-            &format!("Re {} with a {}-node cavity", self.re, dims[0]),
-        )?;
-        let mut lat = Lattice::new(dims, Physics::trt(tau, MAGIC_POISEUILLE))?;
+            &format!("Re {} with a {}-node cavity", shown(self.re), dims[0]),
+        )
+    }
+
+    fn default_steps(&self) -> usize {
+        // About ten lid transits of the cavity: the primary vortex is established.
+        let l = (self.size.0[0].max(3) - 2) as f64;
+        (10.0 * l / self.lid.abs().max(1e-3)).round() as usize
+    }
+
+    fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
+        let tau = self.check()?;
+        let mut lat = Lattice::new(self.size.0, Physics::trt(tau, MAGIC_POISEUILLE))?;
         for face in Face::ALL {
             lat.set_face(face, Cell::Wall)?;
         }

@@ -8,7 +8,7 @@ use stencil35d::output::Slice;
 use stencil35d::{Error, Grid, Real};
 
 use crate::args::Size;
-use crate::checks::positive;
+use crate::checks::{positive, shown};
 use crate::flow::{lattice_speed, tau_for, FlowOptions, Scenario, View};
 
 /// Options of `run channel`.
@@ -80,6 +80,18 @@ impl Scenario for ChannelArgs {
         )
     }
 
+    fn check(&self) -> Result<f64, Error> {
+        let dims = self.size.0;
+        if dims[1] < 3 || (self.duct && dims[2] < 3) {
+            return Err(Error::InvalidArgument(
+                "the walled axes need at least 3 nodes (two walls and fluid)".into(),
+            ));
+        }
+        positive("--re", self.re, "the Reynolds number")?;
+        lattice_speed("--u-max", self.u_max)?;
+        tau_for(self.viscosity(), &format!("Re {}", shown(self.re)))
+    }
+
     fn default_steps(&self) -> usize {
         // Five viscous times H²/ν: the profile has converged to ~e^{-5π²}.
         let h = self.height();
@@ -89,14 +101,7 @@ impl Scenario for ChannelArgs {
 
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
         let dims = self.size.0;
-        if dims[1] < 3 || (self.duct && dims[2] < 3) {
-            return Err(Error::InvalidArgument(
-                "the walled axes need at least 3 nodes (two walls and fluid)".into(),
-            ));
-        }
-        positive("--re", self.re, "the Reynolds number")?;
-        lattice_speed("--u-max", self.u_max)?;
-        let tau = tau_for(self.viscosity(), &format!("Re {}", self.re))?;
+        let tau = self.check()?;
         let physics = Physics::trt(tau, MAGIC_POISEUILLE).with_force([self.force(), 0.0, 0.0]);
         let mut lat = Lattice::new(dims, physics)?;
         lat.set_periodic(Axis::X, true);

@@ -39,6 +39,7 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     opts: &FlowOptions,
     world: &SimpleCommunicator,
 ) -> Result<(), Error> {
+    scenario.check()?;
     let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
     if steps == 0 {
         return Err(Error::ZeroSteps);

@@ -81,21 +81,29 @@ impl SphereArgs {
         } else {
             "use ".to_string()
         };
-        let across = (2.0 * r + MARGIN).ceil() as usize;
+        // The lattice this radius needs, where its size is a count of nodes at all.
+        let across = 2.0 * r + MARGIN;
+        let need = [4.0 * (r + MARGIN), across, across];
+        let larger = if need.iter().all(|&n| n < 1e15) {
+            let [x, y, z] = need.map(|n| n.ceil() as usize);
+            format!(
+                "a --size of at least {x}x{}x{} for this radius",
+                dims[1].max(y),
+                dims[2].max(z)
+            )
+        } else {
+            "a smaller radius".to_string()
+        };
         Err(Error::InvalidArgument(format!(
             "{} does not fit the {}x{}x{} lattice: the sphere, centred at x = nx/4 = {}, must \
              leave {MARGIN} cells to the inlet (x = 0), to the outlet (x = {}) and, y and z \
-             being periodic, to the next sphere; {smaller}a --size of at least {}x{}x{} for \
-             this radius",
+             being periodic, to the next sphere; {smaller}{larger}",
             self.radius_option(),
             dims[0],
             dims[1],
             dims[2],
             centre_x(dims),
             dims[0] - 1,
-            (4.0 * (r + MARGIN)).ceil() as usize,
-            dims[1].max(across),
-            dims[2].max(across),
         )))
     }
 }
@@ -134,6 +142,17 @@ impl Scenario for SphereArgs {
         )
     }
 
+    fn check(&self) -> Result<f64, Error> {
+        positive("--re", self.re, "the Reynolds number")?;
+        lattice_speed("--u-in", self.u_in)?;
+        self.check_fit(self.size.0)?;
+        let nu = self.u_in * 2.0 * self.radius() / self.re;
+        tau_for(
+            nu,
+            &format!("Re {} with radius {}", shown(self.re), shown(self.radius())),
+        )
+    }
+
     fn default_steps(&self) -> usize {
         // Two flow-throughs of the lattice.
         (2.0 * self.size.0[0] as f64 / self.u_in.abs().max(1e-3)).round() as usize
@@ -141,11 +160,7 @@ impl Scenario for SphereArgs {
 
     fn build<T: Real>(&self) -> Result<Lattice<T>, Error> {
         let dims = self.size.0;
-        positive("--re", self.re, "the Reynolds number")?;
-        lattice_speed("--u-in", self.u_in)?;
-        self.check_fit(dims)?;
-        let nu = self.u_in * 2.0 * self.radius() / self.re;
-        let tau = tau_for(nu, &format!("Re {} with radius {}", self.re, self.radius()))?;
+        let tau = self.check()?;
         let mut lat = Lattice::new(dims, Physics::trt(tau, MAGIC_POISEUILLE))?;
         lat.set_periodic(Axis::Y, true);
         lat.set_periodic(Axis::Z, true);

@@ -139,10 +139,10 @@ macro_rules! knobs {
 }
 
 knobs! {
-    "bandwidth_gbs", "STENCIL35D_BANDWIDTH_GBS", "all-core memory bandwidth, GB/s (> 0)",
-        |t, v| t.bandwidth_gbs = Some(positive(v)?);
-    "core_bandwidth_gbs", "STENCIL35D_CORE_BANDWIDTH_GBS", "one core's memory bandwidth, GB/s (> 0)",
-        |t, v| t.core_bandwidth_gbs = Some(positive(v)?);
+    "bandwidth_gbs", "STENCIL35D_BANDWIDTH_GBS", "all-core memory bandwidth, GB/s (0.01 to 100000)",
+        |t, v| t.bandwidth_gbs = Some(gbs(v)?);
+    "core_bandwidth_gbs", "STENCIL35D_CORE_BANDWIDTH_GBS", "one core's memory bandwidth, GB/s (0.01 to 100000)",
+        |t, v| t.core_bandwidth_gbs = Some(gbs(v)?);
     "cache_bytes", "STENCIL35D_CACHE_BYTES", "usable cache for blocking, bytes (> 0)",
         |t, v| t.cache_bytes = Some(positive_count(v)?);
     "compute_efficiency", "STENCIL35D_COMPUTE_EFFICIENCY", "stencil share of the nominal peak, (0, 1]",
@@ -152,7 +152,7 @@ knobs! {
     "lattice_stream_share", "STENCIL35D_LATTICE_STREAM_SHARE", "naive D3Q19 share of the copy bandwidth, (0, 1]",
         |t, v| t.lattice_stream_share = Some(share(v)?);
     "cache_dir", "STENCIL35D_CACHE_DIR", "directory of the probe and autotuning caches",
-        |t, v| t.cache_dir = Some(PathBuf::from(v));
+        |t, v| t.cache_dir = Some(directory(v)?);
     "no_gpu", "STENCIL35D_NO_GPU", "1: never use a GPU",
         |t, v| t.no_gpu = switch(v)?;
     "gpu_device", "STENCIL35D_GPU_DEVICE", "CUDA device ordinal (default: local MPI rank modulo devices, else 0)",
@@ -202,11 +202,22 @@ knobs! {
         |t, v| t.gpu.wave_sync = Some(count(v)?.clamp(1, 2));
 }
 
-fn positive(v: &str) -> std::result::Result<f64, String> {
+/// A bandwidth in GB/s within what any machine measures: far outside it the planner's
+/// figures (η, predicted rates) overflow or vanish.
+fn gbs(v: &str) -> std::result::Result<f64, String> {
     match v.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        _ => Err("expected a positive number".into()),
+        Ok(x) if (0.01..=1e5).contains(&x) => Ok(x),
+        _ => Err("expected a bandwidth from 0.01 to 100000 GB/s".into()),
     }
+}
+
+/// A directory path; an empty one would put the caches in the working directory, over a
+/// user's file of the same name.
+fn directory(v: &str) -> std::result::Result<PathBuf, String> {
+    if v.trim().is_empty() {
+        return Err("expected a directory, not an empty path".into());
+    }
+    Ok(PathBuf::from(v))
 }
 
 fn share(v: &str) -> std::result::Result<f64, String> {
@@ -332,6 +343,12 @@ mod tests {
         assert_eq!(t.gpu.lbm_min_blocks, Some(1), "at least one block");
         assert_eq!(t.compute_efficiency, Some(0.5));
         assert!(t.set("bandwidth_gbs", "-1").is_err());
+        assert!(t.set("bandwidth_gbs", "1e-300").is_err());
+        assert!(t.set("core_bandwidth_gbs", "1e308").is_err());
+        assert!(
+            t.set("cache_dir", " ").is_err(),
+            "the working directory is no cache"
+        );
         assert!(t.set("compute_efficiency", "1.5").is_err());
         assert!(t.set("gpu_skew", "maybe").is_err());
         assert!(t.flushes_subnormals(), "flushing is the default");

@@ -515,3 +515,26 @@ fn a_cadence_of_more_pictures_than_a_run_writes_is_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_heat_picture_beyond_the_size_limit_is_refused_before_the_run() {
+    let dir = scratch("heat-picture");
+    let out = dir.join("out");
+    // The field is 20,000,000 × 3 pixels, within the limit; with its margins the figure is not.
+    let text = refused(&[
+        "run",
+        "heat",
+        "--size",
+        "20000000x3x3",
+        "--steps",
+        "1",
+        "--out",
+        path_str(&out),
+    ]);
+    says(
+        &text,
+        &["20000190x113 picture", "larger than a picture may be"],
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -652,3 +652,65 @@ fn a_full_standard_output_is_an_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_cache_directory_never_replaces_a_file_that_is_not_a_cache() {
+    refused_with(
+        &["--tune", "cache_dir=", "plan", "--size", "32"],
+        &["cache_dir", "empty path"],
+    );
+    let dir = temp_dir("foreign-cache");
+    let foreign = "{\"my\": \"data\"}";
+    for name in ["bandwidth.json", "gpu-tune.json"] {
+        std::fs::write(dir.join(name), foreign).unwrap();
+    }
+    let tune = format!("cache_dir={}", dir.display());
+    // The plan measures the bandwidth and would cache it in bandwidth.json.
+    let (ok, _, stderr) = cli(&["--tune", &tune, "plan", "--size", "32"]);
+    assert!(ok, "{stderr}");
+    for name in ["bandwidth.json", "gpu-tune.json"] {
+        assert_eq!(std::fs::read_to_string(dir.join(name)).unwrap(), foreign);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_engine_or_kernel_named_twice_is_refused() {
+    refused_with(
+        &["bench", "--size", "12", "--engine", "naive,blocked,naive"],
+        &["names naive twice"],
+    );
+    let dir = temp_dir("twice");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    refused_with(
+        &[
+            "compare",
+            "--size",
+            "12",
+            "--kernels",
+            "star7,star:1",
+            "--out",
+            out,
+        ],
+        &["--kernels names", "twice"],
+    );
+    refused_with(
+        &[
+            "compare",
+            "--size",
+            "12",
+            "--engines",
+            "naive,naive",
+            "--out",
+            out,
+        ],
+        &["engine 'naive' is named twice"],
+    );
+    refused_with(
+        &["--tune", "bandwidth_gbs=1e-300", "plan", "--size", "64"],
+        &["bandwidth_gbs", "0.01 to 100000"],
+    );
+    assert!(!Path::new(out).exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

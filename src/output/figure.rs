@@ -11,7 +11,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::png::{colour_of, write_rgb, ColorMap, Slice};
+use super::png::{colour_of, write_rgb, ColorMap, Slice, MAX_PICTURE_PIXELS};
 use crate::{Error, Result};
 
 /// DejaVu Sans, cut down to ASCII and a few symbols (² ³ µ · × Γ γ κ ν – — − ≈ ≤ ≥; license:
@@ -272,12 +272,45 @@ fn lay_out(
         width: BAR_WIDTH,
         height: fh,
     };
+    let height = TOP + fh + X_AREA + BORDER / 2;
+    // The cap holds for the whole figure, margins included, not only the field.
+    if width.saturating_mul(height) > MAX_PICTURE_PIXELS || width.max(height) >= 1 << 31 {
+        return Err(Error::InvalidArgument(format!(
+            "a {}x{} slice drawn {scale} pixels a cell, with its title, axes and colour bar, \
+             is a {width}x{height} picture, larger than a picture may be ({MAX_PICTURE_PIXELS} \
+             pixels at most)",
+            slice.width, slice.height
+        )));
+    }
     Ok(PictureLayout {
         width,
-        height: TOP + fh + X_AREA + BORDER / 2,
+        height,
         field,
         colour_bar,
     })
+}
+
+/// Checks, before there is anything to draw, that a `width × height` slice drawn with
+/// `options` (its range or else 0 to 1) makes a picture within the size limit; returns the
+/// layout [`write_png_slice`] would choose, up to the width of the colour bar's labels.
+pub fn check_png_slice(
+    width: usize,
+    height: usize,
+    options: &PictureOptions,
+) -> Result<PictureLayout> {
+    register_font()?;
+    let shape = Slice {
+        width,
+        height,
+        values: Vec::new(),
+    };
+    let scale = options
+        .scale
+        .unwrap_or_else(|| default_scale(&shape))
+        .max(1);
+    let (lo, hi) = options.range.unwrap_or((0.0, 1.0));
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    lay_out(&shape, scale, options, &colour_bar_ticks(lo, hi))
 }
 
 type Root<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;

@@ -17,8 +17,8 @@ mod whole;
 mod writable;
 
 pub use self::figure::{
-    decade_ticks, log_ticks, minor_log_ticks, nice_ticks, write_png_slice, PictureAxis,
-    PictureLayout, PictureOptions, PixelRect,
+    check_png_slice, decade_ticks, log_ticks, minor_log_ticks, nice_ticks, write_png_slice,
+    PictureAxis, PictureLayout, PictureOptions, PixelRect,
 };
 pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,

@@ -245,10 +245,18 @@ fn recent(checked: u64, now: u64, secs: u64) -> bool {
 
 /// Every entry of the cache file (none if it is missing or unreadable).
 fn read_entries() -> Vec<CacheEntry> {
-    cache_file()
-        .and_then(|file| std::fs::read_to_string(file).ok())
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
+    stored_entries().unwrap_or_default()
+}
+
+/// The cache file's entries: none when it does not exist, `None` when it holds something
+/// else (which the cache then leaves alone rather than replace).
+fn stored_entries() -> Option<Vec<CacheEntry>> {
+    let file = cache_file()?;
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text).ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+        Err(_) => None,
+    }
 }
 
 /// The part of every cache key that ties a measurement to this boot of this machine.
@@ -290,7 +298,9 @@ pub(crate) fn read_cache(key: &str) -> Option<f64> {
 /// directory just means the next process measures again.
 pub(crate) fn write_cache(key: &str, value: f64) {
     let Some(file) = cache_file() else { return };
-    let mut entries = read_entries();
+    let Some(mut entries) = stored_entries() else {
+        return;
+    };
     entries.retain(|e| e.key != key);
     entries.push(CacheEntry {
         key: key.to_string(),

@@ -295,7 +295,12 @@ fn remember(winner: Winner) {
     let mut guard = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     map.insert(winner.key.clone(), winner);
-    if let Some(file) = cache_file() {
+    // A file that is not this cache (unreadable, or not a list of winners) is left alone.
+    let ours = |file: &std::path::Path| match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str::<Vec<Winner>>(&text).is_ok(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if let Some(file) = cache_file().filter(|f| ours(f)) {
         let entries: Vec<&Winner> = map.values().collect();
         if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
             let _ = std::fs::create_dir_all(dir);

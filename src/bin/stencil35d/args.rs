@@ -163,10 +163,26 @@ impl std::str::FromStr for Tile {
 
 /// Parses `naive,blocked` into engines.
 pub fn parse_engines(list: &str) -> Result<Vec<Engine>, Error> {
-    list.split(',')
+    let engines: Vec<Engine> = list
+        .split(',')
         .filter(|s| !s.is_empty())
         .map(|s| s.trim().parse())
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if let Some(twice) = first_repeated(&engines) {
+        return Err(Error::InvalidArgument(format!(
+            "engine '{twice}' is named twice in '{list}': each engine is timed once"
+        )));
+    }
+    Ok(engines)
+}
+
+/// The first item of `items` that an earlier one equals, if any.
+pub fn first_repeated<T: PartialEq>(items: &[T]) -> Option<&T> {
+    items
+        .iter()
+        .enumerate()
+        .find(|(i, x)| items[..*i].contains(x))
+        .map(|(_, x)| x)
 }
 
 /// The options that pick a kernel, precision and size, shared by `plan` and `bench`.

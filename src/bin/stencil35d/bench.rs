@@ -284,6 +284,12 @@ pub(crate) fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
              gpu-blocked)"
         )));
     }
+    if let Some(twice) = crate::args::first_repeated(&engines) {
+        let name = twice.map_or("auto".to_string(), |e| e.to_string());
+        return Err(Error::InvalidArgument(format!(
+            "--engine '{list}' names {name} twice: each engine is timed once"
+        )));
+    }
     Ok(engines)
 }
 

@@ -105,6 +105,12 @@ fn compare(args: &CompareArgs, start: Instant) -> Result<(), Error> {
         .filter(|k| !k.trim().is_empty())
         .map(|k| perf::kernel_by_name(k).map_err(|e| crate::args::in_option("--kernels", k, e)))
         .collect::<Result<_, _>>()?;
+    let names: Vec<String> = config.kernels.iter().map(|k| k.to_string()).collect();
+    if let Some(twice) = crate::args::first_repeated(&names) {
+        return Err(Error::InvalidArgument(format!(
+            "--kernels names {twice} twice: each kernel is compared once"
+        )));
+    }
     config.engines = parse_engines(&args.engines)?;
     // The speedup chart and the table's ratios are against the naive CPU engine: without it
     // the comparison could be measured but not written.

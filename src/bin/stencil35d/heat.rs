@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use stencil35d::memory::Footprint;
-use stencil35d::output::{write_png_slice, PictureOptions, Slice};
+use stencil35d::output::{check_png_slice, write_png_slice, PictureOptions, Slice};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 use crate::args::{Overrides, Size};
@@ -55,6 +55,8 @@ fn simulate<T: Real>(args: &HeatArgs) -> Result<(), Error> {
     // Every picture's path is checked before the first step; the directory is removed again
     // if the run fails before writing into it.
     let guard = OutputDir::prepare(&args.out, picture_files(args))?;
+    let [nx, ny, nz] = args.size.0;
+    check_png_slice(nx, ny, &picture_options(nz / 2, args.steps))?;
     eprintln!("{plan}");
     // The grid, and on the CPU its scratch and any ring buffers, checked before the grid is
     // filled: the run's own check comes only after that.
@@ -255,11 +257,15 @@ fn write_picture<T: Real>(
     let path = picture_path(out, step, numbered);
     let z = grid.dims()[2] / 2;
     let slice = Slice::z_plane(grid, z);
-    let options = PictureOptions::new(
+    write_png_slice(&path, &slice, &picture_options(z, step))?;
+    Ok(path)
+}
+
+/// How the picture of plane `z` after `step` steps is drawn.
+fn picture_options(z: usize, step: usize) -> PictureOptions {
+    PictureOptions::new(
         format!("temperature, z = {z}, step {step}"),
         "temperature (hot wall = 1)",
     )
-    .with_range(0.0, 1.0);
-    write_png_slice(&path, &slice, &options)?;
-    Ok(path)
+    .with_range(0.0, 1.0)
 }

@@ -76,28 +76,28 @@ impl SphereArgs {
         if r <= largest {
             return Ok(());
         }
-        let smaller = if largest >= 1.0 {
-            format!("use --radius at most {}, or ", at_most(largest))
-        } else {
-            "use ".to_string()
-        };
+        let smaller = (largest >= 1.0).then(|| format!("--radius at most {}", at_most(largest)));
         // The lattice this radius needs, where its size is a count of nodes at all.
         let across = 2.0 * r + MARGIN;
         let need = [4.0 * (r + MARGIN), across, across];
-        let larger = if need.iter().all(|&n| n < 1e15) {
+        let larger = need.iter().all(|&n| n < 1e15).then(|| {
             let [x, y, z] = need.map(|n| n.ceil() as usize);
             format!(
                 "a --size of at least {x}x{}x{} for this radius",
                 dims[1].max(y),
                 dims[2].max(z)
             )
-        } else {
-            "a smaller radius".to_string()
+        });
+        let advice = match (smaller, larger) {
+            (Some(s), Some(l)) => format!("use {s}, or {l}"),
+            (Some(s), None) => format!("use {s}"),
+            (None, Some(l)) => format!("use {l}"),
+            (None, None) => "use a smaller radius".to_string(),
         };
         Err(Error::InvalidArgument(format!(
             "{} does not fit the {}x{}x{} lattice: the sphere, centred at x = nx/4 = {}, must \
              leave {MARGIN} cells to the inlet (x = 0), to the outlet (x = {}) and, y and z \
-             being periodic, to the next sphere; {smaller}{larger}",
+             being periodic, to the next sphere; {advice}",
             self.radius_option(),
             dims[0],
             dims[1],

@@ -471,6 +471,11 @@ impl GpuModel<'_> {
         stream_block: usize,
         forced: bool,
     ) -> Option<Footprint> {
+        // No block holds more than 1024 threads a side, nor a thread more than 1024 cells:
+        // larger values (a user's) would overflow the products below.
+        if shape.bx.max(shape.by).max(shape.rx).max(shape.ry) > 1024 {
+            return None;
+        }
         let r = self.cost.radius;
         let (dim_t, tx, ty) = (shape.dim_t, shape.tx(), shape.ty());
         let threads = shape.bx * shape.by;
@@ -1403,6 +1408,14 @@ mod tests {
         assert!(md
             .blocked_forced(BlockedShape::shuffle(8, 8, 1, 1, false), 128)
             .is_none());
+        // A user's block whose thread count overflows (2^63 + 32 by 2 wraps to 64) is refused,
+        // not launched as 64 threads.
+        let huge = BlockedShape {
+            bx: (1 << 63) + 32,
+            by: 2,
+            ..BlockedShape::shuffle(1, 2, 4, 0, false)
+        };
+        assert!(md.blocked_forced(huge, 128).is_none());
         // 32x16 threads (a share of 128 registers), skewed: dim_t 6 with 1x6 cells is estimated
         // at 352 (2.75x), dim_t 5 with 1x3 cells at 168 (1.31x; ptxas: 128, no spill).
         assert!(md

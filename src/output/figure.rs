@@ -196,12 +196,8 @@ pub fn write_png_slice(
     options: &PictureOptions,
 ) -> Result<PictureLayout> {
     slice.check()?;
-    register_font()?;
-    let scale = options.scale.unwrap_or_else(|| default_scale(slice)).max(1);
-    let (lo, hi) = options.range.unwrap_or_else(|| slice.range());
-    let hi = if hi > lo { hi } else { lo + 1.0 };
-    let ticks = colour_bar_ticks(lo, hi);
-    let layout = lay_out(slice, scale, options, &ticks)?;
+    let range = options.range.unwrap_or_else(|| slice.range());
+    let (layout, ticks, (lo, hi)) = layout_for(slice, options, range)?;
     let mut pixels = vec![255u8; layout.width * layout.height * 3];
     {
         let size = (layout.width as u32, layout.height as u32);
@@ -298,19 +294,31 @@ pub fn check_png_slice(
     height: usize,
     options: &PictureOptions,
 ) -> Result<PictureLayout> {
-    register_font()?;
     let shape = Slice {
         width,
         height,
         values: Vec::new(),
     };
-    let scale = options
-        .scale
-        .unwrap_or_else(|| default_scale(&shape))
-        .max(1);
-    let (lo, hi) = options.range.unwrap_or((0.0, 1.0));
+    let range = options.range.unwrap_or((0.0, 1.0));
+    layout_for(&shape, options, range).map(|(layout, _, _)| layout)
+}
+
+/// The colour bar's ticks: values and their labels.
+type Ticks = Vec<(f64, String)>;
+
+/// The layout of `slice` drawn with `options` over the value range `(lo, hi)` (widened to 1
+/// when empty), with the colour bar's ticks and the range used.
+fn layout_for(
+    slice: &Slice,
+    options: &PictureOptions,
+    (lo, hi): (f64, f64),
+) -> Result<(PictureLayout, Ticks, (f64, f64))> {
+    register_font()?;
+    let scale = options.scale.unwrap_or_else(|| default_scale(slice)).max(1);
     let hi = if hi > lo { hi } else { lo + 1.0 };
-    lay_out(&shape, scale, options, &colour_bar_ticks(lo, hi))
+    let ticks = colour_bar_ticks(lo, hi);
+    let layout = lay_out(slice, scale, options, &ticks)?;
+    Ok((layout, ticks, (lo, hi)))
 }
 
 type Root<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;

@@ -17,7 +17,7 @@
 //! cache and serves its process only. Set `STENCIL35D_BANDWIDTH_GBS` to skip the probe,
 //! `STENCIL35D_CACHE_DIR` to move the cache.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -251,7 +251,12 @@ fn read_entries() -> Vec<CacheEntry> {
 /// The cache file's entries: none when it does not exist, `None` when it holds something
 /// else (which the cache then leaves alone rather than replace).
 fn stored_entries() -> Option<Vec<CacheEntry>> {
-    let file = cache_file()?;
+    stored_list(&cache_file()?)
+}
+
+/// The list a cache file at `file` holds: empty when the file does not exist, `None` when it
+/// cannot be read or holds something else, which a cache then leaves alone rather than replace.
+pub(super) fn stored_list<E: serde::de::DeserializeOwned>(file: &Path) -> Option<Vec<E>> {
     match std::fs::read_to_string(file) {
         Ok(text) => serde_json::from_str(&text).ok(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),

@@ -282,8 +282,7 @@ fn remembered(key: &str) -> Option<Winner> {
     let mut guard = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(|| {
         let entries: Vec<Winner> = cache_file()
-            .and_then(|f| std::fs::read_to_string(f).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .and_then(|f| super::bandwidth::stored_list(&f))
             .unwrap_or_default();
         entries.into_iter().map(|w| (w.key.clone(), w)).collect()
     });
@@ -296,11 +295,8 @@ fn remember(winner: Winner) {
     let map = guard.get_or_insert_with(HashMap::new);
     map.insert(winner.key.clone(), winner);
     // A file that is not this cache (unreadable, or not a list of winners) is left alone.
-    let ours = |file: &std::path::Path| match std::fs::read_to_string(file) {
-        Ok(text) => serde_json::from_str::<Vec<Winner>>(&text).is_ok(),
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-    };
-    if let Some(file) = cache_file().filter(|f| ours(f)) {
+    let ours = |file: &std::path::PathBuf| super::bandwidth::stored_list::<Winner>(file).is_some();
+    if let Some(file) = cache_file().filter(ours) {
         let entries: Vec<&Winner> = map.values().collect();
         if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
             let _ = std::fs::create_dir_all(dir);

@@ -425,8 +425,11 @@ impl Pass {
         let last = k == self.dim_t;
         if z < r || z >= n[2] - r {
             // A boundary plane level k + 1 reads: zeros (only levels below the last hold one).
-            rings.zero_plane(k, z);
+            rings.zero_plane(k, z, false);
             return true;
+        }
+        if !last && self.stale_phi(field, z) {
+            rings.zero_plane(k, z, true);
         }
         let (xs, ys) = (
             self.computed(level.unit, n, k, 0),
@@ -472,6 +475,18 @@ impl Pass {
         }
         self.record(field, level, target);
         ok
+    }
+
+    /// Whether a ring's `φ` slot for plane `z` may hold non-zero values in inner cells: `z`
+    /// lies outside the z layers and the plane the slot held before, `2R + 1` planes back,
+    /// inside them, where every cell's `φ` was written. The row kernel reads `φ` in the inner
+    /// cells next to the x layers (see `aligned_inner` in the rows module) and needs zeros there,
+    /// which the ring's planes otherwise keep: the unit starts with zeroed rings, and inner
+    /// cells are written only with the zero they read.
+    fn stale_phi<T: Real>(&self, field: &Wavefield<T>, z: usize) -> bool {
+        let [lo, hi] = field.damping.inner[2];
+        let back = z.checked_sub(2 * self.r + 1);
+        (lo..hi).contains(&z) && back.is_some_and(|p| !(lo..hi).contains(&p))
     }
 
     /// The planes level `level.k` reads and writes for plane `level.z`: `u` at `z − R ..= z +
@@ -779,10 +794,11 @@ impl<T: Real> Rings<T> {
         }
     }
 
-    /// Zeroes level `k`'s `u` plane `z`.
-    fn zero_plane(&self, k: usize, z: usize) {
+    /// Zeroes level `k`'s `u` (`phi = false`) or `φ` plane `z`.
+    fn zero_plane(&self, k: usize, z: usize, phi: bool) {
         let l = self.levels[k - 1];
-        let start = l.offset + (z % self.slots) * l.plane;
+        let slot = z % self.slots + if phi { self.slots } else { 0 };
+        let start = l.offset + slot * l.plane;
         // SAFETY: the plane lies within the unit's buffer, which only this thread uses.
         unsafe { std::ptr::write_bytes(self.base.wrapping_add(start), 0, l.plane) };
     }

@@ -342,8 +342,7 @@ unsafe fn segment<T: Real, S: Isa>(
         let x = a.min(row[1] - lanes);
         return vector(x, (!spill).then_some([a, b])).no_nan();
     }
-    let size = std::mem::size_of::<T>();
-    let skew = (out.wrapping_add(a) as usize) % (lanes * size) / size;
+    let skew = past_aligned::<T, S>(out, a);
     let mut acc = V::<T, S>::splat(T::zero());
     let mut x = a;
     if skew != 0 {
@@ -374,16 +373,23 @@ fn aligned_inner<T: Real, S: Isa>(
     out: *mut T,
 ) -> [usize; 2] {
     let lanes = Vector::<T, S>::LANES;
-    let skew = (out as usize / std::mem::size_of::<T>()) % lanes;
     let mut a = inner[0].clamp(x0, x1);
     let mut b = inner[1].clamp(a, x1);
     if a > x0 {
-        a = (a + (lanes - (skew + a) % lanes) % lanes).min(b);
+        a = (a + (lanes - past_aligned::<T, S>(out, a)) % lanes).min(b);
     }
     if b < x1 {
-        b = b.saturating_sub((skew + b) % lanes).max(a);
+        b = b.saturating_sub(past_aligned::<T, S>(out, b)).max(a);
     }
     [a, b]
+}
+
+/// How many columns column `x` of the row at `out` lies past the last column whose address is
+/// a multiple of the vector size.
+#[inline(always)]
+fn past_aligned<T: Real, S: Isa>(out: *mut T, x: usize) -> usize {
+    let size = std::mem::size_of::<T>();
+    (out.wrapping_add(x) as usize) % (Vector::<T, S>::LANES * size) / size
 }
 
 /// Most lanes of a vector (16 `f32` in 512 bits).

@@ -7,13 +7,24 @@
 
 use std::path::Path;
 
-use stencil35d::perf::{compare, roofline_png, speedup_png, table, write_data, CompareConfig};
+use stencil35d::perf::{
+    compare, roofline_png, speedup_png, table, write_data, CompareConfig, DEFAULT_KERNELS,
+};
 
-fn main() -> Result<(), stencil35d::Error> {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(96);
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let n: usize = match std::env::args().nth(1) {
+        Some(a) => a
+            .parse()
+            .map_err(|_| format!("the grid size N must be a whole number, got '{a}'"))?,
+        None => 96,
+    };
     let config = CompareConfig::new([n, n, n], 10);
     let comparison = compare(&config, |row| {
         eprintln!("  done: {} {}", row.kernel, row.engine)
@@ -21,7 +32,7 @@ fn main() -> Result<(), stencil35d::Error> {
     print!("{}", table(&comparison));
 
     // The fastest engine per kernel: the answer to "which one should I use?".
-    for kernel in ["star7", "box27", "star:4", "d3q19"] {
+    for kernel in DEFAULT_KERNELS {
         let best = comparison
             .rows
             .iter()

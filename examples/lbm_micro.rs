@@ -14,10 +14,24 @@
 use stencil35d::lbm::{Axis, Cell, Face, Lattice, Physics};
 use stencil35d::{Engine, PlanBuilder, Solver};
 
-fn numbers(s: &str) -> Vec<usize> {
-    s.split('x')
-        .map(|v| v.parse().expect("a size like 64x32x8"))
-        .collect()
+/// A size like `64x32x8` (or a tile like `260x12`) with `n` numbers.
+fn numbers(s: &str, n: usize) -> Result<Vec<usize>, String> {
+    let v: Vec<usize> = s
+        .split('x')
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("'{s}' is not a size like 64x32x8"))
+        })
+        .collect::<Result<_, _>>()?;
+    if v.len() != n {
+        return Err(format!("'{s}' has {} numbers, {n} wanted", v.len()));
+    }
+    Ok(v)
+}
+
+/// `s` parsed as a `T`, or a message naming `what` was expected.
+fn parsed<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.parse().map_err(|_| format!("'{s}' is not {what}"))
 }
 
 fn main() {
@@ -26,15 +40,25 @@ fn main() {
         eprintln!("usage: lbm_micro NXxNYxNZ THREADS ENGINE periodic|walls [DIM_T TILE_XxY]");
         std::process::exit(2);
     }
-    let d = numbers(&args[1]);
+    if let Err(e) = run(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let d = numbers(&args[1], 3)?;
     let dims = [d[0], d[1], d[2]];
-    let threads: usize = args[2].parse().expect("a thread count");
-    let engine: Engine = args[3].parse().expect("an engine name");
-    let walls = args[4] == "walls";
-    let mut lat = Lattice::<f32>::new(dims, Physics::bgk(0.6)).expect("a valid lattice");
+    let threads: usize = parsed(&args[2], "a thread count")?;
+    let engine: Engine = args[3].parse()?;
+    let walls = match args[4].as_str() {
+        "walls" => true,
+        "periodic" => false,
+        other => return Err(format!("'{other}' is neither periodic nor walls").into()),
+    };
+    let mut lat = Lattice::<f32>::new(dims, Physics::bgk(0.6))?;
     for face in Face::ALL.into_iter().filter(|_| walls) {
-        lat.set_face(face, Cell::Wall)
-            .expect("a face of the lattice");
+        lat.set_face(face, Cell::Wall)?;
     }
     for axis in Axis::ALL.into_iter().filter(|_| !walls) {
         lat.set_periodic(axis, true);
@@ -47,27 +71,34 @@ fn main() {
     .engine(engine)
     .threads(threads);
     if let (Some(dim_t), Some(tile)) = (args.get(5), args.get(6)) {
-        let t = numbers(tile);
+        let t = numbers(tile, 2)?;
         builder = builder
-            .dim_t(dim_t.parse().expect("a dim_t"))
+            .dim_t(parsed(dim_t, "a dim_t")?)
             .tile([t[0], t[1]])
             .tile_threads(1);
     }
-    let plan = builder.build().expect("a plan");
+    let plan = builder.build()?;
     let mut solver = Solver::new(plan);
-    solver.run(&mut lat, 2).expect("a warm-up run");
+    solver.run(&mut lat, 2)?;
     let cells: usize = dims.iter().product();
-    let work: usize =
-        std::env::var("WORK").map_or(400_000_000, |v| v.parse().expect("WORK: updates"));
+    let work: usize = match std::env::var("WORK") {
+        Ok(v) => parsed(&v, "WORK: a count of node updates")?,
+        Err(_) => 400_000_000,
+    };
     let steps = (work / cells).clamp(12, 100_000) / 12 * 12;
-    let best = (0..3)
-        .map(|_| solver.run(&mut lat, steps).expect("a timed run").mups)
-        .fold(0.0, f64::max);
-    let ghz: f64 = std::env::var("GHZ").map_or(2.45, |v| v.parse().expect("GHZ in GHz"));
+    let mut best = 0.0f64;
+    for _ in 0..3 {
+        best = best.max(solver.run(&mut lat, steps)?.mups);
+    }
+    let ghz: f64 = match std::env::var("GHZ") {
+        Ok(v) => parsed(&v, "GHZ: a clock in GHz")?,
+        Err(_) => 2.45,
+    };
     println!(
         "{} {} {engine} threads {threads}: {best:.1} MLUPS ({:.1} cycles/node/thread at {ghz} GHz)",
         args[1],
         args[4],
         ghz * 1e3 * threads as f64 / best,
     );
+    Ok(())
 }

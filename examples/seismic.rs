@@ -28,7 +28,7 @@ fn main() -> Result<(), stencil35d::Error> {
         [25.0 * h, 50.0 * h, depth],
         [135.0 * h, 50.0 * h, depth],
         100,
-    );
+    )?;
     shot.add_receivers(&line)?;
     let plan = Plan::for_wavefield(&shot)?;
     println!("{plan}");

@@ -258,12 +258,17 @@ impl<T: Real> Grid<T> {
         out
     }
 
-    /// Iterates over `((x, y, z), value)` in x-fastest order.
-    pub fn iter(&self) -> impl Iterator<Item = ([usize; 3], T)> + '_ {
+    /// Iterates over `((x, y, z), value)` in x-fastest order. Its length is known, so what
+    /// is collected from it is allocated once.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ([usize; 3], T)> + '_ {
         let [nx, ny, nz] = self.dims;
-        (0..nz).flat_map(move |z| {
+        let cells = (0..nz).flat_map(move |z| {
             (0..ny).flat_map(move |y| (0..nx).map(move |x| ([x, y, z], self.get(x, y, z))))
-        })
+        });
+        Counted {
+            inner: cells,
+            left: self.cells(),
+        }
     }
 
     /// `max |self - other| / max |other|` over all cells: the relative error measure the tests
@@ -435,6 +440,30 @@ impl<T: Real> PartialEq for Grid<T> {
                 .all(|z| (0..self.dims[1]).all(|y| self.row(y, z) == other.row(y, z)))
     }
 }
+
+/// An iterator that yields exactly `left` more items, and says so (nested `flat_map`s report
+/// only their current row, so a `collect` would grow its buffer by doubling, to up to twice
+/// the grid).
+struct Counted<I> {
+    inner: I,
+    left: usize,
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.inner.next()?;
+        self.left -= 1;
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use stencil35d::lbm::{Lattice, Physics, MAGIC_POISEUILLE};
-use stencil35d::output::{nice_ticks, write_png, ColorMap, Slice};
+use stencil35d::output::{nice_ticks, write_png, write_png_slice, ColorMap, PictureOptions, Slice};
 use stencil35d::{Border, DType, Engine, Grid, Machine, PlanBuilder, Stencil, Stencil2};
 
 /// How long a call may take here. Each call answers in microseconds to milliseconds, and what
@@ -94,6 +94,31 @@ fn ticks_of_a_span_below_the_smallest_step_are_none() {
     );
     let many = within(LIMIT, || nice_ticks(0.0, 1.0, usize::MAX));
     assert!((2..=1001).contains(&many.len()), "{}", many.len());
+}
+
+#[test]
+fn a_field_constant_but_for_rounding_draws_its_colour_bar() {
+    // Two floating-point steps apart: no round step resolves the span, so no inner ticks.
+    assert!(nice_ticks(2.0, 2.000000000000001, 5).is_empty());
+    assert!(nice_ticks(1e5, 1e5 + 3e-11, 5).is_empty());
+    let slice = Slice {
+        width: 2,
+        height: 1,
+        values: vec![2.0, 2.000000000000001],
+    };
+    let path = std::env::temp_dir().join(format!("stencil35d-flat-{}.png", std::process::id()));
+    let layout = write_png_slice(&path, &slice, &PictureOptions::new("flat", "value"));
+    let _ = std::fs::remove_file(&path);
+    assert!(layout.is_ok(), "{:?}", layout.err());
+    // No rows: refused as such, not as the encoder's I/O error.
+    let empty = Slice {
+        width: 3,
+        height: 0,
+        values: Vec::new(),
+    };
+    let e = write_png(&path, &empty, ColorMap::Viridis, None, 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("no pixels"), "{e}");
+    assert!(!path.exists());
 }
 
 #[test]
@@ -321,6 +346,25 @@ fn values_beyond_f32_and_malformed_records_are_errors() {
     assert!(write_vti_piece(&vti, [usize::MAX, 0, 0], [2; 3], &arrays).is_err());
     let pieces = [([0; 3], [2; 3], "p.vti".to_string())];
     assert!(write_pvti(&dir.join("w.pvti"), [0, 2, 2], &pieces, &arrays).is_err());
+    // Pieces outside the image, file names and array names that are not XML text, arrays
+    // without components: refused, nothing written.
+    let pvti = dir.join("w.pvti");
+    let piece = |origin, name: &str| [(origin, [2; 3], name.to_string())];
+    assert!(write_pvti(&pvti, [2; 3], &piece([0; 3], "p.vti"), &arrays).is_ok());
+    std::fs::remove_file(&pvti).unwrap();
+    assert!(write_pvti(&pvti, [2; 3], &piece([1, 0, 0], "p.vti"), &arrays).is_err());
+    for name in ["a&b.vti", "a\"b.vti", "<.vti", ""] {
+        assert!(write_pvti(&pvti, [2; 3], &piece([0; 3], name), &arrays).is_err());
+    }
+    for (name, components) in [("a\"b", 1), ("", 1), ("u", 0)] {
+        let bad = [VtiArray {
+            name,
+            components,
+            values: VtiValues::F32(&values),
+        }];
+        assert!(write_pvti(&pvti, [2; 3], &piece([0; 3], "p.vti"), &bad).is_err());
+    }
+    assert!(!pvti.exists());
     let [a, b] = [
         Grid::<f32>::new([4; 3]).unwrap(),
         Grid::<f32>::new([3; 3]).unwrap(),

@@ -64,8 +64,8 @@ fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// `run wave` on a small grid (24³ cells, 8-cell absorbing layers, 30 ms), writing to `out`,
-/// with `extra` options.
+/// `run wave` on a small grid (24³ cells, 8-cell absorbing layers, 90 ms: past the default
+/// 12 Hz wavelet's peak at 1/12 s), writing to `out`, with `extra` options.
 fn wave<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "run",
@@ -75,7 +75,7 @@ fn wave<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
         "--pml",
         "8",
         "--time",
-        "0.03",
+        "0.09",
         "--snapshots",
         "1",
         "--threads",
@@ -84,6 +84,15 @@ fn wave<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
         path_str(out),
     ];
     args.extend_from_slice(extra);
+    args
+}
+
+/// `run wave` as [`wave`] makes it, the model read from `--velocity` (and `--size` left out:
+/// the file gives it).
+fn wave_from_file<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = wave(out, extra);
+    let at = args.iter().position(|a| *a == "--size").unwrap();
+    args.drain(at..at + 2);
     args
 }
 
@@ -109,7 +118,7 @@ fn a_velocity_model_that_is_not_a_regular_file_is_refused_at_once() {
     let dir = scratch("velocity-device");
     let out = dir.join("out");
     if Path::new("/dev/zero").exists() {
-        let text = refused(&wave(&out, &["--velocity", "/dev/zero"]));
+        let text = refused(&wave_from_file(&out, &["--velocity", "/dev/zero"]));
         says(
             &text,
             &["/dev/zero", "regular file", "a device, pipe or socket"],
@@ -118,10 +127,10 @@ fn a_velocity_model_that_is_not_a_regular_file_is_refused_at_once() {
     let fifo = dir.join("fifo.npy");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if made.is_ok_and(|s| s.success()) {
-        let text = refused(&wave(&out, &["--velocity", path_str(&fifo)]));
+        let text = refused(&wave_from_file(&out, &["--velocity", path_str(&fifo)]));
         says(&text, &["fifo.npy", "regular file"]);
     }
-    let text = refused(&wave(&out, &["--velocity", path_str(&dir)]));
+    let text = refused(&wave_from_file(&out, &["--velocity", path_str(&dir)]));
     says(&text, &["regular file", "a directory"]);
     assert!(!out.exists(), "a refused run left {}", out.display());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -132,7 +141,7 @@ fn a_velocity_model_with_trailing_bytes_or_absurd_velocities_is_refused() {
     let dir = scratch("velocity-values");
     let out = dir.join("out");
     let long = velocity_file(&dir, 2000.0, 5);
-    let text = refused(&wave(&out, &["--velocity", path_str(&long)]));
+    let text = refused(&wave_from_file(&out, &["--velocity", path_str(&long)]));
     says(
         &text,
         &[
@@ -140,14 +149,17 @@ fn a_velocity_model_with_trailing_bytes_or_absurd_velocities_is_refused() {
             "5 bytes after",
         ],
     );
+    // A file gives the grid: a --size beside it is refused, not silently overridden.
+    let text = refused(&wave(&out, &["--velocity", path_str(&long)]));
+    says(&text, &["--velocity", "cannot be used with", "--size"]);
     let slow = velocity_file(&dir, 1e-30, 0);
-    let text = refused(&wave(&out, &["--velocity", path_str(&slow)]));
+    let text = refused(&wave_from_file(&out, &["--velocity", path_str(&slow)]));
     says(
         &text,
         &[path_str(&slow), "is 1e-30 m/s", "from 10 to 20000 m/s"],
     );
     let fast = velocity_file(&dir, 1e9, 0);
-    let text = refused(&wave(&out, &["--velocity", path_str(&fast)]));
+    let text = refused(&wave_from_file(&out, &["--velocity", path_str(&fast)]));
     says(&text, &["is 1e9 m/s"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -159,15 +171,18 @@ fn a_grid_the_options_cannot_use_is_refused_before_its_model_is_read() {
     // The file's values are refused once read (1e-30 m/s): each refusal comes before that.
     let slow = velocity_file(&dir, 1e-30, 0);
     let model = ["--velocity", path_str(&slow)];
-    let text = refused(&with(wave(&out, &model), "--pml", "13"));
+    let text = refused(&with(wave_from_file(&out, &model), "--pml", "13"));
     says(&text, &["wider than half"]);
-    let text = refused(&wave(
+    let text = refused(&wave_from_file(
         &out,
         &[&model[..], &["--source-depth", "30"]].concat(),
     ));
     says(&text, &["--source-depth 30 lies outside"]);
     // Receivers 4 cells of 6e8 m from the source: offsets SEG-Y cannot hold in 32 bits.
-    let text = refused(&wave(&out, &[&model[..], &["--spacing", "6e8"]].concat()));
+    let text = refused(&wave_from_file(
+        &out,
+        &[&model[..], &["--spacing", "6e8"]].concat(),
+    ));
     says(&text, &["SEG-Y shot record", "does not fit 32 bits"]);
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -227,6 +242,8 @@ fn receivers_are_at_least_a_cell_apart() {
     let out = dir.join("out");
     let text = refused(&wave(&out, &["--receiver-spacing", "0"]));
     says(&text, &["--receiver-spacing 0", "at least 1 cell"]);
+    let text = refused(&wave(&out, &["--rigid", "top,x-low,top"]));
+    says(&text, &["--rigid names top twice"]);
     // Rigid faces need no absorbing layer: the receivers then start at the first updated
     // cell whatever --pml says (24 cells, radius 4: x = 4 to 19, every second cell).
     let rigid = "x-low,x-high,y-low,y-high,top,bottom";
@@ -270,7 +287,9 @@ fn a_peak_frequency_above_the_grids_nyquist_is_refused_and_a_coarse_one_warned()
         ],
     );
     let text = refused(&short("12"));
-    assert!(!text.contains("warning"), "{text}");
+    assert!(!text.contains("warning: --freq"), "{text}");
+    // A recording shorter than the wavelet's delay (1/12 s) holds only its onset.
+    says(&text, &["warning: --time 1e-9 s", "peaks at 0.08333 s"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -493,6 +493,25 @@ fn filter_files_are_checked() {
     let stderr = run(&write("huge.txt", "1 1e300 1\n"));
     assert!(stderr.contains("beyond the range of f32"), "{stderr}");
     assert!(!stderr.contains("lattice"), "{stderr}");
+    // A border constant beyond f32 is refused by bench as by filter, before any step.
+    for tool in [
+        &[
+            "bench",
+            "--kernel",
+            "conv2d:3x3",
+            "--size",
+            "16",
+            "--steps",
+            "1",
+        ][..],
+        &["filter", s(&input), s(&out), "--filter", "sharpen"][..],
+    ] {
+        let args = [tool, &["--border", "constant:1e40"][..]].concat();
+        refused_with(
+            &args,
+            &["--border constant:1e40", "beyond the range of f32"],
+        );
+    }
     let stderr = run(&write(
         "overflow.txt",
         "3e38 3e38 3e38\n3e38 3e38 3e38\n3e38 3e38 3e38\n",

@@ -42,6 +42,22 @@ fn spacings_beyond_single_precision_are_refused_and_far_wavelets_are_zero() {
     let fast = Grid::from_fn([20; 3], |_, _, _| 1e300f64).unwrap();
     let e = Wavefield::new(WaveKernel::new(10.0, 1e-3, 1e300).with_pml(8), &fast).unwrap_err();
     assert!(e.to_string().contains("cannot hold"), "{e}");
+    // Each 1/h² fits, their weighted sum (the centre weight, -205/72·3/h²) does not.
+    let e = Wavefield::new(WaveKernel::new(1.2e-19, 1e-30, 2000.0), &model([20; 3])).unwrap_err();
+    assert!(e.to_string().contains("centre weight"), "{e}");
+    // A time step, or a velocity, whose (v·dt)² would round to zero: a silent zero field.
+    let e = Wavefield::new(WaveKernel::new(10.0, 1e-23, 2000.0), &model([20; 3])).unwrap_err();
+    assert!(e.to_string().contains("(v·dt)²"), "{e}");
+    let slow = Grid::from_fn([20; 3], |x, _, _| if x == 9 { 1e-17f32 } else { 2000.0 }).unwrap();
+    let e = Wavefield::new(kernel(), &slow).unwrap_err();
+    assert!(e.to_string().contains("(v·dt)²"), "{e}");
+    // A line of more receivers than memory holds: refused before any is made.
+    let e = Receiver::line([0.0; 3], [1.0; 3], usize::MAX).unwrap_err();
+    assert!(e.to_string().contains("receivers takes"), "{e}");
+    assert_eq!(
+        Receiver::line([0.0; 3], [2.0; 3], 3).unwrap()[1].position,
+        [1.0; 3]
+    );
     // π·f·τ overflows: the wavelet has long decayed to zero.
     let far = Wavelet::Ricker {
         freq: 10.0,

@@ -534,8 +534,10 @@ pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
         .map(|m| m * magnitude)
         .find(|s| (hi - lo) / s <= max as f64 + 1e-9)
         .unwrap_or(10.0 * magnitude);
-    // A span below the smallest normal numbers has no step that divides it.
-    if !(step.is_finite() && step > 0.0) {
+    // A span below the smallest normal numbers has no step that divides it, and a step within
+    // a few units in the last place of the ends gives ticks that round onto each other.
+    let resolution = 8.0 * f64::EPSILON * lo.abs().max(hi.abs());
+    if !(step.is_finite() && step > 0.0 && step > resolution) {
         return Vec::new();
     }
     let first = (lo / step - 1e-9).ceil() as i64;
@@ -588,10 +590,13 @@ fn log_multiples(lo: f64, hi: f64, multiples: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Decimals that tell the values of evenly spaced `ticks` apart (0 for whole steps).
+/// Decimals that tell the values of evenly spaced `ticks` apart (0 for whole steps), at most
+/// the 17 that any `f64` needs.
 pub(crate) fn tick_decimals(ticks: &[f64]) -> usize {
     match ticks {
-        [a, b, ..] => (-(b - a).abs().log10() - 1e-9).ceil().max(0.0) as usize,
+        [a, b, ..] if (b - a).abs() > 0.0 && (b - a).is_finite() => {
+            (-(b - a).abs().log10() - 1e-9).ceil().clamp(0.0, 17.0) as usize
+        }
         _ => 0,
     }
 }

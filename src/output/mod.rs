@@ -32,7 +32,7 @@ pub use self::png::{write_png, ColorMap, Slice, MAX_PICTURE_PIXELS};
 pub use self::segy::{check_segy_positions, write_segy, SegyShot, SegyTrace, SEGY_MAX_16};
 pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
-    write_vti_piece, write_vti_spaced, VtiArray, VtiBuffer, VtiValues,
+    write_vti_piece, write_vti_spaced, PvtiPiece, VtiArray, VtiBuffer, VtiValues,
 };
 pub(crate) use self::whole::{commit_durable, stage_durable};
 pub use self::whole::{write_whole, write_whole_durable, Staged};

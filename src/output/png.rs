@@ -42,6 +42,9 @@ pub struct Slice {
 
 impl Slice {
     /// The plane `z` of a grid, +y pointing up in the picture.
+    ///
+    /// # Panics
+    /// If `z` is not a plane of the grid, like indexing it.
     pub fn z_plane<T: crate::Real>(grid: &crate::Grid<T>, z: usize) -> Slice {
         let [nx, ny, _] = grid.dims();
         let values = (0..ny)
@@ -60,6 +63,9 @@ impl Slice {
     }
 
     /// The plane `x` of a grid as seen looking along −x: +z to the right, +y up.
+    ///
+    /// # Panics
+    /// If `x` is not a column of the grid, like indexing it.
     pub fn x_plane<T: crate::Real>(grid: &crate::Grid<T>, x: usize) -> Slice {
         let [_, ny, nz] = grid.dims();
         let values = (0..ny)
@@ -73,10 +79,16 @@ impl Slice {
         }
     }
 
-    /// An error unless the slice holds `width * height` values and has columns.
+    /// An error unless the slice holds `width * height` values and has columns and rows.
     pub(crate) fn check(&self) -> Result<()> {
+        if self.width == 0 || self.height == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a {}x{} slice has no pixels to draw",
+                self.width, self.height
+            )));
+        }
         let cells = self.width.checked_mul(self.height);
-        if cells != Some(self.values.len()) || self.width == 0 {
+        if cells != Some(self.values.len()) {
             return Err(Error::InvalidArgument(format!(
                 "a {}x{} slice needs {} values, got {}",
                 self.width,

@@ -162,13 +162,7 @@ fn write_image(
                     .to_string())
             )));
         }
-        let plain = |c: char| c.is_ascii_alphanumeric() || " _-.()".contains(c);
-        if a.name.is_empty() || !a.name.chars().all(plain) {
-            return Err(Error::InvalidArgument(format!(
-                "VTK array name '{}' must be non-empty letters, digits, spaces or _-.()",
-                a.name
-            )));
-        }
+        check_name(a)?;
     }
     let extent = extent_text(origin, dims)?;
     let mut header = String::new();
@@ -216,6 +210,63 @@ fn write_image(
     })
 }
 
+/// Refuses an array whose name is empty or not plain XML text, or that has no components.
+fn check_name(a: &VtiArray<'_>) -> Result<()> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || " _-.()".contains(c);
+    if a.name.is_empty() || !a.name.chars().all(plain) {
+        return Err(Error::InvalidArgument(format!(
+            "VTK array name '{}' must be non-empty letters, digits, spaces or _-.()",
+            a.name
+        )));
+    }
+    if a.components == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "VTK array '{}' has no components",
+            a.name
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a `.pvti` piece that is not a box inside `whole` or whose file name would not be
+/// XML attribute text.
+fn check_piece(whole: [usize; 3], (origin, dims, source): &PvtiPiece) -> Result<()> {
+    let inside = (0..3).all(|a| {
+        dims[a] > 0
+            && origin[a]
+                .checked_add(dims[a])
+                .is_some_and(|end| end <= whole[a])
+    });
+    if !inside {
+        return Err(Error::InvalidArgument(format!(
+            "a .pvti piece of {}x{}x{} points from ({}, {}, {}) does not lie inside the \
+             {}x{}x{}-point image",
+            dims[0],
+            dims[1],
+            dims[2],
+            origin[0],
+            origin[1],
+            origin[2],
+            whole[0],
+            whole[1],
+            whole[2]
+        )));
+    }
+    if source.is_empty()
+        || source.contains(['"', '&', '<', '>'])
+        || source.chars().any(char::is_control)
+    {
+        return Err(Error::InvalidArgument(format!(
+            "a .pvti piece's file name {source:?} must be non-empty and hold none of \" & < > \
+             or control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// One piece of a `.pvti` image: its first point, its size in points and its file's name.
+pub type PvtiPiece = ([usize; 3], [usize; 3], String);
+
 /// `"x0 x1 y0 y1 z0 z1"`: the points of a box of `dims` points from `origin`, inclusive.
 ///
 /// Errors: a box without points on an axis, or one whose last point overflows the index type
@@ -239,12 +290,17 @@ fn extent_text(origin: [usize; 3], dims: [usize; 3]) -> Result<String> {
 /// name of its `.vti` file, relative to `path`'s directory) into one image of `whole` points
 /// with the point arrays named and typed as `arrays` (their values are not used). ParaView
 /// opens it as one data set. Pieces that share their boundary points join without gaps.
+///
+/// Errors: an array whose name is not plain text or that has no components, a piece that does
+/// not lie inside the image or whose file name is not plain text, I/O.
 pub fn write_pvti(
     path: &Path,
     whole: [usize; 3],
-    pieces: &[([usize; 3], [usize; 3], String)],
+    pieces: &[PvtiPiece],
     arrays: &[VtiArray<'_>],
 ) -> Result<()> {
+    arrays.iter().try_for_each(check_name)?;
+    pieces.iter().try_for_each(|p| check_piece(whole, p))?;
     let mut text = String::from("<?xml version=\"1.0\"?>\n");
     text.push_str(
         "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n",

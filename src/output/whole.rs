@@ -103,10 +103,19 @@ pub struct Staged {
 impl Staged {
     /// Temporary names for `targets`, each in its target's directory. Nothing is created.
     /// Errors: [`Error::Io`] for a target that names no file (`/`, say).
+    /// A target that is a symbolic link is written through it (the file it names is
+    /// replaced, the link kept); a target that exists read-only is refused.
     pub fn new(targets: impl IntoIterator<Item = PathBuf>) -> Result<Staged> {
         let files = targets
             .into_iter()
-            .map(|target| Ok((temporary_beside(&target)?, target)))
+            .map(|target| {
+                let io = |reason: String| {
+                    let e = std::io::Error::new(std::io::ErrorKind::PermissionDenied, reason);
+                    Error::io(&target, e)
+                };
+                let target = writable_target(&target).map_err(io)?;
+                Ok((temporary_beside(&target)?, target))
+            })
             .collect::<Result<_>>()?;
         Ok(Staged { files })
     }
@@ -132,6 +141,10 @@ impl Staged {
     pub fn commit(mut self) -> Result<()> {
         while !self.files.is_empty() {
             let (temporary, target) = &self.files[0];
+            // A file replaced keeps its permissions.
+            if let Ok(old) = std::fs::metadata(target) {
+                let _ = std::fs::set_permissions(temporary, old.permissions());
+            }
             std::fs::rename(temporary, target).map_err(|e| Error::io(target, e))?;
             self.files.remove(0);
         }
@@ -146,6 +159,25 @@ impl Drop for Staged {
         for (temporary, _) in &self.files {
             let _ = std::fs::remove_file(temporary);
         }
+    }
+}
+
+/// The file a write to `path` replaces: `path` itself, or the file it names when it is a
+/// symbolic link. Errors, as the reason: a link to nothing, or a file that exists read-only
+/// (the rename that ends a write would replace it all the same).
+pub(crate) fn writable_target(path: &Path) -> std::result::Result<PathBuf, String> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        std::fs::canonicalize(path)
+            .map_err(|e| format!("it is a symbolic link to no file ({e})"))?
+    } else {
+        path.to_path_buf()
+    };
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() && m.permissions().readonly() => {
+            Err(format!("{} is read-only", target.display()))
+        }
+        _ => Ok(target),
     }
 }
 
@@ -211,6 +243,38 @@ mod tests {
         write_whole(&path, half_way).unwrap_err();
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A write through a symbolic link replaces the file it names and keeps the link; a
+    /// read-only file is refused and left as it was; a replaced file keeps its mode.
+    #[cfg(unix)]
+    #[test]
+    fn links_are_written_through_and_read_only_files_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = dir("links");
+        let (real, link) = (d.join("real.png"), d.join("link.png"));
+        std::fs::write(&real, b"old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let new = |out: &mut BufWriter<File>| out.write_all(b"new").map_err(|e| Error::io("x", e));
+        write_whole(&link, new).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_whole(&real, new).unwrap();
+        assert_eq!(mode(&real), 0o640);
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let e = write_whole(&link, |_| unreachable!()).unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        let dangling = d.join("dangling.png");
+        std::os::unix::fs::symlink(d.join("nothing"), &dangling).unwrap();
+        let e = write_whole(&dangling, |_| unreachable!()).unwrap_err();
+        assert!(e.to_string().contains("symbolic link to no file"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

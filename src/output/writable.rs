@@ -41,6 +41,7 @@ pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
     if path.is_dir() {
         return Err(refuse("it is a directory".into()));
     }
+    let path = &super::whole::writable_target(path).map_err(refuse)?;
     let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(refuse(format!(

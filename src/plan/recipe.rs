@@ -278,8 +278,14 @@ impl Plan {
         let seconds = cells as f64 * steps as f64 / (mups.max(1e-6) * 1e6);
         if seconds > LONGEST_RUN_SECONDS {
             let years = seconds / (365.0 * 86_400.0);
+            // Over a year: whole years, in powers of ten beyond a million.
+            let years = if years < 1e6 {
+                format!("{years:.0}")
+            } else {
+                format!("{years:.1e}")
+            };
             return Err(Error::InvalidArgument(format!(
-                "{steps} steps of {cells} cells would take about {years:.3e} years at the \
+                "{steps} steps of {cells} cells would take about {years} years at the \
                  plan's predicted {mups:.0} MUPS: a run of at most a year is accepted"
             )));
         }

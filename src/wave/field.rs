@@ -60,8 +60,10 @@ impl<T: Real> Wavefield<T> {
     /// is allocated.
     pub fn new(mut kernel: WaveKernel, velocity: &Grid<T>) -> Result<Wavefield<T>> {
         let dims = velocity.dims();
-        kernel.v_max = max_velocity(velocity)?;
+        let (v_min, v_max) = velocity_range(velocity)?;
+        kernel.v_max = v_max;
         kernel.validate()?;
+        kernel.check_step_scales(v_min)?;
         kernel.validate_dims(dims)?;
         Footprint::wavefield(T::DTYPE).check_allocation(dims)?;
         let dt2 = kernel.dt * kernel.dt;
@@ -344,31 +346,32 @@ pub(crate) fn sample_into<T: Real>(u: &Grid<T>, probes: &[Tap], samples: &mut [f
     }
 }
 
-/// The largest velocity of `velocity`, or an error naming the first cell (x-fastest order)
-/// whose velocity is not positive and finite. Planes are read in parallel.
-fn max_velocity<T: Real>(velocity: &Grid<T>) -> Result<f64> {
+/// The smallest and largest velocities of `velocity`, or an error naming the first cell
+/// (x-fastest order) whose velocity is not positive and finite. Planes are read in parallel.
+fn velocity_range<T: Real>(velocity: &Grid<T>) -> Result<(f64, f64)> {
     use rayon::prelude::*;
     let [_, ny, nz] = velocity.dims();
-    let planes: Vec<std::result::Result<f64, ([usize; 3], f64)>> = (0..nz)
+    type Plane = std::result::Result<(f64, f64), ([usize; 3], f64)>;
+    let planes: Vec<Plane> = (0..nz)
         .into_par_iter()
         .map(|z| {
-            let mut v_max = 0.0f64;
+            let (mut v_min, mut v_max) = (f64::INFINITY, 0.0f64);
             for y in 0..ny {
                 for (x, v) in velocity.row(y, z).iter().enumerate() {
                     let v = v.to_f64().unwrap_or(f64::NAN);
                     if !(v.is_finite() && v > 0.0) {
                         return Err(([x, y, z], v));
                     }
-                    v_max = v_max.max(v);
+                    (v_min, v_max) = (v_min.min(v), v_max.max(v));
                 }
             }
-            Ok(v_max)
+            Ok((v_min, v_max))
         })
         .collect();
     planes
         .into_iter()
-        .try_fold(0.0f64, |v_max, plane| match plane {
-            Ok(v) => Ok(v_max.max(v)),
+        .try_fold((f64::INFINITY, 0.0f64), |(lo, hi), plane| match plane {
+            Ok((v_min, v_max)) => Ok((lo.min(v_min), hi.max(v_max))),
             Err(([x, y, z], v)) => Err(Error::InvalidArgument(format!(
             "the velocity at cell ({x}, {y}, {z}) is {v}: velocities must be positive and finite"
         ))),
@@ -454,14 +457,17 @@ mod tests {
             }
         }
         assert_eq!(
-            max_velocity(&v).unwrap(),
-            v.iter().map(|c| c.1).fold(0.0, f64::max)
+            velocity_range(&v).unwrap(),
+            (
+                v.iter().map(|c| c.1).fold(f64::INFINITY, f64::min),
+                v.iter().map(|c| c.1).fold(0.0, f64::max)
+            )
         );
         let mut bad = v.clone();
         bad.set(4, 2, 9, -1.0);
         bad.set(2, 7, 9, f64::NAN);
         bad.set(1, 1, 12, 0.0);
-        let e = max_velocity(&bad).unwrap_err().to_string();
+        let e = velocity_range(&bad).unwrap_err().to_string();
         assert!(e.contains("(4, 2, 9)"), "{e}");
     }
 }

@@ -196,6 +196,15 @@ impl WaveKernel {
                  (about 1.1e-19 to 1.8e19 m): give the spacing in other units"
             )));
         }
+        let inverse: f64 = self.spacing.iter().map(|h| 1.0 / (h * h)).sum();
+        let centre = self.weights()[0].abs() * inverse;
+        if !single(centre) {
+            return Err(Error::InvalidArgument(format!(
+                "the update's centre weight on spacing {:?} m is {centre:e} /m², which single \
+                 precision cannot hold: give the spacing in other units",
+                self.spacing
+            )));
+        }
         if !(self.v_max.is_finite() && self.v_max > 0.0) {
             return Err(Error::InvalidArgument(format!(
                 "the largest velocity must be positive and finite, got {}",
@@ -208,6 +217,7 @@ impl WaveKernel {
                 self.dt
             )));
         }
+        self.check_step_scales(self.v_max)?;
         let limit = self.max_stable_dt(self.v_max);
         if !(limit > 0.0 && single(limit)) {
             return Err(Error::InvalidArgument(format!(
@@ -222,6 +232,31 @@ impl WaveKernel {
                  {:?} m: use dt <= {limit:.4e} s",
                 self.dt, self.order, self.v_max, self.spacing
             )));
+        }
+        Ok(())
+    }
+
+    /// Checks that the factors a step forms from the time step, `(v·dt)²` at velocity `v` and a
+    /// source's `dt²/(hx·hy·hz)`, lie in single precision's normal range: below it they
+    /// would round to zero, and a run would compute a silent zero field.
+    pub(crate) fn check_step_scales(&self, v: f64) -> Result<()> {
+        let [hx, hy, hz] = self.spacing;
+        let dt2 = self.dt * self.dt;
+        let normal = |x: f64| (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&x);
+        for (what, value) in [
+            (format!("(v·dt)² at {v} m/s"), (v * self.dt).powi(2)),
+            (
+                "a source's dt²/(hx·hy·hz)".to_string(),
+                dt2 / (hx * hy * hz),
+            ),
+        ] {
+            if !normal(value) {
+                return Err(Error::InvalidArgument(format!(
+                    "time step {:e} s: {what} is {value:e}, which single precision cannot \
+                     hold: give the time, velocity and spacing in other units",
+                    self.dt
+                )));
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Velocity models for seismic runs, as grids of velocities (m/s) with z the depth axis.
 
-use crate::{Grid, Real, Result};
+use crate::{Error, Grid, Real, Result};
 
 /// A model of velocity `v` everywhere.
 pub fn homogeneous<T: Real>(dims: [usize; 3], v: f64) -> Result<Grid<T>> {
@@ -9,14 +9,27 @@ pub fn homogeneous<T: Real>(dims: [usize; 3], v: f64) -> Result<Grid<T>> {
 
 /// Horizontal layers: `layers[i] = (top depth in cells, velocity)`, sorted by depth; cells
 /// above the first top take the first velocity.
+///
+/// Errors: no layers, or tops that do not increase strictly ([`Error::InvalidArgument`]: a
+/// layer given out of order would be hidden by the ones above it).
 pub fn layered<T: Real>(dims: [usize; 3], layers: &[(usize, f64)]) -> Result<Grid<T>> {
+    let Some(&(_, first)) = layers.first() else {
+        return Err(Error::InvalidArgument(
+            "a layered model needs at least one layer".into(),
+        ));
+    };
+    if let Some(w) = layers.windows(2).find(|w| w[1].0 <= w[0].0) {
+        return Err(Error::InvalidArgument(format!(
+            "a layered model's layer tops must increase with depth: {} follows {}",
+            w[1].0, w[0].0
+        )));
+    }
     let at = |z: usize| {
         layers
             .iter()
             .rev()
             .find(|(top, _)| z >= *top)
-            .or(layers.first())
-            .map_or(1500.0, |l| l.1)
+            .map_or(first, |l| l.1)
     };
     Grid::par_from_fn(dims, |_, _, z| T::of(at(z)))
 }
@@ -59,6 +72,14 @@ mod tests {
     fn models_hold_their_velocities() {
         let g = layered::<f32>([4, 4, 10], &[(0, 1500.0), (5, 2500.0)]).unwrap();
         assert_eq!((g.get(0, 0, 4), g.get(0, 0, 5)), (1500.0, 2500.0));
+        let g = layered::<f32>([4, 4, 10], &[(3, 1800.0), (5, 2500.0)]).unwrap();
+        assert_eq!(
+            (g.get(0, 0, 0), g.get(0, 0, 3), g.get(0, 0, 9)),
+            (1800.0, 1800.0, 2500.0)
+        );
+        assert!(layered::<f32>([4, 4, 10], &[]).is_err());
+        assert!(layered::<f32>([4, 4, 10], &[(5, 2500.0), (0, 1500.0)]).is_err());
+        assert!(layered::<f32>([4, 4, 10], &[(0, 1500.0), (0, 2500.0)]).is_err());
         let s = salt::<f32>([40, 40, 40]).unwrap();
         assert_eq!(s.get(20, 20, 1), 1500.0);
         assert_eq!(s.get(22, 20, 30), 4500.0);

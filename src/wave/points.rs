@@ -29,8 +29,19 @@ impl Receiver {
     }
 
     /// `n` receivers evenly spaced on the segment from `from` to `to` (both included).
-    pub fn line(from: [f64; 3], to: [f64; 3], n: usize) -> Vec<Receiver> {
-        (0..n)
+    ///
+    /// Errors: more receivers than the memory this process may take holds
+    /// ([`Error::InvalidArgument`], before anything is allocated).
+    pub fn line(from: [f64; 3], to: [f64; 3], n: usize) -> Result<Vec<Receiver>> {
+        let bytes = n as u128 * std::mem::size_of::<Receiver>() as u128;
+        let budget = crate::memory::available().map_or(u64::MAX, crate::memory::usable_host);
+        if bytes > u128::from(budget) {
+            return Err(Error::InvalidArgument(format!(
+                "a line of {n} receivers takes {bytes} bytes, more than the {budget} this \
+                 process may take"
+            )));
+        }
+        Ok((0..n)
             .map(|i| {
                 let t = if n > 1 {
                     i as f64 / (n - 1) as f64
@@ -39,7 +50,7 @@ impl Receiver {
                 };
                 Receiver::at(std::array::from_fn(|a| from[a] + t * (to[a] - from[a])))
             })
-            .collect()
+            .collect())
     }
 }
 

@@ -42,7 +42,7 @@ pub fn random_shot<T: Real>(kernel: WaveKernel, dims: [usize; 3], seed: u64) -> 
     let lo: [f64; 3] = std::array::from_fn(|a| (r as f64 + 0.25) * h[a]);
     let hi: [f64; 3] = std::array::from_fn(|a| (dims[a] - r - 1) as f64 * h[a]);
     let mut receivers = vec![Receiver::at(lo), Receiver::at(mid), Receiver::at(hi)];
-    receivers.extend(Receiver::line(lo, [hi[0], lo[1], hi[2]], 5));
+    receivers.extend(Receiver::line(lo, [hi[0], lo[1], hi[2]], 5).unwrap());
     f.add_receivers(&receivers).unwrap();
     f
 }

@@ -309,23 +309,7 @@ impl Problem {
     fn filter(&self, size: Option<&str>) -> Result<Filter2, Error> {
         let border = load_border(self.border.as_deref().unwrap_or("reflect101"))?;
         let filter = match (&self.filter, size) {
-            (Some(f), _) => {
-                let filter = load_filter(f)?;
-                // A weight finite in f64 may be infinite in f32, where it would pass for a
-                // blow-up after the first step.
-                let huge = filter
-                    .weights()
-                    .iter()
-                    .find(|w| w.abs() > f64::from(f32::MAX));
-                if let (DType::F32, Some(w)) = (self.dtype, huge) {
-                    return Err(Error::InvalidArgument(format!(
-                        "--filter {f}: weight {w:e} is beyond the range of f32 (±{:e}): run \
-                         with --dtype f64",
-                        f32::MAX
-                    )));
-                }
-                filter
-            }
+            (Some(f), _) => load_filter(f)?,
             (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
             (None, None) => {
                 return Err(Error::InvalidArgument(
@@ -340,6 +324,11 @@ impl Problem {
                     "--kernel conv2d:{size} does not match the {kw}x{kh} filter given"
                 )));
             }
+        }
+        if self.dtype == DType::F32 {
+            let spec = self.filter.as_deref().unwrap_or("(dense)");
+            let border_spec = self.border.as_deref().unwrap_or("reflect101");
+            check_in_f32(&filter, spec, border, border_spec, "run with --dtype f64")?;
         }
         Ok(filter.with_border(border))
     }
@@ -356,10 +345,46 @@ impl Problem {
     }
 }
 
-/// A filter named on the command line: a path to a file of weights when something exists
-/// there, else a filter name. A spec that looks like a path (a '/', or a '.' extension without
-/// a ':') but names nothing is refused as a missing file rather than as an unknown filter.
+/// Checks that `filter`'s weights (`--filter spec`) and a constant border (`--border
+/// border_spec`) are finite in `f32`: a value such as 1e300 parses as a finite `f64` but is
+/// infinite in `f32`, where it would pass for a blow-up after the first step. `remedy` ends
+/// the message.
+pub fn check_in_f32(
+    filter: &Filter2,
+    spec: &str,
+    border: Border,
+    border_spec: &str,
+    remedy: &str,
+) -> Result<(), Error> {
+    let beyond = |v: f64| v.is_nan() || v.abs() > f64::from(f32::MAX);
+    if let Some(w) = filter.weights().iter().find(|w| beyond(**w)) {
+        return Err(Error::InvalidArgument(format!(
+            "--filter {spec}: weight {w:e} is beyond the range of f32 (±{:e}): {remedy}",
+            f32::MAX
+        )));
+    }
+    if let Border::Constant(v) = border {
+        if beyond(v) {
+            return Err(Error::InvalidArgument(format!(
+                "--border {border_spec}: the value {v:e} is beyond the range of f32 (±{:e}): \
+                 {remedy}",
+                f32::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A filter named on the command line: a filter's name (`sobel`, `gaussian:5`), else a path to
+/// a file of weights. A file whose name is also a filter's is read when given as a path
+/// (`./sobel`). A spec that looks like a path (a '/', or a '.' extension without a ':') but
+/// names nothing is refused as a missing file rather than as an unknown filter.
 pub fn load_filter(spec: &str) -> Result<Filter2, Error> {
+    if !spec.contains('/') {
+        if let Ok(filter) = Filter2::from_name(spec) {
+            return Ok(filter);
+        }
+    }
     let path = std::path::Path::new(spec);
     let looks_like_path = spec.contains('/') || (path.extension().is_some() && !spec.contains(':'));
     if path.exists() {

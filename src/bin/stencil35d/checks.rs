@@ -8,13 +8,18 @@ use stencil35d::output::{check_writable_dir, check_writable_file};
 use stencil35d::Error;
 
 /// `x` as a person would type it: plain between 10⁻⁴ and 10⁹ (`0.05`, `2000`), in scientific
-/// notation beyond (`1e-300`, `3.6e30`), so an error never prints hundreds of digits.
+/// notation beyond (`1e-300`, `3.6e30`), so an error never prints hundreds of digits. A value
+/// read in single precision is written with the digits single precision needs (`1e30`, not
+/// `1.0000000150474662e30`).
 pub fn shown(x: f64) -> String {
     let a = x.abs();
-    if a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
+    let plain = a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a);
+    let single = x as f32;
+    match (plain, f64::from(single) == x) {
+        (true, true) => format!("{single}"),
+        (true, false) => format!("{x}"),
+        (false, true) => format!("{single:e}"),
+        (false, false) => format!("{x:e}"),
     }
 }
 
@@ -179,6 +184,10 @@ mod tests {
         assert_eq!(shown(1e-300), "1e-300");
         assert_eq!(shown(3.6e30), "3.6e30");
         assert_eq!(shown(f64::NAN), "NaN");
+        // Values read in single precision keep single precision's digits.
+        assert_eq!(shown(f64::from(1e30f32)), "1e30");
+        assert_eq!(shown(f64::from(0.001f32)), "0.001");
+        assert_eq!(shown(0.001), "0.001");
         assert_eq!(approx(1.0063456073742667e-13), "1.006e-13");
         assert_eq!(at_least(0.009936944054529901), "0.009937");
         assert_eq!(at_most(74.99995), "74.99");

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use clap::Args;
 use stencil35d::output::{check_writable_file, Picture};
-use stencil35d::{Border, Error, Filter2, Kernel, Plan, PlanBuilder, Solver};
+use stencil35d::{Error, Kernel, Plan, PlanBuilder, Solver};
 
-use crate::args::{load_border, load_filter, parse_engines, parse_threads};
+use crate::args::{check_in_f32, load_border, load_filter, parse_engines, parse_threads};
 
 /// Options of `filter`.
 #[derive(Args, Debug)]
@@ -62,23 +62,6 @@ fn parse_times(s: &str) -> Result<usize, String> {
     )
 }
 
-/// Checks that every weight of `filter` is finite in `f32`, the precision pictures are
-/// filtered in (a weight such as 1e300 parses as a finite `f64` but is infinite in `f32`).
-fn check_f32_weights(filter: &Filter2, spec: &str) -> Result<(), Error> {
-    match filter
-        .weights()
-        .iter()
-        .find(|w| w.abs() > f64::from(f32::MAX))
-    {
-        Some(w) => Err(Error::InvalidArgument(format!(
-            "--filter {spec}: weight {w:e} is beyond the range of f32 (±{:e}), the precision \
-             pictures are filtered in",
-            f32::MAX
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// A run's error worded for a picture: a value that became infinite or NaN is the filter's
 /// doing (the picture's values lie in [0, 1]: its weights, a border constant, or growth over
 /// repeated applications), not an unstable scheme's.
@@ -107,19 +90,9 @@ fn for_pictures(e: Error, args: &FilterArgs) -> Error {
 
 pub fn run(args: &FilterArgs) -> Result<(), Error> {
     let filter = load_filter(&args.filter)?;
-    check_f32_weights(&filter, &args.filter)?;
     let border = load_border(&args.border)?;
-    if let Border::Constant(v) = border {
-        let fits = v.abs() <= f64::from(f32::MAX); // false for NaN too
-        if !fits {
-            return Err(Error::InvalidArgument(format!(
-                "--border {}: the value {v:e} is beyond the range of f32 (±{:e}), the \
-                 precision pictures are filtered in",
-                args.border,
-                f32::MAX
-            )));
-        }
-    }
+    let remedy = "pictures are filtered in f32";
+    check_in_f32(&filter, &args.filter, border, &args.border, remedy)?;
     let filter = filter.with_border(border);
     check_writable_file(&args.output, "the output picture")?;
     let mut picture = Picture::read_png(&args.input)?;

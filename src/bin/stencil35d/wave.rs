@@ -18,7 +18,7 @@ use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wa
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
-use crate::checks::{approx, at_most, check_files, shown, OutputDir};
+use crate::checks::{approx, at_least, at_most, check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
@@ -82,8 +82,8 @@ pub struct WaveArgs {
     #[arg(long, value_enum, default_value = "salt")]
     model: Model,
     /// A velocity model in m/s from a `.npy` file of shape (nz, ny, nx) (x fastest, as the
-    /// grids are stored); replaces --model and --size.
-    #[arg(long)]
+    /// grids are stored); replaces --model and --size, which cannot be given with it.
+    #[arg(long, conflicts_with_all = ["model", "size"])]
     velocity: Option<PathBuf>,
     /// Grid size: N for N³, or NXxNYxNZ (z is depth).
     #[arg(long, default_value = "200x200x150")]
@@ -182,9 +182,16 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
     let model: Grid<T> = match args.model {
         Model::Homogeneous => models::homogeneous(dims, 2000.0),
         Model::Layered => {
-            let layers: Vec<(usize, f64)> = (0..5)
-                .map(|i| (i * dims[2] / 5, 1500.0 + 500.0 * i as f64))
-                .collect();
+            // Five layers, fewer on grids under 5 cells deep (a deeper layer that starts at
+            // the same depth as the one above replaces it).
+            let mut layers: Vec<(usize, f64)> = Vec::new();
+            for i in 0..5 {
+                let layer = (i * dims[2] / 5, 1500.0 + 500.0 * i as f64);
+                if layers.last().is_some_and(|l| l.0 == layer.0) {
+                    layers.pop();
+                }
+                layers.push(layer);
+            }
             models::layered(dims, &layers)
         }
         Model::Salt => models::salt(dims),
@@ -234,7 +241,14 @@ fn faces(args: &WaveArgs) -> Result<WaveKernel, Error> {
         }
         k = k.with_free_surface();
     }
-    for face in &args.rigid {
+    for (i, face) in args.rigid.iter().enumerate() {
+        if args.rigid[..i].contains(face) {
+            let name = face.to_possible_value().map(|v| v.get_name().to_string());
+            return Err(Error::InvalidArgument(format!(
+                "--rigid names {} twice: name each face once",
+                name.unwrap_or_default()
+            )));
+        }
         let (axis, side) = face.axis_side();
         k = k.with_face(axis, side, Face::Rigid);
     }
@@ -381,9 +395,9 @@ fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
              from {} to {} s",
             shown(time),
             approx(steps),
-            shown(dt),
+            approx(dt),
             SEGY_MAX - 1,
-            shown(dt),
+            at_least(dt),
             at_most(dt * (SEGY_MAX - 1) as f64)
         )));
     }
@@ -696,7 +710,8 @@ fn gather<T: Real>(
 ) -> Result<Vec<PathBuf>, Error> {
     let traces = field.traces();
     let samples = traces.first().map_or(0, Vec::len);
-    let flat: Vec<f32> = traces.iter().flatten().map(|&v| v as f32).collect();
+    // In the run's precision (SEG-Y's IEEE traces are single precision whatever it is).
+    let flat: Vec<T> = traces.iter().flatten().map(|&v| T::of(v)).collect();
     let npy = args.out.join("gather.npy");
     write_npy(&npy, &[traces.len(), samples], &flat)?;
     let segy = args.out.join("gather.segy");

@@ -63,7 +63,8 @@ const RICKER_TOP: f64 = 2.5;
 /// Refuses a Ricker peak frequency (--freq, positive: [`check_options`]) above the grid's
 /// Nyquist frequency for the slowest velocity `v_min` (`v_min / 2h`: shorter waves do not
 /// exist on the grid); warns on stderr when the wavelet's content up to [`RICKER_TOP`] times
-/// the peak has fewer than [`POINTS_PER_WAVELENGTH`] cells per shortest wavelength.
+/// the peak has fewer than [`POINTS_PER_WAVELENGTH`] cells per shortest wavelength, and when
+/// the recording ends before the wavelet peaks.
 pub fn check_frequency(args: &WaveArgs, v_min: f64) -> Result<(), Error> {
     let h = args.spacing;
     let nyquist = v_min / (2.0 * h);
@@ -92,6 +93,20 @@ pub fn check_frequency(args: &WaveArgs, v_min: f64) -> Result<(), Error> {
             shown(v_min),
             v_min / (RICKER_TOP * args.freq * h),
             at_most(resolved)
+        );
+    }
+    // The source's Ricker wavelet peaks 1/f after the start: a shorter recording holds only
+    // its onset, near-zero values that the gather's picture would scale to full contrast.
+    let peak = 1.0 / args.freq;
+    if args.time <= peak {
+        eprintln!(
+            "warning: --time {} s ends before the source's {} Hz Ricker wavelet peaks at {} s \
+             (it is delayed by 1/freq): the gather holds only the wavelet's onset; record \
+             longer than {} s or raise --freq",
+            shown(args.time),
+            shown(args.freq),
+            approx(peak),
+            approx(peak)
         );
     }
     Ok(())

@@ -10,16 +10,18 @@ pub(crate) fn stencil_step<T: Real>(stencil: &Stencil2, src: &Grid<T>, dst: &mut
     let [nx, ny, _] = src.dims();
     let r = stencil.radius();
     let ri = r as i32;
-    let taps: Vec<(i32, i32, f64)> = (-ri..=ri)
+    // Offsets as `isize`, added to indices of any size: an interior cell plus an offset lies
+    // within the grid, so the sum neither wraps nor truncates.
+    let taps: Vec<(isize, isize, f64)> = (-ri..=ri)
         .flat_map(|dy| (-ri..=ri).map(move |dx| (dx, dy)))
-        .map(|(dx, dy)| (dx, dy, stencil.weight(dx, dy)))
+        .map(|(dx, dy)| (dx as isize, dy as isize, stencil.weight(dx, dy)))
         .filter(|t| t.2 != 0.0)
         .collect();
     for y in r..ny - r {
         for x in r..nx - r {
             let mut acc = 0.0f64;
             for &(dx, dy, w) in &taps {
-                let v = src.get((x as i32 + dx) as usize, (y as i32 + dy) as usize, 0);
+                let v = src.get(x.wrapping_add_signed(dx), y.wrapping_add_signed(dy), 0);
                 acc += w * v.to_f64().unwrap_or(f64::NAN);
             }
             dst.set(x, y, 0, T::of(acc));

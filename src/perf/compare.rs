@@ -314,7 +314,20 @@ const FAILED: &str = "failed: ";
 /// assert_eq!(comparison.rows.len(), 5 * 2);
 /// assert!(comparison.rows.iter().all(|r| r.measured.as_ref().unwrap().mups > 0.0));
 /// ```
-pub fn compare(config: &CompareConfig, progress: impl FnMut(&CompareRow)) -> Result<Comparison> {
+pub fn compare(
+    config: &CompareConfig,
+    mut progress: impl FnMut(&CompareRow),
+) -> Result<Comparison> {
+    compare_with(config, &mut progress)
+}
+
+/// [`compare`] compiled once, in this crate: its engines are not compiled again in each crate
+/// that calls it with a closure of its own.
+#[inline(never)]
+fn compare_with(
+    config: &CompareConfig,
+    progress: &mut dyn FnMut(&CompareRow),
+) -> Result<Comparison> {
     match config.dtype {
         DType::F32 => compare_typed::<f32>(config, progress),
         DType::F64 => compare_typed::<f64>(config, progress),
@@ -323,7 +336,7 @@ pub fn compare(config: &CompareConfig, progress: impl FnMut(&CompareRow)) -> Res
 
 fn compare_typed<T: Real>(
     config: &CompareConfig,
-    mut progress: impl FnMut(&CompareRow),
+    mut progress: &mut dyn FnMut(&CompareRow),
 ) -> Result<Comparison> {
     let start = Instant::now();
     if config.steps == 0 {

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use cudarc::driver::CudaSlice;
 
+use super::concrete::per_precision;
 use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu;
@@ -16,10 +17,15 @@ use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Grid, Real, Result, RunReport, Stencil};
 
-impl<T: Real> State for Grid<T> {
-    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_grid(solver, grid, steps, Input::Unchecked)
-    }
+per_precision!(Grid, advance_host, advance_host_f32, advance_host_f64);
+
+/// [`State::advance`] for a grid in host memory, as the caller passed it.
+fn advance_host<T: Real>(
+    solver: &mut Solver,
+    grid: &mut Grid<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    advance_grid(solver, grid, steps, Input::Unchecked)
 }
 
 /// [`State::advance`] for a grid, given what `input` says of it.
@@ -241,10 +247,20 @@ impl<T: Real> HostGrid<'_, T> {
     }
 }
 
-impl<T: Real> State for DeviceGrid<T> {
-    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_on_device(solver, grid, steps, None)
-    }
+per_precision!(
+    DeviceGrid,
+    advance_device,
+    advance_device_f32,
+    advance_device_f64
+);
+
+/// [`State::advance`] for a grid in GPU memory.
+fn advance_device<T: Real>(
+    solver: &mut Solver,
+    grid: &mut DeviceGrid<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    advance_on_device(solver, grid, steps, None)
 }
 
 /// Advances `grid` on the device by `steps` steps of the solver's GPU engine, with `hooks`

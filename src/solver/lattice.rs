@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::concrete::per_precision;
 use super::dispatch::{rings_fit, Engines, Run, Timing};
 use super::{check_shape, check_steps, Input, Solver, State};
 use crate::gpu::{self, lbm::LbmBuffers};
@@ -12,14 +13,18 @@ use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
 
-impl<T: Real> State for Lattice<T> {
-    /// Errors besides the stencil ones: a plan for another periodicity or forcing
-    /// ([`Error::PlanMismatch`]), a lattice [`Lattice::validate`] rejects, non-finite populations
-    /// (nothing is computed). After a blow-up the lattice holds the last finite state and its
-    /// step count matches it.
-    fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_lattice(solver, lat, steps, Input::Unchecked)
-    }
+per_precision!(Lattice, advance_host, advance_host_f32, advance_host_f64);
+
+/// [`State::advance`] for a lattice as the caller passed it. Errors besides the stencil ones:
+/// a plan for another periodicity or forcing ([`Error::PlanMismatch`]), a lattice
+/// [`Lattice::validate`] rejects, non-finite populations (nothing is computed). After a
+/// blow-up the lattice holds the last finite state and its step count matches it.
+fn advance_host<T: Real>(
+    solver: &mut Solver,
+    lat: &mut Lattice<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    advance_lattice(solver, lat, steps, Input::Unchecked)
 }
 
 /// [`State::advance`] for a lattice, given what `input` says of it.

@@ -3,6 +3,7 @@
 //! then hands it to the one dispatch ([`dispatch`]) from the plan's engine to the engine code.
 
 mod check;
+mod concrete;
 mod dispatch;
 #[cfg(feature = "mpi")]
 mod distributed;

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use super::concrete::per_precision;
 use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Solver, State};
 use crate::memory::Footprint;
@@ -10,35 +11,40 @@ use crate::plan::Kernel;
 use crate::plane::{Filter2, Stencil2};
 use crate::{cpu, gpu, Error, Grid, Grid2, Real, Result, RunReport};
 
-impl<T: Real> State for Grid2<T> {
-    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        let kernel = match solver.plan.kernel() {
-            Kernel::Stencil2(s) => PlaneKernel::Stencil(s.clone()),
-            Kernel::Filter(f) => PlaneKernel::Filter(f.clone()),
-            other => {
-                return Err(Error::PlanMismatch(format!(
-                    "the plan is for {other}, not for a 2D grid"
-                )))
-            }
-        };
-        let [nx, ny] = grid.dims();
-        check_shape(&solver.plan, T::DTYPE, [nx, ny, 1])?;
-        check_steps(steps)?;
-        let pool = solver.workers.pool(solver.plan.threads())?;
-        if let Some(([x, y], value)) = pool.install(|| grid.find_non_finite()) {
-            return Err(Error::NonFiniteInput {
-                cell: [x, y, 0],
-                value,
-            });
+per_precision!(Grid2, advance_plane, advance_plane_f32, advance_plane_f64);
+
+/// [`State::advance`] for a 2D grid.
+fn advance_plane<T: Real>(
+    solver: &mut Solver,
+    grid: &mut Grid2<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    let kernel = match solver.plan.kernel() {
+        Kernel::Stencil2(s) => PlaneKernel::Stencil(s.clone()),
+        Kernel::Filter(f) => PlaneKernel::Filter(f.clone()),
+        other => {
+            return Err(Error::PlanMismatch(format!(
+                "the plan is for {other}, not for a 2D grid"
+            )))
         }
-        solver.dispatch(
-            &mut HostPlane {
-                kernel,
-                grid: grid.as_grid_mut(),
-            },
-            steps,
-        )
+    };
+    let [nx, ny] = grid.dims();
+    check_shape(&solver.plan, T::DTYPE, [nx, ny, 1])?;
+    check_steps(steps)?;
+    let pool = solver.workers.pool(solver.plan.threads())?;
+    if let Some(([x, y], value)) = pool.install(|| grid.find_non_finite()) {
+        return Err(Error::NonFiniteInput {
+            cell: [x, y, 0],
+            value,
+        });
     }
+    solver.dispatch(
+        &mut HostPlane {
+            kernel,
+            grid: grid.as_grid_mut(),
+        },
+        steps,
+    )
 }
 
 /// The 2D kernel a plan runs.

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use super::concrete::per_precision;
 use super::dispatch::{rings_fit, OneCpuEntry, Run, Timing};
 use super::{check_shape, check_steps, Input, Solver, State};
 use crate::cpu::wave::{self as engines, WaveBeside, WaveScratch};
@@ -12,10 +13,15 @@ use crate::plan::Kernel;
 use crate::wave::Wavefield;
 use crate::{Error, Real, Result, RunReport};
 
-impl<T: Real> State for Wavefield<T> {
-    fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
-        advance_wave(solver, field, steps, Input::Unchecked)
-    }
+per_precision!(Wavefield, advance_host, advance_host_f32, advance_host_f64);
+
+/// [`State::advance`] for a wavefield as the caller passed it.
+fn advance_host<T: Real>(
+    solver: &mut Solver,
+    field: &mut Wavefield<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    advance_wave(solver, field, steps, Input::Unchecked)
 }
 
 /// [`State::advance`] for a wavefield, given what `input` says of it.

@@ -236,6 +236,25 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An output the run would replace at its end that is read-only is refused before the first
+/// step, whichever of the run's files it is, and left as it was.
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("read-only");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let summary = out.join("summary.json");
+    std::fs::write(&summary, b"kept").unwrap();
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let text = refused(&wave(&out, &[]));
+    says(&text, &["summary.json", "read-only"]);
+    assert_eq!(std::fs::read(&summary).unwrap(), b"kept");
+    assert!(!out.join("gather.npy").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn receivers_are_at_least_a_cell_apart() {
     let dir = scratch("receivers");

@@ -337,7 +337,7 @@ impl<T: Real> Lattice<T> {
     pub fn save_tagged(&self, path: impl AsRef<Path>, tag: &CheckpointTag) -> Result<()> {
         let path = path.as_ref();
         let staged = self.stage_tagged(path, tag)?;
-        crate::output::commit_durable(staged, path)
+        crate::output::commit_durable(staged)
     }
 
     /// The file [`Lattice::save_tagged`] writes, in a temporary file beside `path` synced to

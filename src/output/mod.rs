@@ -36,4 +36,4 @@ pub use self::vti::{
 };
 pub(crate) use self::whole::{commit_durable, stage_durable};
 pub use self::whole::{write_whole, write_whole_durable, Staged};
-pub use self::writable::{check_writable_dir, check_writable_file};
+pub use self::writable::{check_output_target, check_writable_dir, check_writable_file};

@@ -40,7 +40,7 @@ fn write_staged(
 ) -> Result<()> {
     let staged = stage(path, durable, fill)?;
     if durable {
-        commit_durable(staged, path)
+        commit_durable(staged)
     } else {
         staged.commit()
     }
@@ -76,17 +76,28 @@ fn stage(
     Ok(staged)
 }
 
-/// Renames the file [`stage_durable`] wrote over `path` and syncs `path`'s directory (where
-/// the file system allows), so that the new name survives a crash of the machine.
-pub(crate) fn commit_durable(staged: Staged, path: &Path) -> Result<()> {
+/// Renames the files [`stage_durable`] wrote over their targets and syncs the directories
+/// the renames took place in (where the file system allows), so that the new names survive a
+/// crash of the machine.
+pub(crate) fn commit_durable(staged: Staged) -> Result<()> {
+    let dirs: Vec<PathBuf> = staged.files.iter().map(|f| parent_dir(&f.1)).collect();
     staged.commit()?;
-    // Best effort: some file systems cannot sync a directory, and the file itself is already
-    // on disk.
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Ok(dir) = File::open(dir.unwrap_or(Path::new("."))) {
-        let _ = dir.sync_all();
+    // Best effort: some file systems cannot sync a directory, and the files themselves are
+    // already on disk.
+    for dir in dirs {
+        if let Ok(dir) = File::open(dir) {
+            let _ = dir.sync_all();
+        }
     }
     Ok(())
+}
+
+/// The directory `path` lies in (`.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// Files written under temporary names beside their targets (see [`write_whole`]) and renamed
@@ -96,27 +107,32 @@ pub(crate) fn commit_durable(staged: Staged, path: &Path) -> Result<()> {
 /// are new and the rest old.
 #[must_use = "a Staged set writes nothing until it is committed"]
 pub struct Staged {
-    /// (temporary path, target) in the order of the commit.
-    files: Vec<(PathBuf, PathBuf)>,
+    /// (temporary path, the file replaced, the target as given) in the order of the commit.
+    files: Vec<(PathBuf, PathBuf, PathBuf)>,
 }
 
 impl Staged {
     /// Temporary names for `targets`, each in its target's directory. Nothing is created.
     /// Errors: [`Error::Io`] for a target that names no file (`/`, say).
     /// A target that is a symbolic link is written through it (the file it names is
-    /// replaced, the link kept); a target that exists read-only is refused.
+    /// replaced, the link kept); one that is a directory or a read-only file, or names the
+    /// same file as another target, is refused.
     pub fn new(targets: impl IntoIterator<Item = PathBuf>) -> Result<Staged> {
-        let files = targets
-            .into_iter()
-            .map(|target| {
-                let io = |reason: String| {
-                    let e = std::io::Error::new(std::io::ErrorKind::PermissionDenied, reason);
-                    Error::io(&target, e)
-                };
-                let target = writable_target(&target).map_err(io)?;
-                Ok((temporary_beside(&target)?, target))
-            })
-            .collect::<Result<_>>()?;
+        let mut files: Vec<(PathBuf, PathBuf, PathBuf)> = Vec::new();
+        for target in targets {
+            let refuse = |reason: String| {
+                let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, reason);
+                Error::io(&target, e)
+            };
+            let file = writable_target(&target).map_err(refuse)?;
+            if let Some(other) = files.iter().find(|f| f.1 == file) {
+                return Err(refuse(format!(
+                    "it names the same file as {}",
+                    other.2.display()
+                )));
+            }
+            files.push((temporary_beside(&file)?, file, target));
+        }
         Ok(Staged { files })
     }
 
@@ -133,19 +149,19 @@ impl Staged {
     /// # Panics
     /// If there is no `i`-th target.
     pub fn target(&self, i: usize) -> &Path {
-        &self.files[i].1
+        &self.files[i].2
     }
 
     /// Renames every temporary file over its target, in order. Errors: [`Error::Io`] naming
     /// the target whose rename failed (a temporary file never written, say).
     pub fn commit(mut self) -> Result<()> {
         while !self.files.is_empty() {
-            let (temporary, target) = &self.files[0];
+            let (temporary, file, target) = &self.files[0];
             // A file replaced keeps its permissions.
-            if let Ok(old) = std::fs::metadata(target) {
+            if let Ok(old) = std::fs::metadata(file) {
                 let _ = std::fs::set_permissions(temporary, old.permissions());
             }
-            std::fs::rename(temporary, target).map_err(|e| Error::io(target, e))?;
+            std::fs::rename(temporary, file).map_err(|e| Error::io(target, e))?;
             self.files.remove(0);
         }
         Ok(())
@@ -156,29 +172,45 @@ impl Drop for Staged {
     /// Removes the temporary files not renamed (best effort: one never written is not there
     /// to remove, and the error that stopped the write is the one to report).
     fn drop(&mut self) {
-        for (temporary, _) in &self.files {
+        for (temporary, ..) in &self.files {
             let _ = std::fs::remove_file(temporary);
         }
     }
 }
 
 /// The file a write to `path` replaces: `path` itself, or the file it names when it is a
-/// symbolic link. Errors, as the reason: a link to nothing, or a file that exists read-only
-/// (the rename that ends a write would replace it all the same).
+/// symbolic link (one whose file does not exist yet names it in an existing directory).
+/// Errors, as the reason: a link into no directory, a directory, or a file that exists
+/// read-only (the rename that ends a write would replace it all the same).
 pub(crate) fn writable_target(path: &Path) -> std::result::Result<PathBuf, String> {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let target = if is_link {
-        std::fs::canonicalize(path)
-            .map_err(|e| format!("it is a symbolic link to no file ({e})"))?
+        std::fs::canonicalize(path).or_else(|e| link_to_new_file(path).ok_or(e.to_string()))?
     } else {
         path.to_path_buf()
     };
+    // The reason names the file only where it is not `path` itself (a link's).
+    let what = if is_link {
+        format!("the file it links to, {},", target.display())
+    } else {
+        "it".to_string()
+    };
     match std::fs::metadata(&target) {
-        Ok(m) if m.is_file() && m.permissions().readonly() => {
-            Err(format!("{} is read-only", target.display()))
-        }
+        Ok(m) if m.is_dir() => Err(format!("{what} is a directory")),
+        Ok(m) if m.permissions().readonly() => Err(format!("{what} is read-only")),
         _ => Ok(target),
     }
+}
+
+/// Where the symbolic link `path` points when that is a name in an existing directory (a
+/// file the write will create).
+fn link_to_new_file(path: &Path) -> Option<PathBuf> {
+    let to = std::fs::read_link(path).ok()?;
+    let to = match path.parent() {
+        Some(dir) if to.is_relative() => dir.join(to),
+        _ => to,
+    };
+    parent_dir(&to).is_dir().then_some(to)
 }
 
 /// A temporary name in `path`'s directory: `.<name>.<pid>.tmp`, hidden from directory
@@ -253,7 +285,8 @@ mod tests {
     fn links_are_written_through_and_read_only_files_refused() {
         use std::os::unix::fs::PermissionsExt;
         let d = dir("links");
-        let (real, link) = (d.join("real.png"), d.join("link.png"));
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let (real, link) = (d.join("sub/real.png"), d.join("link.png"));
         std::fs::write(&real, b"old").unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let new = |out: &mut BufWriter<File>| out.write_all(b"new").map_err(|e| Error::io("x", e));
@@ -271,10 +304,30 @@ mod tests {
         let e = write_whole(&link, |_| unreachable!()).unwrap_err();
         assert!(e.to_string().contains("read-only"), "{e}");
         assert_eq!(std::fs::read(&real).unwrap(), b"new");
-        let dangling = d.join("dangling.png");
-        std::os::unix::fs::symlink(d.join("nothing"), &dangling).unwrap();
-        let e = write_whole(&dangling, |_| unreachable!()).unwrap_err();
-        assert!(e.to_string().contains("symbolic link to no file"), "{e}");
+        // A link to a file not written yet creates it; a link into no directory, a link to a
+        // directory and two targets naming one file are refused.
+        let ahead = d.join("ahead.png");
+        std::os::unix::fs::symlink("sub/new.png", &ahead).unwrap();
+        write_whole(&ahead, new).unwrap();
+        assert_eq!(std::fs::read(d.join("sub/new.png")).unwrap(), b"new");
+        let nowhere = d.join("nowhere.png");
+        std::os::unix::fs::symlink(d.join("no/dir.png"), &nowhere).unwrap();
+        assert!(write_whole(&nowhere, |_| unreachable!()).is_err());
+        let to_dir = d.join("to_dir.png");
+        std::os::unix::fs::symlink(d.join("sub"), &to_dir).unwrap();
+        let e = write_whole(&to_dir, |_| unreachable!()).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let twice = Staged::new([d.join("sub/new.png"), ahead.clone()])
+            .err()
+            .unwrap();
+        assert!(twice.to_string().contains("names the same file"), "{twice}");
+        // Only the written files and the links are left: no temporary file anywhere.
+        let mut left: Vec<_> = std::fs::read_dir(d.join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["new.png", "real.png"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -24,11 +24,24 @@ pub fn check_writable_dir(dir: impl AsRef<Path>, what: &str) -> Result<()> {
 }
 
 /// Checks that a file can be written at `path` by writing a temporary file next to it and
-/// renaming it into place (as checkpoints are written): the directory of `path` exists and
-/// takes new files, and `path` is not a directory. Creates nothing that stays; the directory is
-/// not created. `what` names the file in the error, e.g. "the checkpoint". Errors:
-/// [`Error::NotWritable`] naming `path`.
+/// renaming it into place (as checkpoints are written): [`check_output_target`], and the
+/// directory the file is replaced in takes new files. Creates nothing that stays; the
+/// directory is not created. `what` names the file in the error, e.g. "the checkpoint".
+/// Errors: [`Error::NotWritable`] naming `path`.
 pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
+    let path = path.as_ref();
+    let dir = check_output_target(path, what)?;
+    probe(&dir).map_err(|reason| Error::NotWritable {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+/// The checks of [`check_writable_file`] that create nothing: `path` is not empty, not a
+/// directory nor a read-only file (nor a link to one), and the directory its file is replaced
+/// in exists. Returns that directory. Errors: [`Error::NotWritable`] naming `path`.
+pub fn check_output_target(path: impl AsRef<Path>, what: &str) -> Result<PathBuf> {
     let path = path.as_ref();
     let refuse = |reason: String| Error::NotWritable {
         what: what.to_string(),
@@ -41,23 +54,15 @@ pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
     if path.is_dir() {
         return Err(refuse("it is a directory".into()));
     }
-    let path = &super::whole::writable_target(path).map_err(refuse)?;
-    let dir = parent_dir(path);
+    let file = super::whole::writable_target(path).map_err(refuse)?;
+    let dir = super::whole::parent_dir(&file);
     if !dir.is_dir() {
         return Err(refuse(format!(
             "its directory {} does not exist (or is not a directory)",
             dir.display()
         )));
     }
-    probe(&dir).map_err(refuse)
-}
-
-/// The directory a file at `path` lands in: its parent, or `.` for a bare file name.
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
+    Ok(dir)
 }
 
 /// Creates and removes a probe file in `dir`; the reason it failed otherwise.

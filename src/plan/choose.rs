@@ -304,7 +304,6 @@ impl PlanBuilder {
         let cache_share = self.cache_share_or_default();
         let lattice = self.kernel.lbm().is_some();
         let machine_bytes_per_op = machine.bytes_per_op(self.dtype, lattice);
-        let reference = choice.chosen.engine == Engine::Reference;
         let copies = match self.in_place {
             Some(in_place) => Copies {
                 in_place,
@@ -331,7 +330,7 @@ impl PlanBuilder {
                 engine: self.engine.is_some(),
                 dim_t: self.dim_t.is_some(),
                 tile: self.tile.is_some(),
-                threads: self.threads.is_some() && !reference,
+                threads: self.threads.is_some(),
                 tile_threads: self.tile_threads.is_some(),
                 z_chunks: self.z_chunks.is_some(),
                 gpu_shape: self.gpu_shape.is_some(),
@@ -342,8 +341,7 @@ impl PlanBuilder {
             kernel: self.kernel,
             dtype: self.dtype,
             dims: self.dims,
-            // The reference loop runs on one core whatever it is given.
-            threads: if reference { 1 } else { choice.threads },
+            threads: choice.threads,
             pin: self.pin,
             cache_bytes: choice.cache_bytes,
             cache_share,

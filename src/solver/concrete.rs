@@ -34,22 +34,24 @@ pub(super) fn by_precision<X: Any, A: Any, B: Any>(
 }
 
 /// Implements [`State`](super::State) for `$state<T>` by the generic `$run::<T>`, through
-/// two non-generic instances of it named `$single` (`f32`) and `$double` (`f64`).
+/// two non-generic instances of it named `$single` (`f32`) and `$double` (`f64`); the
+/// attributes given first (its doc) go on `advance`.
 macro_rules! per_precision {
-    ($state:ident, $run:ident, $single:ident, $double:ident) => {
-        /// `$run` for `f32` states, compiled in this crate.
+    ($(#[$meta:meta])* $state:ident, $run:ident, $single:ident, $double:ident) => {
+        #[doc = concat!("`", stringify!($run), "` for `f32` states, compiled in this crate.")]
         #[inline(never)]
         fn $single(solver: &mut Solver, s: &mut $state<f32>, steps: usize) -> Result<RunReport> {
             $run(solver, s, steps)
         }
 
-        /// `$run` for `f64` states, compiled in this crate.
+        #[doc = concat!("`", stringify!($run), "` for `f64` states, compiled in this crate.")]
         #[inline(never)]
         fn $double(solver: &mut Solver, s: &mut $state<f64>, steps: usize) -> Result<RunReport> {
             $run(solver, s, steps)
         }
 
         impl<T: Real> State for $state<T> {
+            $(#[$meta])*
             fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport> {
                 super::concrete::by_precision(solver, state, steps, $single, $double)
             }

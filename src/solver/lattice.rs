@@ -13,12 +13,18 @@ use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Real, Result, RunReport};
 
-per_precision!(Lattice, advance_host, advance_host_f32, advance_host_f64);
+per_precision!(
+    /// Errors besides the stencil ones: a plan for another periodicity or forcing
+    /// ([`Error::PlanMismatch`]), a lattice [`Lattice::validate`] rejects, non-finite
+    /// populations (nothing is computed). After a blow-up the lattice holds the last finite
+    /// state and its step count matches it.
+    Lattice,
+    advance_host,
+    advance_host_f32,
+    advance_host_f64
+);
 
-/// [`State::advance`] for a lattice as the caller passed it. Errors besides the stencil ones:
-/// a plan for another periodicity or forcing ([`Error::PlanMismatch`]), a lattice
-/// [`Lattice::validate`] rejects, non-finite populations (nothing is computed). After a
-/// blow-up the lattice holds the last finite state and its step count matches it.
+/// [`State::advance`] for a lattice as the caller passed it.
 fn advance_host<T: Real>(
     solver: &mut Solver,
     lat: &mut Lattice<T>,

@@ -4,18 +4,22 @@
 
 use std::path::{Path, PathBuf};
 
-use stencil35d::output::{check_writable_dir, check_writable_file};
+use stencil35d::output::{check_output_target, check_writable_dir, check_writable_file};
 use stencil35d::Error;
 
 /// `x` as a person would type it: plain between 10⁻⁴ and 10⁹ (`0.05`, `2000`), in scientific
 /// notation beyond (`1e-300`, `3.6e30`), so an error never prints hundreds of digits. A value
-/// read in single precision is written with the digits single precision needs (`1e30`, not
-/// `1.0000000150474662e30`).
+/// read in single precision, whose double-precision digits run to 15 or more, is written with
+/// the digits single precision needs (`1e30`, not `1.0000000150474662e30`).
 pub fn shown(x: f64) -> String {
     let a = x.abs();
     let plain = a == 0.0 || !a.is_finite() || (1e-4..1e9).contains(&a);
     let single = x as f32;
-    match (plain, f64::from(single) == x) {
+    let scientific = format!("{x:e}");
+    let mantissa = scientific.split('e').next().unwrap_or_default();
+    let digits = mantissa.chars().filter(char::is_ascii_digit).count();
+    let from_single = f64::from(single) == x && digits >= 15;
+    match (plain, from_single) {
         (true, true) => format!("{single}"),
         (true, false) => format!("{x}"),
         (false, true) => format!("{single:e}"),
@@ -148,23 +152,17 @@ pub fn check_cadence(option: &str, every: usize, steps: usize) -> Result<(), Err
     )))
 }
 
-/// Checks that each of `files` can be written (its directory exists and takes files, and it
-/// is not a directory). Each directory is probed with a file once, by its first file; the
-/// others are only checked not to be directories, so a run with a picture every step does
-/// not create and remove a probe per picture. Errors: [`Error::NotWritable`] naming the first
+/// Checks that each of `files` can be written (not a directory nor a read-only file, nor a
+/// link to one, and its directory exists and takes files). Each directory is probed with a
+/// file once, by its first file, so a run with a picture every step does not create and
+/// remove a probe per picture. Errors: [`Error::NotWritable`] naming the first
 /// that cannot be written.
 pub fn check_files(files: impl IntoIterator<Item = PathBuf>) -> Result<(), Error> {
     let mut probed = std::collections::HashSet::new();
     files.into_iter().try_for_each(|f| {
-        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = check_output_target(&f, "an output file")?;
         if probed.insert(dir) {
             check_writable_file(&f, "an output file")
-        } else if f.is_dir() {
-            Err(Error::NotWritable {
-                what: "an output file".into(),
-                path: f,
-                reason: "it is a directory".into(),
-            })
         } else {
             Ok(())
         }
@@ -188,6 +186,9 @@ mod tests {
         assert_eq!(shown(f64::from(1e30f32)), "1e30");
         assert_eq!(shown(f64::from(0.001f32)), "0.001");
         assert_eq!(shown(0.001), "0.001");
+        // Values single precision holds exactly and that need few digits keep them all.
+        assert_eq!(shown(134217744.0), "134217744");
+        assert_eq!(shown(2f64.powi(40)), "1.099511627776e12");
         assert_eq!(approx(1.0063456073742667e-13), "1.006e-13");
         assert_eq!(at_least(0.009936944054529901), "0.009937");
         assert_eq!(at_most(74.99995), "74.99");

@@ -18,7 +18,7 @@ use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wa
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
 use crate::args::{Overrides, Size};
-use crate::checks::{approx, at_least, at_most, check_files, shown, OutputDir};
+use crate::checks::{approx, at_most, check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
@@ -389,15 +389,17 @@ pub(crate) struct Outputs {
 /// `SEGY_MAX − 1` steps (a trace holds the samples at t = 0 and after every step).
 fn shot_steps(time: f64, dt: f64) -> Result<usize, Error> {
     let steps = (time / dt).round();
+    // The step is whole microseconds: shown as such, not as the product's rounding.
+    let whole_us = (dt * 1e6).round() / 1e6;
     if !(1.0..SEGY_MAX as f64).contains(&steps) {
         return Err(Error::InvalidArgument(format!(
             "--time {} s is {} steps of {} s: a shot record holds 1 to {} steps (a sample more); use --time \
              from {} to {} s",
             shown(time),
             approx(steps),
-            approx(dt),
+            shown(whole_us),
             SEGY_MAX - 1,
-            at_least(dt),
+            shown(whole_us),
             at_most(dt * (SEGY_MAX - 1) as f64)
         )));
     }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
+use super::concrete::per_precision;
 use super::grid::advance_on_device;
 use super::grid::{advance_grid, advance_grid_beside};
 use super::lattice::{advance_lattice, advance_lattice_beside, exchange_first};
@@ -31,34 +32,44 @@ use crate::lbm::LbmKernel;
 use crate::tuning::Tuning;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
-impl<T: Real + Equivalence> State for DistributedGrid<T> {
+per_precision!(
     /// Every rank calls it with the same plan and steps. Each pass exchanges the halos and
     /// advances the local array by up to [`DistributedGrid::steps_per_exchange`] steps; after
     /// each pass the ranks agree on success, so an error on one rank (a non-finite value, say)
     /// stops every rank: that rank returns its error, the others [`Error::RankFailed`] naming
     /// it. Each rank's block then holds the step its engine reached.
-    fn advance(solver: &mut Solver, grid: &mut Self, steps: usize) -> Result<RunReport> {
-        stencil_of(&solver.plan)?;
-        check_shape(&solver.plan, T::DTYPE, grid.dims())?;
-        check_steps(steps)?;
-        check_ranks(&grid.comm, grid.decomposition.ranks())?;
-        // Non-finite input on any rank stops every rank before any computes. Only owned cells
-        // count: the exchange refreshes what a pass reads of the halos.
-        let owned = owned_local(&grid.block);
-        let input = grid
-            .local
-            .find_non_finite_in(owned)
-            .map(|(c, value)| Error::NonFiniteInput {
-                cell: [c[0], grid.block.global(0, c[1]), grid.block.global(1, c[2])],
-                value,
-            });
-        agreed(&grid.comm, input.map_or(Ok(()), Err))?;
-        let (kernel, dims) = (solver.plan.kernel().clone(), grid.local.dims());
-        if solver.plan.engine().is_gpu() {
-            return run_on_device(solver, grid, kernel, dims, steps);
-        }
-        run_split(solver, grid, kernel, dims, steps)
+    DistributedGrid,
+    advance_split_grid,
+    advance_split_grid_f32,
+    advance_split_grid_f64
+);
+
+/// [`State::advance`] for a split grid.
+fn advance_split_grid<T: Real + Equivalence>(
+    solver: &mut Solver,
+    grid: &mut DistributedGrid<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    stencil_of(&solver.plan)?;
+    check_shape(&solver.plan, T::DTYPE, grid.dims())?;
+    check_steps(steps)?;
+    check_ranks(&grid.comm, grid.decomposition.ranks())?;
+    // Non-finite input on any rank stops every rank before any computes. Only owned cells
+    // count: the exchange refreshes what a pass reads of the halos.
+    let owned = owned_local(&grid.block);
+    let input = grid
+        .local
+        .find_non_finite_in(owned)
+        .map(|(c, value)| Error::NonFiniteInput {
+            cell: [c[0], grid.block.global(0, c[1]), grid.block.global(1, c[2])],
+            value,
+        });
+    agreed(&grid.comm, input.map_or(Ok(()), Err))?;
+    let (kernel, dims) = (solver.plan.kernel().clone(), grid.local.dims());
+    if solver.plan.engine().is_gpu() {
+        return run_on_device(solver, grid, kernel, dims, steps);
     }
+    run_split(solver, grid, kernel, dims, steps)
 }
 
 /// Runs a split grid on the ranks' GPUs: each rank uploads its local array once, its engine
@@ -102,45 +113,55 @@ fn run_on_device<T: Real + Equivalence>(
     Ok(report)
 }
 
-impl<T: Real + Equivalence> State for DistributedLattice<T> {
+per_precision!(
     /// As for a [`DistributedGrid`]: the populations are checked once before the first pass,
     /// then passes of a halo exchange and up to `dim_t` steps of the plan's engine on each
     /// rank's local lattice, the ranks agreeing on the outcome after each.
-    fn advance(solver: &mut Solver, lat: &mut Self, steps: usize) -> Result<RunReport> {
-        let global = LbmKernel {
-            periodic: lat.periodic,
-            ..LbmKernel::of(&lat.local)
-        };
-        if solver.plan.kernel().lbm() != Some(&global) {
-            return Err(Error::PlanMismatch(format!(
-                "the plan is for {}, the lattice is {global}",
-                solver.plan.kernel()
-            )));
-        }
-        check_shape(&solver.plan, T::DTYPE, lat.dims())?;
-        check_steps(steps)?;
-        check_ranks(&lat.comm, lat.decomposition.ranks())?;
-        crate::distributed::two_copies(&solver.plan)?;
-        // Non-finite input on any rank stops every rank before any computes; later passes
-        // start from engine outputs, which the engines check. Only owned nodes count: the
-        // exchange refreshes what a pass reads of the halos.
-        let owned = owned_local(&lat.block);
-        let input = lat
-            .local
-            .pop
-            .find_non_finite_in(owned)
-            .map(|(c, _, value)| Error::NonFiniteInput {
-                cell: [c[0], lat.block.global(0, c[1]), lat.block.global(1, c[2])],
-                value,
-            });
-        agreed(&lat.comm, input.map_or(Ok(()), Err))?;
-        if solver.plan.engine().is_gpu() {
-            return run_lattice_on_device(solver, lat, steps);
-        }
-        let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
-        let dims = lat.local.dims();
-        run_split(solver, lat, kernel, dims, steps)
+    DistributedLattice,
+    advance_split_lattice,
+    advance_split_lattice_f32,
+    advance_split_lattice_f64
+);
+
+/// [`State::advance`] for a split lattice.
+fn advance_split_lattice<T: Real + Equivalence>(
+    solver: &mut Solver,
+    lat: &mut DistributedLattice<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    let global = LbmKernel {
+        periodic: lat.periodic,
+        ..LbmKernel::of(&lat.local)
+    };
+    if solver.plan.kernel().lbm() != Some(&global) {
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for {}, the lattice is {global}",
+            solver.plan.kernel()
+        )));
     }
+    check_shape(&solver.plan, T::DTYPE, lat.dims())?;
+    check_steps(steps)?;
+    check_ranks(&lat.comm, lat.decomposition.ranks())?;
+    crate::distributed::two_copies(&solver.plan)?;
+    // Non-finite input on any rank stops every rank before any computes; later passes
+    // start from engine outputs, which the engines check. Only owned nodes count: the
+    // exchange refreshes what a pass reads of the halos.
+    let owned = owned_local(&lat.block);
+    let input = lat
+        .local
+        .pop
+        .find_non_finite_in(owned)
+        .map(|(c, _, value)| Error::NonFiniteInput {
+            cell: [c[0], lat.block.global(0, c[1]), lat.block.global(1, c[2])],
+            value,
+        });
+    agreed(&lat.comm, input.map_or(Ok(()), Err))?;
+    if solver.plan.engine().is_gpu() {
+        return run_lattice_on_device(solver, lat, steps);
+    }
+    let kernel = Kernel::Lbm(LbmKernel::of(&lat.local));
+    let dims = lat.local.dims();
+    run_split(solver, lat, kernel, dims, steps)
 }
 
 /// Runs a split lattice on the ranks' GPUs (gpu-naive, two copies): each rank uploads its
@@ -217,45 +238,55 @@ fn run_with_halos<T: Real + Equivalence, E: HaloElem>(
     ran.map(|(compute, transfer)| (compute, transfer, communication))
 }
 
-impl<T: Real + Equivalence> State for DistributedWavefield<T> {
+per_precision!(
     /// As for a [`DistributedGrid`]: passes of a halo exchange (both pressure levels and the
     /// auxiliary field, `u` alone before a one-step pass) and up to `dim_t` steps of the
     /// plan's engine on each rank's local wavefield, the ranks agreeing on the outcome after
     /// each.
-    fn advance(solver: &mut Solver, field: &mut Self, steps: usize) -> Result<RunReport> {
-        let whole = Kernel::Wave(field.shared.kernel.clone());
-        if solver.plan.kernel() != &whole {
-            return Err(Error::PlanMismatch(format!(
-                "the plan is for {}, the wavefield is {whole}",
-                solver.plan.kernel()
-            )));
-        }
-        check_shape(&solver.plan, T::DTYPE, field.dims())?;
-        check_steps(steps)?;
-        check_ranks(&field.comm, field.decomposition.ranks())?;
-        // Only owned cells count: the exchange refreshes what a pass reads of the halos.
-        let owned = owned_local(&field.block);
-        let input = field
-            .local
-            .find_non_finite_in(owned)
-            .map(|(c, value)| Error::NonFiniteInput {
-                cell: [
-                    c[0],
-                    field.block.global(0, c[1]),
-                    field.block.global(1, c[2]),
-                ],
-                value,
-            });
-        agreed(&field.comm, input.map_or(Ok(()), Err))?;
-        let (kernel, dims) = (
-            Kernel::Wave(field.local.kernel().clone()),
-            field.local.dims(),
-        );
-        if solver.plan.engine().is_gpu() {
-            return run_wave_on_device(solver, field, kernel, dims, steps);
-        }
-        run_split(solver, field, kernel, dims, steps)
+    DistributedWavefield,
+    advance_split_wave,
+    advance_split_wave_f32,
+    advance_split_wave_f64
+);
+
+/// [`State::advance`] for a split wavefield.
+fn advance_split_wave<T: Real + Equivalence>(
+    solver: &mut Solver,
+    field: &mut DistributedWavefield<T>,
+    steps: usize,
+) -> Result<RunReport> {
+    let whole = Kernel::Wave(field.shared.kernel.clone());
+    if solver.plan.kernel() != &whole {
+        return Err(Error::PlanMismatch(format!(
+            "the plan is for {}, the wavefield is {whole}",
+            solver.plan.kernel()
+        )));
     }
+    check_shape(&solver.plan, T::DTYPE, field.dims())?;
+    check_steps(steps)?;
+    check_ranks(&field.comm, field.decomposition.ranks())?;
+    // Only owned cells count: the exchange refreshes what a pass reads of the halos.
+    let owned = owned_local(&field.block);
+    let input = field
+        .local
+        .find_non_finite_in(owned)
+        .map(|(c, value)| Error::NonFiniteInput {
+            cell: [
+                c[0],
+                field.block.global(0, c[1]),
+                field.block.global(1, c[2]),
+            ],
+            value,
+        });
+    agreed(&field.comm, input.map_or(Ok(()), Err))?;
+    let (kernel, dims) = (
+        Kernel::Wave(field.local.kernel().clone()),
+        field.local.dims(),
+    );
+    if solver.plan.engine().is_gpu() {
+        return run_wave_on_device(solver, field, kernel, dims, steps);
+    }
+    run_split(solver, field, kernel, dims, steps)
 }
 
 /// Runs a split wavefield on the ranks' GPUs: each rank's engine uploads its local field once

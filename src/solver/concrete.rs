@@ -33,21 +33,22 @@ pub(super) fn by_precision<X: Any, A: Any, B: Any>(
     }
 }
 
-/// Implements [`State`](super::State) for `$state<T>` by the generic `$run::<T>`, through
-/// two non-generic instances of it named `$single` (`f32`) and `$double` (`f64`); the
-/// attributes given first (its doc) go on `advance`.
+/// Implements [`State`](super::State) for `$state<T>` by the generic
+/// `$run::<T>(solver, state, steps, $extra...)`, through two non-generic instances of it named
+/// `$single` (`f32`) and `$double` (`f64`); the attributes given first (its doc) go on
+/// `advance`.
 macro_rules! per_precision {
-    ($(#[$meta:meta])* $state:ident, $run:ident, $single:ident, $double:ident) => {
+    ($(#[$meta:meta])* $state:ident, $single:ident, $double:ident, $run:ident $(, $extra:expr)*) => {
         #[doc = concat!("`", stringify!($run), "` for `f32` states, compiled in this crate.")]
         #[inline(never)]
         fn $single(solver: &mut Solver, s: &mut $state<f32>, steps: usize) -> Result<RunReport> {
-            $run(solver, s, steps)
+            $run(solver, s, steps $(, $extra)*)
         }
 
         #[doc = concat!("`", stringify!($run), "` for `f64` states, compiled in this crate.")]
         #[inline(never)]
         fn $double(solver: &mut Solver, s: &mut $state<f64>, steps: usize) -> Result<RunReport> {
-            $run(solver, s, steps)
+            $run(solver, s, steps $(, $extra)*)
         }
 
         impl<T: Real> State for $state<T> {

@@ -39,9 +39,9 @@ per_precision!(
     /// stops every rank: that rank returns its error, the others [`Error::RankFailed`] naming
     /// it. Each rank's block then holds the step its engine reached.
     DistributedGrid,
-    advance_split_grid,
     advance_split_grid_f32,
-    advance_split_grid_f64
+    advance_split_grid_f64,
+    advance_split_grid
 );
 
 /// [`State::advance`] for a split grid.
@@ -118,9 +118,9 @@ per_precision!(
     /// then passes of a halo exchange and up to `dim_t` steps of the plan's engine on each
     /// rank's local lattice, the ranks agreeing on the outcome after each.
     DistributedLattice,
-    advance_split_lattice,
     advance_split_lattice_f32,
-    advance_split_lattice_f64
+    advance_split_lattice_f64,
+    advance_split_lattice
 );
 
 /// [`State::advance`] for a split lattice.
@@ -244,9 +244,9 @@ per_precision!(
     /// plan's engine on each rank's local wavefield, the ranks agreeing on the outcome after
     /// each.
     DistributedWavefield,
-    advance_split_wave,
     advance_split_wave_f32,
-    advance_split_wave_f64
+    advance_split_wave_f64,
+    advance_split_wave
 );
 
 /// [`State::advance`] for a split wavefield.

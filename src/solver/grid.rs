@@ -17,16 +17,13 @@ use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Grid, Real, Result, RunReport, Stencil};
 
-per_precision!(Grid, advance_host, advance_host_f32, advance_host_f64);
-
-/// [`State::advance`] for a grid in host memory, as the caller passed it.
-fn advance_host<T: Real>(
-    solver: &mut Solver,
-    grid: &mut Grid<T>,
-    steps: usize,
-) -> Result<RunReport> {
-    advance_grid(solver, grid, steps, Input::Unchecked)
-}
+per_precision!(
+    Grid,
+    advance_grid_f32,
+    advance_grid_f64,
+    advance_grid,
+    Input::Unchecked
+);
 
 /// [`State::advance`] for a grid, given what `input` says of it.
 pub(super) fn advance_grid<T: Real>(
@@ -249,19 +246,11 @@ impl<T: Real> HostGrid<'_, T> {
 
 per_precision!(
     DeviceGrid,
-    advance_device,
     advance_device_f32,
-    advance_device_f64
+    advance_device_f64,
+    advance_on_device,
+    None
 );
-
-/// [`State::advance`] for a grid in GPU memory.
-fn advance_device<T: Real>(
-    solver: &mut Solver,
-    grid: &mut DeviceGrid<T>,
-    steps: usize,
-) -> Result<RunReport> {
-    advance_on_device(solver, grid, steps, None)
-}
 
 /// Advances `grid` on the device by `steps` steps of the solver's GPU engine, with `hooks`
 /// between passes and batches where given (a split grid's halo exchanges and the ranks'

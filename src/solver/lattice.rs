@@ -19,19 +19,11 @@ per_precision!(
     /// populations (nothing is computed). After a blow-up the lattice holds the last finite
     /// state and its step count matches it.
     Lattice,
-    advance_host,
-    advance_host_f32,
-    advance_host_f64
+    advance_lattice_f32,
+    advance_lattice_f64,
+    advance_lattice,
+    Input::Unchecked
 );
-
-/// [`State::advance`] for a lattice as the caller passed it.
-fn advance_host<T: Real>(
-    solver: &mut Solver,
-    lat: &mut Lattice<T>,
-    steps: usize,
-) -> Result<RunReport> {
-    advance_lattice(solver, lat, steps, Input::Unchecked)
-}
 
 /// [`State::advance`] for a lattice, given what `input` says of it.
 pub(super) fn advance_lattice<T: Real>(

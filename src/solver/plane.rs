@@ -11,7 +11,7 @@ use crate::plan::Kernel;
 use crate::plane::{Filter2, Stencil2};
 use crate::{cpu, gpu, Error, Grid, Grid2, Real, Result, RunReport};
 
-per_precision!(Grid2, advance_plane, advance_plane_f32, advance_plane_f64);
+per_precision!(Grid2, advance_plane_f32, advance_plane_f64, advance_plane);
 
 /// [`State::advance`] for a 2D grid.
 fn advance_plane<T: Real>(

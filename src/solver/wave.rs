@@ -13,16 +13,13 @@ use crate::plan::Kernel;
 use crate::wave::Wavefield;
 use crate::{Error, Real, Result, RunReport};
 
-per_precision!(Wavefield, advance_host, advance_host_f32, advance_host_f64);
-
-/// [`State::advance`] for a wavefield as the caller passed it.
-fn advance_host<T: Real>(
-    solver: &mut Solver,
-    field: &mut Wavefield<T>,
-    steps: usize,
-) -> Result<RunReport> {
-    advance_wave(solver, field, steps, Input::Unchecked)
-}
+per_precision!(
+    Wavefield,
+    advance_wave_f32,
+    advance_wave_f64,
+    advance_wave,
+    Input::Unchecked
+);
 
 /// [`State::advance`] for a wavefield, given what `input` says of it.
 pub(super) fn advance_wave<T: Real>(

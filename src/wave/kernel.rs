@@ -185,7 +185,6 @@ impl WaveKernel {
         // The update's weights `w/h²` are formed in the field's precision, `f32` at least:
         // beyond its normal range they would round to zero or overflow, and a run would
         // compute silent zeros or infinities.
-        let single = |v: f64| (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&v);
         if let Some(h) = self
             .spacing
             .iter()
@@ -242,7 +241,6 @@ impl WaveKernel {
     pub(crate) fn check_step_scales(&self, v: f64) -> Result<()> {
         let [hx, hy, hz] = self.spacing;
         let dt2 = self.dt * self.dt;
-        let normal = |x: f64| (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&x);
         for (what, value) in [
             (format!("(v·dt)² at {v} m/s"), (v * self.dt).powi(2)),
             (
@@ -250,7 +248,7 @@ impl WaveKernel {
                 dt2 / (hx * hy * hz),
             ),
         ] {
-            if !normal(value) {
+            if !single(value) {
                 return Err(Error::InvalidArgument(format!(
                     "time step {:e} s: {what} is {value:e}, which single precision cannot \
                      hold: give the time, velocity and spacing in other units",
@@ -342,6 +340,11 @@ impl std::fmt::Display for WaveKernel {
     }
 }
 
+/// Whether `v` lies in single precision's normal range, as the factors the engines form in the
+/// field's precision (`f32` at least) must: beyond it they round to zero or overflow.
+fn single(v: f64) -> bool {
+    (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&v)
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 #   run.sh tests [filter]      every test suite, GPU suites included
 #   run.sh tests SUITE [filter] one suite (gpu_lbm: tests/test-gpu_lbm; lib-stencil35d: unit tests)
 #   run.sh bench [args...]     stencil35d bench ...      (run.sh cli <subcommand> ... for others)
-#   run.sh compare [args...]   stencil35d compare ..., with the AVX-512 build where the CPU has it
+#   run.sh compare [args...]   stencil35d compare ...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # NVRTC ships with the CUDA toolkit (or the nvidia-cuda-nvrtc Python wheel); put it on the path.

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Builds everything a GPU machine without a Rust toolchain needs into .device/ (git-ignored):
 # the release CLI (one build: the CPU engines pick their SIMD level at run time), every test
-# binary, and
-# .device/run.sh, which runs them there. Usage:
+# binary, and .device/run.sh, which runs them there. Copy .device/ to the GPU machine. Usage:
 #   scripts/gpu-bundle.sh            # here: build and bundle
 #   .device/run.sh tests             # on the GPU machine: all test suites (GPU ones included)
 #   .device/run.sh bench [args...]   # on the GPU machine: stencil35d bench with the given args
 #   .device/run.sh compare --size 256 --steps 20 --out "$OUT/compare"   # the README's GPU table
-# With the `device` tool: run `.device/run.sh ...` with carry [".device"].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.device

@@ -34,6 +34,7 @@ mod cpu;
 pub mod distributed;
 mod engine;
 mod error;
+mod files;
 mod finite;
 pub mod gpu;
 mod grid;

@@ -443,6 +443,70 @@ fn a_checkpoint_of_the_other_precision_names_the_option_to_load_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A checkpoint named like a picture of the run, however spelt, is refused before the run
+/// instead of replacing it; `--storage` naming the other precision is refused; a sphere whose
+/// `--radius` sets τ is told to change the radius, not the lattice.
+#[test]
+fn a_checkpoint_over_an_output_and_a_storage_of_the_other_precision_are_refused() {
+    let dir = scratch("clash");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    for name in ["cavity.png", "../out/cavity.vti"] {
+        let ckpt = out.join(name);
+        let text = refused(&flow(
+            "cavity",
+            "8",
+            &out,
+            &["--checkpoint", path_str(&ckpt)],
+        ));
+        says(
+            &text,
+            &["names the same file as", "which the run also writes"],
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert!(names.is_empty(), "{names:?}");
+    let text = refused(&flow(
+        "cavity",
+        "8",
+        &out,
+        &["--dtype", "f64", "--storage", "f32"],
+    ));
+    says(&text, &["--storage f32", "--dtype f64"]);
+    let ran = cli(&flow(
+        "cavity",
+        "8",
+        &out,
+        &["--dtype", "f64", "--storage", "f64", "--no-vti"],
+    ));
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let text = refused(&flow(
+        "sphere",
+        "96x48x48",
+        &out,
+        &["--radius", "2", "--re", "400"],
+    ));
+    says(&text, &["below τ = 0.505", "use a larger --radius"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A checkpoint whose tag names the run but whose lattice is another is refused on restart.
+#[test]
+fn a_restart_compares_the_lattice_not_only_its_tag() {
+    use stencil35d::lbm::{CheckpointTag, Lattice, Physics};
+    let dir = scratch("retagged");
+    let (out, ckpt) = (dir.join("out"), dir.join("ck.bin"));
+    let small = Lattice::<f32>::new([12; 3], Physics::trt(0.53, 0.1875)).unwrap();
+    let tag = CheckpointTag::new("cavity", "16x16x16, Re 100, lid 0.1");
+    small.save_tagged(&ckpt, &tag).unwrap();
+    let text = refused(&flow("cavity", "16", &out, &["--restart", path_str(&ckpt)]));
+    says(
+        &text,
+        &["its lattice (12x12x12", "is not this run's (16x16x16"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Each scenario checks every file it will write before its first step: a directory where a
 /// file goes is refused at once, and nothing is written.
 #[test]

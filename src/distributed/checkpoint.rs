@@ -57,7 +57,7 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let path = rank_path(&prefix, rank, self.decomposition.ranks());
         let tag = tag(run, &self.decomposition, self.periodic, rank);
         let staged = agreed(&self.comm, self.local.stage_tagged(&path, &tag))?;
-        agreed(&self.comm, crate::output::commit_durable(staged))
+        agreed(&self.comm, crate::files::commit_durable(staged))
     }
 
     /// Reads the checkpoint [`DistributedLattice::save`] wrote under `prefix` for `plan` on as

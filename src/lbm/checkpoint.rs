@@ -203,7 +203,7 @@ struct Preamble {
 /// opened) and reads its preamble. Returns the reader at the payload's start, the preamble and
 /// the file's length.
 fn open_checkpoint(path: &Path) -> Result<(BufReader<File>, Preamble, u64)> {
-    let (file, length) = crate::output::open_regular_file(path, "a checkpoint")?;
+    let (file, length) = crate::files::open_regular_file(path, "a checkpoint")?;
     let mut input = BufReader::with_capacity(1 << 20, file);
     let preamble = read_preamble(&mut input, path)?;
     Ok((input, preamble, length))
@@ -322,6 +322,16 @@ impl<T: Real> Lattice<T> {
         };
         let json = serde_json::to_string(&header)
             .map_err(|e| Error::InvalidArgument(format!("cannot encode the header: {e}")))?;
+        // The reader takes header lines of at most MAX_HEADER_BYTES: a longer one (a tag with
+        // a very long geometry) would be written and then never read.
+        if json.len() as u64 >= MAX_HEADER_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "the checkpoint's header would take {} bytes, more than the {MAX_HEADER_BYTES} \
+                 a checkpoint's header may hold: shorten the tag (its geometry is {} bytes)",
+                json.len() + 1,
+                tag.geometry.len()
+            )));
+        }
         Ok(format!("{MAGIC}\n{json}\n"))
     }
 
@@ -337,18 +347,18 @@ impl<T: Real> Lattice<T> {
     pub fn save_tagged(&self, path: impl AsRef<Path>, tag: &CheckpointTag) -> Result<()> {
         let path = path.as_ref();
         let staged = self.stage_tagged(path, tag)?;
-        crate::output::commit_durable(staged)
+        crate::files::commit_durable(staged)
     }
 
     /// The file [`Lattice::save_tagged`] writes, in a temporary file beside `path` synced to
     /// disk, which replaces `path` when the returned set is committed
-    /// ([`crate::output::commit_durable`]) and is removed when it is dropped: a crash leaves
+    /// ([`crate::files::commit_durable`]) and is removed when it is dropped: a crash leaves
     /// the last checkpoint or this one whole.
     pub(crate) fn stage_tagged(
         &self,
         path: &Path,
         tag: &CheckpointTag,
-    ) -> Result<crate::output::Staged> {
+    ) -> Result<crate::files::Staged> {
         let preamble = self.preamble(tag)?;
         let mut hash = Fnv::new();
         hash.feed(preamble.as_bytes());
@@ -356,7 +366,7 @@ impl<T: Real> Lattice<T> {
             hash.feed(row);
             Ok(())
         })?;
-        crate::output::stage_durable(path, |out| {
+        crate::files::stage_durable(path, |out| {
             let io = |e| Error::io(path, e);
             out.write_all(preamble.as_bytes()).map_err(io)?;
             writeln!(out, "{HASH_PREFIX}{}", hash.hex()).map_err(io)?;
@@ -447,6 +457,14 @@ impl<T: Real> Lattice<T> {
                 ),
             ));
         }
+        // A 16-bit file is read into codes kept beside the populations: the whole footprint
+        // is checked before anything is allocated.
+        crate::memory::Footprint::lattice(
+            T::DTYPE,
+            1,
+            super::lattice::FLAG_BYTES + h.storage.code_bytes_per_node(),
+        )
+        .check_allocation(h.dims)?;
         let mut lat = Lattice::<T>::new(h.dims, h.physics)?;
         lat.table = CellTable::from_entries(h.boundaries)?;
         lat.periodic = h.periodic;
@@ -543,6 +561,29 @@ mod tests {
             text.contains("this run is scenario 'sphere' 128x48x48, sphere radius 6"),
             "{text}"
         );
+    }
+
+    /// A tag too long for the reader's header limit is refused before anything is written; the
+    /// longest one it takes round-trips.
+    #[test]
+    fn a_tag_too_long_to_read_back_is_refused() {
+        let dir = std::env::temp_dir().join(format!("stencil35d-ckpt-tag-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lat = Lattice::<f32>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
+        let path = dir.join("ck.lbm");
+        let long = CheckpointTag::new("cavity", "x".repeat(MAX_HEADER_BYTES as usize));
+        let text = lat.save_tagged(&path, &long).unwrap_err().to_string();
+        assert!(text.contains("shorten the tag"), "{text}");
+        assert!(!path.exists());
+        // The header line without a geometry, and the most geometry that fits beside it.
+        let bare = lat.preamble(&CheckpointTag::new("cavity", "")).unwrap();
+        let room = MAX_HEADER_BYTES as usize - 1 - (bare.len() - MAGIC.len() - 2);
+        let over = CheckpointTag::new("cavity", "x".repeat(room + 1));
+        assert!(lat.save_tagged(&path, &over).is_err());
+        let fits = CheckpointTag::new("cavity", "x".repeat(room));
+        lat.save_tagged(&path, &fits).unwrap();
+        assert_eq!(Lattice::<f32>::load_tagged(&path).unwrap().1, fits);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -253,7 +253,10 @@ impl<T: Real> Lattice<T> {
     /// Errors: out of bounds; invalid prescribed values (too fast: [`Error::Unstable`]).
     pub fn set_cell(&mut self, x: usize, y: usize, z: usize, cell: Cell) -> Result<()> {
         self.check_bounds([x, y, z])?;
-        self.set_cells(cell, |c| c == [x, y, z]).map(|_| ())
+        let (flag, feq) = self.prepare_cells(cell)?;
+        self.put_cell([x, y, z], flag, &feq);
+        self.derived = None;
+        Ok(())
     }
 
     /// Makes every node on `face` a `cell` (see [`Lattice::set_cell`]).
@@ -304,36 +307,15 @@ impl<T: Real> Lattice<T> {
         cell: Cell,
         mut pick: impl FnMut([usize; 3]) -> bool,
     ) -> Result<usize> {
-        cell.validate()?;
-        if self.table.is_full_for(cell) {
-            // Renumbering the flags leaves every node's condition as it was.
-            self.table.compact(&mut self.flags);
-            self.derived = None;
-        }
-        let (rho, u) = cell.rest_state();
-        let feq = equilibrium(rho, u).map(T::of);
-        if feq.iter().any(|v| !v.is_finite()) {
-            return Err(overflow(rho, T::DTYPE));
-        }
-        let mut table = self.table.clone();
-        let flag = table.flag_for(cell)?;
-        self.table = table;
+        let (flag, feq) = self.prepare_cells(cell)?;
         let [nx, ny, nz] = self.dims();
         let mut count = 0;
         for z in 0..nz {
             for y in 0..ny {
                 for x in 0..nx {
-                    if !pick([x, y, z]) {
-                        continue;
-                    }
-                    count += 1;
-                    let o = self.pop.layout().offset(x, y, z);
-                    if self.flags[o] != flag {
-                        self.flags[o] = flag;
-                        for (i, &v) in feq.iter().enumerate() {
-                            self.pop.set(i, x, y, z, v);
-                        }
-                        self.codes = None;
+                    if pick([x, y, z]) {
+                        count += 1;
+                        self.put_cell([x, y, z], flag, &feq);
                     }
                 }
             }
@@ -342,12 +324,47 @@ impl<T: Real> Lattice<T> {
         Ok(count)
     }
 
+    /// Checks `cell` and gives it a flag in the boundary table; returns the flag and the
+    /// equilibrium of the kind's natural state. Errors, nothing changed: an invalid cell, an
+    /// equilibrium beyond `T`, a full table.
+    fn prepare_cells(&mut self, cell: Cell) -> Result<(u8, [T; 19])> {
+        cell.validate()?;
+        let (rho, u) = cell.rest_state();
+        let feq = equilibrium(rho, u).map(T::of);
+        if feq.iter().any(|v| !v.is_finite()) {
+            return Err(overflow(rho, T::DTYPE));
+        }
+        if self.table.is_full_for(cell) {
+            // Renumbering the flags leaves every node's condition as it was.
+            self.table.compact(&mut self.flags);
+            self.derived = None;
+        }
+        let mut table = self.table.clone();
+        let flag = table.flag_for(cell)?;
+        self.table = table;
+        Ok((flag, feq))
+    }
+
+    /// Makes node `at` a node of `flag`, at `feq` when its kind changes.
+    fn put_cell(&mut self, [x, y, z]: [usize; 3], flag: u8, feq: &[T; 19]) {
+        let o = self.pop.layout().offset(x, y, z);
+        if self.flags[o] != flag {
+            self.flags[o] = flag;
+            for (i, &v) in feq.iter().enumerate() {
+                self.pop.set(i, x, y, z, v);
+            }
+            self.codes = None;
+        }
+    }
+
     /// Sets every fluid node to the equilibrium of `state(x, y, z) = (density, velocity)`
     /// (other nodes keep their populations).
     ///
-    /// Errors, before anything is changed: a non-finite or non-positive density, a non-finite
-    /// velocity or one faster than [`super::MAX_SPEED`] ([`Error::Unstable`]), no memory for
-    /// a second copy of the populations ([`Error::OutOfMemory`]).
+    /// Errors, before anything is changed: a non-finite or non-positive density
+    /// ([`Error::InvalidArgument`]), a non-finite velocity or one faster than
+    /// [`super::MAX_SPEED`] (as [`Lattice::set_cell`] refuses them), an equilibrium beyond `T`
+    /// ([`Error::Unstable`]), no memory for a second copy of the populations
+    /// ([`Error::OutOfMemory`]).
     pub fn set_equilibrium(
         &mut self,
         mut state: impl FnMut(usize, usize, usize) -> (f64, [f64; 3]),
@@ -444,7 +461,7 @@ impl<T: Real> Lattice<T> {
     /// `u = (Σ c_i f_i − F/2)/ρ` (the populations are stored after collision, which added the
     /// force F to the momentum); inlets and outlets give their streamed-and-reset state; walls
     /// give their velocity (zero for resting walls) and the density their untouched populations
-    /// hold.
+    /// hold. Panics when out of bounds, like slice indexing.
     pub fn moments(&self, x: usize, y: usize, z: usize) -> (f64, [f64; 3]) {
         let f = self
             .populations(x, y, z)

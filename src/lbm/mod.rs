@@ -127,7 +127,7 @@ use crate::{DType, Real};
 /// The lattice-Boltzmann computation a [`crate::Plan`] is made for: D3Q19 with this
 /// periodicity, with or without a body force. The physics itself (τ, boundary values) lives in
 /// the [`Lattice`]; a plan made with [`crate::Plan::for_lattice`] fits any lattice of the same
-/// size, precision, periodicity and forcing.
+/// size, precision, periodicity, forcing and storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LbmKernel {
     /// Which axes (x, y, z) are periodic.

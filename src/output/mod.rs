@@ -7,14 +7,11 @@
 
 mod figure;
 mod gather;
-mod input;
 mod npy;
 mod picture;
 mod png;
 mod segy;
 mod vti;
-mod whole;
-mod writable;
 
 pub use self::figure::{
     check_png_slice, decade_ticks, log_ticks, minor_log_ticks, nice_ticks, write_png_slice,
@@ -24,7 +21,6 @@ pub(crate) use self::figure::{
     format_fixed, format_significant, plot_err, register_font, tick_decimals, TickedAxis,
 };
 pub use self::gather::write_gather_png;
-pub use self::input::{open_regular_file, read_text_file};
 pub use self::npy::{read_npy_f64, read_npy_shape, write_npy};
 pub use self::picture::Picture;
 pub(crate) use self::png::write_rgb;
@@ -34,6 +30,7 @@ pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
     write_vti_piece, write_vti_spaced, PvtiPiece, VtiArray, VtiBuffer, VtiValues,
 };
-pub(crate) use self::whole::{commit_durable, stage_durable};
-pub use self::whole::{write_whole, write_whole_durable, Staged};
-pub use self::writable::{check_output_target, check_writable_dir, check_writable_file};
+pub use crate::files::{
+    check_output_target, check_writable_dir, check_writable_file, open_regular_file,
+    read_text_file, write_whole, write_whole_durable, Staged,
+};

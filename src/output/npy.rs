@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
-use super::whole::write_whole;
+use crate::files::write_whole;
 use crate::grid::element_count;
 use crate::{DType, Error, Real, Result};
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::whole::write_whole;
+use crate::files::write_whole;
 use crate::{Error, Result};
 
 /// Colour maps (from the `colorous` crate).

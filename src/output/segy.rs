@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::whole::write_whole;
+use crate::files::write_whole;
 use crate::{Error, Result};
 
 /// One receiver's trace.

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::whole::write_whole;
+use crate::files::write_whole;
 use crate::lbm::Lattice;
 use crate::{DType, Error, Grid, Real, Result};
 

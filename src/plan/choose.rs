@@ -44,8 +44,9 @@ impl Plan {
         Plan::new(field.kernel().clone(), T::DTYPE, field.dims())
     }
 
-    /// The planner's choice for advancing `lattice` (its size, precision, periodicity and
-    /// forcing; the plan fits any lattice that shares them).
+    /// The planner's choice for advancing `lattice` (its size, precision, periodicity,
+    /// forcing and storage; the plan fits any lattice that shares them, so a lattice whose
+    /// storage is changed afterwards with [`Lattice::set_storage`] needs a new plan).
     pub fn for_lattice<T: Real>(lattice: &Lattice<T>) -> Result<Plan> {
         Plan::new(LbmKernel::of(lattice), T::DTYPE, lattice.dims())
     }
@@ -101,8 +102,10 @@ impl PlanBuilder {
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         let free = self.without_shape_overrides(&machine);
         let untimed = self.untimed_autotune(gpu_info.is_some());
+        let asked = (self.tile, self.z_chunks);
         let mut plan = self.assemble(choice, (machine, described), gpu_info);
         plan.warnings = warnings(&plan, free);
+        plan.warnings.extend(clamped(&plan, asked.0, asked.1));
         plan.warnings.extend(untimed);
         Ok(plan)
     }
@@ -419,6 +422,26 @@ fn warnings(plan: &Plan, free: Option<Plan>) -> Vec<String> {
                 free.dim_t()
             ));
         }
+    }
+    out
+}
+
+/// Notes for the overrides the plan had to narrow to the grid: a tile larger than the grid
+/// needs covers it once, and z is cut into at most as many chunks as it has planes to update.
+fn clamped(plan: &Plan, tile: Option<[usize; 2]>, z_chunks: Option<usize>) -> Vec<String> {
+    let mut out = Vec::new();
+    let blocked = plan.engine() == Engine::Blocked;
+    if let Some([ax, ay]) = tile.filter(|&t| blocked && t != plan.tile()) {
+        let [x, y] = plan.tile();
+        out.push(format!(
+            "the tile {ax}x{ay} set is larger than this grid needs: the engine runs {x}x{y}"
+        ));
+    }
+    if let Some(n) = z_chunks.filter(|&n| blocked && plan.dim_t() > 1 && n != plan.z_chunks()) {
+        out.push(format!(
+            "z is cut into {} chunks, not the {n} set: there are no more planes to update",
+            plan.z_chunks()
+        ));
     }
     out
 }

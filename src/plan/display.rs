@@ -221,6 +221,19 @@ impl Plan {
 
     /// The engine, with the lattice storage on the GPU or the threads on the CPU.
     fn write_choice(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.engine == Engine::Reference {
+            return writeln!(
+                f,
+                "choice:  engine {}{}, one thread (the reference loop runs on one core{})",
+                self.engine,
+                mark(self.overrides.engine),
+                if self.overrides.threads {
+                    format!("; the {} threads set are not used", self.threads)
+                } else {
+                    String::new()
+                }
+            );
+        }
         if !self.engine.is_gpu() {
             return writeln!(
                 f,

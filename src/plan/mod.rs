@@ -45,7 +45,6 @@ pub use limits::{
 };
 pub use machine::{CacheLevel, Machine};
 pub use model::{eta, kappa, square_tile, working_set};
-pub(crate) use plane_model::CONV_ROWS;
 pub use recipe::{Overrides, Plan};
 
 #[cfg(test)]
@@ -240,6 +239,27 @@ mod tests {
             .unwrap();
         assert_eq!(plan.tile(), [44, 34]);
         assert_eq!(plan.chosen().kappa, 1.0);
+        // A tile the user sets larger than the grid is narrowed to it, and the plan says so.
+        let wide = plan.rebuild().tile([1000, 34]).build().unwrap();
+        assert_eq!(wide.tile(), [44, 34]);
+        assert!(
+            wide.warnings()
+                .iter()
+                .any(|w| w.contains("1000x34 set") && w.contains("runs 44x34")),
+            "{wide}"
+        );
+    }
+
+    #[test]
+    fn the_reference_plan_says_it_runs_on_one_core() {
+        let b = paper_plan(Stencil::seven_point(0.4, 0.1), DType::F32).engine(Engine::Reference);
+        let text = b.clone().build().unwrap().to_string();
+        assert!(
+            text.contains("engine reference (set by user), one thread"),
+            "{text}"
+        );
+        let text = b.threads(3).build().unwrap().to_string();
+        assert!(text.contains("the 3 threads set are not used"), "{text}");
     }
 
     /// A 16-core machine like the one the 3.5D engine was slow on with every thread on every
@@ -296,9 +316,18 @@ mod tests {
         let fixed = plan.rebuild().z_chunks(5).build().unwrap();
         assert_eq!(fixed.z_chunks(), 5);
         assert!(fixed.to_string().contains("z cut into 5 (set by user)"));
-        assert_eq!(
-            plan.rebuild().z_chunks(9999).build().unwrap().z_chunks(),
-            510
+        let narrowed = plan.rebuild().z_chunks(9999).build().unwrap();
+        assert_eq!(narrowed.z_chunks(), 510);
+        assert!(
+            narrowed
+                .warnings()
+                .iter()
+                .any(|w| w.contains("not the 9999 set")),
+            "{narrowed}"
+        );
+        assert!(
+            !fixed.warnings().iter().any(|w| w.contains("set")),
+            "{fixed}"
         );
         assert_eq!(fixed.with_engine(Engine::Naive).unwrap().z_chunks(), 1);
         let spatial = b.clone().engine(Engine::Blocked).dim_t(1).build().unwrap();

@@ -5,9 +5,9 @@ use std::fmt::{self, Formatter};
 use super::candidate::GpuLaunch;
 use super::display::human_bytes;
 use super::kernel::{Kernel, KernelCost};
-use super::plane_model::CONV_ROWS;
 use super::recipe::Plan;
 use super::wave_gpu::memory_bound_copy_rate;
+use crate::blocking::CONV_ROWS;
 use crate::engine::Engine;
 
 impl Plan {

@@ -9,6 +9,7 @@
 use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::model::ModelInput;
 use super::Kernel;
+use crate::blocking::CONV_ROWS;
 use crate::engine::Engine;
 use crate::gpu::plane_source::{blocked_strip, systolic_width};
 use crate::gpu::GpuInfo;
@@ -430,9 +431,6 @@ impl ModelInput<'_> {
         [nx, ny.div_ceil(items).next_multiple_of(CONV_ROWS)]
     }
 }
-
-/// Output rows the blocked convolution computes together (register blocking over rows).
-pub(crate) const CONV_ROWS: usize = 4;
 
 /// Bands of rows per thread of the blocked convolution: enough that threads finishing at
 /// different times wait little for each other.

@@ -181,7 +181,7 @@ impl Plan {
     pub fn engine(&self) -> Engine {
         self.engine
     }
-    /// Worker threads.
+    /// Worker threads (the reference engine runs on one of them).
     pub fn threads(&self) -> usize {
         self.threads
     }

@@ -328,7 +328,7 @@ impl Filter2 {
     /// A filter from a text file (see [`Filter2::from_text`]): a regular file of at most
     /// 1 MiB (a filter is a few kilobytes), errors naming the file.
     pub fn from_file(path: &Path) -> Result<Filter2> {
-        let text = crate::output::read_text_file(path, MAX_FILTER_FILE_BYTES, "the filter file")?;
+        let text = crate::files::read_text_file(path, MAX_FILTER_FILE_BYTES, "the filter file")?;
         Filter2::from_text(&text).map_err(|e| match e {
             Error::InvalidArgument(why) => {
                 Error::InvalidArgument(format!("filter file {}: {why}", path.display()))

@@ -1,9 +1,42 @@
 //! Argument types shared by the subcommands: kernels, sizes, tiles and engine lists.
 
 use clap::Args;
-use stencil35d::lbm::LbmKernel;
+use stencil35d::lbm::{LbmKernel, Storage};
 use stencil35d::plan::GpuShape;
 use stencil35d::{Border, DType, Engine, Error, Filter2, Kernel, PlanBuilder, Stencil, Stencil2};
+
+/// `--storage`: a lattice storage, with the precision it named (`f32` or `f64`, both the
+/// lattice's native storage), so that one other than `--dtype` is refused instead of taken as
+/// native.
+#[derive(Clone, Copy, Debug)]
+pub struct StorageArg {
+    storage: Storage,
+    named: Option<DType>,
+}
+
+impl std::str::FromStr for StorageArg {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Ok(StorageArg {
+            storage: s.parse()?,
+            named: s.parse().ok(),
+        })
+    }
+}
+
+impl StorageArg {
+    /// The storage for a lattice of `dtype`. Errors: [`Error::InvalidArgument`] when the
+    /// option named the other precision.
+    pub fn for_dtype(self, dtype: DType) -> Result<Storage, Error> {
+        match self.named {
+            Some(named) if named != dtype => Err(Error::InvalidArgument(format!(
+                "--storage {named} names the native storage of {named} lattices, and the run is \
+                 --dtype {dtype}: run with --dtype {named}, or give --storage native"
+            ))),
+            _ => Ok(self.storage),
+        }
+    }
+}
 
 /// A grid size: `N` (a cube, or a square for 2D kernels), `NXxNY` (2D) or `NXxNYxNZ`, and
 /// whether it was given as a bare `N` (only that shorthand means a square for 2D kernels).
@@ -216,7 +249,7 @@ pub struct Problem {
     /// f16s (IEEE half) or f16c (a custom 16-bit format with one more mantissa bit); 16-bit
     /// storage computes in f32 and runs on the GPU engines only.
     #[arg(long)]
-    pub storage: Option<stencil35d::lbm::Storage>,
+    pub storage: Option<StorageArg>,
 }
 
 impl Problem {
@@ -268,7 +301,10 @@ impl Problem {
             return Ok(Kernel::Lbm(LbmKernel {
                 periodic: [is_periodic_lbm(&self.kernel); 3],
                 forced: false,
-                storage: self.storage.unwrap_or_default(),
+                storage: match self.storage {
+                    Some(s) => s.for_dtype(self.dtype)?,
+                    None => Storage::default(),
+                },
             }));
         }
         if self.kernel.starts_with("star2d") || self.kernel.starts_with("box2d") {
@@ -479,7 +515,7 @@ pub struct Overrides {
     #[arg(long = "in-place", conflicts_with = "two_copies")]
     pub in_place: bool,
     /// Lattice-Boltzmann on the GPU: two copies of the populations (A/B), whatever the planner
-    /// would choose.
+    /// would choose (the CPU engines, which a plan without a GPU takes, always keep two).
     #[arg(long = "two-copies")]
     pub two_copies: bool,
 }
@@ -533,12 +569,9 @@ impl Overrides {
             (self.in_place, "--in-place", "gpu-naive", |e| {
                 e == Engine::GpuNaive
             }),
-            (
-                self.two_copies,
-                "--two-copies",
-                "gpu-naive and gpu-blocked",
-                gpu,
-            ),
+            (self.two_copies, "--two-copies", "gpu-naive", |e| {
+                e == Engine::GpuNaive
+            }),
         ];
         for (given, option, applies, takes) in set {
             if given && !engines.iter().any(|e| e.is_none_or(takes)) {

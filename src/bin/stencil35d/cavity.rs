@@ -29,6 +29,10 @@ pub struct CavityArgs {
 impl Scenario for CavityArgs {
     const NAME: &'static str = "cavity";
 
+    fn dims(&self) -> [usize; 3] {
+        self.size.0
+    }
+
     fn geometry(&self) -> String {
         format!("{}, Re {}, lid {}", self.size, self.re, self.lid)
     }
@@ -46,6 +50,7 @@ impl Scenario for CavityArgs {
         tau_for(
             nu,
             &format!("Re {} with a {}-node cavity", shown(self.re), dims[0]),
+            "lattice",
         )
     }
 

@@ -72,6 +72,10 @@ impl ChannelArgs {
 impl Scenario for ChannelArgs {
     const NAME: &'static str = "channel";
 
+    fn dims(&self) -> [usize; 3] {
+        self.size.0
+    }
+
     fn geometry(&self) -> String {
         let walls = if self.duct { "duct" } else { "plates" };
         format!(
@@ -89,7 +93,11 @@ impl Scenario for ChannelArgs {
         }
         positive("--re", self.re, "the Reynolds number")?;
         lattice_speed("--u-max", self.u_max)?;
-        tau_for(self.viscosity(), &format!("Re {}", shown(self.re)))
+        tau_for(
+            self.viscosity(),
+            &format!("Re {}", shown(self.re)),
+            "lattice",
+        )
     }
 
     fn default_steps(&self) -> usize {

@@ -153,15 +153,30 @@ pub fn check_cadence(option: &str, every: usize, steps: usize) -> Result<(), Err
 }
 
 /// Checks that each of `files` can be written (not a directory nor a read-only file, nor a
-/// link to one, and its directory exists and takes files). Each directory is probed with a
-/// file once, by its first file, so a run with a picture every step does not create and
-/// remove a probe per picture. Errors: [`Error::NotWritable`] naming the first
-/// that cannot be written.
+/// link to one, and its directory exists and takes files) and that no two name one file (a
+/// checkpoint given the name of a picture the run writes, say). Each directory is probed with
+/// a file once, by its first file, so a run with a picture every step does not create and
+/// remove a probe per picture. Errors: [`Error::NotWritable`] naming the first that cannot be
+/// written.
 pub fn check_files(files: impl IntoIterator<Item = PathBuf>) -> Result<(), Error> {
     let mut probed = std::collections::HashSet::new();
+    let mut seen: std::collections::HashMap<PathBuf, PathBuf> = std::collections::HashMap::new();
     files.into_iter().try_for_each(|f| {
-        let dir = check_output_target(&f, "an output file")?;
-        if probed.insert(dir) {
+        let file = check_output_target(&f, "an output file")?;
+        if let Some(first) = seen.get(&file) {
+            return Err(Error::NotWritable {
+                what: "an output file".into(),
+                path: f,
+                reason: format!(
+                    "it names the same file as {}, which the run also writes",
+                    first.display()
+                ),
+            });
+        }
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let fresh = probed.insert(dir);
+        seen.insert(file, f.clone());
+        if fresh {
             check_writable_file(&f, "an output file")
         } else {
             Ok(())

@@ -14,7 +14,7 @@ use stencil35d::output::{
 };
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
-use crate::args::Overrides;
+use crate::args::{Overrides, StorageArg};
 use crate::checks::{check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 
@@ -57,7 +57,7 @@ pub struct FlowOptions {
     /// How the GPU engines store the populations: native (the --dtype), f16s or f16c (16-bit,
     /// arithmetic in f32, GPU engines only). Default: native, or the --restart file's.
     #[arg(long)]
-    pub storage: Option<Storage>,
+    pub storage: Option<StorageArg>,
     #[command(flatten)]
     pub overrides: Overrides,
 }
@@ -83,6 +83,8 @@ pub trait Scenario {
     /// 0.05". Checkpoints record it, and a restart refuses a checkpoint made with other values
     /// (a restart continues the run the checkpoint holds; it cannot change its physics).
     fn geometry(&self) -> String;
+    /// The lattice's nodes along x, y and z.
+    fn dims(&self) -> [usize; 3];
     /// Checks the scenario's options (size, flow parameters) and returns the relaxation time
     /// they give: before anything that depends on them, such as the default step count.
     fn check(&self) -> Result<f64, Error>;
@@ -95,6 +97,14 @@ pub trait Scenario {
     fn picture<T: Real>(&self, lat: &Lattice<T>, speed: &stencil35d::Grid<T>) -> View;
     /// The scenario-specific part of the summary line.
     fn summary<T: Real>(&self, lat: &Lattice<T>) -> String;
+}
+
+impl FlowOptions {
+    /// The storage `--storage` asks for a lattice of `dtype`, refused when it names the other
+    /// precision.
+    pub fn storage_for(&self, dtype: DType) -> Result<Option<Storage>, Error> {
+        self.storage.map(|s| s.for_dtype(dtype)).transpose()
+    }
 }
 
 /// Runs `scenario` with `opts` in the requested precision.
@@ -221,6 +231,7 @@ fn initial<T: Real, S: Scenario>(
     }
     let (lat, found) = Lattice::<T>::load_tagged(path)?;
     found.expect(tag, path)?;
+    check_restarted(scenario, &lat, path)?;
     eprintln!(
         "restarting from {} at step {} ({})",
         path.display(),
@@ -228,6 +239,29 @@ fn initial<T: Real, S: Scenario>(
         lat.physics()
     );
     Ok(lat)
+}
+
+/// Refuses a restarted lattice whose size or relaxation time is not the run's: the tag names
+/// them, but a file may carry a tag it was not made with.
+fn check_restarted<T: Real, S: Scenario>(
+    scenario: &S,
+    lat: &Lattice<T>,
+    path: &Path,
+) -> Result<(), Error> {
+    let tau = scenario.check()?;
+    let found = lat.physics().tau();
+    let ([x, y, z], [sx, sy, sz]) = (lat.dims(), scenario.dims());
+    if lat.dims() != scenario.dims() || (found - tau).abs() > 1e-12 * tau {
+        return Err(Error::InvalidArgument(format!(
+            "--restart {}: the checkpoint's tag names this run, but its lattice ({x}x{y}x{z}, \
+             τ = {}) is not this run's ({sx}x{sy}x{sz}, τ = {}): the file was not written by this \
+             scenario",
+            path.display(),
+            shown(found),
+            shown(tau)
+        )));
+    }
+    Ok(())
 }
 
 fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
@@ -239,6 +273,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     crate::checks::check_cadence("--every", opts.every, steps)?;
     // An option the engine does not take is refused before the lattice is built.
     opts.overrides.check_taken(&[opts.engine])?;
+    let storage = opts.storage_for(T::DTYPE)?;
     let out = out_dir::<S>(opts);
     // The output directory is removed again if the run fails before writing into it.
     let guard = OutputDir::watch(&out);
@@ -246,7 +281,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
-    if let Some(storage) = opts.storage {
+    if let Some(storage) = storage {
         lat.set_storage(storage)?;
     }
     // The mass the drift is measured from, after any 16-bit storage has rounded the
@@ -269,7 +304,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     // The run goes in parts (pictures, checkpoints): its whole length is checked here, and
     // before the files it would write are listed.
     plan.check_run_length(steps)?;
-    check_files(output_files::<S>(&out, opts, lat.steps(), steps))?;
+    check_files(output_files::<S>(&out, opts, lat.steps(), steps).chain(opts.checkpoint.clone()))?;
     eprintln!("{plan}");
     let mut solver = Solver::new(plan);
     let bar = progress_bar(true, steps);
@@ -421,13 +456,14 @@ const TAU_MAX: f64 = 4.0;
 
 /// The relaxation time for viscosity `nu`, refused when so close to 1/2 that the scheme would
 /// be unstable (the Reynolds number is too high for the resolution), or above [`TAU_MAX`]
-/// (too low).
-pub fn tau_for(nu: f64, what: &str) -> Result<f64, Error> {
+/// (too low). `length` names what sets the flow's length in nodes, which the advice asks to
+/// change: "lattice", or "--radius" where that is given.
+pub fn tau_for(nu: f64, what: &str, length: &str) -> Result<f64, Error> {
     let tau = 3.0 * nu + 0.5;
     if !(tau.is_finite() && tau >= 0.505) {
         return Err(Error::Unstable(format!(
             "{what} needs viscosity ν = {}, i.e. relaxation time τ = {}; below τ = 0.505 the \
-             scheme is unstable: use a larger lattice, a lower Reynolds number or a higher \
+             scheme is unstable: use a larger {length}, a lower Reynolds number or a higher \
              lattice velocity",
             shown(nu),
             shown(tau)
@@ -437,7 +473,7 @@ pub fn tau_for(nu: f64, what: &str) -> Result<f64, Error> {
         return Err(Error::Unstable(format!(
             "{what} needs viscosity ν = {}, i.e. relaxation time τ = {}; above τ = {TAU_MAX} \
              the scheme is unstable at moving walls and slow to settle: use a lower lattice \
-             velocity, a smaller lattice or a higher Reynolds number",
+             velocity, a smaller {length} or a higher Reynolds number",
             shown(nu),
             shown(tau)
         )));

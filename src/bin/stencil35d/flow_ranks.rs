@@ -167,9 +167,10 @@ fn start<T: Real + Equivalence, S: Scenario>(
         world,
         if root {
             let saved = restart_storage::<T>(opts, world.size() as usize);
-            let storage = opts.storage.or(saved);
+            let asked = opts.storage_for(T::DTYPE);
+            let storage = asked.as_ref().ok().copied().flatten().or(saved);
             restart_dtype::<T>(opts, world.size() as usize)
-                .and_then(|()| same_storage(opts.storage, saved))
+                .and_then(|()| same_storage(asked?, saved))
                 .and_then(|()| scenario.build::<T>())
                 .and_then(|mut lat| {
                     if let Some(storage) = storage {

@@ -16,6 +16,12 @@ use crate::ranks::Whole;
 
 /// Options of `run heat`.
 #[derive(Args, Debug)]
+// The lattice storage options are shared with the commands that take a lattice; here they
+// would only be refused.
+#[command(
+    mut_arg("in_place", |a| a.hide(true)),
+    mut_arg("two_copies", |a| a.hide(true))
+)]
 pub struct HeatArgs {
     /// Grid size: N for N³, or NXxNYxNZ.
     #[arg(long, default_value = "128")]

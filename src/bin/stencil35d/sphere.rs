@@ -132,6 +132,10 @@ fn largest_radius(dims: [usize; 3]) -> f64 {
 impl Scenario for SphereArgs {
     const NAME: &'static str = "sphere";
 
+    fn dims(&self) -> [usize; 3] {
+        self.size.0
+    }
+
     fn geometry(&self) -> String {
         format!(
             "{}, sphere radius {}, Re {}, u_in {}",
@@ -150,6 +154,11 @@ impl Scenario for SphereArgs {
         tau_for(
             nu,
             &format!("Re {} with radius {}", shown(self.re), shown(self.radius())),
+            if self.radius.is_some() {
+                "--radius"
+            } else {
+                "lattice"
+            },
         )
     }
 

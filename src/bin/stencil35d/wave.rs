@@ -77,6 +77,12 @@ impl RigidFace {
 
 /// Options of `run wave`.
 #[derive(Args, Debug)]
+// The lattice storage options are shared with the commands that take a lattice; here they
+// would only be refused.
+#[command(
+    mut_arg("in_place", |a| a.hide(true)),
+    mut_arg("two_copies", |a| a.hide(true))
+)]
 pub struct WaveArgs {
     /// Velocity model.
     #[arg(long, value_enum, default_value = "salt")]

@@ -125,7 +125,10 @@ impl Staged {
                 Error::io(&target, e)
             };
             let file = writable_target(&target).map_err(refuse)?;
-            if let Some(other) = files.iter().find(|f| f.1 == file) {
+            if let Some(other) = files
+                .iter()
+                .find(|f| f.1 == file || same_place(&f.1, &file))
+            {
                 return Err(refuse(format!(
                     "it names the same file as {}",
                     other.2.display()
@@ -200,6 +203,20 @@ pub(crate) fn writable_target(path: &Path) -> std::result::Result<PathBuf, Strin
         Ok(m) if m.permissions().readonly() => Err(format!("{what} is read-only")),
         _ => Ok(target),
     }
+}
+
+/// `file` with its directory's path resolved (links, `.` and `..`), so that two names of one
+/// file compare equal; `file` as it is when its directory cannot be resolved.
+pub(crate) fn resolved(file: &Path) -> PathBuf {
+    match (std::fs::canonicalize(parent_dir(file)), file.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => file.to_path_buf(),
+    }
+}
+
+/// Whether the files `a` and `b` (targets, links followed) are one file.
+fn same_place(a: &Path, b: &Path) -> bool {
+    resolved(a) == resolved(b)
 }
 
 /// Where the symbolic link `path` points when that is a name in an existing directory (a
@@ -321,6 +338,11 @@ mod tests {
             .err()
             .unwrap();
         assert!(twice.to_string().contains("names the same file"), "{twice}");
+        // Two spellings of one file are one target too.
+        let spelt = Staged::new([d.join("sub/new.png"), d.join("sub/../sub/./new.png")])
+            .err()
+            .unwrap();
+        assert!(spelt.to_string().contains("names the same file"), "{spelt}");
         // Only the written files and the links are left: no temporary file anywhere.
         let mut left: Vec<_> = std::fs::read_dir(d.join("sub"))
             .unwrap()

@@ -30,8 +30,8 @@ pub fn check_writable_dir(dir: impl AsRef<Path>, what: &str) -> Result<()> {
 /// Errors: [`Error::NotWritable`] naming `path`.
 pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
     let path = path.as_ref();
-    let dir = check_output_target(path, what)?;
-    probe(&dir).map_err(|reason| Error::NotWritable {
+    let file = check_output_target(path, what)?;
+    probe(&super::whole::parent_dir(&file)).map_err(|reason| Error::NotWritable {
         what: what.to_string(),
         path: path.to_path_buf(),
         reason,
@@ -40,7 +40,9 @@ pub fn check_writable_file(path: impl AsRef<Path>, what: &str) -> Result<()> {
 
 /// The checks of [`check_writable_file`] that create nothing: `path` is not empty, not a
 /// directory nor a read-only file (nor a link to one), and the directory its file is replaced
-/// in exists. Returns that directory. Errors: [`Error::NotWritable`] naming `path`.
+/// in exists. Returns the file that a write to `path` replaces (a link followed), its
+/// directory's path resolved, so that two names of one file return the same path. Errors:
+/// [`Error::NotWritable`] naming `path`.
 pub fn check_output_target(path: impl AsRef<Path>, what: &str) -> Result<PathBuf> {
     let path = path.as_ref();
     let refuse = |reason: String| Error::NotWritable {
@@ -62,7 +64,7 @@ pub fn check_output_target(path: impl AsRef<Path>, what: &str) -> Result<PathBuf
             dir.display()
         )));
     }
-    Ok(dir)
+    Ok(super::whole::resolved(&file))
 }
 
 /// Creates and removes a probe file in `dir`; the reason it failed otherwise.

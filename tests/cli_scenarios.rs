@@ -461,7 +461,11 @@ fn a_checkpoint_over_an_output_and_a_storage_of_the_other_precision_are_refused(
         ));
         says(
             &text,
-            &["names the same file as", "which the run also writes"],
+            &[
+                "the checkpoint",
+                "names the same file as",
+                "give --checkpoint another name",
+            ],
         );
     }
     let names: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
@@ -504,6 +508,11 @@ fn a_restart_compares_the_lattice_not_only_its_tag() {
         &text,
         &["its lattice (12x12x12", "is not this run's (16x16x16"],
     );
+    // The right size with another relaxation time is refused too.
+    let viscous = Lattice::<f32>::new([16; 3], Physics::trt(0.6, 0.1875)).unwrap();
+    viscous.save_tagged(&ckpt, &tag).unwrap();
+    let text = refused(&flow("cavity", "16", &out, &["--restart", path_str(&ckpt)]));
+    says(&text, &["its lattice (16x16x16, τ = 0.6)", "τ = 0.542"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

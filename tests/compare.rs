@@ -58,6 +58,14 @@ fn tiny_comparison_has_finite_related_rows() {
     let c = tiny();
     assert_eq!(c.rows.len(), 5 * 4, "5 kernels x 4 engines");
     assert_eq!(c.failures().count(), 0);
+    // The wave equation's 20-cell layers do not fit 12 planes: the comparison says what ran.
+    assert_eq!(c.fitted.len(), 1, "{:?}", c.fitted);
+    assert!(
+        c.fitted[0].starts_with("wave:8: every face free instead of absorbing layers"),
+        "{:?}",
+        c.fitted
+    );
+    assert!(stencil35d::perf::table(&c).contains("fitted: wave:8"));
     for row in &c.rows {
         assert_eq!(row.backend, Backend::of(row.engine));
         if row.backend == Backend::Cpu {

@@ -274,8 +274,8 @@ fn refused_in_bench(args: &[&str], what: &str, fits: usize) {
 /// The `memory_bytes` knob is a budget for all a run holds: unlike the system's figure it does
 /// not shrink as the state is allocated, so the state counts against it. `run heat` checks its
 /// grid and scratch before filling the grid; a lattice run's second copy is refused beside
-/// the lattice it holds (checked against the whole budget, a run could take twice the
-/// budget).
+/// the lattice it holds (were it checked against the whole budget, a run could take twice
+/// the budget).
 #[test]
 fn the_memory_knob_is_a_budget_for_the_state_and_its_scratch() {
     let room = memory::usable_host(1 << 30);

@@ -345,7 +345,7 @@ impl<T: Real> Lattice<T> {
         Ok((flag, feq))
     }
 
-    /// Makes node `at` a node of `flag`, at `feq` when its kind changes.
+    /// Makes node (x, y, z) a node of `flag`, its populations `feq` when its kind changes.
     fn put_cell(&mut self, [x, y, z]: [usize; 3], flag: u8, feq: &[T; 19]) {
         let o = self.pop.layout().offset(x, y, z);
         if self.flags[o] != flag {
@@ -362,9 +362,9 @@ impl<T: Real> Lattice<T> {
     ///
     /// Errors, before anything is changed: a non-finite or non-positive density
     /// ([`Error::InvalidArgument`]), a non-finite velocity or one faster than
-    /// [`super::MAX_SPEED`] (as [`Lattice::set_cell`] refuses them), an equilibrium beyond `T`
-    /// ([`Error::Unstable`]), no memory for a second copy of the populations
-    /// ([`Error::OutOfMemory`]).
+    /// [`super::MAX_SPEED`] (as [`Lattice::set_cell`] refuses them), a density whose
+    /// equilibrium lies beyond `T` ([`Error::InvalidArgument`]), no memory for a second copy of
+    /// the populations ([`Error::OutOfMemory`]).
     pub fn set_equilibrium(
         &mut self,
         mut state: impl FnMut(usize, usize, usize) -> (f64, [f64; 3]),

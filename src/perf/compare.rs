@@ -275,6 +275,10 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
     /// Wall-clock seconds the whole comparison took (set-up and warm-ups included).
     pub wall_seconds: f64,
+    /// What a kernel was changed in to run at this size, one line per kernel changed, e.g.
+    /// the wave equation's absorbing layers narrowed to fit a small grid.
+    #[serde(default)]
+    pub fitted: Vec<String>,
 }
 
 impl Comparison {
@@ -386,6 +390,7 @@ fn compare_typed<T: Real>(
         gpu,
         rows: Vec::new(),
         wall_seconds: 0.0,
+        fitted: Vec::new(),
     };
     // Fail early, before any timing, on a size a kernel cannot use or a grid that does not
     // fit in memory: a late kernel's error would otherwise come after minutes of runs.
@@ -398,7 +403,9 @@ fn compare_typed<T: Real>(
     }
     for kernel in &config.kernels {
         let dims = config.dims_of(kernel);
+        let asked = kernel;
         let kernel = &fitted(kernel, dims);
+        comparison.fitted.extend(fit_note(asked, kernel, dims));
         let first = comparison.rows.len();
         let c = &mut comparison;
         match kernel {
@@ -456,6 +463,25 @@ fn fitted(kernel: &Kernel, dims: [usize; 3]) -> Kernel {
         }
         other => other.clone(),
     }
+}
+
+/// What [`fitted`] changed in `asked` to make `kernel`, in words, or `None`.
+fn fit_note(asked: &Kernel, kernel: &Kernel, [nx, ny, nz]: [usize; 3]) -> Option<String> {
+    let (Kernel::Wave(a), Kernel::Wave(w)) = (asked, kernel) else {
+        return None;
+    };
+    let name = asked.name();
+    if w.faces != a.faces {
+        return Some(format!(
+            "{name}: every face free instead of absorbing layers, which do not fit {nx}x{ny}x{nz}"
+        ));
+    }
+    (w.pml != a.pml).then(|| {
+        format!(
+            "{name}: absorbing layers {} cells wide instead of {} to fit {nx}x{ny}x{nz}",
+            w.pml, a.pml
+        )
+    })
 }
 
 impl CompareConfig {
@@ -626,5 +652,26 @@ fn relate(rows: &mut [CompareRow]) {
                     finite(cpu_seconds / (m.seconds + m.transfer_seconds));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Layers narrowed to a quarter of the shortest axis, and free faces where not even the
+    /// narrowest fit, are both said; a kernel that fits as asked gets no note.
+    #[test]
+    fn a_fitted_wave_kernel_says_what_changed() {
+        let wave = kernel_by_name("wave:8").unwrap();
+        let note = |dims| fit_note(&wave, &fitted(&wave, dims), dims);
+        assert_eq!(
+            note([40, 48, 40]).as_deref(),
+            Some("wave:8: absorbing layers 10 cells wide instead of 20 to fit 40x48x40")
+        );
+        assert!(note([14, 13, 12]).unwrap().contains("every face free"));
+        assert_eq!(note([96, 96, 96]), None);
+        let star = kernel_by_name("star7").unwrap();
+        assert_eq!(fit_note(&star, &fitted(&star, [8; 3]), [8; 3]), None);
     }
 }

@@ -485,6 +485,9 @@ pub fn table(c: &Comparison) -> String {
             }
         }
     }
+    for line in &c.fitted {
+        let _ = writeln!(s, "fitted: {line}");
+    }
     let notes: Vec<&CompareRow> = c.rows.iter().filter(|r| r.measured.is_none()).collect();
     if !notes.is_empty() {
         let _ = writeln!(s, "why not:");

@@ -161,6 +161,8 @@ impl PlanBuilder {
     /// place measured 0.91-1.02× in f16s) or too large for two copies, and runs two copies instead
     /// when the lattice has an inlet or outlet on a closed face. `true` implies `gpu-naive`
     /// when no engine is fixed; inlets and outlets must then lie off the faces of closed axes.
+    /// Either value for another kernel than the lattice is an [`crate::Error::InvalidPlan`] at
+    /// [`PlanBuilder::build`].
     pub fn in_place(mut self, on: bool) -> Self {
         self.in_place = Some(on);
         self

@@ -160,13 +160,18 @@ impl PlanBuilder {
                     .into(),
             ));
         }
+        if self.in_place.is_some() && self.kernel.lbm().is_none() {
+            let scheme = if self.in_place == Some(true) {
+                "in-place storage"
+            } else {
+                "two-copy storage"
+            };
+            return Err(Error::InvalidPlan(format!(
+                "{scheme} applies to lattice-Boltzmann kernels only"
+            )));
+        }
         if self.in_place != Some(true) {
             return Ok(());
-        }
-        if self.kernel.lbm().is_none() {
-            return Err(Error::InvalidPlan(
-                "in-place storage applies to lattice-Boltzmann kernels only".into(),
-            ));
         }
         match self.engine {
             None => self.engine = Some(Engine::GpuNaive),
@@ -437,7 +442,9 @@ fn clamped(plan: &Plan, tile: Option<[usize; 2]>, z_chunks: Option<usize>) -> Ve
             "the tile {ax}x{ay} set is larger than this grid needs: the engine runs {x}x{y}"
         ));
     }
-    if let Some(n) = z_chunks.filter(|&n| blocked && plan.dim_t() > 1 && n != plan.z_chunks()) {
+    // The stencil engines cut z only past one level per pass; the wave engine at any dim_t.
+    let cut = plan.dim_t() > 1 || plan.kernel().wave().is_some();
+    if let Some(n) = z_chunks.filter(|&n| blocked && cut && n != plan.z_chunks()) {
         out.push(format!(
             "z is cut into {} chunks, not the {n} set: there are no more planes to update",
             plan.z_chunks()

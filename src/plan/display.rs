@@ -227,7 +227,7 @@ impl Plan {
                 "choice:  engine {}{}, one thread (the reference loop runs on one core{})",
                 self.engine,
                 mark(self.overrides.engine),
-                if self.overrides.threads {
+                if self.overrides.threads && self.threads > 1 {
                     format!("; the {} threads set are not used", self.threads)
                 } else {
                     String::new()

@@ -326,7 +326,7 @@ mod tests {
             "{narrowed}"
         );
         assert!(
-            !fixed.warnings().iter().any(|w| w.contains("set")),
+            !fixed.warnings().iter().any(|w| w.contains("not the 5 set")),
             "{fixed}"
         );
         assert_eq!(fixed.with_engine(Engine::Naive).unwrap().z_chunks(), 1);

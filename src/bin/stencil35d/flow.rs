@@ -9,8 +9,8 @@ use std::time::Instant;
 use clap::Args;
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage, MAX_SPEED};
 use stencil35d::output::{
-    check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
-    PictureOptions, Slice,
+    check_output_target, check_writable_dir, check_writable_file, write_lattice_vti,
+    write_png_slice, PictureAxis, PictureOptions, Slice,
 };
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
@@ -132,6 +132,29 @@ fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses a checkpoint that names one of the run's `outputs` (it would replace the file, or
+/// the file it), however the two are spelt.
+fn check_checkpoint_apart(
+    ckpt: &Path,
+    outputs: impl IntoIterator<Item = PathBuf>,
+) -> Result<(), Error> {
+    let mine = check_output_target(ckpt, "the checkpoint")?;
+    for f in outputs {
+        if check_output_target(&f, "an output file")? == mine {
+            return Err(Error::NotWritable {
+                what: "the checkpoint".into(),
+                path: ckpt.to_path_buf(),
+                reason: format!(
+                    "it names the same file as {}, which the run writes: give --checkpoint \
+                     another name",
+                    f.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The files a run of `steps` steps from step `start` writes in `out` besides the checkpoint:
 /// the picture (and the `.vti` file unless disabled) of each of [`output_stems`].
 fn output_files<'a, S: Scenario>(
@@ -231,7 +254,7 @@ fn initial<T: Real, S: Scenario>(
     }
     let (lat, found) = Lattice::<T>::load_tagged(path)?;
     found.expect(tag, path)?;
-    check_restarted(scenario, &lat, path)?;
+    check_restarted(scenario, lat.dims(), lat.physics().tau(), path)?;
     eprintln!(
         "restarting from {} at step {} ({})",
         path.display(),
@@ -241,17 +264,17 @@ fn initial<T: Real, S: Scenario>(
     Ok(lat)
 }
 
-/// Refuses a restarted lattice whose size or relaxation time is not the run's: the tag names
-/// them, but a file may carry a tag it was not made with.
-fn check_restarted<T: Real, S: Scenario>(
+/// Refuses a restarted lattice whose size (`dims`) or relaxation time (`found`) is not the
+/// run's: the tag names them, but a file may carry a tag it was not made with.
+pub fn check_restarted<S: Scenario>(
     scenario: &S,
-    lat: &Lattice<T>,
+    dims: [usize; 3],
+    found: f64,
     path: &Path,
 ) -> Result<(), Error> {
     let tau = scenario.check()?;
-    let found = lat.physics().tau();
-    let ([x, y, z], [sx, sy, sz]) = (lat.dims(), scenario.dims());
-    if lat.dims() != scenario.dims() || (found - tau).abs() > 1e-12 * tau {
+    let ([x, y, z], [sx, sy, sz]) = (dims, scenario.dims());
+    if dims != scenario.dims() || (found - tau).abs() > 1e-12 * tau {
         return Err(Error::InvalidArgument(format!(
             "--restart {}: the checkpoint's tag names this run, but its lattice ({x}x{y}x{z}, \
              τ = {}) is not this run's ({sx}x{sy}x{sz}, τ = {}): the file was not written by this \
@@ -304,7 +327,10 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     // The run goes in parts (pictures, checkpoints): its whole length is checked here, and
     // before the files it would write are listed.
     plan.check_run_length(steps)?;
-    check_files(output_files::<S>(&out, opts, lat.steps(), steps).chain(opts.checkpoint.clone()))?;
+    check_files(output_files::<S>(&out, opts, lat.steps(), steps))?;
+    if let Some(ckpt) = &opts.checkpoint {
+        check_checkpoint_apart(ckpt, output_files::<S>(&out, opts, lat.steps(), steps))?;
+    }
     eprintln!("{plan}");
     let mut solver = Solver::new(plan);
     let bar = progress_bar(true, steps);

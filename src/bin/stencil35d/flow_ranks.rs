@@ -196,6 +196,9 @@ fn start<T: Real + Equivalence, S: Scenario>(
     let lat = match &opts.restart {
         Some(prefix) => {
             let lat = DistributedLattice::<T>::load_tagged(world, &plan, prefix, tag)?;
+            // Every rank holds the same physics (the load checks it), so all refuse alike.
+            let tau = lat.local().physics().tau();
+            crate::flow::check_restarted(scenario, plan.dims(), tau, prefix)?;
             if root {
                 eprintln!(
                     "restarting from {}.* at step {}",

@@ -149,6 +149,19 @@ fn equal_to_one_process(world: &impl Communicator) {
         skipped, expected,
         "(radius, dim_t) of the cases that could not split"
     );
+    // A thin z that no rank splits may hold fewer planes than the halo: its z faces have no
+    // neighbours, so nothing crosses them.
+    let thin = (&Stencil::seven_point(0.4, 0.1), [13, 40, 3]);
+    for scatter in [false, true] {
+        assert!(case::<f64>(
+            world,
+            thin,
+            Engine::Blocked,
+            4,
+            &[5, 3],
+            scatter
+        ));
+    }
 }
 
 /// The GPU engines through a split: each rank's block stays on its GPU for the run and only
@@ -309,6 +322,26 @@ fn differing_plans_fail_at_start_unless_made_common(world: &impl Communicator) {
             .zip(alone.iter())
             .all(|((_, a), (_, b))| bits(a) == bits(b));
         assert!(same, "the common plan's result differs from one process's");
+    }
+    // A plan of a wider stencil than the grid was split for, or steps that differ between
+    // ranks, are refused on every rank before any exchange.
+    let wider = plan::<f32>(
+        Stencil::from_name("star:2").unwrap(),
+        Engine::Blocked,
+        2,
+        DIMS,
+    );
+    match Solver::new(wider).run(&mut dist, 2) {
+        Err(Error::PlanMismatch(m)) => assert!(m.contains("split with halos of 2 cells"), "{m}"),
+        other => panic!("a radius-2 plan ran on a grid split for radius 1: {other:?}"),
+    }
+    let steps = 3 + usize::from(world.rank() > 0);
+    match Solver::new(common_plan(world, plan::<f32>(stencil, Engine::Blocked, 2, DIMS)).unwrap())
+        .run(&mut dist, steps)
+    {
+        Err(Error::PlanMismatch(m)) => assert!(world.size() > 1 && m.contains("disagree"), "{m}"),
+        Ok(_) => assert_eq!(world.size(), 1, "ranks ran different step counts"),
+        Err(e) => panic!("unexpected {e}"),
     }
 }
 
@@ -726,6 +759,32 @@ fn wavefields_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &im
     );
 }
 
+/// A wavefield that recorded traces before it was split, scattered from the last rank, gathers
+/// with those traces at the start of its own, as one process has them.
+fn a_wavefield_from_another_root_keeps_its_earlier_traces(world: &impl Communicator) {
+    let dims = [17, 26, 31];
+    let mut input = wave_shot::<f64>(bench_wave_kernel(2, 5), dims, 7).unwrap();
+    let h = input.kernel().spacing;
+    input
+        .add_receivers(&[Receiver::at([8.0 * h[0], 8.5 * h[1], 13.5 * h[2]])])
+        .unwrap();
+    let p = plan::<f64>(input.kernel().clone(), Engine::Naive, 1, dims);
+    Solver::new(p.clone()).run(&mut input, 3).unwrap();
+    let root = world.size() as usize - 1;
+    let whole = (world.rank() as usize == root).then_some(&input);
+    let mut dist = DistributedWavefield::scatter(world, &p, root, whole).unwrap();
+    let mut alone = input.clone();
+    run_both(&p, &mut dist, &mut alone);
+    if let Some(result) = dist.gather().unwrap() {
+        // The lengths and samples are compared with the single process's below; the split
+        // came after three recorded steps.
+        assert!(alone.traces()[0].len() > 7, "{:?}", alone.traces()[0].len());
+        let label = format!("wave:2 scattered from rank {root}");
+        assert_same_wavefields(&result, &alone, &label);
+        println!("ok: {label}");
+    }
+}
+
 /// The CPU wave cases `ranks` ranks cannot split: (dims, order, rigid, engine, dim_t). A
 /// split needs every block thicker than the halo, R·dim_t cells (order 8: 8 at dim_t 2, 12 at
 /// dim_t 3). Three ranks leave blocks too thin for dim_t 3 on both grids of order 8 without
@@ -881,6 +940,7 @@ fn main() {
     a_lattice_blow_up_stops_all_at_the_last_finite_state(&world);
     wavefields_equal_one_process::<f32>(&world);
     wavefields_equal_one_process::<f64>(&world);
+    a_wavefield_from_another_root_keeps_its_earlier_traces(&world);
     teams_of_threads_equal_one_process(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());

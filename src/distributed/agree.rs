@@ -149,7 +149,10 @@ pub(crate) fn fingerprint(plan: &crate::Plan) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);
-    plan.kernel().to_string().hash(&mut h);
+    // The kernel whole, coefficients included (its display names only shape and radius).
+    serde_json::to_string(plan.kernel())
+        .unwrap_or_else(|_| plan.kernel().to_string())
+        .hash(&mut h);
     plan.dtype().name().hash(&mut h);
     plan.dims().hash(&mut h);
     plan.engine().hash(&mut h);

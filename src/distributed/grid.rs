@@ -204,7 +204,12 @@ pub(crate) fn swap_z_planes<T: Real + Equivalence>(
     let me = comm.rank() as usize;
     let peers = [0, 1].map(|side| d.neighbour(me, 1, side));
     let (h, n) = (d.halo, owned.len());
-    let sends = [&owned[..h * plane], &owned[n - h * plane..]];
+    // Only a face with a neighbour sends: an unsplit z may hold fewer planes than the halo.
+    let sends = [0, 1].map(|side| match (side, peers[side]) {
+        (_, None) => &owned[..0],
+        (0, Some(_)) => &owned[..h * plane],
+        (_, Some(_)) => &owned[n - h * plane..],
+    });
     exchange_slices(comm, peers, sends, [low, high], waiting);
 }
 

@@ -82,12 +82,16 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
         let decomposition = Decomposition::new(plan.dims(), comm.size() as usize, halo)?;
         let block = decomposition.block(me);
         let local = agreed(&comm, part(&shared, &damping, &block))?;
+        // The traces recorded before the split, which rank 0's gathers start from, whichever
+        // rank held the wavefield.
+        let earlier: Vec<Vec<f64>> =
+            broadcast_json(&comm, root, whole.map(|w| w.traces().to_vec()).as_ref())?;
         let mut field = DistributedWavefield {
             comm,
             decomposition,
             block,
             local,
-            earlier: whole.map(|w| w.traces().to_vec()).unwrap_or_default(),
+            earlier: if me == 0 { earlier } else { Vec::new() },
             shared,
             damping,
             steps_per_exchange: steps,

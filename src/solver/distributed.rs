@@ -17,7 +17,7 @@ use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu::blocked::Beside;
 use crate::cpu::wave::blocked::HaloCut;
 use crate::cpu::wave::WaveBeside;
-use crate::distributed::agree::agreed;
+use crate::distributed::agree::{agreed, fingerprint, same_everywhere};
 use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::{owned_local, swap_z_planes, Block};
@@ -50,10 +50,23 @@ fn advance_split_grid<T: Real + Equivalence>(
     grid: &mut DistributedGrid<T>,
     steps: usize,
 ) -> Result<RunReport> {
-    stencil_of(&solver.plan)?;
+    let stencil = stencil_of(&solver.plan)?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
     check_ranks(&grid.comm, grid.decomposition.ranks())?;
+    // Every rank must pass the same plan and steps, or their exchanges would not pair up.
+    let run = fingerprint(&solver.plan) ^ (steps as u64).rotate_left(32);
+    same_everywhere(&grid.comm, "the plan and the steps of this run", run)?;
+    let needed = stencil.radius() * grid.steps_per_exchange;
+    if needed > grid.decomposition.halo {
+        return Err(Error::PlanMismatch(format!(
+            "the grid was split with halos of {} cells, and this plan's radius {} needs {needed} \
+             for its {} steps per exchange: split the grid with this plan",
+            grid.decomposition.halo,
+            stencil.radius(),
+            grid.steps_per_exchange
+        )));
+    }
     // Non-finite input on any rank stops every rank before any computes. Only owned cells
     // count: the exchange refreshes what a pass reads of the halos.
     let owned = owned_local(&grid.block);

@@ -106,6 +106,8 @@ pub fn run_ranks(args: &HeatArgs, world: &mpi::topology::SimpleCommunicator) -> 
         let checked = plan_for::<T>(args).and_then(|plan| {
             if root {
                 guard = Some(OutputDir::prepare(&args.out, picture_files(args))?);
+                let [nx, ny, nz] = args.size.0;
+                check_png_slice(nx, ny, &picture_options(nz / 2, args.steps))?;
             }
             Ok(plan)
         });

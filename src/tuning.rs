@@ -180,24 +180,24 @@ knobs! {
             "keep" => Subnormals::Keep,
             _ => return Err("expected flush or keep".into()),
         });
-    "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2",
-        |t, v| t.gpu.l2_ahead = Some(count(v)?);
-    "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (>= 1)",
-        |t, v| t.gpu.stages = Some(count(v)?.max(1));
+    "gpu_l2_ahead", "STENCIL35D_GPU_L2_AHEAD", "planes the blocked stencil kernel prefetches into L2 (0-16; 0 and 1: off)",
+        |t, v| t.gpu.l2_ahead = Some(count_in(v, 0, 16)?);
+    "gpu_stages", "STENCIL35D_GPU_STAGES", "input planes the shuffle kernel stages in shared memory (1-8)",
+        |t, v| t.gpu.stages = Some(count_in(v, 1, 8)?);
     "gpu_skew", "STENCIL35D_GPU_SKEW", "0|1: skewed levels in the shared-memory stencil kernel",
         |t, v| t.gpu.skew = Some(switch(v)?);
     "gpu_inner", "STENCIL35D_GPU_INNER", "0|1: interior tiles get their own loop in the shuffle kernel",
         |t, v| t.gpu.inner_tiles = Some(switch(v)?);
-    "gpu_min_blocks", "STENCIL35D_GPU_MIN_BLOCKS", "blocks per SM the compiler leaves registers for",
-        |t, v| t.gpu.min_blocks = Some(count(v)?);
+    "gpu_min_blocks", "STENCIL35D_GPU_MIN_BLOCKS", "blocks per SM the compiler leaves registers for in the shared-memory stencil kernel (0-32)",
+        |t, v| t.gpu.min_blocks = Some(count_in(v, 0, 32)?);
     "lbm_early_loads", "STENCIL35D_LBM_EARLY_LOADS", "0|1: the lattice kernel loads before testing the node class",
         |t, v| t.gpu.lbm_early_loads = Some(switch(v)?);
-    "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (caps registers; default 8, 5 in f64)",
-        |t, v| t.gpu.lbm_min_blocks = Some(count(v)?.max(1));
-    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (default 1, the compiler's registers; 8 in 16-bit storage on lattices with walls, 6 in f16c without walls)",
-        |t, v| t.gpu.lbm_aa_min_blocks = Some(count(v)?.max(1));
-    "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (>= 2)",
-        |t, v| t.gpu.wave_stages = Some(count(v)?.max(2));
+    "lbm_min_blocks", "STENCIL35D_LBM_MIN_BLOCKS", "resident 128-thread blocks per SM the two-copy lattice step is compiled for (1-16; caps registers; default 8, 5 in f64)",
+        |t, v| t.gpu.lbm_min_blocks = Some(count_in(v, 1, 16)?);
+    "lbm_aa_min_blocks", "STENCIL35D_LBM_AA_MIN_BLOCKS", "resident 128-thread blocks per SM the in-place lattice kernels are compiled for (1-16; default 1, the compiler's registers; 8 in 16-bit storage on lattices with walls, 6 in f16c without walls)",
+        |t, v| t.gpu.lbm_aa_min_blocks = Some(count_in(v, 1, 16)?);
+    "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (2-8)",
+        |t, v| t.gpu.wave_stages = Some(count_in(v, 2, 8)?);
     "gpu_wave_sync", "STENCIL35D_GPU_WAVE_SYNC", "planes the one-step wave kernels compute per barrier (1 or 2)",
         |t, v| t.gpu.wave_sync = Some(count(v)?.clamp(1, 2));
 }
@@ -231,6 +231,15 @@ fn count(v: &str) -> std::result::Result<usize, String> {
     v.trim()
         .parse::<usize>()
         .map_err(|_| "expected a whole number".into())
+}
+
+/// A whole number from `lo` to `hi`: a kernel's shared memory and registers grow with these
+/// knobs, and far beyond the range the sizes computed from them would overflow.
+fn count_in(v: &str, lo: usize, hi: usize) -> std::result::Result<usize, String> {
+    match count(v)? {
+        n if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from {lo} to {hi}")),
+    }
 }
 
 fn positive_count(v: &str) -> std::result::Result<usize, String> {
@@ -336,11 +345,25 @@ mod tests {
         let mut t = Tuning::default();
         t.set("bandwidth_gbs", "42.5").unwrap();
         t.set("gpu_skew", "1").unwrap();
-        t.set("lbm_min_blocks", "0").unwrap();
+        t.set("lbm_min_blocks", "5").unwrap();
         t.set("compute_efficiency", "0.5").unwrap();
         assert_eq!(t.bandwidth_gbs, Some(42.5));
         assert_eq!(t.gpu.skew, Some(true));
-        assert_eq!(t.gpu.lbm_min_blocks, Some(1), "at least one block");
+        assert_eq!(t.gpu.lbm_min_blocks, Some(5));
+        // Counts that size a kernel's shared memory or registers keep to their ranges.
+        for (key, bad) in [
+            ("lbm_min_blocks", "0"),
+            ("gpu_stages", "0"),
+            ("gpu_stages", "1000000000000"),
+            ("gpu_wave_stages", "1"),
+            ("gpu_l2_ahead", "17"),
+            ("gpu_min_blocks", "33"),
+        ] {
+            let e = t.set(key, bad).unwrap_err().to_string();
+            assert!(e.contains("from"), "{key}={bad}: {e}");
+        }
+        t.set("gpu_stages", "8").unwrap();
+        assert_eq!(t.gpu.stages, Some(8));
         assert_eq!(t.compute_efficiency, Some(0.5));
         assert!(t.set("bandwidth_gbs", "-1").is_err());
         assert!(t.set("bandwidth_gbs", "1e-300").is_err());

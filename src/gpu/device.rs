@@ -119,9 +119,26 @@ pub(crate) struct Gpu {
 /// remembered so later calls answer at once.
 pub(crate) fn gpu() -> Result<&'static Gpu> {
     static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
-    GPU.get_or_init(open)
+    GPU.get_or_init(open_caught)
         .as_ref()
         .map_err(|e| Error::NoGpu(e.clone()))
+}
+
+/// [`open`], with a panic inside the CUDA bindings (a driver function they need that the
+/// installed driver lacks, as an old driver does) taken as the reason there is no GPU: the
+/// CPU then serves.
+fn open_caught() -> std::result::Result<Gpu, String> {
+    std::panic::catch_unwind(open).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        Err(format!(
+            "the CUDA driver failed while the device was opened ({what}): it may be older than \
+             the CUDA 13 the library is built for; update the NVIDIA driver"
+        ))
+    })
 }
 
 /// The GPU's properties, or [`Error::NoGpu`] saying why there is none.

@@ -312,11 +312,17 @@ pub(crate) fn write_cache(key: &str, value: f64) {
         value,
         checked: now_secs(),
     });
-    if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
+    store_list(&file, &entries);
+}
+
+/// Writes `entries` to the cache file `file`, creating its directory: whole or not at all (a
+/// temporary file renamed over it), so a reader never meets half a list. Best effort.
+pub(super) fn store_list<E: serde::Serialize>(file: &Path, entries: &[E]) {
+    if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(entries)) {
         let _ = std::fs::create_dir_all(dir);
         let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &file);
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
     }
 }

@@ -294,13 +294,15 @@ fn remember(winner: Winner) {
     let mut guard = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     map.insert(winner.key.clone(), winner);
+    let Some(file) = cache_file() else { return };
     // A file that is not this cache (unreadable, or not a list of winners) is left alone.
-    let ours = |file: &std::path::PathBuf| super::bandwidth::stored_list::<Winner>(file).is_some();
-    if let Some(file) = cache_file().filter(ours) {
-        let entries: Vec<&Winner> = map.values().collect();
-        if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_string_pretty(&entries)) {
-            let _ = std::fs::create_dir_all(dir);
-            let _ = std::fs::write(&file, text);
-        }
-    }
+    // Winners other processes stored since this one read the file are kept beside its own.
+    let Some(stored) = super::bandwidth::stored_list::<Winner>(&file) else {
+        return;
+    };
+    let mut merged: HashMap<String, Winner> =
+        stored.into_iter().map(|w| (w.key.clone(), w)).collect();
+    merged.extend(map.iter().map(|(k, w)| (k.clone(), w.clone())));
+    let entries: Vec<&Winner> = merged.values().collect();
+    super::bandwidth::store_list(&file, &entries);
 }

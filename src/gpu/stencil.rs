@@ -730,23 +730,21 @@ pub(crate) fn read_flag(gpu: &Gpu, flag: &mut CudaSlice<i32>) -> Result<Option<u
     Ok(Some(host[0] as usize))
 }
 
-/// The error for a step whose output `bad` holds a non-finite interior value. The output is
-/// read a plane at a time, so finding the cell takes one plane of host memory, not a grid.
+/// The error for a step whose output `bad` holds a non-finite interior value.
 fn locate<T: Real>(gpu: &Gpu, layout: Layout, bad: &CudaSlice<T>, r: usize, step: usize) -> Error {
-    let mut host = vec![T::zero(); layout.plane];
+    let mut host = vec![T::zero(); layout.len()];
+    if let Err(e) = gpu
+        .stream
+        .memcpy_dtoh(bad, &mut host)
+        .and_then(|_| gpu.stream.synchronize())
+    {
+        return gpu_err(e);
+    }
     let [nx, ny, nz] = layout.dims;
     for z in r..nz - r {
-        let view = bad.slice(z * layout.plane..(z + 1) * layout.plane);
-        if let Err(e) = gpu
-            .stream
-            .memcpy_dtoh(&view, &mut host)
-            .and_then(|_| gpu.stream.synchronize())
-        {
-            return gpu_err(e);
-        }
         for y in r..ny - r {
             for x in r..nx - r {
-                let v = host[y * layout.pitch + x];
+                let v = host[z * layout.plane + y * layout.pitch + x];
                 if !v.is_finite() {
                     return Error::NonFinite {
                         step,

@@ -119,21 +119,22 @@ impl Staged {
     /// same file as another target, is refused.
     pub fn new(targets: impl IntoIterator<Item = PathBuf>) -> Result<Staged> {
         let mut files: Vec<(PathBuf, PathBuf, PathBuf)> = Vec::new();
+        // Each file's place (its directory resolved), found once: two names of one file meet.
+        let mut places: Vec<PathBuf> = Vec::new();
         for target in targets {
             let refuse = |reason: String| {
                 let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, reason);
                 Error::io(&target, e)
             };
             let file = writable_target(&target).map_err(refuse)?;
-            if let Some(other) = files
-                .iter()
-                .find(|f| f.1 == file || same_place(&f.1, &file))
-            {
+            let place = resolved(&file);
+            if let Some(i) = places.iter().position(|p| *p == place) {
                 return Err(refuse(format!(
                     "it names the same file as {}",
-                    other.2.display()
+                    files[i].2.display()
                 )));
             }
+            places.push(place);
             files.push((temporary_beside(&file)?, file, target));
         }
         Ok(Staged { files })
@@ -212,11 +213,6 @@ pub(crate) fn resolved(file: &Path) -> PathBuf {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => file.to_path_buf(),
     }
-}
-
-/// Whether the files `a` and `b` (targets, links followed) are one file.
-fn same_place(a: &Path, b: &Path) -> bool {
-    resolved(a) == resolved(b)
 }
 
 /// Where the symbolic link `path` points when that is a name in an existing directory (a

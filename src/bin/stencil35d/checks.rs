@@ -153,31 +153,49 @@ pub fn check_cadence(option: &str, every: usize, steps: usize) -> Result<(), Err
 }
 
 /// Checks that each of `files` can be written (not a directory nor a read-only file, nor a
-/// link to one, and its directory exists and takes files) and that no two name one file (a
-/// checkpoint given the name of a picture the run writes, say). Each directory is probed with
-/// a file once, by its first file, so a run with a picture every step does not create and
-/// remove a probe per picture. Errors: [`Error::NotWritable`] naming the first that cannot be
-/// written.
+/// link to one, and its directory exists and takes files) and that no two name one file.
+/// Each directory is probed with a file once, by its first file, so a run with a picture
+/// every step does not create and remove a probe per picture. Errors: [`Error::NotWritable`]
+/// naming the first that cannot be written.
 pub fn check_files(files: impl IntoIterator<Item = PathBuf>) -> Result<(), Error> {
+    check_named_files(files.into_iter().map(|f| (f, None)))
+}
+
+/// [`check_files`] for files some of which an option names: each comes with what to call it
+/// in an error and its option (`("the checkpoint", "--checkpoint")`), or `None` for the files
+/// the run names itself. A named file that is one of the others (a checkpoint given the name
+/// of a picture the run writes, however spelt) is refused, saying which option to change.
+pub fn check_named_files(
+    files: impl IntoIterator<Item = (PathBuf, Option<(&'static str, &'static str)>)>,
+) -> Result<(), Error> {
     let mut probed = std::collections::HashSet::new();
     let mut seen: std::collections::HashMap<PathBuf, PathBuf> = std::collections::HashMap::new();
-    files.into_iter().try_for_each(|f| {
-        let file = check_output_target(&f, "an output file")?;
+    files.into_iter().try_for_each(|(f, named)| {
+        let what = named.map_or("an output file", |(what, _)| what);
+        let file = check_output_target(&f, what)?;
         if let Some(first) = seen.get(&file) {
-            return Err(Error::NotWritable {
-                what: "an output file".into(),
-                path: f,
-                reason: format!(
+            let reason = match named {
+                Some((_, option)) => format!(
+                    "it names the same file as {}, which the run writes: give {option} another \
+                     name",
+                    first.display()
+                ),
+                None => format!(
                     "it names the same file as {}, which the run also writes",
                     first.display()
                 ),
+            };
+            return Err(Error::NotWritable {
+                what: what.into(),
+                path: f,
+                reason,
             });
         }
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         let fresh = probed.insert(dir);
         seen.insert(file, f.clone());
         if fresh {
-            check_writable_file(&f, "an output file")
+            check_writable_file(&f, what)
         } else {
             Ok(())
         }

@@ -9,13 +9,13 @@ use std::time::Instant;
 use clap::Args;
 use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage, MAX_SPEED};
 use stencil35d::output::{
-    check_output_target, check_writable_dir, check_writable_file, write_lattice_vti,
-    write_png_slice, PictureAxis, PictureOptions, Slice,
+    check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
+    PictureOptions, Slice,
 };
 use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::{Overrides, StorageArg};
-use crate::checks::{check_files, shown, OutputDir};
+use crate::checks::{check_named_files, shown, OutputDir};
 use crate::progress::progress_bar;
 
 /// Options every flow scenario takes.
@@ -128,29 +128,6 @@ fn check_outputs(out: &Path, opts: &FlowOptions) -> Result<(), Error> {
     check_writable_dir(out, "the output directory")?;
     if let Some(path) = &opts.checkpoint {
         check_writable_file(path, "the checkpoint")?;
-    }
-    Ok(())
-}
-
-/// Refuses a checkpoint that names one of the run's `outputs` (it would replace the file, or
-/// the file it), however the two are spelt.
-fn check_checkpoint_apart(
-    ckpt: &Path,
-    outputs: impl IntoIterator<Item = PathBuf>,
-) -> Result<(), Error> {
-    let mine = check_output_target(ckpt, "the checkpoint")?;
-    for f in outputs {
-        if check_output_target(&f, "an output file")? == mine {
-            return Err(Error::NotWritable {
-                what: "the checkpoint".into(),
-                path: ckpt.to_path_buf(),
-                reason: format!(
-                    "it names the same file as {}, which the run writes: give --checkpoint \
-                     another name",
-                    f.display()
-                ),
-            });
-        }
     }
     Ok(())
 }
@@ -327,10 +304,12 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     // The run goes in parts (pictures, checkpoints): its whole length is checked here, and
     // before the files it would write are listed.
     plan.check_run_length(steps)?;
-    check_files(output_files::<S>(&out, opts, lat.steps(), steps))?;
-    if let Some(ckpt) = &opts.checkpoint {
-        check_checkpoint_apart(ckpt, output_files::<S>(&out, opts, lat.steps(), steps))?;
-    }
+    // The checkpoint last: one that names an output is refused as the checkpoint.
+    let checkpoint = opts.checkpoint.clone();
+    let files = output_files::<S>(&out, opts, lat.steps(), steps).map(|f| (f, None));
+    check_named_files(
+        files.chain(checkpoint.map(|c| (c, Some(("the checkpoint", "--checkpoint"))))),
+    )?;
     eprintln!("{plan}");
     let mut solver = Solver::new(plan);
     let bar = progress_bar(true, steps);

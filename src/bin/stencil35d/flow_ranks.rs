@@ -167,17 +167,15 @@ fn start<T: Real + Equivalence, S: Scenario>(
         world,
         if root {
             let saved = restart_storage::<T>(opts, world.size() as usize);
-            let asked = opts.storage_for(T::DTYPE);
-            let storage = asked.as_ref().ok().copied().flatten().or(saved);
-            restart_dtype::<T>(opts, world.size() as usize)
-                .and_then(|()| same_storage(asked?, saved))
-                .and_then(|()| scenario.build::<T>())
-                .and_then(|mut lat| {
-                    if let Some(storage) = storage {
-                        lat.set_storage(storage)?;
-                    }
-                    Ok(Some(lat))
-                })
+            restart_dtype::<T>(opts, world.size() as usize).and_then(|()| {
+                let asked = opts.storage_for(T::DTYPE)?;
+                same_storage(asked, saved)?;
+                let mut lat = scenario.build::<T>()?;
+                if let Some(storage) = asked.or(saved) {
+                    lat.set_storage(storage)?;
+                }
+                Ok(Some(lat))
+            })
         } else {
             Ok(None)
         },

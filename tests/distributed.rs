@@ -4,14 +4,14 @@
 //! case panics, which ends the process without finalising MPI, so mpirun fails the job.
 
 use mpi::topology::Communicator;
-use mpi::traits::CommunicatorCollectives;
+use mpi::traits::{CommunicatorCollectives, Root};
 use stencil35d::distributed::{common_plan, Decomposition, DistributedGrid, DistributedLattice};
 use stencil35d::distributed::{rank_path, DistributedWavefield};
 use stencil35d::lbm::{
     Axis, Cell, CheckpointTag, Face, Lattice, LbmKernel, Physics, Shape, Storage,
 };
 use stencil35d::perf::{bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot};
-use stencil35d::wave::{Face as WaveFace, Receiver, Wavefield};
+use stencil35d::wave::{Face as WaveFace, Receiver, Source, Wavefield, Wavelet};
 use stencil35d::{Engine, Error, Grid, Kernel, Plan, PlanBuilder, Real, Solver, State, Stencil};
 
 /// Odd sizes: not a multiple of a SIMD width, a tile or a rank count.
@@ -472,6 +472,11 @@ fn lattices_equal_one_process<T: Real + mpi::datatype::Equivalence>(world: &impl
             println!("ok: {label}");
         }
     }
+    let (_, input) = &lattices::<T>()[0];
+    let p = plan::<T>(LbmKernel::of(input), Engine::Blocked, 2, input.dims());
+    let whole = (world.rank() == 0).then_some(input);
+    let mut dist = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
+    refuses_differing_steps(world, &p, &mut dist, |d| d.local().steps());
 }
 
 /// Every lattice in both 16-bit storages on gpu-naive: the gathered lattice equals the
@@ -589,6 +594,48 @@ fn a_lattice_blow_up_stops_all_at_the_last_finite_state(world: &impl Communicato
     }
 }
 
+/// Every rank's first halo layer above, along each split axis with a neighbour there (the
+/// layer its `.vti` piece shares with that neighbour's), holds the densities of `whole`, the
+/// gathered lattice (rank 0's, broadcast): the layer is the neighbour's current one, not the
+/// one the run's last exchange brought.
+fn assert_upper_halos_current(
+    world: &impl Communicator,
+    run: &DistributedLattice<f32>,
+    whole: Option<&Lattice<f32>>,
+) {
+    let [nx, ny, nz] = run.dims();
+    let mut rho = vec![0f64; nx * ny * nz];
+    if let Some(w) = whole {
+        for (i, r) in rho.iter_mut().enumerate() {
+            *r = w.moments(i % nx, i / nx % ny, i / (nx * ny)).0;
+        }
+    }
+    world.process_at_rank(0).broadcast_into(&mut rho[..]);
+    let b = run.block();
+    let mut checked = 0;
+    for a in 0..2 {
+        if b.halos[a][1] == 0 || b.owned[a].end == b.extent[a] {
+            continue;
+        }
+        for i in b.owned_local(1 - a) {
+            let mut at = [0; 2];
+            (at[a], at[1 - a]) = (b.owned_local(a).end, i);
+            let (gy, gz) = (b.global(0, at[0]), b.global(1, at[1]));
+            for x in 0..nx {
+                let got = run.local().moments(x, at[0], at[1]).0;
+                let want = rho[(gz * ny + gy) * nx + x];
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "({x}, {gy}, {gz}): {got} {want}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(world.size() == 1 || checked > 0 || world.rank() as usize == world.size() as usize - 1);
+}
+
 /// A lattice checkpointed mid-run restarts bit for bit on the same decomposition, with the
 /// plan that wrote it and with one exchanging every 3 steps instead of 2 (a deeper halo,
 /// rebuilt from the neighbours), and files tagged for another run are refused on every rank.
@@ -615,6 +662,15 @@ fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
     run.save(&prefix).unwrap();
     solver.run(&mut run, 4).unwrap();
     let expected = run.gather().unwrap();
+    let dir = format!(
+        "{}/pvti-{}-ranks",
+        env!("CARGO_TARGET_TMPDIR"),
+        world.size()
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    run.write_pvti(std::path::Path::new(&dir), "channel")
+        .unwrap();
+    assert_upper_halos_current(world, &run, expected.as_ref());
     for dim_t in [2, 3] {
         let p = plan(dim_t);
         let mut restarted = DistributedLattice::<f32>::load(world, &p, &prefix).unwrap();
@@ -783,6 +839,61 @@ fn a_wavefield_from_another_root_keeps_its_earlier_traces(world: &impl Communica
         assert_same_wavefields(&result, &alone, &label);
         println!("ok: {label}");
     }
+    refuses_differing_steps(world, &p, &mut dist, |d| d.local().step() as u64);
+}
+
+/// A source that blows up in rank 0's block stops every rank, each at the step its engine
+/// reached: a gather then refuses, on every rank, to mix their steps (one process keeps the
+/// last finite one).
+fn a_split_wave_blow_up_is_not_gathered_across_steps(world: &impl Communicator) {
+    let dims = [17, 26, 31];
+    let mut input = wave_shot::<f32>(bench_wave_kernel(2, 5), dims, 7).unwrap();
+    let mut samples = vec![1e3; 3];
+    samples.push(1e300);
+    input
+        .add_source(Source {
+            position: [60.0, 60.0, 60.0],
+            wavelet: Wavelet::Samples(samples),
+        })
+        .unwrap();
+    let p = plan::<f32>(input.kernel().clone(), Engine::Naive, 1, dims);
+    let whole = (world.rank() == 0).then_some(&input);
+    let mut dist = DistributedWavefield::scatter(world, &p, 0, whole).unwrap();
+    match Solver::new(p).run(&mut dist, 8) {
+        Err(Error::NonFinite { step: 4, .. }) => assert_eq!(world.rank(), 0),
+        Err(Error::RankFailed { rank: 0, .. }) => assert_ne!(world.rank(), 0),
+        other => panic!("rank {}: {other:?}", world.rank()),
+    }
+    match dist.gather() {
+        Err(Error::InvalidArgument(m)) => {
+            assert!(world.size() > 1 && m.contains("steps 3 to 4"), "{m}")
+        }
+        Ok(whole) => {
+            assert_eq!(world.size(), 1, "ranks at different steps gathered");
+            assert_eq!(whole.unwrap().step(), 3);
+        }
+        Err(e) => panic!("unexpected {e}"),
+    }
+}
+
+/// Steps that differ between ranks (here 2 on rank 0, 3 on the others) are refused on every
+/// rank before any exchange, and the state keeps the step it reached (`step` reads it).
+fn refuses_differing_steps<S: State>(
+    world: &impl Communicator,
+    p: &Plan,
+    dist: &mut S,
+    step: impl Fn(&S) -> u64,
+) {
+    let before = step(dist);
+    let steps = 2 + usize::from(world.rank() > 0);
+    match Solver::new(p.clone()).run(dist, steps) {
+        Err(Error::PlanMismatch(m)) => {
+            assert!(world.size() > 1 && m.contains("disagree"), "{m}");
+            assert_eq!(step(dist), before);
+        }
+        Ok(_) => assert_eq!(world.size(), 1, "ranks ran different step counts"),
+        Err(e) => panic!("unexpected {e}"),
+    }
 }
 
 /// The CPU wave cases `ranks` ranks cannot split: (dims, order, rigid, engine, dim_t). A
@@ -941,6 +1052,7 @@ fn main() {
     wavefields_equal_one_process::<f32>(&world);
     wavefields_equal_one_process::<f64>(&world);
     a_wavefield_from_another_root_keeps_its_earlier_traces(&world);
+    a_split_wave_blow_up_is_not_gathered_across_steps(&world);
     teams_of_threads_equal_one_process(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());

@@ -33,7 +33,12 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// without gaps) and `<dir>/<stem>.pvti` on rank 0, which ParaView opens as the whole
     /// lattice. Returns the `.pvti` path. Collective: an I/O error on any rank is an error on
     /// every rank.
-    pub fn write_pvti(&self, dir: &Path, stem: &str) -> Result<PathBuf> {
+    ///
+    /// The halos are refreshed first: after a run they hold the neighbours' nodes as they were
+    /// before its last pass, and the layer a piece shares with the one above must be the
+    /// neighbour's current one.
+    pub fn write_pvti(&mut self, dir: &Path, stem: &str) -> Result<PathBuf> {
+        self.exchange(1);
         let rank = self.comm.rank() as usize;
         let (origin, region) = piece_of(&self.block, self.local.dims()[0]);
         let mine = piece_path(dir, stem, rank);

@@ -3,8 +3,10 @@
 
 /// The cores this process pins its workers to: those it may run on, or, where the ranks of an
 /// MPI job on this host were started without binding (each may run on every core, so their
-/// pinned workers would pile onto the same first cores), this rank's share of them. OpenMPI
-/// names the host's ranks in `OMPI_COMM_WORLD_LOCAL_RANK` and `OMPI_COMM_WORLD_LOCAL_SIZE`.
+/// pinned workers would pile onto the same first cores), this rank's share of them. The
+/// launcher names the host's ranks: OpenMPI in `OMPI_COMM_WORLD_LOCAL_RANK` and
+/// `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's Hydra in `MPI_LOCALRANKID` and `MPI_LOCALNRANKS`,
+/// MVAPICH2 in `MV2_COMM_WORLD_LOCAL_RANK` and `MV2_COMM_WORLD_LOCAL_SIZE`.
 pub(crate) fn pinning_cores() -> Vec<core_affinity::CoreId> {
     rank_share(core_affinity::get_core_ids().unwrap_or_default())
 }
@@ -19,12 +21,16 @@ fn rank_share<C: Copy>(cores: Vec<C>) -> Vec<C> {
     };
     // SAFETY: sysconf only reads a system setting.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-    match (
-        local("OMPI_COMM_WORLD_LOCAL_RANK"),
-        local("OMPI_COMM_WORLD_LOCAL_SIZE"),
-    ) {
-        (Some(rank), Some(ranks)) => local_share(cores, rank, ranks, online),
-        _ => cores,
+    let named = [
+        ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+        ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+        ("MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"),
+    ]
+    .iter()
+    .find_map(|(rank, size)| Some((local(rank)?, local(size)?)));
+    match named {
+        Some((rank, ranks)) => local_share(cores, rank, ranks, online),
+        None => cores,
     }
 }
 

@@ -50,13 +50,11 @@ fn advance_split_grid<T: Real + Equivalence>(
     grid: &mut DistributedGrid<T>,
     steps: usize,
 ) -> Result<RunReport> {
+    same_run(&grid.comm, &solver.plan, steps)?;
     let stencil = stencil_of(&solver.plan)?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
     check_ranks(&grid.comm, grid.decomposition.ranks())?;
-    // Every rank must pass the same plan and steps, or their exchanges would not pair up.
-    let run = fingerprint(&solver.plan) ^ (steps as u64).rotate_left(32);
-    same_everywhere(&grid.comm, "the plan and the steps of this run", run)?;
     let needed = stencil.radius() * grid.steps_per_exchange;
     if needed > grid.decomposition.halo {
         return Err(Error::PlanMismatch(format!(
@@ -142,6 +140,7 @@ fn advance_split_lattice<T: Real + Equivalence>(
     lat: &mut DistributedLattice<T>,
     steps: usize,
 ) -> Result<RunReport> {
+    same_run(&lat.comm, &solver.plan, steps)?;
     let global = LbmKernel {
         periodic: lat.periodic,
         ..LbmKernel::of(&lat.local)
@@ -268,6 +267,7 @@ fn advance_split_wave<T: Real + Equivalence>(
     field: &mut DistributedWavefield<T>,
     steps: usize,
 ) -> Result<RunReport> {
+    same_run(&field.comm, &solver.plan, steps)?;
     let whole = Kernel::Wave(field.shared.kernel.clone());
     if solver.plan.kernel() != &whole {
         return Err(Error::PlanMismatch(format!(
@@ -523,6 +523,15 @@ fn wave_pass<T: Real + Equivalence>(
     }
     let report = advance_wave_beside(solver, local, n, input, overlap.then_some(beside));
     (report, (first + waited).as_secs_f64())
+}
+
+/// `Ok` when every rank passes the same plan and steps, else [`Error::PlanMismatch`] on every
+/// rank: their exchanges would not pair up. Collective, so it comes before any check that one
+/// rank could fail alone (with one plan and one state everywhere, the later checks fail on
+/// every rank or none).
+fn same_run(comm: &SimpleCommunicator, plan: &crate::Plan, steps: usize) -> Result<()> {
+    let run = fingerprint(plan) ^ (steps as u64).rotate_left(32);
+    same_everywhere(comm, "the plan and the steps of this run", run)
 }
 
 /// Errors unless the communicator has the ranks the state was split over.

@@ -9,12 +9,19 @@ use std::borrow::Cow;
 use stencil35d::wave::Wavefield;
 use stencil35d::{Error, Grid};
 
-/// The number of ranks the launcher started, from the variables OpenMPI (`OMPI_COMM_WORLD_SIZE`)
-/// and MPICH-style launchers (`PMI_SIZE`) set; `None` when not started by one.
+/// The number of ranks the launcher started, from the variables OpenMPI
+/// (`OMPI_COMM_WORLD_SIZE`), MPICH-style launchers (`PMI_SIZE`, also Intel MPI's), MVAPICH2
+/// (`MV2_COMM_WORLD_SIZE`) and Slurm's `srun` (`SLURM_STEP_NUM_TASKS`, set only inside the
+/// tasks it starts) set; `None` when not started by one.
 pub fn launched_ranks() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "MV2_COMM_WORLD_SIZE",
+        "SLURM_STEP_NUM_TASKS",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// MPI for this process: `None` when it was not started by a launcher.
@@ -123,12 +130,20 @@ pub fn wait_for_the_others(exit: Option<&mpi::topology::SimpleCommunicator>, err
 #[cfg(not(feature = "mpi"))]
 pub fn wait_for_the_others(_: Option<&()>, _: &Error) {}
 
-/// The rank the launcher gave this process (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`), before MPI is
+/// The rank the launcher gave this process (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`,
+/// `MV2_COMM_WORLD_RANK`, `PMIX_RANK`, or `SLURM_PROCID` inside an `srun` step), before MPI is
 /// initialised; `None` when not started by a launcher.
 pub fn launched_rank() -> Option<usize> {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    launched_ranks()?;
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "MV2_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// A scenario's state as its outputs see it: held whole in this process, or split over MPI

@@ -207,8 +207,8 @@ fn open() -> std::result::Result<Gpu, String> {
 }
 
 /// The device this process opens, of `count`: the `gpu_device` tuning knob's, else the local
-/// rank an MPI launcher gives the process (OpenMPI, MPICH and Slurm name it) modulo `count`,
-/// so that the ranks on one host take one GPU each; else device 0.
+/// rank an MPI launcher gives the process (OpenMPI, MPICH, MVAPICH2 and Slurm name it) modulo
+/// `count`, so that the ranks on one host take one GPU each; else device 0.
 fn device_ordinal(count: usize) -> std::result::Result<usize, String> {
     if let Some(d) = crate::tuning::Tuning::current().gpu_device {
         return if d < count {
@@ -222,6 +222,7 @@ fn device_ordinal(count: usize) -> std::result::Result<usize, String> {
     let local_rank = [
         "OMPI_COMM_WORLD_LOCAL_RANK",
         "MPI_LOCALRANKID",
+        "MV2_COMM_WORLD_LOCAL_RANK",
         "SLURM_LOCALID",
     ]
     .iter()

@@ -30,6 +30,7 @@ use rayon::prelude::*;
 
 use super::compile::Kernel;
 use super::device::Gpu;
+use super::launch_grid::launch_grid;
 use super::lbm_source::lattice_source;
 use super::stencil::{ensure_memory, gpu_err};
 use super::zplanes::ZPlanes;
@@ -521,14 +522,9 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     let [nx, ny, nz] = dims;
     let bx = nx.div_ceil(32).clamp(1, 4) * 32;
     let by = BLOCK_THREADS / bx;
-    if nz > 65535 || ny.div_ceil(by) > 65535 {
-        return Err(Error::InvalidPlan(format!(
-            "a lattice of {nx}x{ny}x{nz} nodes exceeds the GPU launch grid (at most 65535 blocks \
-             in y and z)"
-        )));
-    }
+    let blocks = [nx.div_ceil(bx), ny.div_ceil(by), nz];
     Ok(LaunchConfig {
-        grid_dim: (nx.div_ceil(bx) as u32, ny.div_ceil(by) as u32, nz as u32),
+        grid_dim: launch_grid(blocks, &format!("a lattice of {nx}x{ny}x{nz} nodes"))?,
         block_dim: (bx as u32, by as u32, 1),
         shared_mem_bytes: 0,
     })

@@ -12,6 +12,7 @@ mod device;
 mod device_grid;
 #[cfg(test)]
 mod host_cxx;
+mod launch_grid;
 pub(crate) mod lbm;
 #[cfg(test)]
 mod lbm_emulate;

@@ -3,6 +3,7 @@
 //! the precision, the fixed boundary or the border mode, and the blocked kernels' shapes; and the
 //! launch geometry each kernel expects, computed here once for the engine and the emulator tests.
 
+use super::launch_grid::launch_grid;
 use crate::plane::{Border, Filter2, Stencil2};
 use crate::{Error, Real, Result};
 
@@ -212,7 +213,8 @@ fn narrow<U: TryFrom<usize>>(v: usize) -> Result<U> {
 }
 
 /// The launch of `variant` for `spec` on an `nx × ny` grid, `sb` rows per warp (blocked
-/// kernels). Fails with [`Error::InvalidPlan`] when the shape leaves a strip no output.
+/// kernels). Fails with [`Error::InvalidPlan`] when the shape leaves a strip no output or the
+/// launch exceeds CUDA's grid limits.
 pub(crate) fn geometry(
     spec: &PlaneSpec,
     variant: Variant,
@@ -221,7 +223,7 @@ pub(crate) fn geometry(
 ) -> Result<Geometry> {
     let blocks = |n: usize, per: usize| narrow::<u32>(n.div_ceil(per.max(1)).max(1));
     let sb = sb.max(1);
-    match variant {
+    let launch: Result<Geometry> = match variant {
         Variant::Naive => Ok(Geometry {
             grid: [blocks(nx, NAIVE_BLOCK[0])?, blocks(ny, NAIVE_BLOCK[1])?],
             block: NAIVE_BLOCK.map(|b| b as u32),
@@ -273,7 +275,11 @@ pub(crate) fn geometry(
                 ],
             })
         }
-    }
+    };
+    let launch = launch?;
+    let [gx, gy] = launch.grid.map(|g| g as usize);
+    launch_grid([gx, gy, 1], &format!("a {nx} x {ny} plane"))?;
+    Ok(launch)
 }
 
 /// Valid output columns of a systolic strip of `32·rx` columns for a `kw`-wide filter anchored at
@@ -312,6 +318,19 @@ pub(crate) fn blocked_strip(r: usize, dim_t: usize, rx: usize) -> Option<Blocked
 mod tests {
     use super::*;
     use crate::gpu::compile::test_support::{nvrtc_present, ptx_for_sm90};
+
+    /// A plane whose rows need more than CUDA's 65,535 blocks along y is refused before any
+    /// launch; one row fewer is taken.
+    #[test]
+    fn planes_past_cudas_grid_limits_are_refused() {
+        let spec = PlaneSpec::stencil(&Stencil2::from_name("star2d:1").unwrap());
+        let rows = NAIVE_BLOCK[1] * 65_535;
+        assert!(geometry(&spec, Variant::Naive, [16, rows], 1).is_ok());
+        match geometry(&spec, Variant::Naive, [16, rows + 1], 1) {
+            Err(Error::InvalidPlan(m)) => assert!(m.contains("along y"), "{m}"),
+            other => panic!("expected InvalidPlan, got {other:?}"),
+        }
+    }
 
     /// Every kernel variant compiles with NVRTC when NVRTC is installed, even without a GPU (PTX
     /// for sm_90): filters 1x1 to 15x15 (even, odd, off-centre) in both precisions with the

@@ -9,6 +9,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::Gpu;
+use super::launch_grid::{grid_words, launch_grid};
 use super::source::{stencil_source, BlockedShape};
 use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, LaunchShape};
@@ -91,7 +92,8 @@ pub(crate) fn blocked_shape(launch: &LaunchShape, dim_t: usize) -> BlockedShape 
 }
 
 /// Compiles (or finds in the process's cache) every kernel [`advance`] launches for `steps`
-/// steps with `params`, so callers keep the one-time NVRTC compilation out of their timings.
+/// steps with `params`, so callers keep the one-time NVRTC compilation out of their timings,
+/// and checks that its launches keep to CUDA's grid limits ([`Error::InvalidPlan`] when not).
 pub(crate) fn prepare<T: Real>(
     gpu: &Gpu,
     stencil: &Stencil,
@@ -99,9 +101,18 @@ pub(crate) fn prepare<T: Real>(
     layout: Layout,
     steps: usize,
 ) -> Result<()> {
+    let r = stencil.radius();
+    let interior = ZPlanes::one(r..layout.dims[2].saturating_sub(r));
     match params.engine {
         Engine::GpuBlocked => {
             let launch = launch_of(params)?;
+            let at = Launch {
+                r,
+                shape: blocked_shape(launch, params.dim_t),
+                stream_block: launch.stream_block,
+                layout,
+            };
+            at.config(&interior, 0)?;
             let elements = layout.len();
             blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, params.dim_t), elements)?;
             let tail = steps % params.dim_t;
@@ -110,7 +121,9 @@ pub(crate) fn prepare<T: Real>(
             }
             Ok(())
         }
-        _ => naive_kernel::<T>(gpu, stencil).map(drop),
+        _ => naive_config(layout, &interior)
+            .and_then(|_| naive_kernel::<T>(gpu, stencil))
+            .map(drop),
     }
     .and_then(|()| naive_kernel_named::<T>(gpu, stencil, "copy_shell").map(drop))
 }
@@ -599,6 +612,21 @@ fn dims_args(layout: Layout) -> ([i32; 3], i64, i64) {
     )
 }
 
+/// `stencil_naive`'s launch over the output planes `planes`: a thread per column in 32 x 8
+/// blocks, a block row per range.
+fn naive_config(layout: Layout, planes: &ZPlanes) -> Result<LaunchConfig> {
+    let [nx, ny, _] = layout.dims;
+    let rows = 1 + usize::from(!planes.b.is_empty());
+    Ok(LaunchConfig {
+        grid_dim: launch_grid(
+            [nx.div_ceil(32), ny.div_ceil(8), rows],
+            &grid_words(layout.dims),
+        )?,
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
 /// Launches `stencil_naive` over the output planes `planes` (a thread per column, one chunk
 /// per range); nothing when they are empty.
 fn launch_naive<T: Real>(
@@ -613,15 +641,10 @@ fn launch_naive<T: Real>(
     if planes.is_empty() {
         return Ok(());
     }
+    let cfg = naive_config(layout, planes)?;
     let ([nx, ny, nz], pitch, plane) = dims_args(layout);
     // Block row 0 takes range a, row 1 range b; the chunk length is unused.
     let hz = 0i32;
-    let rows = 1 + u32::from(!planes.b.is_empty());
-    let cfg = LaunchConfig {
-        grid_dim: ((nx as u32).div_ceil(32), (ny as u32).div_ceil(8), rows),
-        block_dim: (32, 8, 1),
-        shared_mem_bytes: 0,
-    };
     let [a0, a1, b0, b1] = planes.args();
     let mut args = gpu.stream.launch_builder(&kernel.function);
     args.arg(src)
@@ -654,6 +677,29 @@ struct Launch {
     layout: Layout,
 }
 
+impl Launch {
+    /// The launch over the output planes `planes`: tiles of the shape's valid width across the
+    /// interior, a block row per z-chunk of the stream block's length.
+    fn config(&self, planes: &ZPlanes, shared: usize) -> Result<LaunchConfig> {
+        let (r, shape) = (self.r, self.shape);
+        let [nx, ny, _] = self.layout.dims;
+        let (vx, vy) = (
+            shape.tx() - 2 * r * shape.dim_t,
+            shape.ty() - 2 * r * shape.dim_t,
+        );
+        let blocks = [
+            (nx - 2 * r).div_ceil(vx),
+            (ny - 2 * r).div_ceil(vy),
+            planes.chunks(self.stream_block.max(1)),
+        ];
+        Ok(LaunchConfig {
+            grid_dim: launch_grid(blocks, &grid_words(self.layout.dims))?,
+            block_dim: (shape.bx as u32, shape.by as u32, 1),
+            shared_mem_bytes: shared as u32,
+        })
+    }
+}
+
 /// Launches the blocked kernel over the output planes `planes` in z-chunks of the stream
 /// block's length; nothing when they are empty.
 fn launch_blocked<T: Real>(
@@ -668,23 +714,9 @@ fn launch_blocked<T: Real>(
     if planes.is_empty() {
         return Ok(());
     }
-    let (r, shape, layout) = (at.r, at.shape, at.layout);
-    let [nx, ny, _] = layout.dims;
-    let (vx, vy) = (
-        shape.tx() - 2 * r * shape.dim_t,
-        shape.ty() - 2 * r * shape.dim_t,
-    );
+    let cfg = at.config(planes, *shared)?;
     let hz = at.stream_block.max(1);
-    let cfg = LaunchConfig {
-        grid_dim: (
-            (nx - 2 * r).div_ceil(vx) as u32,
-            (ny - 2 * r).div_ceil(vy) as u32,
-            planes.chunks(hz) as u32,
-        ),
-        block_dim: (shape.bx as u32, shape.by as u32, 1),
-        shared_mem_bytes: *shared as u32,
-    };
-    let ([nx, ny, nz], pitch, plane) = dims_args(layout);
+    let ([nx, ny, nz], pitch, plane) = dims_args(at.layout);
     let [a0, a1, b0, b1] = planes.args();
     let hz = hz as i32;
     let mut args = gpu.stream.launch_builder(&kernel.function);
@@ -730,21 +762,23 @@ pub(crate) fn read_flag(gpu: &Gpu, flag: &mut CudaSlice<i32>) -> Result<Option<u
     Ok(Some(host[0] as usize))
 }
 
-/// The error for a step whose output `bad` holds a non-finite interior value.
+/// The error for a step whose output `bad` holds a non-finite interior value. The output is
+/// read a plane at a time, so finding the cell takes one plane of host memory, not a grid.
 fn locate<T: Real>(gpu: &Gpu, layout: Layout, bad: &CudaSlice<T>, r: usize, step: usize) -> Error {
-    let mut host = vec![T::zero(); layout.len()];
-    if let Err(e) = gpu
-        .stream
-        .memcpy_dtoh(bad, &mut host)
-        .and_then(|_| gpu.stream.synchronize())
-    {
-        return gpu_err(e);
-    }
+    let mut host = vec![T::zero(); layout.plane];
     let [nx, ny, nz] = layout.dims;
     for z in r..nz - r {
+        let view = bad.slice(z * layout.plane..(z + 1) * layout.plane);
+        if let Err(e) = gpu
+            .stream
+            .memcpy_dtoh(&view, &mut host)
+            .and_then(|_| gpu.stream.synchronize())
+        {
+            return gpu_err(e);
+        }
         for y in r..ny - r {
             for x in r..nx - r {
-                let v = host[z * layout.plane + y * layout.pitch + x];
+                let v = host[y * layout.pitch + x];
                 if !v.is_finite() {
                     return Error::NonFinite {
                         step,
@@ -810,5 +844,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The naive launch takes 8 rows a block along y and the blocked one a block row per
+    /// z-chunk: one row or chunk past CUDA's 65,535 blocks is refused, naming the axis, before
+    /// anything is launched.
+    #[test]
+    fn launches_past_cudas_grid_limits_are_refused() {
+        let layout = |dims: [usize; 3]| Layout {
+            dims,
+            pitch: dims[0],
+            plane: dims[0] * dims[1],
+        };
+        let one = ZPlanes::one(1..2);
+        assert!(naive_config(layout([3, 8 * 65_535, 3]), &one).is_ok());
+        let refused = |r: Result<LaunchConfig>, axis: &str| match r {
+            Err(Error::InvalidPlan(m)) => assert!(m.contains(&format!("along {axis}")), "{m}"),
+            other => panic!("expected InvalidPlan, got {other:?}"),
+        };
+        refused(naive_config(layout([3, 8 * 65_535 + 1, 3]), &one), "y");
+        let shape = BlockedShape {
+            dim_t: 2,
+            bx: 32,
+            by: 8,
+            ry: 1,
+            rx: 1,
+            skew: false,
+        };
+        let at = |nz: usize| Launch {
+            r: 1,
+            shape,
+            stream_block: 1,
+            layout: layout([40, 40, nz]),
+        };
+        let interior = |nz: usize| ZPlanes::one(1..nz - 1);
+        assert!(at(65_537).config(&interior(65_537), 0).is_ok());
+        refused(at(65_538).config(&interior(65_538), 0), "z");
     }
 }

@@ -14,6 +14,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
+use super::launch_grid::{grid_words, launch_grid};
 use super::source::WIDE_INDEX;
 use super::stencil::{
     agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
@@ -75,7 +76,8 @@ struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles (or finds in the process's cache) what `params` launches for `steps` steps.
+    /// Compiles (or finds in the process's cache) what `params` launches for `steps` steps and
+    /// checks that the launches keep to CUDA's grid limits.
     fn new<T: Real>(
         gpu: &Gpu,
         field: &Wavefield<T>,
@@ -137,6 +139,15 @@ impl Kernels {
             0 => None,
             tail => blocked(tail)?,
         };
+        // Every launch keeps to CUDA's grid limits, checked before anything is uploaded.
+        let dims = field.dims();
+        let interior = ZPlanes::one(r..dims[2].saturating_sub(r));
+        for b in [None, full.as_ref(), short.as_ref()] {
+            let origin = b.map_or([r as i64; 2], |b| {
+                tile_origin(&b.shape, r, dims, field.damping.inner)
+            });
+            launch_config(b, r, dims, origin, &interior)?;
+        }
         Ok(Kernels {
             radius: r,
             naive,
@@ -352,6 +363,40 @@ fn extra_bytes<T: Real>(field: &Wavefield<T>, batch_steps: usize) -> u64 {
     batch_steps as u64 * per_step + (nx * ny + 1) as u64 * 4 + 2 * (nx + ny + nz) as u64 * e + 4096
 }
 
+/// A launch over the output planes `planes` of a `dims` grid at radius `r`, with its z-chunk
+/// length: the naive kernel's (`blocked` None, 2D blocks of columns) or a blocked pass's (its
+/// tiles from `origin`, a block row per z-chunk). [`Error::InvalidPlan`] when the grid of
+/// blocks exceeds CUDA's limits.
+fn launch_config(
+    blocked: Option<&Blocked>,
+    r: usize,
+    dims: [usize; 3],
+    origin: [i64; 2],
+    planes: &ZPlanes,
+) -> Result<(LaunchConfig, usize)> {
+    let [nx, ny, _] = dims;
+    let Some(b) = blocked else {
+        let blocks = [nx.div_ceil(NAIVE_BLOCK[0]), ny.div_ceil(NAIVE_BLOCK[1]), 1];
+        let cfg = LaunchConfig {
+            grid_dim: launch_grid(blocks, &grid_words(dims))?,
+            block_dim: (NAIVE_BLOCK[0] as u32, NAIVE_BLOCK[1] as u32, 1),
+            shared_mem_bytes: 0,
+        };
+        return Ok((cfg, 0));
+    };
+    let hz = match b.shape.hz {
+        0 => planes.a.len().max(planes.b.len()),
+        hz => hz,
+    };
+    let g = b.shape.grid(r, dims, origin).unwrap_or([1; 3]);
+    let cfg = LaunchConfig {
+        grid_dim: launch_grid([g[0], g[1], planes.chunks(hz)], &grid_words(dims))?,
+        block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
+        shared_mem_bytes: b.shared as u32,
+    };
+    Ok((cfg, hz))
+}
+
 impl<T: Real> OnDevice<T> {
     /// Uploads `field` and the run's lists for batches of `batch_steps` steps, the tiles of a
     /// one-step pass of shape `one_step` placed by [`tile_origin`].
@@ -472,38 +517,7 @@ impl<T: Real> OnDevice<T> {
             return Ok(());
         }
         let [nx, ny, _] = self.dims;
-        let (cfg, hz) = match blocked {
-            None => (
-                LaunchConfig {
-                    grid_dim: (
-                        nx.div_ceil(NAIVE_BLOCK[0]) as u32,
-                        ny.div_ceil(NAIVE_BLOCK[1]) as u32,
-                        1,
-                    ),
-                    block_dim: (NAIVE_BLOCK[0] as u32, NAIVE_BLOCK[1] as u32, 1),
-                    shared_mem_bytes: 0,
-                },
-                0,
-            ),
-            Some(b) => {
-                let hz = match b.shape.hz {
-                    0 => planes.a.len().max(planes.b.len()),
-                    hz => hz,
-                };
-                let g = b
-                    .shape
-                    .grid(self.radius, self.dims, self.origin)
-                    .unwrap_or([1; 3]);
-                (
-                    LaunchConfig {
-                        grid_dim: (g[0] as u32, g[1] as u32, planes.chunks(hz) as u32),
-                        block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
-                        shared_mem_bytes: b.shared as u32,
-                    },
-                    hz,
-                )
-            }
-        };
+        let (cfg, hz) = launch_config(blocked, self.radius, self.dims, self.origin, planes)?;
         let [out_u, out_prev] = self.at.free();
         let out_phi = 1 - self.at.phi;
         let (nx, ny, nz) = (nx as i32, ny as i32, self.dims[2] as i32);
@@ -638,7 +652,10 @@ impl<T: Real> OnDevice<T> {
                 _ => (nx, ny),
             };
             let cfg = LaunchConfig {
-                grid_dim: (na.div_ceil(32) as u32, nb.div_ceil(8) as u32, 1),
+                grid_dim: launch_grid(
+                    [na.div_ceil(32), nb.div_ceil(8), 1],
+                    &grid_words(self.dims),
+                )?,
                 block_dim: (32, 8, 1),
                 shared_mem_bytes: 0,
             };
@@ -812,4 +829,22 @@ fn advance<T: Real>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The naive wave launch takes `NAIVE_BLOCK[1]` rows a block along y: a grid one row past
+    /// CUDA's 65,535 blocks is refused before anything is uploaded.
+    #[test]
+    fn wave_launches_past_cudas_grid_limits_are_refused() {
+        let rows = NAIVE_BLOCK[1] * 65_535;
+        let planes = ZPlanes::one(4..5);
+        assert!(launch_config(None, 4, [9, rows, 9], [4, 4], &planes).is_ok());
+        assert!(matches!(
+            launch_config(None, 4, [9, rows + 1, 9], [4, 4], &planes),
+            Err(Error::InvalidPlan(m)) if m.contains("along y")
+        ));
+    }
 }

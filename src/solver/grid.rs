@@ -217,6 +217,9 @@ impl<T: Real> HostGrid<'_, T> {
         buffers: &mut HostRunBuffers<T>,
     ) -> Result<Timing> {
         let device = gpu::gpu()?;
+        // Kernels and launch limits first: a plan the device cannot launch is refused before
+        // the upload.
+        gpu_stencil::prepare::<T>(device, &self.stencil, params, layout, steps)?;
         let upload = Instant::now();
         device
             .stream

@@ -8,8 +8,10 @@ use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
 use super::agree::agreed;
+use super::grid::exchange_grid;
 use super::{Block, DistributedLattice};
-use crate::output::{lattice_arrays, write_lattice_vti_piece, write_pvti, VtiValues};
+use crate::output::{lattice_arrays, lattice_moments, write_moments_vti_piece};
+use crate::output::{write_pvti, VtiValues};
 use crate::{DType, Real, Result};
 
 /// Rank `rank`'s piece of the output `stem` in `dir`: `<dir>/<stem>_<rank>.vti`.
@@ -34,15 +36,23 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// lattice. Returns the `.pvti` path. Collective: an I/O error on any rank is an error on
     /// every rank.
     ///
-    /// The halos are refreshed first: after a run they hold the neighbours' nodes as they were
-    /// before its last pass, and the layer a piece shares with the one above must be the
-    /// neighbour's current one.
-    pub fn write_pvti(&mut self, dir: &Path, stem: &str) -> Result<PathBuf> {
-        self.exchange(1);
+    /// The layer a piece shares with the one above comes from that neighbour: each rank
+    /// computes the moments of its nodes and exchanges them as a split grid's halos. The
+    /// lattice's own halos are left alone (after a run they hold the neighbours' populations
+    /// as they were before its last pass, and, one layer deep, only those streaming inward).
+    pub fn write_pvti(&self, dir: &Path, stem: &str) -> Result<PathBuf> {
         let rank = self.comm.rank() as usize;
+        let mut moments = agreed(&self.comm, lattice_moments(&self.local))?;
+        let mut buffers = Vec::new();
+        for grid in &mut moments {
+            let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
+            exchange_grid(c, d, b, grid, &mut buffers);
+        }
         let (origin, region) = piece_of(&self.block, self.local.dims()[0]);
         let mine = piece_path(dir, stem, rank);
-        let written = write_lattice_vti_piece(&mine, &self.local, origin, region);
+        let [rho, ux, uy, uz] = &moments;
+        let kinds = self.local.kind_codes();
+        let written = write_moments_vti_piece(&mine, [rho, ux, uy, uz], &kinds, origin, region);
         agreed(&self.comm, written)?;
         let path = pvti_path(dir, stem);
         let joined = if rank == 0 {

@@ -6,13 +6,17 @@ use crate::{Error, Result};
 /// (compute capability 3.0 and later).
 pub(crate) const MAX_BLOCKS: [usize; 3] = [(1 << 31) - 1, 65_535, 65_535];
 
-/// `blocks` as a launch's grid, or [`Error::InvalidPlan`] naming `what` (the data the launch
-/// covers, "a 3 x 600000 x 3 grid") and the axis over its limit.
-pub(crate) fn launch_grid(blocks: [usize; 3], what: &str) -> Result<(u32, u32, u32)> {
+/// `blocks` as a launch's grid, or [`Error::InvalidPlan`] naming what the launch covers (`what`
+/// says it only then: "a 3 x 600000 x 3 grid") and the axis over its limit.
+pub(crate) fn launch_grid(
+    blocks: [usize; 3],
+    what: impl FnOnce() -> String,
+) -> Result<(u32, u32, u32)> {
     if let Some(axis) = (0..3).find(|&a| blocks[a] > MAX_BLOCKS[a]) {
         return Err(Error::InvalidPlan(format!(
-            "{what} needs {} blocks along {} of one GPU launch, more than CUDA's {}: \
+            "{} needs {} blocks along {} of one GPU launch, more than CUDA's {}: \
              run it on a CPU engine",
+            what(),
             blocks[axis],
             ["x", "y", "z"][axis],
             MAX_BLOCKS[axis]
@@ -33,13 +37,13 @@ mod tests {
     #[test]
     fn grids_within_the_limits_pass_and_others_name_their_axis() {
         assert_eq!(
-            launch_grid([MAX_BLOCKS[0], 65_535, 65_535], "g").unwrap(),
+            launch_grid([MAX_BLOCKS[0], 65_535, 65_535], || "g".into()).unwrap(),
             (u32::MAX >> 1, 65_535, 65_535)
         );
         for (axis, name) in ["x", "y", "z"].iter().enumerate() {
             let mut blocks = [1; 3];
             blocks[axis] = MAX_BLOCKS[axis] + 1;
-            let Err(Error::InvalidPlan(m)) = launch_grid(blocks, "a 1 x 2 x 3 grid") else {
+            let Err(Error::InvalidPlan(m)) = launch_grid(blocks, || grid_words([1, 2, 3])) else {
                 panic!("{blocks:?} must be refused");
             };
             assert!(

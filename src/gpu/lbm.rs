@@ -524,7 +524,7 @@ fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
     let by = BLOCK_THREADS / bx;
     let blocks = [nx.div_ceil(bx), ny.div_ceil(by), nz];
     Ok(LaunchConfig {
-        grid_dim: launch_grid(blocks, &format!("a lattice of {nx}x{ny}x{nz} nodes"))?,
+        grid_dim: launch_grid(blocks, || format!("a lattice of {nx}x{ny}x{nz} nodes"))?,
         block_dim: (bx as u32, by as u32, 1),
         shared_mem_bytes: 0,
     })

@@ -278,7 +278,7 @@ pub(crate) fn geometry(
     };
     let launch = launch?;
     let [gx, gy] = launch.grid.map(|g| g as usize);
-    launch_grid([gx, gy, 1], &format!("a {nx} x {ny} plane"))?;
+    launch_grid([gx, gy, 1], || format!("a {nx} x {ny} plane"))?;
     Ok(launch)
 }
 

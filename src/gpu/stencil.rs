@@ -103,6 +103,8 @@ pub(crate) fn prepare<T: Real>(
 ) -> Result<()> {
     let r = stencil.radius();
     let interior = ZPlanes::one(r..layout.dims[2].saturating_sub(r));
+    // gpu-naive's launch also replays a failed blocked pass a step at a time.
+    naive_config(layout, &interior)?;
     match params.engine {
         Engine::GpuBlocked => {
             let launch = launch_of(params)?;
@@ -121,9 +123,7 @@ pub(crate) fn prepare<T: Real>(
             }
             Ok(())
         }
-        _ => naive_config(layout, &interior)
-            .and_then(|_| naive_kernel::<T>(gpu, stencil))
-            .map(drop),
+        _ => naive_kernel::<T>(gpu, stencil).map(drop),
     }
     .and_then(|()| naive_kernel_named::<T>(gpu, stencil, "copy_shell").map(drop))
 }
@@ -618,10 +618,9 @@ fn naive_config(layout: Layout, planes: &ZPlanes) -> Result<LaunchConfig> {
     let [nx, ny, _] = layout.dims;
     let rows = 1 + usize::from(!planes.b.is_empty());
     Ok(LaunchConfig {
-        grid_dim: launch_grid(
-            [nx.div_ceil(32), ny.div_ceil(8), rows],
-            &grid_words(layout.dims),
-        )?,
+        grid_dim: launch_grid([nx.div_ceil(32), ny.div_ceil(8), rows], || {
+            grid_words(layout.dims)
+        })?,
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     })
@@ -693,7 +692,7 @@ impl Launch {
             planes.chunks(self.stream_block.max(1)),
         ];
         Ok(LaunchConfig {
-            grid_dim: launch_grid(blocks, &grid_words(self.layout.dims))?,
+            grid_dim: launch_grid(blocks, || grid_words(self.layout.dims))?,
             block_dim: (shape.bx as u32, shape.by as u32, 1),
             shared_mem_bytes: shared as u32,
         })

@@ -148,6 +148,9 @@ impl Kernels {
             });
             launch_config(b, r, dims, origin, &interior)?;
         }
+        for (axis, _) in rigid_sides(kernel) {
+            mirror_config(axis, dims)?;
+        }
         Ok(Kernels {
             radius: r,
             naive,
@@ -378,7 +381,7 @@ fn launch_config(
     let Some(b) = blocked else {
         let blocks = [nx.div_ceil(NAIVE_BLOCK[0]), ny.div_ceil(NAIVE_BLOCK[1]), 1];
         let cfg = LaunchConfig {
-            grid_dim: launch_grid(blocks, &grid_words(dims))?,
+            grid_dim: launch_grid(blocks, || grid_words(dims))?,
             block_dim: (NAIVE_BLOCK[0] as u32, NAIVE_BLOCK[1] as u32, 1),
             shared_mem_bytes: 0,
         };
@@ -390,11 +393,28 @@ fn launch_config(
     };
     let g = b.shape.grid(r, dims, origin).unwrap_or([1; 3]);
     let cfg = LaunchConfig {
-        grid_dim: launch_grid([g[0], g[1], planes.chunks(hz)], &grid_words(dims))?,
+        grid_dim: launch_grid([g[0], g[1], planes.chunks(hz)], || grid_words(dims))?,
         block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
         shared_mem_bytes: b.shared as u32,
     };
     Ok((cfg, hz))
+}
+
+/// The mirror launch of a rigid face across `axis` of a `dims` grid: a thread per cell of the
+/// face in 32 x 8 blocks.
+fn mirror_config(axis: usize, [nx, ny, nz]: [usize; 3]) -> Result<LaunchConfig> {
+    let (na, nb) = match axis {
+        0 => (ny, nz),
+        1 => (nx, nz),
+        _ => (nx, ny),
+    };
+    Ok(LaunchConfig {
+        grid_dim: launch_grid([na.div_ceil(32), nb.div_ceil(8), 1], || {
+            grid_words([nx, ny, nz])
+        })?,
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    })
 }
 
 impl<T: Real> OnDevice<T> {
@@ -646,19 +666,7 @@ impl<T: Real> OnDevice<T> {
         let [nx, ny, nz] = self.dims;
         let (pitch, plane) = (self.pitch as i64, self.plane as i64);
         for (axis, side) in rigid_sides(kernel) {
-            let (na, nb) = match axis {
-                0 => (ny, nz),
-                1 => (nx, nz),
-                _ => (nx, ny),
-            };
-            let cfg = LaunchConfig {
-                grid_dim: launch_grid(
-                    [na.div_ceil(32), nb.div_ceil(8), 1],
-                    &grid_words(self.dims),
-                )?,
-                block_dim: (32, 8, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = mirror_config(axis, self.dims)?;
             let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
             let mut args = gpu.stream.launch_builder(&mirror.function);
             args.arg(&mut self.u[self.at.u])

@@ -30,6 +30,8 @@ pub use self::vti::{
     interleave, lattice_arrays, write_lattice_vti, write_lattice_vti_piece, write_pvti, write_vti,
     write_vti_piece, write_vti_spaced, PvtiPiece, VtiArray, VtiBuffer, VtiValues,
 };
+#[cfg(feature = "mpi")]
+pub(crate) use self::vti::{lattice_moments, write_moments_vti_piece};
 pub use crate::files::{
     check_output_target, check_writable_dir, check_writable_file, open_regular_file,
     read_text_file, write_whole, write_whole_durable, Staged,

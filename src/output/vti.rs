@@ -361,11 +361,31 @@ pub fn write_lattice_vti_piece<T: Real>(
             "the region {region:?} is not inside the {dims:?} lattice"
         )));
     }
+    let [density, ux, uy, uz] = lattice_moments(lattice)?;
+    let moments = [&density, &ux, &uy, &uz];
+    write_moments_vti_piece(path, moments, &lattice.kind_codes(), origin, region)
+}
+
+/// A lattice's density and velocity components, each a grid of its dimensions.
+pub(crate) fn lattice_moments<T: Real>(lattice: &Lattice<T>) -> Result<[Grid<T>; 4]> {
     let density = lattice.density()?;
     let [ux, uy, uz] = lattice.velocity()?;
-    let rho = interleave_region(&[&density], &region);
-    let u = interleave_region(&[&ux, &uy, &uz], &region);
-    let all_kinds = lattice.kind_codes();
+    Ok([density, ux, uy, uz])
+}
+
+/// [`write_lattice_vti_piece`] from a lattice's moments (density, then the velocity
+/// components, as [`lattice_moments`] gives them) and node kinds ([`Lattice::kind_codes`]);
+/// `region` lies inside the grids.
+pub(crate) fn write_moments_vti_piece<T: Real>(
+    path: &Path,
+    [density, ux, uy, uz]: [&Grid<T>; 4],
+    all_kinds: &[u8],
+    origin: [usize; 3],
+    region: [std::ops::Range<usize>; 3],
+) -> Result<()> {
+    let dims = density.dims();
+    let rho = interleave_region(&[density], &region);
+    let u = interleave_region(&[ux, uy, uz], &region);
     let mut kinds = Vec::new();
     for z in region[2].clone() {
         for y in region[1].clone() {

@@ -36,9 +36,14 @@ pub(super) fn by_precision<X: Any, A: Any, B: Any>(
 /// Implements [`State`](super::State) for `$state<T>` by the generic
 /// `$run::<T>(solver, state, steps, $extra...)`, through two non-generic instances of it named
 /// `$single` (`f32`) and `$double` (`f64`); the attributes given first (its doc) go on
-/// `advance`.
+/// `advance`. Prefixed with `split;`, the state is one split over MPI ranks
+/// ([`State::SPLIT`](super::State::SPLIT)).
 macro_rules! per_precision {
-    ($(#[$meta:meta])* $state:ident, $single:ident, $double:ident, $run:ident $(, $extra:expr)*) => {
+    (split; $($rest:tt)*) => {
+        super::concrete::per_precision!(@with true; $($rest)*);
+    };
+    (@with $split:literal; $(#[$meta:meta])* $state:ident, $single:ident, $double:ident,
+        $run:ident $(, $extra:expr)*) => {
         #[doc = concat!("`", stringify!($run), "` for `f32` states, compiled in this crate.")]
         #[inline(never)]
         fn $single(solver: &mut Solver, s: &mut $state<f32>, steps: usize) -> Result<RunReport> {
@@ -52,11 +57,15 @@ macro_rules! per_precision {
         }
 
         impl<T: Real> State for $state<T> {
+            const SPLIT: bool = $split;
             $(#[$meta])*
             fn advance(solver: &mut Solver, state: &mut Self, steps: usize) -> Result<RunReport> {
                 super::concrete::by_precision(solver, state, steps, $single, $double)
             }
         }
+    };
+    ($($rest:tt)*) => {
+        super::concrete::per_precision!(@with false; $($rest)*);
     };
 }
 pub(super) use per_precision;

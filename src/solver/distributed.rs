@@ -33,6 +33,7 @@ use crate::tuning::Tuning;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
 per_precision!(
+    split;
     /// Every rank calls it with the same plan and steps. Each pass exchanges the halos and
     /// advances the local array by up to [`DistributedGrid::steps_per_exchange`] steps; after
     /// each pass the ranks agree on success, so an error on one rank (a non-finite value, say)
@@ -125,6 +126,7 @@ fn run_on_device<T: Real + Equivalence>(
 }
 
 per_precision!(
+    split;
     /// As for a [`DistributedGrid`]: the populations are checked once before the first pass,
     /// then passes of a halo exchange and up to `dim_t` steps of the plan's engine on each
     /// rank's local lattice, the ranks agreeing on the outcome after each.
@@ -251,6 +253,7 @@ fn run_with_halos<T: Real + Equivalence, E: HaloElem>(
 }
 
 per_precision!(
+    split;
     /// As for a [`DistributedGrid`]: passes of a halo exchange (both pressure levels and the
     /// auxiliary field, `u` alone before a one-step pass) and up to `dim_t` steps of the
     /// plan's engine on each rank's local wavefield, the ranks agreeing on the outcome after
@@ -526,12 +529,16 @@ fn wave_pass<T: Real + Equivalence>(
 }
 
 /// `Ok` when every rank passes the same plan and steps, else [`Error::PlanMismatch`] on every
-/// rank: their exchanges would not pair up. Collective, so it comes before any check that one
-/// rank could fail alone (with one plan and one state everywhere, the later checks fail on
-/// every rank or none).
+/// rank: their exchanges would not pair up. Then the checks [`Solver::run`] makes for a state
+/// in one process, their outcome agreed by the ranks. Collective, so it comes before any check
+/// that one rank could fail alone (with one plan and one state everywhere, the later checks
+/// fail on every rank or none).
 fn same_run(comm: &SimpleCommunicator, plan: &crate::Plan, steps: usize) -> Result<()> {
     let run = fingerprint(plan) ^ (steps as u64).rotate_left(32);
-    same_everywhere(comm, "the plan and the steps of this run", run)
+    same_everywhere(comm, "the plan and the steps of this run", run)?;
+    // The run's length and the plan's threads for this host, which ranks on other hosts
+    // may see differently.
+    agreed(comm, plan.check_run_length(steps))
 }
 
 /// Errors unless the communicator has the ranks the state was split over.

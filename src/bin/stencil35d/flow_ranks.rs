@@ -91,14 +91,14 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
         let due = |every: usize| every > 0 && done % every == 0 && done < steps;
         if due(opts.every) {
             let step = Some(lat.local().steps());
-            written.extend(outputs(world, scenario, &mut lat, &out, opts, step)?);
+            written.extend(outputs(world, scenario, &lat, &out, opts, step)?);
         }
         if let (Some(prefix), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
             lat.save_tagged(prefix, &tag)?;
         }
     }
     bar.finish_and_clear();
-    written.extend(outputs(world, scenario, &mut lat, &out, opts, None)?);
+    written.extend(outputs(world, scenario, &lat, &out, opts, None)?);
     if let Some(prefix) = &opts.checkpoint {
         lat.save_tagged(prefix, &tag)?;
         let last = rank_path(prefix, world.size() as usize - 1, world.size() as usize);
@@ -257,7 +257,7 @@ fn gathered_mass<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<f
 fn outputs<T: Real + Equivalence, S: Scenario>(
     world: &SimpleCommunicator,
     scenario: &S,
-    lat: &mut DistributedLattice<T>,
+    lat: &DistributedLattice<T>,
     out: &std::path::Path,
     opts: &FlowOptions,
     step: Option<u64>,

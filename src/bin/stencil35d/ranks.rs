@@ -11,17 +11,15 @@ use stencil35d::{Error, Grid};
 
 /// The number of ranks the launcher started, from the variables OpenMPI
 /// (`OMPI_COMM_WORLD_SIZE`), MPICH-style launchers (`PMI_SIZE`, also Intel MPI's), MVAPICH2
-/// (`MV2_COMM_WORLD_SIZE`) and Slurm's `srun` (`SLURM_STEP_NUM_TASKS`, set only inside the
-/// tasks it starts) set; `None` when not started by one.
+/// (`MV2_COMM_WORLD_SIZE`) and Slurm's `srun` (`SLURM_STEP_NUM_TASKS`, set inside the tasks it
+/// starts, counted only above one: a shell opened with `srun --pty` has it too) set; `None`
+/// when not started by one.
 pub fn launched_ranks() -> Option<usize> {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "MV2_COMM_WORLD_SIZE",
-        "SLURM_STEP_NUM_TASKS",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    let named = |v: &str| std::env::var(v).ok()?.parse::<usize>().ok();
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"]
+        .iter()
+        .find_map(|v| named(v))
+        .or_else(|| named("SLURM_STEP_NUM_TASKS").filter(|&n| n > 1))
 }
 
 /// MPI for this process: `None` when it was not started by a launcher.

@@ -40,6 +40,7 @@ mod rank_files;
 #[cfg(feature = "mpi")]
 mod wave;
 
+pub use crate::runtime::cores::host_ranks;
 #[cfg(feature = "mpi")]
 pub use agree::{agreed, broadcast_json};
 pub use decompose::{Block, Decomposition};

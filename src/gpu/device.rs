@@ -219,14 +219,11 @@ fn device_ordinal(count: usize) -> std::result::Result<usize, String> {
             ))
         };
     }
-    let local_rank = [
-        "OMPI_COMM_WORLD_LOCAL_RANK",
-        "MPI_LOCALRANKID",
-        "MV2_COMM_WORLD_LOCAL_RANK",
-        "SLURM_LOCALID",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok());
+    // Slurm names the local rank alone, outside an MPI launcher's variables.
+    let slurm = || std::env::var("SLURM_LOCALID").ok()?.parse::<usize>().ok();
+    let local_rank = crate::runtime::cores::host_ranks()
+        .map(|(rank, _)| rank)
+        .or_else(slurm);
     Ok(local_rank.map_or(0, |r| r % count))
 }
 

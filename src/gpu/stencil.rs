@@ -116,7 +116,7 @@ pub(crate) fn prepare<T: Real>(
             };
             at.config(&interior, 0)?;
             let elements = layout.len();
-            blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, params.dim_t), elements)?;
+            blocked_kernel::<T>(gpu, stencil, at.shape, elements)?;
             let tail = steps % params.dim_t;
             if tail > 0 {
                 blocked_kernel::<T>(gpu, stencil, blocked_shape(launch, tail), elements)?;

@@ -3,32 +3,33 @@
 
 /// The cores this process pins its workers to: those it may run on, or, where the ranks of an
 /// MPI job on this host were started without binding (each may run on every core, so their
-/// pinned workers would pile onto the same first cores), this rank's share of them. The
-/// launcher names the host's ranks: OpenMPI in `OMPI_COMM_WORLD_LOCAL_RANK` and
-/// `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's Hydra in `MPI_LOCALRANKID` and `MPI_LOCALNRANKS`,
-/// MVAPICH2 in `MV2_COMM_WORLD_LOCAL_RANK` and `MV2_COMM_WORLD_LOCAL_SIZE`.
+/// pinned workers would pile onto the same first cores), this rank's share of them (its place
+/// from [`host_ranks`]).
 pub(crate) fn pinning_cores() -> Vec<core_affinity::CoreId> {
     rank_share(core_affinity::get_core_ids().unwrap_or_default())
 }
 
-/// This rank's share of `cores` (the cores this process may run on), as [`pinning_cores`]
-/// takes it; all of them outside an MPI job.
-fn rank_share<C: Copy>(cores: Vec<C>) -> Vec<C> {
-    let local = |key: &str| {
-        std::env::var(key)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-    };
-    // SAFETY: sysconf only reads a system setting.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-    let named = [
+/// This process's place among the MPI ranks on its host, `(rank, ranks)`, as the launcher
+/// names it: OpenMPI in `OMPI_COMM_WORLD_LOCAL_RANK` and `OMPI_COMM_WORLD_LOCAL_SIZE`, MPICH's
+/// Hydra in `MPI_LOCALRANKID` and `MPI_LOCALNRANKS`, MVAPICH2 in `MV2_COMM_WORLD_LOCAL_RANK`
+/// and `MV2_COMM_WORLD_LOCAL_SIZE`; `None` outside an MPI job.
+pub fn host_ranks() -> Option<(usize, usize)> {
+    let local = |key: &str| std::env::var(key).ok()?.parse::<usize>().ok();
+    [
         ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
         ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
         ("MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"),
     ]
     .iter()
-    .find_map(|(rank, size)| Some((local(rank)?, local(size)?)));
-    match named {
+    .find_map(|(rank, size)| Some((local(rank)?, local(size)?)))
+}
+
+/// This rank's share of `cores` (the cores this process may run on), as [`pinning_cores`]
+/// takes it; all of them outside an MPI job.
+fn rank_share<C: Copy>(cores: Vec<C>) -> Vec<C> {
+    // SAFETY: sysconf only reads a system setting.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    match host_ranks() {
         Some((rank, ranks)) => local_share(cores, rank, ranks, online),
         None => cores,
     }

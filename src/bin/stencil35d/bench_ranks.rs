@@ -304,14 +304,7 @@ fn print_rows(
 /// pin their blocked engines' workers to it, but leave their other threads to the system.
 fn warn_about_binding(ranks: usize) {
     let mine = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let local: usize = [
-        "OMPI_COMM_WORLD_LOCAL_SIZE",
-        "MPI_LOCALNRANKS",
-        "MV2_COMM_WORLD_LOCAL_SIZE",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok()?.parse().ok())
-    .unwrap_or(ranks);
+    let local = stencil35d::distributed::host_ranks().map_or(ranks, |(_, n)| n);
     // SAFETY: sysconf only reads a system setting.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
     if mine * local > online {

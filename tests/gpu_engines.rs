@@ -389,6 +389,43 @@ fn impossible_gpu_configurations_are_errors() {
     }
 }
 
+/// A grid the GPU engines cannot launch (more than 524,280 cells along y: gpu-naive's 65,536
+/// blocks of 8 rows) is planned on the CPU with the reason as a warning, and a plan naming a
+/// GPU engine for it is refused when it is built, before any upload; the CPU plan runs.
+#[test]
+fn grids_past_the_launch_limits_are_planned_on_the_cpu() {
+    if !gpu_available() {
+        return;
+    }
+    let star = Stencil::seven_point(0.4, 0.1);
+    let dims = [3, 524_281, 3];
+    let plan = stencil35d::Plan::new(star.clone(), stencil35d::DType::F32, dims).unwrap();
+    assert!(!plan.engine().is_gpu(), "{plan}");
+    assert!(
+        plan.warnings()
+            .iter()
+            .any(|w| w.starts_with("planned on the CPU") && w.contains("along y")),
+        "{:?}",
+        plan.warnings()
+    );
+    let mut grid = Grid::<f32>::random(dims, -1.0, 1.0, 5).unwrap();
+    Solver::new(plan).run(&mut grid, 2).unwrap();
+    for engine in [Engine::GpuNaive, Engine::GpuBlocked] {
+        let forced = PlanBuilder::new(star.clone(), stencil35d::DType::F32, dims)
+            .engine(engine)
+            .build();
+        assert!(
+            matches!(forced, Err(Error::InvalidPlan(ref m)) if m.contains("65536 blocks along y")),
+            "{engine}: {forced:?}"
+        );
+    }
+    let fits = stencil35d::Plan::new(star, stencil35d::DType::F32, [3, 524_280, 3]).unwrap();
+    assert!(fits
+        .warnings()
+        .iter()
+        .all(|w| !w.starts_with("planned on the CPU")));
+}
+
 #[test]
 fn without_a_gpu_gpu_plans_say_so() {
     if detect_gpu().is_ok() {

@@ -195,6 +195,36 @@ fn in_place_odd_steps_and_thin_lattices() {
     }
 }
 
+/// Lattices longer than a launch's 65,535 block rows along z (a pipe) and along y (rows of 128
+/// nodes, one row per block) run in one launch per step, the blocks striding over the rest, and
+/// equal the reference in both schemes.
+#[test]
+fn lattices_longer_than_a_launch() {
+    if !gpu_available() {
+        return;
+    }
+    for (k, dims) in [[6, 3, 70_001], [129, 65_537, 2]].into_iter().enumerate() {
+        let mut lat =
+            Lattice::<f32>::new(dims, Physics::trt(0.8, 0.25).with_force([1e-4, 0.0, 2e-5]))
+                .unwrap();
+        for a in Axis::ALL {
+            lat.set_periodic(a, true);
+        }
+        lat.set_cell(dims[0] - 1, dims[1] - 1, dims[2] - 1, Cell::Wall)
+            .unwrap();
+        randomize(&mut lat, 70 + k as u64);
+        let expected = run(&lat, Setup::reference(), 3);
+        for in_place in [false, true] {
+            compare(
+                &run_gpu(&lat, in_place, &[3]),
+                &expected,
+                3,
+                &format!("{dims:?} in place {in_place}"),
+            );
+        }
+    }
+}
+
 /// A closed cavity with a moving lid and an obstacle loses no mass on the GPU either, in both
 /// storage schemes: relative drift ≤ 2e-12 over 1000 steps in f64, the CPU engines' bound
 /// (rounding alone, 1.4e-13 observed on the CPU; FMA and another summation order change the

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use super::compile::Kernel;
 use super::device::Gpu;
-use super::launch_grid::launch_grid;
+use super::launch_grid::MAX_BLOCKS;
 use super::lbm_source::lattice_source;
 use super::stencil::{ensure_memory, gpu_err};
 use super::zplanes::ZPlanes;
@@ -209,7 +209,7 @@ pub(super) struct Run<'a, T> {
     even: Kernel,
     odd: Kernel,
     bc: CudaSlice<T>,
-    cfg: LaunchConfig,
+    launch: Launch,
     dims: [i32; 3],
     strides: [i64; 3],
 }
@@ -287,42 +287,43 @@ impl<T: Real> Run<'_, T> {
         }
     }
 
-    /// Queues the two-copy step's launch over the planes `planes` (at most two ranges) from the
-    /// current copy into the other; the caller swaps the copies after the step's last launch.
+    /// Queues the two-copy step's launches over the planes `planes` (at most two ranges) from
+    /// the current copy into the other (one launch below CUDA's limits); the caller swaps the
+    /// copies after the step's last launch.
     pub(super) fn launch_step(&self, bufs: &mut LbmBuffers<T>, planes: &ZPlanes) -> Result<()> {
-        if planes.is_empty() {
-            return Ok(());
-        }
-        let b = bufs.b.as_mut().expect("two-copy buffers");
-        let mut args = self.gpu.stream.launch_builder(&self.step.function);
-        bufs.a.arg(&mut args);
-        b.arg_mut(&mut args);
-        self.lattice_args(&mut args, &bufs.words, &bufs.flags);
         let [a0, a1, b0, _] = planes.args();
-        args.arg(&a0).arg(&a1).arg(&b0);
-        args.arg(&mut bufs.flag);
-        let mut cfg = self.cfg;
-        cfg.grid_dim.2 = (planes.a.len() + planes.b.len()) as u32;
-        // SAFETY: the arguments match lbm_step's parameter list in type and order; both
-        // population buffers hold the lattice's whole storage (19 arrays `array` apart), the
-        // flags one byte per node in the same layout and the words one value per node (a kernel
-        // compiled for a lattice without walls, which has one word, reads none), the table one
-        // row per flag in use; the grid covers nx x ny nodes of each plane of the ranges, which
-        // lie in [0, nz) (`ZPlanes::one(0..nz)` or `split_pass`), and the kernel touches nothing
-        // outside them.
-        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        for (cfg, [y0, c0]) in self.launch.launches(planes.a.len() + planes.b.len()) {
+            let b = bufs.b.as_mut().expect("two-copy buffers");
+            let mut args = self.gpu.stream.launch_builder(&self.step.function);
+            bufs.a.arg(&mut args);
+            b.arg_mut(&mut args);
+            self.lattice_args(&mut args, &bufs.words, &bufs.flags);
+            args.arg(&a0).arg(&a1).arg(&b0).arg(&y0).arg(&c0);
+            args.arg(&mut bufs.flag);
+            // SAFETY: the arguments match lbm_step's parameter list in type and order; both
+            // population buffers hold the lattice's whole storage (19 arrays `array` apart),
+            // the flags one byte per node in the same layout and the words one value per node
+            // (a kernel compiled for a lattice without walls, which has one word, reads none),
+            // the table one row per flag in use; the launches cover nx x ny nodes of each plane
+            // of the ranges, which lie in [0, nz) (`ZPlanes::one(0..nz)` or `split_pass`), and
+            // the kernel touches nothing outside them.
+            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        }
         Ok(())
     }
 
     fn launch_aa(&self, bufs: &mut LbmBuffers<T>, odd: bool) -> Result<()> {
         let kernel = if odd { &self.odd } else { &self.even };
-        let mut args = self.gpu.stream.launch_builder(&kernel.function);
-        bufs.a.arg_mut(&mut args);
-        self.lattice_args(&mut args, &bufs.words, &bufs.flags);
-        args.arg(&mut bufs.flag);
-        // SAFETY: as in `launch_step`, with the single buffer updated in place: every thread
-        // reads and writes its own set of locations only (checked by `check_in_place`).
-        unsafe { args.launch(self.cfg) }.map_err(gpu_err)?;
+        for (cfg, [y0, z0]) in self.launch.launches(self.dims[2] as usize) {
+            let mut args = self.gpu.stream.launch_builder(&kernel.function);
+            bufs.a.arg_mut(&mut args);
+            self.lattice_args(&mut args, &bufs.words, &bufs.flags);
+            args.arg(&y0).arg(&z0).arg(&mut bufs.flag);
+            // SAFETY: as in `launch_step`, with the single buffer updated in place: every
+            // thread reads and writes its own set of locations only (checked by
+            // `check_in_place`).
+            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        }
         Ok(())
     }
 
@@ -516,23 +517,72 @@ pub(crate) fn unshift<E: Copy + Send + Sync>(raw: &[E], geo: &Geometry<'_>, dst:
         });
 }
 
-/// The launch shape: 128 threads (registers allow as many resident threads as 256-thread
-/// blocks, with finer granularity), up to 128 along x (whole warps), one z plane per block row.
-fn launch_config(dims: [usize; 3]) -> Result<LaunchConfig> {
-    let [nx, ny, nz] = dims;
-    let bx = nx.div_ceil(32).clamp(1, 4) * 32;
-    let by = BLOCK_THREADS / bx;
-    let blocks = [nx.div_ceil(bx), ny.div_ceil(by), nz];
-    Ok(LaunchConfig {
-        grid_dim: launch_grid(blocks, || format!("a lattice of {nx}x{ny}x{nz} nodes"))?,
-        block_dim: (bx as u32, by as u32, 1),
-        shared_mem_bytes: 0,
-    })
+/// The launches of one step: 128 threads a block (registers allow as many resident threads as
+/// 256-thread blocks, with finer granularity), up to 128 along x (whole warps), a block row per
+/// row group along y and per plane along z. A launch holds at most `most` of them along y and
+/// z (CUDA's 65,535, or fewer in the emulator's tests); a lattice longer than that takes
+/// several launches a step, from block row `y0` and plane `z0` on, and kernels compiled for it
+/// ([`Launch::is_long`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Launch {
+    /// Threads per block along x and y.
+    pub(super) block: [usize; 2],
+    /// Blocks along x and block rows along y.
+    pub(super) blocks: [usize; 2],
+    /// Most block rows of one launch along y and z.
+    pub(super) most: [usize; 2],
+}
+
+impl Launch {
+    /// The launch shape for a lattice of `dims` with at most `most` block rows a launch.
+    pub(super) fn new([nx, ny, _]: [usize; 3], most: [usize; 2]) -> Self {
+        let bx = nx.div_ceil(32).clamp(1, 4) * 32;
+        let by = BLOCK_THREADS / bx;
+        Launch {
+            block: [bx, by],
+            blocks: [nx.div_ceil(bx), ny.div_ceil(by)],
+            most,
+        }
+    }
+
+    /// CUDA's limits.
+    fn of(dims: [usize; 3]) -> Self {
+        Self::new(dims, [MAX_BLOCKS[1], MAX_BLOCKS[2]])
+    }
+
+    /// Whether a step over `planes` planes takes more than one launch.
+    pub(super) fn is_long(&self, planes: usize) -> bool {
+        self.blocks[1] > self.most[0] || planes > self.most[1]
+    }
+
+    /// The launches over `planes` planes, each with its first block row and plane: one when
+    /// the lattice keeps to the limits. Lattices hold fewer than 2^31 nodes (`open_run`), so
+    /// every figure fits.
+    pub(super) fn launches(&self, planes: usize) -> Vec<(LaunchConfig, [i32; 2])> {
+        let chunks = |n: usize, most: usize| {
+            (0..n)
+                .step_by(most.max(1))
+                .map(move |o| (o, most.min(n - o)))
+        };
+        let mut out = Vec::new();
+        for (y0, rows) in chunks(self.blocks[1], self.most[0]) {
+            for (z0, count) in chunks(planes, self.most[1]) {
+                let cfg = LaunchConfig {
+                    grid_dim: (self.blocks[0] as u32, rows as u32, count as u32),
+                    block_dim: (self.block[0] as u32, self.block[1] as u32, 1),
+                    shared_mem_bytes: 0,
+                };
+                out.push((cfg, [y0 as i32, z0 as i32]));
+            }
+        }
+        out
+    }
 }
 
 /// Compiles (or fetches) the kernels of `lat`'s physics, periodicity and storage.
 fn kernels<T: Real>(gpu: &Gpu, lat: &Lattice<T>) -> Result<[Kernel; 3]> {
-    let source = lattice_source::<T>(lat);
+    let dims = lat.layout().dims;
+    let source = lattice_source::<T>(lat, Launch::of(dims).is_long(dims[2]));
     Ok([
         gpu.kernel(&source, "lbm_step", 0)?,
         gpu.kernel(&source, "lbm_aa_even", 0)?,
@@ -613,7 +663,7 @@ pub(super) fn open_run<'a, T: Real>(
         even,
         odd,
         bc: gpu.stream.clone_htod(&bc[..]).map_err(gpu_err)?,
-        cfg: launch_config(layout.dims)?,
+        launch: Launch::of(layout.dims),
         dims: layout.dims.map(|n| n as i32),
         strides: [layout.pitch, layout.plane, layout.array].map(|s| s as i64),
     };
@@ -732,5 +782,64 @@ fn failure_at<T: Real>(
             let (cell, _, value) = found.unwrap_or(([0; 3], 0, f64::NAN));
             Error::NonFinite { step, cell, value }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step takes one launch with one block row per row group and plane up to CUDA's limit,
+    /// and several past it, each from its first block row and plane; 128 threads a block, whole
+    /// warps along x.
+    #[test]
+    fn launches_keep_to_the_limits() {
+        let grids = |dims: [usize; 3]| {
+            let l = Launch::of(dims);
+            let grids: Vec<_> = l
+                .launches(dims[2])
+                .into_iter()
+                .map(|(c, from)| {
+                    assert_eq!(c.block_dim, (l.block[0] as u32, l.block[1] as u32, 1));
+                    (c.grid_dim, from)
+                })
+                .collect();
+            assert_eq!(l.is_long(dims[2]), grids.len() > 1, "{dims:?}");
+            (l.block, grids)
+        };
+        assert_eq!(grids([37, 29, 23]), ([64, 2], vec![((1, 15, 23), [0, 0])]));
+        assert_eq!(
+            grids([64, 131_070, 65_535]),
+            ([64, 2], vec![((1, 65_535, 65_535), [0, 0])])
+        );
+        assert_eq!(
+            grids([6, 3, 70_001]),
+            (
+                [32, 4],
+                vec![((1, 1, 65_535), [0, 0]), ((1, 1, 4_466), [0, 65_535])]
+            )
+        );
+        assert_eq!(
+            grids([129, 65_537, 2]),
+            (
+                [128, 1],
+                vec![((2, 65_535, 2), [0, 0]), ((2, 2, 2), [65_535, 0])]
+            )
+        );
+        let l = Launch::new([17, 11, 6], [2, 4]);
+        let froms: Vec<_> = l
+            .launches(6)
+            .into_iter()
+            .map(|(c, f)| (c.grid_dim, f))
+            .collect();
+        assert_eq!(
+            froms,
+            vec![
+                ((1, 2, 4), [0, 0]),
+                ((1, 2, 2), [0, 4]),
+                ((1, 1, 4), [2, 0]),
+                ((1, 1, 2), [2, 4])
+            ]
+        );
     }
 }

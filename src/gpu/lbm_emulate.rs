@@ -11,7 +11,8 @@ use std::path::Path;
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
-use super::lbm::{boundary_table, check_in_place, node_words, unshift, Geometry};
+use super::launch_grid::MAX_BLOCKS;
+use super::lbm::{boundary_table, check_in_place, node_words, unshift, Geometry, Launch};
 use super::lbm_source::{lattice_source, lbm_source};
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Storage, Q, WEIGHTS};
 use crate::{Engine, Plan, Real, Solver};
@@ -30,11 +31,15 @@ static std::vector<double> read_doubles(FILE* f, size_t n) {
 }
 int main(int argc, char** argv) {
     FILE* f = fopen(argv[1], "rb");
-    long long h[10];
-    if (fread(h, sizeof(long long), 10, f) != 10) return 2;
+    long long h[15];
+    if (fread(h, sizeof(long long), 15, f) != 15) return 2;
     int nx = h[0], ny = h[1], nz = h[2];
     long long pitch = h[3], plane = h[4], array = h[5];
-    int nflags = h[6], in_place = h[7], steps = h[8], bx = h[9];
+    int nflags = h[6], in_place = h[7], steps = h[8];
+    // The launches as the host makes them: block shape, blocks along x and y, and the most
+    // block rows of one launch along y and z (a longer lattice takes several, from block row
+    // y0 and plane z0).
+    const unsigned bx = h[9], by = h[10], gx = h[11], gy = h[12], most_y = h[13], most_z = h[14];
     size_t len = array * Q, cells = plane * nz;
     std::vector<double> pd = read_doubles(f, len);
     std::vector<unsigned> words(cells);
@@ -53,25 +58,28 @@ int main(int argc, char** argv) {
     std::vector<REAL> bc(bd.begin(), bd.end());
     int non_finite = 0;
     fclose(f);
-    blockDim = {(unsigned)bx, (unsigned)(128 / bx), 1};
-    const unsigned gx = (nx + blockDim.x - 1) / blockDim.x, gy = (ny + blockDim.y - 1) / blockDim.y;
-    auto grid = [&](unsigned gz, auto body) {
-        gridDim = {gx, gy, gz};
-        for (unsigned bz = 0; bz < gz; ++bz)
-        for (unsigned by = 0; by < gy; ++by)
-        for (unsigned bxi = 0; bxi < gx; ++bxi)
-        for (unsigned ty = 0; ty < blockDim.y; ++ty)
-        for (unsigned tx = 0; tx < blockDim.x; ++tx) {
-            blockIdx = {bxi, by, bz};
-            threadIdx = {tx, ty, 0};
-            body();
+    blockDim = {bx, by, 1};
+    auto grid = [&](unsigned planes, auto body) {
+        for (unsigned y0 = 0; y0 < gy; y0 += most_y)
+        for (unsigned z0 = 0; z0 < planes; z0 += most_z) {
+            gridDim = {gx, std::min(most_y, gy - y0), std::min(most_z, planes - z0)};
+            for (unsigned bz = 0; bz < gridDim.z; ++bz)
+            for (unsigned byi = 0; byi < gridDim.y; ++byi)
+            for (unsigned bxi = 0; bxi < gx; ++bxi)
+            for (unsigned ty = 0; ty < blockDim.y; ++ty)
+            for (unsigned tx = 0; tx < blockDim.x; ++tx) {
+                blockIdx = {bxi, byi, bz};
+                threadIdx = {tx, ty, 0};
+                body((int)y0, (int)z0);
+            }
         }
     };
     // One launch of the two-copy step over the planes [a0, a1) then [b0, b1).
     auto launch = [&](int a0, int a1, int b0, int b1) {
-        grid(a1 - a0 + b1 - b0, [&] { lbm_step(a.data(), b.data(), words.data(), flags.data(),
-                                               bc.data(), nx, ny, nz, pitch, plane, array, a0, a1,
-                                               b0, &non_finite); });
+        grid(a1 - a0 + b1 - b0, [&](int y0, int c0) {
+            lbm_step(a.data(), b.data(), words.data(), flags.data(), bc.data(), nx, ny, nz, pitch,
+                     plane, array, a0, a1, b0, y0, c0, &non_finite);
+        });
     };
     // Odd steps as a split run launches them: the middle planes, then the two next to the
     // halos and the outermost ones (here none is a halo: every plane is computed once).
@@ -86,13 +94,13 @@ int main(int argc, char** argv) {
     };
     for (int s = 0; s < steps; ++s) {
         if (!in_place) { single(s % 2 == 1); continue; }
-        grid(nz, [&] {
+        grid(nz, [&](int y0, int z0) {
             if (s % 2 == 0)
                 lbm_aa_even(a.data(), words.data(), flags.data(), bc.data(), nx, ny, nz, pitch,
-                            plane, array, &non_finite);
+                            plane, array, y0, z0, &non_finite);
             else
                 lbm_aa_odd(a.data(), words.data(), flags.data(), bc.data(), nx, ny, nz, pitch,
-                           plane, array, &non_finite);
+                           plane, array, y0, z0, &non_finite);
         });
     }
     std::vector<double> out(len);
@@ -102,12 +110,24 @@ int main(int argc, char** argv) {
 }
 "#;
 
-/// Compiles the emulator for `lat`'s source into `dir`; false when g++ is missing.
+/// Compiles the emulator for `lat`'s source into `dir` (launches within CUDA's limits); false
+/// when g++ is missing.
 fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
+    compile_launches(lat, dir, false)
+}
+
+/// The emulator's binary in `dir` for one launch a step (`long` false) or several.
+fn binary(dir: &Path, long: bool) -> std::path::PathBuf {
+    dir.join(if long { "emu-long" } else { "emu" })
+}
+
+/// Compiles the emulator for `lat`'s source with kernels for one launch a step or several;
+/// false when g++ is missing.
+fn compile_launches<T: Real>(lat: &Lattice<T>, dir: &Path, long: bool) -> bool {
     let mut lat = lat.clone();
     lat.prepare();
-    let src = format!("{PRELUDE}{}{DRIVER}", lattice_source::<T>(&lat));
-    compile_for_host(&src, &dir.join("emu"))
+    let src = format!("{PRELUDE}{}{DRIVER}", lattice_source::<T>(&lat, long));
+    compile_for_host(&src, &binary(dir, long))
 }
 
 /// Which kernels the emulator runs.
@@ -117,9 +137,21 @@ enum Mode {
     InPlace = 1,
 }
 
-/// Runs `steps` emulated steps on a copy of `lat`; the kernels must not raise their flag.
-fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> Lattice<T> {
-    let (out, flag) = emulate_flagged(lat, dir, mode, steps);
+/// The block rows a launch takes at most along y and z: CUDA's limit, or few, so that small
+/// lattices take several launches a step, as lattices longer than the limit do.
+const FULL: [usize; 2] = [MAX_BLOCKS[1], MAX_BLOCKS[2]];
+const CHUNKED: [usize; 2] = [2, 3];
+
+/// Runs `steps` emulated steps on a copy of `lat` with launches of at most `most` block rows
+/// along y and z (from the emulator compiled in `dir`, and, for several launches a step, one
+/// compiled for them); the kernels must not raise their flag.
+fn emulate<T: Real>(
+    lat: &Lattice<T>,
+    dir: &Path,
+    (mode, most): (Mode, [usize; 2]),
+    steps: usize,
+) -> Lattice<T> {
+    let (out, flag) = emulate_flagged(lat, dir, (mode, most), steps);
     assert_eq!(flag, 0, "the kernel raised the non-finite flag");
     out
 }
@@ -129,7 +161,7 @@ fn emulate<T: Real>(lat: &Lattice<T>, dir: &Path, mode: Mode, steps: usize) -> L
 fn emulate_flagged<T: Real>(
     lat: &Lattice<T>,
     dir: &Path,
-    mode: Mode,
+    (mode, most): (Mode, [usize; 2]),
     steps: usize,
 ) -> (Lattice<T>, i32) {
     let in_place = mode == Mode::InPlace;
@@ -141,7 +173,11 @@ fn emulate_flagged<T: Real>(
     let layout = *lat.layout();
     let bc = boundary_table(&lat);
     let mut bytes = Vec::new();
-    let bx = layout.dims[0].div_ceil(32).clamp(1, 4) * 32;
+    let launch = Launch::new(layout.dims, most);
+    let long = launch.is_long(layout.dims[2]);
+    if long && !binary(dir, true).exists() {
+        assert!(compile_launches(&lat, dir, true));
+    }
     for h in [
         layout.dims[0],
         layout.dims[1],
@@ -152,7 +188,12 @@ fn emulate_flagged<T: Real>(
         lat.table.flag_count(),
         mode as usize,
         steps,
-        bx,
+        launch.block[0],
+        launch.block[1],
+        launch.blocks[0],
+        launch.blocks[1],
+        most[0],
+        most[1],
     ] {
         bytes.extend_from_slice(&(h as i64).to_ne_bytes());
     }
@@ -172,7 +213,7 @@ fn emulate_flagged<T: Real>(
         .unwrap()
         .write_all(&bytes)
         .unwrap();
-    let status = Command::new(dir.join("emu"))
+    let status = Command::new(binary(dir, long))
         .arg(&input)
         .arg(&output)
         .status()
@@ -327,10 +368,16 @@ fn check<T: Real>(lat: &Lattice<T>, cases: &[(Mode, usize)], tol: f64, what: &st
     for &(mode, steps) in cases {
         let expected = reference(lat, steps);
         assert!(expected.max_rel_diff(lat).unwrap() > 1e-4);
-        let got = emulate(lat, &dir, mode, steps);
-        let err = got.max_rel_diff(&expected).unwrap();
-        println!("{what} {mode:?} {steps} steps: max rel err {err:e}");
-        assert!(err <= tol, "{what} {mode:?} {steps} steps: {err:e}");
+        // One launch a step, and several (as a lattice longer than CUDA's limits runs).
+        for most in [FULL, CHUNKED] {
+            let got = emulate(lat, &dir, (mode, most), steps);
+            let err = got.max_rel_diff(&expected).unwrap();
+            println!("{what} {mode:?} {steps} steps, at most {most:?} rows: max rel err {err:e}");
+            assert!(
+                err <= tol,
+                "{what} {mode:?} {steps} steps {most:?}: {err:e}"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -471,8 +518,8 @@ fn emulated_16_bit_storage_matches_the_rounded_reference() {
             ));
             std::fs::create_dir_all(&dir).unwrap();
             if compile(&lat, &dir) {
-                let two = emulate(&lat, &dir, Mode::TwoCopies, steps);
-                let one = emulate(&lat, &dir, Mode::InPlace, steps);
+                let two = emulate(&lat, &dir, (Mode::TwoCopies, FULL), steps);
+                let one = emulate(&lat, &dir, (Mode::InPlace, CHUNKED), steps);
                 let diff = two.max_rel_diff(&one).unwrap();
                 assert_eq!(diff, 0.0, "{what}: in place and two copies differ");
             }
@@ -515,7 +562,11 @@ fn emulated_16_bit_overflow_raises_the_flag() {
                 return;
             }
             for mode in [Mode::TwoCopies, Mode::InPlace] {
-                assert_ne!(emulate_flagged(&lat, &dir, mode, 1).1, 0, "{what} {mode:?}");
+                assert_ne!(
+                    emulate_flagged(&lat, &dir, (mode, FULL), 1).1,
+                    0,
+                    "{what} {mode:?}"
+                );
             }
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -541,7 +592,7 @@ fn emulated_16_bit_poiseuille_profile() {
             println!("skipping: g++ is not installed");
             return;
         }
-        let lat = emulate(&lat, &dir, Mode::InPlace, test_flows::STEPS);
+        let lat = emulate(&lat, &dir, (Mode::InPlace, FULL), test_flows::STEPS);
         let rel = test_flows::profile_error(&lat, 2, 1);
         println!("Poiseuille in {storage}: relative L2 error {rel:.2e}");
         assert!(rel <= 0.01, "{storage}: relative L2 error {rel:e}");

@@ -34,14 +34,19 @@ fn list<T: Real>(values: impl IntoIterator<Item = f64>) -> String {
 
 /// The specialised source for `lat` as it stands: its physics, periodic axes, storage and
 /// whether every node is bulk fluid (then the kernels read no class bytes); `lat` prepared
-/// ([`Lattice::prepare`]).
-pub(crate) fn lattice_source<T: Real>(lat: &Lattice<T>) -> String {
-    lbm_source::<T>(
+/// ([`Lattice::prepare`]). `long_launch`: a step takes several launches (`LONG_LAUNCH` in
+/// `lbm.cu`).
+pub(crate) fn lattice_source<T: Real>(lat: &Lattice<T>, long_launch: bool) -> String {
+    let source = lbm_source::<T>(
         lat.physics(),
         lat.periodic(),
         lat.storage(),
         lat.classes().all_bulk,
-    )
+    );
+    match long_launch {
+        true => format!("#define LONG_LAUNCH 1\n{source}"),
+        false => source,
+    }
 }
 
 /// The specialised source for `physics` on a lattice with these periodic axes, in `T`, with
@@ -183,7 +188,7 @@ mod tests {
     fn lattices_without_boundaries_read_no_class_bytes() {
         let source = |lat: &mut Lattice<f32>| {
             lat.prepare();
-            lattice_source(lat)
+            lattice_source(lat, false)
         };
         let mut lat = Lattice::<f32>::new([5, 4, 3], Physics::bgk(0.8)).unwrap();
         assert!(source(&mut lat).contains("#define ALL_BULK 1\n"));

@@ -212,6 +212,18 @@ fn narrow<U: TryFrom<usize>>(v: usize) -> Result<U> {
     U::try_from(v).map_err(|_| Error::InvalidPlan(format!("{v} does not fit a GPU launch figure")))
 }
 
+/// Checks, without a device, that `plane_naive`'s launch on an `nx × ny` grid keeps to CUDA's
+/// grid limits; every GPU run takes it (gpu-naive's step, and the replay of a failed blocked
+/// pass a step at a time).
+pub(crate) fn check_naive_launch([nx, ny]: [usize; 2]) -> Result<()> {
+    let blocks = |n: usize, per: usize| n.div_ceil(per).max(1);
+    launch_grid(
+        [blocks(nx, NAIVE_BLOCK[0]), blocks(ny, NAIVE_BLOCK[1]), 1],
+        || format!("a {nx} x {ny} plane"),
+    )
+    .map(drop)
+}
+
 /// The launch of `variant` for `spec` on an `nx × ny` grid, `sb` rows per warp (blocked
 /// kernels). Fails with [`Error::InvalidPlan`] when the shape leaves a strip no output or the
 /// launch exceeds CUDA's grid limits.

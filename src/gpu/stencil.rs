@@ -103,8 +103,7 @@ pub(crate) fn prepare<T: Real>(
 ) -> Result<()> {
     let r = stencil.radius();
     let interior = ZPlanes::one(r..layout.dims[2].saturating_sub(r));
-    // gpu-naive's launch also replays a failed blocked pass a step at a time.
-    naive_config(layout, &interior)?;
+    check_naive_launches(r, layout.dims)?;
     match params.engine {
         Engine::GpuBlocked => {
             let launch = launch_of(params)?;
@@ -610,6 +609,18 @@ fn dims_args(layout: Layout) -> ([i32; 3], i64, i64) {
         layout.pitch as i64,
         layout.plane as i64,
     )
+}
+
+/// Checks, without a device, that gpu-naive's launches on a `dims` grid at radius `r` keep to
+/// CUDA's grid limits; every GPU run takes them (gpu-naive's step, and the replay of a failed
+/// blocked pass a step at a time).
+pub(crate) fn check_naive_launches(r: usize, dims: [usize; 3]) -> Result<()> {
+    let layout = Layout {
+        dims,
+        pitch: dims[0],
+        plane: dims[0] * dims[1],
+    };
+    naive_config(layout, &ZPlanes::one(r..dims[2].saturating_sub(r))).map(drop)
 }
 
 /// `stencil_naive`'s launch over the output planes `planes`: a thread per column in 32 x 8

@@ -142,15 +142,11 @@ impl Kernels {
         // Every launch keeps to CUDA's grid limits, checked before anything is uploaded.
         let dims = field.dims();
         let interior = ZPlanes::one(r..dims[2].saturating_sub(r));
-        for b in [None, full.as_ref(), short.as_ref()] {
-            let origin = b.map_or([r as i64; 2], |b| {
-                tile_origin(&b.shape, r, dims, field.damping.inner)
-            });
-            launch_config(b, r, dims, origin, &interior)?;
+        for b in [full.as_ref(), short.as_ref()].into_iter().flatten() {
+            let origin = tile_origin(&b.shape, r, dims, field.damping.inner);
+            launch_config(Some(b), r, dims, origin, &interior)?;
         }
-        for (axis, _) in rigid_sides(kernel) {
-            mirror_config(axis, dims)?;
-        }
+        check_naive_launches(kernel, dims)?;
         Ok(Kernels {
             radius: r,
             naive,
@@ -398,6 +394,24 @@ fn launch_config(
         shared_mem_bytes: b.shared as u32,
     };
     Ok((cfg, hz))
+}
+
+/// Checks, without a device, that the one-step launches of `kernel` on a `dims` grid keep to
+/// CUDA's grid limits: gpu-naive's (which also replays a failed blocked pass) and the mirrors
+/// of its rigid faces, which every GPU run takes.
+pub(crate) fn check_naive_launches(kernel: &WaveKernel, dims: [usize; 3]) -> Result<()> {
+    let r = kernel.radius();
+    launch_config(
+        None,
+        r,
+        dims,
+        [r as i64; 2],
+        &ZPlanes::one(r..dims[2].saturating_sub(r)),
+    )?;
+    for (axis, _) in rigid_sides(kernel) {
+        mirror_config(axis, dims)?;
+    }
+    Ok(())
 }
 
 /// The mirror launch of a rigid face across `axis` of a `dims` grid: a thread per cell of the

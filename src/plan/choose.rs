@@ -98,23 +98,32 @@ impl PlanBuilder {
         };
         machine.validate()?;
         check_threads(self.threads, &machine)?;
-        let gpu_info = self.gpu_info(described)?;
+        let (gpu_info, no_launch) = self.gpu_info(described)?;
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         let free = self.without_shape_overrides(&machine);
-        let untimed = self.untimed_autotune(gpu_info.is_some());
+        let untimed = self.untimed_autotune(gpu_info.is_some(), no_launch.is_some());
         let asked = (self.tile, self.z_chunks);
         let mut plan = self.assemble(choice, (machine, described), gpu_info);
         plan.warnings = warnings(&plan, free);
         plan.warnings.extend(clamped(&plan, asked.0, asked.1));
         plan.warnings.extend(untimed);
+        plan.warnings.extend(no_launch);
         Ok(plan)
     }
 
     /// Why autotuning, when asked for, timed nothing: it times the launch shapes of the GPU
-    /// stencil kernels, so it needs a GPU and a 3D stencil.
-    fn untimed_autotune(&self, has_gpu: bool) -> Option<String> {
+    /// stencil kernels, so it needs a GPU that can launch the grid (`left_out` when it cannot)
+    /// and a 3D stencil.
+    fn untimed_autotune(&self, has_gpu: bool, left_out: bool) -> Option<String> {
         if self.autotune == 0 {
             return None;
+        }
+        if left_out {
+            return Some(
+                "autotuning times GPU launch shapes and the GPU engines cannot launch this grid: \
+                 nothing was timed"
+                    .to_string(),
+            );
         }
         if !has_gpu {
             let why = crate::gpu::detect_gpu().err().map_or_else(
@@ -289,8 +298,12 @@ impl PlanBuilder {
     /// The GPU, asked for only when the plan may use it (CPU-only plans never load CUDA). A
     /// described machine has no GPU unless a GPU engine is asked for: what-if plans for another
     /// CPU must not depend on the GPU of the host they are computed on.
-    fn gpu_info(&self, described: bool) -> Result<Option<&'static GpuInfo>> {
-        Ok(match self.engine {
+    ///
+    /// A grid the GPU engines cannot launch (CUDA's grid limits) leaves the GPU out of an
+    /// automatic plan, with the reason as a warning, and refuses a plan that names a GPU engine
+    /// or launch shape before any work.
+    fn gpu_info(&self, described: bool) -> Result<(Option<&'static GpuInfo>, Option<String>)> {
+        let info = match self.engine {
             Some(e) if !e.is_gpu() => None,
             None if described => None,
             forced => match crate::gpu::detect_gpu() {
@@ -298,7 +311,25 @@ impl PlanBuilder {
                 Err(e) if forced.is_some() => return Err(e),
                 Err(_) => None,
             },
-        })
+        };
+        let forced = self.engine.is_some() || self.gpu_shape.is_some();
+        gpu_verdict(info, self.gpu_launches(), forced)
+    }
+
+    /// Whether the GPU engines can launch the request's grid: the one-step launches every GPU
+    /// run takes, checked against CUDA's grid limits without a device. The lattice kernels have
+    /// none (a longer lattice takes several launches a step); the blocked kernels' own launches
+    /// are checked by the engines before the upload.
+    fn gpu_launches(&self) -> Result<()> {
+        let [nx, ny, nz] = self.dims;
+        match &self.kernel {
+            Kernel::Stencil(s) => crate::gpu::stencil::check_naive_launches(s.radius(), self.dims),
+            Kernel::Wave(w) => crate::gpu::wave::check_naive_launches(w, [nx, ny, nz]),
+            Kernel::Stencil2(_) | Kernel::Filter(_) => {
+                crate::gpu::plane_source::check_naive_launch([nx, ny])
+            }
+            Kernel::Lbm(_) => Ok(()),
+        }
     }
 
     /// The plan from the planner's `choice` for this request.
@@ -360,6 +391,21 @@ impl PlanBuilder {
             in_place_why: copies.why,
             warnings: Vec::new(),
         }
+    }
+}
+
+/// The GPU a plan may use: `info` when the GPU engines can launch the grid (`launches`), else
+/// none and why (a warning), or the launch's error when the request names a GPU engine or
+/// launch shape (`forced`).
+fn gpu_verdict(
+    info: Option<&GpuInfo>,
+    launches: Result<()>,
+    forced: bool,
+) -> Result<(Option<&GpuInfo>, Option<String>)> {
+    match (info, launches) {
+        (Some(_), Err(e)) if forced => Err(e),
+        (Some(_), Err(e)) => Ok((None, Some(format!("planned on the CPU: {e}")))),
+        (info, _) => Ok((info, None)),
     }
 }
 
@@ -978,5 +1024,60 @@ pub(super) fn best<'a>(candidates: impl Iterator<Item = &'a Candidate>) -> Optio
         (Some(u), _) => Some(*u),
         (None, Some(t)) if t.engine == Engine::Blocked => deepest_cpu().copied(),
         (None, t) => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plane::{Filter2, Stencil2};
+    use crate::wave::WaveKernel;
+
+    /// The GPU engines' one-step launches are checked per kernel without a device: 8 rows a
+    /// block along y for stencils, waves and 2D kernels (524,280 rows at most), none for
+    /// lattices; an automatic plan then leaves the GPU out with the reason, and a plan naming a
+    /// GPU engine is refused.
+    #[test]
+    fn grids_past_the_launch_limits_leave_the_gpu_out() {
+        let launches =
+            |kernel: Kernel, dims| PlanBuilder::new(kernel, DType::F32, dims).gpu_launches();
+        let star = || Kernel::from(Stencil::seven_point(0.4, 0.1));
+        assert!(launches(star(), [3, 524_280, 3]).is_ok());
+        let Err(Error::InvalidPlan(m)) = launches(star(), [3, 524_281, 3]) else {
+            panic!("a 3 x 524281 x 3 stencil grid must be refused");
+        };
+        assert!(m.contains("65536 blocks along y"), "{m}");
+        let wave = WaveKernel::new(10.0, 1e-3, 2000.0);
+        assert!(launches(wave.clone().into(), [48, 524_280, 48]).is_ok());
+        assert!(launches(wave.clone().into(), [48, 524_281, 48]).is_err());
+        // A rigid x face's mirror launch takes 8 planes a block row.
+        assert!(launches(wave.clone().into(), [48, 48, 524_281]).is_ok());
+        let rigid = wave.with_face(0, 0, crate::wave::Face::Rigid);
+        assert!(launches(rigid.clone().into(), [48, 48, 524_280]).is_ok());
+        assert!(launches(rigid.into(), [48, 48, 524_281]).is_err());
+        let plane = Kernel::from(Stencil2::from_name("star2d:1").unwrap());
+        assert!(launches(plane.clone(), [16, 524_280, 1]).is_ok());
+        assert!(launches(plane, [16, 524_281, 1]).is_err());
+        let filter = Kernel::from(Filter2::from_name("dense:3x3").unwrap());
+        assert!(launches(filter, [16, 600_000, 1]).is_err());
+        let lattice = Kernel::from(LbmKernel::of(
+            &Lattice::<f32>::new([4, 4, 4], crate::lbm::Physics::bgk(0.8)).unwrap(),
+        ));
+        assert!(launches(lattice, [64, 64, 100_000]).is_ok());
+
+        let gpu = &GpuInfo::h200_for_tests();
+        let refused = || Err(Error::InvalidPlan("too many blocks".into()));
+        let (info, why) = gpu_verdict(Some(gpu), refused(), false).unwrap();
+        assert!(
+            info.is_none() && why.unwrap() == "planned on the CPU: invalid plan: too many blocks"
+        );
+        assert!(matches!(
+            gpu_verdict(Some(gpu), refused(), true),
+            Err(Error::InvalidPlan(_))
+        ));
+        let (info, why) = gpu_verdict(Some(gpu), Ok(()), true).unwrap();
+        assert!(info.is_some() && why.is_none());
+        let (info, why) = gpu_verdict(None, refused(), false).unwrap();
+        assert!(info.is_none() && why.is_none());
     }
 }

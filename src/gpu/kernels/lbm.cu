@@ -361,12 +361,23 @@ __device__ __forceinline__ bool collide_node(REAL (&f)[Q], unsigned char cls, co
     return collide<false>(f, cls, 0, bc);
 }
 
+// A launch holds at most 65,535 block rows along y and z (CUDA's limit). LONG_LAUNCH 1: the
+// lattice is longer than that, and a step takes several launches, each from block row y0 and
+// plane (or plane index) z0 / c0 of the kernels' arguments; 0 (every lattice within the limit):
+// one launch, the offsets unused, so that the kernels keep the registers they were tuned with
+// (ptxas, sm_90: the offsets read in cost the f16s and f16c in-place even step 8-12 bytes of
+// spills).
+#ifndef LONG_LAUNCH
+#define LONG_LAUNCH 0
+#endif
+#define FROM(offset) (LONG_LAUNCH ? (offset) : 0)
+
 // The node this thread updates and its word, or false outside the lattice / on a wall node.
 __device__ __forceinline__ bool locate(Node& n, unsigned& word, const unsigned* __restrict__ words,
-                                       int nx, int ny, int nz, int pitch, int plane, int z)
+                                       int nx, int ny, int nz, int pitch, int plane, int y0, int z)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int y = (blockIdx.y + FROM(y0)) * blockDim.y + threadIdx.y;
     if (x >= nx || y >= ny) return false;
     neighbours(n, x, y, z, nx, ny, nz, pitch, plane);
     word = ALL_BULK ? 0 : words[n.idx];
@@ -441,16 +452,17 @@ __device__ __forceinline__ void pull_node(
 extern "C" __global__ void __launch_bounds__(128, LBM_MIN_BLOCKS) lbm_step(
     const STORE* __restrict__ src, STORE* __restrict__ dst, const unsigned* __restrict__ words,
     const unsigned char* __restrict__ flags, const REAL* __restrict__ bc, int nx, int ny, int nz,
-    long long pitch, long long plane, long long array, int a0, int a1, int b0,
+    long long pitch, long long plane, long long array, int a0, int a1, int b0, int y0, int c0,
     int* __restrict__ non_finite)
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int y = (blockIdx.y + FROM(y0)) * blockDim.y + threadIdx.y;
     if (x >= nx || y >= ny) return;
     // Block row c computes plane a0 + c of [a0, a1), then the planes from b0 on: the whole
     // lattice in one launch, or in a run split over GPUs the planes that read no halo while
-    // the halos travel, then the two next to them.
-    const int c = blockIdx.z, na = a1 - a0;
+    // the halos travel, then the two next to them (from plane index c0 and block row y0 in a
+    // long lattice's launches).
+    const int c = blockIdx.z + FROM(c0), na = a1 - a0;
     const int z = c < na ? a0 + c : b0 + (c - na);
     pull_node(src, dst, words, flags, bc, nx, ny, nz, pitch, plane, array, x, y, z, non_finite);
 }
@@ -513,27 +525,27 @@ template <bool ODD>
 __device__ __forceinline__ void aa_step(STORE* f_all, const unsigned* __restrict__ words,
                                         const unsigned char* __restrict__ flags,
                                         const REAL* __restrict__ bc, int nx, int ny, int nz,
-                                        long long pitch, long long plane, long long array,
-                                        int* __restrict__ non_finite)
+                                        long long pitch, long long plane, long long array, int y0,
+                                        int z0, int* __restrict__ non_finite)
 {
     Node n;
     unsigned word;
-    if (!locate(n, word, words, nx, ny, nz, pitch, plane, blockIdx.z)) return;
+    if (!locate(n, word, words, nx, ny, nz, pitch, plane, y0, blockIdx.z + FROM(z0))) return;
     aa_node<ODD>(f_all, f_all, n, word, flags, bc, array, non_finite);
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_even(
     STORE* f, const unsigned* __restrict__ words, const unsigned char* __restrict__ flags,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int* __restrict__ non_finite)
+    long long array, int y0, int z0, int* __restrict__ non_finite)
 {
-    aa_step<false>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, non_finite);
+    aa_step<false>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, y0, z0, non_finite);
 }
 
 extern "C" __global__ void __launch_bounds__(128, LBM_AA_MIN_BLOCKS) lbm_aa_odd(
     STORE* f, const unsigned* __restrict__ words, const unsigned char* __restrict__ flags,
     const REAL* __restrict__ bc, int nx, int ny, int nz, long long pitch, long long plane,
-    long long array, int* __restrict__ non_finite)
+    long long array, int y0, int z0, int* __restrict__ non_finite)
 {
-    aa_step<true>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, non_finite);
+    aa_step<true>(f, words, flags, bc, nx, ny, nz, pitch, plane, array, y0, z0, non_finite);
 }

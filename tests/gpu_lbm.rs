@@ -196,8 +196,8 @@ fn in_place_odd_steps_and_thin_lattices() {
 }
 
 /// Lattices longer than a launch's 65,535 block rows along z (a pipe) and along y (rows of 128
-/// nodes, one row per block) run in one launch per step, the blocks striding over the rest, and
-/// equal the reference in both schemes.
+/// nodes, one row per block) take several launches a step, each from its first block row and
+/// plane, and equal the reference in both schemes.
 #[test]
 fn lattices_longer_than_a_launch() {
     if !gpu_available() {

@@ -6,6 +6,9 @@ use crate::{Error, Result};
 /// (compute capability 3.0 and later).
 pub(crate) const MAX_BLOCKS: [usize; 3] = [(1 << 31) - 1, 65_535, 65_535];
 
+/// The advice that ends [`launch_grid`]'s error.
+pub(crate) const CPU_ADVICE: &str = ": run it on a CPU engine";
+
 /// `blocks` as a launch's grid, or [`Error::InvalidPlan`] naming what the launch covers (`what`
 /// says it only then: "a 3 x 600000 x 3 grid") and the axis over its limit.
 pub(crate) fn launch_grid(
@@ -14,8 +17,7 @@ pub(crate) fn launch_grid(
 ) -> Result<(u32, u32, u32)> {
     if let Some(axis) = (0..3).find(|&a| blocks[a] > MAX_BLOCKS[a]) {
         return Err(Error::InvalidPlan(format!(
-            "{} needs {} blocks along {} of one GPU launch, more than CUDA's {}: \
-             run it on a CPU engine",
+            "{} needs {} blocks along {} of one GPU launch, more than CUDA's {}{CPU_ADVICE}",
             what(),
             blocks[axis],
             ["x", "y", "z"][axis],

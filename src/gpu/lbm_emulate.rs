@@ -110,9 +110,11 @@ int main(int argc, char** argv) {
 }
 "#;
 
-/// Compiles the emulator for `lat`'s source into `dir` (launches within CUDA's limits); false
-/// when g++ is missing.
+/// Compiles the emulator for `lat`'s source into `dir` (launches within CUDA's limits; the
+/// one for several launches a step is compiled when first needed, so an older one is removed);
+/// false when g++ is missing.
 fn compile<T: Real>(lat: &Lattice<T>, dir: &Path) -> bool {
+    let _ = std::fs::remove_file(binary(dir, true));
     compile_launches(lat, dir, false)
 }
 
@@ -137,9 +139,10 @@ enum Mode {
     InPlace = 1,
 }
 
-/// The block rows a launch takes at most along y and z: CUDA's limit, or few, so that small
-/// lattices take several launches a step, as lattices longer than the limit do.
+/// The block rows a launch takes at most along y and z: CUDA's limits.
 const FULL: [usize; 2] = [MAX_BLOCKS[1], MAX_BLOCKS[2]];
+/// Few block rows a launch, so that small lattices take several launches a step, as lattices
+/// longer than CUDA's limits do.
 const CHUNKED: [usize; 2] = [2, 3];
 
 /// Runs `steps` emulated steps on a copy of `lat` with launches of at most `most` block rows

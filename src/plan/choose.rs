@@ -16,7 +16,7 @@ use super::tune;
 use super::wave_gpu::WAVE_GPU_MAX_DIM_T;
 use super::wave_model::WAVE_MAX_DIM_T;
 use crate::engine::Engine;
-use crate::gpu::{BlockedShape, GpuInfo};
+use crate::gpu::{BlockedShape, GpuInfo, CPU_ADVICE};
 use crate::lbm::{Lattice, LbmKernel};
 use crate::tuning::Tuning;
 use crate::{DType, Error, Grid, Grid2, Real, Result, Stencil};
@@ -118,7 +118,7 @@ impl PlanBuilder {
         if self.autotune == 0 {
             return None;
         }
-        if left_out {
+        if left_out && matches!(self.kernel, Kernel::Stencil(_)) {
             return Some(
                 "autotuning times GPU launch shapes and the GPU engines cannot launch this grid: \
                  nothing was timed"
@@ -299,9 +299,10 @@ impl PlanBuilder {
     /// described machine has no GPU unless a GPU engine is asked for: what-if plans for another
     /// CPU must not depend on the GPU of the host they are computed on.
     ///
-    /// A grid the GPU engines cannot launch (CUDA's grid limits) leaves the GPU out of an
-    /// automatic plan, with the reason as a warning, and refuses a plan that names a GPU engine
-    /// or launch shape before any work.
+    /// A grid the GPU engines cannot launch in one process (CUDA's grid limits) leaves the GPU
+    /// out of an automatic plan, with the reason as a warning. A plan that names a GPU engine
+    /// or launch shape keeps it: split over MPI ranks, each rank launches its own block, and
+    /// the engines refuse a grid they cannot launch before the upload.
     fn gpu_info(&self, described: bool) -> Result<(Option<&'static GpuInfo>, Option<String>)> {
         let info = match self.engine {
             Some(e) if !e.is_gpu() => None,
@@ -313,7 +314,7 @@ impl PlanBuilder {
             },
         };
         let forced = self.engine.is_some() || self.gpu_shape.is_some();
-        gpu_verdict(info, self.gpu_launches(), forced)
+        Ok(gpu_verdict(info, self.gpu_launches(), forced))
     }
 
     /// Whether the GPU engines can launch the request's grid: the one-step launches every GPU
@@ -394,18 +395,24 @@ impl PlanBuilder {
     }
 }
 
-/// The GPU a plan may use: `info` when the GPU engines can launch the grid (`launches`), else
-/// none and why (a warning), or the launch's error when the request names a GPU engine or
-/// launch shape (`forced`).
+/// The GPU a plan may use and why it may not: `info`, unless the GPU engines cannot launch
+/// the grid (`launches`) and the request names no GPU engine or launch shape (`forced`); then
+/// none, and the reason as a warning.
 fn gpu_verdict(
     info: Option<&GpuInfo>,
     launches: Result<()>,
     forced: bool,
-) -> Result<(Option<&GpuInfo>, Option<String>)> {
+) -> (Option<&GpuInfo>, Option<String>) {
     match (info, launches) {
-        (Some(_), Err(e)) if forced => Err(e),
-        (Some(_), Err(e)) => Ok((None, Some(format!("planned on the CPU: {e}")))),
-        (info, _) => Ok((info, None)),
+        (Some(_), Err(e)) if !forced => {
+            let why = match e {
+                Error::InvalidPlan(m) => m,
+                other => other.to_string(),
+            };
+            let why = why.strip_suffix(CPU_ADVICE).unwrap_or(&why);
+            (None, Some(format!("planned on the CPU: {why}")))
+        }
+        (info, _) => (info, None),
     }
 }
 
@@ -1034,9 +1041,9 @@ mod tests {
     use crate::wave::WaveKernel;
 
     /// The GPU engines' one-step launches are checked per kernel without a device: 8 rows a
-    /// block along y for stencils, waves and 2D kernels (524,280 rows at most), none for
-    /// lattices; an automatic plan then leaves the GPU out with the reason, and a plan naming a
-    /// GPU engine is refused.
+    /// block along y for stencils, waves and 2D kernels (524,280 rows at most), 8 planes a
+    /// block row for a rigid face's mirror; an automatic plan then leaves the GPU out with the
+    /// reason, and a plan naming a GPU engine keeps it.
     #[test]
     fn grids_past_the_launch_limits_leave_the_gpu_out() {
         let launches =
@@ -1060,24 +1067,20 @@ mod tests {
         assert!(launches(plane, [16, 524_281, 1]).is_err());
         let filter = Kernel::from(Filter2::from_name("dense:3x3").unwrap());
         assert!(launches(filter, [16, 600_000, 1]).is_err());
-        let lattice = Kernel::from(LbmKernel::of(
-            &Lattice::<f32>::new([4, 4, 4], crate::lbm::Physics::bgk(0.8)).unwrap(),
-        ));
-        assert!(launches(lattice, [64, 64, 100_000]).is_ok());
 
         let gpu = &GpuInfo::h200_for_tests();
-        let refused = || Err(Error::InvalidPlan("too many blocks".into()));
-        let (info, why) = gpu_verdict(Some(gpu), refused(), false).unwrap();
-        assert!(
-            info.is_none() && why.unwrap() == "planned on the CPU: invalid plan: too many blocks"
+        let refused = || Err(Error::InvalidPlan(format!("too many blocks{CPU_ADVICE}")));
+        let (info, why) = gpu_verdict(Some(gpu), refused(), false);
+        assert_eq!(
+            (info.is_none(), why.as_deref()),
+            (true, Some("planned on the CPU: too many blocks"))
         );
-        assert!(matches!(
-            gpu_verdict(Some(gpu), refused(), true),
-            Err(Error::InvalidPlan(_))
-        ));
-        let (info, why) = gpu_verdict(Some(gpu), Ok(()), true).unwrap();
+        // A named GPU engine or shape keeps the GPU (its blocks may be split over ranks).
+        let (info, why) = gpu_verdict(Some(gpu), refused(), true);
         assert!(info.is_some() && why.is_none());
-        let (info, why) = gpu_verdict(None, refused(), false).unwrap();
+        let (info, why) = gpu_verdict(Some(gpu), Ok(()), false);
+        assert!(info.is_some() && why.is_none());
+        let (info, why) = gpu_verdict(None, refused(), false);
         assert!(info.is_none() && why.is_none());
     }
 }

@@ -218,6 +218,73 @@ fn cli_restart_refuses_another_scenario_or_geometry() {
 }
 
 /// Refused at once, not after a billion steps: the tool must exit within the limit.
+/// SIGTERM or SIGINT while the tool writes a checkpoint every step ends it with the signal's
+/// status and leaves no hidden temporary file beside the checkpoint (its handler removes the
+/// writes in progress); the checkpoint left is whole, and a run restarts from it.
+#[cfg(unix)]
+#[test]
+fn cli_a_signal_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    // A signal between two writes finds nothing to remove: four of them, each at a time the
+    // writes take most of, all but rule that out.
+    let signals = [libc::SIGTERM, libc::SIGINT, libc::SIGTERM, libc::SIGINT];
+    for (round, signal) in signals.into_iter().enumerate() {
+        let dir = temp_path(&format!("signal-{round}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ckpt = dir.join("state.ckpt");
+        let out = dir.join("out");
+        let (ckpt_s, out_s) = (ckpt.to_str().unwrap(), out.to_str().unwrap());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+            .args(["run", "cavity", "--size", "48", "--steps", "1000000"])
+            .args([
+                "--checkpoint",
+                ckpt_s,
+                "--checkpoint-every",
+                "1",
+                "--out",
+                out_s,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Checkpoints of 8 MB, synced to disk each step, take most of the run's time.
+        let start = std::time::Instant::now();
+        while !ckpt.exists() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100 + 150 * round as u64));
+        // SAFETY: kill(2) with the child's pid and a signal number.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(signal), "{status:?}");
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        let (restarted, _) = cli(
+            &[
+                "run",
+                "cavity",
+                "--size",
+                "48",
+                "--restart",
+                ckpt_s,
+                "--steps",
+                "1",
+                "--out",
+                out_s,
+            ],
+            Duration::from_secs(120),
+        );
+        assert!(restarted.status.success(), "{}", stderr(&restarted));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 #[test]
 fn cli_unwritable_checkpoint_is_refused_before_any_step() {
     let path = "/nonexistent-stencil35d/dir/x.ckpt";

@@ -9,5 +9,5 @@ mod writable;
 
 pub use self::input::{open_regular_file, read_text_file};
 pub(crate) use self::whole::{commit_durable, stage_durable};
-pub use self::whole::{write_whole, write_whole_durable, Staged};
+pub use self::whole::{remove_unfinished, write_whole, write_whole_durable, Staged};
 pub use self::writable::{check_output_target, check_writable_dir, check_writable_file};

@@ -6,6 +6,7 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::{Error, Result};
 
@@ -100,6 +101,42 @@ pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
+/// The temporary files of this process's writes in progress (staged, neither renamed nor
+/// removed yet), for [`remove_unfinished`].
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes `temporary` off the list of writes in progress.
+fn finished(temporary: &Path) {
+    let mut list = unfinished();
+    if let Some(i) = list.iter().position(|p| p == temporary) {
+        list.swap_remove(i);
+    }
+}
+
+/// Removes the temporary files of this process's writes in progress, for a handler of a
+/// signal that ends the process (the command-line tool's, on SIGINT, SIGTERM and SIGHUP): a
+/// run stopped mid-write then leaves no hidden `.<name>.<pid>.tmp` file beside its target, and
+/// every target keeps what it held. A write whose temporary file is removed fails when it
+/// renames it, so the process must end right after.
+pub fn remove_unfinished() {
+    remove_unfinished_where(|_| true);
+}
+
+/// [`remove_unfinished`] for the temporary files `which` selects.
+fn remove_unfinished_where(which: impl Fn(&Path) -> bool) {
+    unfinished().retain(|temporary| {
+        if !which(temporary) {
+            return true;
+        }
+        let _ = std::fs::remove_file(temporary);
+        false
+    });
+}
+
 /// Files written under temporary names beside their targets (see [`write_whole`]) and renamed
 /// over them together by [`Staged::commit`]. Dropped before the commit, or after a failed
 /// one, it removes the temporary files left, so a failed write leaves every target as it was.
@@ -137,6 +174,7 @@ impl Staged {
             places.push(place);
             files.push((temporary_beside(&file)?, file, target));
         }
+        unfinished().extend(files.iter().map(|f| f.0.clone()));
         Ok(Staged { files })
     }
 
@@ -166,6 +204,7 @@ impl Staged {
                 let _ = std::fs::set_permissions(temporary, old.permissions());
             }
             std::fs::rename(temporary, file).map_err(|e| Error::io(target, e))?;
+            finished(temporary);
             self.files.remove(0);
         }
         Ok(())
@@ -178,6 +217,7 @@ impl Drop for Staged {
     fn drop(&mut self) {
         for (temporary, ..) in &self.files {
             let _ = std::fs::remove_file(temporary);
+            finished(temporary);
         }
     }
 }
@@ -266,6 +306,36 @@ mod tests {
         })
         .unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new contents");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A write in progress is listed until its rename or removal; removing the unfinished
+    /// writes (as a signal handler does) deletes its temporary file, keeps the target's old
+    /// bytes, and makes the write's commit fail; finished writes leave nothing listed.
+    #[test]
+    fn unfinished_writes_are_removed_on_request() {
+        let d = dir("unfinished");
+        let here = |p: &Path| p.starts_with(&d);
+        let listed = || unfinished().iter().filter(|p| here(p)).count();
+        let path = d.join("out.bin");
+        std::fs::write(&path, b"old").unwrap();
+        let staged = Staged::new([path.clone()]).unwrap();
+        std::fs::write(staged.temporary(0), b"half").unwrap();
+        assert_eq!(listed(), 1);
+        remove_unfinished_where(here);
+        assert_eq!(listed(), 0);
+        assert!(!staged.temporary(0).exists());
+        assert!(staged.commit().is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        write_whole(&path, |out| {
+            out.write_all(b"new").map_err(|e| Error::io("x", e))
+        })
+        .unwrap();
+        let dropped = Staged::new([d.join("other.bin")]).unwrap();
+        assert_eq!(listed(), 1);
+        drop(dropped);
+        assert_eq!(listed(), 0);
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -34,5 +34,5 @@ pub use self::vti::{
 pub(crate) use self::vti::{lattice_moments, write_moments_vti_piece};
 pub use crate::files::{
     check_output_target, check_writable_dir, check_writable_file, open_regular_file,
-    read_text_file, write_whole, write_whole_durable, Staged,
+    read_text_file, remove_unfinished, write_whole, write_whole_durable, Staged,
 };

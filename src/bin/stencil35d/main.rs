@@ -100,6 +100,49 @@ fn quiet_on_closed_pipe() {
     }
 }
 
+/// On SIGINT, SIGTERM and SIGHUP, removes the temporary files of the writes in progress
+/// (`output::remove_unfinished`), then ends the process as the signal would have: a run stopped
+/// while it writes a checkpoint or a volume leaves no hidden `.<name>.<pid>.tmp` file, which
+/// for a large lattice holds gigabytes. The handler only writes the signal's number to a pipe
+/// (async-signal-safe); a thread waiting on the pipe does the rest.
+fn remove_unfinished_files_on_signals() {
+    #[cfg(unix)]
+    {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        static PIPE: AtomicI32 = AtomicI32::new(-1);
+        extern "C" fn on_signal(signal: libc::c_int) {
+            let byte = signal as u8;
+            // SAFETY: write(2) is async-signal-safe; PIPE is the write end of a pipe open for
+            // the life of the process, and one byte is read from `byte`.
+            unsafe { libc::write(PIPE.load(Ordering::Relaxed), (&raw const byte).cast(), 1) };
+        }
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe(2) returns.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return;
+        }
+        PIPE.store(fds[1], Ordering::Relaxed);
+        std::thread::spawn(move || {
+            let mut byte = 0u8;
+            // SAFETY: reads at most one byte into `byte` from the pipe's read end.
+            if unsafe { libc::read(fds[0], (&raw mut byte).cast(), 1) } == 1 {
+                stencil35d::output::remove_unfinished();
+                let signal = libc::c_int::from(byte);
+                // SAFETY: the default action of a signal this handler took; raising it again
+                // ends the process with the signal's status.
+                unsafe {
+                    libc::signal(signal, libc::SIG_DFL);
+                    libc::raise(signal);
+                }
+            }
+        });
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: `on_signal` calls write(2) only, which a signal handler may call.
+            unsafe { libc::signal(signal, on_signal as *const () as libc::sighandler_t) };
+        }
+    }
+}
+
 /// Ends the process with an error, not a panic's backtrace, when a write to standard output
 /// fails (a full disk under `> results.json`): `println!` panics with "failed printing to
 /// stdout: ..." on such an error.
@@ -122,6 +165,7 @@ fn stdout_errors_end_with_a_message() {
 
 fn main() {
     quiet_on_closed_pipe();
+    remove_unfinished_files_on_signals();
     stdout_errors_end_with_a_message();
     let cli = Cli::parse();
     if let Err(e) = install_tuning(&cli.tune) {

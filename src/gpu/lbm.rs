@@ -545,9 +545,12 @@ impl Launch {
         }
     }
 
-    /// CUDA's limits.
+    /// The most block rows CUDA takes in one launch along y and z.
+    pub(super) const CUDA_MOST: [usize; 2] = [MAX_BLOCKS[1], MAX_BLOCKS[2]];
+
+    /// The launch shape for a lattice of `dims` within CUDA's limits.
     fn of(dims: [usize; 3]) -> Self {
-        Self::new(dims, [MAX_BLOCKS[1], MAX_BLOCKS[2]])
+        Self::new(dims, Self::CUDA_MOST)
     }
 
     /// Whether a step over `planes` planes takes more than one launch.

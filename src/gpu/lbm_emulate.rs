@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::Command;
 
 use super::host_cxx::compile_for_host;
-use super::launch_grid::MAX_BLOCKS;
 use super::lbm::{boundary_table, check_in_place, node_words, unshift, Geometry, Launch};
 use super::lbm_source::{lattice_source, lbm_source};
 use crate::lbm::{Axis, Cell, Face, Lattice, Physics, Shape, Storage, Q, WEIGHTS};
@@ -140,7 +139,7 @@ enum Mode {
 }
 
 /// The block rows a launch takes at most along y and z: CUDA's limits.
-const FULL: [usize; 2] = [MAX_BLOCKS[1], MAX_BLOCKS[2]];
+const FULL: [usize; 2] = Launch::CUDA_MOST;
 /// Few block rows a launch, so that small lattices take several launches a step, as lattices
 /// longer than CUDA's limits do.
 const CHUNKED: [usize; 2] = [2, 3];

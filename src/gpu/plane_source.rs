@@ -216,12 +216,13 @@ fn narrow<U: TryFrom<usize>>(v: usize) -> Result<U> {
 /// grid limits; every GPU run takes it (gpu-naive's step, and the replay of a failed blocked
 /// pass a step at a time).
 pub(crate) fn check_naive_launch([nx, ny]: [usize; 2]) -> Result<()> {
-    let blocks = |n: usize, per: usize| n.div_ceil(per).max(1);
-    launch_grid(
-        [blocks(nx, NAIVE_BLOCK[0]), blocks(ny, NAIVE_BLOCK[1]), 1],
-        || format!("a {nx} x {ny} plane"),
-    )
-    .map(drop)
+    let [gx, gy] = naive_blocks([nx, ny]);
+    launch_grid([gx, gy, 1], || format!("a {nx} x {ny} plane")).map(drop)
+}
+
+/// `plane_naive`'s blocks along x and y on an `nx × ny` grid.
+fn naive_blocks([nx, ny]: [usize; 2]) -> [usize; 2] {
+    [0, 1].map(|a| [nx, ny][a].div_ceil(NAIVE_BLOCK[a]).max(1))
 }
 
 /// The launch of `variant` for `spec` on an `nx × ny` grid, `sb` rows per warp (blocked
@@ -237,7 +238,10 @@ pub(crate) fn geometry(
     let sb = sb.max(1);
     let launch: Result<Geometry> = match variant {
         Variant::Naive => Ok(Geometry {
-            grid: [blocks(nx, NAIVE_BLOCK[0])?, blocks(ny, NAIVE_BLOCK[1])?],
+            grid: {
+                let [gx, gy] = naive_blocks([nx, ny]);
+                [narrow(gx)?, narrow(gy)?]
+            },
             block: NAIVE_BLOCK.map(|b| b as u32),
             args: vec![],
         }),

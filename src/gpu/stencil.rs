@@ -615,23 +615,16 @@ fn dims_args(layout: Layout) -> ([i32; 3], i64, i64) {
 /// CUDA's grid limits; every GPU run takes them (gpu-naive's step, and the replay of a failed
 /// blocked pass a step at a time).
 pub(crate) fn check_naive_launches(r: usize, dims: [usize; 3]) -> Result<()> {
-    let layout = Layout {
-        dims,
-        pitch: dims[0],
-        plane: dims[0] * dims[1],
-    };
-    naive_config(layout, &ZPlanes::one(r..dims[2].saturating_sub(r))).map(drop)
+    naive_config(dims, &ZPlanes::one(r..dims[2].saturating_sub(r))).map(drop)
 }
 
 /// `stencil_naive`'s launch over the output planes `planes`: a thread per column in 32 x 8
 /// blocks, a block row per range.
-fn naive_config(layout: Layout, planes: &ZPlanes) -> Result<LaunchConfig> {
-    let [nx, ny, _] = layout.dims;
+fn naive_config(dims: [usize; 3], planes: &ZPlanes) -> Result<LaunchConfig> {
+    let [nx, ny, _] = dims;
     let rows = 1 + usize::from(!planes.b.is_empty());
     Ok(LaunchConfig {
-        grid_dim: launch_grid([nx.div_ceil(32), ny.div_ceil(8), rows], || {
-            grid_words(layout.dims)
-        })?,
+        grid_dim: launch_grid([nx.div_ceil(32), ny.div_ceil(8), rows], || grid_words(dims))?,
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     })
@@ -651,7 +644,7 @@ fn launch_naive<T: Real>(
     if planes.is_empty() {
         return Ok(());
     }
-    let cfg = naive_config(layout, planes)?;
+    let cfg = naive_config(layout.dims, planes)?;
     let ([nx, ny, nz], pitch, plane) = dims_args(layout);
     // Block row 0 takes range a, row 1 range b; the chunk length is unused.
     let hz = 0i32;
@@ -867,12 +860,12 @@ mod tests {
             plane: dims[0] * dims[1],
         };
         let one = ZPlanes::one(1..2);
-        assert!(naive_config(layout([3, 8 * 65_535, 3]), &one).is_ok());
+        assert!(naive_config([3, 8 * 65_535, 3], &one).is_ok());
         let refused = |r: Result<LaunchConfig>, axis: &str| match r {
             Err(Error::InvalidPlan(m)) => assert!(m.contains(&format!("along {axis}")), "{m}"),
             other => panic!("expected InvalidPlan, got {other:?}"),
         };
-        refused(naive_config(layout([3, 8 * 65_535 + 1, 3]), &one), "y");
+        refused(naive_config([3, 8 * 65_535 + 1, 3], &one), "y");
         let shape = BlockedShape {
             dim_t: 2,
             bx: 32,

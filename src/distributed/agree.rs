@@ -95,6 +95,28 @@ pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64)
     }
 }
 
+/// The step every rank's local state holds, on every rank; `step` is this rank's (`None` where
+/// its state is no one step's, see [`crate::distributed::DistributedGrid::steps`]). Else, on
+/// every rank, [`Error::InvalidArgument`] saying that the blocks of the `what` hold different
+/// steps: a failed run leaves each rank at the step its engine reached, and blocks of
+/// different steps make no one state to gather, write or run on. Collective.
+pub(crate) fn common_step(comm: &SimpleCommunicator, step: Option<u64>, what: &str) -> Result<u64> {
+    let (lo, hi) = min_max(comm, step.unwrap_or(u64::MAX));
+    if lo == hi && step.is_some() {
+        return Ok(lo);
+    }
+    let held = if hi == u64::MAX {
+        "a failed run on GPUs left some ranks' blocks past the failing step, computed from \
+         halos that were not refreshed"
+            .to_string()
+    } else {
+        format!("the ranks hold steps {lo} to {hi} (a failed run stops each rank at the step its engine reached)")
+    };
+    Err(Error::InvalidArgument(format!(
+        "the blocks of the {what} make no one state: {held}; split it again from a whole copy"
+    )))
+}
+
 /// The smallest and the largest of `value` over the ranks. Collective.
 pub(crate) fn min_max(comm: &SimpleCommunicator, value: u64) -> (u64, u64) {
     let (mut lo, mut hi) = (0u64, 0u64);

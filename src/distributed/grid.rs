@@ -6,7 +6,7 @@ use mpi::traits::Root;
 
 use std::ops::Range;
 
-use super::agree::{agreed, start};
+use super::agree::{agreed, common_step, start};
 use super::exchange::{
     exchange_axis, exchange_slices, receive_all, send_all, FaceRegion, HaloRows, Waiting,
 };
@@ -30,6 +30,8 @@ pub struct DistributedGrid<T: Real> {
     pub(crate) buffers: Vec<Vec<T>>,
     /// The link and buffers of halo exchanges between GPUs, kept between runs on them.
     pub(crate) device: Option<DeviceHalos<T>>,
+    /// Steps the local array has advanced since the split (see [`DistributedGrid::steps`]).
+    pub(crate) steps: Option<u64>,
 }
 
 impl<T: Real + Equivalence> DistributedGrid<T> {
@@ -59,6 +61,7 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
             steps_per_exchange,
             buffers: Vec::new(),
             device: None,
+            steps: Some(0),
         })
     }
 
@@ -102,8 +105,22 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
 
     /// The whole grid on rank 0 (`None` elsewhere): every rank sends the cells it owns.
     /// Collective.
+    ///
+    /// Errors, on every rank: [`Error::InvalidArgument`] when the ranks' blocks hold different
+    /// steps (see [`DistributedGrid::steps`]), which make no one grid.
     pub fn gather(&self) -> Result<Option<Grid<T>>> {
+        common_step(&self.comm, self.steps, "grid")?;
         gather_rows(&self.comm, &self.decomposition, &self.local)
+    }
+
+    /// Time steps this rank's block has advanced since the grid was split. After a run that
+    /// failed on some rank, each block holds the step its engine reached: on the CPU, the
+    /// last finite step on the rank that found a non-finite value and the end of the failed
+    /// pass on the others; on GPUs, the last finite step on that rank and `None` on the
+    /// others, which ran on past it with halos that were not refreshed. Ranks whose blocks
+    /// differ cannot be gathered or run again.
+    pub fn steps(&self) -> Option<u64> {
+        self.steps
     }
 
     /// Refreshes every halo cell from the rank that owns it, whatever the pass's length: y

@@ -8,7 +8,7 @@ use std::ops::Range;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::agree::{agreed, broadcast_json, start};
+use super::agree::{agreed, broadcast_json, common_step, start};
 use super::exchange::{exchange_axis, populations, receive_all, send_all, FaceRegion, HaloRows};
 use super::grid::{owned_local, whole_local};
 use super::on_device::LatticeHalos;
@@ -108,7 +108,12 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
 
     /// The whole lattice on rank 0 (`None` elsewhere): every rank sends the nodes it owns.
     /// Collective.
+    ///
+    /// Errors, on every rank: [`Error::InvalidArgument`] when the ranks' blocks hold different
+    /// steps (a run that failed on the CPU leaves each rank at the step its engine reached),
+    /// which make no one lattice.
     pub fn gather(&self) -> Result<Option<Lattice<T>>> {
+        common_step(&self.comm, Some(self.local.steps()), "lattice")?;
         let owned = owned_local(&self.block);
         let (flags, pops) = read_rows(&self.local, &owned);
         let local_codes = codes_of(&self.local);

@@ -382,6 +382,21 @@ pub(crate) struct SplitHooks<'a, T> {
     in_flight: Option<CudaEvent>,
     /// Seconds spent agreeing on batch outcomes (waiting for the slowest rank included).
     agreeing: f64,
+    /// Exchanges queued before the last agreement on an outcome.
+    agreed_marks: usize,
+    /// Where this rank's state stopped, once a batch failed on some rank.
+    stop: Option<Stop>,
+}
+
+/// Where a rank's state on its GPU stands after a batch that failed on some rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// This rank found a non-finite value in this 1-based step of the run: its state is the
+    /// step before, the newest finite one.
+    BeforeStep(usize),
+    /// This rank queued passes in the failed batch and did not stop at a step of its own: its
+    /// state lies past the failure, computed from halos the failing rank did not refresh.
+    PastFailure,
 }
 
 /// One exchange's events: before and after the part queued on the library's stream and, for
@@ -431,7 +446,15 @@ impl<'a, T: HaloElem> SplitHooks<'a, T> {
             marks: Vec::new(),
             in_flight: None,
             agreeing: 0.0,
+            agreed_marks: 0,
+            stop: None,
         }
+    }
+
+    /// Where this rank's state stopped, after a run that failed on some rank once it had
+    /// queued a pass (`None` after a run that succeeded or failed before any pass).
+    pub(crate) fn stop(&self) -> Option<Stop> {
+        self.stop
     }
 
     /// Seconds the run spent exchanging halos or waiting for them on the device (where the z
@@ -514,9 +537,18 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
 
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()> {
         let t = Instant::now();
+        let own = match &outcome {
+            Err(Error::NonFinite { step, .. }) => Some(Stop::BeforeStep(*step)),
+            _ => None,
+        };
         let outcome = outcome.map_err(|e| self.block.in_whole_grid(e));
         let agreed = agreed(self.comm, outcome);
         self.agreeing += t.elapsed().as_secs_f64();
+        let queued = self.marks.len() > self.agreed_marks;
+        self.agreed_marks = self.marks.len();
+        if agreed.is_err() && self.stop.is_none() {
+            self.stop = own.or(queued.then_some(Stop::PastFailure));
+        }
         agreed
     }
 

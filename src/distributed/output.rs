@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
-use super::agree::agreed;
+use super::agree::{agreed, common_step};
 use super::grid::exchange_grid;
 use super::{Block, DistributedLattice};
 use crate::output::{lattice_arrays, lattice_moments, write_moments_vti_piece};
@@ -34,13 +34,14 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// nodes it owns, plus the first layer of its upper neighbours so that the pieces join
     /// without gaps) and `<dir>/<stem>.pvti` on rank 0, which ParaView opens as the whole
     /// lattice. Returns the `.pvti` path. Collective: an I/O error on any rank is an error on
-    /// every rank.
+    /// every rank, and so are blocks of different steps (see [`DistributedLattice::gather`]).
     ///
     /// The layer a piece shares with the one above comes from that neighbour: each rank
     /// computes the moments of its nodes and exchanges them as a split grid's halos. The
     /// lattice's own halos are left alone (after a run they hold the neighbours' populations
     /// as they were before its last pass, and, one layer deep, only those streaming inward).
     pub fn write_pvti(&self, dir: &Path, stem: &str) -> Result<PathBuf> {
+        common_step(&self.comm, Some(self.local.steps()), "lattice")?;
         let rank = self.comm.rank() as usize;
         let mut moments = agreed(&self.comm, lattice_moments(&self.local))?;
         let mut buffers = Vec::new();

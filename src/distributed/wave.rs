@@ -10,7 +10,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
-use super::agree::{agreed, broadcast_json, min_max, start};
+use super::agree::{agreed, broadcast_json, common_step, start};
 use super::grid::{exchange_grid, gather_rows, scatter_rows};
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
@@ -113,13 +113,7 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
     /// (a failed run leaves each rank at the step its engine reached), whose levels and traces
     /// do not make one wavefield.
     pub fn gather(&self) -> Result<Option<Wavefield<T>>> {
-        let (lo, hi) = min_max(&self.comm, self.local.step() as u64);
-        if lo != hi {
-            return Err(Error::InvalidArgument(format!(
-                "the ranks hold steps {lo} to {hi} of the wavefield (a failed run stops each rank \
-                 at the step its engine reached): they do not gather into one wavefield"
-            )));
-        }
+        common_step(&self.comm, Some(self.local.step() as u64), "wavefield")?;
         let mut grids = Vec::with_capacity(4);
         for g in 0..4 {
             let whole = gather_rows(&self.comm, &self.decomposition, self.local.grids()[g])?;

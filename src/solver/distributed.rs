@@ -17,9 +17,9 @@ use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
 use crate::cpu::blocked::Beside;
 use crate::cpu::wave::blocked::HaloCut;
 use crate::cpu::wave::WaveBeside;
-use crate::distributed::agree::{agreed, fingerprint, same_everywhere};
+use crate::distributed::agree::{agreed, common_step, fingerprint, same_everywhere};
 use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
-use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
+use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks, Stop};
 use crate::distributed::{owned_local, swap_z_planes, Block};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
@@ -52,6 +52,7 @@ fn advance_split_grid<T: Real + Equivalence>(
     steps: usize,
 ) -> Result<RunReport> {
     same_run(&grid.comm, &solver.plan, steps)?;
+    common_step(&grid.comm, grid.steps, "grid")?;
     let stencil = stencil_of(&solver.plan)?;
     check_shape(&solver.plan, T::DTYPE, grid.dims())?;
     check_steps(steps)?;
@@ -110,10 +111,14 @@ fn run_on_device<T: Real + Equivalence>(
         let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Whole), &mut halos);
         let ran = advance_on_device(&mut local, &mut data, steps, Some(&mut hooks));
         let communication = hooks.communication_seconds();
+        let stop = hooks.stop();
         solver.scratch.keep(local);
         let download = Instant::now();
         let back = data.download_into(&mut grid.local);
         transfer += download.elapsed().as_secs_f64();
+        if back.is_ok() {
+            grid.steps = steps_after(grid.steps, steps, ran.is_ok(), stop);
+        }
         let mut report = agreed(&grid.comm, back.and(ran))?;
         report.communication_seconds = communication;
         Ok(report)
@@ -123,6 +128,18 @@ fn run_on_device<T: Real + Equivalence>(
     let mut report = RunReport::new(&solver.plan, steps, local.seconds, transfer);
     report.communication_seconds = local.communication_seconds;
     Ok(report)
+}
+
+/// The steps a split grid's block holds after a run of `steps` steps on its GPU from
+/// `before`, given whether the run succeeded and where the rank stopped (see [`Stop`]): a
+/// run that failed before its first pass leaves the block as it was.
+fn steps_after(before: Option<u64>, steps: usize, ran: bool, stop: Option<Stop>) -> Option<u64> {
+    match (ran, stop) {
+        (true, _) => before.map(|b| b + steps as u64),
+        (false, Some(Stop::BeforeStep(step))) => before.map(|b| b + step as u64 - 1),
+        (false, Some(Stop::PastFailure)) => None,
+        (false, None) => before,
+    }
 }
 
 per_precision!(
@@ -143,6 +160,7 @@ fn advance_split_lattice<T: Real + Equivalence>(
     steps: usize,
 ) -> Result<RunReport> {
     same_run(&lat.comm, &solver.plan, steps)?;
+    common_step(&lat.comm, Some(lat.local.steps()), "lattice")?;
     let global = LbmKernel {
         periodic: lat.periodic,
         ..LbmKernel::of(&lat.local)
@@ -271,6 +289,7 @@ fn advance_split_wave<T: Real + Equivalence>(
     steps: usize,
 ) -> Result<RunReport> {
     same_run(&field.comm, &solver.plan, steps)?;
+    common_step(&field.comm, Some(field.local.step() as u64), "wavefield")?;
     let whole = Kernel::Wave(field.shared.kernel.clone());
     if solver.plan.kernel() != &whole {
         return Err(Error::PlanMismatch(format!(
@@ -446,6 +465,14 @@ fn grid_pass<T: Real + Equivalence>(
         beside.run_first(&mut grid.local);
     }
     let report = advance_grid_beside(solver, &mut grid.local, n, input, overlap.then_some(beside));
+    // The engines leave the block at the last finite step when a value goes non-finite and
+    // untouched on any other error (they fail before computing).
+    let advanced = match &report {
+        Ok(_) => n,
+        Err(Error::NonFinite { step, .. }) => step - 1,
+        Err(_) => 0,
+    };
+    grid.steps = grid.steps.map(|s| s + advanced as u64);
     (report, (first + waited).as_secs_f64())
 }
 
@@ -625,4 +652,25 @@ fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(
         done += n;
     }
     Ok((start.elapsed().as_secs_f64(), transfer, comm_seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_grid_on_gpus_counts_the_steps_its_block_holds() {
+        // A run of 10 steps from step 4.
+        assert_eq!(steps_after(Some(4), 10, true, None), Some(14));
+        // Non-finite in step 3 of the run on this rank: the block holds step 2 of it.
+        let own = Some(Stop::BeforeStep(3));
+        assert_eq!(steps_after(Some(4), 10, false, own), Some(6));
+        assert_eq!(
+            steps_after(Some(4), 10, false, Some(Stop::PastFailure)),
+            None
+        );
+        // A failure before the first pass leaves the block as it was.
+        assert_eq!(steps_after(Some(4), 10, false, None), Some(4));
+        assert_eq!(steps_after(None, 10, true, None), None);
+    }
 }

@@ -27,6 +27,11 @@ pub(crate) fn launch_grid(
     Ok((blocks[0] as u32, blocks[1] as u32, blocks[2] as u32))
 }
 
+/// Whether a launch's grid of `blocks` keeps to CUDA's limits ([`MAX_BLOCKS`]).
+pub(crate) fn within_launch_limits(blocks: [usize; 3]) -> bool {
+    (0..3).all(|a| blocks[a] <= MAX_BLOCKS[a])
+}
+
 /// "a NX x NY x NZ grid", the words [`launch_grid`] names a grid's launches by.
 pub(crate) fn grid_words([nx, ny, nz]: [usize; 3]) -> String {
     format!("a {nx} x {ny} x {nz} grid")

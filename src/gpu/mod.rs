@@ -46,5 +46,5 @@ pub use stencil::KernelResources;
 pub(crate) use device::gpu;
 pub use device::{detect_gpu, GpuInfo};
 pub use device_grid::DeviceGrid;
-pub(crate) use launch_grid::CPU_ADVICE;
+pub(crate) use launch_grid::{within_launch_limits, CPU_ADVICE};
 pub(crate) use source::{levels_in_place, BlockedShape};

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::candidate::{Bound, Candidate, GpuLaunch};
 use super::kernel::KernelCost;
 use super::Engine;
-use crate::gpu::{BlockedShape, GpuInfo};
+use crate::gpu::{within_launch_limits, BlockedShape, GpuInfo};
 use crate::DType;
 
 /// A user-chosen GPU launch shape: threads per block, cells per thread in y (and in x for the
@@ -420,7 +420,26 @@ impl GpuModel<'_> {
         fit: ShuffleFit,
     ) -> Option<Candidate> {
         let fp = self.footprint(&shape, stream_block)?;
-        Some(self.candidate(shape, stream_block, fp, fit))
+        self.launches(&shape, stream_block)
+            .then(|| self.candidate(shape, stream_block, fp, fit))
+    }
+
+    /// Whether one pass of `shape` in chunks of `stream_block` planes launches within CUDA's
+    /// grid limits: a block row per tile along y and per chunk along z (a pipe millions of
+    /// planes deep takes more than 65,535 chunks of a short stream block). The search offers
+    /// only such shapes; a shape the user forces is not checked here, since a run split over
+    /// MPI ranks launches each rank's block alone, and the engine refuses what one process
+    /// cannot launch.
+    fn launches(&self, shape: &BlockedShape, stream_block: usize) -> bool {
+        let r = self.cost.radius;
+        let halo = 2 * r * shape.dim_t;
+        let [ix, iy, iz] = self.interior();
+        let blocks = [
+            ix.div_ceil(shape.tx().saturating_sub(halo).max(1)),
+            iy.div_ceil(shape.ty().saturating_sub(halo).max(1)),
+            iz.div_ceil(stream_block.min(iz).max(1)),
+        ];
+        within_launch_limits(blocks)
     }
 
     /// The candidate of `shape` with footprint `fp`.
@@ -781,7 +800,7 @@ impl GpuModel<'_> {
                     let kernel = self.shuffle_kernel(dim_t);
                     let searched = kernel.cells_y.contains(&shape.ry)
                         && self.searched(shape, hz, kernel.fit).is_some();
-                    if !searched {
+                    if !searched && self.launches(&shape, hz) {
                         out.extend(self.blocked_forced(shape, hz));
                     }
                 }
@@ -911,6 +930,41 @@ mod tests {
             dims: [512, 512, 512],
             gpu,
         }
+    }
+
+    /// A pipe of 256 x 65,535 interior planes launches in chunks of 256 planes at most; half a
+    /// chunk more (a shorter last chunk would be spread over the others) and no stream block
+    /// keeps to CUDA's 65,535 chunks, so the search offers no blocked shape (the planner then
+    /// runs gpu-naive), nor does autotuning's wider search.
+    #[test]
+    fn the_search_keeps_to_the_launch_limits() {
+        let gpu = h100();
+        let pipe = |nz| GpuModel {
+            dims: [34, 34, nz],
+            ..model("star7", DType::F32, &gpu)
+        };
+        let most = STREAM_BLOCKS[STREAM_BLOCKS.len() - 1] * 65_535;
+        let deepest = pipe(most + 2);
+        let offered = deepest.search(None, None);
+        assert!(!offered.is_empty());
+        for c in &offered {
+            assert_eq!(c.gpu.as_ref().unwrap().stream_block, 256, "{c:?}");
+        }
+        let deeper = pipe(most + 2 + 128);
+        assert!(deeper.search(None, None).is_empty());
+        assert!(deeper.search_beyond_estimate(None, None).is_empty());
+        assert!(!deepest.search_beyond_estimate(None, None).is_empty());
+        // A shape the user forces is left to the engine (a split run launches per block).
+        let shape = offered[0].gpu.as_ref().unwrap();
+        let forced = BlockedShape {
+            dim_t: offered[0].dim_t,
+            bx: shape.block[0],
+            by: shape.block[1],
+            ry: shape.ry,
+            rx: shape.rx,
+            skew: shape.skew,
+        };
+        assert!(deeper.blocked_forced(forced, 256).is_some());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::model::ModelInput;
 use crate::engine::Engine;
 use crate::gpu::wave_source::WaveShape;
 use crate::gpu::wave_tiles::one_step_work;
-use crate::gpu::GpuInfo;
+use crate::gpu::{within_launch_limits, GpuInfo};
 
 /// Largest `dim_t` the GPU wave planner considers (the ghost zone of `R·(dim_t − 1)` cells leaves
 /// tiles of radius-4 stars little output beyond 3).
@@ -184,7 +184,7 @@ impl ModelInput<'_> {
             };
             let first_that_fits = shapes
                 .iter()
-                .find_map(|s| self.wave_gpu_blocked(info, d, s));
+                .find_map(|s| self.wave_gpu_blocked(info, d, s, shape.is_some()));
             out.extend(first_that_fits);
         }
         out
@@ -203,12 +203,16 @@ impl ModelInput<'_> {
     }
 
     /// gpu-blocked at `dim_t` with `shape`, `None` when its tile has no output or its
-    /// registers or shared memory do not fit.
+    /// registers or shared memory do not fit, or, unless the user `forced` it, when a pass
+    /// would launch more tiles along y or z-chunks than CUDA's grid limits allow (a run split
+    /// over MPI ranks launches each rank's block alone; the engine refuses what one process
+    /// cannot launch).
     fn wave_gpu_blocked(
         &self,
         info: &GpuInfo,
         dim_t: usize,
         shape: &GpuShape,
+        forced: bool,
     ) -> Option<Candidate> {
         let r = self.cost.radius;
         let [bx, by] = shape.block;
@@ -257,6 +261,9 @@ impl ModelInput<'_> {
             }
             n => n.min(uz),
         };
+        if !forced && !within_launch_limits([ux.div_ceil(vx), uy.div_ceil(vy), uz.div_ceil(hz)]) {
+            return None;
+        }
         let kappa = (tx * ty) as f64 / (vx * vy) as f64 * (hz + r * (dim_t - 1)) as f64 / hz as f64;
         let e = self.cost.element_bytes as f64;
         // u, u⁻ and (v·dt)² read, u⁺ (and past dim_t 1 the new u⁻) written; φ in the layers.
@@ -466,6 +473,28 @@ mod tests {
     /// Every order in both precisions gets gpu-naive and gpu-blocked at dim_t 1 and 2 on a
     /// 1000³ grid, with a shape whose tile keeps output, whose registers and shared memory fit,
     /// and a buffering that stages `u` and leaves the point arrays in memory.
+    /// A pipe deeper than 65,535 one-step chunks of 32 planes gets no one-step gpu-blocked
+    /// candidate (its launch would be refused), and keeps the two-step one (chunks of 128).
+    #[test]
+    fn the_search_keeps_to_the_launch_limits() {
+        let blocked_dim_ts = |nz: usize| -> Vec<usize> {
+            candidates_at(
+                &GpuInfo::h100_for_tests(),
+                2,
+                DType::F32,
+                [48, 48, nz],
+                &[1, 2],
+            )
+            .iter()
+            .filter(|c| c.engine == Engine::GpuBlocked)
+            .map(|c| c.dim_t)
+            .collect()
+        };
+        let most = MAX_ONE_STEP_STREAM_BLOCK * 65_535;
+        assert_eq!(blocked_dim_ts(most + 2), [1, 2]);
+        assert_eq!(blocked_dim_ts(most + 3), [2]);
+    }
+
     #[test]
     fn every_order_has_launchable_gpu_candidates() {
         for order in [2, 4, 6, 8] {

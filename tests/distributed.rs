@@ -249,7 +249,14 @@ fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, di
     match err {
         Error::NonFinite { step, .. } => {
             assert!(step > 1 && step <= 50, "{label}: step {step}");
-            assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
+            // On GPUs a neighbour that computed from the failing rank's unrefreshed halos
+            // may find a value of its own, later: its block is then no step's.
+            let later = engine.is_gpu() && me != owner && grid.steps().is_none();
+            assert!(
+                later || grid.steps() == Some(step as u64 - 1),
+                "{label}: {:?}",
+                grid.steps()
+            );
         }
         Error::RankFailed { rank, ref message } => {
             assert_ne!(rank, me);

@@ -391,11 +391,11 @@ pub(crate) struct SplitHooks<'a, T> {
 /// Where a rank's state on its GPU stands after a batch that failed on some rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stop {
-    /// This rank found a non-finite value in this 1-based step of the run: its state is the
-    /// step before, the newest finite one.
+    /// This rank found a non-finite value in this 1-based step of the run, the earliest any
+    /// rank found: its state is the step before, the newest finite one.
     BeforeStep(usize),
-    /// This rank queued passes in the failed batch and did not stop at a step of its own: its
-    /// state lies past the failure, computed from halos the failing rank did not refresh.
+    /// This rank queued passes in the failed batch and did not stop at the failing step: its
+    /// state may lie past the failure, computed from halos the failing rank did not refresh.
     PastFailure,
 }
 
@@ -546,8 +546,18 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
         self.agreeing += t.elapsed().as_secs_f64();
         let queued = self.marks.len() > self.agreed_marks;
         self.agreed_marks = self.marks.len();
-        if agreed.is_err() && self.stop.is_none() {
-            self.stop = own.or(queued.then_some(Stop::PastFailure));
+        if let (Err(e), None) = (&agreed, self.stop) {
+            // A rank that found its value in the step the ranks agree on (the earliest) had
+            // valid halos up to it. One that found it later may have computed from halos the
+            // failing rank left unrefreshed, finite but wrong: its state is no step's.
+            let first = match e {
+                Error::NonFinite { step, .. } => Some(Stop::BeforeStep(*step)),
+                _ => None,
+            };
+            self.stop = match own {
+                Some(own) if Some(own) == first => Some(own),
+                _ => queued.then_some(Stop::PastFailure),
+            };
         }
         agreed
     }

@@ -125,14 +125,14 @@ fn csv_and_json_round_trip_and_files_are_written() {
 /// A chart that cannot be written fails `write_all` with an error naming the chart the user
 /// asked for, not the hidden temporary file it is staged in; none of the four outputs is
 /// written and no temporary file is left. The failure is provoked by a directory where the
-/// chart's temporary file goes (`.NAME.<pid>.tmp` beside the target, as
+/// chart's temporary file goes (`.NAME.stencil35d-<pid>.tmp` beside the target, as
 /// `output::Staged` names it): the chart's own staged write cannot rename its bytes over it.
 #[test]
 fn a_chart_that_cannot_be_written_is_named_as_the_user_knows_it() {
     let c = tiny();
     for chart in ["roofline.png", "speedup.png"] {
         let dir = out_dir(&format!("compare-chart-error-{chart}"));
-        let blocker = format!(".{chart}.{}.tmp", std::process::id());
+        let blocker = format!(".{chart}.stencil35d-{}.tmp", std::process::id());
         std::fs::create_dir_all(dir.join(&blocker)).unwrap();
         let err = write_all(&c, &dir).unwrap_err();
         let message = err.to_string();

@@ -293,6 +293,17 @@ fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, di
     }
 }
 
+/// Where the tests write files: cargo's directory for them, or the system's temporary
+/// directory where the binary runs on a machine without that build tree (a GPU machine).
+fn scratch_dir() -> String {
+    let built = env!("CARGO_TARGET_TMPDIR");
+    if std::path::Path::new(built).is_dir() {
+        built.to_string()
+    } else {
+        std::env::temp_dir().display().to_string()
+    }
+}
+
 /// Ends every rank of the job (`MPI_Abort` on the world communicator).
 fn universe_abort() -> ! {
     mpi::topology::SimpleCommunicator::world().abort(1)
@@ -565,7 +576,7 @@ fn restarts_exactly(
 ) {
     let prefix = format!(
         "{}/lattice-{}-ranks-{}",
-        env!("CARGO_TARGET_TMPDIR"),
+        scratch_dir(),
         world.size(),
         label.replace([' ', ',', '[', ']'], "-")
     );
@@ -690,7 +701,7 @@ fn pieces_hold_the_current_state(world: &impl Communicator, input: &Lattice<f32>
     world.process_at_rank(0).broadcast_into(&mut rho[..]);
     let dir = std::path::PathBuf::from(format!(
         "{}/pvti-{}-ranks-dim-t-{dim_t}",
-        env!("CARGO_TARGET_TMPDIR"),
+        scratch_dir(),
         world.size()
     ));
     std::fs::create_dir_all(&dir).unwrap();
@@ -736,11 +747,7 @@ fn lattice_checkpoints_restart_exactly(world: &impl Communicator) {
             .unwrap()
     };
     let p = plan(2);
-    let prefix = format!(
-        "{}/lattice-{}-ranks",
-        env!("CARGO_TARGET_TMPDIR"),
-        world.size()
-    );
+    let prefix = format!("{}/lattice-{}-ranks", scratch_dir(), world.size());
     let whole = (world.rank() == 0).then_some(&input);
     let mut run = DistributedLattice::scatter(world, &p, 0, whole).unwrap();
     let mut solver = Solver::new(p.clone());

@@ -1,9 +1,11 @@
 //! Files as the library reads and writes them, whatever they hold: whole-file writes that
-//! leave the old file or the new one and never a part ([`write_whole`], [`Staged`]), checks
+//! leave the old file or the new one and never a part ([`write_whole`], [`Staged`]; the
+//! temporary files of writes killed mid-way are removed by later writes), checks
 //! that a place can be written before a run starts, and inputs opened only as regular files
 //! of a sane size. The output formats (`output`) and the lattice checkpoints sit on top.
 
 mod input;
+mod stale;
 mod whole;
 mod writable;
 

@@ -8,6 +8,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use super::stale;
 use crate::{Error, Result};
 
 /// Writes the file at `path` with `fill`, whole or not at all. `fill` writes into a temporary
@@ -65,15 +66,19 @@ fn stage(
     durable: bool,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<Staged> {
-    let staged = Staged::new([path.to_path_buf()])?;
+    let mut staged = Staged::new([path.to_path_buf()])?;
     let io = |e| Error::io(path, e);
     let file = File::create(staged.temporary(0)).map_err(io)?;
+    // Held until the file is renamed or removed: a file no process holds locked is one a
+    // killed write left (`stale`). Best effort, as some file systems keep no locks.
+    let _ = file.try_lock();
     let mut out = BufWriter::with_capacity(1 << 20, file);
     fill(&mut out)?;
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
     if durable {
         file.sync_all().map_err(io)?;
     }
+    staged.locks.push(file);
     Ok(staged)
 }
 
@@ -119,7 +124,7 @@ fn finished(temporary: &Path) {
 
 /// Removes the temporary files of this process's writes in progress, for a handler of a
 /// signal that ends the process (the command-line tool's, on SIGINT, SIGTERM and SIGHUP): a
-/// run stopped mid-write then leaves no hidden `.<name>.<pid>.tmp` file beside its target, and
+/// run stopped mid-write then leaves no hidden `.<name>.stencil35d-<pid>.tmp` file beside its target, and
 /// every target keeps what it held. A write whose temporary file is removed fails when it
 /// renames it, so the process must end right after.
 pub fn remove_unfinished() {
@@ -146,6 +151,9 @@ fn remove_unfinished_where(which: impl Fn(&Path) -> bool) {
 pub struct Staged {
     /// (temporary path, the file replaced, the target as given) in the order of the commit.
     files: Vec<(PathBuf, PathBuf, PathBuf)>,
+    /// The temporary files this library wrote, open and locked until the set is committed or
+    /// dropped.
+    locks: Vec<File>,
 }
 
 impl Staged {
@@ -174,8 +182,14 @@ impl Staged {
             places.push(place);
             files.push((temporary_beside(&file)?, file, target));
         }
+        for (_, file, _) in &files {
+            stale::remove_left_behind(&parent_dir(file));
+        }
         unfinished().extend(files.iter().map(|f| f.0.clone()));
-        Ok(Staged { files })
+        Ok(Staged {
+            files,
+            locks: Vec::new(),
+        })
     }
 
     /// Where the `i`-th target's bytes are to be written.
@@ -266,8 +280,8 @@ fn link_to_new_file(path: &Path) -> Option<PathBuf> {
     parent_dir(&to).is_dir().then_some(to)
 }
 
-/// A temporary name in `path`'s directory: `.<name>.<pid>.tmp`, hidden from directory
-/// listings and distinct for each process writing there.
+/// A temporary name in `path`'s directory: `.<name>.stencil35d-<pid>.tmp`, hidden from
+/// directory listings and distinct for each process writing there.
 fn temporary_beside(path: &Path) -> Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
         Error::io(
@@ -275,10 +289,7 @@ fn temporary_beside(path: &Path) -> Result<PathBuf> {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file"),
         )
     })?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    Ok(path.with_file_name(tmp_name))
+    Ok(path.with_file_name(stale::temporary_name(name, std::process::id())))
 }
 
 #[cfg(test)]

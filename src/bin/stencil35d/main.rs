@@ -102,8 +102,9 @@ fn quiet_on_closed_pipe() {
 
 /// On SIGINT, SIGTERM and SIGHUP, removes the temporary files of the writes in progress
 /// (`output::remove_unfinished`), then ends the process as the signal would have: a run stopped
-/// while it writes a checkpoint or a volume leaves no hidden `.<name>.<pid>.tmp` file, which
-/// for a large lattice holds gigabytes. The handler only writes the signal's number to a pipe
+/// while it writes a checkpoint or a volume leaves no hidden `.<name>.stencil35d-<pid>.tmp`
+/// file, which for a large lattice holds gigabytes (one that SIGKILL leaves, no handler
+/// seeing it, the library removes at a later write into the directory). The handler only writes the signal's number to a pipe
 /// (async-signal-safe); a thread waiting on the pipe does the rest.
 fn remove_unfinished_files_on_signals() {
     #[cfg(unix)]

@@ -17,19 +17,29 @@ use crate::{Error, Result};
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.
 pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
+    agreed_with_failure(comm, outcome).0
+}
+
+/// [`agreed`], and the failure the ranks agree on (`None` where all succeeded).
+/// Collective.
+pub(crate) fn agreed_with_failure<X>(
+    comm: &SimpleCommunicator,
+    outcome: Result<X>,
+) -> (Result<X>, Option<Failure>) {
     let Some(first) = first_failure(comm, outcome.as_ref().err()) else {
-        return outcome;
+        return (outcome, None);
     };
-    match (outcome, first.non_finite) {
+    let agreed = match (outcome, first.non_finite) {
         (Err(Error::NonFinite { .. }), Some((step, cell, value))) => {
             Err(Error::NonFinite { step, cell, value })
         }
         (Err(e), _) => Err(e),
         (Ok(_), _) => Err(Error::RankFailed {
             rank: first.rank,
-            message: first.message,
+            message: first.message.clone(),
         }),
-    }
+    };
+    (agreed, Some(first))
 }
 
 /// The failure the ranks agree on (see [`first_failure`]).

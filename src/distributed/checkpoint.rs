@@ -9,7 +9,7 @@ use std::path::Path;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::agree::{agreed, min_max, start};
+use super::agree::{agreed, common_step, min_max, start};
 use super::grid::owned_local;
 use super::lattice::{
     code_rows, codes_of, halo_faces, local_periodic, read_rows, two_copies, write_code_rows,
@@ -52,7 +52,12 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
 
     /// [`DistributedLattice::save`], recording `run` (a scenario and its geometry) too, for
     /// [`DistributedLattice::load_tagged`] to check.
+    ///
+    /// Errors, on every rank, before any file is touched: blocks of different steps (see
+    /// [`DistributedLattice::gather`]), which would replace the last checkpoint with a set no
+    /// run could restart from.
     pub fn save_tagged(&self, prefix: impl AsRef<Path>, run: &CheckpointTag) -> Result<()> {
+        common_step(&self.comm, Some(self.local.steps()), "lattice")?;
         let rank = self.comm.rank() as usize;
         let path = rank_path(&prefix, rank, self.decomposition.ranks());
         let tag = tag(run, &self.decomposition, self.periodic, rank);

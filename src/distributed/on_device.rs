@@ -19,7 +19,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
-use super::agree::agreed;
+use super::agree::{agreed, agreed_with_failure};
 use super::exchange::{faces, populations, swap_faces, FaceRegion, Waiting};
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
@@ -542,18 +542,16 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
             _ => None,
         };
         let outcome = outcome.map_err(|e| self.block.in_whole_grid(e));
-        let agreed = agreed(self.comm, outcome);
+        let (agreed, failure) = agreed_with_failure(self.comm, outcome);
         self.agreeing += t.elapsed().as_secs_f64();
         let queued = self.marks.len() > self.agreed_marks;
         self.agreed_marks = self.marks.len();
-        if let (Err(e), None) = (&agreed, self.stop) {
-            // A rank that found its value in the step the ranks agree on (the earliest) had
-            // valid halos up to it. One that found it later may have computed from halos the
-            // failing rank left unrefreshed, finite but wrong: its state is no step's.
-            let first = match e {
-                Error::NonFinite { step, .. } => Some(Stop::BeforeStep(*step)),
-                _ => None,
-            };
+        if let (Some(failure), None) = (failure, self.stop) {
+            // A rank that found its value in the earliest step any rank found one, where no
+            // rank failed otherwise, had valid halos up to it. One that found it later, or
+            // beside another rank's error, may have computed from halos the failing rank
+            // left unrefreshed, finite but wrong: its state is no step's.
+            let first = failure.non_finite.map(|(step, ..)| Stop::BeforeStep(step));
             self.stop = match own {
                 Some(own) if Some(own) == first => Some(own),
                 _ => queued.then_some(Stop::PastFailure),

@@ -456,8 +456,12 @@ fn no_gpu_blocked(b: &PlanBuilder) -> Error {
     } else {
         format!(" with {}", fixed.join(", "))
     };
+    let [nx, ny, nz] = b.dims;
     Error::InvalidPlan(format!(
-        "no GPU blocking configuration fits this device for {} {}{with}",
+        "no GPU blocking configuration fits this device for {} {}{with} on a {nx} x {ny} x {nz} \
+         grid (registers, shared memory, and CUDA's 65,535 blocks a launch along y and z; a \
+         launch shape the user gives, `gpu_shape` or `--block`, is checked by the engine \
+         alone)",
         b.kernel, b.dtype
     ))
 }
@@ -712,7 +716,9 @@ impl<'a> Planning<'a> {
                 Some(d) => vec![d],
                 None => (1..=most(WAVE_GPU_MAX_DIM_T)).collect(),
             };
-            candidates.extend(input.wave_gpu(info, &gpu_dim_ts, b.gpu_shape.as_ref()));
+            let named = b.engine == Some(Engine::GpuBlocked);
+            let shape = b.gpu_shape.as_ref();
+            candidates.extend(input.wave_gpu(info, &gpu_dim_ts, shape, named));
         }
         let allowed = |c: &&Candidate| match b.engine {
             Some(e) => c.engine == e,
@@ -812,6 +818,7 @@ impl<'a> Planning<'a> {
             dtype: b.dtype,
             dims: b.dims,
             gpu: info,
+            one_launch: true,
         };
         candidates.push(gm.lbm_naive());
         Ok(Vec::new())
@@ -840,6 +847,7 @@ impl<'a> Planning<'a> {
             dtype: b.dtype,
             dims: b.dims,
             gpu: info,
+            one_launch: b.engine != Some(Engine::GpuBlocked),
         };
         candidates.push(gm.naive());
         let mut gpu_blocked = match b.gpu_shape {

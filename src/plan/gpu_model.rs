@@ -41,6 +41,9 @@ pub(crate) struct GpuModel<'a> {
     pub(crate) dtype: DType,
     pub(crate) dims: [usize; 3],
     pub(crate) gpu: &'a GpuInfo,
+    /// Whether the search offers only shapes one launch over `dims` can run: not where the
+    /// user named gpu-blocked, as a run split over MPI ranks launches each rank's block alone.
+    pub(crate) one_launch: bool,
 }
 
 /// What a gpu-blocked launch shape takes of an SM.
@@ -427,10 +430,13 @@ impl GpuModel<'_> {
     /// Whether one pass of `shape` in chunks of `stream_block` planes launches within CUDA's
     /// grid limits: a block row per tile along y and per chunk along z (a pipe millions of
     /// planes deep takes more than 65,535 chunks of a short stream block). The search offers
-    /// only such shapes; a shape the user forces is not checked here, since a run split over
-    /// MPI ranks launches each rank's block alone, and the engine refuses what one process
-    /// cannot launch.
+    /// only such shapes, unless the user named gpu-blocked ([`GpuModel::one_launch`]); a shape
+    /// the user forces is not checked here either, since a run split over MPI ranks launches
+    /// each rank's block alone, and the engine refuses what one process cannot launch.
     fn launches(&self, shape: &BlockedShape, stream_block: usize) -> bool {
+        if !self.one_launch {
+            return true;
+        }
         let r = self.cost.radius;
         let halo = 2 * r * shape.dim_t;
         let [ix, iy, iz] = self.interior();
@@ -929,6 +935,7 @@ mod tests {
             dtype,
             dims: [512, 512, 512],
             gpu,
+            one_launch: true,
         }
     }
 
@@ -954,6 +961,12 @@ mod tests {
         assert!(deeper.search(None, None).is_empty());
         assert!(deeper.search_beyond_estimate(None, None).is_empty());
         assert!(!deepest.search_beyond_estimate(None, None).is_empty());
+        // Nor where the user named gpu-blocked.
+        let named = GpuModel {
+            one_launch: false,
+            ..pipe(most + 2 + 128)
+        };
+        assert!(!named.search(None, None).is_empty());
         // A shape the user forces is left to the engine (a split run launches per block).
         let shape = offered[0].gpu.as_ref().unwrap();
         let forced = BlockedShape {

@@ -16,7 +16,7 @@ use super::gpu_model::GpuShape;
 use super::model::ModelInput;
 use crate::engine::Engine;
 use crate::gpu::wave_source::WaveShape;
-use crate::gpu::wave_tiles::one_step_work;
+use crate::gpu::wave_tiles::{one_step_work, tile_origin};
 use crate::gpu::{within_launch_limits, GpuInfo};
 
 /// Largest `dim_t` the GPU wave planner considers (the ghost zone of `R·(dim_t − 1)` cells leaves
@@ -169,12 +169,14 @@ fn blocked_registers(r: usize, dim_t: usize, cells: usize, words: usize) -> usiz
 
 impl ModelInput<'_> {
     /// The GPU candidates: gpu-naive and gpu-blocked at each of `dim_ts` (with `shape` when the
-    /// user fixed one).
+    /// user fixed one; within one launch's limits unless the user fixed a shape or `named`
+    /// gpu-blocked, see [`Self::wave_gpu_blocked`]).
     pub(crate) fn wave_gpu(
         &self,
         info: &GpuInfo,
         dim_ts: &[usize],
         shape: Option<&GpuShape>,
+        named: bool,
     ) -> Vec<Candidate> {
         let mut out = vec![self.wave_gpu_naive(info)];
         for &d in dim_ts {
@@ -184,7 +186,7 @@ impl ModelInput<'_> {
             };
             let first_that_fits = shapes
                 .iter()
-                .find_map(|s| self.wave_gpu_blocked(info, d, s, shape.is_some()));
+                .find_map(|s| self.wave_gpu_blocked(info, d, s, named || shape.is_some()));
             out.extend(first_that_fits);
         }
         out
@@ -203,10 +205,10 @@ impl ModelInput<'_> {
     }
 
     /// gpu-blocked at `dim_t` with `shape`, `None` when its tile has no output or its
-    /// registers or shared memory do not fit, or, unless the user `forced` it, when a pass
-    /// would launch more tiles along y or z-chunks than CUDA's grid limits allow (a run split
-    /// over MPI ranks launches each rank's block alone; the engine refuses what one process
-    /// cannot launch).
+    /// registers or shared memory do not fit, or, unless the user `forced` it (or named
+    /// gpu-blocked), when a pass would launch more tiles along y or z-chunks than CUDA's grid
+    /// limits allow (a run split over MPI ranks launches each rank's block alone; the engine
+    /// refuses what one process cannot launch).
     fn wave_gpu_blocked(
         &self,
         info: &GpuInfo,
@@ -261,7 +263,11 @@ impl ModelInput<'_> {
             }
             n => n.min(uz),
         };
-        if !forced && !within_launch_limits([ux.div_ceil(vx), uy.div_ceil(vy), uz.div_ceil(hz)]) {
+        // The launch as the engine makes it: one-step tiles start where the inner box puts them.
+        let launched = WaveShape { hz, ..kernel_shape };
+        let origin = tile_origin(&launched, r, self.dims, self.wave_inner());
+        let grid = launched.grid(r, self.dims, origin);
+        if !forced && !grid.is_some_and(within_launch_limits) {
             return None;
         }
         let kappa = (tx * ty) as f64 / (vx * vy) as f64 * (hz + r * (dim_t - 1)) as f64 / hz as f64;
@@ -422,7 +428,7 @@ mod tests_support {
             cache_bytes: 8 << 20,
             machine: &m,
         };
-        input.wave_gpu(info, dim_ts, None)
+        input.wave_gpu(info, dim_ts, None, false)
     }
 }
 
@@ -470,9 +476,6 @@ mod tests {
         assert_eq!((best.engine, best.dim_t), (Engine::GpuBlocked, 1));
     }
 
-    /// Every order in both precisions gets gpu-naive and gpu-blocked at dim_t 1 and 2 on a
-    /// 1000³ grid, with a shape whose tile keeps output, whose registers and shared memory fit,
-    /// and a buffering that stages `u` and leaves the point arrays in memory.
     /// A pipe deeper than 65,535 one-step chunks of 32 planes gets no one-step gpu-blocked
     /// candidate (its launch would be refused), and keeps the two-step one (chunks of 128).
     #[test]
@@ -495,6 +498,9 @@ mod tests {
         assert_eq!(blocked_dim_ts(most + 3), [2]);
     }
 
+    /// Every order in both precisions gets gpu-naive and gpu-blocked at dim_t 1 and 2 on a
+    /// 1000³ grid, with a shape whose tile keeps output, whose registers and shared memory fit,
+    /// and a buffering that stages `u` and leaves the point arrays in memory.
     #[test]
     fn every_order_has_launchable_gpu_candidates() {
         for order in [2, 4, 6, 8] {

@@ -116,9 +116,11 @@ fn run_on_device<T: Real + Equivalence>(
         let download = Instant::now();
         let back = data.download_into(&mut grid.local);
         transfer += download.elapsed().as_secs_f64();
-        if back.is_ok() {
-            grid.steps = steps_after(grid.steps, steps, ran.is_ok(), stop);
-        }
+        // A download that failed may have left the host array part written.
+        grid.steps = match &back {
+            Ok(()) => steps_after(grid.steps, steps, ran.is_ok(), stop),
+            Err(_) => None,
+        };
         let mut report = agreed(&grid.comm, back.and(ran))?;
         report.communication_seconds = communication;
         Ok(report)

@@ -1,29 +1,31 @@
 //! A check of `stencil_naive` without a GPU: the specialised source is compiled as C++ for the
 //! host and a launch's threads run one after the other (the kernel shares nothing between
-//! them). One step over the whole interior is compared with the CPU reference engine, and the
-//! same step launched as a split run launches it (the middle planes, then the planes on both
-//! sides in one launch of two block rows) with the one launch, bit for bit. Skips when no
-//! `g++` is installed.
+//! them), over the grids of blocks the engine's own launches have (`naive_config`). One step
+//! over the whole interior is compared with the CPU reference engine, and the same step
+//! launched as a split run launches it (the middle planes, then the planes on both sides in
+//! one launch of two block rows) with the one launch, bit for bit. Skips when no `g++` is
+//! installed.
 
 use super::host_cxx::compile_for_host;
 use super::source::stencil_source;
-use super::stencil_emulate::{error_after, run_emulator, signed_stencil, LAUNCH_SPLIT, PRELUDE};
+use super::stencil::naive_config;
+use super::stencil_emulate::{error_after, launch_words, pass_launches, run_emulator};
+use super::stencil_emulate::{signed_stencil, LAUNCH_SPLIT, PRELUDE};
 use crate::{Grid, Real, Stencil};
 
-/// Header: nx, ny, nz, pitch, plane, then the middle planes [m0, m1): when they are not
-/// empty, the step is two launches, the middle planes then the planes on both sides
-/// (`LAUNCH_SPLIT`).
+/// Header: nx, ny, nz, pitch, plane, then the step's launches as the engine makes them
+/// (`pass_launches`): the whole interior, or a split run's two.
 const DRIVER: &str = r#"
 int main(int argc, char** argv) {
     std::vector<REAL> a;
-    const std::vector<long long> h = read_input(argv[1], 7, a);
-    const int nx = h[0], ny = h[1], nz = h[2], m0 = h[5], m1 = h[6];
+    const std::vector<long long> h = read_input(argv[1], 5 + LAUNCH_WORDS, a);
+    const int nx = h[0], ny = h[1], nz = h[2];
     const long long pitch = h[3], plane = h[4];
     std::vector<REAL> b = a;
     int non_finite = 0;
-    auto run = [&](int a0, int a1, int b0, int b1) {
+    auto run = [&](const EmuLaunch& l) {
         blockDim = {32, 8, 1};
-        gridDim = {(unsigned)((nx + 31) / 32), (unsigned)((ny + 7) / 8), b0 < b1 ? 2u : 1u};
+        gridDim = {l.gx, l.gy, l.gz};
         for (unsigned bz = 0; bz < gridDim.z; ++bz)
         for (unsigned by = 0; by < gridDim.y; ++by)
         for (unsigned bx = 0; bx < gridDim.x; ++bx)
@@ -31,11 +33,11 @@ int main(int argc, char** argv) {
         for (unsigned tx = 0; tx < 32; ++tx) {
             blockIdx = {bx, by, bz};
             threadIdx = {tx, ty, 0};
-            stencil_naive(a.data(), b.data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, 0, 1,
-                          &non_finite);
+            stencil_naive(a.data(), b.data(), nx, ny, nz, pitch, plane, l.a0, l.a1, l.b0, l.b1,
+                          0, 1, &non_finite);
         }
     };
-    launch_split(run, b, nx, ny, nz, pitch, plane, m0, m1);
+    run_pass(run, b, nx, ny, nz, pitch, plane, launches_at(h, 5));
     write_result(argv[2], b, non_finite);
     return 0;
 }
@@ -59,13 +61,16 @@ fn step<T: Real>(
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(&label);
     let naive = stencil_source::<T>(&stencil, None, 0);
-    let source = format!("{PRELUDE}{naive}\n{LAUNCH_SPLIT}{DRIVER}");
+    let source = format!("{PRELUDE}{naive}\n{LAUNCH_SPLIT}{}{DRIVER}", launch_words());
     if !compile_for_host(&source, &exe) {
         println!("skipping: g++ is not installed");
         return None;
     }
     let grid = Grid::<T>::random(dims, -1.0, 1.0, 5).unwrap();
-    let (got, flag) = run_emulator(&exe, &grid, &[middle.start, middle.end]);
+    // One step: its outputs read R planes on either side.
+    let r = stencil.radius();
+    let launches = pass_launches(dims, (r, r), &middle, |p| naive_config(dims, p));
+    let (got, flag) = run_emulator(&exe, &grid, &launches);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(flag, 0, "{label}: non-finite flag raised");
     let err = error_after(&stencil, &grid, 1, &got);

@@ -620,7 +620,7 @@ pub(crate) fn check_naive_launches(r: usize, dims: [usize; 3]) -> Result<()> {
 
 /// `stencil_naive`'s launch over the output planes `planes`: a thread per column in 32 x 8
 /// blocks, a block row per range.
-fn naive_config(dims: [usize; 3], planes: &ZPlanes) -> Result<LaunchConfig> {
+pub(super) fn naive_config(dims: [usize; 3], planes: &ZPlanes) -> Result<LaunchConfig> {
     let [nx, ny, _] = dims;
     let rows = 1 + usize::from(!planes.b.is_empty());
     Ok(LaunchConfig {
@@ -673,17 +673,17 @@ fn launch_naive<T: Real>(
 
 /// What a blocked launch's grid is cut from: the radius, the kernel's shape, the z-chunk
 /// length and the arrays' layout.
-struct Launch {
-    r: usize,
-    shape: BlockedShape,
-    stream_block: usize,
-    layout: Layout,
+pub(super) struct Launch {
+    pub(super) r: usize,
+    pub(super) shape: BlockedShape,
+    pub(super) stream_block: usize,
+    pub(super) layout: Layout,
 }
 
 impl Launch {
     /// The launch over the output planes `planes`: tiles of the shape's valid width across the
     /// interior, a block row per z-chunk of the stream block's length.
-    fn config(&self, planes: &ZPlanes, shared: usize) -> Result<LaunchConfig> {
+    pub(super) fn config(&self, planes: &ZPlanes, shared: usize) -> Result<LaunchConfig> {
         let (r, shape) = (self.r, self.shape);
         let [nx, ny, _] = self.layout.dims;
         let (vx, vy) = (

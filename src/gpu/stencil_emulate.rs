@@ -7,11 +7,16 @@
 //! `g++` is installed.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::process::Command;
 
+use cudarc::driver::LaunchConfig;
+
 use super::host_cxx::compile_for_host;
 use super::source::{stencil_source, BlockedShape};
+use super::stencil::{Launch, Layout};
+use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::{Engine, Grid, PlanBuilder, Real, Solver, Stencil};
 
 /// The rest of CUDA for this kernel (see `host_cxx`); threads of a block are host threads.
@@ -52,10 +57,11 @@ template <class T> T __shfl_down_sync(unsigned, T v, int d) { return shuffle_fro
 "#;
 
 /// C++ the stencil and wave kernels' drivers share: `run_blocks` runs a launch's blocks;
-/// `launch_split` runs one pass (or step) over the whole interior, or, with the middle planes `[m0, m1)` not empty, as a split run launches it:
-/// the middle planes, then the planes on both sides. Before, every interior cell of the output
-/// holds a value no launch computes, so that the middle launch is seen to write its planes and
-/// no other (exit code 3 otherwise).
+/// `run_pass` runs one pass's launches, the stencil drivers' as [`pass_launches`] made them
+/// on the engine's own terms; `launch_split` runs a pass over the whole interior, or, with the
+/// middle planes `[m0, m1)` not empty, as a split run launches it, the middle planes first (the
+/// wave driver's, which works out its launches' grids). With several launches a pass checks
+/// that the first writes its planes and no other (exit code 3 otherwise).
 pub(super) const LAUNCH_SPLIT: &str = r#"
 // Reads the emulator's input file: `n` header values (nx, ny, nz, pitch, plane, then the
 // driver's own), then the grid as doubles, into `grid`.
@@ -102,28 +108,67 @@ void run_blocks(Kernel kernel) {
     }
 }
 
+// One launch of a pass: its output planes [a0, a1) then [b0, b1), and its grid of blocks as
+// the engine works it out (zero where the driver works it out itself).
+struct EmuLaunch {
+    int a0, a1, b0, b1;
+    unsigned gx, gy, gz;
+};
+
+// The launches in header `h` from `at`: their count, then seven values each.
+std::vector<EmuLaunch> launches_at(const std::vector<long long>& h, int at) {
+    std::vector<EmuLaunch> out;
+    for (long long i = 0; i < h[at]; ++i) {
+        const long long* v = &h[at + 1 + 7 * i];
+        out.push_back({(int)v[0], (int)v[1], (int)v[2], (int)v[3], (unsigned)v[4],
+                       (unsigned)v[5], (unsigned)v[6]});
+    }
+    return out;
+}
+
+// Runs one pass's launches in order. With more than one, every interior cell of the output
+// first holds a value no launch computes, so that the first launch is seen to write its
+// planes and no other (exit code 3 otherwise).
 template <class Run>
-void launch_split(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long pitch,
-                  long long plane, int m0, int m1) {
+void run_pass(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long pitch,
+              long long plane, const std::vector<EmuLaunch>& launches) {
     auto each_interior = [&](auto f) {
         for (int z = RADIUS; z < nz - RADIUS; ++z)
             for (int y = RADIUS; y < ny - RADIUS; ++y)
                 for (int x = RADIUS; x < nx - RADIUS; ++x) f(z, out[z * plane + y * pitch + x]);
     };
     const REAL unset = REAL(-12345);
-    if (m0 >= m1) {
-        run(RADIUS, nz - RADIUS, nz - RADIUS, nz - RADIUS);
-        return;
+    if (launches.size() > 1) each_interior([&](int, REAL& v) { v = unset; });
+    run(launches[0]);
+    if (launches.size() > 1) {
+        const EmuLaunch& f = launches[0];
+        each_interior([&](int z, REAL& v) {
+            const bool mine = (z >= f.a0 && z < f.a1) || (z >= f.b0 && z < f.b1);
+            if ((v == unset) == mine) {
+                fprintf(stderr, "plane %d: the first launch got it wrong\n", z);
+                exit(3);
+            }
+        });
     }
-    each_interior([&](int, REAL& v) { v = unset; });
-    run(m0, m1, m1, m1);
-    each_interior([&](int z, REAL& v) {
-        if ((v == unset) == (z >= m0 && z < m1)) {
-            fprintf(stderr, "plane %d: the middle launch got it wrong\n", z);
-            exit(3);
-        }
-    });
-    run(RADIUS, m0, m1, nz - RADIUS);
+    for (size_t i = 1; i < launches.size(); ++i) run(launches[i]);
+}
+
+// [`run_pass`] over the whole interior, or, with the middle planes [m0, m1) not empty, as a
+// split run launches it: the middle planes, then the planes on both sides; `run` takes a
+// launch's planes and works out its grid.
+template <class Run>
+void launch_split(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long pitch,
+                  long long plane, int m0, int m1) {
+    const int lo = RADIUS, hi = nz - RADIUS;
+    std::vector<EmuLaunch> launches;
+    if (m0 >= m1) {
+        launches.push_back({lo, hi, hi, hi, 0, 0, 0});
+    } else {
+        launches.push_back({m0, m1, m1, m1, 0, 0, 0});
+        launches.push_back({lo, m0, m1, hi, 0, 0, 0});
+    }
+    run_pass([&](const EmuLaunch& l) { run(l.a0, l.a1, l.b0, l.b1); }, out, nx, ny, nz, pitch,
+             plane, launches);
 }
 "#;
 
@@ -132,40 +177,30 @@ const DRIVER: &str = r#"
 #ifdef RX
 #define EMU_KERNEL stencil_shuffle
 #define EMU_BX 32
-#define EMU_TX (32 * RX)
 #else
 #define EMU_KERNEL stencil_blocked
 #define EMU_BX BX
-#define EMU_TX BX
 #endif
-// Runs the blocks of one launch over the output planes [a0, a1) then [b0, b1).
-template <class Kernel>
-void launch(Kernel kernel, int a0, int a1, int b0, int b1, int hz) {
-    gridDim.z = (unsigned)((a1 - a0 + hz - 1) / hz + (b1 - b0 + hz - 1) / hz);
-    run_blocks(kernel);
-}
-
-// Header: nx, ny, nz, pitch, plane, hz, passes, then the middle planes [m0, m1): when they
-// are not empty, each pass is two launches, the middle planes then the planes on both sides
-// of them, as a split run's passes go.
+// Header: nx, ny, nz, pitch, plane, hz, passes, then one pass's launches as the engine makes
+// them (`pass_launches`): the whole interior, or a split run's two.
 int main(int argc, char** argv) {
     std::vector<REAL> a;
-    const std::vector<long long> h = read_input(argv[1], 9, a);
-    const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6], m0 = h[7], m1 = h[8];
+    const std::vector<long long> h = read_input(argv[1], 7 + LAUNCH_WORDS, a);
+    const int nx = h[0], ny = h[1], nz = h[2], hz = h[5], passes = h[6];
     const long long pitch = h[3], plane = h[4];
+    const std::vector<EmuLaunch> launches = launches_at(h, 7);
     std::vector<REAL> b = a;
     int non_finite = 0;
-    const int vx = EMU_TX - 2 * RADIUS * BT, vy = BY * RY - 2 * RADIUS * BT;
     blockDim = {EMU_BX, BY, 1};
-    gridDim = {(unsigned)((nx - 2 * RADIUS + vx - 1) / vx), (unsigned)((ny - 2 * RADIUS + vy - 1) / vy), 1};
     for (int pass = 0; pass < passes; ++pass) {
-        auto run = [&](int a0, int a1, int b0, int b1) {
-            launch([&] {
-                EMU_KERNEL(a.data(), b.data(), nx, ny, nz, pitch, plane, a0, a1, b0, b1, hz,
-                           pass + 1, &non_finite);
-            }, a0, a1, b0, b1, hz);
+        auto run = [&](const EmuLaunch& l) {
+            gridDim = {l.gx, l.gy, l.gz};
+            run_blocks([&] {
+                EMU_KERNEL(a.data(), b.data(), nx, ny, nz, pitch, plane, l.a0, l.a1, l.b0, l.b1,
+                           hz, pass + 1, &non_finite);
+            });
         };
-        launch_split(run, b, nx, ny, nz, pitch, plane, m0, m1);
+        run_pass(run, b, nx, ny, nz, pitch, plane, launches);
         std::swap(a, b);
     }
     write_result(argv[2], a, non_finite);
@@ -212,22 +247,86 @@ fn compile<T: Real>(
         .collect::<Vec<_>>()
         .join("\n");
     compile_for_host(
-        &format!("{PRELUDE}{source}\n{LAUNCH_SPLIT}{DRIVER}"),
+        &format!(
+            "{PRELUDE}{source}\n{LAUNCH_SPLIT}{}{DRIVER}",
+            launch_words()
+        ),
         &dir.join(name),
     )
 }
 
-/// Runs the emulated kernel on `grid` for `passes` passes and returns the result and the
-/// kernel's non-finite flag (0, or the number of the pass that raised it). With `middle` not
-/// empty, each pass launches those output planes first, then the rest.
+/// Header words the stencil drivers read after their own: one pass's launches, as their count
+/// and seven values each (`a0, a1, b0, b1` and the grid of blocks), room for two.
+const LAUNCH_WORDS: usize = 1 + 2 * 7;
+
+/// [`LAUNCH_WORDS`] for the drivers' C++.
+pub(super) fn launch_words() -> String {
+    format!("#define LAUNCH_WORDS {LAUNCH_WORDS}\n")
+}
+
+/// One pass's launches over a grid of `dims` as the engine makes them, as the drivers' header
+/// words: over the whole interior, or, with `middle` not empty, as a split run's pass while
+/// halos of `r` planes travel (`split_pass`, outputs reading `depth` planes on either side):
+/// the planes that need no halo, which must be `middle`, then the bands beside them. `config`
+/// is the engine's launch over some planes, whose grid of blocks the emulator runs.
+pub(super) fn pass_launches(
+    dims: [usize; 3],
+    (r, depth): (usize, usize),
+    middle: &Range<usize>,
+    config: impl Fn(&ZPlanes) -> crate::Result<LaunchConfig>,
+) -> Vec<usize> {
+    let in_flight = match middle.is_empty() {
+        true => InFlight::NONE,
+        false => InFlight { lo: r, hi: r },
+    };
+    let (early, late) = split_pass(dims[2], r, depth, in_flight);
+    if !middle.is_empty() {
+        assert_eq!(
+            early,
+            ZPlanes::one(middle.clone()),
+            "the planes needing no halo"
+        );
+    }
+    let launches: Vec<ZPlanes> = [early, late]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut words = vec![launches.len()];
+    for p in &launches {
+        let (gx, gy, gz) = config(p).expect("the emulated grids fit a launch").grid_dim;
+        words.extend([p.a.start, p.a.end, p.b.start, p.b.end]);
+        words.extend([gx, gy, gz].map(|g| g as usize));
+    }
+    words.resize(LAUNCH_WORDS, 0);
+    words
+}
+
+/// Runs the emulated kernel of `shape` (radius `r`) on `grid` for `passes` passes in z-chunks
+/// of `hz` planes, launched as the engine launches them ([`Launch::config`]), and returns the
+/// result and the kernel's non-finite flag (0, or the number of the pass that raised it).
+/// With `middle` not empty, each pass launches those output planes first, then the rest.
 fn emulate<T: Real>(
     exe: &Path,
     grid: &Grid<T>,
-    hz: usize,
-    passes: usize,
-    middle: std::ops::Range<usize>,
+    (r, shape): (usize, BlockedShape),
+    (hz, passes): (usize, usize),
+    middle: Range<usize>,
 ) -> (Vec<f64>, i32) {
-    run_emulator(exe, grid, &[hz, passes, middle.start, middle.end])
+    let dims = grid.dims();
+    let at = Launch {
+        r,
+        shape,
+        stream_block: hz,
+        layout: Layout {
+            dims,
+            pitch: grid.pitch(),
+            plane: grid.plane_stride(),
+        },
+    };
+    let depth = r * shape.dim_t;
+    let launches = pass_launches(dims, (r, depth), &middle, |p| at.config(p, 0));
+    let header: Vec<usize> = [hz, passes].into_iter().chain(launches).collect();
+    run_emulator(exe, grid, &header)
 }
 
 /// Runs the emulator `exe` on `grid`, its header the grid's dims, pitch and plane stride and
@@ -371,7 +470,8 @@ mod tests {
             return None;
         }
         let grid = Grid::<T>::random(dims, -1.0, 1.0, 7).unwrap();
-        let (got, flag) = emulate(&dir.join(&exe_name), &grid, hz, passes, middle);
+        let at = (stencil.radius(), shape);
+        let (got, flag) = emulate(&dir.join(&exe_name), &grid, at, (hz, passes), middle);
         std::fs::remove_dir_all(&dir).ok();
         Some((grid, got, flag))
     }
@@ -586,12 +686,13 @@ mod tests {
                 return;
             }
             let mut grid = Grid::<f32>::random([37, 29, 23], -1.0, 1.0, 3).unwrap();
-            let (_, flag) = emulate(&dir.join(&name), &grid, 8, 2, 0..0);
+            let at = (stencil.radius(), shape);
+            let (_, flag) = emulate(&dir.join(&name), &grid, at, (8, 2), 0..0);
             assert_eq!(flag, 0, "rx {rx}: flag raised on a finite grid");
             grid.set(20, 11, 13, f32::INFINITY);
             // Two passes swap the buffers twice: the result is pass 1's input, which pass 2
             // must not have overwritten.
-            let (got, flag) = emulate(&dir.join(&name), &grid, 8, 2, 0..0);
+            let (got, flag) = emulate(&dir.join(&name), &grid, at, (8, 2), 0..0);
             assert_eq!(flag, 1, "rx {rx}: an infinity did not raise pass 1's flag");
             let input: Vec<f64> = grid.storage().iter().map(|&v| v as f64).collect();
             assert!(

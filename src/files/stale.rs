@@ -40,24 +40,24 @@ fn writer(name: &OsStr) -> Option<u32> {
     (!target.is_empty() && digits).then(|| pid.parse().ok())?
 }
 
-/// Removes the temporary files in `dir` that killed writes left (see [`remove_left_in`]),
-/// looking at most once per [`STALE_AFTER`] in each directory, so that a run writing many
-/// files into one directory does not list it for each. Only where this machine's processes
-/// can be seen (`/proc`); best effort: what cannot be examined or removed stays.
+/// Removes the temporary files in `dir` (its path resolved, so that two spellings of one
+/// directory meet) that killed writes left (see [`remove_left_in`]), looking at most once per
+/// [`STALE_AFTER`] in each directory, so that a run writing many files into one directory does
+/// not list it for each. Only where this machine's processes can be seen (`/proc`); best
+/// effort: what cannot be examined or removed stays.
 pub(super) fn remove_left_behind(dir: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
     }
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     {
         let mut looked = LOOKED.lock().unwrap_or_else(PoisonError::into_inner);
         match looked.iter_mut().find(|(d, _)| *d == dir) {
             Some((_, at)) if at.elapsed() < STALE_AFTER => return,
             Some((_, at)) => *at = Instant::now(),
-            None => looked.push((dir.clone(), Instant::now())),
+            None => looked.push((dir.to_path_buf(), Instant::now())),
         }
     }
-    remove_left_in(&dir);
+    remove_left_in(dir);
 }
 
 /// Removes every temporary file in `dir` whose writer is no live process on this machine

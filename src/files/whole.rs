@@ -182,8 +182,8 @@ impl Staged {
             places.push(place);
             files.push((temporary_beside(&file)?, file, target));
         }
-        for (_, file, _) in &files {
-            stale::remove_left_behind(&parent_dir(file));
+        for place in &places {
+            stale::remove_left_behind(&parent_dir(place));
         }
         unfinished().extend(files.iter().map(|f| f.0.clone()));
         Ok(Staged {

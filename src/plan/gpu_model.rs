@@ -437,15 +437,20 @@ impl GpuModel<'_> {
         if !self.one_launch {
             return true;
         }
-        let r = self.cost.radius;
-        let halo = 2 * r * shape.dim_t;
+        within_launch_limits(self.tile_grid(shape, stream_block))
+    }
+
+    /// The grid of blocks of one pass of `shape` over the interior, as the engine launches it:
+    /// tiles of the valid width along x and y, z-chunks of `stream_block` planes (at most the
+    /// interior's) along z. A shape whose tile keeps no output counts one column or row a tile.
+    fn tile_grid(&self, shape: &BlockedShape, stream_block: usize) -> [usize; 3] {
+        let halo = 2 * self.cost.radius * shape.dim_t;
         let [ix, iy, iz] = self.interior();
-        let blocks = [
+        [
             ix.div_ceil(shape.tx().saturating_sub(halo).max(1)),
             iy.div_ceil(shape.ty().saturating_sub(halo).max(1)),
             iz.div_ceil(stream_block.min(iz).max(1)),
-        ];
-        within_launch_limits(blocks)
+        ]
     }
 
     /// The candidate of `shape` with footprint `fp`.
@@ -589,10 +594,8 @@ impl GpuModel<'_> {
     fn coverage(&self, shape: &BlockedShape, stream_block: usize) -> Coverage {
         let r = self.cost.radius;
         let (dim_t, tx, ty) = (shape.dim_t, shape.tx(), shape.ty());
-        let [ix, iy, iz] = self.interior();
-        let (vx, vy) = (tx - 2 * r * dim_t, ty - 2 * r * dim_t);
-        let hz = stream_block.min(iz);
-        let blocks = ix.div_ceil(vx) * iy.div_ceil(vy) * iz.div_ceil(hz);
+        let hz = stream_block.min(self.interior()[2]);
+        let blocks: usize = self.tile_grid(shape, stream_block).iter().product();
         let steps = (hz + 2 * r * dim_t) as f64;
         Coverage {
             hz,

@@ -38,6 +38,7 @@ pub mod test_gate;
 pub(crate) mod wave;
 #[cfg(test)]
 mod wave_emulate;
+pub(crate) mod wave_launches;
 pub(crate) mod wave_source;
 pub(crate) mod wave_tiles;
 pub(crate) mod zplanes;

@@ -10,7 +10,7 @@ use super::host_cxx::compile_for_host;
 use super::source::stencil_source;
 use super::stencil::naive_config;
 use super::stencil_emulate::{error_after, launch_words, pass_launches, run_emulator};
-use super::stencil_emulate::{signed_stencil, LAUNCH_SPLIT, PRELUDE};
+use super::stencil_emulate::{signed_stencil, DRIVER_PARTS, PRELUDE};
 use crate::{Grid, Real, Stencil};
 
 /// Header: nx, ny, nz, pitch, plane, then the step's launches as the engine makes them
@@ -61,7 +61,7 @@ fn step<T: Real>(
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(&label);
     let naive = stencil_source::<T>(&stencil, None, 0);
-    let source = format!("{PRELUDE}{naive}\n{LAUNCH_SPLIT}{}{DRIVER}", launch_words());
+    let source = format!("{PRELUDE}{naive}\n{DRIVER_PARTS}{}{DRIVER}", launch_words());
     if !compile_for_host(&source, &exe) {
         println!("skipping: g++ is not installed");
         return None;

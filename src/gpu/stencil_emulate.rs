@@ -56,13 +56,11 @@ template <class T> T __shfl_up_sync(unsigned, T v, int d) { return shuffle_from(
 template <class T> T __shfl_down_sync(unsigned, T v, int d) { return shuffle_from(v, d); }
 "#;
 
-/// C++ the stencil and wave kernels' drivers share: `run_blocks` runs a launch's blocks;
-/// `run_pass` runs one pass's launches, the stencil drivers' as [`pass_launches`] made them
-/// on the engine's own terms; `launch_split` runs a pass over the whole interior, or, with the
-/// middle planes `[m0, m1)` not empty, as a split run launches it, the middle planes first (the
-/// wave driver's, which works out its launches' grids). With several launches a pass checks
-/// that the first writes its planes and no other (exit code 3 otherwise).
-pub(super) const LAUNCH_SPLIT: &str = r#"
+/// C++ the stencil and wave kernels' drivers share: `read_input` reads a stencil driver's
+/// input; `run_blocks` runs a launch's blocks; `run_pass` runs one pass's launches, the stencil
+/// drivers' as [`pass_launches`] made them on the engine's own terms, and with several launches
+/// checks that the first writes its planes and no other (exit code 3 otherwise).
+pub(super) const DRIVER_PARTS: &str = r#"
 // Reads the emulator's input file: `n` header values (nx, ny, nz, pitch, plane, then the
 // driver's own), then the grid as doubles, into `grid`.
 std::vector<long long> read_input(const char* path, int n, std::vector<REAL>& grid) {
@@ -109,7 +107,7 @@ void run_blocks(Kernel kernel) {
 }
 
 // One launch of a pass: its output planes [a0, a1) then [b0, b1), and its grid of blocks as
-// the engine works it out (zero where the driver works it out itself).
+// the engine works it out.
 struct EmuLaunch {
     int a0, a1, b0, b1;
     unsigned gx, gy, gz;
@@ -151,24 +149,6 @@ void run_pass(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long
         });
     }
     for (size_t i = 1; i < launches.size(); ++i) run(launches[i]);
-}
-
-// [`run_pass`] over the whole interior, or, with the middle planes [m0, m1) not empty, as a
-// split run launches it: the middle planes, then the planes on both sides; `run` takes a
-// launch's planes and works out its grid.
-template <class Run>
-void launch_split(Run run, std::vector<REAL>& out, int nx, int ny, int nz, long long pitch,
-                  long long plane, int m0, int m1) {
-    const int lo = RADIUS, hi = nz - RADIUS;
-    std::vector<EmuLaunch> launches;
-    if (m0 >= m1) {
-        launches.push_back({lo, hi, hi, hi, 0, 0, 0});
-    } else {
-        launches.push_back({m0, m1, m1, m1, 0, 0, 0});
-        launches.push_back({lo, m0, m1, hi, 0, 0, 0});
-    }
-    run_pass([&](const EmuLaunch& l) { run(l.a0, l.a1, l.b0, l.b1); }, out, nx, ny, nz, pitch,
-             plane, launches);
 }
 "#;
 
@@ -248,7 +228,7 @@ fn compile<T: Real>(
         .join("\n");
     compile_for_host(
         &format!(
-            "{PRELUDE}{source}\n{LAUNCH_SPLIT}{}{DRIVER}",
+            "{PRELUDE}{source}\n{DRIVER_PARTS}{}{DRIVER}",
             launch_words()
         ),
         &dir.join(name),

@@ -10,21 +10,23 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
-use super::launch_grid::{grid_words, launch_grid};
 use super::source::WIDE_INDEX;
 use super::stencil::{
     agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
 };
-use super::wave_source::{wave_source, WaveShape, NAIVE_BLOCK};
+use super::wave_launches::{
+    check_naive_launches, launch_config, BlockedTerms, Form, PassLaunch, PassTerms,
+};
+use super::wave_source::{wave_source, WaveShape};
 use super::wave_tiles::tile_origin;
-use super::zplanes::{split_pass, InFlight, ZPlanes};
+use super::zplanes::{InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
-use crate::wave::rigid::{rigid_sides, settle_rigid_faces};
+use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::{WaveKernel, Wavefield};
 use crate::{Error, Grid, Real, Result};
 
@@ -54,14 +56,13 @@ pub(crate) fn shape_of(params: &EngineParams, dim_t: usize) -> Result<Option<Wav
     }
 }
 
-/// A compiled blocked kernel with its shape and shared-memory bytes.
+/// A compiled blocked kernel with the terms of its launches.
 struct Blocked {
     kernel: Kernel,
     /// At one step per pass, `wave_blocked_inner`: the inner tiles' planes of the inner box in
     /// the plain form, while `kernel` takes the layers' form everywhere else.
     inner: Option<Kernel>,
-    shape: WaveShape,
-    shared: usize,
+    terms: BlockedTerms,
 }
 
 /// The kernels a run launches: the naive one (also the replay of a failed pass) and the blocked
@@ -120,17 +121,16 @@ impl Kernels {
                     shape.by * shape.ry
                 )));
             }
-            let shared = shape.shared_bytes(r, T::DTYPE);
+            let terms = BlockedTerms::of(shape, r, T::DTYPE);
             let source = wave_source::<T>(kernel, Some(shape), elements);
-            let inner = match dim_t {
-                1 => Some(gpu.kernel(&source, "wave_blocked_inner", shared)?),
-                _ => None,
+            let inner = match terms.inner {
+                true => Some(gpu.kernel(&source, "wave_blocked_inner", terms.shared)?),
+                false => None,
             };
             Ok(Some(Blocked {
-                kernel: gpu.kernel(&source, "wave_blocked", shared)?,
+                kernel: gpu.kernel(&source, "wave_blocked", terms.shared)?,
                 inner,
-                shape,
-                shared,
+                terms,
             }))
         };
         let dim_t = params.dim_t.max(1);
@@ -143,8 +143,8 @@ impl Kernels {
         let dims = field.dims();
         let interior = ZPlanes::one(r..dims[2].saturating_sub(r));
         for b in [full.as_ref(), short.as_ref()].into_iter().flatten() {
-            let origin = tile_origin(&b.shape, r, dims, field.damping.inner);
-            launch_config(Some(b), r, dims, origin, &interior)?;
+            let origin = tile_origin(&b.terms.shape, r, dims, field.damping.inner);
+            launch_config(Some(b.terms), r, dims, origin, &interior)?;
         }
         check_naive_launches(kernel, dims)?;
         Ok(Kernels {
@@ -158,7 +158,7 @@ impl Kernels {
 
     /// Steps per pass.
     fn dim_t(&self) -> usize {
-        self.full.as_ref().map_or(1, |b| b.shape.dim_t)
+        self.full.as_ref().map_or(1, |b| b.terms.shape.dim_t)
     }
 
     /// The shape of the run's one-step blocked pass, if it has one (every other pass's tiles
@@ -167,7 +167,7 @@ impl Kernels {
         [&self.full, &self.short]
             .into_iter()
             .flatten()
-            .map(|b| b.shape)
+            .map(|b| b.terms.shape)
             .find(|s| s.dim_t == 1)
     }
 }
@@ -323,7 +323,6 @@ struct OnDevice<T> {
     probes: ProbeMap,
     at: Levels,
     dims: [usize; 3],
-    radius: usize,
     pitch: usize,
     plane: usize,
     /// The planes of the inner box in z (`meta[4] .. meta[5]`).
@@ -360,75 +359,6 @@ fn extra_bytes<T: Real>(field: &Wavefield<T>, batch_steps: usize) -> u64 {
     let e = std::mem::size_of::<T>() as u64;
     let per_step = (field.probes.len() + field.injections.len()) as u64 * e;
     batch_steps as u64 * per_step + (nx * ny + 1) as u64 * 4 + 2 * (nx + ny + nz) as u64 * e + 4096
-}
-
-/// A launch over the output planes `planes` of a `dims` grid at radius `r`, with its z-chunk
-/// length: the naive kernel's (`blocked` None, 2D blocks of columns) or a blocked pass's (its
-/// tiles from `origin`, a block row per z-chunk). [`Error::InvalidPlan`] when the grid of
-/// blocks exceeds CUDA's limits.
-fn launch_config(
-    blocked: Option<&Blocked>,
-    r: usize,
-    dims: [usize; 3],
-    origin: [i64; 2],
-    planes: &ZPlanes,
-) -> Result<(LaunchConfig, usize)> {
-    let [nx, ny, _] = dims;
-    let Some(b) = blocked else {
-        let blocks = [nx.div_ceil(NAIVE_BLOCK[0]), ny.div_ceil(NAIVE_BLOCK[1]), 1];
-        let cfg = LaunchConfig {
-            grid_dim: launch_grid(blocks, || grid_words(dims))?,
-            block_dim: (NAIVE_BLOCK[0] as u32, NAIVE_BLOCK[1] as u32, 1),
-            shared_mem_bytes: 0,
-        };
-        return Ok((cfg, 0));
-    };
-    let hz = match b.shape.hz {
-        0 => planes.a.len().max(planes.b.len()),
-        hz => hz,
-    };
-    let g = b.shape.grid(r, dims, origin).unwrap_or([1; 3]);
-    let cfg = LaunchConfig {
-        grid_dim: launch_grid([g[0], g[1], planes.chunks(hz)], || grid_words(dims))?,
-        block_dim: (b.shape.bx as u32, b.shape.by as u32, 1),
-        shared_mem_bytes: b.shared as u32,
-    };
-    Ok((cfg, hz))
-}
-
-/// Checks, without a device, that the one-step launches of `kernel` on a `dims` grid keep to
-/// CUDA's grid limits: gpu-naive's (which also replays a failed blocked pass) and the mirrors
-/// of its rigid faces, which every GPU run takes.
-pub(crate) fn check_naive_launches(kernel: &WaveKernel, dims: [usize; 3]) -> Result<()> {
-    let r = kernel.radius();
-    launch_config(
-        None,
-        r,
-        dims,
-        [r as i64; 2],
-        &ZPlanes::one(r..dims[2].saturating_sub(r)),
-    )?;
-    for (axis, _) in rigid_sides(kernel) {
-        mirror_config(axis, dims)?;
-    }
-    Ok(())
-}
-
-/// The mirror launch of a rigid face across `axis` of a `dims` grid: a thread per cell of the
-/// face in 32 x 8 blocks.
-fn mirror_config(axis: usize, [nx, ny, nz]: [usize; 3]) -> Result<LaunchConfig> {
-    let (na, nb) = match axis {
-        0 => (ny, nz),
-        1 => (nx, nz),
-        _ => (nx, ny),
-    };
-    Ok(LaunchConfig {
-        grid_dim: launch_grid([na.div_ceil(32), nb.div_ceil(8), 1], || {
-            grid_words([nx, ny, nz])
-        })?,
-        block_dim: (32, 8, 1),
-        shared_mem_bytes: 0,
-    })
 }
 
 impl<T: Real> OnDevice<T> {
@@ -479,7 +409,6 @@ impl<T: Real> OnDevice<T> {
                 phi: 0,
             },
             dims,
-            radius: r,
             pitch: field.u.pitch(),
             plane: field.u.plane_stride(),
             inner_z: meta[4] as usize..meta[5] as usize,
@@ -535,29 +464,23 @@ impl<T: Real> OnDevice<T> {
         s.synchronize().map_err(gpu_err)
     }
 
-    /// Queues one launch from the current levels over the output planes `planes`: the naive
-    /// kernel (`blocked` None, always over the whole interior) or a blocked pass; `s0` is the
-    /// batch step of its first level. Leaves the levels where they are ([`OnDevice::move_on`]
-    /// moves them after a pass's last launch).
+    /// Queues `l`, a launch of `kernel` from the current levels over its output planes; `s0` is
+    /// the batch step of its first level. Leaves the levels where they are
+    /// ([`OnDevice::move_on`] moves them after a pass's last launch).
     fn launch(
         &mut self,
         gpu: &Gpu,
-        (kernel, blocked): (&Kernel, Option<&Blocked>),
-        planes: &ZPlanes,
-        s0: usize,
-        pass: usize,
+        kernel: &Kernel,
+        l: &PassLaunch,
+        [s0, pass]: [usize; 2],
     ) -> Result<()> {
-        if planes.is_empty() {
-            return Ok(());
-        }
         let [nx, ny, _] = self.dims;
-        let (cfg, hz) = launch_config(blocked, self.radius, self.dims, self.origin, planes)?;
         let [out_u, out_prev] = self.at.free();
         let out_phi = 1 - self.at.phi;
         let (nx, ny, nz) = (nx as i32, ny as i32, self.dims[2] as i32);
         let (pitch, plane) = (self.pitch as i64, self.plane as i64);
-        let [a0, a1, b0, b1] = planes.args();
-        let (hz, s0, pass) = (hz as i32, s0 as i32, pass as i32);
+        let [a0, a1, b0, b1] = l.planes.args();
+        let (hz, s0, pass) = (l.hz as i32, s0 as i32, pass as i32);
         let mut args = gpu.stream.launch_builder(&kernel.function);
         args.arg(&self.u[self.at.u])
             .arg(&self.u[self.at.prev])
@@ -594,8 +517,8 @@ impl<T: Real> OnDevice<T> {
         // cells), and the kernels index them only below those counts, which `meta` carries. The
         // output buffers are distinct from the inputs (`Levels::free`, the other φ). The plane
         // ranges lie in the interior [R, nz - R) (`split_pass`, cut by `split_by`), and the
-        // launch has one block row per z-chunk of them.
-        unsafe { args.launch(cfg) }.map_err(gpu_err)?;
+        // launch has one block row per z-chunk of them (`PassTerms::launches`).
+        unsafe { args.launch(l.cfg) }.map_err(gpu_err)?;
         Ok(())
     }
 
@@ -605,7 +528,7 @@ impl<T: Real> OnDevice<T> {
         // At dim_t 1 the blocked kernel, like the naive one, leaves the new u⁻ (the old u)
         // where it is.
         let prev = match blocked {
-            Some(b) if b.shape.dim_t > 1 => out_prev,
+            Some(b) if b.terms.shape.dim_t > 1 => out_prev,
             _ => self.at.u,
         };
         self.at = Levels {
@@ -616,10 +539,10 @@ impl<T: Real> OnDevice<T> {
     }
 
     /// Queues one pass of `steps` steps (the blocked kernel `blocked`, else a naive step) after
-    /// its halo exchange and the mirror of the rigid faces, and moves the levels on. A blocked
-    /// pass without rigid faces computes the planes that need no halo while the z halos
-    /// travel, then the bands next to them; the others exchange first. A one-step pass reads
-    /// the older level and `φ` at its own cells only, so only `u` needs its halo.
+    /// its halo exchange, as [`PassTerms::launches`] lists it: the mirrors of the rigid faces,
+    /// the planes that need no halo (while the z halos travel, for a blocked pass without
+    /// rigid faces), then the bands next to the halos; then moves the levels on. A one-step
+    /// pass reads the older level and `φ` at its own cells only, so only `u` needs its halo.
     fn queue_pass(
         &mut self,
         gpu: &Gpu,
@@ -628,75 +551,74 @@ impl<T: Real> OnDevice<T> {
         (s0, pass): (usize, usize),
         hooks: &mut dyn PassHooks<T>,
     ) -> Result<()> {
+        let inner_z = self.inner_z.clone();
+        let terms = PassTerms {
+            kernel: faces,
+            dims: self.dims,
+            origin: self.origin,
+            inner_z: &inner_z,
+            blocked: blocked.map(|b| b.terms),
+        };
         let with_halo = if steps == 1 { 1 } else { 3 };
-        let beside = blocked.is_some() && kernels.mirror.is_none();
-        let in_flight = if beside {
+        let in_flight = if terms.overlaps() {
             hooks.before_pass_beside(&mut self.current()?[..with_halo])?
         } else {
             hooks.before_pass(&mut self.current()?[..with_halo])?;
             InFlight::NONE
         };
-        if let Some(mirror) = &kernels.mirror {
-            self.mirror(gpu, mirror, faces)?;
+        let (launches, before_halos) = terms.launches(in_flight)?;
+        for (i, l) in launches.iter().enumerate() {
+            if i == before_halos {
+                hooks.halos_arrived()?;
+            }
+            let kernel = match (l.form, blocked) {
+                (Form::Step, None) => Some(&kernels.naive),
+                (Form::Step, Some(b)) => Some(&b.kernel),
+                (Form::Inner, b) => b.and_then(|b| b.inner.as_ref()),
+                (Form::Mirror { .. }, _) => kernels.mirror.as_ref(),
+            };
+            let kernel = kernel.ok_or_else(|| {
+                Error::Gpu(format!("no kernel was compiled for a {:?} launch", l.form))
+            })?;
+            match l.form {
+                Form::Mirror { axis, side } => self.mirror(gpu, kernel, l, [axis, side])?,
+                _ => self.launch(gpu, kernel, l, [s0, pass])?,
+            }
         }
-        let r = kernels.radius;
-        let (early, late) = split_pass(self.dims[2], r, r * steps, in_flight);
-        let kernel = blocked.map_or(&kernels.naive, |b| &b.kernel);
-        self.launch_forms(gpu, (kernel, blocked), &early, [s0, pass])?;
-        hooks.halos_arrived()?;
-        self.launch_forms(gpu, (kernel, blocked), &late, [s0, pass])?;
+        if launches.len() == before_halos {
+            hooks.halos_arrived()?;
+        }
         self.move_on(blocked);
         Ok(())
     }
 
-    /// Queues the launches of a pass over `planes`: one of `kernel`, or at one step per pass
-    /// `kernel` (the layers' form) over every plane and the inner kernel over the inner box's
-    /// planes, so that no chunk straddles an end of the inner box (see `wave_blocked_inner` in
-    /// `kernels/wave.cu`).
-    fn launch_forms(
+    /// Queues `l`, the mirror launch of the rigid face on `side` of `axis`, into the boundary
+    /// layer of the current `u` (faces across x first, then y, then z, as on the host:
+    /// [`crate::wave::rigid::mirror_rigid_faces`]).
+    fn mirror(
         &mut self,
         gpu: &Gpu,
-        (kernel, blocked): (&Kernel, Option<&Blocked>),
-        planes: &ZPlanes,
-        [s0, pass]: [usize; 2],
+        mirror: &Kernel,
+        l: &PassLaunch,
+        [axis, side]: [usize; 2],
     ) -> Result<()> {
-        let Some((b, inner)) = blocked.and_then(|b| Some((b, b.inner.as_ref()?))) else {
-            return self.launch(gpu, (kernel, blocked), planes, s0, pass);
-        };
-        let (outside, middle) = planes.split_by(&self.inner_z);
-        for p in outside.iter().chain(&middle) {
-            self.launch(gpu, (kernel, Some(b)), p, s0, pass)?;
-        }
-        for p in &middle {
-            self.launch(gpu, (inner, Some(b)), p, s0, pass)?;
-        }
-        Ok(())
-    }
-
-    /// Queues the mirror of each rigid face of `kernel` into the boundary layer of the
-    /// current `u`: faces across x first, then y, then z, as on the host
-    /// ([`crate::wave::rigid::mirror_rigid_faces`]).
-    fn mirror(&mut self, gpu: &Gpu, mirror: &Kernel, kernel: &WaveKernel) -> Result<()> {
         let [nx, ny, nz] = self.dims;
         let (pitch, plane) = (self.pitch as i64, self.plane as i64);
-        for (axis, side) in rigid_sides(kernel) {
-            let cfg = mirror_config(axis, self.dims)?;
-            let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
-            let mut args = gpu.stream.launch_builder(&mirror.function);
-            args.arg(&mut self.u[self.at.u])
-                .arg(&n[0])
-                .arg(&n[1])
-                .arg(&n[2])
-                .arg(&pitch)
-                .arg(&plane)
-                .arg(&axis)
-                .arg(&side);
-            // SAFETY: the arguments match wave_mirror's parameters; the buffer holds the
-            // field's padded layout of these dimensions and strides, and the kernel touches
-            // only cells of it (the grid's dimensions are at least 3R along a rigid face's
-            // axis, checked with the kernel).
-            unsafe { args.launch(cfg) }.map_err(gpu_err)?;
-        }
+        let (n, axis, side) = ([nx as i32, ny as i32, nz as i32], axis as i32, side as i32);
+        let mut args = gpu.stream.launch_builder(&mirror.function);
+        args.arg(&mut self.u[self.at.u])
+            .arg(&n[0])
+            .arg(&n[1])
+            .arg(&n[2])
+            .arg(&pitch)
+            .arg(&plane)
+            .arg(&axis)
+            .arg(&side);
+        // SAFETY: the arguments match wave_mirror's parameters; the buffer holds the field's
+        // padded layout of these dimensions and strides, and the kernel touches only cells of
+        // it (the grid's dimensions are at least 3R along a rigid face's axis, checked with the
+        // kernel).
+        unsafe { args.launch(l.cfg) }.map_err(gpu_err)?;
         Ok(())
     }
 
@@ -851,22 +773,4 @@ fn advance<T: Real>(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The naive wave launch takes `NAIVE_BLOCK[1]` rows a block along y: a grid one row past
-    /// CUDA's 65,535 blocks is refused before anything is uploaded.
-    #[test]
-    fn wave_launches_past_cudas_grid_limits_are_refused() {
-        let rows = NAIVE_BLOCK[1] * 65_535;
-        let planes = ZPlanes::one(4..5);
-        assert!(launch_config(None, 4, [9, rows, 9], [4, 4], &planes).is_ok());
-        assert!(matches!(
-            launch_config(None, 4, [9, rows + 1, 9], [4, 4], &planes),
-            Err(Error::InvalidPlan(m)) if m.contains("along y")
-        ));
-    }
 }

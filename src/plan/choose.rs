@@ -325,7 +325,7 @@ impl PlanBuilder {
         let [nx, ny, nz] = self.dims;
         match &self.kernel {
             Kernel::Stencil(s) => crate::gpu::stencil::check_naive_launches(s.radius(), self.dims),
-            Kernel::Wave(w) => crate::gpu::wave::check_naive_launches(w, [nx, ny, nz]),
+            Kernel::Wave(w) => crate::gpu::wave_launches::check_naive_launches(w, [nx, ny, nz]),
             Kernel::Stencil2(_) | Kernel::Filter(_) => {
                 crate::gpu::plane_source::check_naive_launch([nx, ny])
             }

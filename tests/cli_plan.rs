@@ -110,6 +110,41 @@ fn gpu_options_explain_themselves() {
     }
 }
 
+/// A GPU launch shape for a wave kernel on a machine without a GPU says there is none; a
+/// convolution's size error names the kernel as written; the reference engine's row counts
+/// the one thread it runs on.
+#[test]
+fn wave_shapes_convolutions_and_the_reference_say_what_they_are() {
+    if stencil35d::gpu::detect_gpu().is_err() {
+        let (ok, _, err) = cli(&[
+            "plan", "--kernel", "wave:8", "--size", "48", "--pml", "10", "--block", "32x4",
+        ]);
+        assert!(!ok && err.contains("no GPU is available"), "{err}");
+    }
+    let (ok, _, err) = cli(&["plan", "--kernel", "conv2d:0x3"]);
+    assert!(
+        !ok && err.contains("kernel 'conv2d:0x3'") && !err.contains("dense"),
+        "{err}"
+    );
+    let (ok, out, err) = cli(&[
+        "bench",
+        "--size",
+        "16",
+        "--steps",
+        "1",
+        "--repeat",
+        "1",
+        "--engine",
+        "reference",
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let row: serde_json::Value = serde_json::from_str(out.lines().next().unwrap_or("")).unwrap();
+    assert_eq!(row["threads"], 1, "{out}");
+}
+
 /// A bad tuning value is reported once, naming the knob and the values it takes.
 #[test]
 fn a_bad_tuning_value_is_named_once() {

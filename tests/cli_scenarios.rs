@@ -653,3 +653,79 @@ fn a_heat_picture_beyond_the_size_limit_is_refused_before_the_run() {
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A lattice that blows up names the step counted from the start of the command's run, not
+/// from the part of it between two pictures.
+#[test]
+fn a_lattice_blow_up_names_the_step_of_the_whole_run() {
+    let dir = scratch("blow-up");
+    let step_of = |every: &str| {
+        let out = dir.join(format!("every-{every}"));
+        let args = [
+            "run",
+            "sphere",
+            "--size",
+            "48x24x24",
+            "--u-in",
+            "0.2",
+            "--re",
+            "250",
+            "--steps",
+            "3000",
+            "--engine",
+            "naive",
+            "--threads",
+            "1",
+            "--no-vti",
+            "--every",
+            every,
+            "--out",
+            path_str(&out),
+        ];
+        let text = refused(&args);
+        let at = text
+            .find("in time step ")
+            .unwrap_or_else(|| panic!("no step in: {text}"));
+        let digits: String = text[at + 13..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse::<usize>().unwrap()
+    };
+    let whole = step_of("0");
+    assert!(
+        whole > 50,
+        "the blow-up comes at step {whole}, within the first part"
+    );
+    assert_eq!(step_of("50"), whole);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A lattice too large for the memory is refused before it is built, counting the second copy
+/// a CPU run takes, so that the largest cube it names does run.
+#[test]
+fn a_lattice_too_large_names_a_cube_that_runs() {
+    let dir = scratch("lattice-memory");
+    let out = dir.join("out");
+    let budget = ["--tune", "memory_bytes=300000000"];
+    let args = [
+        &flow("cavity", "300", &out, &["--engine", "naive"])[..],
+        &budget[..],
+    ]
+    .concat();
+    let text = refused(&args);
+    says(&text, &["second copy", "the largest cube that fits is "]);
+    let at = text.find("fits is ").unwrap() + 8;
+    let n: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let fits = [
+        &flow("cavity", &n, &out, &["--engine", "naive", "--no-vti"])[..],
+        &budget[..],
+    ]
+    .concat();
+    let run = cli(&fits);
+    assert!(run.status.success(), "{}: {}", n, stderr(&run));
+    std::fs::remove_dir_all(&dir).ok();
+}

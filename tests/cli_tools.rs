@@ -207,8 +207,9 @@ fn from_json(name: &str, value: &serde_json::Value) -> (bool, String, Vec<String
     (ok, stderr, files)
 }
 
-/// `--from-json` checks every record and names the one at fault: zero sizes, negative MUPS,
-/// unknown kernels, a backend that is not the engine's; nothing is written then.
+/// `--from-json` checks every record and names the one at fault: zero or overflowing sizes, MUPS
+/// of zero or less, unknown kernels, a backend that is not the engine's, a row given twice;
+/// nothing is written then.
 #[test]
 fn from_json_records_are_validated() {
     let good = comparison_json();
@@ -216,7 +217,7 @@ fn from_json_records_are_validated() {
     assert!(ok, "{stderr}");
     assert_eq!(files.len(), 4, "{files:?}");
     type Edit = fn(&mut serde_json::Value);
-    let edits: [(Edit, &[&str]); 6] = [
+    let edits: [(Edit, &[&str]); 9] = [
         (|v| v["dims"][1] = 0.into(), &["dims (y) is 0"]),
         (|v| v["steps"] = 0.into(), &["steps is 0"]),
         (
@@ -234,6 +235,18 @@ fn from_json_records_are_validated() {
         (
             |v| v["cpu"]["bandwidth_gbs"] = 0.0.into(),
             &["cpu.bandwidth_gbs is 0"],
+        ),
+        (
+            |v| v["rows"][0]["measured"]["mups"] = 0.0.into(),
+            &["row 1 (star7 naive)", "mups is 0"],
+        ),
+        (
+            |v| v["dims"] = serde_json::json!([1u64 << 62, 1u64 << 62, 4]),
+            &["more cells than an address space"],
+        ),
+        (
+            |v| v["rows"][1] = v["rows"][0].clone(),
+            &["row 2 repeats star7 on naive"],
         ),
     ];
     for (i, (edit, words)) in edits.iter().enumerate() {

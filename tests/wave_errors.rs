@@ -25,6 +25,15 @@ fn unstable_steps_and_wide_layers_are_refused_before_allocation() {
     assert!(e.to_string().contains("wider than half"), "{e}");
     let e = Wavefield::new(kernel().with_pml(7), &model([20; 3])).unwrap_err();
     assert!(e.to_string().contains("at least 8"), "{e}");
+    // An axis too short for any layer of order 8 says so, whatever the width asked for.
+    for pml in [6, 8] {
+        let e = Wavefield::new(kernel().with_pml(pml), &model([20, 15, 20])).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("axis y of 15 cells is too short") && m.contains("at least 16 cells"),
+            "{e}"
+        );
+    }
     let bad = Grid::from_fn([20; 3], |x, _, _| if x == 3 { -1.0f32 } else { 2000.0 }).unwrap();
     let e = Wavefield::new(kernel(), &bad).unwrap_err();
     assert!(e.to_string().contains("(3, 0, 0)"), "{e}");

@@ -34,7 +34,8 @@ impl Picture {
     pub fn read_png(path: &Path) -> Result<Picture> {
         let (file, _) = super::open_regular_file(path, "the picture")?;
         let bad = |e: png::DecodingError| {
-            Error::InvalidArgument(format!("{} is not a readable PNG: {e}", path.display()))
+            let why = plain_chunk_names(&e.to_string());
+            Error::InvalidArgument(format!("{} is not a readable PNG: {why}", path.display()))
         };
         // The decoder's own buffers (chunks, text, colour profiles) stay within its default
         // limit, with room for its rows of the declared width; the image itself is checked
@@ -225,6 +226,27 @@ fn check_memory(path: &Path, [w, h]: [usize; 2], planes: u64, decoded: usize) ->
     )))
 }
 
+/// The PNG decoder's message with each chunk type it spells out in full (`ChunkType { type:
+/// IHDR, critical: true, .. }`) written as its name (`IHDR`).
+fn plain_chunk_names(text: &str) -> String {
+    const OPEN: &str = "ChunkType {";
+    let (mut out, mut rest) = (String::new(), text);
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + OPEN.len()..];
+        let Some(end) = tail.find('}') else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        let inner = &tail[..end];
+        let first = inner.split(',').next().unwrap_or(inner).trim();
+        out.push_str(first.strip_prefix("type:").map_or(first, str::trim));
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +318,20 @@ mod tests {
         let row = back.channels[0].to_vec();
         assert_eq!((row[0], row[1], row[w - 1]), (0.0, 1.0, 1.0));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_decoders_chunk_types_are_named_plainly() {
+        let text = "CRC error: expected 0x1 have 0x2 while decoding ChunkType { type: IHDR, \
+                    critical: true, private: false, reserved: false, safecopy: false } chunk.";
+        assert_eq!(
+            plain_chunk_names(text),
+            "CRC error: expected 0x1 have 0x2 while decoding IHDR chunk."
+        );
+        assert_eq!(plain_chunk_names("no chunk here"), "no chunk here");
+        assert_eq!(
+            plain_chunk_names("cut ChunkType { type"),
+            "cut ChunkType { type"
+        );
     }
 }

@@ -74,7 +74,7 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
         return Ok(Kernel::Wave(kernel));
     }
     if let Some(size) = name.strip_prefix("conv2d:") {
-        return Filter2::from_name(&format!("dense:{size}")).map(Kernel::Filter);
+        return conv2d_filter(size).map(Kernel::Filter);
     }
     if !(name.starts_with("star") || name.starts_with("box")) {
         return Err(crate::Error::InvalidArgument(format!(
@@ -83,6 +83,21 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
         )));
     }
     Stencil::from_name(name).map(Kernel::Stencil)
+}
+
+/// The dense filter of the kernel `conv2d:SIZE` (`SIZE` as `dense:KxL` takes it), its errors
+/// naming the kernel as written.
+pub fn conv2d_filter(size: &str) -> crate::Result<Filter2> {
+    Filter2::from_name(&format!("dense:{size}")).map_err(|e| match e {
+        crate::Error::InvalidArgument(m) => crate::Error::InvalidArgument(
+            m.replace(
+                &format!("filter 'dense:{size}'"),
+                &format!("kernel 'conv2d:{size}'"),
+            )
+            .replace("dense:KxL", "conv2d:KxL"),
+        ),
+        e => e,
+    })
 }
 
 /// The 2D size with about as many cells as the 3D size `dims`: the square of side
@@ -593,7 +608,7 @@ fn place(report: &crate::RunReport, runs: usize, roof: &Roof) -> Measured {
         (compute_mups, Bound::Compute)
     };
     Measured {
-        threads: plan.threads(),
+        threads: plan.threads_computing(),
         dim_t,
         tile: plan.tile(),
         runs,

@@ -19,8 +19,8 @@ mod timing;
 mod workload;
 
 pub use compare::{
-    compare, kernel_by_name, Backend, CompareConfig, CompareRow, Comparison, Measured, Roof,
-    DEFAULT_BUDGET_SECONDS, DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
+    compare, conv2d_filter, kernel_by_name, Backend, CompareConfig, CompareRow, Comparison,
+    Measured, Roof, DEFAULT_BUDGET_SECONDS, DEFAULT_ENGINES, DEFAULT_KERNELS, DEFAULT_REPEAT,
 };
 pub use plot::{roofline_png, speedup_png};
 pub use report::{

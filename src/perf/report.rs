@@ -247,6 +247,17 @@ fn check_comparison(c: &Comparison) -> std::result::Result<(), String> {
     for (axis, &n) in ["x", "y", "z"].iter().zip(&c.dims) {
         count(&format!("dims ({axis})"), n)?;
     }
+    // No grid has more cells than an address space holds.
+    if c.dims
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(n))
+        .is_none()
+    {
+        return Err(format!(
+            "dims {:?} hold more cells than an address space",
+            c.dims
+        ));
+    }
     let planes_given = c.plane_dims != [0, 0];
     if planes_given || c.rows.iter().any(|r| r.kernel.contains("2d")) {
         for (axis, &n) in ["x", "y"].iter().zip(&c.plane_dims) {
@@ -261,7 +272,16 @@ fn check_comparison(c: &Comparison) -> std::result::Result<(), String> {
         positive(&format!("{name}.peak_gops"), roof.peak_gops)?;
         positive(&format!("{name}.bandwidth_gbs"), roof.bandwidth_gbs)?;
     }
+    let mut seen = std::collections::HashSet::new();
     for (i, row) in c.rows.iter().enumerate() {
+        if !seen.insert((row.kernel.as_str(), row.engine)) {
+            return Err(format!(
+                "row {} repeats {} on {}: each kernel runs once on each engine",
+                i + 1,
+                row.kernel,
+                row.engine.name()
+            ));
+        }
         check_row(row).map_err(|why| {
             format!(
                 "row {} ({} {}): {why}",
@@ -300,8 +320,8 @@ fn check_row(row: &CompareRow) -> std::result::Result<(), String> {
             return Err(format!("{name} is 0, must be at least 1"));
         }
     }
-    finite_at_least("mups", m.mups, 0.0)?;
     for (name, v) in [
+        ("mups", m.mups),
         ("roofline_mups", m.roofline_mups),
         ("intensity", m.intensity),
     ] {

@@ -63,7 +63,21 @@ pub fn time_runs_within<S: State>(
     }
     // Checked before the warm-up, which would otherwise advance the state and then fail.
     crate::solver::check_steps(steps)?;
-    solver.plan().check_run_length(steps)?;
+    // Without a budget every repeat runs: their whole length is checked.
+    let runs = if budget_seconds.is_finite() {
+        1
+    } else {
+        repeat
+    };
+    solver
+        .plan()
+        .check_run_length(steps.saturating_mul(runs))
+        .map_err(|e| match e {
+            crate::Error::InvalidArgument(m) if runs > 1 => {
+                crate::Error::InvalidArgument(format!("{runs} timed runs of {steps} steps: {m}"))
+            }
+            e => e,
+        })?;
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
     let mut adapted = solver.run(state, warm_up)?.adapted;
     // Grown as runs finish, not sized from `repeat`: the budget may end the runs long
@@ -84,4 +98,29 @@ pub fn time_runs_within<S: State>(
         seconds,
         adapted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Grid, Plan, Stencil};
+
+    /// Repeats whose steps would take over a year together are refused before the warm-up,
+    /// though one run alone would be accepted; the state is left alone.
+    #[test]
+    fn repeats_count_towards_the_longest_run() {
+        let mut grid = Grid::<f32>::random([16, 16, 16], 0.0, 1.0, 3).unwrap();
+        let kept = grid.clone();
+        let plan = Plan::for_grid(&Stencil::seven_point(0.4, 0.1), &grid).unwrap();
+        let year = 365.0 * 86_400.0 * plan.predicted_mups() * 1e6;
+        let steps = (0.6 * year / plan.interior_cells() as f64) as usize;
+        assert!(plan.check_run_length(steps).is_ok());
+        let mut solver = Solver::new(plan);
+        let refused = time_runs(&mut solver, &mut grid, steps, 2);
+        assert!(
+            matches!(&refused, Err(crate::Error::InvalidArgument(m)) if m.contains("2 timed runs")),
+            "{refused:?}"
+        );
+        assert_eq!(grid.storage(), kept.storage());
+    }
 }

@@ -730,12 +730,21 @@ impl<'a> Planning<'a> {
         let chosen = best(candidates.iter().filter(allowed))
             .cloned()
             .ok_or_else(|| {
+                if gpu.is_none() && (b.gpu_shape.is_some() || b.engine == Some(Engine::GpuBlocked))
+                {
+                    return no_gpu_blocked(b);
+                }
+                let dim_t = b
+                    .dim_t
+                    .map_or(String::new(), |d| format!(" with dim_t {d}"));
+                let tile = b
+                    .tile
+                    .map_or(String::new(), |[x, y]| format!(" and tile {x}x{y}"));
+                let [nx, ny, nz] = b.dims;
                 Error::InvalidPlan(format!(
-                    "no {} configuration runs {} with dim_t = {:?}, tile = {:?}",
+                    "no {} configuration runs {} on a {nx}x{ny}x{nz} grid{dim_t}{tile}",
                     b.engine.map_or("blocked".to_string(), |e| e.to_string()),
                     b.kernel,
-                    b.dim_t,
-                    b.tile
                 ))
             })?;
         // A user's count above the updated planes is clamped, as for the stencils.

@@ -185,6 +185,13 @@ impl Plan {
     pub fn threads(&self) -> usize {
         self.threads
     }
+    /// Threads that compute a run: one for the reference engine, else [`Plan::threads`].
+    pub fn threads_computing(&self) -> usize {
+        match self.engine {
+            Engine::Reference => 1,
+            _ => self.threads,
+        }
+    }
     /// Threads per tile group of the blocked engine (the whole team for other engines); the
     /// team runs ⌈threads / tile_threads⌉ groups.
     pub fn tile_threads(&self) -> usize {
@@ -279,14 +286,16 @@ impl Plan {
         if seconds > LONGEST_RUN_SECONDS {
             let years = seconds / (365.0 * 86_400.0);
             // Over a year: whole years, in powers of ten beyond a million.
-            let years = if years < 1e6 {
-                format!("{years:.0}")
+            let years = if years < 1.5 {
+                "a year".to_string()
+            } else if years < 1e6 {
+                format!("{years:.0} years")
             } else {
-                format!("{years:.1e}")
+                format!("{years:.1e} years")
             };
             return Err(Error::InvalidArgument(format!(
-                "{steps} steps of {cells} cells would take about {years} years at the \
-                 plan's predicted {mups:.0} MUPS: a run of at most a year is accepted"
+                "{steps} steps of {cells} cells would take over {years} at the plan's \
+                 predicted {mups:.0} MUPS: a run of at most a year is accepted"
             )));
         }
         Ok(())

@@ -68,12 +68,20 @@ impl Display for Level {
 impl FromStr for Level {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
+        // Names of this architecture's levels only: NEON on x86-64 (or AVX2 on aarch64) is
+        // a mistake, not a request for the base level.
+        let x86 = cfg!(target_arch = "x86_64");
+        let base = Level::Base.name().to_ascii_lowercase();
         match s.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
-            "sse2" | "base" | "neon" | "portable" => Ok(Level::Base),
-            "avx2" => Ok(Level::Avx2),
-            "avx512" => Ok(Level::Avx512),
+            "base" | "portable" => Ok(Level::Base),
+            name if name == base => Ok(Level::Base),
+            "avx2" if x86 => Ok(Level::Avx2),
+            "avx512" if x86 => Ok(Level::Avx512),
+            _ if x86 => Err(Error::InvalidArgument(format!(
+                "unknown instruction set '{s}' for x86-64 (expected sse2, avx2 or avx512)"
+            ))),
             _ => Err(Error::InvalidArgument(format!(
-                "unknown instruction set '{s}' (expected sse2, avx2 or avx512)"
+                "unknown instruction set '{s}' for this CPU (expected {base} or portable)"
             ))),
         }
     }
@@ -109,9 +117,16 @@ mod tests {
 
     #[test]
     fn levels_parse_order_and_size() {
-        assert_eq!("avx-512".parse::<Level>().unwrap(), Level::Avx512);
-        assert_eq!("AVX2".parse::<Level>().unwrap(), Level::Avx2);
-        assert_eq!("sse2".parse::<Level>().unwrap(), Level::Base);
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!("avx-512".parse::<Level>().unwrap(), Level::Avx512);
+            assert_eq!("AVX2".parse::<Level>().unwrap(), Level::Avx2);
+            assert_eq!("sse2".parse::<Level>().unwrap(), Level::Base);
+            // Another architecture's level is refused, not taken for the base one.
+            assert!("neon".parse::<Level>().is_err());
+        } else {
+            assert!("avx2".parse::<Level>().is_err());
+        }
+        assert_eq!("portable".parse::<Level>().unwrap(), Level::Base);
         assert!("avx3".parse::<Level>().is_err());
         assert!(Level::Base < Level::Avx2 && Level::Avx2 < Level::Avx512);
         assert_eq!(Level::Avx512.lanes(DType::F32), 16);

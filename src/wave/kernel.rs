@@ -266,6 +266,22 @@ impl WaveKernel {
         if dims.iter().any(|&n| n < 2 * r + 1) {
             return Err(Error::GridTooSmall { dims, radius: r });
         }
+        // An axis too short for the narrowest layer is named first, whatever width was asked.
+        let narrowest = r + MIN_DAMPED_CELLS;
+        for (axis, &n) in dims.iter().enumerate() {
+            let layers = self.faces[axis].contains(&Face::Absorbing);
+            if layers && narrowest > n / 2 {
+                return Err(Error::InvalidArgument(format!(
+                    "axis {} of {n} cells is too short for absorbing layers at order {}: a layer \
+                     takes at least {narrowest} cells ({MIN_DAMPED_CELLS} damped beyond the \
+                     {r}-cell boundary layer), and at most half the axis; use at least {} cells, \
+                     or free or rigid faces on that axis",
+                    ["x", "y", "z"][axis],
+                    self.order,
+                    2 * narrowest
+                )));
+            }
+        }
         for (axis, &n) in dims.iter().enumerate() {
             if self.faces[axis].contains(&Face::Rigid) && n < 3 * r {
                 return Err(Error::InvalidArgument(format!(
@@ -280,14 +296,12 @@ impl WaveKernel {
                 .iter()
                 .filter(|f| **f == Face::Absorbing)
                 .count();
-            if layers > 0 && self.pml < r + MIN_DAMPED_CELLS {
+            if layers > 0 && self.pml < narrowest {
                 return Err(Error::InvalidArgument(format!(
                     "an absorbing layer of {} cells leaves fewer than {MIN_DAMPED_CELLS} damped \
                      cells beyond the {r}-cell boundary layer of order {}: use a width of at \
                      least {}",
-                    self.pml,
-                    self.order,
-                    r + MIN_DAMPED_CELLS
+                    self.pml, self.order, narrowest
                 )));
             }
             if layers > 0 && self.pml > n / 2 {

@@ -346,7 +346,7 @@ impl Problem {
         let border = load_border(self.border.as_deref().unwrap_or("reflect101"))?;
         let filter = match (&self.filter, size) {
             (Some(f), _) => load_filter(f)?,
-            (None, Some(size)) => Filter2::from_name(&format!("dense:{size}"))?,
+            (None, Some(size)) => stencil35d::perf::conv2d_filter(size)?,
             (None, None) => {
                 return Err(Error::InvalidArgument(
                     "--kernel conv2d needs a size (conv2d:5x5) or --filter".into(),

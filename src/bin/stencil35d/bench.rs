@@ -320,7 +320,7 @@ pub(crate) fn json_line(args: &BenchArgs, row: &Row) -> serde_json::Value {
         "nx": nx, "ny": ny, "nz": nz,
         "steps": r.steps,
         "engine": if row.auto { "auto" } else { r.engine.name() },
-        "threads": r.plan.threads(),
+        "threads": r.plan.threads_computing(),
         "tile_threads": r.plan.tile_threads(),
         "z_chunks": r.plan.z_chunks(),
         "dim_t": r.plan.dim_t(),
@@ -413,7 +413,7 @@ pub(crate) fn print_table(args: &BenchArgs, rows: &[Row]) {
                 (false, true) => format!("{}/aa", r.engine.name()),
                 (false, false) => r.engine.name().to_string(),
             },
-            r.plan.threads(),
+            r.plan.threads_computing(),
             if r.engine == Engine::Blocked {
                 r.plan.tile_threads().to_string()
             } else {

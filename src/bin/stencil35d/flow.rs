@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage, MAX_SPEED};
+use stencil35d::lbm::{CheckpointTag, Lattice, LbmKernel, Storage, LATTICE_NODE_BYTES, MAX_SPEED};
+use stencil35d::memory::Footprint;
 use stencil35d::output::{
     check_writable_dir, check_writable_file, write_lattice_vti, write_png_slice, PictureAxis,
     PictureOptions, Slice,
@@ -16,7 +17,7 @@ use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::{Overrides, StorageArg};
 use crate::checks::{check_named_files, shown, OutputDir};
-use crate::progress::progress_bar;
+use crate::progress::{in_whole_run, progress_bar};
 
 /// Options every flow scenario takes.
 #[derive(Args, Debug, Clone)]
@@ -264,6 +265,23 @@ pub fn check_restarted<S: Scenario>(
     Ok(())
 }
 
+/// On the CPU a run takes a second copy of the populations: the lattice and that copy are
+/// checked before the lattice is built, so that a size refused there names the largest cube a
+/// run fits (the run's own check, which also counts ring buffers, comes once the lattice is
+/// filled). A run that may go to a GPU holds one copy on the host, which building checks.
+fn check_cpu_memory<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
+    let on_cpu = match opts.engine {
+        Some(e) => !e.is_gpu(),
+        None => stencil35d::gpu::detect_gpu().is_err(),
+    };
+    if !on_cpu {
+        return Ok(());
+    }
+    Footprint::lattice(T::DTYPE, 2, LATTICE_NODE_BYTES)
+        .with_label(format!("in run {} (populations, second copy)", S::NAME))
+        .check(scenario.dims(), 0, stencil35d::memory::available())
+}
+
 fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<(), Error> {
     scenario.check()?;
     let steps = opts.steps.unwrap_or_else(|| scenario.default_steps());
@@ -278,6 +296,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     // The output directory is removed again if the run fails before writing into it.
     let guard = OutputDir::watch(&out);
     check_outputs(&out, opts)?;
+    check_cpu_memory::<T, S>(scenario, opts)?;
     let tag = CheckpointTag::new(S::NAME, scenario.geometry());
     let mut lat = initial::<T, S>(scenario, opts, &tag)?;
     lat.validate()?;
@@ -318,7 +337,8 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {
         let n = next_chunk(done, steps, opts);
-        let report = solver.run(&mut lat, n)?;
+        // A blow-up's step counts from the start of this command's run, not of the chunk.
+        let report = solver.run(&mut lat, n).map_err(|e| in_whole_run(e, done))?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);
@@ -477,7 +497,7 @@ pub fn tau_for(nu: f64, what: &str, length: &str) -> Result<f64, Error> {
     if tau > TAU_MAX {
         return Err(Error::Unstable(format!(
             "{what} needs viscosity ν = {}, i.e. relaxation time τ = {}; above τ = {TAU_MAX} \
-             the scheme is unstable at moving walls and slow to settle: use a lower lattice \
+             the scheme places its walls inaccurately and is slow to settle: use a lower lattice \
              velocity, a smaller {length} or a higher Reynolds number",
             shown(nu),
             shown(tau)

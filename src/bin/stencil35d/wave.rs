@@ -19,7 +19,7 @@ use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, St
 
 use crate::args::{Overrides, Size};
 use crate::checks::{approx, at_most, check_files, shown, OutputDir};
-use crate::progress::progress_bar;
+use crate::progress::{in_whole_run, progress_bar};
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
 
@@ -276,8 +276,9 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
     let depth = args.source_depth.unwrap_or(top);
     if !(r..dims[2] - r).contains(&depth) {
         return Err(Error::InvalidArgument(format!(
-            "--source-depth {depth} lies outside the updated cells {r}..{} of the {} depth cells",
-            dims[2] - r,
+            "--source-depth {depth} lies outside the updated cells {r} to {} of the {} depth \
+             cells",
+            dims[2] - r - 1,
             dims[2]
         )));
     }
@@ -507,15 +508,8 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
                      (the snapshots written before stay)"
                 );
             }
-            // Steps counted from the shot's start, not from this part's (another rank's error
-            // comes as its text, counted from the part).
-            match e.after_steps(done) {
-                Error::RankFailed { rank, message } => Error::RankFailed {
-                    rank,
-                    message: format!("{message} (in the part of the shot after step {done})"),
-                },
-                other => other,
-            }
+            // Steps counted from the shot's start, not from this part's.
+            in_whole_run(e, done)
         })?;
         done += n;
         busy += report.seconds;
@@ -593,7 +587,7 @@ fn summarise<T: Real>(
         "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
         "source_m": o.source.position, "receivers": o.receivers,
         "engine": plan.engine().name(), "dim_t": plan.dim_t(),
-        "threads": plan.threads(), "seconds": busy, "mups": mups(solver, steps, busy),
+        "threads": plan.threads_computing(), "seconds": busy, "mups": mups(solver, steps, busy),
         "files": o.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     });
     let path = args.out.join("summary.json");

@@ -77,6 +77,21 @@ pub enum Error {
         value: f64,
     },
 
+    /// A population of a lattice in 16-bit storage reached the edge of the format's range
+    /// during the run (it is stored saturated: finite, but wrong). The lattice holds the state
+    /// `step - 1` steps after the start of this run.
+    #[error(
+        "in time step {step} of this run {what}; the lattice holds the state after step \
+         {last}: lower the velocities or force, or store the populations in f32",
+        last = step - 1
+    )]
+    Saturated {
+        /// 1-based step of this run in which the population saturated.
+        step: usize,
+        /// Which population of which node reached which value, and the range the storage holds.
+        what: String,
+    },
+
     /// Physical parameters that make a lattice-Boltzmann run unstable or meaningless.
     #[error("unstable or invalid physics: {0}")]
     Unstable(String),
@@ -218,13 +233,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// This error of a run segment that started `done` steps into the run, as an error of the
-    /// whole run (a blow-up's step counts from the run's start).
+    /// whole run (a blow-up's or a saturation's step counts from the run's start).
     pub fn after_steps(self, done: usize) -> Error {
         match self {
             Error::NonFinite { step, cell, value } => Error::NonFinite {
                 step: step + done,
                 cell,
                 value,
+            },
+            Error::Saturated { step, what } => Error::Saturated {
+                step: step + done,
+                what,
             },
             other => other,
         }

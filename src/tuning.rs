@@ -167,7 +167,7 @@ knobs! {
         |t, v| t.gpu_overlap = Some(switch(v)?);
     "cpu_overlap", "STENCIL35D_CPU_OVERLAP", "0|1: split runs on the blocked CPU engine exchange z halos while each pass computes the planes that need none (default: 1)",
         |t, v| t.cpu_overlap = Some(switch(v)?);
-    "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512",
+    "isa", "STENCIL35D_ISA", "highest SIMD level of the CPU engines: sse2, avx2 or avx512 (x86-64); neon (aarch64)",
         |t, v| t.isa = Some(v.trim().parse::<crate::Level>().map_err(|e| match e {
             crate::Error::InvalidArgument(why) => why,
             other => other.to_string(),

@@ -655,7 +655,8 @@ fn a_heat_picture_beyond_the_size_limit_is_refused_before_the_run() {
 }
 
 /// A lattice that blows up names the step counted from the start of the command's run, not
-/// from the part of it between two pictures.
+/// from the part of it between two progress updates or pictures (parts of at most 50 steps
+/// here: a step counted from a part's start would be at most 50).
 #[test]
 fn a_lattice_blow_up_names_the_step_of_the_whole_run() {
     let dir = scratch("blow-up");
@@ -695,14 +696,15 @@ fn a_lattice_blow_up_names_the_step_of_the_whole_run() {
     let whole = step_of("0");
     assert!(
         whole > 50,
-        "the blow-up comes at step {whole}, within the first part"
+        "the blow-up comes at step {whole}, within the first part: the test needs a later one"
     );
     assert_eq!(step_of("50"), whole);
     std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A lattice too large for the memory is refused before it is built, counting the second copy
-/// a CPU run takes, so that the largest cube it names does run.
+/// a CPU run takes, so that the largest cube it names does run (on the naive engine, which
+/// takes no ring buffers besides).
 #[test]
 fn a_lattice_too_large_names_a_cube_that_runs() {
     let dir = scratch("lattice-memory");

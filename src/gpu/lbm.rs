@@ -772,15 +772,15 @@ fn failure_at<T: Real>(
 ) -> Error {
     let saturated = || codes.and_then(|c| out.find_saturated(storage, c));
     match (out.find_non_finite(), saturated()) {
-        (None, Some(([x, y, z], i, value))) => Error::Unstable(format!(
-            "in time step {step} of this run population {i} of node ({x}, {y}, {z}) reached \
-             {value}, the edge of what {storage} storage holds ({:.4} ± {:.3}); the lattice \
-             holds the state after step {}: lower the velocities or force, or store the \
-             populations in f32",
-            WEIGHTS[i],
-            storage.max_deviation(),
-            step - 1
-        )),
+        (None, Some(([x, y, z], i, value))) => Error::Saturated {
+            step,
+            what: format!(
+                "population {i} of node ({x}, {y}, {z}) reached {value}, the edge of what \
+                 {storage} storage holds ({:.4} ± {:.3})",
+                WEIGHTS[i],
+                storage.max_deviation(),
+            ),
+        },
         (found, _) => {
             let (cell, _, value) = found.unwrap_or(([0; 3], 0, f64::NAN));
             Error::NonFinite { step, cell, value }

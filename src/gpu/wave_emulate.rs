@@ -408,8 +408,8 @@ fn check_at<T: Real>(
 
 /// A pass's launches as the engine queues them for `shape` (`None`: the naive step) on
 /// `field`, the one-step tiles starting at `origin`; with `split`, as a split run's pass while
-/// halos of `R` planes travel on both sides, which must leave launches both before and after
-/// the halos arrive.
+/// halos of `R` planes travel on one side or both, which must leave launches both before and
+/// after the halos arrive.
 fn pass_launches<T: Real>(
     field: &Wavefield<T>,
     shape: Option<WaveShape>,
@@ -431,9 +431,14 @@ fn pass_launches<T: Real>(
         !split || terms.overlaps(),
         "this pass never overlaps a halo exchange"
     );
-    let in_flight = match split {
-        true => InFlight { lo: r, hi: r },
-        false => InFlight::NONE,
+    // The sides with halos in flight vary with the grid's depth, so that the tests cover a
+    // rank between two others and one at either end of a split axis (a launch whose first
+    // range is empty).
+    let in_flight = match (split, field.dims()[2] % 3) {
+        (false, _) => InFlight::NONE,
+        (true, 0) => InFlight { lo: r, hi: r },
+        (true, 1) => InFlight { lo: 0, hi: r },
+        (true, _) => InFlight { lo: r, hi: 0 },
     };
     let (launches, before_halos) = terms.launches(in_flight).expect("the grids fit a launch");
     if split {

@@ -86,6 +86,7 @@ impl PassTerms<'_> {
     /// of a one-step blocked pass go to its kernel in the layers' form, then to the inner
     /// kernel over the inner box's planes, so that no chunk straddles an end of the inner box.
     pub(super) fn launches(&self, in_flight: InFlight) -> Result<(Vec<PassLaunch>, usize)> {
+        debug_assert!(self.overlaps() || in_flight == InFlight::NONE);
         let mut out = Vec::new();
         for (axis, side) in rigid_sides(self.kernel) {
             out.push(PassLaunch {

@@ -24,8 +24,8 @@ pub struct Timed {
 /// `steps` steps each, continuing from the state the previous run left.
 ///
 /// Errors, before any step: `repeat == 0` ([`crate::Error::InvalidArgument`]), `steps == 0`
-/// ([`crate::Error::ZeroSteps`]) and a run the plan refuses ([`crate::Plan::check_run_length`]);
-/// then whatever the runs return.
+/// ([`crate::Error::ZeroSteps`]) and runs the plan refuses ([`crate::Plan::check_run_length`],
+/// all `repeat` runs together); then whatever the runs return.
 ///
 /// ```
 /// use stencil35d::perf::time_runs;
@@ -69,15 +69,17 @@ pub fn time_runs_within<S: State>(
     } else {
         repeat
     };
-    solver
-        .plan()
-        .check_run_length(steps.saturating_mul(runs))
-        .map_err(|e| match e {
-            crate::Error::InvalidArgument(m) if runs > 1 => {
-                crate::Error::InvalidArgument(format!("{runs} timed runs of {steps} steps: {m}"))
-            }
-            e => e,
-        })?;
+    let all = steps.checked_mul(runs).ok_or_else(|| {
+        crate::Error::InvalidArgument(format!(
+            "{runs} timed runs of {steps} steps are more steps than a count holds"
+        ))
+    })?;
+    solver.plan().check_run_length(all).map_err(|e| match e {
+        crate::Error::InvalidArgument(m) if runs > 1 => {
+            crate::Error::InvalidArgument(format!("{runs} timed runs of {steps} steps: {m}"))
+        }
+        e => e,
+    })?;
     let warm_up = steps.min(solver.plan().dim_t()).max(1);
     let mut adapted = solver.run(state, warm_up)?.adapted;
     // Grown as runs finish, not sized from `repeat`: the budget may end the runs long

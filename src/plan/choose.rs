@@ -102,10 +102,10 @@ impl PlanBuilder {
         let choice = Planning::new(&self, &machine).choose(gpu_info)?;
         let free = self.without_shape_overrides(&machine);
         let untimed = self.untimed_autotune(gpu_info.is_some(), no_launch.is_some());
-        let asked = (self.tile, self.z_chunks);
+        let asked = (self.tile, self.z_chunks, self.tile_threads);
         let mut plan = self.assemble(choice, (machine, described), gpu_info);
         plan.warnings = warnings(&plan, free);
-        plan.warnings.extend(clamped(&plan, asked.0, asked.1));
+        plan.warnings.extend(clamped(&plan, asked));
         plan.warnings.extend(untimed);
         plan.warnings.extend(no_launch);
         Ok(plan)
@@ -488,11 +488,26 @@ fn warnings(plan: &Plan, free: Option<Plan>) -> Vec<String> {
     out
 }
 
-/// Notes for the overrides the plan had to narrow to the grid: a tile larger than the grid
-/// needs covers it once, and z is cut into at most as many chunks as it has planes to update.
-fn clamped(plan: &Plan, tile: Option<[usize; 2]>, z_chunks: Option<usize>) -> Vec<String> {
+/// Notes for the overrides the plan had to narrow: a tile larger than the grid needs covers
+/// it once, z is cut into at most as many chunks as it has planes to update, and a tile group
+/// has at most the plan's threads.
+fn clamped(
+    plan: &Plan,
+    (tile, z_chunks, tile_threads): (Option<[usize; 2]>, Option<usize>, Option<usize>),
+) -> Vec<String> {
     let mut out = Vec::new();
     let blocked = plan.engine() == Engine::Blocked;
+    if let Some(n) = tile_threads.filter(|&n| blocked && n > plan.threads()) {
+        let threads = match plan.threads() {
+            1 => "1 thread".to_string(),
+            t => format!("{t} threads"),
+        };
+        out.push(format!(
+            "{n} threads per tile group were set, more than the plan's {threads}: each group \
+             has {}",
+            plan.tile_threads()
+        ));
+    }
     if let Some([ax, ay]) = tile.filter(|&t| blocked && t != plan.tile()) {
         let [x, y] = plan.tile();
         out.push(format!(
@@ -734,15 +749,16 @@ impl<'a> Planning<'a> {
                 {
                     return no_gpu_blocked(b);
                 }
-                let dim_t = b
-                    .dim_t
-                    .map_or(String::new(), |d| format!(" with dim_t {d}"));
-                let tile = b
-                    .tile
-                    .map_or(String::new(), |[x, y]| format!(" and tile {x}x{y}"));
+                let mut fixed = Vec::new();
+                fixed.extend(b.dim_t.map(|d| format!("dim_t {d}")));
+                fixed.extend(b.tile.map(|[x, y]| format!("tile {x}x{y}")));
+                let with = match fixed.is_empty() {
+                    true => String::new(),
+                    false => format!(" with {}", fixed.join(" and ")),
+                };
                 let [nx, ny, nz] = b.dims;
                 Error::InvalidPlan(format!(
-                    "no {} configuration runs {} on a {nx}x{ny}x{nz} grid{dim_t}{tile}",
+                    "no {} configuration runs {} on a {nx}x{ny}x{nz} grid{with}",
                     b.engine.map_or("blocked".to_string(), |e| e.to_string()),
                     b.kernel,
                 ))
@@ -1056,6 +1072,24 @@ mod tests {
     use super::*;
     use crate::plane::{Filter2, Stencil2};
     use crate::wave::WaveKernel;
+
+    /// A tile group larger than the plan's threads is narrowed to them, and the plan says so.
+    #[test]
+    fn a_tile_group_beyond_the_threads_is_narrowed_with_a_note() {
+        let plan = PlanBuilder::new(Stencil::seven_point(0.4, 0.1), DType::F32, [40; 3])
+            .engine(Engine::Blocked)
+            .threads(1)
+            .tile_threads(2)
+            .build()
+            .unwrap();
+        assert_eq!(plan.tile_threads(), 1);
+        let note = plan.warnings().iter().find(|w| w.contains("tile group"));
+        assert!(
+            note.is_some_and(|w| w.contains("the plan's 1 thread:")),
+            "{:?}",
+            plan.warnings()
+        );
+    }
 
     /// The GPU engines' one-step launches are checked per kernel without a device: 8 rows a
     /// block along y for stencils, waves and 2D kernels (524,280 rows at most), 8 planes a

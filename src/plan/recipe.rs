@@ -285,13 +285,18 @@ impl Plan {
         let seconds = cells as f64 * steps as f64 / (mups.max(1e-6) * 1e6);
         if seconds > LONGEST_RUN_SECONDS {
             let years = seconds / (365.0 * 86_400.0);
-            // Over a year: whole years, in powers of ten beyond a million.
-            let years = if years < 1.5 {
+            // Over a year: whole years, in powers of ten beyond a million, rounded down so
+            // that "over" holds.
+            let years = if years < 2.0 {
                 "a year".to_string()
             } else if years < 1e6 {
-                format!("{years:.0} years")
+                format!("{} years", years.floor())
             } else {
-                format!("{years:.1e} years")
+                let e = years.log10().floor();
+                format!(
+                    "{:.1}e{e} years",
+                    (years / 10f64.powf(e) * 10.0).floor() / 10.0
+                )
             };
             return Err(Error::InvalidArgument(format!(
                 "{steps} steps of {cells} cells would take over {years} at the plan's \

@@ -295,6 +295,15 @@ impl Filter2 {
             if line.is_empty() {
                 continue;
             }
+            // Commas separate weights as spaces do, but two with nothing between them leave
+            // out a weight rather than separating two.
+            if line.split(',').skip(1).any(|field| field.trim().is_empty()) || line.starts_with(',')
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "filter line {}: a comma with no weight after it ('{line}')",
+                    n + 1
+                )));
+            }
             let row = line
                 .split(|c: char| c == ',' || c.is_whitespace())
                 .filter(|t| !t.is_empty())
@@ -652,6 +661,12 @@ mod tests {
         );
         assert!(Filter2::from_text("1 2\n3\n").is_err());
         assert!(Filter2::from_text("1 x\n").is_err());
+        // An empty field between commas is a weight left out, not a separator.
+        for text in ["1,,2\n", "1, ,2\n", ",1 2\n", "1 2,\n"] {
+            let e = Filter2::from_text(text).unwrap_err().to_string();
+            assert!(e.contains("line 1: a comma with no weight"), "{text}: {e}");
+        }
+        assert_eq!(Filter2::from_text("1 ,2\n3 , 4\n").unwrap().size(), [2, 2]);
         assert!(Filter2::from_text("").is_err());
         assert!(Filter2::new([2, 2], &[1.0; 3]).is_err());
         assert!(Filter2::new([1, 1], &[f64::NAN]).is_err());

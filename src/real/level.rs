@@ -80,6 +80,9 @@ impl FromStr for Level {
             _ if x86 => Err(Error::InvalidArgument(format!(
                 "unknown instruction set '{s}' for x86-64 (expected sse2, avx2 or avx512)"
             ))),
+            _ if base == "portable" => Err(Error::InvalidArgument(format!(
+                "unknown instruction set '{s}' for this CPU (expected portable)"
+            ))),
             _ => Err(Error::InvalidArgument(format!(
                 "unknown instruction set '{s}' for this CPU (expected {base} or portable)"
             ))),

@@ -497,7 +497,7 @@ pub fn tau_for(nu: f64, what: &str, length: &str) -> Result<f64, Error> {
     if tau > TAU_MAX {
         return Err(Error::Unstable(format!(
             "{what} needs viscosity ν = {}, i.e. relaxation time τ = {}; above τ = {TAU_MAX} \
-             the scheme places its walls inaccurately and is slow to settle: use a lower lattice \
+             the scheme is unstable and slow to settle: use a lower lattice \
              velocity, a smaller {length} or a higher Reynolds number",
             shown(nu),
             shown(tau)

@@ -139,6 +139,14 @@ fn plan_for<T: Real>(args: &HeatArgs) -> Result<Plan, Error> {
             shown(args.nu)
         )));
     }
+    // A number the precision holds only as a subnormal (or zero) would diffuse nothing.
+    if !T::of(args.nu).is_normal() {
+        return Err(Error::InvalidArgument(format!(
+            "--nu {}: the diffusion number is below the smallest normal {} number",
+            shown(args.nu),
+            T::DTYPE
+        )));
+    }
     if args.steps == 0 {
         return Err(Error::ZeroSteps);
     }

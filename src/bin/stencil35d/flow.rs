@@ -278,7 +278,7 @@ fn check_cpu_memory<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> R
         return Ok(());
     }
     Footprint::lattice(T::DTYPE, 2, LATTICE_NODE_BYTES)
-        .with_label(format!("in run {} (populations, second copy)", S::NAME))
+        .with_label(format!("with its second copy in run {}", S::NAME))
         .check(scenario.dims(), 0, stencil35d::memory::available())
 }
 

@@ -228,14 +228,43 @@ fn fits(largest: usize, plane: bool) -> String {
     }
 }
 
+/// `message`, the text of an error of a run segment that started `done` steps into the run,
+/// with the steps it names counted from the run's start: the numbers after "time step " and
+/// "after step " (how [`Error::NonFinite`] and [`Error::Saturated`] name them).
+fn shift_steps(message: &str, done: usize) -> String {
+    let mut out = message.to_string();
+    for marker in ["time step ", "after step "] {
+        let mut text = String::new();
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(marker) {
+            let start = at + marker.len();
+            let digits = rest[start..].bytes().take_while(u8::is_ascii_digit).count();
+            text.push_str(&rest[..start]);
+            match rest[start..start + digits].parse::<usize>() {
+                Ok(n) => text.push_str(&(n + done).to_string()),
+                Err(_) => text.push_str(&rest[start..start + digits]),
+            }
+            rest = &rest[start + digits..];
+        }
+        text.push_str(rest);
+        out = text;
+    }
+    out
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// This error of a run segment that started `done` steps into the run, as an error of the
-    /// whole run (a blow-up's or a saturation's step counts from the run's start).
+    /// whole run: a blow-up's or a saturation's step counts from the run's start, also in the
+    /// text another rank's failure comes as.
     pub fn after_steps(self, done: usize) -> Error {
         match self {
+            Error::RankFailed { rank, message } => Error::RankFailed {
+                rank,
+                message: shift_steps(&message, done),
+            },
             Error::NonFinite { step, cell, value } => Error::NonFinite {
                 step: step + done,
                 cell,
@@ -247,5 +276,46 @@ impl Error {
             },
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another rank's blow-up, which comes as its text, names the steps of the whole run once
+    /// shifted, as the structured errors do.
+    #[test]
+    fn a_segments_errors_name_the_steps_of_the_whole_run() {
+        let own = Error::NonFinite {
+            step: 28,
+            cell: [1, 2, 3],
+            value: f64::INFINITY,
+        };
+        let other = Error::RankFailed {
+            rank: 2,
+            message: own.to_string(),
+        };
+        let shifted = own.after_steps(300).to_string();
+        assert!(
+            shifted.contains("in time step 328 of this run") && shifted.contains("after step 327")
+        );
+        let Error::RankFailed { rank, message } = other.after_steps(300) else {
+            panic!("a rank's failure stays one");
+        };
+        assert_eq!((rank, message), (2, shifted));
+        let saturated = Error::Saturated {
+            step: 5,
+            what: "population 3 of node (1, 1, 1) reached 2".into(),
+        };
+        let text = saturated.after_steps(10).to_string();
+        assert!(
+            text.contains("time step 15") && text.contains("after step 14"),
+            "{text}"
+        );
+        assert_eq!(
+            shift_steps("no steps, time step x", 4),
+            "no steps, time step x"
+        );
     }
 }

@@ -19,16 +19,8 @@ pub fn progress_bar(shown: bool, steps: usize) -> ProgressBar {
 }
 
 /// The error of a part of a simulation that started `done` steps into it, as an error of the
-/// whole simulation: a blow-up's step counts from the simulation's start, and another rank's
-/// failure, which comes as its text counted from the part, says where the part began.
+/// whole simulation: a blow-up's step counts from the simulation's start, also in the text
+/// another rank's failure comes as ([`stencil35d::Error::after_steps`]).
 pub fn in_whole_run(e: stencil35d::Error, done: usize) -> stencil35d::Error {
-    match e.after_steps(done) {
-        stencil35d::Error::RankFailed { rank, message } if done > 0 => {
-            stencil35d::Error::RankFailed {
-                rank,
-                message: format!("{message} (in the part of the run after step {done})"),
-            }
-        }
-        other => other,
-    }
+    e.after_steps(done)
 }

@@ -229,20 +229,24 @@ fn fits(largest: usize, plane: bool) -> String {
 }
 
 /// `message`, the text of an error of a run segment that started `done` steps into the run,
-/// with the steps it names counted from the run's start: the numbers after "time step " and
-/// "after step " (how [`Error::NonFinite`] and [`Error::Saturated`] name them).
+/// with the steps it names counted from the run's start: "time step N of this run" and
+/// "after step N:", as [`Error::NonFinite`] and [`Error::Saturated`] name them (a time step in
+/// seconds, "time step 1.2e-3 s", is left alone).
 fn shift_steps(message: &str, done: usize) -> String {
     let mut out = message.to_string();
-    for marker in ["time step ", "after step "] {
+    for (marker, after) in [("time step ", " of this run"), ("after step ", ":")] {
         let mut text = String::new();
         let mut rest = out.as_str();
         while let Some(at) = rest.find(marker) {
             let start = at + marker.len();
             let digits = rest[start..].bytes().take_while(u8::is_ascii_digit).count();
             text.push_str(&rest[..start]);
-            match rest[start..start + digits].parse::<usize>() {
-                Ok(n) => text.push_str(&(n + done).to_string()),
-                Err(_) => text.push_str(&rest[start..start + digits]),
+            let number = &rest[start..start + digits];
+            match number.parse::<usize>() {
+                Ok(n) if rest[start + digits..].starts_with(after) => {
+                    text.push_str(&(n + done).to_string())
+                }
+                _ => text.push_str(number),
             }
             rest = &rest[start + digits..];
         }
@@ -313,9 +317,12 @@ mod tests {
             text.contains("time step 15") && text.contains("after step 14"),
             "{text}"
         );
-        assert_eq!(
-            shift_steps("no steps, time step x", 4),
-            "no steps, time step x"
-        );
+        for other in [
+            "no steps, time step x",
+            "time step 1.2e-3 s exceeds",
+            "after step 3 ran",
+        ] {
+            assert_eq!(shift_steps(other, 4), other);
+        }
     }
 }

@@ -17,7 +17,7 @@ use stencil35d::{DType, Engine, Error, PlanBuilder, Real, Solver};
 
 use crate::args::{Overrides, StorageArg};
 use crate::checks::{check_named_files, shown, OutputDir};
-use crate::progress::{in_whole_run, progress_bar};
+use crate::progress::progress_bar;
 
 /// Options every flow scenario takes.
 #[derive(Args, Debug, Clone)]
@@ -338,7 +338,7 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     while done < steps {
         let n = next_chunk(done, steps, opts);
         // A blow-up's step counts from the start of this command's run, not of the chunk.
-        let report = solver.run(&mut lat, n).map_err(|e| in_whole_run(e, done))?;
+        let report = solver.run(&mut lat, n).map_err(|e| e.after_steps(done))?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);

@@ -20,7 +20,7 @@ use crate::checks::{check_files, OutputDir};
 use crate::flow::{
     next_chunk, out_dir, output_stems, stem, write_picture, Finished, FlowOptions, Scenario,
 };
-use crate::progress::{in_whole_run, progress_bar};
+use crate::progress::progress_bar;
 
 /// Runs `scenario` with `opts` over the ranks of `world`.
 pub fn run<S: Scenario>(
@@ -84,7 +84,7 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     while done < steps {
         let n = next_chunk(done, steps, opts);
         // A blow-up's step counts from the start of this command's run, not of the chunk.
-        let report = solver.run(&mut lat, n).map_err(|e| in_whole_run(e, done))?;
+        let report = solver.run(&mut lat, n).map_err(|e| e.after_steps(done))?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);

@@ -11,7 +11,7 @@ use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, St
 
 use crate::args::{Overrides, Size};
 use crate::checks::{shown, OutputDir};
-use crate::progress::{in_whole_run, progress_bar};
+use crate::progress::progress_bar;
 use crate::ranks::Whole;
 
 /// Options of `run heat`.
@@ -203,7 +203,7 @@ fn heat<T: Real, G: State + Whole<Grid<T>>>(
     while done < args.steps {
         let n = chunk.min(args.steps - done);
         // A blow-up's step counts from the start of this command's run, not of the chunk.
-        let report = solver.run(grid, n).map_err(|e| in_whole_run(e, done))?;
+        let report = solver.run(grid, n).map_err(|e| e.after_steps(done))?;
         done += n;
         busy += report.seconds;
         bar.set_position(done as u64);

@@ -17,10 +17,3 @@ pub fn progress_bar(shown: bool, steps: usize) -> ProgressBar {
     );
     bar
 }
-
-/// The error of a part of a simulation that started `done` steps into it, as an error of the
-/// whole simulation: a blow-up's step counts from the simulation's start, also in the text
-/// another rank's failure comes as ([`stencil35d::Error::after_steps`]).
-pub fn in_whole_run(e: stencil35d::Error, done: usize) -> stencil35d::Error {
-    e.after_steps(done)
-}

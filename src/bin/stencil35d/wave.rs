@@ -19,7 +19,7 @@ use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, St
 
 use crate::args::{Overrides, Size};
 use crate::checks::{approx, at_most, check_files, shown, OutputDir};
-use crate::progress::{in_whole_run, progress_bar};
+use crate::progress::progress_bar;
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
 
@@ -509,7 +509,7 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
                 );
             }
             // Steps counted from the shot's start, not from this part's.
-            in_whole_run(e, done)
+            e.after_steps(done)
         })?;
         done += n;
         busy += report.seconds;

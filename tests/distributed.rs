@@ -205,9 +205,10 @@ fn gpu_equal_to_one_process(world: &impl Communicator) {
         }
     }
     assert!(ran >= 8, "only {ran} GPU cases could be planned and split");
-    a_blow_up_on_one_rank_stops_all(world, Engine::GpuNaive, 1);
-    a_blow_up_on_one_rank_stops_all(world, Engine::GpuBlocked, 1);
-    a_blow_up_on_one_rank_stops_all(world, Engine::GpuBlocked, 2);
+    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuNaive, 1);
+    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 1);
+    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 2);
+    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 3);
 }
 
 /// More ranks than blocks thicker than the halo: every rank gets the error, none hangs. A
@@ -226,9 +227,9 @@ fn too_many_ranks_is_an_error_everywhere(world: &impl Communicator) {
 }
 
 /// A value that overflows on one rank stops every rank; the failing rank names the step and
-/// holds the last finite one. The other ranks' blocks hold another step (on the CPU the end of
-/// the failed pass; on GPUs none, having run on past it), so on more than one rank a gather
-/// and a further run are refused on every rank; on one rank the grid gathers.
+/// holds the last finite one. On the CPU the other ranks' blocks hold the end of the failed
+/// pass, so on more than one rank a gather and a further run are refused on every rank; on
+/// one rank the grid gathers.
 fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, dim_t: usize) {
     let stencil = Stencil::seven_point(4.0, 4.0);
     let p = plan::<f32>(stencil.clone(), engine, dim_t, DIMS);
@@ -252,27 +253,20 @@ fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, di
     match err {
         Error::NonFinite { step, .. } => {
             assert!(step > 1 && step <= 50, "{label}: step {step}");
-            // Another rank may find a value of its own, later. On the CPU its block holds the
-            // step before that one; on GPUs, where it may have computed from the failing
-            // rank's unrefreshed halos, no step.
+            // Another rank may find a value of its own, later: its block holds the step
+            // before that one.
             let held = grid.steps();
-            let later = me != owner
-                && match engine.is_gpu() {
-                    true => held.is_none(),
-                    false => held.is_some_and(|s| s >= step as u64 - 1),
-                };
+            let later = me != owner && held.is_some_and(|s| s >= step as u64 - 1);
             assert!(later || held == Some(step as u64 - 1), "{label}: {held:?}");
         }
         Error::RankFailed { rank, ref message } => {
             assert_ne!(rank, me);
             assert!(message.contains("non-finite"), "{message}");
-            match grid.steps() {
-                Some(s) => assert!(
-                    !engine.is_gpu() && s > 0 && s % dim_t as u64 == 0,
-                    "{label}: {s}"
-                ),
-                None => assert!(engine.is_gpu(), "{label}: no step on the CPU"),
-            }
+            let held = grid.steps();
+            assert!(
+                held.is_some_and(|s| s > 0 && s % dim_t as u64 == 0),
+                "{label}: {held:?}"
+            );
         }
         e => panic!("{label}: unexpected {e}"),
     }
@@ -296,6 +290,54 @@ fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, di
             other => panic!("{label}: a run on blocks of different steps: {other:?}"),
         }
     }
+}
+
+/// On GPUs a value that overflows on one rank stops every rank, and the ranks trace the
+/// failure back together: every block holds the last finite step, so the grid gathers into
+/// the state one process keeps on the same engine, bit for bit, and a further run goes on
+/// from it.
+fn a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(
+    world: &impl Communicator,
+    engine: Engine,
+    dim_t: usize,
+) {
+    let stencil = Stencil::seven_point(4.0, 4.0);
+    let p = plan::<f32>(stencil, engine, dim_t, DIMS);
+    let seed = |x, y, z| {
+        if (x, y, z) == (10, 20, 16) {
+            1e30
+        } else {
+            0.0
+        }
+    };
+    let mut alone = Grid::<f32>::from_fn(DIMS, seed).unwrap();
+    let label = format!("rank {}, {engine} dim_t {dim_t}", world.rank());
+    let step = match Solver::new(p.clone()).run(&mut alone, 50) {
+        Err(Error::NonFinite { step, .. }) => step,
+        other => panic!("{label}: the grid did not blow up alone: {other:?}"),
+    };
+    let mut grid = DistributedGrid::<f32>::from_fn(world, &p, seed).unwrap();
+    match Solver::new(p.clone()).run(&mut grid, 50).unwrap_err() {
+        Error::NonFinite { step: s, .. } => assert_eq!(s, step, "{label}"),
+        Error::RankFailed { rank, message } => {
+            assert_ne!(rank, world.rank() as usize, "{label}");
+            let named = format!("time step {step} ");
+            assert!(message.contains(&named), "{label}: {message}");
+        }
+        e => panic!("{label}: unexpected {e}"),
+    }
+    assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
+    if let Some(whole) = grid.gather().unwrap() {
+        let diff = first_difference(&whole, &alone);
+        assert!(diff.is_none(), "{label}: first difference at {diff:?}");
+        println!("ok: blow-up at step {step} on {engine} dim_t {dim_t}, every block traced back");
+    }
+    // The blocks make one state: a run goes on from it (and fails again at once).
+    match Solver::new(p).run(&mut grid, 2) {
+        Err(Error::NonFinite { step: 1, .. }) | Err(Error::RankFailed { .. }) => {}
+        other => panic!("{label}: a run on from the traced state: {other:?}"),
+    }
+    assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
 }
 
 /// Where the tests write files: cargo's directory for them, or the system's temporary
@@ -991,6 +1033,52 @@ fn a_split_wave_blow_up_is_not_gathered_across_steps(world: &impl Communicator) 
     }
 }
 
+/// On GPUs a source that blows up in rank 0's block stops every rank at step 4, and the ranks
+/// trace it back together: every block, the step count and the traces stop at step 3, as one
+/// process on the same engine keeps them (where there is no GPU, every rank skips alike).
+fn a_split_wave_blow_up_on_gpus_stops_at_the_last_finite_step(world: &impl Communicator) {
+    if stencil35d::gpu::test_gate::gpu_for_test().is_none() {
+        return;
+    }
+    let dims = [17, 26, 31];
+    let mut input = wave_shot::<f32>(bench_wave_kernel(2, 5), dims, 7).unwrap();
+    let mut samples = vec![1e3; 3];
+    samples.push(1e300);
+    let at = [60.0, 60.0, 60.0];
+    input
+        .add_source(Source {
+            position: at,
+            wavelet: Wavelet::Samples(samples),
+        })
+        .unwrap();
+    input.add_receivers(&[Receiver::at(at)]).unwrap();
+    for (engine, dim_t) in [
+        (Engine::GpuNaive, 1),
+        (Engine::GpuBlocked, 1),
+        (Engine::GpuBlocked, 2),
+    ] {
+        let label = format!("rank {}, {engine} dim_t {dim_t}", world.rank());
+        let p = plan::<f32>(input.kernel().clone(), engine, dim_t, dims);
+        let mut alone = input.clone();
+        match Solver::new(p.clone()).run(&mut alone, 8) {
+            Err(Error::NonFinite { step: 4, .. }) => assert_eq!(alone.step(), 3, "{label}"),
+            other => panic!("{label}: alone {other:?}"),
+        }
+        let whole = (world.rank() == 0).then_some(&input);
+        let mut dist = DistributedWavefield::scatter(world, &p, 0, whole).unwrap();
+        match Solver::new(p).run(&mut dist, 8) {
+            Err(Error::NonFinite { step: 4, .. }) => assert_eq!(world.rank(), 0, "{label}"),
+            Err(Error::RankFailed { rank: 0, .. }) => assert_ne!(world.rank(), 0, "{label}"),
+            other => panic!("{label}: {other:?}"),
+        }
+        assert_eq!(dist.local().step(), 3, "{label}");
+        if let Some(result) = dist.gather().unwrap() {
+            assert_same_wavefields(&result, &alone, &label);
+            println!("ok: wave blow-up at step 4 on {engine} dim_t {dim_t}, traced back");
+        }
+    }
+}
+
 /// Steps that differ between ranks (here 2 on rank 0, 3 on the others) are refused on every
 /// rank before any exchange, and the state keeps the step it reached (`step` reads it).
 fn refuses_differing_steps<S: State>(
@@ -1170,6 +1258,7 @@ fn main() {
     wavefields_equal_one_process::<f64>(&world);
     a_wavefield_from_another_root_keeps_its_earlier_traces(&world);
     a_split_wave_blow_up_is_not_gathered_across_steps(&world);
+    a_split_wave_blow_up_on_gpus_stops_at_the_last_finite_step(&world);
     teams_of_threads_equal_one_process(&world);
     if world.rank() == 0 {
         println!("distributed tests passed on {} ranks", world.size());

@@ -17,29 +17,19 @@ use crate::{Error, Result};
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.
 pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
-    agreed_with_failure(comm, outcome).0
-}
-
-/// [`agreed`], and the failure the ranks agree on (`None` where all succeeded).
-/// Collective.
-pub(crate) fn agreed_with_failure<X>(
-    comm: &SimpleCommunicator,
-    outcome: Result<X>,
-) -> (Result<X>, Option<Failure>) {
     let Some(first) = first_failure(comm, outcome.as_ref().err()) else {
-        return (outcome, None);
+        return outcome;
     };
-    let agreed = match (outcome, first.non_finite) {
+    match (outcome, first.non_finite) {
         (Err(Error::NonFinite { .. }), Some((step, cell, value))) => {
             Err(Error::NonFinite { step, cell, value })
         }
         (Err(e), _) => Err(e),
         (Ok(_), _) => Err(Error::RankFailed {
             rank: first.rank,
-            message: first.message.clone(),
+            message: first.message,
         }),
-    };
-    (agreed, Some(first))
+    }
 }
 
 /// The failure the ranks agree on (see [`first_failure`]).
@@ -106,7 +96,8 @@ pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64)
 }
 
 /// The step every rank's local state holds, on every rank; `step` is this rank's (`None` where
-/// its state is no one step's, see [`crate::distributed::DistributedGrid::steps`]). Else, on
+/// its state is no one step's: a grid whose copy back from its GPU failed, see
+/// [`crate::distributed::DistributedGrid::steps`]). Else, on
 /// every rank, [`Error::InvalidArgument`] saying that the blocks of the `what` hold different
 /// steps: a failed run leaves each rank at the step its engine reached, and blocks of
 /// different steps make no one state to gather, write or run on. Collective.
@@ -116,9 +107,7 @@ pub(crate) fn common_step(comm: &SimpleCommunicator, step: Option<u64>, what: &s
         return Ok(lo);
     }
     let held = if hi == u64::MAX {
-        "a failed run on GPUs left some ranks' blocks past the failing step, computed from \
-         halos that were not refreshed"
-            .to_string()
+        "a copy back from a GPU failed on some ranks and left their blocks part written".to_string()
     } else {
         format!("the ranks hold steps {lo} to {hi} (a failed run stops each rank at the step its engine reached)")
     };

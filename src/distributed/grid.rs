@@ -116,8 +116,9 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// Time steps this rank's block has advanced since the grid was split. After a run that
     /// failed on some rank, each block holds the step its engine reached: on the CPU, the
     /// last finite step on the rank that found a non-finite value and the end of the failed
-    /// pass on the others; on GPUs, the last finite step on that rank and `None` on the
-    /// others, which ran on past it with halos that were not refreshed. Ranks whose blocks
+    /// pass on the others; on GPUs, where the ranks trace a non-finite value back together,
+    /// the last finite step on every rank (after any other failure on GPUs, the step the run
+    /// started from; `None` where the copy back from the GPU failed). Ranks whose blocks
     /// differ cannot be gathered or run again.
     pub fn steps(&self) -> Option<u64> {
         self.steps

@@ -19,7 +19,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
-use super::agree::{agreed, agreed_with_failure};
+use super::agree::agreed;
 use super::exchange::{faces, populations, swap_faces, FaceRegion, Waiting};
 use super::{Block, Decomposition};
 use crate::gpu::gpu;
@@ -382,21 +382,11 @@ pub(crate) struct SplitHooks<'a, T> {
     in_flight: Option<CudaEvent>,
     /// Seconds spent agreeing on batch outcomes (waiting for the slowest rank included).
     agreeing: f64,
-    /// Exchanges queued before the last agreement on an outcome.
-    agreed_marks: usize,
-    /// Where this rank's state stopped, once a batch failed on some rank.
-    stop: Option<Stop>,
-}
-
-/// Where a rank's state on its GPU stands after a batch that failed on some rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stop {
-    /// This rank found a non-finite value in this 1-based step of the run, the earliest any
-    /// rank found: its state is the step before, the newest finite one.
-    BeforeStep(usize),
-    /// This rank queued passes in the failed batch and did not stop at the failing step: its
-    /// state may lie past the failure, computed from halos the failing rank did not refresh.
-    PastFailure,
+    /// The steps of the run every rank holds after a failure they traced back together.
+    traced: Option<usize>,
+    /// The run's input in host memory (the rank's local array, replaced only after the run),
+    /// for a trace of a failure from the start.
+    input: Option<&'a [T]>,
 }
 
 /// One exchange's events: before and after the part queued on the library's stream and, for
@@ -446,15 +436,23 @@ impl<'a, T: HaloElem> SplitHooks<'a, T> {
             marks: Vec::new(),
             in_flight: None,
             agreeing: 0.0,
-            agreed_marks: 0,
-            stop: None,
+            traced: None,
+            input: None,
         }
     }
 
-    /// Where this rank's state stopped, after a run that failed on some rank once it had
-    /// queued a pass (`None` after a run that succeeded or failed before any pass).
-    pub(crate) fn stop(&self) -> Option<Stop> {
-        self.stop
+    /// These hooks, with the run's input `input` (the local array as the device copy was
+    /// uploaded from it) to restart from after a failure.
+    pub(crate) fn with_input(mut self, input: &'a [T]) -> Self {
+        self.input = Some(input);
+        self
+    }
+
+    /// The steps of the run this rank's state holds after a failure that every rank traced
+    /// back to the last finite step (`None` after a run that succeeded, or whose failure was
+    /// not traced back).
+    pub(crate) fn traced(&self) -> Option<usize> {
+        self.traced
     }
 
     /// Seconds the run spent exchanging halos or waiting for them on the device (where the z
@@ -537,31 +535,32 @@ impl<T: HaloElem> PassHooks<T> for SplitHooks<'_, T> {
 
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()> {
         let t = Instant::now();
-        let own = match &outcome {
-            Err(Error::NonFinite { step, .. }) => Some(Stop::BeforeStep(*step)),
-            _ => None,
-        };
         let outcome = outcome.map_err(|e| self.block.in_whole_grid(e));
-        let (agreed, failure) = agreed_with_failure(self.comm, outcome);
+        let agreed = agreed(self.comm, outcome);
         self.agreeing += t.elapsed().as_secs_f64();
-        let queued = self.marks.len() > self.agreed_marks;
-        self.agreed_marks = self.marks.len();
-        if let (Some(failure), None) = (failure, self.stop) {
-            // A rank that found its value in the earliest step any rank found one, where no
-            // rank failed otherwise, had valid halos up to it. One that found it later, or
-            // beside another rank's error, may have computed from halos the failing rank
-            // left unrefreshed, finite but wrong: its state is no step's.
-            let first = failure.non_finite.map(|(step, ..)| Stop::BeforeStep(step));
-            self.stop = match own {
-                Some(own) if Some(own) == first => Some(own),
-                _ => queued.then_some(Stop::PastFailure),
-            };
-        }
         agreed
     }
 
     fn alone(&self) -> bool {
         false
+    }
+
+    fn restart(&mut self, cur: &mut CudaSlice<T>) -> Result<()> {
+        let input = self
+            .input
+            .ok_or_else(|| Error::Gpu("this split run keeps no copy of its input".into()))?;
+        if input.len() != cur.len() {
+            return Err(Error::Gpu(format!(
+                "the run's input holds {} values, its device copy {}",
+                input.len(),
+                cur.len()
+            )));
+        }
+        gpu()?.stream.memcpy_htod(input, cur).map_err(gpu_err)
+    }
+
+    fn held(&mut self, steps: usize) {
+        self.traced = Some(steps);
     }
 }
 

@@ -3,7 +3,8 @@
 //! like the host grid. A pass that writes a non-finite value stores its number in a device
 //! flag, which the host reads once per [`PASSES_PER_CHECK`] passes (not per launch); the
 //! failing pass is then replayed one step at a time to find the step, and the newest finite
-//! state is kept.
+//! state is kept (a split run's processes replay the run from its input together, see
+//! `Passes::trace`).
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -177,6 +178,15 @@ pub(crate) trait PassHooks<T> {
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()>;
     /// Whether this is a run in one process (which may go on from a replayed pass).
     fn alone(&self) -> bool;
+    /// Puts the run's input back into `cur`, for a split run that traces a failure from its
+    /// start; a run in one process, which replays the failing pass from its own input, keeps
+    /// none.
+    fn restart(&mut self, _cur: &mut CudaSlice<T>) -> Result<()> {
+        Err(Error::Gpu("this run keeps no copy of its input".into()))
+    }
+    /// Tells the hooks that every process holds the state after `steps` steps of the run,
+    /// after a failure that every process traced together.
+    fn held(&mut self, _steps: usize) {}
 }
 
 /// `ready` on every process where all have it (through [`PassHooks::after_batch`], which a
@@ -265,29 +275,29 @@ pub(crate) fn advance<T: Real>(
             )))
         }
     };
+    let run = Passes {
+        gpu,
+        stencil,
+        params,
+        layout,
+        kernels: &kernels,
+        dim_t,
+        steps,
+    };
     let mut done = 0;
     while done < steps {
-        // Queue passes from step `done` on; every pass but a run's last is dim_t deep.
-        let mut passes = 0;
-        let mut at = done;
-        while at < steps && passes < PASSES_PER_CHECK {
-            let pass_steps = dim_t.min(steps - at);
-            passes += 1;
-            let pass = Pass {
-                kernels: &kernels,
-                params,
-                layout,
-                r,
-                dim_t,
-                steps: pass_steps,
-                number: passes as i32,
+        let (passes, at) = run.queue(done, PASSES_PER_CHECK, cur, scratch, hooks)?;
+        let raised = raised_pass(gpu, scratch)?;
+        if !hooks.alone() {
+            // Every process learns whether any pass of the batch failed anywhere; then all
+            // trace the failure together.
+            done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+                Ok(()) => at,
+                Err(_) => run.trace(at, cur, scratch, hooks)?,
             };
-            pass.queue(gpu, cur, scratch, hooks)?;
-            std::mem::swap(cur, &mut scratch.next);
-            at += pass_steps;
+            continue;
         }
-        let Some(failed) = raised_pass(gpu, scratch)? else {
-            hooks.after_batch(Ok(()))?;
+        let Some(failed) = raised else {
             done = at;
             continue;
         };
@@ -297,26 +307,158 @@ pub(crate) fn advance<T: Real>(
             dim_t,
             steps,
         };
-        let replay = Replay {
-            gpu,
-            stencil,
-            layout,
-            naive: matches!(kernels, PassKernels::Naive(_)),
-        };
-        match replay.failed(batch, failed, cur, scratch) {
-            // A run alone goes on from the replayed state; a split one cannot, its neighbours
-            // having run the whole batch.
-            Ok(next) if hooks.alone() => done = next,
-            Ok(_) => {
-                let lost = Error::Gpu(format!(
-                    "pass {failed} wrote a non-finite value that its replay did not reproduce"
-                ));
-                return hooks.after_batch(Err(lost));
-            }
-            Err(e) => return hooks.after_batch(Err(e)),
-        }
+        // A run alone goes on from the replayed state.
+        done = run.failed(batch, failed, cur, scratch)?;
     }
     Ok(())
+}
+
+/// The error a process reports for a batch whose pass `pass` raised its non-finite flag,
+/// before the ranks trace the step together.
+fn flagged(pass: usize) -> Result<()> {
+    Err(Error::Gpu(format!("pass {pass} wrote a non-finite value")))
+}
+
+/// What queues a run's passes: the device, the stencil and parameters, the kernels, and the
+/// run's steps in passes of `dim_t`.
+struct Passes<'a> {
+    gpu: &'a Gpu,
+    stencil: &'a Stencil,
+    params: &'a EngineParams,
+    layout: Layout,
+    kernels: &'a PassKernels,
+    dim_t: usize,
+    steps: usize,
+}
+
+impl Passes<'_> {
+    /// Queues up to `most` passes from step `done` on (every pass but the run's last `dim_t`
+    /// deep), each after the exchange `hooks` makes and followed by a swap of `cur` and
+    /// `scratch.next`: the number of passes and the step they reach.
+    fn queue<T: Real>(
+        &self,
+        done: usize,
+        most: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+        hooks: &mut dyn PassHooks<T>,
+    ) -> Result<(usize, usize)> {
+        let (mut passes, mut at) = (0, done);
+        while at < self.steps && passes < most {
+            let pass_steps = self.dim_t.min(self.steps - at);
+            passes += 1;
+            let pass = Pass {
+                kernels: self.kernels,
+                params: self.params,
+                layout: self.layout,
+                r: self.stencil.radius(),
+                dim_t: self.dim_t,
+                steps: pass_steps,
+                number: passes as i32,
+            };
+            pass.queue(self.gpu, cur, scratch, hooks)?;
+            std::mem::swap(cur, &mut scratch.next);
+            at += pass_steps;
+        }
+        Ok((passes, at))
+    }
+
+    /// A split run's answer to a batch ending at step `limit` that failed on some process:
+    /// every process puts the run's input back ([`PassHooks::restart`]) and replays the run a
+    /// pass at a time, agreeing after each. At the first pass that fails anywhere, every
+    /// process goes back to that pass's input (no exchange has touched it since) and replays
+    /// its steps one at a time with gpu-naive, agreeing after each: at the first step that
+    /// fails, every block holds the state before it ([`PassHooks::held`]) and the failing
+    /// processes name the step. The step reached where nothing fails again (a pass's rounding
+    /// differs from its steps'), from which the run goes on, as it does alone.
+    fn trace<T: Real>(
+        &self,
+        limit: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+        hooks: &mut dyn PassHooks<T>,
+    ) -> Result<usize> {
+        let restart = hooks.restart(cur);
+        // The flag may still be raised by a pass the last read did not see.
+        let restart = restart.and_then(|()| raised_pass(self.gpu, scratch).map(drop));
+        agree_on(hooks, restart)?;
+        let mut done = 0;
+        while done < limit {
+            let (_, at) = self.queue(done, 1, cur, scratch, hooks)?;
+            let raised = raised_pass(self.gpu, scratch)?;
+            done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+                Ok(()) => at,
+                Err(_) => {
+                    std::mem::swap(cur, &mut scratch.next);
+                    self.steps_agreed(done, at - done, cur, scratch, hooks)?
+                }
+            };
+        }
+        Ok(done)
+    }
+
+    /// After pass `failed` of `batch` raised the flag in a run alone: the error naming the
+    /// step that went bad and a cell, `cur` holding the state before it; or, when no single
+    /// step of the replayed pass goes bad (the pass's rounding differs from the steps'), the
+    /// step the run has reached from the replayed state.
+    fn failed<T: Real>(
+        &self,
+        batch: Batch,
+        failed: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<usize> {
+        let Some(FailedPass {
+            swap_back,
+            before,
+            pass_steps,
+        }) = batch.failed_pass(failed)
+        else {
+            return Err(Error::Gpu(format!(
+                "the non-finite flag names pass {failed} of {}",
+                batch.passes
+            )));
+        };
+        if swap_back {
+            std::mem::swap(cur, &mut scratch.next);
+        }
+        if let PassKernels::Naive(_) = self.kernels {
+            let r = self.stencil.radius();
+            return Err(locate(self.gpu, self.layout, &scratch.next, r, before + 1));
+        }
+        // Replay the blocked pass a step at a time to find the step that went bad.
+        self.steps_agreed(before, pass_steps, cur, scratch, &mut Alone)
+    }
+
+    /// Advances `cur`, the input of a pass that failed somewhere, by its `n` steps from step
+    /// `before` one at a time with gpu-naive (the pass's halos suffice for them), the
+    /// processes agreeing after each: the failure of the first step that fails anywhere, with
+    /// `cur` holding its input; else the step reached.
+    fn steps_agreed<T: Real>(
+        &self,
+        before: usize,
+        n: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+        hooks: &mut dyn PassHooks<T>,
+    ) -> Result<usize> {
+        let (gpu, layout, r) = (self.gpu, self.layout, self.stencil.radius());
+        let naive = naive_kernel::<T>(gpu, self.stencil)?;
+        let whole = ZPlanes::one(r..layout.dims[2] - r);
+        for i in 1..=n {
+            launch_naive(gpu, &naive, layout, &whole, cur, scratch, 1)?;
+            let outcome = match raised_pass(gpu, scratch)? {
+                Some(_) => Err(locate(gpu, layout, &scratch.next, r, before + i)),
+                None => Ok(()),
+            };
+            if let Err(e) = hooks.after_batch(outcome) {
+                hooks.held(before + i - 1);
+                return Err(e);
+            }
+            std::mem::swap(cur, &mut scratch.next);
+        }
+        Ok(before + n)
+    }
 }
 
 /// One pass of a run: its kernels, its steps and its number in the batch.
@@ -386,59 +528,6 @@ impl Pass<'_> {
                 launch_blocked(gpu, kernel, &at, planes, cur, scratch, pass)
             }
         }
-    }
-}
-
-/// What the search for a failed pass's step needs.
-struct Replay<'a> {
-    gpu: &'a Gpu,
-    stencil: &'a Stencil,
-    layout: Layout,
-    /// Whether the passes were gpu-naive's (one step each).
-    naive: bool,
-}
-
-impl Replay<'_> {
-    /// After pass `failed` of `batch` raised the flag: the error naming the step that went bad
-    /// and a cell, `cur` holding the state before it; or, when no single step of the replayed
-    /// pass goes bad (the pass's rounding differs from the steps'), the step the run has
-    /// reached from the replayed state.
-    fn failed<T: Real>(
-        &self,
-        batch: Batch,
-        failed: usize,
-        cur: &mut CudaSlice<T>,
-        scratch: &mut Scratch<T>,
-    ) -> Result<usize> {
-        let (gpu, r) = (self.gpu, self.stencil.radius());
-        let passes = batch.passes;
-        let Some(FailedPass {
-            swap_back,
-            before,
-            pass_steps,
-        }) = batch.failed_pass(failed)
-        else {
-            return Err(Error::Gpu(format!(
-                "the non-finite flag names pass {failed} of {passes}"
-            )));
-        };
-        if swap_back {
-            std::mem::swap(cur, &mut scratch.next);
-        }
-        if self.naive {
-            return Err(locate(gpu, self.layout, &scratch.next, r, before + 1));
-        }
-        // Replay the blocked pass a step at a time to find the step that went bad.
-        let naive = naive_kernel::<T>(gpu, self.stencil)?;
-        for i in 1..=pass_steps {
-            let whole = ZPlanes::one(r..self.layout.dims[2] - r);
-            launch_naive(gpu, &naive, self.layout, &whole, cur, scratch, 1)?;
-            if raised_pass(gpu, scratch)?.is_some() {
-                return Err(locate(gpu, self.layout, &scratch.next, r, before + i));
-            }
-            std::mem::swap(cur, &mut scratch.next);
-        }
-        Ok(before + pass_steps)
     }
 }
 

@@ -4,8 +4,9 @@
 //! of `φ`, `(v dt)²`, the damping profiles, the source taps with their amplitudes for a batch of
 //! passes, and the probed cells with their values for the batch. Passes are queued without
 //! waiting; the non-finite flag is read once per batch, and a failed blocked pass is replayed a
-//! step at a time with the naive kernel to name the step. The newest finite state, the traces
-//! up to it and the step count come back to the host.
+//! step at a time with the naive kernel to name the step (a split run's ranks replay the run
+//! from its input together, see [`trace`]). The newest finite state, the traces up to it and
+//! the step count come back to the host.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -452,6 +453,26 @@ impl<T: Real> OnDevice<T> {
         Ok([cur, old, &mut self.phi[phi]])
     }
 
+    /// Puts `field`'s levels back into the device buffers as [`OnDevice::new`] placed them:
+    /// the input of a split run that traces a failure from its start.
+    fn reload(&mut self, gpu: &Gpu, field: &Wavefield<T>) -> Result<()> {
+        let s = &gpu.stream;
+        let levels = [&field.u, &field.prev, &field.u, &field.prev];
+        for (buffer, level) in self.u.iter_mut().zip(levels) {
+            s.memcpy_htod(level.storage(), buffer).map_err(gpu_err)?;
+        }
+        for buffer in &mut self.phi {
+            s.memcpy_htod(field.phi.storage(), buffer)
+                .map_err(gpu_err)?;
+        }
+        self.at = Levels {
+            u: 0,
+            prev: 1,
+            phi: 0,
+        };
+        Ok(())
+    }
+
     /// Copies the current state into `field`.
     fn download(&self, gpu: &Gpu, field: &mut Wavefield<T>) -> Result<()> {
         let s = &gpu.stream;
@@ -664,16 +685,27 @@ pub(crate) fn run<T: Real>(
     let (gpu, kernels, mut dev, upload) = agree_on(hooks, ready)?;
     let mut transfer = upload.elapsed().as_secs_f64();
     let start = Instant::now();
-    let (step, recorded) = (field.step, field.traces.first().map_or(0, Vec::len));
-    let outcome = advance(gpu, &kernels, true, field, &mut dev, steps, 0, hooks);
-    if let Err(e) = &outcome {
-        if !matches!(e, Error::NonFinite { .. }) {
-            // A device error leaves the levels of an unfinished batch behind: the field keeps
-            // the state it came with, and its step count and traces are put back to match.
-            field.step = step;
-            field.traces.iter_mut().for_each(|t| t.truncate(recorded));
-            return outcome.map(|()| (0.0, 0.0));
-        }
+    let start_at = (field.step, field.traces.first().map_or(0, Vec::len));
+    let mut traced = false;
+    let outcome = if hooks.alone() {
+        advance(gpu, &kernels, true, field, &mut dev, steps, 0)
+    } else {
+        let run = (&kernels, steps, start_at);
+        advance_split(gpu, run, field, &mut dev, hooks, &mut traced)
+    };
+    // The levels hold the field's step after a run that ended, or that stopped where a step
+    // failed and the field's step and traces stop too; after any other failure (a device
+    // error, an unfinished batch) the field keeps the state it came with, and its step count
+    // and traces are put back to match.
+    let held = traced
+        || match &outcome {
+            Ok(()) => true,
+            Err(e) => hooks.alone() && matches!(e, Error::NonFinite { .. }),
+        };
+    if !held {
+        field.step = start_at.0;
+        field.traces.iter_mut().for_each(|t| t.truncate(start_at.1));
+        return outcome.map(|()| (0.0, 0.0));
     }
     gpu.stream.synchronize().map_err(gpu_err)?;
     let compute = start.elapsed().as_secs_f64();
@@ -684,11 +716,10 @@ pub(crate) fn run<T: Real>(
     outcome.map(|()| (compute, transfer))
 }
 
-/// Advances the device state by `steps` steps, the blocked kernels when `blocked` and the plan
-/// has them, else the naive one, `hooks` called before each pass (on the current levels) and
-/// after each batch; `offset` steps of the run came before (for the failure's step). Leaves
-/// the levels at the newest finite state.
-#[allow(clippy::too_many_arguments)]
+/// Advances the device state of a run in one process by `steps` steps, the blocked kernels
+/// when `blocked` and the plan has them, else the naive one; `offset` steps of the run came
+/// before (for the failure's step). Leaves the levels at the newest finite state, the field's
+/// step and traces at it.
 fn advance<T: Real>(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -697,80 +728,185 @@ fn advance<T: Real>(
     dev: &mut OnDevice<T>,
     steps: usize,
     offset: usize,
-    hooks: &mut dyn PassHooks<T>,
 ) -> Result<()> {
-    let dim_t = if blocked { kernels.dim_t() } else { 1 };
     let mut done = 0;
     while done < steps {
-        let mut passes = Vec::new();
-        let mut at = done;
-        while at < steps && passes.len() < PASSES_PER_CHECK {
-            let n = dim_t.min(steps - at);
-            passes.push(n);
-            at += n;
-        }
-        dev.set_amplitudes(gpu, field, at - done)?;
-        let mut inputs = Vec::with_capacity(passes.len() + 1);
-        let mut s0 = 0;
-        for (i, &n) in passes.iter().enumerate() {
-            inputs.push(dev.at);
-            let pass_kernel = match (blocked, n == dim_t) {
-                (false, _) => None,
-                (true, true) => kernels.full.as_ref(),
-                (true, false) => kernels.short.as_ref(),
-            };
-            let of = (kernels, field.kernel());
-            dev.queue_pass(gpu, of, (pass_kernel, n), (s0, i + 1), hooks)?;
-            s0 += n;
-        }
-        inputs.push(dev.at);
+        let of = (kernels, blocked);
+        let batch = [done, steps];
+        let (passes, inputs) =
+            queue_batch(gpu, of, field, dev, batch, PASSES_PER_CHECK, &mut Alone)?;
+        let at = done + passes.iter().sum::<usize>();
         let Some(failed) = read_flag(gpu, &mut dev.flag)? else {
             dev.record(gpu, field, at - done)?;
-            hooks.after_batch(Ok(()))?;
             done = at;
             continue;
         };
         if !(1..=passes.len()).contains(&failed) {
-            let e = Error::Gpu(format!(
+            return Err(Error::Gpu(format!(
                 "the non-finite flag names pass {failed} of {}",
                 passes.len()
-            ));
-            return hooks.after_batch(Err(e));
+            )));
         }
         let before: usize = passes[..failed - 1].iter().sum();
         dev.record(gpu, field, before)?;
         done += before;
         dev.at = inputs[failed - 1];
         let n = passes[failed - 1];
-        let replayed = if n == 1 {
-            dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)
-                .and_then(|f| Err(f.into()))
-        } else {
-            // Replay the blocked pass a step at a time (no exchange needed within a pass) to
-            // name the step.
-            advance(
-                gpu,
-                kernels,
-                false,
-                field,
-                dev,
-                n,
-                offset + done,
-                &mut Alone,
-            )
-        };
-        match replayed {
-            // No step failed (the pass's rounding differs from the steps'): a run alone goes
-            // on from the replayed state; a split one cannot, its neighbours having run on.
-            Ok(()) if hooks.alone() => done += n,
-            Ok(()) => {
-                let lost = Error::Gpu(format!(
-                    "pass {failed} wrote a non-finite value that its replay did not reproduce"
-                ));
-                return hooks.after_batch(Err(lost));
-            }
-            Err(e) => return hooks.after_batch(Err(e)),
+        if n == 1 {
+            let f = dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)?;
+            return Err(f.into());
         }
+        // Replay the blocked pass a step at a time (no exchange needed within a pass) to name
+        // the step; where no step fails (the pass's rounding differs from the steps'), the run
+        // goes on from the replayed state.
+        advance(gpu, kernels, false, field, dev, n, offset + done)?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// Queues up to `most` passes from step `done` of `steps` (`dim_t` steps each with the blocked
+/// kernels where `blocked` and the plan has them, else one naive step each), with the sources'
+/// amplitudes from the field's step on, each after the exchange `hooks` makes: the passes'
+/// steps, and the levels before each pass and after the last.
+fn queue_batch<T: Real>(
+    gpu: &Gpu,
+    (kernels, blocked): (&Kernels, bool),
+    field: &Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    [done, steps]: [usize; 2],
+    most: usize,
+    hooks: &mut dyn PassHooks<T>,
+) -> Result<(Vec<usize>, Vec<Levels>)> {
+    let dim_t = if blocked { kernels.dim_t() } else { 1 };
+    let mut passes = Vec::new();
+    let mut at = done;
+    while at < steps && passes.len() < most {
+        let n = dim_t.min(steps - at);
+        passes.push(n);
+        at += n;
+    }
+    dev.set_amplitudes(gpu, field, at - done)?;
+    let mut inputs = Vec::with_capacity(passes.len() + 1);
+    let mut s0 = 0;
+    for (i, &n) in passes.iter().enumerate() {
+        inputs.push(dev.at);
+        let pass_kernel = match (blocked, n == dim_t) {
+            (false, _) => None,
+            (true, true) => kernels.full.as_ref(),
+            (true, false) => kernels.short.as_ref(),
+        };
+        let of = (kernels, field.kernel());
+        dev.queue_pass(gpu, of, (pass_kernel, n), (s0, i + 1), hooks)?;
+        s0 += n;
+    }
+    inputs.push(dev.at);
+    Ok((passes, inputs))
+}
+
+/// The error a rank reports for a batch whose pass `pass` raised its non-finite flag, before
+/// the ranks trace the step together.
+fn flagged(pass: usize) -> Result<()> {
+    Err(Error::Gpu(format!("pass {pass} wrote a non-finite value")))
+}
+
+/// Advances a split field's device state by the run's steps (`run`: the kernels, the steps,
+/// and the field's step and trace length at the start), `hooks` exchanging halos before each
+/// pass and agreeing on each batch's outcome with the other ranks. A batch that fails on any
+/// rank is traced by every rank together ([`trace`]); `traced` says whether the levels, the
+/// field's step and its traces then stopped at the newest finite state.
+fn advance_split<T: Real>(
+    gpu: &Gpu,
+    run: (&Kernels, usize, (usize, usize)),
+    field: &mut Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    hooks: &mut dyn PassHooks<T>,
+    traced: &mut bool,
+) -> Result<()> {
+    let (kernels, steps, _) = run;
+    let mut done = 0;
+    while done < steps {
+        let of = (kernels, true);
+        let batch = queue_batch(gpu, of, field, dev, [done, steps], PASSES_PER_CHECK, hooks)?;
+        let at = done + batch.0.iter().sum::<usize>();
+        let raised = read_flag(gpu, &mut dev.flag)?;
+        done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+            Ok(()) => {
+                dev.record(gpu, field, at - done)?;
+                at
+            }
+            Err(_) => trace(gpu, (run, at), field, dev, hooks, traced)?,
+        };
+    }
+    Ok(())
+}
+
+/// A split run's answer to a batch ending at step `limit` that failed on some rank: every rank
+/// puts the run's input back (the host arrays change only at the download; the field's step
+/// and traces go back to the start) and replays the run a pass at a time, agreeing after each.
+/// At the first pass that fails anywhere, every rank goes back to that pass's input (no
+/// exchange has touched it since) and replays its steps one at a time ([`steps_agreed`]).
+/// The step reached where nothing fails again (a pass's rounding differs from its steps'),
+/// from which the run goes on, as it does alone.
+fn trace<T: Real>(
+    gpu: &Gpu,
+    ((kernels, _, start), limit): ((&Kernels, usize, (usize, usize)), usize),
+    field: &mut Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    hooks: &mut dyn PassHooks<T>,
+    traced: &mut bool,
+) -> Result<usize> {
+    field.step = start.0;
+    field.traces.iter_mut().for_each(|t| t.truncate(start.1));
+    let restart = dev.reload(gpu, field);
+    // The flag may still be raised by a pass the last read did not see.
+    let restart = restart.and_then(|()| read_flag(gpu, &mut dev.flag).map(drop));
+    agree_on(hooks, restart)?;
+    let mut done = 0;
+    while done < limit {
+        let of = (kernels, true);
+        let (passes, inputs) = queue_batch(gpu, of, field, dev, [done, limit], 1, hooks)?;
+        let raised = read_flag(gpu, &mut dev.flag)?;
+        match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+            Ok(()) => dev.record(gpu, field, passes[0])?,
+            Err(_) => {
+                dev.at = inputs[0];
+                steps_agreed(gpu, kernels, field, dev, (done, passes[0]), hooks, traced)?;
+            }
+        }
+        done += passes[0];
+    }
+    Ok(done)
+}
+
+/// Advances the levels, the input of a pass that failed on some rank, by its `n` steps from
+/// step `before` of the run one at a time with the naive kernel (the pass's halos suffice for
+/// them), the ranks agreeing after each: the failure of the first step that fails anywhere,
+/// with the levels holding its input and `traced` set.
+fn steps_agreed<T: Real>(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    field: &mut Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    (before, n): (usize, usize),
+    hooks: &mut dyn PassHooks<T>,
+    traced: &mut bool,
+) -> Result<()> {
+    for i in 1..=n {
+        let of = (kernels, false);
+        let (_, levels) = queue_batch(gpu, of, field, dev, [0, 1], 1, &mut Alone)?;
+        let outcome = match read_flag(gpu, &mut dev.flag)? {
+            Some(_) => Err(dev
+                .locate(gpu, levels[1], kernels.radius, before + i)
+                .map_or_else(|e| e, Error::from)),
+            None => Ok(()),
+        };
+        if let Err(e) = hooks.after_batch(outcome) {
+            dev.at = levels[0];
+            *traced = true;
+            return Err(e);
+        }
+        dev.record(gpu, field, 1)?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::cpu::wave::blocked::HaloCut;
 use crate::cpu::wave::WaveBeside;
 use crate::distributed::agree::{agreed, common_step, fingerprint, same_everywhere};
 use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
-use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks, Stop};
+use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
 use crate::distributed::{owned_local, swap_z_planes, Block};
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
@@ -38,7 +38,8 @@ per_precision!(
     /// advances the local array by up to [`DistributedGrid::steps_per_exchange`] steps; after
     /// each pass the ranks agree on success, so an error on one rank (a non-finite value, say)
     /// stops every rank: that rank returns its error, the others [`Error::RankFailed`] naming
-    /// it. Each rank's block then holds the step its engine reached.
+    /// it. Each rank's block then holds the step its engine reached (on GPUs every rank's the
+    /// last finite one: see [`DistributedGrid::steps`]).
     DistributedGrid,
     advance_split_grid_f32,
     advance_split_grid_f64,
@@ -108,17 +109,26 @@ fn run_on_device<T: Real + Equivalence>(
         let l = data.layout;
         let layout = RowBox::layout(l.pitch, l.dims[1], l.plane, 0, 1);
         let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
-        let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Whole), &mut halos);
+        // The host array keeps the run's input until the download: a failure is traced from it.
+        let mut hooks = SplitHooks::new(c, d, b, (layout, Cut::Whole), &mut halos)
+            .with_input(grid.local.storage());
         let ran = advance_on_device(&mut local, &mut data, steps, Some(&mut hooks));
         let communication = hooks.communication_seconds();
-        let stop = hooks.stop();
+        let traced = hooks.traced();
+        drop(hooks);
         solver.scratch.keep(local);
         let download = Instant::now();
-        let back = data.download_into(&mut grid.local);
+        // A block the run did not leave at a step (a failure no trace brought back to the
+        // last finite step, a device error) keeps the run's input.
+        let settled = ran.is_ok() || traced.is_some();
+        let back = match settled {
+            true => data.download_into(&mut grid.local),
+            false => Ok(()),
+        };
         transfer += download.elapsed().as_secs_f64();
         // A download that failed may have left the host array part written.
         grid.steps = match &back {
-            Ok(()) => steps_after(grid.steps, steps, ran.is_ok(), stop),
+            Ok(()) => steps_after(grid.steps, steps, ran.is_ok(), traced),
             Err(_) => None,
         };
         let mut report = agreed(&grid.comm, back.and(ran))?;
@@ -133,13 +143,12 @@ fn run_on_device<T: Real + Equivalence>(
 }
 
 /// The steps a split grid's block holds after a run of `steps` steps on its GPU from
-/// `before`, given whether the run succeeded and where the rank stopped (see [`Stop`]): a
-/// run that failed before its first pass leaves the block as it was.
-fn steps_after(before: Option<u64>, steps: usize, ran: bool, stop: Option<Stop>) -> Option<u64> {
-    match (ran, stop) {
+/// `before`, given whether the run succeeded and, after a failure every rank traced back, the
+/// steps of the run they hold: any other failure leaves the block as it was.
+fn steps_after(before: Option<u64>, steps: usize, ran: bool, traced: Option<usize>) -> Option<u64> {
+    match (ran, traced) {
         (true, _) => before.map(|b| b + steps as u64),
-        (false, Some(Stop::BeforeStep(step))) => before.map(|b| b + step as u64 - 1),
-        (false, Some(Stop::PastFailure)) => None,
+        (false, Some(held)) => before.map(|b| b + held as u64),
         (false, None) => before,
     }
 }
@@ -664,14 +673,9 @@ mod tests {
     fn a_split_grid_on_gpus_counts_the_steps_its_block_holds() {
         // A run of 10 steps from step 4.
         assert_eq!(steps_after(Some(4), 10, true, None), Some(14));
-        // Non-finite in step 3 of the run on this rank: the block holds step 2 of it.
-        let own = Some(Stop::BeforeStep(3));
-        assert_eq!(steps_after(Some(4), 10, false, own), Some(6));
-        assert_eq!(
-            steps_after(Some(4), 10, false, Some(Stop::PastFailure)),
-            None
-        );
-        // A failure before the first pass leaves the block as it was.
+        // Non-finite in step 3 of the run, traced back by every rank: the block holds step 2.
+        assert_eq!(steps_after(Some(4), 10, false, Some(2)), Some(6));
+        // A failure not traced back: the block keeps the run's input.
         assert_eq!(steps_after(Some(4), 10, false, None), Some(4));
         assert_eq!(steps_after(None, 10, true, None), None);
     }

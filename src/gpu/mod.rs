@@ -39,7 +39,9 @@ pub(crate) mod wave;
 #[cfg(test)]
 mod wave_emulate;
 pub(crate) mod wave_launches;
+pub(crate) mod wave_run;
 pub(crate) mod wave_source;
+mod wave_split;
 pub(crate) mod wave_tiles;
 pub(crate) mod zplanes;
 pub use stencil::KernelResources;

@@ -1,24 +1,21 @@
-//! Running wave plans on the GPU: `gpu-naive` (a launch per step) and `gpu-blocked` (a launch
-//! per pass of `dim_t` steps) of `kernels/wave.cu`. The wavefield's arrays live on the device for
-//! the run: four buffers of `u` (the current and previous level, and the outputs of a pass), two
-//! of `φ`, `(v dt)²`, the damping profiles, the source taps with their amplitudes for a batch of
-//! passes, and the probed cells with their values for the batch. Passes are queued without
-//! waiting; the non-finite flag is read once per batch, and a failed blocked pass is replayed a
-//! step at a time with the naive kernel to name the step (a split run's ranks replay the run
-//! from its input together, see [`trace`]). The newest finite state, the traces up to it and
-//! the step count come back to the host.
+//! The wave equation's kernels and device state on the GPU: `gpu-naive` (a launch per step)
+//! and `gpu-blocked` (a launch per pass of `dim_t` steps) of `kernels/wave.cu`. The
+//! wavefield's arrays live on the device for the run: four buffers of `u` (the current and
+//! previous level, and the outputs of a pass), two of `φ`, `(v dt)²`, the damping profiles,
+//! the source taps with their amplitudes for a batch of passes, and the probed cells with
+//! their values for the batch. Passes are queued without waiting ([`queue_batch`]); the
+//! non-finite flag is read once per batch. `wave_run` runs a plan with them (a failed blocked
+//! pass replayed a step at a time with the naive kernel to name the step) and `wave_split` a
+//! split field's part (its ranks trace a failure back together).
 
 use std::ops::Range;
-use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::compile::Kernel;
-use super::device::{gpu, Gpu};
+use super::device::Gpu;
 use super::source::WIDE_INDEX;
-use super::stencil::{
-    agree_on, ensure_memory, gpu_err, read_flag, Alone, PassHooks, PASSES_PER_CHECK,
-};
+use super::stencil::{ensure_memory, gpu_err, PassHooks};
 use super::wave_launches::{
     check_naive_launches, launch_config, BlockedTerms, Form, PassLaunch, PassTerms,
 };
@@ -27,12 +24,8 @@ use super::wave_tiles::tile_origin;
 use super::zplanes::{InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::memory::Footprint;
-use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::{WaveKernel, Wavefield};
 use crate::{Error, Grid, Real, Result};
-
-/// Seconds spent computing and transferring.
-type Seconds = (f64, f64);
 
 /// The blocked shape a gpu-blocked plan runs at `dim_t`, `None` for gpu-naive.
 pub(crate) fn shape_of(params: &EngineParams, dim_t: usize) -> Result<Option<WaveShape>> {
@@ -68,8 +61,8 @@ struct Blocked {
 
 /// The kernels a run launches: the naive one (also the replay of a failed pass) and the blocked
 /// pass kernels.
-struct Kernels {
-    radius: usize,
+pub(super) struct Kernels {
+    pub(super) radius: usize,
     naive: Kernel,
     /// The mirror of rigid faces (`None` without any).
     mirror: Option<Kernel>,
@@ -80,7 +73,7 @@ struct Kernels {
 impl Kernels {
     /// Compiles (or finds in the process's cache) what `params` launches for `steps` steps and
     /// checks that the launches keep to CUDA's grid limits.
-    fn new<T: Real>(
+    pub(super) fn new<T: Real>(
         gpu: &Gpu,
         field: &Wavefield<T>,
         params: &EngineParams,
@@ -158,13 +151,13 @@ impl Kernels {
     }
 
     /// Steps per pass.
-    fn dim_t(&self) -> usize {
+    pub(super) fn dim_t(&self) -> usize {
         self.full.as_ref().map_or(1, |b| b.terms.shape.dim_t)
     }
 
     /// The shape of the run's one-step blocked pass, if it has one (every other pass's tiles
     /// start at the radius).
-    fn one_step(&self) -> Option<WaveShape> {
+    pub(super) fn one_step(&self) -> Option<WaveShape> {
         [&self.full, &self.short]
             .into_iter()
             .flatten()
@@ -175,7 +168,7 @@ impl Kernels {
 
 /// Which buffers hold the current `u`, the previous `u` and `φ`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Levels {
+pub(super) struct Levels {
     u: usize,
     prev: usize,
     phi: usize,
@@ -309,7 +302,7 @@ pub(super) fn amplitudes<T: Real>(field: &Wavefield<T>, n: usize) -> Vec<T> {
 }
 
 /// A wavefield's arrays on the device for one run.
-struct OnDevice<T> {
+pub(super) struct OnDevice<T> {
     u: Vec<CudaSlice<T>>,
     phi: Vec<CudaSlice<T>>,
     coef: CudaSlice<T>,
@@ -320,9 +313,9 @@ struct OnDevice<T> {
     pstart: CudaSlice<i32>,
     pz: CudaSlice<i32>,
     pout: CudaSlice<T>,
-    flag: CudaSlice<i32>,
+    pub(super) flag: CudaSlice<i32>,
     probes: ProbeMap,
-    at: Levels,
+    pub(super) at: Levels,
     dims: [usize; 3],
     pitch: usize,
     plane: usize,
@@ -365,7 +358,7 @@ fn extra_bytes<T: Real>(field: &Wavefield<T>, batch_steps: usize) -> u64 {
 impl<T: Real> OnDevice<T> {
     /// Uploads `field` and the run's lists for batches of `batch_steps` steps, the tiles of a
     /// one-step pass of shape `one_step` placed by [`tile_origin`].
-    fn new(
+    pub(super) fn new(
         gpu: &Gpu,
         field: &Wavefield<T>,
         batch_steps: usize,
@@ -428,7 +421,7 @@ impl<T: Real> OnDevice<T> {
     /// Appends the receivers' samples of the batch's first `n` steps to the field's traces and
     /// counts the steps. A field with receivers but none of their cells (a rank's block away
     /// from them) appends zeros: every trace has a sample for every step.
-    fn record(&self, gpu: &Gpu, field: &mut Wavefield<T>, n: usize) -> Result<()> {
+    pub(super) fn record(&self, gpu: &Gpu, field: &mut Wavefield<T>, n: usize) -> Result<()> {
         let cells = self.probes.z.len();
         let mut values = vec![T::zero(); n * cells];
         if n > 0 && cells > 0 {
@@ -455,7 +448,7 @@ impl<T: Real> OnDevice<T> {
 
     /// Puts `field`'s levels back into the device buffers as [`OnDevice::new`] placed them:
     /// the input of a split run that traces a failure from its start.
-    fn reload(&mut self, gpu: &Gpu, field: &Wavefield<T>) -> Result<()> {
+    pub(super) fn reload(&mut self, gpu: &Gpu, field: &Wavefield<T>) -> Result<()> {
         let s = &gpu.stream;
         let levels = [&field.u, &field.prev, &field.u, &field.prev];
         for (buffer, level) in self.u.iter_mut().zip(levels) {
@@ -474,7 +467,7 @@ impl<T: Real> OnDevice<T> {
     }
 
     /// Copies the current state into `field`.
-    fn download(&self, gpu: &Gpu, field: &mut Wavefield<T>) -> Result<()> {
+    pub(super) fn download(&self, gpu: &Gpu, field: &mut Wavefield<T>) -> Result<()> {
         let s = &gpu.stream;
         s.memcpy_dtoh(&self.u[self.at.u], field.u.storage_mut())
             .map_err(gpu_err)?;
@@ -644,7 +637,7 @@ impl<T: Real> OnDevice<T> {
     }
 
     /// The failure of step `step`, whose output levels are `out`.
-    fn locate(&self, gpu: &Gpu, out: Levels, r: usize, step: usize) -> Result<Failure> {
+    pub(super) fn locate(&self, gpu: &Gpu, out: Levels, r: usize, step: usize) -> Result<Failure> {
         let mut grid = Grid::<T>::unchecked(self.dims)?;
         for buffer in [&self.u[out.u], &self.phi[out.phi]] {
             gpu.stream
@@ -664,112 +657,11 @@ impl<T: Real> OnDevice<T> {
     }
 }
 
-/// Uploads `field`, advances it by `steps` steps with the engine of `params`, and downloads the
-/// newest finite state (with the traces and the step count up to it).
-pub(crate) fn run<T: Real>(
-    field: &mut Wavefield<T>,
-    params: &EngineParams,
-    steps: usize,
-    hooks: &mut dyn PassHooks<T>,
-) -> Result<Seconds> {
-    // A split field's ranks learn whether every one could start before any exchanges. The
-    // transfer is timed after the kernels' one-time compilation.
-    let ready = gpu().and_then(|gpu| {
-        let kernels = Kernels::new::<T>(gpu, field, params, steps)?;
-        let upload = Instant::now();
-        let batch = PASSES_PER_CHECK * kernels.dim_t();
-        let dev = OnDevice::new(gpu, field, batch.min(steps), kernels.one_step())?;
-        gpu.stream.synchronize().map_err(gpu_err)?;
-        Ok((gpu, kernels, dev, upload))
-    });
-    let (gpu, kernels, mut dev, upload) = agree_on(hooks, ready)?;
-    let mut transfer = upload.elapsed().as_secs_f64();
-    let start = Instant::now();
-    let start_at = (field.step, field.traces.first().map_or(0, Vec::len));
-    let mut traced = false;
-    let outcome = if hooks.alone() {
-        advance(gpu, &kernels, true, field, &mut dev, steps, 0)
-    } else {
-        let run = (&kernels, steps, start_at);
-        advance_split(gpu, run, field, &mut dev, hooks, &mut traced)
-    };
-    // The levels hold the field's step after a run that ended, or that stopped where a step
-    // failed and the field's step and traces stop too; after any other failure (a device
-    // error, an unfinished batch) the field keeps the state it came with, and its step count
-    // and traces are put back to match.
-    let held = traced
-        || match &outcome {
-            Ok(()) => true,
-            Err(e) => hooks.alone() && matches!(e, Error::NonFinite { .. }),
-        };
-    if !held {
-        field.step = start_at.0;
-        field.traces.iter_mut().for_each(|t| t.truncate(start_at.1));
-        return outcome.map(|()| (0.0, 0.0));
-    }
-    gpu.stream.synchronize().map_err(gpu_err)?;
-    let compute = start.elapsed().as_secs_f64();
-    let download = Instant::now();
-    dev.download(gpu, field)?;
-    settle_rigid_faces(field);
-    transfer += download.elapsed().as_secs_f64();
-    outcome.map(|()| (compute, transfer))
-}
-
-/// Advances the device state of a run in one process by `steps` steps, the blocked kernels
-/// when `blocked` and the plan has them, else the naive one; `offset` steps of the run came
-/// before (for the failure's step). Leaves the levels at the newest finite state, the field's
-/// step and traces at it.
-fn advance<T: Real>(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    blocked: bool,
-    field: &mut Wavefield<T>,
-    dev: &mut OnDevice<T>,
-    steps: usize,
-    offset: usize,
-) -> Result<()> {
-    let mut done = 0;
-    while done < steps {
-        let of = (kernels, blocked);
-        let batch = [done, steps];
-        let (passes, inputs) =
-            queue_batch(gpu, of, field, dev, batch, PASSES_PER_CHECK, &mut Alone)?;
-        let at = done + passes.iter().sum::<usize>();
-        let Some(failed) = read_flag(gpu, &mut dev.flag)? else {
-            dev.record(gpu, field, at - done)?;
-            done = at;
-            continue;
-        };
-        if !(1..=passes.len()).contains(&failed) {
-            return Err(Error::Gpu(format!(
-                "the non-finite flag names pass {failed} of {}",
-                passes.len()
-            )));
-        }
-        let before: usize = passes[..failed - 1].iter().sum();
-        dev.record(gpu, field, before)?;
-        done += before;
-        dev.at = inputs[failed - 1];
-        let n = passes[failed - 1];
-        if n == 1 {
-            let f = dev.locate(gpu, inputs[failed], kernels.radius, offset + done + 1)?;
-            return Err(f.into());
-        }
-        // Replay the blocked pass a step at a time (no exchange needed within a pass) to name
-        // the step; where no step fails (the pass's rounding differs from the steps'), the run
-        // goes on from the replayed state.
-        advance(gpu, kernels, false, field, dev, n, offset + done)?;
-        done += n;
-    }
-    Ok(())
-}
-
 /// Queues up to `most` passes from step `done` of `steps` (`dim_t` steps each with the blocked
 /// kernels where `blocked` and the plan has them, else one naive step each), with the sources'
 /// amplitudes from the field's step on, each after the exchange `hooks` makes: the passes'
 /// steps, and the levels before each pass and after the last.
-fn queue_batch<T: Real>(
+pub(super) fn queue_batch<T: Real>(
     gpu: &Gpu,
     (kernels, blocked): (&Kernels, bool),
     field: &Wavefield<T>,
@@ -802,111 +694,4 @@ fn queue_batch<T: Real>(
     }
     inputs.push(dev.at);
     Ok((passes, inputs))
-}
-
-/// The error a rank reports for a batch whose pass `pass` raised its non-finite flag, before
-/// the ranks trace the step together.
-fn flagged(pass: usize) -> Result<()> {
-    Err(Error::Gpu(format!("pass {pass} wrote a non-finite value")))
-}
-
-/// Advances a split field's device state by the run's steps (`run`: the kernels, the steps,
-/// and the field's step and trace length at the start), `hooks` exchanging halos before each
-/// pass and agreeing on each batch's outcome with the other ranks. A batch that fails on any
-/// rank is traced by every rank together ([`trace`]); `traced` says whether the levels, the
-/// field's step and its traces then stopped at the newest finite state.
-fn advance_split<T: Real>(
-    gpu: &Gpu,
-    run: (&Kernels, usize, (usize, usize)),
-    field: &mut Wavefield<T>,
-    dev: &mut OnDevice<T>,
-    hooks: &mut dyn PassHooks<T>,
-    traced: &mut bool,
-) -> Result<()> {
-    let (kernels, steps, _) = run;
-    let mut done = 0;
-    while done < steps {
-        let of = (kernels, true);
-        let batch = queue_batch(gpu, of, field, dev, [done, steps], PASSES_PER_CHECK, hooks)?;
-        let at = done + batch.0.iter().sum::<usize>();
-        let raised = read_flag(gpu, &mut dev.flag)?;
-        done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
-            Ok(()) => {
-                dev.record(gpu, field, at - done)?;
-                at
-            }
-            Err(_) => trace(gpu, (run, at), field, dev, hooks, traced)?,
-        };
-    }
-    Ok(())
-}
-
-/// A split run's answer to a batch ending at step `limit` that failed on some rank: every rank
-/// puts the run's input back (the host arrays change only at the download; the field's step
-/// and traces go back to the start) and replays the run a pass at a time, agreeing after each.
-/// At the first pass that fails anywhere, every rank goes back to that pass's input (no
-/// exchange has touched it since) and replays its steps one at a time ([`steps_agreed`]).
-/// The step reached where nothing fails again (a pass's rounding differs from its steps'),
-/// from which the run goes on, as it does alone.
-fn trace<T: Real>(
-    gpu: &Gpu,
-    ((kernels, _, start), limit): ((&Kernels, usize, (usize, usize)), usize),
-    field: &mut Wavefield<T>,
-    dev: &mut OnDevice<T>,
-    hooks: &mut dyn PassHooks<T>,
-    traced: &mut bool,
-) -> Result<usize> {
-    field.step = start.0;
-    field.traces.iter_mut().for_each(|t| t.truncate(start.1));
-    let restart = dev.reload(gpu, field);
-    // The flag may still be raised by a pass the last read did not see.
-    let restart = restart.and_then(|()| read_flag(gpu, &mut dev.flag).map(drop));
-    agree_on(hooks, restart)?;
-    let mut done = 0;
-    while done < limit {
-        let of = (kernels, true);
-        let (passes, inputs) = queue_batch(gpu, of, field, dev, [done, limit], 1, hooks)?;
-        let raised = read_flag(gpu, &mut dev.flag)?;
-        match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
-            Ok(()) => dev.record(gpu, field, passes[0])?,
-            Err(_) => {
-                dev.at = inputs[0];
-                steps_agreed(gpu, kernels, field, dev, (done, passes[0]), hooks, traced)?;
-            }
-        }
-        done += passes[0];
-    }
-    Ok(done)
-}
-
-/// Advances the levels, the input of a pass that failed on some rank, by its `n` steps from
-/// step `before` of the run one at a time with the naive kernel (the pass's halos suffice for
-/// them), the ranks agreeing after each: the failure of the first step that fails anywhere,
-/// with the levels holding its input and `traced` set.
-fn steps_agreed<T: Real>(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    field: &mut Wavefield<T>,
-    dev: &mut OnDevice<T>,
-    (before, n): (usize, usize),
-    hooks: &mut dyn PassHooks<T>,
-    traced: &mut bool,
-) -> Result<()> {
-    for i in 1..=n {
-        let of = (kernels, false);
-        let (_, levels) = queue_batch(gpu, of, field, dev, [0, 1], 1, &mut Alone)?;
-        let outcome = match read_flag(gpu, &mut dev.flag)? {
-            Some(_) => Err(dev
-                .locate(gpu, levels[1], kernels.radius, before + i)
-                .map_or_else(|e| e, Error::from)),
-            None => Ok(()),
-        };
-        if let Err(e) = hooks.after_batch(outcome) {
-            dev.at = levels[0];
-            *traced = true;
-            return Err(e);
-        }
-        dev.record(gpu, field, 1)?;
-    }
-    Ok(())
 }

@@ -211,7 +211,8 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
             Some(h) => h,
             None => &mut alone,
         };
-        let (compute, transfer) = crate::gpu::wave::run(self.field, run.params, run.steps, hooks)?;
+        let (compute, transfer) =
+            crate::gpu::wave_run::run(self.field, run.params, run.steps, hooks)?;
         Ok(Timing { compute, transfer })
     }
 }

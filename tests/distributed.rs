@@ -205,10 +205,24 @@ fn gpu_equal_to_one_process(world: &impl Communicator) {
         }
     }
     assert!(ran >= 8, "only {ran} GPU cases could be planned and split");
-    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuNaive, 1);
-    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 1);
-    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 2);
-    a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, Engine::GpuBlocked, 3);
+    let early = (Stencil::seven_point(4.0, 4.0), 50);
+    let late = (Stencil::seven_point(1.05, 0.001), 600);
+    for (engine, dim_t) in [
+        (Engine::GpuNaive, 1),
+        (Engine::GpuBlocked, 1),
+        (Engine::GpuBlocked, 2),
+        (Engine::GpuBlocked, 3),
+    ] {
+        a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(
+            world,
+            early.clone(),
+            engine,
+            dim_t,
+        );
+    }
+    for engine in [Engine::GpuNaive, Engine::GpuBlocked] {
+        a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(world, late.clone(), engine, 1);
+    }
 }
 
 /// More ranks than blocks thicker than the halo: every rank gets the error, none hangs. A
@@ -295,13 +309,15 @@ fn a_blow_up_on_one_rank_stops_all(world: &impl Communicator, engine: Engine, di
 /// On GPUs a value that overflows on one rank stops every rank, and the ranks trace the
 /// failure back together: every block holds the last finite step, so the grid gathers into
 /// the state one process keeps on the same engine, bit for bit, and a further run goes on
-/// from it.
+/// from it and is traced back the same way. `stencil` grows the value by its sum of weights
+/// a step: 7-point weights of (4, 4) overflow within the first batch of passes, of
+/// (1.05, 0.001) after some 380 to 390 steps, past the first batch of 256 one-step passes.
 fn a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(
     world: &impl Communicator,
+    (stencil, steps): (Stencil, usize),
     engine: Engine,
     dim_t: usize,
 ) {
-    let stencil = Stencil::seven_point(4.0, 4.0);
     let p = plan::<f32>(stencil, engine, dim_t, DIMS);
     let seed = |x, y, z| {
         if (x, y, z) == (10, 20, 16) {
@@ -312,32 +328,31 @@ fn a_gpu_blow_up_leaves_every_block_at_the_last_finite_step(
     };
     let mut alone = Grid::<f32>::from_fn(DIMS, seed).unwrap();
     let label = format!("rank {}, {engine} dim_t {dim_t}", world.rank());
-    let step = match Solver::new(p.clone()).run(&mut alone, 50) {
+    let step = match Solver::new(p.clone()).run(&mut alone, steps) {
         Err(Error::NonFinite { step, .. }) => step,
         other => panic!("{label}: the grid did not blow up alone: {other:?}"),
     };
     let mut grid = DistributedGrid::<f32>::from_fn(world, &p, seed).unwrap();
-    match Solver::new(p.clone()).run(&mut grid, 50).unwrap_err() {
-        Error::NonFinite { step: s, .. } => assert_eq!(s, step, "{label}"),
-        Error::RankFailed { rank, message } => {
-            assert_ne!(rank, world.rank() as usize, "{label}");
-            let named = format!("time step {step} ");
-            assert!(message.contains(&named), "{label}: {message}");
+    let mut solver = Solver::new(p.clone());
+    // The blocks make one state after the failure: a further run goes on from it, and fails
+    // again in its first step.
+    for (run, expected) in [(steps, step), (2, 1)] {
+        match solver.run(&mut grid, run).unwrap_err() {
+            Error::NonFinite { step: s, .. } => assert_eq!(s, expected, "{label}"),
+            Error::RankFailed { rank, message } => {
+                assert_ne!(rank, world.rank() as usize, "{label}");
+                let named = format!("time step {expected} ");
+                assert!(message.contains(&named), "{label}: {message}");
+            }
+            e => panic!("{label}: unexpected {e}"),
         }
-        e => panic!("{label}: unexpected {e}"),
+        assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
+        if let Some(whole) = grid.gather().unwrap() {
+            let diff = first_difference(&whole, &alone);
+            assert!(diff.is_none(), "{label}: first difference at {diff:?}");
+            println!("ok: blow-up at step {expected} on {engine} dim_t {dim_t}, traced back");
+        }
     }
-    assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
-    if let Some(whole) = grid.gather().unwrap() {
-        let diff = first_difference(&whole, &alone);
-        assert!(diff.is_none(), "{label}: first difference at {diff:?}");
-        println!("ok: blow-up at step {step} on {engine} dim_t {dim_t}, every block traced back");
-    }
-    // The blocks make one state: a run goes on from it (and fails again at once).
-    match Solver::new(p).run(&mut grid, 2) {
-        Err(Error::NonFinite { step: 1, .. }) | Err(Error::RankFailed { .. }) => {}
-        other => panic!("{label}: a run on from the traced state: {other:?}"),
-    }
-    assert_eq!(grid.steps(), Some(step as u64 - 1), "{label}");
 }
 
 /// Where the tests write files: cargo's directory for them, or the system's temporary

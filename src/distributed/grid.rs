@@ -117,9 +117,10 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     /// failed on some rank, each block holds the step its engine reached: on the CPU, the
     /// last finite step on the rank that found a non-finite value and the end of the failed
     /// pass on the others; on GPUs, where the ranks trace a non-finite value back together,
-    /// the last finite step on every rank (after any other failure on GPUs, the step the run
-    /// started from; `None` where the copy back from the GPU failed). Ranks whose blocks
-    /// differ cannot be gathered or run again.
+    /// the last finite step on every rank (after a device error on GPUs, the step the run
+    /// started from, unless it came as the ranks located the failing cell; `None` where the
+    /// copy back from the GPU failed). Ranks whose blocks differ cannot be gathered or run
+    /// again.
     pub fn steps(&self) -> Option<u64> {
         self.steps
     }

@@ -176,7 +176,8 @@ pub(crate) trait PassHooks<T> {
     /// device has finished it; returns the outcome every process agrees on. Every process
     /// must reach it after the same passes.
     fn after_batch(&mut self, outcome: Result<()>) -> Result<()>;
-    /// Whether this is a run in one process (which may go on from a replayed pass).
+    /// Whether this is a run in one process, which replays a failed pass from its own input
+    /// (a split run's processes replay the run from its start together).
     fn alone(&self) -> bool;
     /// Puts the run's input back into `cur`, for a split run that traces a failure from its
     /// start; a run in one process, which replays the failing pass from its own input, keeps
@@ -219,7 +220,9 @@ impl<T> PassHooks<T> for Alone {
 
 /// Advances the state in `cur` by `steps` steps of `stencil` with the GPU parameters
 /// `params` (from a plan's chosen candidate), `hooks` called between passes and batches; on
-/// return `cur` holds the newest finite state (on error, the state before the failing step).
+/// return `cur` holds the newest finite state: on a non-finite value, the state before the
+/// failing step (in a split run, once [`PassHooks::held`] says so; after a device error, no
+/// step of the run).
 ///
 /// Passes are queued without waiting: a pass that writes a non-finite value stores its number
 /// in the flag and the later ones leave both buffers alone, so one read of the flag per
@@ -286,8 +289,7 @@ pub(crate) fn advance<T: Real>(
     };
     let mut done = 0;
     while done < steps {
-        let (passes, at) = run.queue(done, PASSES_PER_CHECK, cur, scratch, hooks)?;
-        let raised = raised_pass(gpu, scratch)?;
+        let (passes, at, raised) = run.read(done, PASSES_PER_CHECK, cur, scratch, hooks)?;
         if !hooks.alone() {
             // Every process learns whether any pass of the batch failed anywhere; then all
             // trace the failure together.
@@ -363,6 +365,24 @@ impl Passes<'_> {
         Ok((passes, at))
     }
 
+    /// [`Passes::queue`], then the flag read: the passes, the step they reach and the pass
+    /// that raised the flag. In a split run the processes first agree that every one queued
+    /// and read its passes, so that a device error stops all alike.
+    fn read<T: Real>(
+        &self,
+        done: usize,
+        most: usize,
+        cur: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+        hooks: &mut dyn PassHooks<T>,
+    ) -> Result<(usize, usize, Option<usize>)> {
+        let queued = self.queue(done, most, cur, scratch, hooks);
+        let read = queued.and_then(|(passes, at)| {
+            raised_pass(self.gpu, scratch).map(|raised| (passes, at, raised))
+        });
+        agree_on(hooks, read)
+    }
+
     /// A split run's answer to a batch ending at step `limit` that failed on some process:
     /// every process puts the run's input back ([`PassHooks::restart`]) and replays the run a
     /// pass at a time, agreeing after each. At the first pass that fails anywhere, every
@@ -384,8 +404,7 @@ impl Passes<'_> {
         agree_on(hooks, restart)?;
         let mut done = 0;
         while done < limit {
-            let (_, at) = self.queue(done, 1, cur, scratch, hooks)?;
-            let raised = raised_pass(self.gpu, scratch)?;
+            let (_, at, raised) = self.read(done, 1, cur, scratch, hooks)?;
             done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
                 Ok(()) => at,
                 Err(_) => {
@@ -433,7 +452,8 @@ impl Passes<'_> {
     /// Advances `cur`, the input of a pass that failed somewhere, by its `n` steps from step
     /// `before` one at a time with gpu-naive (the pass's halos suffice for them), the
     /// processes agreeing after each: the failure of the first step that fails anywhere, with
-    /// `cur` holding its input; else the step reached.
+    /// `cur` holding its input; else the step reached. A device error stops every process
+    /// alike, `cur` holding no step of the run.
     fn steps_agreed<T: Real>(
         &self,
         before: usize,
@@ -443,11 +463,12 @@ impl Passes<'_> {
         hooks: &mut dyn PassHooks<T>,
     ) -> Result<usize> {
         let (gpu, layout, r) = (self.gpu, self.layout, self.stencil.radius());
-        let naive = naive_kernel::<T>(gpu, self.stencil)?;
+        let naive = agree_on(hooks, naive_kernel::<T>(gpu, self.stencil))?;
         let whole = ZPlanes::one(r..layout.dims[2] - r);
         for i in 1..=n {
-            launch_naive(gpu, &naive, layout, &whole, cur, scratch, 1)?;
-            let outcome = match raised_pass(gpu, scratch)? {
+            let stepped = launch_naive(gpu, &naive, layout, &whole, cur, scratch, 1);
+            let raised = stepped.and_then(|()| raised_pass(gpu, scratch));
+            let outcome = match agree_on(hooks, raised)? {
                 Some(_) => Err(locate(gpu, layout, &scratch.next, r, before + i)),
                 None => Ok(()),
             };

@@ -5,14 +5,57 @@
 
 use super::device::Gpu;
 use super::stencil::{agree_on, read_flag, Alone, PassHooks, PASSES_PER_CHECK};
-use super::wave::{queue_batch, Kernels, OnDevice};
+use super::wave::{queue_batch, Kernels, Levels, OnDevice};
 use crate::wave::Wavefield;
 use crate::{Error, Real, Result};
 
-/// The error a rank reports for a batch whose pass `pass` raised its non-finite flag, before
-/// the ranks trace the step together.
-fn flagged(pass: usize) -> Result<()> {
-    Err(Error::Gpu(format!("pass {pass} wrote a non-finite value")))
+/// The error a rank reports for a batch in which it raised its non-finite flag, before the
+/// ranks trace the step together.
+fn flagged(raised: bool) -> Result<()> {
+    match raised {
+        true => Err(Error::Gpu("a pass wrote a non-finite value".into())),
+        false => Ok(()),
+    }
+}
+
+/// The passes of a batch ([`queue_batch`]: their steps, the levels before each and after
+/// the last) and whether one raised the non-finite flag.
+type Read = (Vec<usize>, Vec<Levels>, bool);
+
+/// Queues up to `most` passes from step `from` of `to` (of the blocked kernels where `blocked`,
+/// after the halo exchange `hooks` makes where `exchange`), reads the flag and, where it is
+/// clear, records the passes' samples. The ranks then agree that every one did, so that a
+/// device error stops all alike.
+fn read_batch<T: Real>(
+    gpu: &Gpu,
+    (kernels, blocked, exchange): (&Kernels, bool, bool),
+    field: &mut Wavefield<T>,
+    dev: &mut OnDevice<T>,
+    [from, to]: [usize; 2],
+    most: usize,
+    hooks: &mut dyn PassHooks<T>,
+) -> Result<Read> {
+    let of = (kernels, blocked);
+    let queued = match exchange {
+        true => queue_batch(gpu, of, field, dev, [from, to], most, hooks),
+        false => queue_batch(gpu, of, field, dev, [from, to], most, &mut Alone),
+    };
+    let read = queued.and_then(|(passes, levels)| {
+        let raised = read_flag(gpu, &mut dev.flag)?.is_some();
+        if !raised {
+            dev.record(gpu, field, passes.iter().sum())?;
+        }
+        Ok((passes, levels, raised))
+    });
+    agree_on(hooks, read)
+}
+
+/// Takes the last `n` recorded steps back off the field's step count and traces.
+fn take_back<T: Real>(field: &mut Wavefield<T>, n: usize) {
+    field.step -= n;
+    for t in &mut field.traces {
+        t.truncate(t.len() - n);
+    }
 }
 
 /// Advances a split field's device state by the run's steps (`run`: the kernels, the steps,
@@ -31,15 +74,13 @@ pub(super) fn advance_split<T: Real>(
     let (kernels, steps, _) = run;
     let mut done = 0;
     while done < steps {
-        let of = (kernels, true);
-        let batch = queue_batch(gpu, of, field, dev, [done, steps], PASSES_PER_CHECK, hooks)?;
-        let at = done + batch.0.iter().sum::<usize>();
-        let raised = read_flag(gpu, &mut dev.flag)?;
-        done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
-            Ok(()) => {
-                dev.record(gpu, field, at - done)?;
-                at
-            }
+        let of = (kernels, true, true);
+        let span = [done, steps];
+        let (passes, _, raised) = read_batch(gpu, of, field, dev, span, PASSES_PER_CHECK, hooks)?;
+        let at = done + passes.iter().sum::<usize>();
+        done = match hooks.after_batch(flagged(raised)) {
+            Ok(()) => at,
+            // The trace puts the field's step and traces back to the start.
             Err(_) => trace(gpu, (run, at), field, dev, hooks, traced)?,
         };
     }
@@ -69,15 +110,14 @@ fn trace<T: Real>(
     agree_on(hooks, restart)?;
     let mut done = 0;
     while done < limit {
-        let of = (kernels, true);
-        let (passes, inputs) = queue_batch(gpu, of, field, dev, [done, limit], 1, hooks)?;
-        let raised = read_flag(gpu, &mut dev.flag)?;
-        match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
-            Ok(()) => dev.record(gpu, field, passes[0])?,
-            Err(_) => {
-                dev.at = inputs[0];
-                steps_agreed(gpu, kernels, field, dev, (done, passes[0]), hooks, traced)?;
+        let of = (kernels, true, true);
+        let (passes, levels, raised) = read_batch(gpu, of, field, dev, [done, limit], 1, hooks)?;
+        if hooks.after_batch(flagged(raised)).is_err() {
+            if !raised {
+                take_back(field, passes[0]);
             }
+            dev.at = levels[0];
+            steps_agreed(gpu, kernels, field, dev, (done, passes[0]), hooks, traced)?;
         }
         done += passes[0];
     }
@@ -87,7 +127,8 @@ fn trace<T: Real>(
 /// Advances the levels, the input of a pass that failed on some rank, by its `n` steps from
 /// step `before` of the run one at a time with the naive kernel (the pass's halos suffice for
 /// them), the ranks agreeing after each: the failure of the first step that fails anywhere,
-/// with the levels holding its input and `traced` set.
+/// with the levels holding its input and `traced` set. A device error stops every rank alike,
+/// `traced` unset.
 fn steps_agreed<T: Real>(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -98,20 +139,22 @@ fn steps_agreed<T: Real>(
     traced: &mut bool,
 ) -> Result<()> {
     for i in 1..=n {
-        let of = (kernels, false);
-        let (_, levels) = queue_batch(gpu, of, field, dev, [0, 1], 1, &mut Alone)?;
-        let outcome = match read_flag(gpu, &mut dev.flag)? {
-            Some(_) => Err(dev
+        let of = (kernels, false, false);
+        let (_, levels, raised) = read_batch(gpu, of, field, dev, [0, 1], 1, hooks)?;
+        let outcome = match raised {
+            true => Err(dev
                 .locate(gpu, levels[1], kernels.radius, before + i)
                 .map_or_else(|e| e, Error::from)),
-            None => Ok(()),
+            false => Ok(()),
         };
         if let Err(e) = hooks.after_batch(outcome) {
+            if !raised {
+                take_back(field, 1);
+            }
             dev.at = levels[0];
             *traced = true;
             return Err(e);
         }
-        dev.record(gpu, field, 1)?;
     }
     Ok(())
 }

@@ -89,8 +89,9 @@ fn advance_split_grid<T: Real + Equivalence>(
 /// Runs a split grid on the ranks' GPUs: each rank uploads its local array once, its engine
 /// queues a halo exchange between the devices before each pass without waiting for the host,
 /// the ranks agree on the outcome once per batch of passes, and the array comes back at the
-/// end (also after a failed pass, holding the newest finite state). The two copies count as
-/// transfers.
+/// end (also after a non-finite value that the ranks traced back, holding the last finite
+/// state; after any other failure the host array keeps the run's input). The two copies count
+/// as transfers.
 fn run_on_device<T: Real + Equivalence>(
     solver: &mut Solver,
     grid: &mut DistributedGrid<T>,

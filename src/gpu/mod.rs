@@ -33,6 +33,7 @@ mod source;
 pub(crate) mod stencil;
 #[cfg(test)]
 mod stencil_emulate;
+pub(crate) mod stencil_run;
 #[doc(hidden)]
 pub mod test_gate;
 pub(crate) mod wave;

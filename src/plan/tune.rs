@@ -14,9 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::candidate::Candidate;
 use super::kernel::Kernel;
 use crate::gpu::gpu;
-use crate::gpu::stencil::{
-    advance, blocked_kernel, blocked_shape, gpu_err, Alone, Layout, Scratch,
-};
+use crate::gpu::stencil::{blocked_kernel, blocked_shape, gpu_err, Alone, Layout, Scratch};
+use crate::gpu::stencil_run::advance;
 use crate::{DType, Grid, Real, Result, Stencil};
 
 /// Configurations timed by a default tuning.

@@ -12,7 +12,7 @@ use crate::cpu;
 use crate::cpu::blocked::Beside;
 use crate::engine::{Engine, EngineParams};
 use crate::gpu::stencil::{self as gpu_stencil, gpu_err, Layout, PassHooks, Scratch as GpuScratch};
-use crate::gpu::{self, DeviceGrid};
+use crate::gpu::{self, stencil_run, DeviceGrid};
 use crate::memory::Footprint;
 use crate::runtime::Workers;
 use crate::{Error, Grid, Real, Result, RunReport, Stencil};
@@ -361,7 +361,7 @@ fn timed_advance<T: Real>(
     let device = gpu::gpu()?;
     gpu_stencil::prepare::<T>(device, stencil, params, layout, steps)?;
     let start = Instant::now();
-    let outcome = gpu_stencil::advance(device, stencil, params, layout, cur, scratch, steps, hooks);
+    let outcome = stencil_run::advance(device, stencil, params, layout, cur, scratch, steps, hooks);
     device.stream.synchronize().map_err(gpu_err)?;
     Ok((outcome, start.elapsed().as_secs_f64()))
 }

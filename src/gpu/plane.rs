@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::compile::Kernel;
 use super::device::{gpu, Gpu};
 use super::plane_source::{geometry, plane_source, Geometry, PlaneSpec, Variant};
-use super::stencil::{gpu_err, raised_pass, Batch, FailedPass, Layout, Scratch, PASSES_PER_CHECK};
+use super::stencil::{gpu_err, raised_pass, Batch, Layout, Scratch, PASSES_PER_CHECK};
 use crate::engine::{Engine, EngineParams, Failure};
 use crate::plane::{Filter2, Stencil2};
 use crate::{Error, Grid, Real, Result};
@@ -199,19 +199,7 @@ impl Passes {
                 dim_t: self.dim_t,
                 steps,
             };
-            let Some(FailedPass {
-                swap_back,
-                before,
-                pass_steps,
-            }) = batch.failed_pass(failed)
-            else {
-                return Err(Error::Gpu(format!(
-                    "the non-finite flag names pass {failed} of {passes}"
-                )));
-            };
-            if swap_back {
-                std::mem::swap(cur, &mut scratch.next);
-            }
+            let (before, pass_steps) = batch.back_to_input(failed, cur, &mut scratch.next)?;
             if pass_steps == 1 {
                 return Err(locate(gpu, layout, &scratch.next, self.radius, before + 1));
             }

@@ -239,19 +239,39 @@ pub(crate) struct FailedPass {
 }
 
 impl Batch {
-    /// The place of pass `failed` (counted from 1), `None` when the batch has no such pass.
-    /// The batch made `passes` swaps; the input of the failing pass is the state after
-    /// `failed - 1` of them and its output the other buffer, since no later pass wrote.
-    pub(crate) fn failed_pass(self, failed: usize) -> Option<FailedPass> {
+    /// The place of pass `failed` (counted from 1), an error when the batch has no such pass
+    /// (the flag holds another number). The batch made `passes` swaps; the input of the
+    /// failing pass is the state after `failed - 1` of them and its output the other buffer,
+    /// since no later pass wrote.
+    pub(crate) fn failed_pass(self, failed: usize) -> Result<FailedPass> {
         if !(1..=self.passes).contains(&failed) {
-            return None;
+            return Err(Error::Gpu(format!(
+                "the non-finite flag names pass {failed} of {}",
+                self.passes
+            )));
         }
         let before = self.done + (failed - 1) * self.dim_t;
-        Some(FailedPass {
+        Ok(FailedPass {
             swap_back: (self.passes - (failed - 1)) % 2 == 1,
             before,
             pass_steps: self.dim_t.min(self.steps - before),
         })
+    }
+
+    /// [`Batch::failed_pass`], with `cur` and `next` swapped where needed so that `cur` holds
+    /// the failing pass's input and `next` its output: the steps of the run before the pass
+    /// and the steps it advanced.
+    pub(crate) fn back_to_input<T>(
+        self,
+        failed: usize,
+        cur: &mut CudaSlice<T>,
+        next: &mut CudaSlice<T>,
+    ) -> Result<(usize, usize)> {
+        let f = self.failed_pass(failed)?;
+        if f.swap_back {
+            std::mem::swap(cur, next);
+        }
+        Ok((f.before, f.pass_steps))
     }
 }
 
@@ -614,8 +634,8 @@ mod tests {
                         dim_t,
                         steps,
                     };
-                    assert_eq!(batch.failed_pass(0), None);
-                    assert_eq!(batch.failed_pass(passes + 1), None);
+                    assert!(batch.failed_pass(0).is_err());
+                    assert!(batch.failed_pass(passes + 1).is_err());
                     for (i, &(input, output, first, pass_steps)) in launched.iter().enumerate() {
                         let f = batch.failed_pass(i + 1).unwrap();
                         let (c, n) = if f.swap_back {

@@ -10,8 +10,8 @@ use cudarc::driver::CudaSlice;
 use super::device::Gpu;
 use super::stencil::{
     agree_on, blocked_kernel, blocked_shape, copy_shell, gpu_err, launch_blocked, launch_naive,
-    launch_of, locate, naive_kernel, naive_kernel_named, raised_pass, Alone, Batch, FailedPass,
-    Launch, Layout, PassHooks, PassKernels, Scratch, PASSES_PER_CHECK,
+    launch_of, locate, naive_kernel, naive_kernel_named, raised_pass, Alone, Batch, Launch, Layout,
+    PassHooks, PassKernels, Scratch, PASSES_PER_CHECK,
 };
 use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams};
@@ -226,20 +226,7 @@ impl Passes<'_> {
         cur: &mut CudaSlice<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<usize> {
-        let Some(FailedPass {
-            swap_back,
-            before,
-            pass_steps,
-        }) = batch.failed_pass(failed)
-        else {
-            return Err(Error::Gpu(format!(
-                "the non-finite flag names pass {failed} of {}",
-                batch.passes
-            )));
-        };
-        if swap_back {
-            std::mem::swap(cur, &mut scratch.next);
-        }
+        let (before, pass_steps) = batch.back_to_input(failed, cur, &mut scratch.next)?;
         if let PassKernels::Naive(_) = self.kernels {
             let r = self.stencil.radius();
             return Err(locate(self.gpu, self.layout, &scratch.next, r, before + 1));

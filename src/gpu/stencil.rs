@@ -201,6 +201,15 @@ pub(crate) fn agree_on<T, X>(hooks: &mut dyn PassHooks<T>, ready: Result<X>) -> 
     }
 }
 
+/// A split run's outcome of a batch for [`PassHooks::after_batch`]: an error where this
+/// process `raised` its non-finite flag, before the processes trace the step together.
+pub(crate) fn flagged(raised: bool) -> Result<()> {
+    match raised {
+        true => Err(Error::Gpu("a pass wrote a non-finite value".into())),
+        false => Ok(()),
+    }
+}
+
 /// The hooks of a run in one process: nothing between passes.
 pub(crate) struct Alone;
 

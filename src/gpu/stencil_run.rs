@@ -9,9 +9,9 @@ use cudarc::driver::CudaSlice;
 
 use super::device::Gpu;
 use super::stencil::{
-    agree_on, blocked_kernel, blocked_shape, copy_shell, gpu_err, launch_blocked, launch_naive,
-    launch_of, locate, naive_kernel, naive_kernel_named, raised_pass, Alone, Batch, Launch, Layout,
-    PassHooks, PassKernels, Scratch, PASSES_PER_CHECK,
+    agree_on, blocked_kernel, blocked_shape, copy_shell, flagged, gpu_err, launch_blocked,
+    launch_naive, launch_of, locate, naive_kernel, naive_kernel_named, raised_pass, Alone, Batch,
+    Launch, Layout, PassHooks, PassKernels, Scratch, PASSES_PER_CHECK,
 };
 use super::zplanes::{split_pass, InFlight, ZPlanes};
 use crate::engine::{Engine, EngineParams};
@@ -92,7 +92,7 @@ pub(crate) fn advance<T: Real>(
         if !hooks.alone() {
             // Every process learns whether any pass of the batch failed anywhere; then all
             // trace the failure together.
-            done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+            done = match hooks.after_batch(flagged(raised.is_some())) {
                 Ok(()) => at,
                 Err(_) => run.trace(at, cur, scratch, hooks)?,
             };
@@ -112,12 +112,6 @@ pub(crate) fn advance<T: Real>(
         done = run.failed(batch, failed, cur, scratch)?;
     }
     Ok(())
-}
-
-/// The error a process reports for a batch whose pass `pass` raised its non-finite flag,
-/// before the ranks trace the step together.
-fn flagged(pass: usize) -> Result<()> {
-    Err(Error::Gpu(format!("pass {pass} wrote a non-finite value")))
 }
 
 /// What queues a run's passes: the device, the stencil and parameters, the kernels, and the
@@ -204,7 +198,7 @@ impl Passes<'_> {
         let mut done = 0;
         while done < limit {
             let (_, at, raised) = self.read(done, 1, cur, scratch, hooks)?;
-            done = match hooks.after_batch(raised.map_or(Ok(()), flagged)) {
+            done = match hooks.after_batch(flagged(raised.is_some())) {
                 Ok(()) => at,
                 Err(_) => {
                     std::mem::swap(cur, &mut scratch.next);

@@ -4,19 +4,10 @@
 //! step, as a run in one process does.
 
 use super::device::Gpu;
-use super::stencil::{agree_on, read_flag, Alone, PassHooks, PASSES_PER_CHECK};
+use super::stencil::{agree_on, flagged, read_flag, Alone, PassHooks, PASSES_PER_CHECK};
 use super::wave::{queue_batch, Kernels, Levels, OnDevice};
 use crate::wave::Wavefield;
 use crate::{Error, Real, Result};
-
-/// The error a rank reports for a batch in which it raised its non-finite flag, before the
-/// ranks trace the step together.
-fn flagged(raised: bool) -> Result<()> {
-    match raised {
-        true => Err(Error::Gpu("a pass wrote a non-finite value".into())),
-        false => Ok(()),
-    }
-}
 
 /// The passes of a batch ([`queue_batch`]: their steps, the levels before each and after
 /// the last) and whether one raised the non-finite flag.

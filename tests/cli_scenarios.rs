@@ -341,14 +341,17 @@ fn every_flow_scenario_refuses_a_lattice_speed_above_the_limit() {
     ] {
         for value in ["10", "0", "-0.1"] {
             let typed = format!("{option}={value}");
-            let text = refused(&flow(scenario, size, &out, &[&typed]));
-            says(
-                &text,
-                &[
-                    &format!("{option} {value}"),
-                    "a lattice velocity must be positive and at most 0.2",
-                ],
-            );
+            // A negative value after a space is the option's value too, not an unknown flag.
+            for extra in [vec![typed.as_str()], vec![option, value]] {
+                let text = refused(&flow(scenario, size, &out, &extra));
+                says(
+                    &text,
+                    &[
+                        &format!("{option} {value}"),
+                        "a lattice velocity must be positive and at most 0.2",
+                    ],
+                );
+            }
         }
     }
     // The refused runs created no output directory, nor its parent.

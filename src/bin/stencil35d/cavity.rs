@@ -17,10 +17,10 @@ pub struct CavityArgs {
     #[arg(long, default_value = "64")]
     size: Size,
     /// Reynolds number U·L/ν with L the inner width (nx − 2).
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     re: f64,
     /// Lid speed in lattice units (at most 0.2).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     lid: f64,
     #[command(flatten)]
     flow: FlowOptions,

@@ -22,10 +22,10 @@ pub struct ChannelArgs {
     #[arg(long)]
     duct: bool,
     /// Reynolds number u_max·H/ν with H the distance between the y walls (ny − 2).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
     re: f64,
     /// Peak velocity of the plane profile in lattice units (the force is set to reach it).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     u_max: f64,
     #[command(flatten)]
     flow: FlowOptions,

@@ -30,7 +30,7 @@ pub struct HeatArgs {
     #[arg(long, default_value_t = 600)]
     steps: usize,
     /// Diffusion number ν = κΔt/Δx² (stable for ν ≤ 1/6).
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
     nu: f64,
     /// Precision.
     #[arg(long, default_value = "f32")]

@@ -24,13 +24,13 @@ pub struct SphereArgs {
     #[arg(long, default_value = "128x48x48")]
     size: Size,
     /// Sphere radius in cells (default: ny/8).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     radius: Option<f64>,
     /// Reynolds number U·D/ν with D the diameter.
-    #[arg(long, default_value_t = 40.0)]
+    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
     re: f64,
     /// Inflow velocity in lattice units.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     u_in: f64,
     #[command(flatten)]
     flow: FlowOptions,

@@ -95,7 +95,7 @@ pub struct WaveArgs {
     #[arg(long, default_value = "200x200x150")]
     size: Size,
     /// Cell size, metres.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub(crate) spacing: f64,
     /// Space order: 2, 4, 6 or 8.
     #[arg(long, default_value_t = 8)]
@@ -114,14 +114,14 @@ pub struct WaveArgs {
     rigid: Vec<RigidFace>,
     /// Time step, seconds, a whole number of microseconds from 1 to 32767 (SEG-Y's sample
     /// interval) (default: 80% of the stability limit, rounded down to whole microseconds).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) dt: Option<f64>,
     /// Recording time, seconds.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub(crate) time: f64,
     /// Peak frequency of the Ricker source, Hz (at most the grid's Nyquist frequency, the
     /// slowest velocity over twice the spacing).
-    #[arg(long, default_value_t = 12.0)]
+    #[arg(long, default_value_t = 12.0, allow_negative_numbers = true)]
     pub(crate) freq: f64,
     /// Source depth in cells below the grid's top (default: just below the top absorbing layer,
     /// or under a free surface or rigid top 5 cells below the first updated cell, R + 5).

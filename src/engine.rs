@@ -112,6 +112,11 @@ pub(crate) struct EngineParams {
     pub(crate) in_place_fixed: bool,
     /// The gpu-blocked stencil engine's launch shape.
     pub(crate) launch: Option<LaunchShape>,
+    /// Whether a blocked CPU pass whose output holds a non-finite value is replayed a step at
+    /// a time with the naive sweep, to leave the state at the last finite step (a run in one
+    /// process). Without it the pass leaves the state at its input and names its first step:
+    /// the ranks of a split run trace the failure together (see `solver::split_passes`).
+    pub(crate) replay: bool,
 }
 
 /// The launch shape of the gpu-blocked stencil kernels.

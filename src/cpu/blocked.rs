@@ -64,6 +64,9 @@ pub(crate) struct BlockedRun<'a, 'b, T: Real> {
     pub(crate) ring: &'a mut Option<AlignedBuf<T>>,
     /// Work to run beside the first pass (a split run's exchange of its z halos), if any.
     pub(crate) beside: Option<Beside<'b, T>>,
+    /// Whether a pass that went non-finite is replayed a step at a time (see
+    /// `EngineParams::replay`); else the grid keeps the pass's input.
+    pub(crate) replay: bool,
 }
 
 /// A halo exchange as [`Beside`] runs it: given the low halo's planes, the planes between and
@@ -138,6 +141,9 @@ impl<T: Real> WithKernel<T> for BlockedRun<'_, '_, T> {
             };
             if finite {
                 self.grid.swap_storage(self.scratch);
+            } else if !self.replay {
+                // The ranks of a split run find the failing step together, from this input.
+                return Err(Failure::locate(self.scratch, r, done + 1));
             } else {
                 // Replay the pass one step at a time to find the first step that went bad and
                 // leave the grid at the step before it.
@@ -1088,6 +1094,7 @@ mod tests {
                         team: &team,
                         ring: &mut ring,
                         beside: None,
+                        replay: true,
                     };
                     assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
                     let err = grid.max_rel_diff(&expected).unwrap();
@@ -1108,6 +1115,76 @@ mod tests {
         for level in Level::ALL.into_iter().filter(|&l| l <= Level::detected()) {
             check::<f32>(level);
             check::<f64>(level);
+        }
+    }
+
+    /// A pass that goes non-finite replays its steps to the last finite one, unless told not
+    /// to (a split run's ranks trace it together): then the grid keeps the pass's input, bit
+    /// for bit, and the failure names the pass's first step.
+    #[test]
+    fn a_failed_pass_replays_or_keeps_its_input() {
+        let team = Team::new(2, false, false).unwrap();
+        let stencil = Stencil::seven_point(4.0, 4.0);
+        // The seed grows about 28-fold a step and overflows within a few, inside a pass of three.
+        let input = Grid::<f32>::from_fn([40, 23, 19], |x, y, z| match (x, y, z) {
+            (20, 11, 9) => 1e30,
+            _ => 0.0,
+        })
+        .unwrap();
+        let mut expected = input.clone();
+        let failed = Solver::new(
+            PlanBuilder::new(stencil.clone(), f32::DTYPE, input.dims())
+                .engine(Engine::Naive)
+                .build()
+                .unwrap(),
+        )
+        .run(&mut expected, 20);
+        let Err(crate::Error::NonFinite { step, .. }) = failed else {
+            panic!("no overflow: {failed:?}");
+        };
+        assert!((2..=20).contains(&step), "overflow at step {step}");
+        for replay in [true, false] {
+            let mut grid = input.clone();
+            let mut scratch = input.clone();
+            let mut ring = None;
+            let run = BlockedRun {
+                grid: &mut grid,
+                scratch: &mut scratch,
+                steps: 20,
+                dim_t: 3,
+                tile: [30, 17],
+                tile_threads: 1,
+                z_chunks: 1,
+                stream: false,
+                team: &team,
+                ring: &mut ring,
+                beside: None,
+                replay,
+            };
+            let failure = super::super::rows::dispatch(&stencil, Level::Base, run).unwrap_err();
+            let pass_start = (step - 1) / 3 * 3;
+            if replay {
+                assert_eq!(failure.step, step);
+                assert!(
+                    grid.max_rel_diff(&expected).unwrap() == 0.0,
+                    "not the last finite step"
+                );
+            } else {
+                assert_eq!(failure.step, pass_start + 1);
+                // The pass's input: the last finite step where the pass's first step failed.
+                let mut at_start = input.clone();
+                if pass_start > 0 {
+                    let plan = PlanBuilder::new(stencil.clone(), f32::DTYPE, input.dims())
+                        .engine(Engine::Naive)
+                        .build()
+                        .unwrap();
+                    Solver::new(plan).run(&mut at_start, pass_start).unwrap();
+                }
+                assert!(
+                    grid.max_rel_diff(&at_start).unwrap() == 0.0,
+                    "not the pass's input"
+                );
+            }
         }
     }
 
@@ -1154,6 +1231,7 @@ mod tests {
                             team: &team,
                             ring: &mut ring,
                             beside,
+                            replay: true,
                         };
                         assert!(super::super::rows::dispatch(&stencil, level, run).is_ok());
                     };

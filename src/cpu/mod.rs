@@ -79,6 +79,7 @@ pub(crate) fn run_blocked<'a, 'b, T: Real>(
         team,
         ring: rings.get::<Option<AlignedBuf<T>>>(),
         beside,
+        replay: params.replay,
     };
     rows::dispatch(stencil, params.isa, run)
 }

@@ -17,10 +17,20 @@ use crate::{Error, Result};
 /// Collective: a program calls it after a step that may fail on some ranks only, so that no
 /// rank goes on to wait for a message that will not come.
 pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
+    agreed_failure(comm, outcome).0
+}
+
+/// [`agreed`], and whether the failure the ranks agree on is a non-finite value (the same on
+/// every rank; false where all succeeded). Collective.
+pub(crate) fn agreed_failure<X>(
+    comm: &SimpleCommunicator,
+    outcome: Result<X>,
+) -> (Result<X>, bool) {
     let Some(first) = first_failure(comm, outcome.as_ref().err()) else {
-        return outcome;
+        return (outcome, false);
     };
-    match (outcome, first.non_finite) {
+    let non_finite = first.non_finite.is_some();
+    let agreed = match (outcome, first.non_finite) {
         (Err(Error::NonFinite { .. }), Some((step, cell, value))) => {
             Err(Error::NonFinite { step, cell, value })
         }
@@ -29,7 +39,8 @@ pub fn agreed<X>(comm: &SimpleCommunicator, outcome: Result<X>) -> Result<X> {
             rank: first.rank,
             message: first.message,
         }),
-    }
+    };
+    (agreed, non_finite)
 }
 
 /// The failure the ranks agree on (see [`first_failure`]).
@@ -99,8 +110,9 @@ pub(crate) fn same_everywhere(comm: &SimpleCommunicator, what: &str, value: u64)
 /// its state is no one step's: a grid whose copy back from its GPU failed, see
 /// [`crate::distributed::DistributedGrid::steps`]). Else, on
 /// every rank, [`Error::InvalidArgument`] saying that the blocks of the `what` hold different
-/// steps: a failed run leaves each rank at the step its engine reached, and blocks of
-/// different steps make no one state to gather, write or run on. Collective.
+/// steps: blocks of different steps make no one state to gather, write or run on (a run, also
+/// a failed one, leaves every block at one step; a grid whose copy back from a GPU failed holds
+/// none). Collective.
 pub(crate) fn common_step(comm: &SimpleCommunicator, step: Option<u64>, what: &str) -> Result<u64> {
     let (lo, hi) = min_max(comm, step.unwrap_or(u64::MAX));
     if lo == hi && step.is_some() {
@@ -109,7 +121,7 @@ pub(crate) fn common_step(comm: &SimpleCommunicator, step: Option<u64>, what: &s
     let held = if hi == u64::MAX {
         "a copy back from a GPU failed on some ranks and left their blocks part written".to_string()
     } else {
-        format!("the ranks hold steps {lo} to {hi} (a failed run stops each rank at the step its engine reached)")
+        format!("the ranks hold steps {lo} to {hi}")
     };
     Err(Error::InvalidArgument(format!(
         "the blocks of the {what} make no one state: {held}; split it again from a whole copy"

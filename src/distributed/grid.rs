@@ -114,23 +114,14 @@ impl<T: Real + Equivalence> DistributedGrid<T> {
     }
 
     /// Time steps this rank's block has advanced since the grid was split. After a run that
-    /// failed on some rank, each block holds the step its engine reached: on the CPU, the
-    /// last finite step on the rank that found a non-finite value and the end of the failed
-    /// pass on the others; on GPUs, where the ranks trace a non-finite value back together,
-    /// the last finite step on every rank (after a device error on GPUs, the step the run
-    /// started from, unless it came as the ranks located the failing cell; `None` where the
-    /// copy back from the GPU failed). Ranks whose blocks differ cannot be gathered or run
-    /// again.
+    /// failed on some rank every block holds one step: after a non-finite value, which the
+    /// ranks trace back together, the last finite step; after another error, the end of the
+    /// last pass all ranks finished (on GPUs, the step the run started from, unless the error
+    /// came as the ranks located the failing cell). `None` where the copy back from the GPU
+    /// failed and left the block part written: ranks whose blocks differ cannot be gathered
+    /// or run again.
     pub fn steps(&self) -> Option<u64> {
         self.steps
-    }
-
-    /// Refreshes every halo cell from the rank that owns it, whatever the pass's length: y
-    /// faces packed, then z faces as whole planes straight from and into the local array.
-    /// Collective.
-    pub(crate) fn exchange(&mut self, _steps: usize) {
-        let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
-        exchange_grid(c, d, b, &mut self.local, &mut self.buffers);
     }
 }
 

@@ -110,8 +110,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
     /// Collective.
     ///
     /// Errors, on every rank: [`Error::InvalidArgument`] when the ranks' blocks hold different
-    /// steps (a run that failed on the CPU leaves each rank at the step its engine reached),
-    /// which make no one lattice.
+    /// steps, which make no one lattice (a guard: a run, also a failed one, leaves every rank
+    /// at one step).
     pub fn gather(&self) -> Result<Option<Lattice<T>>> {
         common_step(&self.comm, Some(self.local.steps()), "lattice")?;
         let owned = owned_local(&self.block);
@@ -196,17 +196,8 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         }
     }
 
-    /// Refreshes the halo nodes from the ranks that own them, whatever the pass's length: y
-    /// faces, then z faces over the whole local y extent. Collective.
-    pub(crate) fn exchange(&mut self, _steps: usize) {
-        for axis in 0..2 {
-            let (d, b) = (&self.decomposition, &self.block);
-            exchange_axis(&self.comm, d, b, axis, &mut self.local, &mut self.buffers);
-        }
-    }
-
-    /// Refreshes the halo nodes' flags from the ranks that own them, as
-    /// [`DistributedLattice::exchange`] does their populations. Collective.
+    /// Refreshes the halo nodes' flags from the ranks that own them, y faces then z faces, as a
+    /// pass's exchange does their populations. Collective.
     pub(crate) fn exchange_flags(&mut self) {
         let mut buffers = Vec::new();
         for axis in 0..2 {

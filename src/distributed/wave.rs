@@ -11,7 +11,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
 use super::agree::{agreed, broadcast_json, common_step, start};
-use super::grid::{exchange_grid, gather_rows, scatter_rows};
+use super::grid::{gather_rows, scatter_rows};
 use super::on_device::DeviceHalos;
 use super::{Block, Decomposition};
 use crate::wave::parts::{Cells, Shared};
@@ -109,9 +109,9 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
     /// The whole wavefield on rank 0 (`None` elsewhere), its traces complete: those recorded
     /// before the split followed by the sums of the ranks' partial traces. Collective.
     ///
-    /// Errors, on every rank: [`Error::InvalidArgument`] when the ranks hold different steps
-    /// (a failed run leaves each rank at the step its engine reached), whose levels and traces
-    /// do not make one wavefield.
+    /// Errors, on every rank: [`Error::InvalidArgument`] when the ranks hold different steps,
+    /// whose levels and traces do not make one wavefield (a guard: a run, also a failed one,
+    /// leaves every rank at one step).
     pub fn gather(&self) -> Result<Option<Wavefield<T>>> {
         common_step(&self.comm, Some(self.local.step() as u64), "wavefield")?;
         let mut grids = Vec::with_capacity(4);
@@ -146,22 +146,6 @@ impl<T: Real + Equivalence> DistributedWavefield<T> {
             }
         }
         out
-    }
-
-    /// Refreshes the halos a pass of `steps` steps reads: a one-step pass reads the older
-    /// level and the auxiliary field at its own cells only, so only `u` travels; a longer pass
-    /// computes its upper levels in the halo and needs all three. Collective.
-    pub(crate) fn exchange(&mut self, steps: usize) {
-        let [u, prev, _, phi] = self.local.grids_mut();
-        let grids = if steps == 1 {
-            vec![u]
-        } else {
-            vec![u, prev, phi]
-        };
-        for grid in grids {
-            let (c, d, b) = (&self.comm, &self.decomposition, &self.block);
-            exchange_grid(c, d, b, grid, &mut self.buffers);
-        }
     }
 }
 

@@ -337,6 +337,7 @@ mod tests {
             in_place: false,
             in_place_fixed: false,
             launch,
+            replay: true,
         }
     }
 

@@ -81,6 +81,9 @@ pub(crate) struct BlockedRun<'a, T: Real, S: Isa> {
     /// Chunks z is cut into (see [`crate::blocking::tiling::z_chunk_count`]).
     pub(crate) z_chunks: usize,
     pub(crate) team: &'a Team,
+    /// Whether a pass that went non-finite is replayed a step at a time (see
+    /// `EngineParams::replay`); else the lattice keeps the pass's input.
+    pub(crate) replay: bool,
 }
 
 /// Work a split run does beside a blocked pass: the exchange that fills the lattice's z halos,
@@ -175,6 +178,9 @@ impl<T: Real, S: Isa> BlockedRun<'_, T, S> {
             };
             if finite {
                 pop.swap(scratch);
+            } else if !self.replay {
+                // The ranks of a split run find the failing step together, from this input.
+                return Err(scratch.failure(done + 1));
             } else {
                 for i in 1..=dim_t {
                     if !naive::step(self.kernel, pop, self.periodic, &self.bytes, scratch) {
@@ -767,6 +773,7 @@ mod tests {
                         tile_threads,
                         z_chunks,
                         team: self.team,
+                        replay: true,
                     };
                     assert!(run.run(pop, &mut scratch, &mut None, beside).is_ok());
                 };

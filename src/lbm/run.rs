@@ -99,6 +99,7 @@ impl<F: Real> Sweep<F> for Blocked<'_, '_, F> {
             tile_threads: self.params.tile_threads,
             z_chunks: self.params.z_chunks,
             team: self.team,
+            replay: self.params.replay,
         };
         run.run(&mut lat.pop, scratch, self.rings.get(), self.beside)
     }

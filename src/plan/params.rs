@@ -33,6 +33,7 @@ impl Candidate {
             in_place: false,
             in_place_fixed: false,
             launch: self.launch_shape(),
+            replay: true,
         }
     }
 }
@@ -53,6 +54,7 @@ impl Plan {
             in_place: self.in_place(),
             in_place_fixed: self.overrides().in_place,
             launch: self.chosen().launch_shape(),
+            replay: true,
         }
     }
 }

@@ -145,6 +145,18 @@ impl Plan {
         b
     }
 
+    #[cfg(feature = "mpi")]
+    /// The naive sweep of this plan's kernel, size, machine and threads, without the blocked
+    /// engine's choices: what a split run replays a failed blocked pass with, a step at a time.
+    pub(crate) fn naive_twin(&self) -> Result<Plan> {
+        let mut b = self.rebuild();
+        b.engine = Some(Engine::Naive);
+        b.threads = Some(self.threads);
+        (b.dim_t, b.tile, b.tile_threads, b.z_chunks) = (None, None, None, None);
+        b.autotune = 0;
+        b.build()
+    }
+
     /// Warnings about choices the user fixed that the model rates far below its own (a tile
     /// or `dim_t` override at less than half the predicted rate). `Display` shows them; the
     /// CLI prints them to stderr.

@@ -2,34 +2,25 @@
 //! halo exchanges between passes of the plan's engine over each rank's local state, and one
 //! outcome agreed by all ranks.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::concrete::per_precision;
 use super::grid::advance_on_device;
-use super::grid::{advance_grid, advance_grid_beside};
-use super::lattice::{advance_lattice, advance_lattice_beside, exchange_first};
+use super::split_passes::{local_solver, run_split};
 use super::wave::advance_wave_on_device;
-use super::wave::{advance_wave, advance_wave_beside};
-use super::{check_shape, check_steps, stencil_of, Input, Solver, State};
-use crate::cpu::blocked::Beside;
-use crate::cpu::wave::blocked::HaloCut;
-use crate::cpu::wave::WaveBeside;
+use super::{check_shape, check_steps, stencil_of, Solver, State};
 use crate::distributed::agree::{agreed, common_step, fingerprint, same_everywhere};
-use crate::distributed::exchange::{exchange_axis, exchange_axis_waiting, Waiting};
 use crate::distributed::on_device::{Cut, DeviceHalos, HaloElem, LatticeHalos, SplitHooks};
-use crate::distributed::{owned_local, swap_z_planes, Block};
+use crate::distributed::owned_local;
 use crate::distributed::{DistributedGrid, DistributedLattice, DistributedWavefield};
 use crate::gpu::lbm::LbmBuffers;
 use crate::gpu::lbm_split::{codes, native, run_split as run_split_lattice, Stored};
 use crate::gpu::regions::RowBox;
 use crate::gpu::DeviceGrid;
-use crate::lbm::blocked::LatticeBeside;
-use crate::lbm::populations::ZCut;
 use crate::lbm::LbmKernel;
-use crate::tuning::Tuning;
 use crate::{Error, Kernel, Real, Result, RunReport};
 
 per_precision!(
@@ -38,8 +29,8 @@ per_precision!(
     /// advances the local array by up to [`DistributedGrid::steps_per_exchange`] steps; after
     /// each pass the ranks agree on success, so an error on one rank (a non-finite value, say)
     /// stops every rank: that rank returns its error, the others [`Error::RankFailed`] naming
-    /// it. Each rank's block then holds the step its engine reached (on GPUs every rank's the
-    /// last finite one: see [`DistributedGrid::steps`]).
+    /// it. Every block then holds the same step, after a non-finite value the last finite one
+    /// (see [`DistributedGrid::steps`]).
     DistributedGrid,
     advance_split_grid_f32,
     advance_split_grid_f64,
@@ -369,204 +360,6 @@ fn run_wave_on_device<T: Real + Equivalence>(
     Ok(report)
 }
 
-/// A state split over ranks: its communicator, halo exchange and local state.
-trait Split {
-    fn comm(&self) -> &SimpleCommunicator;
-    /// The rank's block of the whole grid.
-    fn block(&self) -> &Block;
-    fn steps_per_exchange(&self) -> usize;
-    /// Refreshes the halos a pass of `steps` steps reads.
-    fn exchange(&mut self, steps: usize) -> Result<()>;
-    /// Advances the local state by `n` steps with the rank's solver, given what `input` says
-    /// of it.
-    fn advance_local(&mut self, solver: &mut Solver, n: usize, input: Input) -> Result<RunReport>;
-    /// Refreshes the halos and advances the local state by `n` steps, as [`Split::exchange`]
-    /// then [`Split::advance_local`] do; also the seconds spent exchanging or waiting for it.
-    fn exchange_and_advance(
-        &mut self,
-        solver: &mut Solver,
-        n: usize,
-        input: Input,
-    ) -> (Result<RunReport>, f64) {
-        let t = Instant::now();
-        let exchanged = self.exchange(n);
-        let seconds = t.elapsed().as_secs_f64();
-        (
-            exchanged.and_then(|()| self.advance_local(solver, n, input)),
-            seconds,
-        )
-    }
-}
-
-/// [`Split`] for a distributed state whose fields `comm`, `steps_per_exchange` and `local` are
-/// its communicator, pass length and local state, and whose local state `$advance` runs.
-macro_rules! split_state {
-    ($state:ident, $advance:ident $(, $pass:ident)?) => {
-        impl<T: Real + Equivalence> Split for $state<T> {
-            $(
-                fn exchange_and_advance(
-                    &mut self,
-                    solver: &mut Solver,
-                    n: usize,
-                    input: Input,
-                ) -> (Result<RunReport>, f64) {
-                    $pass(self, solver, n, input)
-                }
-            )?
-            fn comm(&self) -> &SimpleCommunicator {
-                &self.comm
-            }
-            fn block(&self) -> &Block {
-                &self.block
-            }
-            fn steps_per_exchange(&self) -> usize {
-                self.steps_per_exchange
-            }
-            fn exchange(&mut self, steps: usize) -> Result<()> {
-                $state::exchange(self, steps);
-                Ok(())
-            }
-            /// The input was scanned once before the first pass, and every later value is an
-            /// engine's output, which the engines check: no pass scans its input again.
-            fn advance_local(
-                &mut self,
-                solver: &mut Solver,
-                n: usize,
-                input: Input,
-            ) -> Result<RunReport> {
-                $advance(solver, &mut self.local, n, input)
-            }
-        }
-    };
-}
-
-split_state!(DistributedGrid, advance_grid, grid_pass);
-split_state!(DistributedLattice, advance_lattice, lattice_pass);
-split_state!(DistributedWavefield, advance_wave, wave_pass);
-
-/// One pass of a split grid: the y faces exchanged first (the z faces carry the edges and
-/// corners of the y halos), then the z faces beside the engine's first pass where it is the
-/// blocked engine (the output planes that need no halo are computed meanwhile; see
-/// [`Beside`]), else before it. Returns the pass's outcome and the seconds spent exchanging or
-/// waiting for the exchange.
-fn grid_pass<T: Real + Equivalence>(
-    grid: &mut DistributedGrid<T>,
-    solver: &mut Solver,
-    n: usize,
-    input: Input,
-) -> (Result<RunReport>, f64) {
-    let start = Instant::now();
-    let (c, d, b) = (&grid.comm, &grid.decomposition, &grid.block);
-    exchange_axis(c, d, b, 0, &mut grid.local, &mut grid.buffers);
-    let first = start.elapsed();
-    let plane = grid.local.plane_stride();
-    let overlap = Tuning::current().cpu_overlap != Some(false);
-    // Beside a pass the exchange polls, leaving the cores to the team; before one it waits in
-    // MPI, which answers sooner (polling cost one-step naive passes on the 16-core host 8-11%).
-    let mut work = |low: &mut [T], owned: &[T], high: &mut [T], beside: bool| {
-        let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
-        swap_z_planes(c, d, plane, (low, owned, high), waiting);
-    };
-    let mut waited = Duration::ZERO;
-    let mut beside = Beside {
-        halo: b.halos[1],
-        work: &mut work,
-        waited: &mut waited,
-    };
-    if !overlap {
-        beside.run_first(&mut grid.local);
-    }
-    let report = advance_grid_beside(solver, &mut grid.local, n, input, overlap.then_some(beside));
-    // The engines leave the block at the last finite step when a value goes non-finite and
-    // untouched on any other error (they fail before computing).
-    let advanced = match &report {
-        Ok(_) => n,
-        Err(Error::NonFinite { step, .. }) => step - 1,
-        Err(_) => 0,
-    };
-    grid.steps = grid.steps.map(|s| s + advanced as u64);
-    (report, (first + waited).as_secs_f64())
-}
-
-/// One pass of a split lattice, as [`grid_pass`]: the y faces exchanged first, then the z
-/// faces beside the engine's first pass where it is the blocked engine (see
-/// [`LatticeBeside`]), else before it. Returns the pass's outcome and the seconds spent
-/// exchanging or waiting for the exchange.
-fn lattice_pass<T: Real + Equivalence>(
-    lat: &mut DistributedLattice<T>,
-    solver: &mut Solver,
-    n: usize,
-    input: Input,
-) -> (Result<RunReport>, f64) {
-    let start = Instant::now();
-    let (c, d, b) = (&lat.comm, &lat.decomposition, &lat.block);
-    exchange_axis(c, d, b, 0, &mut lat.local, &mut lat.buffers);
-    let first = start.elapsed();
-    let overlap = Tuning::current().cpu_overlap != Some(false);
-    let buffers = &mut lat.buffers;
-    // Polling beside a pass, waiting in MPI before one, as for grids.
-    let mut work = |mut cut: ZCut<'_, T>, beside: bool| {
-        let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
-        exchange_axis_waiting(c, d, b, 1, &mut cut, buffers, waiting);
-    };
-    let mut waited = Duration::ZERO;
-    let mut beside = LatticeBeside {
-        halo: b.halos[1],
-        work: &mut work,
-        waited: &mut waited,
-    };
-    let local = &mut lat.local;
-    if !overlap {
-        exchange_first(local, &mut beside);
-    }
-    let report = advance_lattice_beside(solver, local, n, input, overlap.then_some(beside));
-    (report, (first + waited).as_secs_f64())
-}
-
-/// One pass of a split wavefield, as [`grid_pass`]: the y faces of the levels the pass reads
-/// in the halo (`u` alone before a one-step pass, `u`, `u⁻` and `φ` before a longer one; see
-/// [`DistributedWavefield::exchange`]) exchanged first, then their z faces beside the engine's
-/// first pass where it is the blocked engine (see [`WaveBeside`]), else before it. Returns the
-/// pass's outcome and the seconds spent exchanging or waiting for the exchange.
-fn wave_pass<T: Real + Equivalence>(
-    field: &mut DistributedWavefield<T>,
-    solver: &mut Solver,
-    n: usize,
-    input: Input,
-) -> (Result<RunReport>, f64) {
-    let start = Instant::now();
-    let levels = if n == 1 { 1 } else { 3 };
-    let (c, d, b) = (&field.comm, &field.decomposition, &field.block);
-    let local = &mut field.local;
-    for grid in [&mut local.u, &mut local.prev, &mut local.phi]
-        .into_iter()
-        .take(levels)
-    {
-        exchange_axis(c, d, b, 0, grid, &mut field.buffers);
-    }
-    let first = start.elapsed();
-    let overlap = Tuning::current().cpu_overlap != Some(false);
-    let plane = local.u.plane_stride();
-    // Polling beside a pass, waiting in MPI before one, as for grids.
-    let mut work = |cuts: [HaloCut<'_, T>; 3], beside: bool| {
-        let waiting = if beside { Waiting::Poll } else { Waiting::Spin };
-        for cut in cuts.into_iter().take(levels) {
-            swap_z_planes(c, d, plane, cut, waiting);
-        }
-    };
-    let mut waited = Duration::ZERO;
-    let mut beside = WaveBeside {
-        halo: b.halos[1],
-        work: &mut work,
-        waited: &mut waited,
-    };
-    if !overlap {
-        beside.run_first(local);
-    }
-    let report = advance_wave_beside(solver, local, n, input, overlap.then_some(beside));
-    (report, (first + waited).as_secs_f64())
-}
-
 /// `Ok` when every rank passes the same plan and steps, else [`Error::PlanMismatch`] on every
 /// rank: their exchanges would not pair up. Then the checks [`Solver::run`] makes for a state
 /// in one process, their outcome agreed by the ranks. Collective, so it comes before any check
@@ -590,80 +383,6 @@ fn check_ranks(comm: &SimpleCommunicator, ranks: usize) -> Result<()> {
             comm.size()
         )))
     }
-}
-
-/// Runs `steps` steps of a split state with the rank's own solver for its local state: the
-/// plan's choices for `kernel` on `dims` (kept in `solver` between runs). Blocks differ in
-/// size, so planning one can fail on some ranks only.
-fn run_split<S: Split>(
-    solver: &mut Solver,
-    state: &mut S,
-    kernel: Kernel,
-    dims: [usize; 3],
-    steps: usize,
-) -> Result<RunReport> {
-    let mut local = local_solver(solver, state.comm(), kernel, dims, None)?;
-    let outcome = passes(state, &mut local, steps);
-    solver.scratch.keep(local);
-    let (seconds, transfer, comm_seconds) = outcome?;
-    let mut report = RunReport::new(&solver.plan, steps, seconds - transfer, transfer);
-    report.communication_seconds = comm_seconds;
-    Ok(report)
-}
-
-/// The rank's own solver for its local state: the plan's choices for `kernel` on `dims`
-/// (with `dim_t` steps per pass of a blocked engine where given), kept in `solver` between
-/// runs. Blocks differ in size, so planning one can fail on some ranks only. Collective.
-fn local_solver(
-    solver: &mut Solver,
-    comm: &SimpleCommunicator,
-    kernel: Kernel,
-    dims: [usize; 3],
-    dim_t: Option<usize>,
-) -> Result<Box<Solver>> {
-    let engine = solver.plan.engine();
-    let dim_t = dim_t.filter(|_| engine.is_blocked());
-    let plan = &solver.plan;
-    let built = solver.scratch.take(
-        |s: &Solver| {
-            s.plan.dims() == dims
-                && s.plan.kernel() == &kernel
-                && s.plan.engine() == engine
-                && dim_t.is_none_or(|t| s.plan.dim_t() == t)
-        },
-        || {
-            let mut local = plan.rebuild_for_kernel(kernel.clone(), dims);
-            if let Some(t) = dim_t {
-                local = local.dim_t(t);
-            }
-            Ok(Solver::new(local.build()?))
-        },
-    );
-    agreed(comm, built)
-}
-
-/// Runs `steps` steps on `state` in passes of exchange and local run; returns the seconds in
-/// all, those spent moving data to and from a GPU and those spent communicating.
-fn passes<S: Split>(state: &mut S, local: &mut Solver, steps: usize) -> Result<(f64, f64, f64)> {
-    let start = Instant::now();
-    let (mut done, mut comm_seconds, mut transfer) = (0, 0.0, 0.0);
-    while done < steps {
-        let n = state.steps_per_exchange().min(steps - done);
-        let input = if done == 0 {
-            Input::Scanned
-        } else {
-            Input::Continued
-        };
-        let (outcome, exchanging) = state.exchange_and_advance(local, n, input);
-        comm_seconds += exchanging;
-        let outcome = outcome.map_err(|e| state.block().in_whole_grid(e.after_steps(done)));
-        let t = Instant::now();
-        let report = agreed(state.comm(), outcome)?;
-        comm_seconds += t.elapsed().as_secs_f64();
-        transfer += report.transfer_seconds;
-        done += n;
-    }
-    Ok((start.elapsed().as_secs_f64(), transfer, comm_seconds))
 }
 
 #[cfg(test)]

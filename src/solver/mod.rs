@@ -12,6 +12,8 @@ mod lattice;
 mod plane;
 mod report;
 mod scratch;
+#[cfg(feature = "mpi")]
+mod split_passes;
 mod wave;
 
 pub use report::RunReport;
@@ -47,6 +49,9 @@ pub struct Solver {
     scratch: Scratch,
     check: Check,
     memory: Option<u64>,
+    /// Whether the blocked CPU engines leave a failed pass at its input instead of replaying it
+    /// (see `EngineParams::replay`): set on a rank's own solver in a split run.
+    traced_by_ranks: bool,
 }
 
 impl Solver {
@@ -58,6 +63,7 @@ impl Solver {
             workers: Workers::default(),
             scratch: Scratch::default(),
             memory: None,
+            traced_by_ranks: false,
         }
     }
 
@@ -148,7 +154,8 @@ impl Solver {
     /// thread and the engines' threads in the floating-point mode the tuning asks for
     /// ([`crate::tuning::Subnormals`]); the calling thread's own mode is restored after.
     fn run_segment(&mut self, target: &mut impl Engines, steps: usize) -> Result<Timing> {
-        let params = self.segment_plan().engine_params();
+        let mut params = self.segment_plan().engine_params();
+        params.replay = !self.traced_by_ranks;
         let ring_bytes = self.segment_plan().ring_bytes();
         let _mode = (!params.engine.is_gpu())
             .then(|| ThreadMode::set(Tuning::current().flushes_subnormals()));

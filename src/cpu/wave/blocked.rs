@@ -47,6 +47,9 @@ pub(crate) struct BlockedRun<'a, 'b, T: Real> {
     pub(crate) pool: &'a rayon::ThreadPool,
     /// Work to run beside the first pass (a split run's exchange of its z halos), if any.
     pub(crate) beside: Option<WaveBeside<'b, T>>,
+    /// Whether a pass that went non-finite is replayed a step at a time (see
+    /// `EngineParams::replay`); else the field keeps the pass's input.
+    pub(crate) replay: bool,
 }
 
 /// One grid cut at its z halos: the low halo's planes, the planes between, the high halo's.
@@ -132,6 +135,9 @@ impl<T: Real> WithWave<T> for BlockedRun<'_, '_, T> {
                         trace.push(s);
                     }
                 }
+            } else if !self.replay {
+                // The ranks of a split run find the failing step together, from this input.
+                return Err(failure(self.scratch, r, done + 1));
             } else {
                 // Replay the pass a step at a time to find the step that went bad and leave
                 // the field at the step before it.
@@ -848,6 +854,7 @@ mod tests {
                         depth,
                         pool,
                         beside,
+                        replay: true,
                     };
                     assert!(super::super::rows::dispatch(&kernel, &damping, level, job).is_ok());
                 };

@@ -79,6 +79,7 @@ fn run_passes<T: Real>(
                 depth: updated.div_ceil(params.z_chunks.max(1)),
                 pool,
                 beside,
+                replay: params.replay,
             };
             rows::dispatch(&kernel, &damping, params.isa, job)
         }

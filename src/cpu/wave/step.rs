@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 use crate::aligned::AlignedBuf;
 use crate::engine::Failure;
+#[cfg(feature = "mpi")]
+use crate::wave::rigid::settle_rigid_faces;
 use crate::wave::{sample_into, Wavefield};
 use crate::{Grid, Real};
 
@@ -58,6 +60,33 @@ pub(crate) fn advance<T: Real>(field: &mut Wavefield<T>, scratch: &mut WaveScrat
     field.phi.swap_storage(&mut scratch.phi);
     field.step += 1;
     record(field);
+}
+
+/// Takes back the last `steps` steps of `field`, whose input `scratch` holds: a blocked pass
+/// (`blocked`), which writes every level of its output apart and swaps them all in, or else
+/// the one step (`steps` is 1) that [`advance`] rotated in. The step count and the traces go
+/// back with them, and rigid faces' boundary layers are zeroed again, as a run leaves them.
+#[cfg(feature = "mpi")]
+pub(crate) fn take_back<T: Real>(
+    field: &mut Wavefield<T>,
+    scratch: &mut WaveScratch<T>,
+    steps: usize,
+    blocked: bool,
+) {
+    if blocked {
+        field.u.swap_storage(&mut scratch.u);
+        field.prev.swap_storage(&mut scratch.prev);
+    } else {
+        // `advance` left u^{n+1} in `u`, u^n in `prev` and u^{n-1} in the scratch's `u`.
+        field.prev.swap_storage(&mut scratch.u);
+        field.u.swap_storage(&mut scratch.u);
+    }
+    field.phi.swap_storage(&mut scratch.phi);
+    field.step -= steps;
+    for trace in &mut field.traces {
+        trace.truncate(trace.len().saturating_sub(steps));
+    }
+    settle_rigid_faces(field);
 }
 
 /// Appends the receivers' samples of the current `u` to their traces.

@@ -221,6 +221,17 @@ fn gpu_equal_to_one_process(world: &impl Communicator) {
     }
 }
 
+/// The CPU runs of the blow-up tests: (engine, `dim_t`, `dim_t` of the blocked plan the state
+/// is split with), the last two with several passes between exchanges.
+const CPU_BLOW_UP_RUNS: [(Engine, usize, usize); 6] = [
+    (Engine::Naive, 1, 1),
+    (Engine::Blocked, 1, 1),
+    (Engine::Blocked, 2, 2),
+    (Engine::Blocked, 3, 3),
+    (Engine::Naive, 1, 3),
+    (Engine::Blocked, 2, 3),
+];
+
 /// [`a_blow_up_leaves_every_block_at_the_last_finite_step`] on the CPU engines: the early
 /// blow-up at every `dim_t` the tests split, and run by the naive engine and blocked at
 /// `dim_t` 2 on a grid split for `dim_t` 3 (several passes between exchanges); the late one on
@@ -228,14 +239,7 @@ fn gpu_equal_to_one_process(world: &impl Communicator) {
 fn cpu_blow_ups_leave_every_block_at_the_last_finite_step(world: &impl Communicator) {
     let early = (Stencil::seven_point(4.0, 4.0), 50);
     let late = (Stencil::seven_point(1.05, 0.001), 600);
-    for (engine, dim_t, split) in [
-        (Engine::Naive, 1, 1),
-        (Engine::Blocked, 1, 1),
-        (Engine::Blocked, 2, 2),
-        (Engine::Blocked, 3, 3),
-        (Engine::Naive, 1, 3),
-        (Engine::Blocked, 2, 3),
-    ] {
+    for (engine, dim_t, split) in CPU_BLOW_UP_RUNS {
         let run = (engine, dim_t);
         a_blow_up_leaves_every_block_at_the_last_finite_step(world, early.clone(), run, split);
     }
@@ -962,15 +966,7 @@ fn a_wavefield_from_another_root_keeps_its_earlier_traces(world: &impl Communica
 /// fills before each step, they are zero again after it.
 fn a_split_wave_blow_up_stops_at_the_last_finite_step(world: &impl Communicator) {
     let dims = [17, 26, 31];
-    // (engine, dim_t, dim_t of the blocked plan the field is split with).
-    let mut engines = vec![
-        (Engine::Naive, 1, 1),
-        (Engine::Blocked, 1, 1),
-        (Engine::Blocked, 2, 2),
-        (Engine::Blocked, 3, 3),
-        (Engine::Naive, 1, 3),
-        (Engine::Blocked, 2, 3),
-    ];
+    let mut engines = CPU_BLOW_UP_RUNS.to_vec();
     // Where there is no GPU, every rank skips alike.
     if stencil35d::gpu::test_gate::gpu_for_test().is_some() {
         engines.extend([

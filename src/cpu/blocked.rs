@@ -1131,14 +1131,12 @@ mod tests {
             _ => 0.0,
         })
         .unwrap();
+        let naive = PlanBuilder::new(stencil.clone(), f32::DTYPE, input.dims())
+            .engine(Engine::Naive)
+            .build()
+            .unwrap();
         let mut expected = input.clone();
-        let failed = Solver::new(
-            PlanBuilder::new(stencil.clone(), f32::DTYPE, input.dims())
-                .engine(Engine::Naive)
-                .build()
-                .unwrap(),
-        )
-        .run(&mut expected, 20);
+        let failed = Solver::new(naive.clone()).run(&mut expected, 20);
         let Err(crate::Error::NonFinite { step, .. }) = failed else {
             panic!("no overflow: {failed:?}");
         };
@@ -1174,11 +1172,9 @@ mod tests {
                 // The pass's input: the last finite step where the pass's first step failed.
                 let mut at_start = input.clone();
                 if pass_start > 0 {
-                    let plan = PlanBuilder::new(stencil.clone(), f32::DTYPE, input.dims())
-                        .engine(Engine::Naive)
-                        .build()
+                    Solver::new(naive.clone())
+                        .run(&mut at_start, pass_start)
                         .unwrap();
-                    Solver::new(plan).run(&mut at_start, pass_start).unwrap();
                 }
                 assert!(
                     grid.max_rel_diff(&at_start).unwrap() == 0.0,

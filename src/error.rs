@@ -106,7 +106,7 @@ pub enum Error {
         "out of memory: {what} needs {need}, {have} are available (a run may take {share}%): \
          {fits}",
         need = format_bytes(*needed), have = format_bytes(*available),
-        share = (USABLE_SHARE * 100.0).round(), fits = fits(*largest, *plane)
+        share = (USABLE_SHARE * 100.0).round(), fits = fits(*largest, *smallest, *plane)
     )]
     OutOfMemory {
         /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
@@ -118,6 +118,9 @@ pub enum Error {
         /// The side of the largest grid of the same kind and shape that fits: a cube, or a
         /// square for a 2D grid (0: none).
         largest: usize,
+        /// The side of the smallest grid the kernel takes (1 where any does); `largest` is 0
+        /// when it is below this.
+        smallest: usize,
         /// Whether the grid is 2D (one plane), and `largest` the side of a square.
         plane: bool,
     },
@@ -126,7 +129,7 @@ pub enum Error {
     #[error(
         "GPU out of memory: {what} needs {need} of device memory, {have} are free: {fits}",
         need = format_bytes(*needed as u64), have = format_bytes(*free as u64),
-        fits = fits(*largest, *plane)
+        fits = fits(*largest, *smallest, *plane)
     )]
     GpuOutOfMemory {
         /// What was asked for, e.g. "a 1500³ f32 grid with its scratch".
@@ -138,6 +141,9 @@ pub enum Error {
         /// The side of the largest grid of the same kind and shape that fits: a cube, or a
         /// square for a 2D grid (0: none).
         largest: usize,
+        /// The side of the smallest grid the kernel takes (1 where any does); `largest` is 0
+        /// when it is below this.
+        smallest: usize,
         /// Whether the grid is 2D (one plane), and `largest` the side of a square.
         plane: bool,
     },
@@ -218,13 +224,21 @@ pub(crate) fn format_bytes(bytes: u64) -> String {
     }
 }
 
-/// The end of an out-of-memory message: the largest cube (or, for a 2D grid, square) that fits.
-fn fits(largest: usize, plane: bool) -> String {
-    match (largest, plane) {
-        (0, false) => "not even a 1³ one fits".into(),
-        (0, true) => "not even a 1x1 one fits".into(),
-        (n, false) => format!("the largest cube that fits is {n}³"),
-        (n, true) => format!("the largest square that fits is {n}x{n}"),
+/// The end of an out-of-memory message: the largest cube (or, for a 2D grid, square) that fits,
+/// or that not even the smallest the kernel takes does.
+fn fits(largest: usize, smallest: usize, plane: bool) -> String {
+    let side = |n: usize| {
+        if plane {
+            format!("{n}x{n}")
+        } else {
+            format!("{n}³")
+        }
+    };
+    match (largest, smallest) {
+        (0, 0 | 1) => format!("not even a {} one fits", side(1)),
+        (0, m) => format!("not even the smallest this kernel takes, {}, fits", side(m)),
+        (n, _) if plane => format!("the largest square that fits is {}", side(n)),
+        (n, _) => format!("the largest cube that fits is {}", side(n)),
     }
 }
 

@@ -6,8 +6,8 @@
 //! A [`Footprint`] is what something holds as a function of its dimensions (whole grids or
 //! lattice copies, bytes per node, fixed buffers), from the same stride formulas the
 //! allocations use. [`available`] is the host memory this process may still take: Linux's
-//! `MemAvailable` capped by the cgroup's headroom and the address space left under `ulimit -v`,
-//! or the `memory_bytes` tuning knob; `None` where it is unknown, and then nothing is checked.
+//! `MemAvailable` capped by the cgroup's headroom and the address space left under `ulimit -v`
+//! (less what the threads of a run have still to map), or the `memory_bytes` tuning knob; `None` where it is unknown, and then nothing is checked.
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +66,7 @@ pub struct Footprint {
     arrays: u64,
     node_bytes: u64,
     fixed: u64,
+    smallest: usize,
     label: String,
 }
 
@@ -80,6 +81,7 @@ impl Footprint {
             arrays,
             node_bytes,
             fixed: 0,
+            smallest: 1,
             label: String::new(),
         }
     }
@@ -93,6 +95,15 @@ impl Footprint {
     /// The same, described in errors with `label` after the data (e.g. "with its scratch").
     pub fn with_label(mut self, label: impl Into<String>) -> Footprint {
         self.label = label.into();
+        self
+    }
+
+    /// The same for a kernel that takes no grid with a side under `side` cells (a stencil's
+    /// boundary layers, a wave's absorbing layers): an error then names the largest grid that
+    /// fits only where it is at least that large, and says that not even the smallest fits
+    /// otherwise.
+    pub fn at_least(mut self, side: usize) -> Footprint {
+        self.smallest = side.max(1);
         self
     }
 
@@ -123,13 +134,15 @@ impl Footprint {
     }
 
     /// The largest grid of `dims`' shape (a square where `dims` is one plane, else a cube)
-    /// that fits in `budget` bytes, and whether it is a square.
+    /// that fits in `budget` bytes, 0 when it is smaller than the kernel takes
+    /// ([`Footprint::at_least`]), and whether it is a square.
     fn largest_like(&self, dims: [usize; 3], budget: u64) -> (usize, bool) {
-        if dims[2] == 1 {
+        let (largest, plane) = if dims[2] == 1 {
             (self.largest_square(budget), true)
         } else {
             (self.largest_cube(budget), false)
-        }
+        };
+        (if largest < self.smallest { 0 } else { largest }, plane)
     }
 
     /// The largest `n` for which `shape(n)` fits in `budget` bytes.
@@ -182,6 +195,7 @@ impl Footprint {
             needed: total,
             available: whole,
             largest,
+            smallest: self.smallest,
             plane,
         })
     }
@@ -218,6 +232,7 @@ impl Footprint {
             needed: usize::try_from(total).unwrap_or(usize::MAX),
             free: usize::try_from(whole).unwrap_or(usize::MAX),
             largest,
+            smallest: self.smallest,
             plane,
         })
     }
@@ -268,9 +283,13 @@ pub fn system_available() -> Option<u64> {
         let mem = parse_meminfo(&meminfo)?;
         let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let read = |f: &str| std::fs::read_to_string(f).unwrap_or_default();
+        let status = read("/proc/self/status");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let limits = [
             cgroup_headroom(&cgroup, Path::new("/sys/fs/cgroup")),
-            address_space_headroom(&read("/proc/self/limits"), &read("/proc/self/status")),
+            address_space_headroom(&read("/proc/self/limits"), &status).map(|room| {
+                room.saturating_sub(threads_to_come(&status, &read("/proc/self/maps"), cores))
+            }),
         ];
         Some(limits.into_iter().flatten().fold(mem, u64::min))
     }
@@ -295,6 +314,65 @@ fn address_space_headroom(limits: &str, status: &str) -> Option<u64> {
     let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
     let kb: u64 = size.split_whitespace().nth(1)?.parse().ok()?;
     Some(soft.saturating_sub(kb.saturating_mul(1024)))
+}
+
+/// Address space glibc reserves for each arena of `malloc`: a thread other than the main one
+/// gets an arena of its own on its first allocation (up to eight per core), a `HEAP_MAX_SIZE`
+/// mapping of 64 MiB on 64-bit systems, aligned to its size, of which the part not yet in use
+/// is mapped without access. Other C libraries reserve none.
+const ARENA_BYTES: u64 = if cfg!(target_env = "gnu") {
+    64 << 20
+} else {
+    0
+};
+
+/// Address space of a worker thread's stack (Rust's 2 MiB) and its guard page.
+const STACK_BYTES: u64 = (2 << 20) + 4096;
+
+/// Address space the threads of a run may still map, which `ulimit -v` counts as it counts the
+/// data. A run on a machine of `cores` cores keeps up to `2 + 3·cores` threads: the main one,
+/// rayon's global pool (filling and checking grids), a blocked engine's team and a naive
+/// engine's pool of one thread per core each, and one more (a progress bar, a probe). Of those,
+/// the `Threads:` line of `/proc/self/status`' text counts the threads that exist, and
+/// `/proc/self/maps`' text the arenas mapped (a thread maps its arena on its first allocation,
+/// which may not have come yet). Without this, a headroom read before the workers start names
+/// sizes that fit the data and fail once the workers have mapped their arenas.
+fn threads_to_come(status: &str, maps: &str, cores: usize) -> u64 {
+    let threads = 2 + 3 * cores as u64;
+    let now = status
+        .lines()
+        .find(|l| l.starts_with("Threads:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(1);
+    // Every thread but the main one maps an arena (glibc's limit, eight per core, is higher).
+    let arenas = threads - 1;
+    let stacks = threads.saturating_sub(now) * STACK_BYTES;
+    stacks + arenas.saturating_sub(arenas_mapped(maps)) * ARENA_BYTES
+}
+
+/// The glibc arenas in `/proc/self/maps`' text: anonymous mappings without access that end on
+/// an [`ARENA_BYTES`] boundary, each the unused tail of one arena's reservation (a thread's
+/// stack guard is one page at an address of no particular alignment).
+fn arenas_mapped(maps: &str) -> u64 {
+    if ARENA_BYTES == 0 {
+        return 0;
+    }
+    let arena = |line: &str| {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some("---p")) = (fields.next(), fields.next()) else {
+            return false;
+        };
+        let anonymous = fields.nth(3).is_none();
+        let Some((start, end)) = range.split_once('-') else {
+            return false;
+        };
+        let (Ok(start), Ok(end)) = (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16))
+        else {
+            return false;
+        };
+        anonymous && end % ARENA_BYTES == 0 && end > start && end - start < ARENA_BYTES
+    };
+    maps.lines().filter(|l| arena(l)).count() as u64
 }
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
@@ -412,6 +490,98 @@ mod tests {
         // Mapped beyond the limit (it was lowered after the mappings): no room.
         let over = status.replace("200000", "2000000");
         assert_eq!(address_space_headroom(limits, &over), Some(0));
+    }
+
+    #[test]
+    fn an_address_space_limit_keeps_room_for_the_threads_to_come() {
+        let status =
+            |threads: u64| format!("Name:\tx\nVmSize:\t  200000 kB\nThreads:\t{threads}\n");
+        // Two arenas (their inaccessible tails end on 64 MiB boundaries), a stack guard page,
+        // a file mapping without access and an anonymous one that does not end on a boundary.
+        let maps = "7f0a1c000000-7f0a1c021000 rw-p 00000000 00:00 0 \n\
+                    7f0a1c021000-7f0a20000000 ---p 00000000 00:00 0 \n\
+                    7f0a24000000-7f0a24400000 rw-p 00000000 00:00 0 \n\
+                    7f0a24400000-7f0a28000000 ---p 00000000 00:00 0 \n\
+                    7f0a2a7ff000-7f0a2a800000 ---p 00000000 00:00 0 \n\
+                    7f0a2c000000-7f0a30000000 ---p 00000000 08:01 42 /usr/lib/libx.so\n\
+                    7f0a31000000-7f0a32000000 ---p 00000000 00:00 0 \n";
+        let arena = if cfg!(target_env = "gnu") {
+            64 << 20
+        } else {
+            0
+        };
+        assert_eq!(arenas_mapped(maps), if arena > 0 { 2 } else { 0 });
+        // Two cores: eight threads at most, seven of them with arenas.
+        assert_eq!(
+            threads_to_come(&status(1), "", 2),
+            7 * STACK_BYTES + 7 * arena
+        );
+        assert_eq!(
+            threads_to_come(&status(4), maps, 2),
+            4 * STACK_BYTES + 5 * arena
+        );
+        assert_eq!(threads_to_come(&status(9), maps, 2), 5 * arena);
+        assert_eq!(
+            threads_to_come(&status(1), "", 1),
+            4 * STACK_BYTES + 4 * arena
+        );
+        assert_eq!(
+            threads_to_come(&status(1), "", 16),
+            49 * STACK_BYTES + 49 * arena
+        );
+        // Without a thread count, this thread is the one that exists.
+        assert_eq!(
+            threads_to_come("Name:\tx\n", "", 2),
+            7 * STACK_BYTES + 7 * arena
+        );
+    }
+
+    #[test]
+    fn a_kernel_minimum_side_stops_the_advice_below_it() {
+        let run = Footprint::grids(DType::F32, 2);
+        let budget = run.bytes([100; 3]).unwrap();
+        let named = |fp: &Footprint| match fp.check([200; 3], 0, Some(budget)).unwrap_err() {
+            Error::OutOfMemory {
+                largest, smallest, ..
+            } => (largest, smallest),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        };
+        // 100³ fits the budget and the 90% a run may take of it: the largest is below 100.
+        let (largest, smallest) = named(&run);
+        assert!((90..100).contains(&largest) && smallest == 1, "{largest}");
+        assert_eq!(named(&run.clone().at_least(largest)), (largest, largest));
+        assert_eq!(named(&run.clone().at_least(largest + 1)), (0, largest + 1));
+        let err = run
+            .clone()
+            .at_least(120)
+            .check([200; 3], 0, Some(budget))
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.ends_with("not even the smallest this kernel takes, 120³, fits"),
+            "{msg}"
+        );
+        let err = run
+            .at_least(120)
+            .check_device([200; 3], 0, budget)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::GpuOutOfMemory {
+                    largest: 0,
+                    smallest: 120,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // A plane's advice is a square.
+        let plane = Footprint::grids(DType::F32, 2).at_least(50_000);
+        let err = plane
+            .check([60_000, 60_000, 1], 0, Some(budget))
+            .unwrap_err();
+        assert!(err.to_string().ends_with("50000x50000, fits"), "{err}");
     }
 
     #[test]

@@ -367,6 +367,7 @@ impl<T: Real> OnDevice<T> {
         let dims = field.dims();
         let need = Footprint::grids(T::DTYPE, 7)
             .plus(extra_bytes(field, batch_steps))
+            .at_least(field.kernel().smallest_side())
             .with_label("with the wave run's buffers on the GPU");
         ensure_memory(gpu, &need, dims, 0)?;
         let put = |g: &Grid<T>| gpu.stream.clone_htod(g.storage()).map_err(gpu_err);

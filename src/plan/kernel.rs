@@ -133,6 +133,16 @@ impl Kernel {
         }
     }
 
+    /// The side of the smallest grid (a cube, or a square for the 2D kernels) the kernel runs
+    /// on: one updated cell inside its fixed boundary layers, and for the wave equation room
+    /// for its absorbing layers and rigid faces ([`WaveKernel::smallest_side`]).
+    pub fn smallest_side(&self) -> usize {
+        match self {
+            Kernel::Wave(w) => w.smallest_side(),
+            _ => 2 * self.fixed_boundary() + 1,
+        }
+    }
+
     /// True for the 2D kernels, which run on a [`crate::Grid2`] (dimensions `[nx, ny, 1]`).
     pub fn is_2d(&self) -> bool {
         matches!(self, Kernel::Stencil2(_) | Kernel::Filter(_))

@@ -118,6 +118,7 @@ impl<T: Real> HostGrid<'_, T> {
         let dims = self.grid.dims();
         let need = Footprint::grids(T::DTYPE, 2)
             .plus(run.ring_bytes)
+            .at_least(2 * self.stencil.radius() + 1)
             .with_label(run.scratch_label("scratch"));
         let held = Footprint::grids(T::DTYPE, 1).bytes(dims).unwrap_or(0);
         let (memory, rings, threads) = (run.memory, run.ring_bytes, run.params.threads);

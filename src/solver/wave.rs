@@ -177,6 +177,7 @@ impl<T: Real> OneCpuEntry for HostWave<'_, T> {
         let start = Instant::now();
         let dims = self.field.dims();
         let need = Footprint::wave_cpu_run(T::DTYPE, run.ring_bytes)
+            .at_least(self.field.kernel().smallest_side())
             .with_label(run.scratch_label("scratch buffers"));
         let held = Footprint::wavefield(T::DTYPE).bytes(dims).unwrap_or(0);
         let (memory, steps, params, rings) = (run.memory, run.steps, run.params, run.ring_bytes);

@@ -259,6 +259,16 @@ impl WaveKernel {
         Ok(())
     }
 
+    /// The side of the smallest cube this kernel runs on: its boundary layers, absorbing
+    /// layers and rigid faces all fit ([`WaveKernel::validate_dims`]). Where no size fits (an
+    /// absorbing layer narrower than its damped cells), the smallest the boundary layers allow.
+    pub fn smallest_side(&self) -> usize {
+        let r = self.radius();
+        let fits = |n: usize| self.validate_dims([n; 3]).is_ok();
+        let bound = 2 * (self.pml + r + MIN_DAMPED_CELLS) + 3 * r + 2;
+        (2 * r + 1..=bound).find(|&n| fits(n)).unwrap_or(2 * r + 1)
+    }
+
     /// Checks the kernel against grid dimensions: room for the boundary layer, absorbing
     /// layers at most half of each axis, and `R` updated cells to mirror at a rigid face.
     pub fn validate_dims(&self, dims: [usize; 3]) -> Result<()> {
@@ -362,6 +372,31 @@ fn single(v: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_smallest_side_is_the_first_cube_the_kernel_takes() {
+        let k = WaveKernel::new(10.0, 1e-3, 2000.0);
+        let mut rigid = k.clone().with_order(4).with_pml(0);
+        for axis in 0..3 {
+            for side in 0..2 {
+                rigid = rigid.with_face(axis, side, Face::Rigid);
+            }
+        }
+        let kernels = [
+            (k.clone(), 40),
+            (k.clone().with_pml(31), 62),
+            (k.clone().with_order(2).with_pml(5), 10),
+            (k.clone().with_free_surface(), 40),
+            (rigid, 6),
+        ];
+        for (k, side) in kernels {
+            assert_eq!(k.smallest_side(), side, "{k:?}");
+            assert!(k.validate_dims([side; 3]).is_ok());
+            assert!(k.validate_dims([side - 1; 3]).is_err());
+        }
+        // A layer narrower than its damped cells fits no grid: the boundary layers' minimum.
+        assert_eq!(k.with_pml(3).smallest_side(), 9);
+    }
 
     #[test]
     fn the_stability_limit_is_the_classic_one_for_order_two() {

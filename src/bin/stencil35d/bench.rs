@@ -189,7 +189,9 @@ fn bench_footprint(args: &BenchArgs, kernel: &Kernel) -> Result<Footprint, Error
     } else {
         Footprint::grids(dtype, arrays)
     };
-    Ok(footprint.with_label(format!("in bench ({})", held.join(", "))))
+    Ok(footprint
+        .at_least(kernel.smallest_side())
+        .with_label(format!("in bench ({})", held.join(", "))))
 }
 
 fn time_engines<S: Benched>(args: &BenchArgs, kernel: &Kernel, input: S) -> Result<(), Error> {

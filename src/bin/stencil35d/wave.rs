@@ -173,7 +173,11 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
                 dims.join(", ")
             )));
         };
-        check_memory::<T>([nx, ny, nz], stencil35d::memory::available())?;
+        check_memory::<T>(
+            [nx, ny, nz],
+            smallest_side(args),
+            stencil35d::memory::available(),
+        )?;
         check_dims(args, [nx, ny, nz])?;
         let (_, values) = read_npy_f64(path)?;
         let cell = |i: usize| [i % nx, i / nx % ny, i / (nx * ny)];
@@ -183,7 +187,7 @@ fn velocity<T: Real>(args: &WaveArgs) -> Result<(Grid<T>, (f64, f64)), Error> {
         return Ok((Grid::from_slice([nx, ny, nz], &data)?, range));
     }
     let dims = args.size.0;
-    check_memory::<T>(dims, stencil35d::memory::available())?;
+    check_memory::<T>(dims, smallest_side(args), stencil35d::memory::available())?;
     check_dims(args, dims)?;
     let model: Grid<T> = match args.model {
         Model::Homogeneous => models::homogeneous(dims, 2000.0),
@@ -224,6 +228,19 @@ fn check_dims(args: &WaveArgs, dims: [usize; 3]) -> Result<(), Error> {
     let k = faces(args)?;
     k.validate_dims(dims)?;
     geometry(args, dims, k.radius()).map(drop)
+}
+
+/// The side of the smallest cube the options take (its layers, faces, source and receivers
+/// fit), for the advice of an out-of-memory error; where the search finds none, the smallest
+/// the kernel alone takes (the options' own checks then name what is wrong).
+fn smallest_side(args: &WaveArgs) -> usize {
+    let Ok(k) = faces(args) else {
+        return 1;
+    };
+    let lo = k.smallest_side();
+    (lo..=2 * lo + 64)
+        .find(|&n| check_dims(args, [n; 3]).is_ok())
+        .unwrap_or(lo)
 }
 
 /// The kernel: order, spacing, layers and the time step (whole microseconds, for SEG-Y).

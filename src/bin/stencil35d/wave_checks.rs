@@ -15,9 +15,15 @@ use crate::wave::WaveArgs;
 pub const SHOT_GRIDS: u64 = 9;
 
 /// Refuses a shot on `dims` that would not fit the `available` bytes of host memory (`None`:
-/// unknown, nothing checked), before anything is built.
-pub fn check_memory<T: Real>(dims: [usize; 3], available: Option<u64>) -> Result<(), Error> {
+/// unknown, nothing checked), before anything is built. The error names the largest cube that
+/// fits where it is at least `smallest` cells a side (the smallest the shot's options take).
+pub fn check_memory<T: Real>(
+    dims: [usize; 3],
+    smallest: usize,
+    available: Option<u64>,
+) -> Result<(), Error> {
     Footprint::grids(T::DTYPE, SHOT_GRIDS)
+        .at_least(smallest)
         .with_label("in run wave (wavefield, solver scratch, model, snapshot)")
         .check(dims, 0, available)
 }
@@ -194,14 +200,32 @@ mod tests {
     fn a_shot_larger_than_memory_is_refused_before_it_is_built() {
         let gib = 1u64 << 30;
         // 9 grids of 200³ f32 take about 0.3 GB, of 400³ about 2.3 GB.
-        assert!(check_memory::<f32>([200; 3], Some(gib)).is_ok());
-        match check_memory::<f32>([400; 3], Some(gib)) {
+        assert!(check_memory::<f32>([200; 3], 1, Some(gib)).is_ok());
+        match check_memory::<f32>([400; 3], 1, Some(gib)) {
             Err(Error::OutOfMemory { largest, .. }) => {
                 assert!((200..400).contains(&largest), "{largest}")
             }
             other => panic!("expected OutOfMemory, got {other:?}"),
         }
-        assert!(check_memory::<f64>([300; 3], Some(gib)).is_err());
-        assert!(check_memory::<f64>([300; 3], None).is_ok());
+        // A shot whose layers take 350 cells a side: no cube that fits (297³) is large enough.
+        let err = check_memory::<f32>([400; 3], 350, Some(gib)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::OutOfMemory {
+                    largest: 0,
+                    smallest: 350,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("not even the smallest this kernel takes, 350³, fits"),
+            "{err}"
+        );
+        assert!(check_memory::<f64>([300; 3], 1, Some(gib)).is_err());
+        assert!(check_memory::<f64>([300; 3], 1, None).is_ok());
     }
 }

@@ -147,6 +147,32 @@ fn scenario_mismatch_is_refused_naming_both() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// The tag comes from the header alone, so a restart refuses another run's file before it
+/// reads the lattice: here a file whose payload is cut short, which only a load refuses.
+#[test]
+fn the_tag_is_read_from_the_header_alone() {
+    let (_, path, bytes) = saved::<f32>("tag-only.ckpt");
+    let preamble = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .nth(2)
+        .map(|(i, _)| i + 1)
+        .unwrap();
+    std::fs::write(&path, &bytes[..preamble + 10]).unwrap();
+    let tag = Lattice::<f32>::checkpoint_tag(&path).unwrap();
+    assert_eq!(tag, CheckpointTag::new("cavity", "8x6x4"));
+    let err = tag
+        .expect(
+            &CheckpointTag::new("sphere", "8x6x4, sphere radius 1"),
+            &path,
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::CheckpointMismatch { .. }), "{err}");
+    assert!(Lattice::<f32>::load_tagged(&path).is_err());
+    std::fs::remove_file(&path).unwrap();
+}
+
 /// Runs the command-line tool with `args`; fails when it is still running after `limit` (a
 /// check that should refuse the run at once did not).
 fn cli(args: &[&str], limit: Duration) -> (Output, Duration) {

@@ -29,7 +29,13 @@ kind_vtk = vtk_to_numpy(pd.GetArray("kind"))
 with open(ckpt, "rb") as f:
     assert f.readline().strip() == b"STENCIL35D-LBM"
     h = json.loads(f.readline())
+    hash_line = f.readline()
     payload = f.read()
+# Format version 2: the magic, header and hash lines, then the payload.
+assert h["version"] == 2, f"checkpoint format version {h['version']}; this script reads 2"
+assert hash_line.startswith(b"fnv1a64 "), hash_line
+assert h.get("storage", "native") == "native", "16-bit storage: restart in native storage first"
+assert len(payload) == h["payload_bytes"], (len(payload), h["payload_bytes"])
 nx, ny, nz = h["dims"]
 n = nx * ny * nz
 dt = np.float32 if h["dtype"] == "f32" else np.float64

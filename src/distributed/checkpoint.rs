@@ -113,19 +113,27 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
                 super::written_by_note(prefix.as_ref(), Some(decomposition.ranks()))
             ))
         };
-        let read = if path.exists() {
-            Lattice::<T>::load_tagged(&path)
-        } else {
-            Err(missing())
-        };
-        let local = read.and_then(|(mut local, found)| {
-            if found != expected {
+        let check = |found: &CheckpointTag| {
+            if *found != expected {
                 return Err(Error::InvalidArgument(format!(
                     "{} was written for {found}, this run is {expected}: restart the same run \
                      on the same decomposition",
                     path.display()
                 )));
             }
+            Ok(())
+        };
+        // The tag is read from the header first: a file of another run is refused before its
+        // block is allocated and read.
+        let read = if path.exists() {
+            Lattice::<T>::checkpoint_tag(&path)
+                .and_then(|found| check(&found))
+                .and_then(|()| Lattice::<T>::load_tagged(&path))
+        } else {
+            Err(missing())
+        };
+        let local = read.and_then(|(mut local, found)| {
+            check(&found)?;
             if local.physics().has_force() != kernel.forced || local.storage() != kernel.storage {
                 return Err(Error::PlanMismatch(format!(
                     "{} holds a lattice of another kernel than the plan's {kernel}",

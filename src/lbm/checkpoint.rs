@@ -390,6 +390,14 @@ impl<T: Real> Lattice<T> {
         open_checkpoint(path.as_ref()).map(|(_, p, _)| p.header.storage)
     }
 
+    /// The [`CheckpointTag`] of the checkpoint at `path`, read from its header alone: a
+    /// restart checks that the file is its run's before reading the whole lattice. The tag is
+    /// checked again, with the hash, when the file is loaded. Errors: I/O, a file that is not
+    /// a checkpoint or has another format version.
+    pub fn checkpoint_tag(path: impl AsRef<Path>) -> Result<CheckpointTag> {
+        open_checkpoint(path.as_ref()).map(|(_, p, _)| p.header.tag)
+    }
+
     /// The precision of the populations in the checkpoint at `path`, read from its header
     /// alone (a program can say which precision to load it in before reading the whole file).
     /// Errors: I/O, a file that is not a checkpoint, has another format version or names an

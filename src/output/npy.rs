@@ -253,10 +253,14 @@ fn parse_header(text: &str) -> Result<Header, String> {
     while !c.eat(b'}') {
         let key = c.string()?;
         c.expect(b':')?;
+        let twice = format!("the key '{key}' appears twice in the header");
         match key.as_str() {
             "descr" if c.peek() == Some(b'[') => {
                 return Err("a structured dtype (descr is a list); plain arrays are read".into())
             }
+            "descr" if descr.is_some() => return Err(twice),
+            "fortran_order" if fortran_order.is_some() => return Err(twice),
+            "shape" if shape.is_some() => return Err(twice),
             "descr" => descr = Some(c.string()?),
             "fortran_order" => fortran_order = Some(c.boolean()?),
             "shape" => shape = Some(c.tuple()?),
@@ -266,6 +270,14 @@ fn parse_header(text: &str) -> Result<Header, String> {
             c.expect(b'}')?;
             break;
         }
+    }
+    // Only the padding (spaces and the final newline) may follow the dictionary, as NumPy's
+    // own reader requires.
+    if let Some(b) = c.peek() {
+        return Err(format!(
+            "unexpected '{}' after the header's dictionary",
+            char::from(b).escape_default()
+        ));
     }
     let missing = |key: &str| format!("the header has no '{key}'");
     Ok(Header {
@@ -581,6 +593,23 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A header is one dictionary of the three keys, each once, and its padding: what NumPy's
+    /// reader refuses is refused.
+    #[test]
+    fn a_header_with_more_than_its_dictionary_is_refused() {
+        let good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }      \n";
+        assert_eq!(parse_header(good).unwrap().shape, [2, 3]);
+        let trailing = good.replace("}  ", "} garbage");
+        let err = parse_header(&trailing).unwrap_err();
+        assert!(
+            err.contains("unexpected 'g' after the header's dictionary"),
+            "{err}"
+        );
+        let twice = good.replace("'shape'", "'shape': (4,), 'shape'");
+        let err = parse_header(&twice).unwrap_err();
+        assert!(err.contains("the key 'shape' appears twice"), "{err}");
     }
 
     /// The shape comes from the header alone; the data's length is checked against it.

@@ -230,6 +230,9 @@ fn initial<T: Real, S: Scenario>(
             path.display()
         )));
     }
+    // The tag is read from the header first: a file of another run is refused before its
+    // lattice is allocated and read.
+    Lattice::<T>::checkpoint_tag(path)?.expect(tag, path)?;
     let (lat, found) = Lattice::<T>::load_tagged(path)?;
     found.expect(tag, path)?;
     check_restarted(scenario, lat.dims(), lat.physics().tau(), path)?;
@@ -344,19 +347,21 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MLUPS", report.mups));
         let due = |every: usize| every > 0 && done % every == 0 && done < steps;
-        if due(opts.every) {
-            written.extend(outputs(scenario, &lat, &out, opts, Some(lat.steps()))?);
-        }
+        // The checkpoint first: outputs that fail (a full disk) must not lose the steps run.
         if let (Some(path), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
             lat.save_tagged(path, &tag)?;
         }
+        if due(opts.every) {
+            written.extend(outputs(scenario, &lat, &out, opts, Some(lat.steps()))?);
+        }
     }
     bar.finish_and_clear();
-    written.extend(outputs(scenario, &lat, &out, opts, None)?);
-    if let Some(path) = &opts.checkpoint {
+    let saved = opts.checkpoint.clone();
+    if let Some(path) = &saved {
         lat.save_tagged(path, &tag)?;
-        written.push(path.clone());
     }
+    written.extend(outputs(scenario, &lat, &out, opts, None)?);
+    written.extend(saved);
     let run = Finished {
         split: String::new(),
         engine: solver.plan().engine(),

@@ -90,18 +90,21 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MLUPS", report.mups));
         let due = |every: usize| every > 0 && done % every == 0 && done < steps;
+        // The checkpoint first: outputs that fail (a full disk) must not lose the steps run.
+        if let (Some(prefix), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
+            lat.save_tagged(prefix, &tag)?;
+        }
         if due(opts.every) {
             let step = Some(lat.local().steps());
             written.extend(outputs(world, scenario, &lat, &out, opts, step)?);
         }
-        if let (Some(prefix), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
-            lat.save_tagged(prefix, &tag)?;
-        }
     }
     bar.finish_and_clear();
-    written.extend(outputs(world, scenario, &lat, &out, opts, None)?);
     if let Some(prefix) = &opts.checkpoint {
         lat.save_tagged(prefix, &tag)?;
+    }
+    written.extend(outputs(world, scenario, &lat, &out, opts, None)?);
+    if let Some(prefix) = &opts.checkpoint {
         let last = rank_path(prefix, world.size() as usize - 1, world.size() as usize);
         written.push(PathBuf::from(format!(
             "{} (and one file per rank before it)",

@@ -92,6 +92,20 @@ pub enum Error {
         what: String,
     },
 
+    /// A lattice-Boltzmann flow diverged while its values stayed finite: a density turned
+    /// non-positive or a speed passed the speed of sound ([`crate::lbm::Lattice::check_flow`]).
+    #[error(
+        "the flow diverged (found at step {steps} of the lattice): {what}; the lattice no longer \
+         holds a flow: lower the Reynolds number, the velocities or the force, or refine the \
+         lattice"
+    )]
+    Diverged {
+        /// The lattice's step count when the check found it.
+        steps: u64,
+        /// Which node holds which value.
+        what: String,
+    },
+
     /// Physical parameters that make a lattice-Boltzmann run unstable or meaningless.
     #[error("unstable or invalid physics: {0}")]
     Unstable(String),

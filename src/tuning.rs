@@ -261,9 +261,16 @@ impl Tuning {
     /// The knobs set in the environment. A variable whose value does not parse is an error
     /// naming it (`STENCIL35D_NO_GPU` set to anything but `0`, `off` or `false` counts as on).
     pub fn from_env() -> Result<Tuning> {
+        Tuning::from_env_beside(&[])
+    }
+
+    /// [`Tuning::from_env`], but the knobs `overridden` (keys, e.g. `bandwidth_gbs`) are
+    /// about to be set otherwise (`--tune`): a variable of theirs that does not parse is no
+    /// error, as it would not be used.
+    pub fn from_env_beside(overridden: &[&str]) -> Result<Tuning> {
         let (t, bad) = env_knobs();
-        match bad.into_iter().next() {
-            Some(first) => Err(Error::InvalidArgument(first)),
+        match bad.into_iter().find(|(key, _)| !overridden.contains(key)) {
+            Some((_, first)) => Err(Error::InvalidArgument(first)),
             None => Ok(t),
         }
     }
@@ -306,14 +313,14 @@ impl Tuning {
 /// The environment's knobs, each bad variable reported and skipped.
 fn lenient_env() -> Tuning {
     let (t, bad) = env_knobs();
-    for why in bad {
+    for (_, why) in bad {
         eprintln!("stencil35d: ignoring {why}");
     }
     t
 }
 
 /// The knobs the environment sets, and a message for each variable that does not parse.
-fn env_knobs() -> (Tuning, Vec<String>) {
+fn env_knobs() -> (Tuning, Vec<(&'static str, String)>) {
     let mut t = Tuning::default();
     let mut bad = Vec::new();
     for knob in KNOBS {
@@ -328,7 +335,7 @@ fn env_knobs() -> (Tuning, Vec<String>) {
             value
         };
         if let Err(why) = (knob.set)(&mut t, &value) {
-            bad.push(format!("{}={value}: {why}", knob.env));
+            bad.push((knob.key, format!("{}={value}: {why}", knob.env)));
         }
     }
     (t, bad)

@@ -110,6 +110,90 @@ fn gpu_options_explain_themselves() {
     }
 }
 
+/// 16-bit lattice storage on a machine without a GPU says there is none, whatever engine runs;
+/// on one with a GPU a CPU engine is refused by name.
+#[test]
+fn sixteen_bit_storage_says_what_it_needs() {
+    let mut args = vec![
+        "bench",
+        "--kernel",
+        "d3q19",
+        "--size",
+        "24",
+        "--storage",
+        "f16c",
+        "--steps",
+        "1",
+    ];
+    if stencil35d::gpu::detect_gpu().is_err() {
+        let (ok, _, err) = cli(&args);
+        assert!(!ok && err.contains("no GPU is available"), "{err}");
+        assert!(!err.contains("choose gpu-naive"), "{err}");
+    } else {
+        args.extend(["--engine", "naive"]);
+        let (ok, _, err) = cli(&args);
+        assert!(
+            !ok && err.contains("'naive' keeps the lattice's own precision"),
+            "{err}"
+        );
+    }
+}
+
+/// A malformed environment variable is refused by name, unless `--tune` sets its knob, as the
+/// help says `--tune` overrides it.
+#[test]
+fn tune_overrides_a_malformed_environment_variable() {
+    let plan = |tune: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_stencil35d"))
+            .args(["plan", "--size", "32"])
+            .args(tune)
+            .env("STENCIL35D_BANDWIDTH_GBS", "abc")
+            .output()
+            .unwrap()
+    };
+    let refused = plan(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("STENCIL35D_BANDWIDTH_GBS=abc"),
+        "{err}"
+    );
+    let ran = plan(&["--tune", "bandwidth_gbs=10"]);
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success() && out.contains("10.0 GB/s"), "{out}");
+}
+
+/// `plan` refuses the cavity without fluid that `bench` refuses; a periodic box of the same
+/// size is a lattice of fluid and is planned.
+#[test]
+fn plan_refuses_a_cavity_without_fluid_as_bench_does() {
+    for command in ["plan", "bench"] {
+        let (ok, _, err) = cli(&[command, "--kernel", "d3q19", "--size", "2x8x8"]);
+        assert!(!ok && err.contains("holds no fluid"), "{command}: {err}");
+    }
+    let (ok, _, err) = cli(&["plan", "--kernel", "d3q19:periodic", "--size", "2x8x8"]);
+    assert!(ok, "{err}");
+}
+
+/// An edge filter grows the benchmark's values at each application: past what f32 holds,
+/// `bench` says so and what to lower; within it, the filter is timed.
+#[test]
+fn a_convolution_that_outgrows_f32_names_its_applications() {
+    let args = |steps| {
+        [
+            "bench", "--kernel", "conv2d", "--filter", "sobel", "--size", "24", "--steps", steps,
+            "--engine", "naive",
+        ]
+    };
+    let (ok, _, err) = cli(&args("43"));
+    assert!(
+        !ok && err.contains("within the 130 applications bench makes"),
+        "{err}"
+    );
+    assert!(err.contains("time fewer --steps or --repeat"), "{err}");
+    let (ok, _, err) = cli(&args("14"));
+    assert!(ok, "{err}");
+}
+
 /// A GPU launch shape for a wave kernel on a machine without a GPU says there is none; a
 /// convolution's size error names the kernel as written; the reference engine's row counts
 /// the one thread it runs on.

@@ -89,6 +89,7 @@ mod cell;
 pub mod checkpoint;
 mod classify;
 mod collide;
+mod flow_range;
 mod lattice;
 mod model;
 pub(crate) mod naive;
@@ -109,6 +110,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cell::{Cell, MAX_BOUNDARY_CONDITIONS};
 pub use checkpoint::CheckpointTag;
+pub use flow_range::FlowRange;
 pub use lattice::{Lattice, LATTICE_NODE_BYTES, NODE_WORD_BYTES};
 pub use model::{equilibrium, CS2, MAX_SPEED, OPPOSITE, Q, VELOCITIES, WEIGHTS};
 #[cfg(feature = "mpi")]

@@ -194,13 +194,15 @@ const MAX_HEADER_BYTES: usize = 1 << 20;
 fn read_header(input: &mut impl Read, len: u64) -> std::result::Result<(String, u64), String> {
     let not_npy = || "not an NPY file (it does not start with \\x93NUMPY)".to_string();
     let mut pre = [0u8; 12];
-    if len < 10 {
+    let io = |e: std::io::Error| format!("reading the header failed ({e})");
+    let first = len.min(10) as usize;
+    input.read_exact(&mut pre[..first]).map_err(io)?;
+    // A file cut inside its preamble is named as such when what it holds is the magic's start.
+    if first < MAGIC.len() || pre[..MAGIC.len()] != *MAGIC {
         return Err(not_npy());
     }
-    let io = |e: std::io::Error| format!("reading the header failed ({e})");
-    input.read_exact(&mut pre[..10]).map_err(io)?;
-    if &pre[..6] != MAGIC {
-        return Err(not_npy());
+    if first < 10 {
+        return Err(format!("the file ends inside its header ({len} bytes)"));
     }
     let (size, start): (usize, u64) = match (pre[6], pre[7]) {
         (1, 0) => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10),
@@ -610,6 +612,16 @@ mod tests {
         let twice = good.replace("'shape'", "'shape': (4,), 'shape'");
         let err = parse_header(&twice).unwrap_err();
         assert!(err.contains("the key 'shape' appears twice"), "{err}");
+        // Cut inside the preamble: after the magic, the header's end is missing; before it,
+        // the file is no NPY file at all.
+        let whole = b"\x93NUMPY\x01\x00\x46\x00";
+        for (cut, text) in [
+            (8, "ends inside its header (8 bytes)"),
+            (4, "not an NPY file"),
+        ] {
+            let err = read_header(&mut &whole[..cut], cut as u64).unwrap_err();
+            assert!(err.contains(text), "{cut}: {err}");
+        }
     }
 
     /// The shape comes from the header alone; the data's length is checked against it.

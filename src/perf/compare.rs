@@ -409,12 +409,23 @@ fn compare_typed<T: Real>(
     };
     // Fail early, before any timing, on a size a kernel cannot use or a grid that does not
     // fit in memory: a late kernel's error would otherwise come after minutes of runs.
+    // Of several kernels that do not fit, the one that fits the smallest grid names it, so
+    // that the size it advises fits every kernel.
+    let mut refused: Option<Error> = None;
     for kernel in &config.kernels {
         let dims = config.dims_of(kernel);
         PlanBuilder::new(fitted(kernel, dims), config.dtype, dims)
             .engine(Engine::Reference)
             .build()?;
-        footprint(kernel, config.dtype).check_allocation(dims)?;
+        if let Err(e) = footprint(kernel, config.dtype).check_allocation(dims) {
+            refused = Some(match refused {
+                Some(first) => tighter(first, e),
+                None => e,
+            });
+        }
+    }
+    if let Some(e) = refused {
+        return Err(e);
     }
     for kernel in &config.kernels {
         let dims = config.dims_of(kernel);
@@ -451,6 +462,19 @@ fn compare_typed<T: Real>(
 /// What comparing `kernel` holds at once: the input and a working copy of its state, and a
 /// CPU engine's scratch (a grid; for a lattice a copy of its populations; for a wavefield
 /// three grids).
+/// Of two out-of-memory errors for grids of one shape (cubes, or squares), the one naming
+/// the smaller largest grid; else the first.
+fn tighter(first: Error, second: Error) -> Error {
+    let named = |e: &Error| match e {
+        Error::OutOfMemory { largest, plane, .. } => Some((*largest, *plane)),
+        _ => None,
+    };
+    match (named(&first), named(&second)) {
+        (Some((a, p)), Some((b, q))) if p == q && b < a => second,
+        _ => first,
+    }
+}
+
 fn footprint(kernel: &Kernel, dtype: DType) -> crate::memory::Footprint {
     use crate::memory::Footprint;
     let footprint = match kernel {
@@ -673,6 +697,31 @@ fn relate(rows: &mut [CompareRow]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Of the kernels refused, the one naming the smallest cube names it: that cube fits all.
+    #[test]
+    fn the_tightest_refusal_names_the_size() {
+        let oom = |largest, plane| Error::OutOfMemory {
+            what: format!("{largest}"),
+            needed: 2,
+            available: 1,
+            largest,
+            smallest: 1,
+            plane,
+        };
+        let what = |e: Error| match e {
+            Error::OutOfMemory { what, .. } => what,
+            other => panic!("{other}"),
+        };
+        assert_eq!(what(tighter(oom(1225, false), oom(448, false))), "448");
+        assert_eq!(what(tighter(oom(448, false), oom(1225, false))), "448");
+        // A square is no advice for a cube.
+        assert_eq!(what(tighter(oom(1225, false), oom(100, true))), "1225");
+        assert!(matches!(
+            tighter(Error::ZeroSteps, oom(3, false)),
+            Error::ZeroSteps
+        ));
+    }
 
     /// Layers narrowed to a quarter of the shortest axis, and free faces where not even the
     /// narrowest fit, are both said; a kernel that fits as asked gets no note.

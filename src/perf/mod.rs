@@ -28,5 +28,6 @@ pub use report::{
 };
 pub use timing::{time_runs, time_runs_within, Timed, MAX_REPEAT};
 pub use workload::{
-    bench_wave_kernel, cavity_lattice, periodic_lattice, wave_shot, BENCH_WAVE_V_MAX,
+    bench_wave_kernel, cavity_lattice, check_cavity_dims, periodic_lattice, wave_shot,
+    BENCH_WAVE_V_MAX,
 };

@@ -20,12 +20,7 @@ use crate::{Error, Grid, Real, Result};
 ///
 /// Errors: an axis of fewer than 3 nodes (walls on both faces and no fluid between them).
 pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>> {
-    if dims.iter().any(|&n| n < 3) {
-        return Err(Error::InvalidArgument(format!(
-            "a walled {}x{}x{} lattice holds no fluid: the cavity needs at least 3 nodes per axis",
-            dims[0], dims[1], dims[2]
-        )));
-    }
+    check_cavity_dims(dims)?;
     let mut lat = Lattice::<T>::new(dims, Physics::trt(0.6, MAGIC_POISEUILLE))?;
     for face in Face::ALL {
         lat.set_face(face, Cell::Wall)?;
@@ -38,6 +33,18 @@ pub fn cavity_lattice<T: Real>(dims: [usize; 3], seed: u64) -> Result<Lattice<T>
     )?;
     randomize(&mut lat, 1, seed);
     Ok(lat)
+}
+
+/// Checks that a [`cavity_lattice`] of `dims` holds fluid (`plan` checks it too, so that it
+/// never plans a cavity `bench` refuses). Errors: an axis of fewer than 3 nodes.
+pub fn check_cavity_dims(dims: [usize; 3]) -> Result<()> {
+    if dims.iter().any(|&n| n < 3) {
+        return Err(Error::InvalidArgument(format!(
+            "a walled {}x{}x{} lattice holds no fluid: the cavity needs at least 3 nodes per axis",
+            dims[0], dims[1], dims[2]
+        )));
+    }
+    Ok(())
 }
 
 /// The lattice `bench --kernel d3q19:periodic` times: every axis periodic and no walls, the

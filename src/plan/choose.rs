@@ -606,16 +606,17 @@ impl<'a> Planning<'a> {
         else {
             return Ok(false);
         };
-        if let Some(e) = self.b.engine.filter(|e| !e.is_gpu()) {
-            return Err(Error::InvalidPlan(format!(
-                "{storage} storage runs on the GPU lattice engines; '{e}' keeps the lattice's \
-                 own precision: choose gpu-naive, or native storage"
-            )));
-        }
+        // Without a GPU no engine can take it: said first, whatever engine was named.
         if gpu.is_none() {
             return Err(Error::InvalidPlan(format!(
                 "{storage} storage runs on the GPU lattice engines and no GPU is available \
                  (`stencil35d probe` says why); use native storage on the CPU"
+            )));
+        }
+        if let Some(e) = self.b.engine.filter(|e| !e.is_gpu()) {
+            return Err(Error::InvalidPlan(format!(
+                "{storage} storage runs on the GPU lattice engines; '{e}' keeps the lattice's \
+                 own precision: choose gpu-naive, or native storage"
             )));
         }
         Ok(true)

@@ -141,6 +141,16 @@ pub fn bounded_count(
     }
 }
 
+/// Parses `--autotune N`: at least one configuration (leaving the option out times none); a
+/// count above the candidates there are times them all.
+fn parse_autotune(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("'0' times no configuration: give at least 1, or leave --autotune out".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a number of configurations to time")),
+    }
+}
+
 /// A number of seconds above 0 and at most `max` (the clap error names the option; `why`
 /// says why the bound is what it is); NaN and infinities are refused.
 pub fn bounded_seconds(s: &str, max: f64, why: &str) -> Result<f64, String> {
@@ -311,11 +321,16 @@ impl Problem {
             return Stencil2::from_name(&self.kernel).map(Kernel::Stencil2);
         }
         if let Some(order) = self.kernel.strip_prefix("wave:") {
-            let order = order.parse().map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "--kernel wave:O needs a space order O of 2, 4, 6 or 8, got '{order}'"
-                ))
-            })?;
+            // The order is checked here, before any size check could name the layers instead.
+            let order = order
+                .parse()
+                .ok()
+                .filter(|o| [2, 4, 6, 8].contains(o))
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "--kernel wave:O needs a space order O of 2, 4, 6 or 8, got '{order}'"
+                    ))
+                })?;
             let pml = self.pml.unwrap_or(stencil35d::wave::DEFAULT_PML_WIDTH);
             return Ok(Kernel::Wave(stencil35d::perf::bench_wave_kernel(
                 order, pml,
@@ -506,7 +521,8 @@ pub struct Overrides {
     pub stream_block: usize,
     /// GPU: time the model's best N configurations (5 when N is left out) and keep the
     /// fastest; `plan --autotune N` lists each with its measured and predicted speed.
-    #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N",
+          value_parser = parse_autotune)]
     pub autotune: Option<usize>,
     /// Lattice-Boltzmann on the GPU: one copy of the populations updated in place (AA
     /// pattern), half the device memory of two copies; applies to gpu-naive (and picks it when
@@ -696,6 +712,12 @@ mod tests {
         assert!(
             matches!(defaults, Ok(Kernel::Wave(k)) if k.pml == stencil35d::wave::DEFAULT_PML_WIDTH)
         );
+        let zero = Cli::try_parse_from(["bench", "--autotune", "0"]);
+        assert!(zero.is_err_and(|e| e.to_string().contains("times no configuration")));
+        for odd in ["wave:3", "wave:10", "wave:0", "wave:x"] {
+            let err = kernel_of(&["--kernel", odd]).expect_err(odd).to_string();
+            assert!(err.contains("space order O of 2, 4, 6 or 8"), "{err}");
+        }
     }
 
     /// An unknown name is refused with every kind of kernel `--kernel` takes; a stencil's

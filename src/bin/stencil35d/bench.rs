@@ -129,8 +129,30 @@ fn bench<T: Real>(args: &BenchArgs) -> Result<(), Error> {
             args,
             &kernel,
             Grid2::<T>::random([dims[0], dims[1]], 0.0, 1.0, args.seed)?,
-        ),
+        )
+        .map_err(|e| for_filters(e, &kernel, args)),
         _ => time_engines(args, &kernel, Grid::<T>::random(dims, 0.0, 1.0, args.seed)?),
+    }
+}
+
+/// A run's error worded for a convolution: a value that became infinite or NaN comes from the
+/// filter's growth over the applications `bench` makes (the benchmark's values lie in [0, 1];
+/// the timed runs continue from the state the warm-up and the runs before them left), not from
+/// an unstable scheme.
+fn for_filters(e: Error, kernel: &Kernel, args: &BenchArgs) -> Error {
+    match (e, kernel) {
+        (Error::NonFinite { value, .. }, Kernel::Filter(_)) => Error::InvalidArgument(format!(
+            "{}: the values outgrew {} ({value}) within the {} applications bench makes (one to \
+             warm up, then {} timed runs of {}, each continuing from the last; the benchmark's \
+             values lie in [0, 1], and a filter whose weights' magnitudes sum above 1 grows them \
+             at each application): time fewer --steps or --repeat",
+            kernel.name(),
+            args.problem.dtype,
+            args.steps.saturating_mul(args.repeat).saturating_add(1),
+            args.repeat,
+            args.steps,
+        )),
+        (e, _) => e,
     }
 }
 

@@ -25,7 +25,8 @@ pub struct FilterArgs {
     #[arg(long)]
     filter: String,
     /// What the filter reads outside the picture: constant[:V], replicate, reflect,
-    /// reflect101 (OpenCV's default) or wrap.
+    /// reflect101 (OpenCV's default) or wrap. V is on the picture's scale of 0 to 1 (0 black,
+    /// 1 white, whatever the bit depth; 0 when left out).
     #[arg(long, default_value = "reflect101")]
     border: String,
     /// Applications of the filter, 1 to 1000 (a blur applied twice blurs more; a Gaussian

@@ -182,6 +182,19 @@ pub fn next_chunk(done: usize, steps: usize, opts: &FlowOptions) -> usize {
         .min(steps - done)
 }
 
+/// Whether the flow is checked for divergence ([`Lattice::check_flow`]) after `done` of the
+/// run's `steps`, the last check having come after `checked` (updated when due): every
+/// twentieth of the run and at least 50 steps apart, and after the last step, so that a run
+/// whose densities turn negative while its values stay finite stops instead of writing them.
+/// The runs also check before every picture or checkpoint. A check reads the lattice once.
+pub fn flow_check_due(done: usize, steps: usize, checked: &mut usize) -> bool {
+    let due = done == steps || done - *checked >= (steps / 20).max(50);
+    if due {
+        *checked = done;
+    }
+    due
+}
+
 /// Refuses a lattice velocity `value` given as `option` (e.g. `--u-max`) unless it is positive
 /// and at most [`MAX_SPEED`]: the lattice Boltzmann scheme's compressibility error grows with
 /// the square of the Mach number `u / c_s` (`c_s = 1/√3`), and BGK and TRT lose stability well
@@ -336,17 +349,21 @@ fn simulate<T: Real, S: Scenario>(scenario: &S, opts: &FlowOptions) -> Result<()
     let mut solver = Solver::new(plan);
     let bar = progress_bar(true, steps);
     let start = Instant::now();
-    let (mut done, mut busy) = (0, 0.0);
+    let (mut done, mut busy, mut checked) = (0, 0.0, 0);
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {
         let n = next_chunk(done, steps, opts);
         // A blow-up's step counts from the start of this command's run, not of the chunk.
         let report = solver.run(&mut lat, n).map_err(|e| e.after_steps(done))?;
         done += n;
+        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
+        let output = due(opts.every) || due(opts.checkpoint_every);
+        if flow_check_due(done, steps, &mut checked) || output {
+            lat.check_flow()?;
+        }
         busy += report.seconds;
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MLUPS", report.mups));
-        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
         // The checkpoint first: outputs that fail (a full disk) must not lose the steps run.
         if let (Some(path), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
             lat.save_tagged(path, &tag)?;

@@ -18,7 +18,8 @@ use stencil35d::{DType, Error, Plan, PlanBuilder, Real, Solver};
 
 use crate::checks::{check_files, OutputDir};
 use crate::flow::{
-    next_chunk, out_dir, output_stems, stem, write_picture, Finished, FlowOptions, Scenario,
+    flow_check_due, next_chunk, out_dir, output_stems, stem, write_picture, Finished, FlowOptions,
+    Scenario,
 };
 use crate::progress::progress_bar;
 
@@ -79,17 +80,21 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
     let bar = progress_bar(root, steps);
     let start = Instant::now();
     let mass0 = gathered_mass(&lat)?;
-    let (mut done, mut busy) = (0, 0.0);
+    let (mut done, mut busy, mut checked) = (0, 0.0, 0);
     let mut written: Vec<PathBuf> = Vec::new();
     while done < steps {
         let n = next_chunk(done, steps, opts);
         // A blow-up's step counts from the start of this command's run, not of the chunk.
         let report = solver.run(&mut lat, n).map_err(|e| e.after_steps(done))?;
         done += n;
+        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
+        let output = due(opts.every) || due(opts.checkpoint_every);
+        if flow_check_due(done, steps, &mut checked) || output {
+            agreed(world, lat.local().check_flow())?;
+        }
         busy += report.seconds;
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MLUPS", report.mups));
-        let due = |every: usize| every > 0 && done % every == 0 && done < steps;
         // The checkpoint first: outputs that fail (a full disk) must not lose the steps run.
         if let (Some(prefix), true) = (&opts.checkpoint, due(opts.checkpoint_every)) {
             lat.save_tagged(prefix, &tag)?;

@@ -42,13 +42,22 @@ struct Cli {
 }
 
 /// Installs the environment's tuning knobs with the command line's `--tune` settings on top.
+/// A variable that does not parse is an error unless `--tune` sets its knob.
 fn install_tuning(settings: &[String]) -> stencil35d::Result<()> {
-    let mut tuning = stencil35d::Tuning::from_env()?;
-    for kv in settings {
-        let (key, value) = kv.split_once('=').ok_or_else(|| {
-            stencil35d::Error::InvalidArgument(format!("--tune {kv}: expected KEY=VALUE"))
-        })?;
-        tuning.set(key.trim(), value)?;
+    let pairs = settings
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim(), v))
+                .ok_or_else(|| {
+                    stencil35d::Error::InvalidArgument(format!("--tune {kv}: expected KEY=VALUE"))
+                })
+        })
+        .collect::<stencil35d::Result<Vec<_>>>()?;
+    let keys: Vec<&str> = pairs.iter().map(|(k, _)| *k).collect();
+    let mut tuning = stencil35d::Tuning::from_env_beside(&keys)?;
+    for (key, value) in pairs {
+        tuning.set(key, value)?;
     }
     tuning.install();
     Ok(())

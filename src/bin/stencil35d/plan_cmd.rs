@@ -30,6 +30,10 @@ pub fn run(args: &PlanArgs) -> Result<(), Error> {
     };
     let kernel = args.problem.kernel(&args.overrides)?;
     let dims = args.problem.dims(&kernel);
+    // A walled lattice is the cavity `bench` times: one without fluid is refused alike.
+    if kernel.lbm().is_some_and(|k| !k.periodic.iter().all(|&p| p)) {
+        stencil35d::perf::check_cavity_dims(dims)?;
+    }
     let builder = PlanBuilder::new(kernel, args.problem.dtype, dims);
     let plan = args.overrides.apply_checked(builder, engine)?.build()?;
     if args.json {

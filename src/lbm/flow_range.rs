@@ -83,7 +83,16 @@ impl<T: Real> Lattice<T> {
     /// above Mach 0.35, [`super::MAX_SPEED`], so a flow past Mach 1 has diverged). Errors:
     /// [`Error::Diverged`] naming the node and the value, with the lattice's step count.
     pub fn check_flow(&self) -> Result<()> {
-        let range = self.flow_range();
+        self.flow_range().check(self.steps())
+    }
+}
+
+impl FlowRange {
+    /// The check of [`Lattice::check_flow`] on this range, of a lattice `steps` steps into its
+    /// run (a block of a split lattice checks its range with its nodes moved to the whole
+    /// lattice's coordinates).
+    pub fn check(&self, steps: u64) -> Result<()> {
+        let range = self;
         let c_s = CS2.sqrt();
         let [x, y, z] = range.min_density_at;
         let what = if range.min_density.is_nan() || range.min_density <= 0.0 {
@@ -102,10 +111,7 @@ impl<T: Real> Lattice<T> {
         } else {
             return Ok(());
         };
-        Err(Error::Diverged {
-            steps: self.steps(),
-            what,
-        })
+        Err(Error::Diverged { steps, what })
     }
 }
 

@@ -90,7 +90,7 @@ fn simulate<T: Real + Equivalence, S: Scenario>(
         let due = |every: usize| every > 0 && done % every == 0 && done < steps;
         let output = due(opts.every) || due(opts.checkpoint_every);
         if flow_check_due(done, steps, &mut checked) || output {
-            agreed(world, lat.local().check_flow())?;
+            agreed(world, check_block_flow(&lat))?;
         }
         busy += report.seconds;
         bar.set_position(done as u64);
@@ -259,6 +259,17 @@ fn restart_storage<T: Real>(opts: &FlowOptions, ranks: usize) -> Option<Storage>
 /// The whole lattice's mass (rank 0; 0 elsewhere). Collective.
 fn gathered_mass<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<f64, Error> {
     Ok(lat.gather()?.map_or(0.0, |w| w.mass()))
+}
+
+/// This rank's block checked for a diverged flow ([`Lattice::check_flow`]), its nodes named in
+/// the whole lattice's coordinates.
+fn check_block_flow<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<(), Error> {
+    let (local, block) = (lat.local(), lat.block());
+    let whole = |[x, y, z]: [usize; 3]| [x, block.global(0, y), block.global(1, z)];
+    let mut range = local.flow_range();
+    range.min_density_at = whole(range.min_density_at);
+    range.max_speed_at = whole(range.max_speed_at);
+    range.check(local.steps())
 }
 
 /// Rank 0 writes the picture of the gathered lattice; unless disabled every rank writes its

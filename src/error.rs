@@ -130,7 +130,7 @@ pub enum Error {
         /// Bytes available.
         available: u64,
         /// The side of the largest grid of the same kind and shape that fits: a cube, or a
-        /// square for a 2D grid (0: none).
+        /// square for a 2D grid (0: none, or none of at least `smallest`).
         largest: usize,
         /// The side of the smallest grid the kernel takes (1 where any does); `largest` is 0
         /// when it is below this.
@@ -153,7 +153,7 @@ pub enum Error {
         /// Bytes free on the device (with what the run already holds there).
         free: usize,
         /// The side of the largest grid of the same kind and shape that fits: a cube, or a
-        /// square for a 2D grid (0: none).
+        /// square for a 2D grid (0: none, or none of at least `smallest`).
         largest: usize,
         /// The side of the smallest grid the kernel takes (1 where any does); `largest` is 0
         /// when it is below this.

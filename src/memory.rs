@@ -6,8 +6,9 @@
 //! A [`Footprint`] is what something holds as a function of its dimensions (whole grids or
 //! lattice copies, bytes per node, fixed buffers), from the same stride formulas the
 //! allocations use. [`available`] is the host memory this process may still take: Linux's
-//! `MemAvailable` capped by the cgroup's headroom and the address space left under `ulimit -v`
-//! (less what the threads of a run have still to map), or the `memory_bytes` tuning knob; `None` where it is unknown, and then nothing is checked.
+//! `MemAvailable` capped by the cgroup's headroom and the address space left under
+//! `ulimit -v` (less what the threads of a run have still to map), or the `memory_bytes`
+//! tuning knob; `None` where it is unknown, and then nothing is checked.
 
 use std::path::{Path, PathBuf};
 
@@ -330,7 +331,8 @@ const ARENA_BYTES: u64 = if cfg!(target_env = "gnu") {
 const STACK_BYTES: u64 = (2 << 20) + 4096;
 
 /// Address space the threads of a run may still map, which `ulimit -v` counts as it counts the
-/// data. A run on a machine of `cores` cores keeps up to `2 + 3·cores` threads: the main one,
+/// data: an estimate. A run on a machine of `cores` cores keeps up to `2 + 3·cores` threads
+/// (more where `--threads` or `RAYON_NUM_THREADS` ask for more than the cores): the main one,
 /// rayon's global pool (filling and checking grids), a blocked engine's team and a naive
 /// engine's pool of one thread per core each, and one more (a progress bar, a probe). Of those,
 /// the `Threads:` line of `/proc/self/status`' text counts the threads that exist, and
@@ -338,14 +340,25 @@ const STACK_BYTES: u64 = (2 << 20) + 4096;
 /// which may not have come yet). Without this, a headroom read before the workers start names
 /// sizes that fit the data and fail once the workers have mapped their arenas.
 fn threads_to_come(status: &str, maps: &str, cores: usize) -> u64 {
+    let arena_max = std::env::var("MALLOC_ARENA_MAX").ok();
+    threads_to_come_within(status, maps, cores, arena_max.as_deref())
+}
+
+/// [`threads_to_come`] with `MALLOC_ARENA_MAX`'s value, which caps the arenas glibc makes
+/// (eight per core without it; the main thread's is one of them).
+fn threads_to_come_within(status: &str, maps: &str, cores: usize, arena_max: Option<&str>) -> u64 {
     let threads = 2 + 3 * cores as u64;
     let now = status
         .lines()
         .find(|l| l.starts_with("Threads:"))
         .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .unwrap_or(1);
-    // Every thread but the main one maps an arena (glibc's limit, eight per core, is higher).
-    let arenas = threads - 1;
+    // Every thread but the main one maps an arena, up to glibc's limit less the main arena.
+    let limit = arena_max
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(8 * cores as u64);
+    let arenas = (threads - 1).min(limit.saturating_sub(1));
     let stacks = threads.saturating_sub(now) * STACK_BYTES;
     stacks + arenas.saturating_sub(arenas_mapped(maps)) * ARENA_BYTES
 }
@@ -534,6 +547,12 @@ mod tests {
             threads_to_come("Name:\tx\n", "", 2),
             7 * STACK_BYTES + 7 * arena
         );
+        // MALLOC_ARENA_MAX caps the arenas, the main one among them; 0 or text leave the default.
+        let within = |max| threads_to_come_within(&status(1), "", 2, Some(max));
+        assert_eq!(within("3"), 7 * STACK_BYTES + 2 * arena);
+        assert_eq!(within("1"), 7 * STACK_BYTES);
+        assert_eq!(within("0"), 7 * STACK_BYTES + 7 * arena);
+        assert_eq!(within("x"), 7 * STACK_BYTES + 7 * arena);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! always overflow: its densities can turn negative and its speeds pass the speed of sound
 //! while every value stays finite, which the engines' check for non-finite values does not see.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::model::CS2;
@@ -52,12 +54,19 @@ impl<T: Real> Lattice<T> {
     /// inlets and outlets, [`Lattice::moments`]), computed over the z planes in parallel. A
     /// lattice of walls only gives the empty range (infinite density, speed −∞).
     pub fn flow_range(&self) -> FlowRange {
-        let [nx, ny, nz] = self.dims();
-        (0..nz)
-            .into_par_iter()
+        let [_, ny, nz] = self.dims();
+        self.flow_range_in(0..ny, 0..nz)
+    }
+
+    /// [`Lattice::flow_range`] over the rows `ys` of the planes `zs` only (a block of a split
+    /// lattice: its own nodes, not the halos its neighbours fill). Panics when a range
+    /// reaches beyond the lattice, like slice indexing.
+    pub fn flow_range_in(&self, ys: Range<usize>, zs: Range<usize>) -> FlowRange {
+        let nx = self.dims()[0];
+        zs.into_par_iter()
             .map(|z| {
                 let mut range = FlowRange::EMPTY;
-                for y in 0..ny {
+                for y in ys.clone() {
                     for x in 0..nx {
                         if self.cell(x, y, z).is_wall() {
                             continue;
@@ -138,8 +147,14 @@ mod tests {
         let mut lat = resting();
         set(&mut lat, [2, 3, 4], 0.9, [0.0; 3]);
         set(&mut lat, [4, 1, 5], 1.0, [0.1, 0.0, -0.1]);
+        set(&mut lat, [2, 2, 4], 0.95, [0.0; 3]);
         // Walls are left out, whatever they hold.
         set(&mut lat, [0, 2, 2], -5.0, [3.0, 0.0, 0.0]);
+        // The rows and planes asked for only.
+        let part = lat.flow_range_in(0..3, 4..6);
+        assert_eq!(part.min_density_at, [2, 2, 4], "{part:?}");
+        assert!((part.min_density - 0.95).abs() < 1e-12, "{part:?}");
+        assert_eq!(part.max_speed_at, [4, 1, 5], "{part:?}");
         let range = lat.flow_range();
         assert!((range.min_density - 0.9).abs() < 1e-12, "{range:?}");
         assert_eq!(range.min_density_at, [2, 3, 4]);

@@ -197,7 +197,7 @@ fn read_header(input: &mut impl Read, len: u64) -> std::result::Result<(String, 
     let io = |e: std::io::Error| format!("reading the header failed ({e})");
     let first = len.min(10) as usize;
     input.read_exact(&mut pre[..first]).map_err(io)?;
-    // A file cut inside its preamble is named as such when what it holds is the magic's start.
+    // A file cut inside its preamble is named as such when it holds the whole magic.
     if first < MAGIC.len() || pre[..MAGIC.len()] != *MAGIC {
         return Err(not_npy());
     }
@@ -597,8 +597,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// A header is one dictionary of the three keys, each once, and its padding: what NumPy's
-    /// reader refuses is refused.
+    /// A header is one dictionary of the three keys, each once, and its padding: text after
+    /// the dictionary (which NumPy's reader refuses) and a repeated key (which it would take,
+    /// keeping the last) are refused.
     #[test]
     fn a_header_with_more_than_its_dictionary_is_refused() {
         let good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }      \n";

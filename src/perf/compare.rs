@@ -459,9 +459,6 @@ fn compare_typed<T: Real>(
     Ok(comparison)
 }
 
-/// What comparing `kernel` holds at once: the input and a working copy of its state, and a
-/// CPU engine's scratch (a grid; for a lattice a copy of its populations; for a wavefield
-/// three grids).
 /// Of two out-of-memory errors for grids of one shape (cubes, or squares), the one naming
 /// the smaller largest grid; else the first.
 fn tighter(first: Error, second: Error) -> Error {
@@ -475,6 +472,9 @@ fn tighter(first: Error, second: Error) -> Error {
     }
 }
 
+/// What comparing `kernel` holds at once: the input and a working copy of its state, and a
+/// CPU engine's scratch (a grid; for a lattice a copy of its populations; for a wavefield
+/// three grids).
 fn footprint(kernel: &Kernel, dtype: DType) -> crate::memory::Footprint {
     use crate::memory::Footprint;
     let footprint = match kernel {

@@ -134,11 +134,13 @@ impl Kernel {
     }
 
     /// The side of the smallest grid (a cube, or a square for the 2D kernels) the kernel runs
-    /// on: one updated cell inside its fixed boundary layers, and for the wave equation room
+    /// on: one updated cell inside its fixed boundary layers, for a walled lattice (the
+    /// benchmarks' cavity) one fluid node between its walls, and for the wave equation room
     /// for its absorbing layers and rigid faces ([`WaveKernel::smallest_side`]).
     pub fn smallest_side(&self) -> usize {
         match self {
             Kernel::Wave(w) => w.smallest_side(),
+            Kernel::Lbm(k) if !k.periodic.iter().all(|&p| p) => 3,
             _ => 2 * self.fixed_boundary() + 1,
         }
     }

@@ -527,3 +527,29 @@ pub fn tau_for(nu: f64, what: &str, length: &str) -> Result<f64, Error> {
     }
     Ok(tau)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::flow_check_due;
+
+    /// The steps after which a run of `steps` steps in parts of `part` checks its flow.
+    fn checks(steps: usize, part: usize) -> Vec<usize> {
+        let mut checked = 0;
+        (1..=steps.div_ceil(part))
+            .map(|i| (i * part).min(steps))
+            .filter(|&done| flow_check_due(done, steps, &mut checked))
+            .collect()
+    }
+
+    /// Every twentieth of a long run, at least 50 steps apart, and always after the last step.
+    #[test]
+    fn the_flow_is_checked_every_twentieth_and_at_the_end() {
+        assert_eq!(
+            checks(2000, 20),
+            (1..=20).map(|i| i * 100).collect::<Vec<_>>()
+        );
+        assert_eq!(checks(300, 3), [51, 102, 153, 204, 255, 300]);
+        assert_eq!(checks(80, 1), [50, 80]);
+        assert_eq!(checks(7, 7), [7]);
+    }
+}

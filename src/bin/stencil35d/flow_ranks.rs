@@ -261,12 +261,14 @@ fn gathered_mass<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<f
     Ok(lat.gather()?.map_or(0.0, |w| w.mass()))
 }
 
-/// This rank's block checked for a diverged flow ([`Lattice::check_flow`]), its nodes named in
-/// the whole lattice's coordinates.
+/// This rank's block checked for a diverged flow ([`Lattice::check_flow`]): its own nodes only
+/// (its halos hold what the last exchange brought, or nothing where a blocked pass's exchange
+/// went beside it), named in the whole lattice's coordinates. Where several ranks find one,
+/// the lowest-numbered of them names its node.
 fn check_block_flow<T: Real + Equivalence>(lat: &DistributedLattice<T>) -> Result<(), Error> {
     let (local, block) = (lat.local(), lat.block());
     let whole = |[x, y, z]: [usize; 3]| [x, block.global(0, y), block.global(1, z)];
-    let mut range = local.flow_range();
+    let mut range = local.flow_range_in(block.owned_local(0), block.owned_local(1));
     range.min_density_at = whole(range.min_density_at);
     range.max_speed_at = whole(range.max_speed_at);
     range.check(local.steps())

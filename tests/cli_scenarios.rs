@@ -270,6 +270,8 @@ fn receivers_are_at_least_a_cell_apart() {
     assert!(run.status.success(), "{}", stderr(&run));
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("\"receivers\": 8"), "{summary}");
+    // No face absorbs: the summary records no layers, whatever --pml said.
+    assert!(summary.contains("\"pml\": 0,"), "{summary}");
     // Layers of half the grid leave no room for a receiver: refused.
     let text = refused(&with(wave(&out, &[]), "--pml", "12"));
     says(&text, &["0 receivers"]);

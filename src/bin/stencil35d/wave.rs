@@ -596,10 +596,13 @@ fn summarise<T: Real>(
     o.written.extend(gather(field, &o.source, args)?);
     let steps = field.step();
     let plan = solver.plan();
+    // The layers' width where a face absorbs; with every face free or rigid there are none.
+    let k = field.kernel();
+    let absorbs = k.faces.iter().flatten().any(|&f| f == Face::Absorbing);
     let summary = json!({
         "model": model_name(args),
-        "dims": field.dims(), "spacing_m": args.spacing, "order": field.kernel().order,
-        "pml": field.kernel().pml, "free_surface": args.free_surface,
+        "dims": field.dims(), "spacing_m": args.spacing, "order": k.order,
+        "pml": if absorbs { k.pml } else { 0 }, "free_surface": args.free_surface,
         "faces": field.kernel().faces,
         "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
         "source_m": o.source.position, "receivers": o.receivers,

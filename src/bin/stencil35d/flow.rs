@@ -404,7 +404,8 @@ pub struct Finished {
     pub seconds: f64,
     /// Seconds in the solver.
     pub busy: f64,
-    /// The mass before the first step.
+    /// The mass before the first step of this command's run (after a restart, the
+    /// checkpoint's): the summary's drift is over the steps this command ran.
     pub mass0: f64,
 }
 
@@ -420,7 +421,7 @@ impl Finished {
         let [nx, ny, nz] = lat.dims();
         format!(
             "{}: {nx}x{ny}x{nz} {}{}, {} ({}), {} steps (now at step {}) in {:.1} s, {:.0} \
-             MLUPS in the solver; {}; mass drift {:.1e}; wrote {}",
+             MLUPS in the solver; {}; mass drift over these steps {:.1e}; wrote {}",
             S::NAME,
             T::DTYPE,
             self.split,

@@ -312,8 +312,7 @@ fn address_space_headroom(limits: &str, status: &str) -> Option<u64> {
         .next()?
         .parse()
         .ok()?;
-    let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
-    let kb: u64 = size.split_whitespace().nth(1)?.parse().ok()?;
+    let kb = proc_field(status, "VmSize:")?;
     Some(soft.saturating_sub(kb.saturating_mul(1024)))
 }
 
@@ -348,11 +347,7 @@ fn threads_to_come(status: &str, maps: &str, cores: usize) -> u64 {
 /// (eight per core without it; the main thread's is one of them).
 fn threads_to_come_within(status: &str, maps: &str, cores: usize, arena_max: Option<&str>) -> u64 {
     let threads = 2 + 3 * cores as u64;
-    let now = status
-        .lines()
-        .find(|l| l.starts_with("Threads:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(1);
+    let now = proc_field(status, "Threads:").unwrap_or(1);
     // Every thread but the main one maps an arena, up to glibc's limit less the main arena.
     let limit = arena_max
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -390,9 +385,14 @@ fn arenas_mapped(maps: &str) -> u64 {
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
 fn parse_meminfo(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
+    proc_field(text, "MemAvailable:")?.checked_mul(1024)
+}
+
+/// The number after `key` on the line of `/proc` text (`meminfo`, `self/status`) that starts
+/// with it, e.g. `VmSize:\t  200000 kB` gives 200000.
+fn proc_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The smallest headroom (limit less usage) of the memory cgroups of this process and their

@@ -238,8 +238,9 @@ impl Drop for Staged {
 
 /// The file a write to `path` replaces: `path` itself, or the file it names when it is a
 /// symbolic link (one whose file does not exist yet names it in an existing directory).
-/// Errors, as the reason: a link into no directory, a directory, or a file that exists
-/// read-only (the rename that ends a write would replace it all the same).
+/// Errors, as the reason: a link into no directory, a directory, a file that exists
+/// read-only (the rename that ends a write would replace it all the same), or one that is no
+/// regular file (a FIFO or a device, which the rename would replace by a regular file).
 pub(crate) fn writable_target(path: &Path) -> std::result::Result<PathBuf, String> {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let target = if is_link {
@@ -255,6 +256,10 @@ pub(crate) fn writable_target(path: &Path) -> std::result::Result<PathBuf, Strin
     };
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => Err(format!("{what} is a directory")),
+        Ok(m) if !m.is_file() => Err(format!(
+            "{what} is not a regular file (a FIFO, socket or device), which a write would \
+             replace"
+        )),
         Ok(m) if m.permissions().readonly() => Err(format!("{what} is read-only")),
         _ => Ok(target),
     }

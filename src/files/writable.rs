@@ -56,6 +56,10 @@ pub fn check_output_target(path: impl AsRef<Path>, what: &str) -> Result<PathBuf
     if path.is_dir() {
         return Err(refuse("it is a directory".into()));
     }
+    // `new.png/` names a directory, which a file cannot be written as.
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(refuse("it ends in '/', which names a directory".into()));
+    }
     let file = super::whole::writable_target(path).map_err(refuse)?;
     let dir = super::whole::parent_dir(&file);
     if !dir.is_dir() {
@@ -125,6 +129,25 @@ mod tests {
         check_writable_file(dir.join("x.ckpt"), "the checkpoint").unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir_all(temp("out")).unwrap();
+    }
+
+    /// A device (or a link to one) would be replaced by a regular file by the rename that
+    /// ends a write, and a name ending in '/' is a directory's.
+    #[test]
+    fn devices_and_directory_names_are_not_files() {
+        let err = check_writable_file("/dev/null", "the picture").unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let link = temp("null-link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let err = check_writable_file(&link, "the picture").unwrap_err();
+        assert!(
+            err.to_string().contains("/dev/null, is not a regular file"),
+            "{err}"
+        );
+        std::fs::remove_file(&link).unwrap();
+        let err = check_writable_file(temp("new.png/"), "the picture").unwrap_err();
+        assert!(err.to_string().contains("ends in '/'"), "{err}");
     }
 
     #[test]

@@ -218,9 +218,16 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
         &text,
         &[
             "--dt 0.01 s exceeds the stability limit",
-            "0.001006 s: use --dt 0.001006 or less",
+            "0.0010063 s: use --dt 0.001006 or less",
         ],
     );
+    // The limit is shown below the refused step, however near: the step one microsecond
+    // past the largest stable one is refused naming that one.
+    let text = refused(&wave(&out, &["--dt", "0.001007"]));
+    says(&text, &["limit", "0.0010063 s: use --dt 0.001006 or less"]);
+    // 1283 µs times 1e-6 is 0.0012829999…, which four digits rounded down made 0.001282.
+    let text = refused(&wave(&out, &["--order", "2", "--dt", "0.001284"]));
+    says(&text, &["order 2", "use --dt 0.001283 or less"]);
     let text = refused(&wave(&out, &["--spacing", "1e-9"]));
     says(
         &text,
@@ -228,6 +235,16 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
             "--spacing 1e-9 m",
             "shorter than 1 µs",
             "--spacing of at least",
+        ],
+    );
+    // 8-cell layers on 16 depth cells leave the default shot, 2 cells below the top layer,
+    // in the bottom one.
+    let text = refused(&with(wave(&out, &[]), "--size", "24x24x16"));
+    says(
+        &text,
+        &[
+            "the default source depth, 10 cells,",
+            "bottom absorbing layer (cells 8 to 15)",
         ],
     );
     let text = refused(&with(wave(&out, &[]), "--time", "1e300"));
@@ -272,8 +289,9 @@ fn receivers_are_at_least_a_cell_apart() {
     assert!(summary.contains("\"receivers\": 8"), "{summary}");
     // No face absorbs: the summary records no layers, whatever --pml said.
     assert!(summary.contains("\"pml\": 0,"), "{summary}");
-    // Layers of half the grid leave no room for a receiver: refused.
-    let text = refused(&with(wave(&out, &[]), "--pml", "12"));
+    // Layers of half the grid leave no room for a receiver: refused (the shot placed between
+    // them, where the default, 2 cells below the top layer, would lie in the bottom one).
+    let text = refused(&with(wave(&out, &["--source-depth", "12"]), "--pml", "12"));
     says(&text, &["0 receivers"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -264,9 +264,20 @@ impl WaveKernel {
     /// absorbing layer narrower than its damped cells), the smallest the boundary layers allow.
     pub fn smallest_side(&self) -> usize {
         let r = self.radius();
-        let fits = |n: usize| self.validate_dims([n; 3]).is_ok();
-        let bound = 2 * (self.pml + r + MIN_DAMPED_CELLS) + 3 * r + 2;
-        (2 * r + 1..=bound).find(|&n| fits(n)).unwrap_or(2 * r + 1)
+        let has = |face: Face| self.faces.iter().flatten().any(|&f| f == face);
+        let mut side = 2 * r + 1;
+        if has(Face::Absorbing) && self.pml < r + MIN_DAMPED_CELLS {
+            return side;
+        }
+        if has(Face::Rigid) {
+            side = side.max(3 * r);
+        }
+        // Each layer at most half its axis, and at least its damped cells wide; in closed form
+        // rather than by trying sizes, so that a huge width is answered at once.
+        if has(Face::Absorbing) {
+            side = side.max(self.pml.saturating_mul(2));
+        }
+        side
     }
 
     /// Checks the kernel against grid dimensions: room for the boundary layer, absorbing
@@ -395,7 +406,26 @@ mod tests {
             assert!(k.validate_dims([side - 1; 3]).is_err());
         }
         // A layer narrower than its damped cells fits no grid: the boundary layers' minimum.
-        assert_eq!(k.with_pml(3).smallest_side(), 9);
+        assert_eq!(k.clone().with_pml(3).smallest_side(), 9);
+        // The closed form is the first cube validate_dims takes, for every order, width and
+        // mix of faces; a width past any grid is answered at once.
+        for order in [2, 4, 6, 8] {
+            for pml in [0, 3, 5, 8, 9, 13, 20] {
+                for faces in 0..27usize {
+                    let mut k = k.clone().with_order(order).with_pml(pml);
+                    for axis in 0..3 {
+                        let digit = faces / 3usize.pow(axis as u32) % 3;
+                        let face = [Face::Absorbing, Face::Free, Face::Rigid][digit];
+                        k = k.with_face(axis, 0, face).with_face(axis, 1, face);
+                    }
+                    let first =
+                        (2 * k.radius() + 1..200).find(|&n| k.validate_dims([n; 3]).is_ok());
+                    let side = k.smallest_side();
+                    assert_eq!(first.unwrap_or(2 * k.radius() + 1), side, "{k:?}");
+                }
+            }
+        }
+        assert_eq!(k.with_pml(usize::MAX / 2 + 7).smallest_side(), usize::MAX);
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod ranks;
 mod sphere;
 mod wave;
 mod wave_checks;
+mod wave_files;
 #[cfg(feature = "mpi")]
 mod wave_ranks;
 

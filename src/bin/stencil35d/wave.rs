@@ -8,12 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
-use stencil35d::output::{
-    check_segy_positions, read_npy_f64, read_npy_shape, write_gather_png, write_npy,
-    write_png_slice, write_segy, write_vti_spaced, ColorMap, PictureAxis, PictureOptions, SegyShot,
-    SegyTrace, Slice, VtiArray, VtiBuffer, VtiValues,
-};
+use stencil35d::output::{check_segy_positions, read_npy_f64, read_npy_shape};
 use stencil35d::wave::{models, Face, Receiver, Source, WaveKernel, Wavefield, Wavelet};
 use stencil35d::{DType, Engine, Error, Grid, Plan, PlanBuilder, Real, Solver, State};
 
@@ -22,6 +17,7 @@ use crate::checks::{approx, at_most, check_files, shown, OutputDir};
 use crate::progress::progress_bar;
 use crate::ranks::Whole;
 use crate::wave_checks::{check_frequency, check_memory, check_options, time_step, velocity_range};
+use crate::wave_files::{finish, write_model, write_snapshot};
 
 /// The built-in velocity models.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -36,7 +32,7 @@ enum Model {
 
 /// Receiver layouts.
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Layout {
+pub(crate) enum Layout {
     /// A line along x through the source, at the source's depth.
     Line,
     /// A grid over x and y (every --receiver-spacing cells between the layers) at the source's
@@ -90,7 +86,7 @@ pub struct WaveArgs {
     /// A velocity model in m/s from a `.npy` file of shape (nz, ny, nx) (x fastest, as the
     /// grids are stored); replaces --model and --size, which cannot be given with it.
     #[arg(long, conflicts_with_all = ["model", "size"])]
-    velocity: Option<PathBuf>,
+    pub(crate) velocity: Option<PathBuf>,
     /// Grid size: N for N³, or NXxNYxNZ (z is depth).
     #[arg(long, default_value = "200x200x150")]
     size: Size,
@@ -106,7 +102,7 @@ pub struct WaveArgs {
     /// A free surface at the top instead of an absorbing layer (the pressure held at zero in
     /// the R cells above the updated ones).
     #[arg(long)]
-    free_surface: bool,
+    pub(crate) free_surface: bool,
     /// Faces that are rigid walls instead of absorbing layers (zero normal derivative of the
     /// pressure; waves reflect with their polarity kept), comma-separated: top, bottom,
     /// x-low, x-high, y-low, y-high. The engines then run one step per pass.
@@ -123,20 +119,23 @@ pub struct WaveArgs {
     /// slowest velocity over twice the spacing).
     #[arg(long, default_value_t = 12.0, allow_negative_numbers = true)]
     pub(crate) freq: f64,
-    /// Source depth in cells below the grid's top (default: just below the top absorbing layer,
-    /// or under a free surface or rigid top 5 cells below the first updated cell, R + 5).
+    /// Source depth in cells below the grid's top, also the receivers' (default: 2 cells below
+    /// the top absorbing layer, or under a free surface or rigid top 5 cells below the first
+    /// updated cell, R + 5). Near an absorbing top the direct wave weakens at far offsets
+    /// (grazing incidence); for its true amplitude place the shot a wavelength or more below
+    /// the layer.
     #[arg(long)]
     source_depth: Option<usize>,
     /// Receiver layout.
     #[arg(long, value_enum, default_value = "line")]
-    receivers: Layout,
+    pub(crate) receivers: Layout,
     /// Cells between receivers (at least 1).
     #[arg(long, default_value_t = 2)]
     pub(crate) receiver_spacing: usize,
     /// Wavefield snapshots written during the run (PNG section and `.vti`), evenly spread, the
     /// last at the end; at most one per step.
     #[arg(long, default_value_t = 4)]
-    snapshots: usize,
+    pub(crate) snapshots: usize,
     /// Precision.
     #[arg(long, default_value = "f32")]
     pub(crate) dtype: DType,
@@ -291,12 +290,27 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
         args.pml + 2
     };
     let depth = args.source_depth.unwrap_or(top);
+    // The option as given, or what the default is, for the messages.
+    let named = match args.source_depth {
+        Some(_) => format!("--source-depth {depth}"),
+        None => format!("the default source depth, {depth} cells,"),
+    };
     if !(r..dims[2] - r).contains(&depth) {
         return Err(Error::InvalidArgument(format!(
-            "--source-depth {depth} lies outside the updated cells {r} to {} of the {} depth \
-             cells",
+            "{named} lies outside the updated cells {r} to {} of the {} depth cells",
             dims[2] - r - 1,
             dims[2]
+        )));
+    }
+    let bottom = dims[2].saturating_sub(args.pml);
+    let absorbing_bottom = !args.rigid.contains(&RigidFace::Bottom);
+    if args.source_depth.is_none() && absorbing_bottom && depth >= bottom {
+        return Err(Error::InvalidArgument(format!(
+            "{named} lies in the bottom absorbing layer (cells {bottom} to {}), where the source \
+             and the receivers beside it would be damped: use more than {} depth cells, a \
+             narrower --pml, or --source-depth",
+            dims[2] - 1,
+            depth + args.pml
         )));
     }
     let (cx, cy) = (dims[0] / 2, dims[1] / 2);
@@ -334,7 +348,13 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
         )));
     }
     let positions: Vec<[f64; 3]> = receivers.iter().map(|r| r.position).collect();
-    check_segy_positions(source.position, &positions)?;
+    check_segy_positions(source.position, &positions).map_err(|e| match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!(
+            "{m}: with --spacing {h} m the grid spans {:.3e} m; lower --spacing or --size",
+            h * dims.iter().copied().max().unwrap_or(0) as f64
+        )),
+        other => other,
+    })?;
     Ok((source, receivers))
 }
 
@@ -379,7 +399,7 @@ fn output_files(args: &WaveArgs, steps: usize) -> Vec<PathBuf> {
 }
 
 /// The name of the snapshot after `step` steps, with extension `ext`.
-fn snapshot_name(step: usize, ext: &str) -> String {
+pub(crate) fn snapshot_name(step: usize, ext: &str) -> String {
     format!("snapshot_{step:06}.{ext}")
 }
 
@@ -402,11 +422,11 @@ pub(crate) struct Shot<T: Real> {
 /// snapshots' volumes), the source, the receiver count, the section's y and the files
 /// written so far.
 pub(crate) struct Outputs {
-    model: Vec<f32>,
-    source: Source,
-    receivers: usize,
-    y: usize,
-    written: Vec<PathBuf>,
+    pub(crate) model: Vec<f32>,
+    pub(crate) source: Source,
+    pub(crate) receivers: usize,
+    pub(crate) y: usize,
+    pub(crate) written: Vec<PathBuf>,
 }
 
 /// The shot's length in steps of `dt`: --time (positive: [`check_options`]) must make 1 to
@@ -467,23 +487,6 @@ fn build<T: Real>(args: &WaveArgs) -> Result<(Shot<T>, Grid<T>), Error> {
     Ok((shot, model))
 }
 
-/// Writes the section of `model` through the source as `velocity.png`, and records it.
-pub(crate) fn write_model<T: Real>(
-    args: &WaveArgs,
-    model: &Grid<T>,
-    o: &mut Outputs,
-) -> Result<(), Error> {
-    let look = Look {
-        title: "velocity".into(),
-        quantity: "velocity (m/s)",
-        map: ColorMap::Viridis,
-        range: None,
-    };
-    let png = section(model, (o.y, 1.0), args, "velocity.png", look)?;
-    o.written.push(png);
-    Ok(())
-}
-
 /// The plan for the shot's kernel on `dims`, with the command line's overrides.
 pub(crate) fn plan_for<T: Real>(
     args: &WaveArgs,
@@ -509,21 +512,26 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
     mut outputs: Option<Outputs>,
 ) -> Result<(), Error> {
     let mut solver = Solver::new(plan);
-    let bar = progress_bar(outputs.is_some(), steps);
+    let writes = outputs.is_some();
+    let bar = progress_bar(writes, steps);
     // A hundredth of the shot per run, for the progress bar, cut at the snapshots.
     let chunk = (steps / 100).max(1);
     let due = snapshot_steps(steps, args.snapshots);
     let (start, mut busy, mut done) = (Instant::now(), 0.0, 0);
+    let stopped = |done: usize| {
+        if writes {
+            eprintln!(
+                "wave: the shot stopped after step {done}; no gather or summary was written \
+                 (the snapshots written before stay)"
+            );
+        }
+    };
     while done < steps {
         let stop = due.iter().copied().find(|&d| d > done).unwrap_or(steps);
         let n = chunk.min(stop - done);
         let report = solver.run(field, n).map_err(|e| {
-            let failed = matches!(e, Error::NonFinite { .. } | Error::RankFailed { .. });
-            if outputs.is_some() && failed {
-                eprintln!(
-                    "wave: the shot failed after step {done}; no gather or summary was written \
-                     (the snapshots written before stay)"
-                );
+            if matches!(e, Error::NonFinite { .. } | Error::RankFailed { .. }) {
+                stopped(done);
             }
             // Steps counted from the shot's start, not from this part's.
             e.after_steps(done)
@@ -532,34 +540,26 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         busy += report.seconds;
         bar.set_position(done as u64);
         bar.set_message(format!("{:.0} MUPS", report.mups));
-        // The last snapshot is written with the summary, from the same gather.
+        // The last snapshot is written with the gather and the summary.
         if done < steps && due.binary_search(&done).is_ok() {
-            let files = match (field.whole()?, &outputs) {
-                (Some(whole), Some(o)) => snapshot(&whole, &o.model, o.y, args),
-                _ => Ok(Vec::new()),
-            };
-            let files = field.agree(files)?;
-            if let Some(o) = outputs.as_mut() {
-                o.written.extend(files);
-            }
+            snapshot_along(args, field, outputs.as_mut()).inspect_err(|_| stopped(done))?;
         }
     }
     bar.finish();
-    let summary = match (field.whole()?, outputs) {
-        (Some(whole), Some(mut o)) => {
-            let last = match args.snapshots {
-                0 => Ok(Vec::new()),
-                _ => snapshot(&whole, &o.model, o.y, args),
-            };
-            last.and_then(|files| {
-                o.written.extend(files);
-                summarise(args, &whole, o, &solver, busy)
-            })
-            .map(|n| Some((whole, n)))
-        }
+    let last = match (field.whole()?, outputs) {
+        (Some(whole), Some(o)) => finish(args, &whole, o, &solver, busy).map(|n| Some((whole, n))),
         _ => Ok(None),
     };
-    let Some((whole, written)) = field.agree(summary)? else {
+    let last = field.agree(last).inspect_err(|_| {
+        if writes {
+            eprintln!(
+                "wave: the shot's {steps} steps ran, but its last files could not be written: \
+                 the gather, the last snapshot and summary.json in {} are as they were",
+                args.out.display()
+            );
+        }
+    })?;
+    let Some((whole, written)) = last else {
         return Ok(());
     };
     println!(
@@ -579,221 +579,35 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
     Ok(())
 }
 
-/// Grid points updated per second in the solver, in millions.
-fn mups(solver: &Solver, steps: usize, busy: f64) -> f64 {
-    solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6
-}
-
-/// Writes the gather and `summary.json` for the finished shot `field`; returns the number of
-/// files written.
-fn summarise<T: Real>(
-    args: &WaveArgs,
-    field: &Wavefield<T>,
-    mut o: Outputs,
-    solver: &Solver,
-    busy: f64,
-) -> Result<usize, Error> {
-    o.written.extend(gather(field, &o.source, args)?);
-    let steps = field.step();
-    let plan = solver.plan();
-    // The layers' width where a face absorbs; with every face free or rigid there are none.
-    let k = field.kernel();
-    let absorbs = k.faces.iter().flatten().any(|&f| f == Face::Absorbing);
-    let summary = json!({
-        "model": model_name(args),
-        "dims": field.dims(), "spacing_m": args.spacing, "order": k.order,
-        "pml": if absorbs { k.pml } else { 0 }, "free_surface": args.free_surface,
-        "faces": field.kernel().faces,
-        "dt_s": field.kernel().dt, "steps": steps, "freq_hz": args.freq,
-        "source_m": o.source.position, "receivers": o.receivers,
-        "engine": plan.engine().name(), "dim_t": plan.dim_t(),
-        "threads": plan.threads_computing(), "seconds": busy, "mups": mups(solver, steps, busy),
-        "files": o.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-    });
-    let path = args.out.join("summary.json");
-    let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
-    stencil35d::output::write_whole(&path, |out| {
-        std::io::Write::write_all(out, text.as_bytes()).map_err(|e| Error::io(&path, e))
-    })?;
-    Ok(o.written.len() + 1)
-}
-
 /// The model's name: the `.npy` file, or the built-in model's.
-fn model_name(args: &WaveArgs) -> String {
+pub(crate) fn model_name(args: &WaveArgs) -> String {
     args.velocity.as_ref().map_or_else(
         || format!("{:?}", args.model).to_lowercase(),
         |p| p.display().to_string(),
     )
 }
 
-/// How a section is drawn: the start of its title (the section's y follows), the quantity,
-/// the colour map and the range of values (`None`: the data's).
-struct Look<'a> {
-    title: String,
-    quantity: &'a str,
-    map: ColorMap,
-    range: Option<(f64, f64)>,
-}
-
-/// Writes the section of `grid` at `y` (x across, depth down), values times `scale`, as
-/// `file` in the output directory; returns its path.
-fn section<T: Real>(
-    grid: &Grid<T>,
-    (y, scale): (usize, f64),
+/// Writes a snapshot of the shot along its way (by the process that holds `outputs`) and
+/// records it. Collective over the ranks of a split field.
+fn snapshot_along<T: Real, F: State + Whole<Wavefield<T>>>(
     args: &WaveArgs,
-    file: &str,
-    look: Look,
-) -> Result<PathBuf, Error> {
-    let [nx, _, nz] = grid.dims();
-    let values = (0..nz)
-        .flat_map(|z| {
-            grid.row(y, z)
-                .iter()
-                .map(|v| scale * v.to_f64().unwrap_or(f64::NAN))
-        })
-        .collect();
-    let slice = Slice {
-        width: nx,
-        height: nz,
-        values,
+    field: &F,
+    outputs: Option<&mut Outputs>,
+) -> Result<(), Error> {
+    let files = match (field.whole()?, &outputs) {
+        (Some(whole), Some(o)) => write_snapshot(&whole, o, args),
+        _ => Ok(Vec::new()),
     };
-    // Node i sits at i·h (as in the volumes, sources and receivers): cells are centred on
-    // their nodes, so the edges lie half a cell beyond them.
-    let h = args.spacing;
-    let depth = PictureAxis {
-        label: "depth (m)".into(),
-        origin: (nz as f64 - 0.5) * h,
-        cell_size: -h,
-    };
-    let x = PictureAxis {
-        origin: -0.5 * h,
-        ..PictureAxis::metres("x", h)
-    };
-    let title = format!("{}, y = {:.0} m", look.title, y as f64 * h);
-    let mut options = PictureOptions::new(title, look.quantity)
-        .with_axes(x, depth)
-        .with_map(look.map);
-    if let Some((lo, hi)) = look.range {
-        options = options.with_range(lo, hi);
+    let files = field.agree(files)?;
+    if let Some(o) = outputs {
+        o.written.extend(files);
     }
-    let path = args.out.join(file);
-    write_png_slice(&path, &slice, &options)?;
-    Ok(path)
+    Ok(())
 }
 
-/// The pressure's section and volume at the current step.
-fn snapshot<T: Real>(
-    field: &Wavefield<T>,
-    model: &[f32],
-    y: usize,
-    args: &WaveArgs,
-) -> Result<Vec<PathBuf>, Error> {
-    let u = field.pressure();
-    let peak = u
-        .iter()
-        .fold(0.0f64, |m, (_, v)| m.max(v.to_f64().unwrap_or(0.0).abs()));
-    let scale = if peak > 0.0 { 1.0 / peak } else { 1.0 };
-    let look = Look {
-        title: format!("pressure t = {:.3} s", field.time()),
-        quantity: "pressure / its peak (clipped at -0.3 and 0.3)",
-        map: ColorMap::RedBlue,
-        range: Some((-0.3, 0.3)),
-    };
-    let png = snapshot_name(field.step(), "png");
-    let png = section(u, (y, scale), args, &png, look)?;
-    let vti = args.out.join(snapshot_name(field.step(), "vti"));
-    // The pressure in the field's precision.
-    let pressure = VtiBuffer::of(u.iter().map(|(_, x)| x));
-    write_vti_spaced(
-        &vti,
-        field.dims(),
-        field.kernel().spacing,
-        &[
-            VtiArray {
-                name: "pressure",
-                components: 1,
-                values: pressure.values(),
-            },
-            VtiArray {
-                name: "velocity",
-                components: 1,
-                values: VtiValues::F32(model),
-            },
-        ],
-    )?;
-    Ok(vec![png, vti])
-}
-
-/// The shot gather as `.npy` (receivers × samples), SEG-Y and PNG.
-fn gather<T: Real>(
-    field: &Wavefield<T>,
-    source: &Source,
-    args: &WaveArgs,
-) -> Result<Vec<PathBuf>, Error> {
-    let traces = field.traces();
-    let samples = traces.first().map_or(0, Vec::len);
-    // In the run's precision (SEG-Y's IEEE traces are single precision whatever it is).
-    let flat: Vec<T> = traces.iter().flatten().map(|&v| T::of(v)).collect();
-    let npy = args.out.join("gather.npy");
-    write_npy(&npy, &[traces.len(), samples], &flat)?;
-    let segy = args.out.join("gather.segy");
-    let shot = SegyShot {
-        source: source.position,
-        sample_interval_s: field.kernel().dt,
-        traces: field
-            .receivers()
-            .iter()
-            .zip(traces)
-            .map(|(r, t)| SegyTrace {
-                receiver: r.position,
-                data: t.iter().map(|&v| v as f32).collect(),
-            })
-            .collect(),
-        text: format!(
-            "stencil35d acoustic wave equation, order {}, model {}, Ricker {} Hz",
-            field.kernel().order,
-            model_name(args),
-            args.freq
-        ),
-    };
-    write_segy(&segy, &shot)?;
-    // The picture shows the amplitudes with a t² gain (the usual correction of spherical
-    // spreading and absorption for display), so later, weaker reflections show beside the
-    // direct wave; the files hold the amplitudes as computed.
-    let dt = field.kernel().dt;
-    let gained: Vec<f32> = traces
-        .iter()
-        .flat_map(|t| {
-            t.iter()
-                .enumerate()
-                .map(move |(i, &v)| (v * (i as f64 * dt).powi(2)) as f32)
-        })
-        .collect();
-    let png = args.out.join("gather.png");
-    // A line is drawn at its x positions; a grid's traces (x fastest, then y) by number.
-    let (first, spacing, x_label) = match args.receivers {
-        Layout::Line => (
-            field.receivers().first().map_or(0.0, |r| r.position[0]),
-            args.receiver_spacing as f64 * args.spacing,
-            "receiver position (m)",
-        ),
-        Layout::Grid => (1.0, 1.0, "trace number (x fastest, then y)"),
-    };
-    let peak = gained.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let relative: Vec<f32> = gained
-        .iter()
-        .map(|v| if peak > 0.0 { v / peak } else { 0.0 })
-        .collect();
-    write_gather_png(
-        &png,
-        &relative,
-        [traces.len(), samples],
-        dt,
-        [first, spacing],
-        x_label,
-        "shot gather (gain t², relative amplitude)",
-    )?;
-    Ok(vec![npy, segy, png])
+/// Grid points updated per second in the solver, in millions.
+pub(crate) fn mups(solver: &Solver, steps: usize, busy: f64) -> f64 {
+    solver.plan().interior_cells() as f64 * steps as f64 / busy / 1e6
 }
 
 #[cfg(test)]

@@ -138,7 +138,9 @@ pub fn time_step(args: &WaveArgs, limit: f64, v_max: f64) -> Result<f64, Error> 
         )));
     }
     let Some(dt) = args.dt else {
-        return Ok((0.8 * limit * 1e6).floor().clamp(1.0, MAX_DT_US) * 1e-6);
+        // Divided rather than multiplied by 1e-6, so that 2886 µs is the double nearest
+        // 0.002886 s, which a message can show and the user can type back.
+        return Ok((0.8 * limit * 1e6).floor().clamp(1.0, MAX_DT_US) / 1e6);
     };
     positive("--dt", dt, "the time step")?;
     let us = dt * 1e6;
@@ -156,7 +158,11 @@ pub fn time_step(args: &WaveArgs, limit: f64, v_max: f64) -> Result<f64, Error> 
         )));
     }
     if dt > limit {
-        let largest = (limit * 1e6).floor().min(MAX_DT_US) * 1e-6;
+        // The limit floored to a tenth of a microsecond, so that it reads below the refused
+        // step (a whole number of microseconds above it), and the largest whole step at most
+        // the limit, which the check above accepts.
+        let below = (limit * 1e7).floor() / 1e7;
+        let largest = (limit * 1e6).floor().min(MAX_DT_US) / 1e6;
         return Err(Error::Unstable(format!(
             "--dt {} s exceeds the stability limit of order {} at {} m/s on a {} m spacing, {} \
              s: use --dt {} or less",
@@ -164,8 +170,8 @@ pub fn time_step(args: &WaveArgs, limit: f64, v_max: f64) -> Result<f64, Error> 
             args.order,
             shown(v_max),
             shown(args.spacing),
-            approx(limit),
-            at_most(largest)
+            shown(below),
+            shown(largest)
         )));
     }
     Ok(dt)

@@ -8,6 +8,14 @@ use std::path::PathBuf;
 /// page cache and other processes, and absorbs what the figure misses.
 pub const USABLE_SHARE: f64 = 0.9;
 
+/// `n` and `noun`, plural unless `n` is 1: "1 cell", "3 cells".
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// Errors returned by planning, solving and I/O.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -15,8 +23,9 @@ pub enum Error {
     /// A grid or lattice dimension is too small for the kernel's fixed boundary layer.
     #[error(
         "grid {nx}x{ny}x{nz} is too small for a radius-{radius} kernel: every side needs at least \
-         {min} cells ({radius} boundary cells on each side and at least one interior cell)",
-        nx = dims[0], ny = dims[1], nz = dims[2], min = 2 * radius + 1
+         {min} cells ({radius} boundary {cells} on each side and at least one interior cell)",
+        nx = dims[0], ny = dims[1], nz = dims[2], min = 2 * radius + 1,
+        cells = if *radius == 1 { "cell" } else { "cells" }
     )]
     GridTooSmall {
         /// The dimensions given.

@@ -385,3 +385,31 @@ fn timing_refuses_zero_steps_before_its_warm_up() {
     assert!(matches!(e, stencil35d::Error::ZeroSteps), "{e}");
     assert!(grid.max_rel_diff(&before).unwrap() == 0.0);
 }
+
+/// A coefficient beyond `f32`'s range is refused when an `f32` run is planned, where it would
+/// otherwise turn infinite in the engines and be reported as a blow-up at the first step; in
+/// `f64` it plans.
+#[test]
+fn coefficients_beyond_f32_are_refused_for_f32_runs() {
+    let huge = Stencil::seven_point(1e300, 0.0);
+    let err = PlanBuilder::new(huge.clone(), DType::F32, [10, 10, 10])
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("1e300 is beyond the range of f32"), "{err}");
+    assert!(PlanBuilder::new(huge, DType::F64, [10, 10, 10])
+        .build()
+        .is_ok());
+    let plane = Stencil2::star(1, &[1.0, -1e39]).unwrap();
+    assert!(PlanBuilder::new(plane, DType::F32, [10, 10, 1])
+        .build()
+        .is_err());
+    let filter = stencil35d::Filter2::new([1, 1], &[1.0])
+        .unwrap()
+        .with_border(Border::Constant(4e38));
+    let err = PlanBuilder::new(filter, DType::F32, [10, 10, 1])
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("4e38"), "{err}");
+}

@@ -55,7 +55,7 @@ fn a_thread_count_that_could_not_finish_is_refused() {
             .build()
     };
     let err = plan(129).expect_err("129 threads on 2 cores").to_string();
-    assert!(err.contains("64 for each of the 2"), "{err}");
+    assert!(err.contains("64 for each of 2 logical cores"), "{err}");
     assert!(plan(128).is_ok());
 }
 

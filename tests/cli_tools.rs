@@ -333,6 +333,20 @@ fn filter_refuses_pictures_it_cannot_hold() {
         ],
         &["100000x100000", "too large to read"],
     );
+    // One row too wide for the decoder's allowance gets the same answer, not the decoder's.
+    std::fs::write(&huge, png_declaring(2_147_483_647, 1, &[0; 16])).unwrap();
+    refused_with(
+        &[
+            "--tune",
+            "memory_bytes=1073741824",
+            "filter",
+            s(&huge),
+            s(&out),
+            "--filter",
+            "sobel",
+        ],
+        &["2147483647x1", "too large to read"],
+    );
     if Path::new("/dev/zero").exists() {
         refused_with(
             &["filter", "/dev/zero", s(&out), "--filter", "sobel"],

@@ -106,11 +106,20 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let path = rank_path(&prefix, rank, decomposition.ranks());
         let expected = tag(run, &decomposition, periodic, rank);
         let missing = || {
+            // The prefix itself may be the file of a run in one process.
+            let whole: &Path = prefix.as_ref();
+            let single = match whole.is_file() {
+                true => format!(
+                    "; {} itself is a checkpoint of one process, which restarts without mpirun",
+                    whole.display()
+                ),
+                false => String::new(),
+            };
             Error::InvalidArgument(format!(
-                "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here){}",
+                "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here){}{single}",
                 path.display(),
                 decomposition.ranks(),
-                super::written_by_note(prefix.as_ref(), Some(decomposition.ranks()))
+                super::written_by_note(whole, Some(decomposition.ranks()))
             ))
         };
         let check = |found: &CheckpointTag| {

@@ -130,9 +130,12 @@ impl Decomposition {
     fn too_many(dims: [usize; 3], ranks: usize, halo: usize) -> Error {
         Error::InvalidArgument(format!(
             "{ranks} ranks cannot split a {}x{}x{} grid over y and z into blocks thicker than \
-             the halo of {halo} cells (stencil radius × steps between exchanges); use fewer \
-             ranks or a larger grid",
-            dims[0], dims[1], dims[2]
+             the halo of {} (stencil radius × steps between exchanges); use fewer ranks or a \
+             larger grid",
+            dims[0],
+            dims[1],
+            dims[2],
+            crate::error::count(halo, "cell")
         ))
     }
 

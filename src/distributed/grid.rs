@@ -273,9 +273,9 @@ pub fn common_plan(comm: &impl Communicator, plan: Plan) -> Result<Plan> {
     }
     let note = (dim_t < chosen_dim_t).then(|| {
         format!(
-            "dim_t lowered from the planner's {chosen_dim_t} to {dim_t}: a halo of {} cells \
+            "dim_t lowered from the planner's {chosen_dim_t} to {dim_t}: a halo of {} \
              (radius {radius} × dim_t) splits the grid over {ranks} ranks, a deeper one does not",
-            radius * dim_t
+            crate::error::count(radius * dim_t, "cell")
         )
     });
     let outcome = if (engine, dim_t) == (plan.engine(), plan.dim_t()) {

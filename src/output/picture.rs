@@ -48,7 +48,11 @@ impl Picture {
         decoder.set_ignore_iccp_chunk(true);
         decoder.set_ignore_text_chunk(true);
         decoder.set_transformations(png::Transformations::EXPAND);
-        let mut reader = decoder.read_info().map_err(bad)?;
+        let mut reader = decoder.read_info().map_err(|e| match e {
+            // A picture whose rows alone outgrow the memory: say so, as for a tall one.
+            png::DecodingError::LimitsExceeded => too_large(path).unwrap_or_else(|| bad(e)),
+            e => bad(e),
+        })?;
         let size = reader.output_buffer_size().ok_or_else(|| {
             Error::InvalidArgument(format!("{} is too large to read", path.display()))
         })?;
@@ -135,7 +139,20 @@ impl Picture {
         };
         let planes: Vec<&Grid2<f32>> = self.channels.iter().chain(self.alpha.as_ref()).collect();
         let max = if self.bits == 16 { 65535.0 } else { 255.0 };
-        let mut bytes = Vec::with_capacity(w * h * planes.len() * usize::from(self.bits / 8));
+        // Reserved fallibly: a picture that fits in memory as f32 planes may still leave no
+        // room for its bytes, and that is an error to report, not an abort.
+        let size = w * h * planes.len() * usize::from(self.bits / 8);
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(size).map_err(|_| {
+            let reason = format!(
+                "the picture's {} of pixel bytes cannot be allocated beside its planes",
+                crate::error::format_bytes(size as u64)
+            );
+            Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::OutOfMemory, reason),
+            )
+        })?;
         for y in 0..h {
             for x in 0..w {
                 for p in &planes {
@@ -173,24 +190,16 @@ impl Picture {
 /// allowance serves the rows alone. A file too short for a header gets the default (the
 /// decoder then says what is wrong with it).
 fn decoder_limit(path: &Path) -> usize {
-    use std::io::Read;
     let default = png::Limits::default().bytes;
-    let mut head = [0u8; 26];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
-    if read.is_err() || &head[12..16] != b"IHDR" {
+    let Some(Declared {
+        width,
+        height,
+        pixel,
+        ..
+    }) = declared(path)
+    else {
         return default;
-    }
-    let be = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
-    let (width, height) = (u64::from(be(16)), u64::from(be(20)));
-    // Channels after expansion (grey 1, RGB 3, palette RGB, grey + alpha 2, RGBA 4), one
-    // more for a transparency chunk, times the bytes of a 16-bit or smaller sample.
-    let channels: u64 = match head[25] {
-        0 => 2,
-        2 | 3 => 4,
-        4 => 2,
-        _ => 4,
     };
-    let pixel = channels * if head[24] == 16 { 2 } else { 1 };
     let row = width.saturating_mul(pixel).saturating_add(1);
     let rows = row.saturating_mul(4);
     let whole = row.saturating_mul(height);
@@ -199,6 +208,50 @@ fn decoder_limit(path: &Path) -> usize {
         Ok(r) if r > default && whole.saturating_add(rows) <= usable => default.saturating_add(r),
         _ => default,
     }
+}
+
+/// What a PNG file's header declares, read from its first bytes.
+struct Declared {
+    width: u64,
+    height: u64,
+    /// Channels after expansion (grey 1, RGB 3, palette RGB, grey + alpha 2, RGBA 4), with
+    /// one more for a transparency chunk.
+    channels: u64,
+    /// Bytes of a decoded pixel: the channels times a 16-bit or smaller sample's bytes.
+    pixel: u64,
+}
+
+/// The header of the PNG file `path`; `None` for a file too short for one or not a PNG.
+fn declared(path: &Path) -> Option<Declared> {
+    use std::io::Read;
+    let mut head = [0u8; 26];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    if read.is_err() || &head[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+    let channels: u64 = match head[25] {
+        0 => 2,
+        2 | 3 => 4,
+        4 => 2,
+        _ => 4,
+    };
+    Some(Declared {
+        width: u64::from(be(16)),
+        height: u64::from(be(20)),
+        channels,
+        pixel: channels * if head[24] == 16 { 2 } else { 1 },
+    })
+}
+
+/// The memory error for the PNG file `path` whose declared picture does not fit (see
+/// [`check_memory`]); `None` when it fits or its header cannot be read.
+fn too_large(path: &Path) -> Option<Error> {
+    let d = declared(path)?;
+    let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    let decoded = d.width.saturating_mul(d.pixel).saturating_mul(d.height);
+    let dims = [size(d.width), size(d.height)];
+    check_memory(path, dims, d.channels, size(decoded)).err()
 }
 
 /// Checks that a `w × h` picture with `planes` channel planes (alpha included) fits in the

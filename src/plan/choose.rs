@@ -81,6 +81,7 @@ impl PlanBuilder {
     /// Validates the request and runs the model.
     pub fn build(mut self) -> Result<Plan> {
         self.kernel.validate()?;
+        self.kernel.check_range(self.dtype)?;
         self.resolve_in_place()?;
         self.validate()?;
         let described = self.machine.is_some();
@@ -422,10 +423,10 @@ fn check_threads(threads: Option<usize>, machine: &Machine) -> Result<()> {
     let most = MAX_THREADS_PER_CORE * machine.cores.max(1);
     match threads {
         Some(n) if n > most => Err(Error::InvalidPlan(format!(
-            "{n} threads are more than {most} ({MAX_THREADS_PER_CORE} for each of the {} \
-             logical cores): each step would wait at the engines' barriers for threads that \
-             share the cores, and the run would not finish",
-            machine.cores
+            "{n} threads are more than {most} ({MAX_THREADS_PER_CORE} for each of {}): each \
+             step would wait at the engines' barriers for threads that share the cores, and the \
+             run would not finish",
+            crate::error::count(machine.cores, "logical core")
         ))),
         _ => Ok(()),
     }

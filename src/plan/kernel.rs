@@ -67,6 +67,36 @@ impl Kernel {
         }
     }
 
+    /// Checks that the kernel's coefficients (a filter's weights and constant border value
+    /// included) lie within the range of `dtype`: one beyond `f32`'s is infinite once the
+    /// engines convert it, and the run would report a blow-up after its first step.
+    pub fn check_range(&self, dtype: DType) -> Result<()> {
+        if dtype != DType::F32 {
+            return Ok(());
+        }
+        let border = match self {
+            Kernel::Filter(f) => match f.border() {
+                crate::plane::Border::Constant(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        let coeffs = match self {
+            Kernel::Stencil(s) => s.coeffs(),
+            Kernel::Stencil2(s) => s.coeffs(),
+            Kernel::Filter(f) => f.weights(),
+            Kernel::Lbm(_) | Kernel::Wave(_) => &[],
+        };
+        let beyond = |c: &f64| c.abs() > f64::from(f32::MAX);
+        match coeffs.iter().chain(&border).find(|c| beyond(c)) {
+            Some(c) => Err(crate::Error::UnsupportedStencil(format!(
+                "coefficient {c:e} is beyond the range of f32 (±{:e}): run in f64",
+                f32::MAX
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The cost figures for `dtype`.
     pub fn cost(&self, dtype: DType) -> KernelCost {
         match self {

@@ -122,7 +122,12 @@ impl Border {
 impl Display for Border {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Border::Constant(v) => write!(f, "constant:{v}"),
+            // Plain decimals within a few places, exponents beyond (1e-20, not 0.000…01),
+            // so that the value reads back as written.
+            Border::Constant(v) if *v == 0.0 || (1e-4..1e9).contains(&v.abs()) => {
+                write!(f, "constant:{v}")
+            }
+            Border::Constant(v) => write!(f, "constant:{v:e}"),
             Border::Replicate => f.write_str("replicate"),
             Border::Reflect => f.write_str("reflect"),
             Border::Reflect101 => f.write_str("reflect101"),
@@ -356,9 +361,14 @@ impl Filter2 {
         &self.weights
     }
 
-    /// The weight at filter column `i`, row `j`.
+    /// The weight at filter column `i`, row `j`; 0 outside the filter, as for a stencil.
     pub fn weight(&self, i: usize, j: usize) -> f64 {
-        self.weights[j * self.size[0] + i]
+        let [kw, kh] = self.size;
+        if i < kw && j < kh {
+            self.weights[j * kw + i]
+        } else {
+            0.0
+        }
     }
 
     /// `[ax, ay]`: the filter cell that lies on the output pixel.
@@ -534,6 +544,12 @@ mod tests {
         for b in ["constant:2.5", "replicate", "reflect", "reflect101", "wrap"] {
             assert_eq!(Border::from_name(b).unwrap().to_string(), b);
         }
+        // Far from 1 the value is written with an exponent, and reads back the same.
+        for v in [1e-20, -3e30, 1e300, 0.0] {
+            let shown = Border::Constant(v).to_string();
+            assert!(shown.len() < 20, "{shown}");
+            assert_eq!(Border::from_name(&shown).unwrap(), Border::Constant(v));
+        }
         assert!(Border::from_name("mirror").is_err());
     }
 
@@ -640,6 +656,8 @@ mod tests {
     fn filter_files_take_comments_and_name_their_lines() {
         let f = Filter2::from_text("\u{feff}# kernel\n1 2 # first row\n\n3, 4\n").unwrap();
         assert_eq!((f.size(), f.weight(1, 1)), ([2, 2], 4.0));
+        // Outside the filter a weight is 0: a column past the width does not wrap to a row.
+        assert_eq!((f.weight(2, 0), f.weight(0, 2)), (0.0, 0.0));
         let short = Filter2::from_text("# c\n1 2\n\n\n3\n")
             .unwrap_err()
             .to_string();

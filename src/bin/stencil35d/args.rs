@@ -101,17 +101,19 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
         "thread count",
         [1, max],
         &format!(
-            "{} for each of the {cores} logical cores this process may use: with more, each \
+            "{} for each of the {cores} logical core{} this process may use: with more, each \
              step waits at the engines' barriers for threads that share the cores, and a run \
              would not finish",
-            stencil35d::plan::MAX_THREADS_PER_CORE
+            stencil35d::plan::MAX_THREADS_PER_CORE,
+            if cores == 1 { "" } else { "s" }
         ),
     )?;
     // Under a launcher, rank 0 alone warns (the arguments are the same on every rank).
     if n > cores && crate::ranks::launched_rank().unwrap_or(0) == 0 {
         eprintln!(
-            "warning: --threads {n} is more than the {cores} logical cores this process may use: \
-             threads will share cores and the run will be slow"
+            "warning: --threads {n} is more than the {cores} logical core{} this process may \
+             use: threads will share cores and the run will be slow",
+            if cores == 1 { "" } else { "s" }
         );
     }
     Ok(n)

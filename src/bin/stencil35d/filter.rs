@@ -17,8 +17,9 @@ pub struct FilterArgs {
     input: PathBuf,
     /// Where to write the result: a PNG of the input's channels (grey or RGB, with alpha when
     /// the input has it, a transparency chunk included) in 8 or 16 bits as the input; palette
-    /// and 1-, 2- and 4-bit inputs are written expanded to 8 bits, and their gamma and colour
-    /// profile chunks are not copied.
+    /// and 1-, 2- and 4-bit inputs are written expanded to 8 bits. The input's other chunks
+    /// (gamma, colour profile, physical size, text) are not copied: the output holds the
+    /// filtered values with no colour space attached.
     output: PathBuf,
     /// The filter: a file of weights (one row per line, spaces or commas) or a name:
     /// gaussian:K, mean:K, mean:KxL, sobel, sobel-y, laplacian, sharpen, dense:KxL.
@@ -106,7 +107,12 @@ pub fn run(args: &FilterArgs) -> Result<(), Error> {
     if let Some(list) = &args.engine {
         match parse_engines(list)?[..] {
             [e] => builder = builder.engine(e),
-            _ => return Err(Error::InvalidArgument("filter takes one --engine".into())),
+            ref engines => {
+                return Err(Error::InvalidArgument(format!(
+                    "filter takes one --engine, got {} ('{list}')",
+                    engines.len()
+                )))
+            }
         }
     }
     if let Some(t) = args.threads {
@@ -130,6 +136,9 @@ pub fn run(args: &FilterArgs) -> Result<(), Error> {
         }
     }
     let wall = start.elapsed().as_secs_f64();
+    // The solver's scratch plane goes before the picture's bytes are laid out for writing.
+    let engine = solver.plan().engine();
+    drop(solver);
     picture.write_png(&args.output)?;
     let pixels = (w * h * picture.channels.len() * args.times) as f64;
     println!(
@@ -139,7 +148,7 @@ pub fn run(args: &FilterArgs) -> Result<(), Error> {
         if picture.channels.len() == 1 { "" } else { "s" },
         args.times,
         if args.times == 1 { "" } else { "s" },
-        solver.plan().engine(),
+        engine,
         compute,
         pixels / compute.max(1e-12) / 1e6,
         wall,

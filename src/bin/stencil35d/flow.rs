@@ -40,7 +40,8 @@ pub struct FlowOptions {
     pub no_vti: bool,
     /// Save the whole state to this file at the end (and every --checkpoint-every steps), to
     /// continue later with --restart. Its directory must exist and be writable (checked before
-    /// the first step).
+    /// the first step). Under mpirun the path is a prefix: each rank writes
+    /// PATH.<rank>-of-<ranks>.lbm.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
     /// With --checkpoint: also save every this many steps (0: only at the end).
@@ -49,7 +50,8 @@ pub struct FlowOptions {
     /// Continue from a checkpoint of the same scenario: the lattice and its physics come from
     /// the file; its scenario, geometry and flow parameters (size, Re, the lid's or the
     /// flow's speed, the sphere's radius, the channel's --duct) must match this run's
-    /// options, else the checkpoint is refused. --steps more steps are run.
+    /// options, else the checkpoint is refused. --steps more steps are run. Under mpirun the
+    /// path is the prefix --checkpoint was given, on as many ranks as wrote it.
     #[arg(long)]
     pub restart: Option<PathBuf>,
     /// Engine: reference, naive, blocked or gpu-naive (default: the planner's choice).

@@ -785,3 +785,52 @@ fn a_lattice_too_large_names_a_cube_that_runs() {
     assert!(run.status.success(), "{}: {}", n, stderr(&run));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A disk that fills while a shot writes its last files (the gather, the last snapshot and
+/// the summary) leaves the earlier run's set as it was, no temporary file behind, and says
+/// so. Runs on a 1 MiB tmpfs mounted in a mount namespace of its own (`unshare`); skipped,
+/// with the reason, where one cannot be made.
+#[test]
+fn a_full_disk_at_the_end_of_a_shot_keeps_the_earlier_files() {
+    let dir = scratch("full-disk");
+    let (disk, keep) = (dir.join("disk"), dir.join("keep"));
+    std::fs::create_dir_all(&disk).unwrap();
+    std::fs::create_dir_all(&keep).unwrap();
+    let script = r#"
+        set -e
+        mount -t tmpfs -o size=1m tmpfs "$D"
+        shot() { "$B" run wave --size 24 --pml 8 --snapshots 1 --threads 1 --out "$D/run" "$@"; }
+        shot --time 0.09 > /dev/null 2>&1
+        cp "$D/run/summary.json" "$K/summary-before.json"
+        avail=$(df -B1 --output=avail "$D" | tail -1)
+        head -c $((avail - 60000)) /dev/zero > "$D/fill"
+        set +e
+        shot --time 0.12 > /dev/null 2> "$K/stderr"
+        echo $? > "$K/rc"
+        ls -a "$D/run" > "$K/listing"
+        cp "$D/run/summary.json" "$K/summary-after.json"
+    "#;
+    let run = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", script])
+        .env("D", &disk)
+        .env("K", &keep)
+        .env("B", env!("CARGO_BIN_EXE_stencil35d"))
+        .output();
+    let read = |name: &str| std::fs::read_to_string(keep.join(name)).unwrap_or_default();
+    let ran = run.as_ref().is_ok_and(|r| r.status.success()) && !read("rc").is_empty();
+    if !ran {
+        let why = run.map_or_else(|e| e.to_string(), |r| stderr(&r));
+        eprintln!("skipped: no tmpfs in a mount namespace here ({})", why.trim());
+        std::fs::remove_dir_all(&dir).ok();
+        return;
+    }
+    assert_ne!(read("rc").trim(), "0", "the shot on a full disk succeeded");
+    says(
+        &read("stderr"),
+        &["steps ran, but its last files", "are as they were", "No space left"],
+    );
+    assert_eq!(read("summary-before.json"), read("summary-after.json"));
+    let listing = read("listing");
+    assert!(!listing.contains(".tmp"), "temporary files left: {listing}");
+    std::fs::remove_dir_all(&dir).ok();
+}

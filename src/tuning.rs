@@ -26,11 +26,11 @@ pub struct Tuning {
     pub core_bandwidth_gbs: Option<f64>,
     /// Usable cache for blocking, bytes, instead of the probe.
     pub cache_bytes: Option<usize>,
-    /// Sustained share (0, 1] of the nominal peak the stencil kernels reach.
+    /// Sustained share (0.001 to 1) of the nominal peak the stencil kernels reach.
     pub compute_efficiency: Option<f64>,
-    /// Sustained share (0, 1] of the nominal peak the D3Q19 kernel reaches.
+    /// Sustained share (0.001 to 1) of the nominal peak the D3Q19 kernel reaches.
     pub lattice_efficiency: Option<f64>,
-    /// Share (0, 1] of the copy bandwidth a naive D3Q19 sweep reaches.
+    /// Share (0.001 to 1) of the copy bandwidth a naive D3Q19 sweep reaches.
     pub lattice_stream_share: Option<f64>,
     /// Where probe results and GPU autotuning winners are cached.
     pub cache_dir: Option<PathBuf>,
@@ -143,13 +143,13 @@ knobs! {
         |t, v| t.bandwidth_gbs = Some(gbs(v)?);
     "core_bandwidth_gbs", "STENCIL35D_CORE_BANDWIDTH_GBS", "one core's memory bandwidth, GB/s (0.01 to 100000)",
         |t, v| t.core_bandwidth_gbs = Some(gbs(v)?);
-    "cache_bytes", "STENCIL35D_CACHE_BYTES", "usable cache for blocking, bytes (> 0)",
+    "cache_bytes", "STENCIL35D_CACHE_BYTES", "usable cache for blocking, bytes (> 0; at most the last-level cache the OS reports)",
         |t, v| t.cache_bytes = Some(positive_count(v)?);
-    "compute_efficiency", "STENCIL35D_COMPUTE_EFFICIENCY", "stencil share of the nominal peak, (0, 1]",
+    "compute_efficiency", "STENCIL35D_COMPUTE_EFFICIENCY", "stencil share of the nominal peak, 0.001 to 1",
         |t, v| t.compute_efficiency = Some(share(v)?);
-    "lattice_efficiency", "STENCIL35D_LATTICE_EFFICIENCY", "D3Q19 share of the nominal peak, (0, 1]",
+    "lattice_efficiency", "STENCIL35D_LATTICE_EFFICIENCY", "D3Q19 share of the nominal peak, 0.001 to 1",
         |t, v| t.lattice_efficiency = Some(share(v)?);
-    "lattice_stream_share", "STENCIL35D_LATTICE_STREAM_SHARE", "naive D3Q19 share of the copy bandwidth, (0, 1]",
+    "lattice_stream_share", "STENCIL35D_LATTICE_STREAM_SHARE", "naive D3Q19 share of the copy bandwidth, 0.001 to 1",
         |t, v| t.lattice_stream_share = Some(share(v)?);
     "cache_dir", "STENCIL35D_CACHE_DIR", "directory of the probe and autotuning caches",
         |t, v| t.cache_dir = Some(directory(v)?);
@@ -199,7 +199,7 @@ knobs! {
     "gpu_wave_stages", "STENCIL35D_GPU_WAVE_STAGES", "input planes the one-step wave kernels stage in shared memory (2-8)",
         |t, v| t.gpu.wave_stages = Some(count_in(v, 2, 8)?);
     "gpu_wave_sync", "STENCIL35D_GPU_WAVE_SYNC", "planes the one-step wave kernels compute per barrier (1 or 2)",
-        |t, v| t.gpu.wave_sync = Some(count(v)?.clamp(1, 2));
+        |t, v| t.gpu.wave_sync = Some(count_in(v, 1, 2)?);
 }
 
 /// A bandwidth in GB/s within what any machine measures: far outside it the planner's
@@ -220,10 +220,12 @@ fn directory(v: &str) -> std::result::Result<PathBuf, String> {
     Ok(PathBuf::from(v))
 }
 
+/// A share of a peak or a bandwidth, 0.001 to 1: below a thousandth the planner's figures
+/// (Γ, predicted rates) vanish into nonsense.
 fn share(v: &str) -> std::result::Result<f64, String> {
     match v.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
-        _ => Err("expected a share in (0, 1]".into()),
+        Ok(x) if (0.001..=1.0).contains(&x) => Ok(x),
+        _ => Err("expected a share from 0.001 to 1".into()),
     }
 }
 

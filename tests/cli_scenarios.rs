@@ -820,14 +820,21 @@ fn a_full_disk_at_the_end_of_a_shot_keeps_the_earlier_files() {
     let ran = run.as_ref().is_ok_and(|r| r.status.success()) && !read("rc").is_empty();
     if !ran {
         let why = run.map_or_else(|e| e.to_string(), |r| stderr(&r));
-        eprintln!("skipped: no tmpfs in a mount namespace here ({})", why.trim());
+        eprintln!(
+            "skipped: no tmpfs in a mount namespace here ({})",
+            why.trim()
+        );
         std::fs::remove_dir_all(&dir).ok();
         return;
     }
     assert_ne!(read("rc").trim(), "0", "the shot on a full disk succeeded");
     says(
         &read("stderr"),
-        &["steps ran, but its last files", "are as they were", "No space left"],
+        &[
+            "steps ran, but its last files",
+            "are as they were",
+            "No space left",
+        ],
     );
     assert_eq!(read("summary-before.json"), read("summary-after.json"));
     let listing = read("listing");

@@ -379,10 +379,16 @@ fn compare_typed<T: Real>(
     }
     let machine = Machine::detect();
     let threads = config.threads.unwrap_or(machine.cores);
+    // Both roofs for the threads the engines run: fewer cores than the machine's draw less
+    // than its all-core bandwidth.
     let cpu = Roof {
-        device: format!("{} ({threads} threads)", machine.cpu_model),
+        device: format!(
+            "{} ({})",
+            machine.cpu_model,
+            crate::error::count(threads, "thread")
+        ),
         peak_gops: machine.peak_gops(config.dtype, threads),
-        bandwidth_gbs: machine.bandwidth_gbs,
+        bandwidth_gbs: machine.bandwidth_for(threads),
     };
     // The GPU is opened only when a GPU engine is asked for.
     let gpu = if config.engines.iter().any(|e| e.is_gpu()) {

@@ -21,7 +21,9 @@ pub struct Timed {
 
 /// Warms `solver` up on `state` (threads, scratch buffers, GPU modules and page faults stay
 /// out of the timings: `min(steps, dim_t)` steps, at least one), then times `repeat` runs of
-/// `steps` steps each, continuing from the state the previous run left.
+/// `steps` steps each, continuing from the state the previous run left. Runs made while the
+/// solver still checks its plan (see [`Solver`]) are run but not timed, up to
+/// eight of them, so that every timed run is of the configuration the solver settled on.
 ///
 /// Errors, before any step: `repeat == 0` ([`crate::Error::InvalidArgument`]), `steps == 0`
 /// ([`crate::Error::ZeroSteps`]) and runs the plan refuses ([`crate::Plan::check_run_length`],
@@ -85,12 +87,21 @@ pub fn time_runs_within<S: State>(
     // Grown as runs finish, not sized from `repeat`: the budget may end the runs long
     // before, and a huge count must not be allocated up front.
     let mut reports = Vec::new();
-    let mut spent = 0.0;
+    let (mut spent, mut unsettled) = (0.0, 0);
     while reports.len() < repeat && (reports.is_empty() || spent < budget_seconds) {
+        // A run made while the solver still checks its plan may time an alternative for a
+        // segment, or switch to it halfway: only runs after the check count, so that the
+        // figures are of the configuration reported. Runs too short to conclude the check
+        // count after a few. (A state split over ranks runs its plan as given.)
+        let settled = S::SPLIT || !solver.checking() || unsettled == MAX_UNSETTLED_RUNS;
         let report = solver.run(state, steps)?;
         spent += report.seconds + report.transfer_seconds;
         adapted = adapted.or(report.adapted.clone());
-        reports.push(report);
+        if settled {
+            reports.push(report);
+        } else {
+            unsettled += 1;
+        }
     }
     reports.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
     let seconds = reports.iter().map(|r| r.seconds).collect();
@@ -101,6 +112,9 @@ pub fn time_runs_within<S: State>(
         adapted,
     })
 }
+
+/// Runs [`time_runs`] leaves out while the solver checks its plan, at most.
+const MAX_UNSETTLED_RUNS: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -62,11 +62,19 @@ pub(crate) fn measured_or_cached(
     private_bytes: usize,
 ) -> CacheUse {
     if let Some(b) = Tuning::current().cache_bytes {
+        // No more cache than the OS reports can be used: a larger value is capped, and says so.
+        let source = match b > llc_bytes {
+            true => format!(
+                "STENCIL35D_CACHE_BYTES {b} capped at the {llc_bytes} bytes of last-level cache \
+                 the OS reports"
+            ),
+            false => "STENCIL35D_CACHE_BYTES".into(),
+        };
         return CacheUse {
-            bytes: b,
+            bytes: b.min(llc_bytes),
             gbs: 0.0,
             private_gbs: 0.0,
-            source: "STENCIL35D_CACHE_BYTES".into(),
+            source,
         };
     }
     let key = format!("{} cache threads={threads} llc={llc_bytes}", boot_key());

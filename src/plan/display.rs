@@ -342,9 +342,6 @@ impl Plan {
             };
             writeln!(f, "         threads per tile group set by user{unused}")?;
         }
-        if self.chosen.working_set > self.machine.usable_llc_bytes() {
-            writeln!(f, "         warning: the working set exceeds the last-level cache; expect memory-bound speed")?;
-        }
         Ok(())
     }
 

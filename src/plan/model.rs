@@ -228,9 +228,12 @@ impl ModelInput<'_> {
     }
 
     /// Average length of the rows a blocked pass computes with loaded tile width `width`: rows
-    /// shrink by 2R per level, R·(dim_t + 1) less than the loaded width on average.
+    /// shrink by 2R per level, R·(dim_t + 1) less than the loaded width on average, and are
+    /// never longer than the grid's updated cells (the engine clips the ghost zones outside
+    /// the grid: a grid 3 cells wide computes rows of 1 at every level).
     fn blocked_row(&self, width: usize, dim_t: usize) -> usize {
-        width.min(self.full(0, dim_t)) - self.cost.radius * (dim_t + 1)
+        let interior = self.dims[0] - 2 * self.kernel.fixed_boundary();
+        (width.min(self.full(0, dim_t)) - self.cost.radius * (dim_t + 1)).min(interior)
     }
 
     /// Compute time per useful update of a tile relative to an unbounded one: redundant

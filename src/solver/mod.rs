@@ -80,6 +80,12 @@ impl Solver {
         &self.plan
     }
 
+    /// Whether the solver is still checking its plan against the run (its next run may time
+    /// an alternative for a segment, or switch to it).
+    pub(crate) fn checking(&self) -> bool {
+        self.check.active()
+    }
+
     /// Advances `state` by `steps` time steps.
     ///
     /// Errors: a plan for another kernel, precision or size ([`Error::PlanMismatch`]), zero

@@ -299,7 +299,15 @@ pub(crate) fn bench_engines(list: &str) -> Result<Vec<Option<Engine>>, Error> {
         .filter(|s| !s.is_empty())
         .map(|s| match s {
             "auto" => Ok(None),
-            _ => parse_engines(s).map(|e| e.first().copied()),
+            // bench also takes "auto", which the library's engine names leave out.
+            _ => parse_engines(s)
+                .map(|e| e.first().copied())
+                .map_err(|e| match e {
+                    Error::InvalidArgument(m) => Error::InvalidArgument(
+                        m.replace("expected one of: ", "expected one of: auto, "),
+                    ),
+                    e => e,
+                }),
         })
         .collect::<Result<Vec<_>, Error>>()?;
     if engines.is_empty() {

@@ -65,7 +65,8 @@ impl SphereArgs {
     /// size that would do.
     fn check_fit(&self, dims: [usize; 3]) -> Result<(), Error> {
         let r = self.radius();
-        if !(r.is_finite() && r >= 1.0) {
+        // An infinite radius fits no lattice: the check below says so.
+        if r.is_nan() || r < 1.0 {
             return Err(Error::InvalidArgument(format!(
                 "{}: the sphere needs a radius of at least 1 cell (give --radius, or a larger \
                  --size)",
@@ -203,8 +204,9 @@ impl Scenario for SphereArgs {
         let area = std::f64::consts::PI * r * r;
         let cd = 2.0 * force[0] / (self.u_in * self.u_in * area);
         format!(
-            "Re {}, radius {r}, inflow {}; drag force {:.4e}, drag coefficient C_d = {cd:.3} \
-             (periodic array, blockage {:.0}%)",
+            "Re {}, radius {r}, inflow {}; drag force {:.4e}, drag coefficient C_d = {cd:.3} at \
+             this step (periodic array, blockage {:.0}%; sound waves between inlet and outlet \
+             swing it by up to about 15%: see docs/lattice-boltzmann.md)",
             self.re,
             self.u_in,
             force[0],

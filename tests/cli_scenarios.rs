@@ -225,7 +225,8 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
     // past the largest stable one is refused naming that one.
     let text = refused(&wave(&out, &["--dt", "0.001007"]));
     says(&text, &["limit", "0.0010063 s: use --dt 0.001006 or less"]);
-    // 1283 µs times 1e-6 is 0.0012829999…, which four digits rounded down made 0.001282.
+    // The largest whole step, 1283 µs, is named exactly (1283 × 1e-6 is 0.0012829999…, which
+    // must not be rounded down to 0.001282).
     let text = refused(&wave(&out, &["--order", "2", "--dt", "0.001284"]));
     says(&text, &["order 2", "use --dt 0.001283 or less"]);
     let text = refused(&wave(&out, &["--spacing", "1e-9"]));
@@ -247,6 +248,12 @@ fn time_steps_are_positive_whole_microseconds_and_shown_short() {
             "bottom absorbing layer (cells 8 to 15)",
         ],
     );
+    // Layers far wider than any grid are refused at once (the smallest grid for the memory
+    // advice is not searched for cube by cube), in the process's own precision.
+    for pml in ["3000000000000", "18446744073709551615"] {
+        let text = refused(&with(wave(&out, &[]), "--pml", pml));
+        says(&text, &[&format!("layers of {pml} cells")]);
+    }
     let text = refused(&with(wave(&out, &[]), "--time", "1e300"));
     says(&text, &["--time 1e300 s", "1 to 32766 steps"]);
     assert!(!out.exists(), "a refused run left {}", out.display());

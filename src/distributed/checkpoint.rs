@@ -108,12 +108,13 @@ impl<T: Real + Equivalence> DistributedLattice<T> {
         let missing = || {
             // The prefix itself may be the file of a run in one process.
             let whole: &Path = prefix.as_ref();
-            let single = match whole.is_file() {
-                true => format!(
+            let single = if whole.is_file() {
+                format!(
                     "; {} itself is a checkpoint of one process, which restarts without mpirun",
                     whole.display()
-                ),
-                false => String::new(),
+                )
+            } else {
+                String::new()
             };
             Error::InvalidArgument(format!(
                 "{} is missing: a checkpoint restarts on as many ranks as wrote it ({} here){}{single}",

@@ -22,8 +22,9 @@ pub struct Timed {
 /// Warms `solver` up on `state` (threads, scratch buffers, GPU modules and page faults stay
 /// out of the timings: `min(steps, dim_t)` steps, at least one), then times `repeat` runs of
 /// `steps` steps each, continuing from the state the previous run left. Runs made while the
-/// solver still checks its plan (see [`Solver`]) are run but not timed, up to
-/// eight of them, so that every timed run is of the configuration the solver settled on.
+/// solver still checks its plan (see [`Solver`]; the first run of an automatic CPU plan, at
+/// least) are run but not timed, up to eight of them, so that every timed run is of the
+/// configuration the solver settled on.
 ///
 /// Errors, before any step: `repeat == 0` ([`crate::Error::InvalidArgument`]), `steps == 0`
 /// ([`crate::Error::ZeroSteps`]) and runs the plan refuses ([`crate::Plan::check_run_length`],
@@ -65,20 +66,32 @@ pub fn time_runs_within<S: State>(
     }
     // Checked before the warm-up, which would otherwise advance the state and then fail.
     crate::solver::check_steps(steps)?;
-    // Without a budget every repeat runs: their whole length is checked.
+    // Without a budget every repeat runs: their whole length is checked, with the runs left
+    // untimed while the solver checks its plan.
+    let untimed = if solver.checking() && !S::SPLIT {
+        MAX_UNSETTLED_RUNS
+    } else {
+        0
+    };
     let runs = if budget_seconds.is_finite() {
         1
     } else {
-        repeat
+        repeat.saturating_add(untimed)
+    };
+    let timed = runs - if runs > 1 { untimed } else { 0 };
+    let what = match untimed {
+        0 => format!("{timed} timed runs of {steps} steps"),
+        _ => format!(
+            "{timed} timed runs of {steps} steps, with up to {untimed} more while the solver \
+             checks its plan,"
+        ),
     };
     let all = steps.checked_mul(runs).ok_or_else(|| {
-        crate::Error::InvalidArgument(format!(
-            "{runs} timed runs of {steps} steps are more steps than a count holds"
-        ))
+        crate::Error::InvalidArgument(format!("{what} are more steps than a count holds"))
     })?;
     solver.plan().check_run_length(all).map_err(|e| match e {
         crate::Error::InvalidArgument(m) if runs > 1 => {
-            crate::Error::InvalidArgument(format!("{runs} timed runs of {steps} steps: {m}"))
+            crate::Error::InvalidArgument(format!("{what}: {m}"))
         }
         e => e,
     })?;

@@ -63,12 +63,10 @@ pub(crate) fn measured_or_cached(
 ) -> CacheUse {
     if let Some(b) = Tuning::current().cache_bytes {
         // No more cache than the OS reports can be used: a larger value is capped, and says so.
-        let source = match b > llc_bytes {
-            true => format!(
-                "STENCIL35D_CACHE_BYTES {b} capped at the {llc_bytes} bytes of last-level cache \
-                 the OS reports"
-            ),
-            false => "STENCIL35D_CACHE_BYTES".into(),
+        let source = if b > llc_bytes {
+            format!("STENCIL35D_CACHE_BYTES {b} capped at the last-level cache's {llc_bytes} bytes")
+        } else {
+            "STENCIL35D_CACHE_BYTES".into()
         };
         return CacheUse {
             bytes: b.min(llc_bytes),

@@ -482,13 +482,16 @@ fn no_gpu_blocked(b: &PlanBuilder) -> Error {
 /// CLI).
 fn warnings(plan: &Plan, free: Option<Plan>) -> Vec<String> {
     let mut out = Vec::new();
-    let (set, llc) = (plan.chosen().working_set, plan.machine().usable_llc_bytes());
-    if plan.engine() == Engine::Blocked && set > llc {
+    // Every tile group's working set together, against the caches of the threads that run
+    // them: the last level and their private levels.
+    let m = plan.machine();
+    let caches = m.usable_llc_bytes() as u64 + (plan.threads() * m.private_cache_bytes()) as u64;
+    if plan.ring_bytes() > caches {
         out.push(format!(
-            "the working set, {}, exceeds the {} of last-level cache the cores can use: expect \
-             memory-bound speed, well below the prediction",
-            crate::error::format_bytes(set as u64),
-            crate::error::format_bytes(llc as u64)
+            "the working sets of the tile groups, {} in all, exceed the {} of cache their \
+             threads can use: expect memory-bound speed, well below the prediction",
+            crate::error::format_bytes(plan.ring_bytes()),
+            crate::error::format_bytes(caches)
         ));
     }
     if let Some(free) = free {

@@ -87,10 +87,17 @@ impl Kernel {
             Kernel::Filter(f) => f.weights(),
             Kernel::Lbm(_) | Kernel::Wave(_) => &[],
         };
-        let beyond = |c: &f64| c.abs() > f64::from(f32::MAX);
-        match coeffs.iter().chain(&border).find(|c| beyond(c)) {
-            Some(c) => Err(crate::Error::UnsupportedStencil(format!(
-                "coefficient {c:e} is beyond the range of f32 (±{:e}): run in f64",
+        let beyond = |c: &&f64| c.abs() > f64::from(f32::MAX);
+        let found = match coeffs.iter().find(beyond) {
+            Some(c) => Some(("coefficient", c)),
+            None => border
+                .iter()
+                .find(beyond)
+                .map(|v| ("constant border value", v)),
+        };
+        match found {
+            Some((what, v)) => Err(crate::Error::UnsupportedStencil(format!(
+                "{what} {v:e} is beyond the range of f32 (±{:e}): run in f64",
                 f32::MAX
             ))),
             None => Ok(()),

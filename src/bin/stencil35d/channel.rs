@@ -155,13 +155,14 @@ impl Scenario for ChannelArgs {
         }
         // The force is set for the plane profile: a duct's side walls slow it, so its
         // Reynolds number, from the peak it reaches, is lower than the one asked for.
-        let flow = match self.duct {
-            true => format!(
+        let flow = if self.duct {
+            format!(
                 "duct, Re {} set for plates (the duct's peak makes it {:.1})",
                 self.re,
                 peak * (ny - 2) as f64 / nu
-            ),
-            false => format!("plane channel, Re {}", self.re),
+            )
+        } else {
+            format!("plane channel, Re {}", self.re)
         };
         format!(
             "{flow}; peak velocity {peak:.5} (plane-flow target {}); relative L2 error against \

@@ -237,7 +237,10 @@ fn smallest_side(args: &WaveArgs) -> usize {
         return 1;
     };
     let lo = k.smallest_side();
-    (lo..=2 * lo + 64)
+    // A few hundred sizes at most: where none of them takes the options (a --pml or
+    // --spacing too large for SEG-Y's coordinates, say), no larger one will.
+    (lo..=lo.saturating_mul(2).saturating_add(64))
+        .take(256)
         .find(|&n| check_dims(args, [n; 3]).is_ok())
         .unwrap_or(lo)
 }
@@ -280,14 +283,14 @@ fn faces(args: &WaveArgs) -> Result<WaveKernel, Error> {
 /// Most traces a SEG-Y file holds per shot, and most samples per trace (signed 16-bit fields).
 const SEGY_MAX: usize = stencil35d::output::SEGY_MAX_16;
 
-/// The source and the receivers at the source's depth. Errors: a source depth outside the
-/// updated cells, no receiver between the absorbing layers, or more than SEG-Y holds.
-fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<Receiver>), Error> {
-    let h = args.spacing;
+/// The source's depth in cells: --source-depth, or 2 cells below the top absorbing layer (5
+/// below the first updated cell under a free surface or rigid top). Errors: a depth outside
+/// the updated cells, or a default one in the bottom absorbing layer.
+fn source_depth(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<usize, Error> {
     let top = if args.free_surface || args.rigid.contains(&RigidFace::Top) {
         r + 5
     } else {
-        args.pml + 2
+        args.pml.saturating_add(2)
     };
     let depth = args.source_depth.unwrap_or(top);
     // The option as given, or what the default is, for the messages.
@@ -310,9 +313,17 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
              and the receivers beside it would be damped: use more than {} depth cells, a \
              narrower --pml, or --source-depth",
             dims[2] - 1,
-            depth + args.pml
+            depth.saturating_add(args.pml)
         )));
     }
+    Ok(depth)
+}
+
+/// The source and the receivers at the source's depth. Errors: a source depth outside the
+/// updated cells, no receiver between the absorbing layers, or more than SEG-Y holds.
+fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<Receiver>), Error> {
+    let h = args.spacing;
+    let depth = source_depth(args, dims, r)?;
     let (cx, cy) = (dims[0] / 2, dims[1] / 2);
     let source = Source {
         position: [cx as f64 * h, cy as f64 * h, depth as f64 * h],
@@ -333,20 +344,24 @@ fn geometry(args: &WaveArgs, dims: [usize; 3], r: usize) -> Result<(Source, Vec<
     let span =
         |axis: usize| (edge(axis, 0)..dims[axis].saturating_sub(edge(axis, 1))).step_by(step);
     let at = |x: usize, y: usize| Receiver::at([x as f64 * h, y as f64 * h, depth as f64 * h]);
-    let receivers = match args.receivers {
+    // Counted before they are listed: a huge grid must not list a huge layout to refuse it.
+    let count = match args.receivers {
+        Layout::Line => span(0).len(),
+        Layout::Grid => span(0).len().saturating_mul(span(1).len()),
+    };
+    if count == 0 || count > SEGY_MAX {
+        return Err(Error::InvalidArgument(format!(
+            "{count} receivers: the layout needs between 1 and {SEGY_MAX} (one SEG-Y shot \
+             record) between the absorbing layers; change --receiver-spacing, --pml or --size"
+        )));
+    }
+    let receivers: Vec<Receiver> = match args.receivers {
         Layout::Line => span(0).map(|x| at(x, cy)).collect(),
         Layout::Grid => span(1)
             .flat_map(|y| span(0).map(move |x| (x, y)))
             .map(|(x, y)| at(x, y))
             .collect::<Vec<_>>(),
     };
-    if receivers.is_empty() || receivers.len() > SEGY_MAX {
-        return Err(Error::InvalidArgument(format!(
-            "{} receivers: the layout needs between 1 and {SEGY_MAX} (one SEG-Y shot record) \
-             between the absorbing layers; change --receiver-spacing, --pml or --size",
-            receivers.len()
-        )));
-    }
     let positions: Vec<[f64; 3]> = receivers.iter().map(|r| r.position).collect();
     check_segy_positions(source.position, &positions).map_err(|e| match e {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!(
@@ -550,15 +565,8 @@ pub(crate) fn shoot<T: Real, F: State + Whole<Wavefield<T>>>(
         (Some(whole), Some(o)) => finish(args, &whole, o, &solver, busy).map(|n| Some((whole, n))),
         _ => Ok(None),
     };
-    let last = field.agree(last).inspect_err(|_| {
-        if writes {
-            eprintln!(
-                "wave: the shot's {steps} steps ran, but its last files could not be written: \
-                 the gather, the last snapshot and summary.json in {} are as they were",
-                args.out.display()
-            );
-        }
-    })?;
+    // On failure the writer has said what became of its files (wave_files::finish).
+    let last = field.agree(last)?;
     let Some((whole, written)) = last else {
         return Ok(());
     };

@@ -1,7 +1,8 @@
-//! The files of `stencil35d run wave`: the model's section, the pressure's snapshots along
-//! the shot, and the finished shot's last files (the gather as `.npy`, SEG-Y and PNG, the last
-//! snapshot and `summary.json`), which are written under temporary names and renamed into
-//! place together, so that a write that fails leaves the earlier run's set as it was.
+//! The files of `stencil35d run wave`: the model's section and the pressure's snapshots along
+//! the shot, each written as it comes, and the finished shot's last files (the gather as
+//! `.npy`, SEG-Y and PNG, the last snapshot and `summary.json`), which are written under
+//! temporary names and renamed into place together, so that a write that fails leaves an
+//! earlier run's gather, last snapshot and summary as they were.
 
 use std::path::{Path, PathBuf};
 
@@ -49,8 +50,9 @@ pub(crate) fn write_snapshot<T: Real>(
 /// Writes the finished shot's last files: the gather (`.npy`, SEG-Y, PNG), the last snapshot
 /// when snapshots are asked for, and `summary.json` listing every file of the run. They are
 /// written under temporary names and renamed over their targets together once all are
-/// written, so that a write that fails (a full disk, say) leaves each target as it was.
-/// Returns the number of files the run wrote.
+/// written, so that a write that fails (a full disk, say) leaves each target as it was; it
+/// says so on stderr, or, should a rename itself fail, which targets are new. Returns the
+/// number of files the run wrote.
 pub(crate) fn finish<T: Real>(
     args: &WaveArgs,
     field: &Wavefield<T>,
@@ -66,12 +68,34 @@ pub(crate) fn finish<T: Real>(
     }
     names.push("summary.json".into());
     let targets: Vec<PathBuf> = names.iter().map(|name| args.out.join(name)).collect();
-    let staged = Staged::new(targets.clone())?;
+    let last = if args.snapshots > 0 {
+        "the last snapshot, "
+    } else {
+        ""
+    };
+    let kept = |_: &Error| {
+        eprintln!(
+            "wave: the shot's {} steps ran, but its last files could not be written: the \
+             gather, {last}and summary.json in {} are as they were",
+            field.step(),
+            args.out.display()
+        );
+    };
+    let staged = Staged::new(targets.clone()).inspect_err(kept)?;
     o.written
         .extend(targets[..targets.len() - 1].iter().cloned());
     stage(args, field, &o, (solver, busy), &staged)
-        .map_err(|e| named(&staged, targets.len(), e))?;
-    staged.commit()?;
+        .map_err(|e| named(&staged, targets.len(), e))
+        .inspect_err(kept)?;
+    // The renames are not one atomic step: one that fails leaves those before it done.
+    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+    staged.commit().inspect_err(|_| {
+        eprintln!(
+            "wave: renaming the shot's last files into place failed at the file the error \
+             names: of {}, those before it are this run's, it and those after it as they were",
+            listed.join(", ")
+        );
+    })?;
     Ok(o.written.len() + 1)
 }
 

@@ -7,7 +7,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use stencil35d::distributed::{agreed, broadcast_json, common_plan, DistributedWavefield};
 use stencil35d::memory::Footprint;
 use stencil35d::wave::WaveKernel;
-use stencil35d::{DType, Error, Kernel, Plan, Real};
+use stencil35d::{DType, Error, Plan, Real};
 
 use crate::wave::{plan_for, prepare, shoot, Shot, WaveArgs};
 use crate::wave_files::write_model;
@@ -78,13 +78,7 @@ fn scratch_fits<T: Real>(plan: &Plan, dims: [usize; 3]) -> Result<(), Error> {
         return Ok(());
     }
     let held = Footprint::wavefield(T::DTYPE).bytes(dims).unwrap_or(0);
-    // No advice below the cube the kernel takes (the whole grid's smallest).
-    let smallest = match plan.kernel() {
-        Kernel::Wave(k) => k.smallest_side(),
-        _ => 1,
-    };
     Footprint::wave_cpu_run(T::DTYPE, plan.ring_bytes())
         .with_label("in run wave (a rank's block and its engine's scratch)")
-        .at_least(smallest)
         .check_beside(dims, held, None)
 }

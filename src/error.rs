@@ -23,9 +23,9 @@ pub enum Error {
     /// A grid or lattice dimension is too small for the kernel's fixed boundary layer.
     #[error(
         "grid {nx}x{ny}x{nz} is too small for a radius-{radius} kernel: every side needs at least \
-         {min} cells ({radius} boundary {cells} on each side and at least one interior cell)",
+         {min} cells ({cells} on each side and at least one interior cell)",
         nx = dims[0], ny = dims[1], nz = dims[2], min = 2 * radius + 1,
-        cells = if *radius == 1 { "cell" } else { "cells" }
+        cells = count(*radius, "boundary cell")
     )]
     GridTooSmall {
         /// The dimensions given.

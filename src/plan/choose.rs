@@ -521,10 +521,7 @@ fn clamped(
     let mut out = Vec::new();
     let blocked = plan.engine() == Engine::Blocked;
     if let Some(n) = tile_threads.filter(|&n| blocked && n > plan.threads()) {
-        let threads = match plan.threads() {
-            1 => "1 thread".to_string(),
-            t => format!("{t} threads"),
-        };
+        let threads = crate::error::count(plan.threads(), "thread");
         out.push(format!(
             "{n} threads per tile group were set, more than the plan's {threads}: each group \
              has {}",

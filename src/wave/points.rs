@@ -86,13 +86,12 @@ pub(crate) fn taps(
         if !(g.is_finite() && g >= lo && g <= hi) {
             return Err(Error::InvalidArgument(format!(
                 "{what} {index} at {:?} m lies outside the updated cells: its {} coordinate must \
-                 lie in [{}, {}] m ({} boundary {} of the {} on each side)",
+                 lie in [{}, {}] m ({} of the {} on each side)",
                 position,
                 ["x", "y", "z"][a],
                 lo * spacing[a],
                 hi * spacing[a],
-                r,
-                if r == 1 { "cell" } else { "cells" },
+                crate::error::count(r, "boundary cell"),
                 dims[a]
             )));
         }

@@ -88,12 +88,11 @@ pub(crate) fn finish<T: Real>(
         .map_err(|e| named(&staged, targets.len(), e))
         .inspect_err(kept)?;
     // The renames are not one atomic step: one that fails leaves those before it done.
-    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
     staged.commit().inspect_err(|_| {
         eprintln!(
             "wave: renaming the shot's last files into place failed at the file the error \
              names: of {}, those before it are this run's, it and those after it as they were",
-            listed.join(", ")
+            names.join(", ")
         );
     })?;
     Ok(o.written.len() + 1)
